@@ -1,0 +1,151 @@
+# npucc top-level build. Out of tree in build/ (build/asan/ for the sanitizer
+# build). Folders are stages; every .c in a stage folder is part of the library
+# except *_main.c, which are tool entry points.
+
+BUILD   ?= build
+CC      ?= gcc
+PYTHON  ?= /usr/bin/python3
+SAN     ?=
+OPT     ?= -O2
+
+CFLAGS_BASE = -std=c11 -Wall -Wextra -Werror -g $(OPT) -D_POSIX_C_SOURCE=200809L \
+              -I. -Isrc -I$(BUILD)/gen -MMD -MP
+ifeq ($(SAN),1)
+CFLAGS_BASE += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+LDFLAGS     += -fsanitize=address,undefined
+endif
+CFLAGS  += $(CFLAGS_BASE)
+LDLIBS  += -lprotobuf-c -lyaml -lm
+
+# ---- sources -------------------------------------------------------------
+LIB_DIRS  = src/common src/ir src/import src/opt src/ref src/target src/partition \
+            src/quantize src/tiler src/memplan src/emit src/driver calib kernels
+LIB_SRCS  = $(filter-out %_main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
+SIM_SRCS  = $(filter-out %_main.c,$(wildcard sim/*.c))
+RT_SRCS   = $(filter-out %_main.c,$(wildcard rt/*.c))
+GEN_SRCS  = $(BUILD)/gen/onnx/onnx.pb-c.c
+
+LIB_OBJS  = $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/onnx.pb-c.o
+SIM_OBJS  = $(SIM_SRCS:%.c=$(BUILD)/obj/%.o)
+RT_OBJS   = $(RT_SRCS:%.c=$(BUILD)/obj/%.o)
+
+LIBNPUCC  = $(BUILD)/libnpucc.a
+LIBNPUSIM = $(BUILD)/libnpusim.a
+LIBNPURT  = $(BUILD)/libnpurt.a
+
+TOOLS     = $(patsubst src/driver/%_main.c,$(BUILD)/%,$(wildcard src/driver/*_main.c))
+ifneq ($(SIM_SRCS)$(wildcard sim/*_main.c),)
+TOOLS    += $(patsubst sim/%_main.c,$(BUILD)/%,$(wildcard sim/*_main.c))
+HAVE_SIM  = 1
+endif
+
+UNIT_SRCS = $(wildcard tests/unit/test_*.c)
+UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+TEST_SUPPORT = $(wildcard tests/support/*.c)
+TEST_SUPPORT_OBJS = $(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o)
+
+# ---- firmware for the simulated host (rv32imafc, picolibc) ---------------
+FW_CC     = riscv64-unknown-elf-gcc
+FW_CFLAGS = --specs=picolibc.specs -march=rv32imafc -mabi=ilp32f -Os -g -std=c11 \
+            -Wall -Wextra -Werror -ffreestanding -I. -Isrc -Irt
+FW_SRCS   = $(wildcard rt/*.c) $(wildcard kernels/*.c)
+FW_ELF    = $(BUILD)/fw/npurt.elf
+
+.PHONY: all deps test test-unit test-conf test-e2e test-asan demo bench clean fw fixtures
+all: $(TOOLS) $(UNIT_BINS) $(if $(wildcard rt/fw.ld),$(FW_ELF))
+
+# ---- set-up on a fresh Debian machine -------------------------------------
+DEB_PKGS = build-essential libunicorn-dev libprotobuf-c-dev protobuf-c-compiler libyaml-dev \
+           libcriterion-dev libonnx-dev gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf \
+           python3-onnx python3-numpy
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
+	  | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing; \
+	fi
+
+# ---- generated protobuf-c code for ONNX -----------------------------------
+ONNX_PROTO ?= /usr/include/onnx/onnx.proto
+$(BUILD)/gen/onnx/onnx.pb-c.c $(BUILD)/gen/onnx/onnx.pb-c.h: $(ONNX_PROTO)
+	@mkdir -p $(BUILD)/gen
+	protoc-c --proto_path=$(dir $(ONNX_PROTO)).. --c_out=$(BUILD)/gen onnx/onnx.proto
+
+$(BUILD)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx/onnx.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -Werror -Wextra,$(CFLAGS)) -c $< -o $@
+
+# every object may include the generated header
+$(LIB_OBJS) $(SIM_OBJS) $(RT_OBJS) $(TEST_SUPPORT_OBJS): | $(BUILD)/gen/onnx/onnx.pb-c.h
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIBNPUCC): $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+$(LIBNPUSIM): $(SIM_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+$(LIBNPURT): $(RT_OBJS) $(filter $(BUILD)/obj/kernels/%,$(LIB_OBJS))
+	@rm -f $@
+	ar rcs $@ $^
+
+SIM_LIBS = $(if $(HAVE_SIM),$(LIBNPUSIM) -lunicorn -lpthread)
+
+$(BUILD)/%: $(BUILD)/obj/src/driver/%_main.o $(LIBNPUCC)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(BUILD)/npusim: $(BUILD)/obj/sim/npusim_main.o $(LIBNPUSIM) $(LIBNPUCC) $(if $(wildcard rt/fw.ld),$(FW_ELF))
+	$(CC) $(LDFLAGS) $(filter %.o %.a,$^) $(LDLIBS) -lunicorn -lpthread -o $@
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT_OBJS) $(if $(HAVE_SIM),$(LIBNPUSIM)) $(LIBNPURT) $(LIBNPUCC)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $(filter %.o,$^) $(if $(HAVE_SIM),$(LIBNPUSIM)) $(LIBNPUCC) $(LIBNPURT) $(LDLIBS) \
+	  -lcriterion $(if $(HAVE_SIM),-lunicorn -lpthread) -o $@
+
+$(FW_ELF): $(FW_SRCS) $(wildcard rt/*.h kernels/*.h) rt/fw.ld
+	@mkdir -p $(dir $@)
+	$(FW_CC) $(FW_CFLAGS) -T rt/fw.ld -Wl,--no-relax $(FW_SRCS) -lm -o $@
+fw: $(FW_ELF)
+
+# ---- tests ------------------------------------------------------------------
+# Unit tests, then conformance and end-to-end, then the unit tests again under
+# ASan+UBSan in build/asan.
+test: deps
+	$(MAKE) all
+	$(MAKE) test-unit
+	$(MAKE) fixtures
+	$(MAKE) test-conf
+	$(MAKE) test-e2e
+	$(MAKE) test-asan
+
+test-unit: $(UNIT_BINS) $(TOOLS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; NPUCC_ROOT=$(CURDIR) NPUCC_BUILD=$(BUILD) \
+	  $$t --jobs 2 --short-filename; done
+
+fixtures:
+	@if [ -x tests/fixtures/gen.sh ]; then tests/fixtures/gen.sh $(BUILD)/fixtures; fi
+
+test-conf: $(TOOLS)
+	@if [ -x tests/conformance/run.sh ]; then tests/conformance/run.sh $(BUILD); fi
+
+test-e2e: $(TOOLS)
+	@if [ -x tests/e2e/run.sh ]; then tests/e2e/run.sh $(BUILD); fi
+
+test-asan:
+	$(MAKE) BUILD=build/asan SAN=1 OPT=-O1 test-unit
+
+demo: deps
+	$(MAKE) all
+	@if [ -x examples/demo.sh ]; then examples/demo.sh $(BUILD); else echo "demo: not built yet"; fi
+
+bench: all
+	@if [ -x bench/run.sh ]; then bench/run.sh $(BUILD); else echo "bench: none yet"; fi
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

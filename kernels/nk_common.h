@@ -1,0 +1,47 @@
+/* Types shared by every kernel family. */
+#ifndef NK_COMMON_H
+#define NK_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum nk_status {
+    NK_OK = 0,
+    NK_EARG = 1,         /* inconsistent parameters */
+    NK_EUNSUPPORTED = 2, /* a parameter combination the kernel does not do */
+} nk_status;
+
+#define NK_MAX_RANK 8
+
+/* A dense C-order shape. */
+typedef struct nk_shape {
+    int rank;
+    int32_t dims[NK_MAX_RANK];
+} nk_shape;
+
+/* Fused activation applied to a float result (mirrors ir_act). */
+typedef enum nk_act_kind { NK_ACT_NONE, NK_ACT_RELU, NK_ACT_CLIP, NK_ACT_LEAKY_RELU } nk_act_kind;
+typedef struct nk_act {
+    nk_act_kind kind;
+    float lo, hi, alpha;
+} nk_act;
+
+static inline float nk_act_apply(nk_act a, float x)
+{
+    switch (a.kind) {
+    case NK_ACT_RELU: return x > 0.0f ? x : 0.0f;
+    case NK_ACT_CLIP: return x < a.lo ? a.lo : (x > a.hi ? a.hi : x);
+    case NK_ACT_LEAKY_RELU: return x < 0.0f ? a.alpha * x : x;
+    default: return x;
+    }
+}
+
+static inline int64_t nk_shape_numel(const nk_shape *s)
+{
+    int64_t n = 1;
+    for (int i = 0; i < s->rank; i++)
+        n *= s->dims[i];
+    return n;
+}
+
+#endif

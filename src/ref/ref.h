@@ -1,0 +1,51 @@
+/* Reference executor: runs an IR graph (float, or quantized after
+ * src/quantize) on the portable kernels in kernels/. It is the float oracle
+ * (npuref MODEL.onnx), the integer oracle (npuref MODEL.npub), the constant
+ * folder, and the calibration engine (through the observer hook). */
+#ifndef NPU_REF_H
+#define NPU_REF_H
+
+#include "ir/ir.h"
+
+/* One op's adapter from IR node to kernel call. in[i]/out[i] are the data of
+ * n->inputs[i]/n->outputs[i] (NULL for an omitted optional input), laid out
+ * densely in C order with the tensors' dtypes. scratch holds at least
+ * scratch_bytes(n) bytes. */
+typedef npu_status (*ref_kernel_fn)(const ir_node *n, const void *const *in, void *const *out, void *scratch,
+                                    npu_err *err);
+typedef size_t (*ref_scratch_fn)(const ir_node *n);
+
+typedef struct ref_op_entry {
+    ir_op op;
+    ref_kernel_fn run;
+    ref_scratch_fn scratch_bytes; /* NULL: needs none */
+} ref_op_entry;
+
+/* Entry tables, one per family file, each ended by {IR_OP_COUNT}. */
+extern const ref_op_entry ref_ops_nn[];    /* src/ref/ops_nn.c: conv, gemm, matmul, pools, bn, resize */
+extern const ref_op_entry ref_ops_elem[];  /* src/ref/ops_elem.c: unary, binary, softmax, reduce */
+extern const ref_op_entry ref_ops_shape[]; /* src/ref/ops_shape.c: concat, slice, transpose, gather, ... */
+extern const ref_op_entry ref_ops_quant[]; /* src/ref/ops_quant.c: integer ops of the quantized graph */
+
+/* The entry for a node's op, or NULL when the reference cannot run it. */
+const ref_op_entry *ref_lookup(ir_op op);
+
+/* Evaluates one node whose inputs are all constant and gives its outputs
+ * constant data in the graph's arena (constant folding, import-time shape
+ * chains). Output shapes must be inferred first. */
+npu_status ref_eval_node(ir_graph *g, ir_node *n, npu_err *err);
+
+/* Called after each node with each of its outputs (calibration observers). */
+typedef void (*ref_observer_fn)(void *ud, const ir_node *n, const ir_tensor *t, const void *data);
+
+typedef struct ref_ctx ref_ctx;
+
+/* Prepares buffers for every activation of g (g must outlive the context). */
+ref_ctx *ref_ctx_new(const ir_graph *g, npu_alloc alloc, npu_err *err);
+void ref_ctx_free(ref_ctx *ctx);
+void ref_ctx_set_observer(ref_ctx *ctx, ref_observer_fn fn, void *ud);
+/* One inference: inputs[i] holds g->inputs[i] data, outputs[i] receives
+ * g->outputs[i] (both dense, C order, tensor dtype). */
+npu_status ref_ctx_run(ref_ctx *ctx, const void *const *inputs, void *const *outputs, npu_err *err);
+
+#endif
