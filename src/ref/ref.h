@@ -27,8 +27,11 @@ extern const ref_op_entry ref_ops_elem[];  /* src/ref/ops_elem.c: unary, binary,
 extern const ref_op_entry ref_ops_shape[]; /* src/ref/ops_shape.c: concat, slice, transpose, gather, ... */
 extern const ref_op_entry ref_ops_quant[]; /* src/ref/ops_quant.c: integer ops of the quantized graph */
 
-/* The entry for a node's op, or NULL when the reference cannot run it. */
+/* The float (or dtype-generic) entry for an op, or NULL. */
 const ref_op_entry *ref_lookup(ir_op op);
+/* The entry that runs this node: the integer one from ref_ops_quant when its
+ * first input is quantized, else ref_lookup(n->op). NULL when none. */
+const ref_op_entry *ref_lookup_node(const ir_node *n);
 
 /* Evaluates one node whose inputs are all constant and gives its outputs
  * constant data in the graph's arena (constant folding, import-time shape

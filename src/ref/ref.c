@@ -1,0 +1,220 @@
+/* Reference executor core: op lookup, single-node evaluation, whole-graph runs. */
+#include "ref/ref.h"
+
+#include <string.h>
+
+static const ref_op_entry *find_in(const ref_op_entry *table, ir_op op)
+{
+    for (; table->op != IR_OP_COUNT; table++)
+        if (table->op == op)
+            return table;
+    return NULL;
+}
+
+/* A node computes in integers when its first input carries quantization
+ * parameters (the quantizer's graph); otherwise in float. */
+static bool is_quantized(const ir_node *n)
+{
+    return n->n_inputs > 0 && n->inputs[0] && n->inputs[0]->quant;
+}
+
+const ref_op_entry *ref_lookup_node(const ir_node *n)
+{
+    if (is_quantized(n)) {
+        const ref_op_entry *e = find_in(ref_ops_quant, n->op);
+        if (e)
+            return e;
+    }
+    return ref_lookup(n->op);
+}
+
+const ref_op_entry *ref_lookup(ir_op op)
+{
+    const ref_op_entry *e = find_in(ref_ops_nn, op);
+    if (!e)
+        e = find_in(ref_ops_elem, op);
+    if (!e)
+        e = find_in(ref_ops_shape, op);
+    return e;
+}
+
+static npu_status run_node(const ir_node *n, const void *const *in, void *const *out, npu_alloc alloc,
+                           void **scratch, size_t *scratch_cap, npu_err *err)
+{
+    const ref_op_entry *e = ref_lookup_node(n);
+    if (!e || !e->run)
+        return npu_fail(err, NPU_EUSER, "node '%s' (%s): the reference executor cannot run this op", n->name,
+                        ir_op_name(n->op));
+    size_t need = e->scratch_bytes ? e->scratch_bytes(n) : 0;
+    if (need > *scratch_cap) {
+        void *p = npu_realloc(alloc, *scratch, *scratch_cap, need);
+        if (!p)
+            return npu_fail(err, NPU_EINTERNAL, "node '%s' (%s): out of memory for %zu bytes of scratch",
+                            n->name, ir_op_name(n->op), need);
+        *scratch = p;
+        *scratch_cap = need;
+    }
+    npu_status st = e->run(n, in, out, *scratch, err);
+    if (st != NPU_OK && !strstr(err->msg, n->name))
+        npu_err_prefix(err, "node '%s' (%s)", n->name, ir_op_name(n->op));
+    return st;
+}
+
+enum { REF_MAX_IO = 64 };
+
+npu_status ref_eval_node(ir_graph *g, ir_node *n, npu_err *err)
+{
+    if (n->n_inputs > REF_MAX_IO || n->n_outputs > REF_MAX_IO)
+        return npu_fail(err, NPU_EUSER, "node '%s' (%s): too many inputs or outputs", n->name, ir_op_name(n->op));
+    const void *in[REF_MAX_IO];
+    void *out[REF_MAX_IO];
+    for (int i = 0; i < n->n_inputs; i++) {
+        ir_tensor *t = n->inputs[i];
+        if (t && !t->data)
+            return npu_fail(err, NPU_EINTERNAL, "node '%s' (%s): input '%s' is not constant", n->name,
+                            ir_op_name(n->op), t->name);
+        in[i] = t ? t->data : NULL;
+    }
+    for (int i = 0; i < n->n_outputs; i++) {
+        ir_tensor *t = n->outputs[i];
+        out[i] = NULL;
+        if (!t)
+            continue;
+        if (!t->shape_known)
+            return npu_fail(err, NPU_EINTERNAL, "node '%s' (%s): output '%s' has no shape", n->name,
+                            ir_op_name(n->op), t->name);
+        size_t nb = ir_tensor_bytes(t);
+        if (!(t->data = npu_arena_alloc(g->arena, nb ? nb : 1)))
+            return npu_fail(err, NPU_EINTERNAL, "out of memory folding '%s'", n->name);
+        out[i] = t->data;
+    }
+    void *scratch = NULL;
+    size_t cap = 0;
+    npu_status st = run_node(n, in, out, g->alloc, &scratch, &cap, err);
+    npu_free(g->alloc, scratch, cap);
+    if (st != NPU_OK)
+        for (int i = 0; i < n->n_outputs; i++)
+            if (n->outputs[i])
+                n->outputs[i]->data = NULL;
+    return st;
+}
+
+struct ref_ctx {
+    const ir_graph *g;
+    npu_alloc alloc;
+    void **bufs;      /* per tensor id: constant data, or an activation buffer */
+    bool *owned;      /* per tensor id: bufs[i] allocated by the context */
+    size_t *sizes;
+    void *scratch;
+    size_t scratch_cap;
+    ref_observer_fn observer;
+    void *observer_ud;
+};
+
+void ref_ctx_free(ref_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    int n = ctx->g->n_tensors;
+    if (ctx->bufs)
+        for (int i = 0; i < n; i++)
+            if (ctx->owned[i])
+                npu_free(ctx->alloc, ctx->bufs[i], ctx->sizes[i]);
+    npu_free(ctx->alloc, ctx->bufs, sizeof(void *) * (size_t)n);
+    npu_free(ctx->alloc, ctx->owned, sizeof(bool) * (size_t)n);
+    npu_free(ctx->alloc, ctx->sizes, sizeof(size_t) * (size_t)n);
+    npu_free(ctx->alloc, ctx->scratch, ctx->scratch_cap);
+    npu_free(ctx->alloc, ctx, sizeof *ctx);
+}
+
+ref_ctx *ref_ctx_new(const ir_graph *g, npu_alloc alloc, npu_err *err)
+{
+    ref_ctx *ctx = npu_malloc(alloc, sizeof *ctx);
+    if (!ctx) {
+        npu_fail(err, NPU_EINTERNAL, "out of memory");
+        return NULL;
+    }
+    memset(ctx, 0, sizeof *ctx);
+    ctx->g = g;
+    ctx->alloc = alloc;
+    size_t n = (size_t)(g->n_tensors ? g->n_tensors : 1);
+    ctx->bufs = npu_malloc(alloc, sizeof(void *) * n);
+    ctx->owned = npu_malloc(alloc, sizeof(bool) * n);
+    ctx->sizes = npu_malloc(alloc, sizeof(size_t) * n);
+    if (!ctx->bufs || !ctx->owned || !ctx->sizes) {
+        npu_free(alloc, ctx->bufs, sizeof(void *) * n);
+        npu_free(alloc, ctx->owned, sizeof(bool) * n);
+        npu_free(alloc, ctx->sizes, sizeof(size_t) * n);
+        ctx->bufs = NULL;
+        ref_ctx_free(ctx);
+        npu_fail(err, NPU_EINTERNAL, "out of memory");
+        return NULL;
+    }
+    memset(ctx->bufs, 0, sizeof(void *) * n);
+    memset(ctx->owned, 0, sizeof(bool) * n);
+    memset(ctx->sizes, 0, sizeof(size_t) * n);
+    for (int i = 0; i < g->n_tensors; i++) {
+        const ir_tensor *t = g->tensors[i];
+        if (t->id != i) {
+            ref_ctx_free(ctx);
+            npu_fail(err, NPU_EINTERNAL, "tensor ids out of date (compact the graph first)");
+            return NULL;
+        }
+        if (t->data) {
+            ctx->bufs[i] = t->data;
+            continue;
+        }
+        size_t nb = ir_tensor_bytes(t);
+        ctx->sizes[i] = nb ? nb : 1;
+        ctx->bufs[i] = npu_malloc(alloc, ctx->sizes[i]);
+        ctx->owned[i] = true;
+        if (!ctx->bufs[i]) {
+            ref_ctx_free(ctx);
+            npu_fail(err, NPU_EINTERNAL, "out of memory for tensor '%s' (%zu bytes)", t->name, nb);
+            return NULL;
+        }
+    }
+    return ctx;
+}
+
+void ref_ctx_set_observer(ref_ctx *ctx, ref_observer_fn fn, void *ud)
+{
+    ctx->observer = fn;
+    ctx->observer_ud = ud;
+}
+
+npu_status ref_ctx_run(ref_ctx *ctx, const void *const *inputs, void *const *outputs, npu_err *err)
+{
+    const ir_graph *g = ctx->g;
+    for (int i = 0; i < g->n_inputs; i++) {
+        const ir_tensor *t = g->inputs[i];
+        if (ctx->owned[t->id])
+            memcpy(ctx->bufs[t->id], inputs[i], ir_tensor_bytes(t));
+    }
+    for (int k = 0; k < g->n_nodes; k++) {
+        const ir_node *n = g->nodes[k];
+        if (n->dead)
+            continue;
+        if (n->n_inputs > REF_MAX_IO || n->n_outputs > REF_MAX_IO)
+            return npu_fail(err, NPU_EUSER, "node '%s' (%s): too many inputs or outputs", n->name,
+                            ir_op_name(n->op));
+        const void *in[REF_MAX_IO];
+        void *out[REF_MAX_IO];
+        for (int i = 0; i < n->n_inputs; i++)
+            in[i] = n->inputs[i] ? ctx->bufs[n->inputs[i]->id] : NULL;
+        for (int i = 0; i < n->n_outputs; i++)
+            out[i] = n->outputs[i] ? ctx->bufs[n->outputs[i]->id] : NULL;
+        npu_status st = run_node(n, in, out, ctx->alloc, &ctx->scratch, &ctx->scratch_cap, err);
+        if (st != NPU_OK)
+            return st;
+        if (ctx->observer)
+            for (int i = 0; i < n->n_outputs; i++)
+                if (n->outputs[i])
+                    ctx->observer(ctx->observer_ud, n, n->outputs[i], out[i]);
+    }
+    for (int i = 0; i < g->n_outputs; i++) {
+        const ir_tensor *t = g->outputs[i];
+        memcpy(outputs[i], ctx->bufs[t->id], ir_tensor_bytes(t));
+    }
+    return NPU_OK;
+}
