@@ -544,3 +544,175 @@ Test(qlut, apply_and_build)
     cr_assert_eq(nk_lut_build_i8(lut, affine, NULL, 0.0f, 0, 1.0f, 0), NK_EARG);
     cr_assert_eq(nk_lut_build_i8(lut, affine, NULL, 0.5f, 0, 1.0f, 300), NK_EARG);
 }
+
+/* ---- parameter validation: one bad field at a time ------------------------ */
+
+#include <stddef.h>
+
+typedef struct { const char *field; size_t off; int32_t value; nk_status want; } bad_field;
+
+static void set_field(void *p, size_t off, int32_t v)
+{
+    memcpy((char *)p + off, &v, sizeof v);
+}
+
+#define CONV_F(f) #f, offsetof(nk_qconv2d_params, f)
+
+Test(qvalidate, conv)
+{
+    static const bad_field bad[] = {
+        {CONV_F(n), 0, NK_EARG},           {CONV_F(c_in), -1, NK_EARG},      {CONV_F(h_in), 0, NK_EARG},
+        {CONV_F(c_out), 0, NK_EARG},       {CONV_F(h_out), 11, NK_EARG},     {CONV_F(w_out), 9, NK_EARG},
+        {CONV_F(k_h), 0, NK_EARG},         {CONV_F(stride_w), 0, NK_EARG},   {CONV_F(dil_h), 0, NK_EARG},
+        {CONV_F(pad_top), -1, NK_EARG},    {CONV_F(groups), 3, NK_EARG},     {CONV_F(groups), 0, NK_EARG},
+        {CONV_F(in_zp), 128, NK_EARG},     {CONV_F(out_zp), -129, NK_EARG},  {CONV_F(act_min), -129, NK_EARG},
+        {CONV_F(act_max), 128, NK_EARG},   {CONV_F(w_format), 7, NK_EARG},   {CONV_F(q.n), 2, NK_EARG},
+        {CONV_F(h_in), 1 << 30, NK_EARG},
+    };
+    const qk_conv_case *c = &qk_conv_cases[0];
+    int8_t out[4096];
+    void *scratch = scratch_for(1 << 20);
+    for (size_t i = 0; i < COUNT(bad); i++) {
+        nk_qconv2d_params p = c->p;
+        set_field(&p, bad[i].off, bad[i].value);
+        cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, out, scratch), bad[i].want, "%s = %d", bad[i].field,
+                     bad[i].value);
+        cr_expect_eq(nk_qconv2d_scratch_size(&p), 0, "%s: scratch size of bad params", bad[i].field);
+    }
+    nk_qconv2d_params p = c->p;
+    int32_t bad_shift[16], bad_mult[16];
+    memcpy(bad_shift, c->shift, sizeof(int32_t) * 16);
+    memcpy(bad_mult, c->mult, sizeof(int32_t) * 16);
+    bad_shift[5] = 31;
+    p.q.shift = bad_shift;
+    cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, out, scratch), NK_EARG, "shift 31");
+    p.q.shift = c->shift;
+    bad_mult[3] = -1;
+    p.q.mult = bad_mult;
+    cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, out, scratch), NK_EARG, "negative multiplier");
+    p.q.mult = NULL;
+    cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, out, scratch), NK_EARG, "no multipliers");
+    p = c->p;
+    cr_expect_eq(nk_qconv2d(&p, NULL, c->w, c->bias, out, scratch), NK_EARG);
+    cr_expect_eq(nk_qconv2d(&p, c->in, NULL, c->bias, out, scratch), NK_EARG);
+    cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, NULL, scratch), NK_EARG);
+    cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, out, NULL), NK_EARG, "im2col needs scratch");
+    cr_expect_eq(nk_qconv2d(NULL, c->in, c->w, c->bias, out, scratch), NK_EARG);
+    /* too long a reduction for an int32 accumulator */
+    p.c_in = p.c_out = 8192;
+    p.q.n = 1;
+    cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, out, scratch), NK_EUNSUPPORTED);
+    free(scratch);
+}
+
+#define FC_F(f) #f, offsetof(nk_qfc_params, f)
+#define BMM_F(f) #f, offsetof(nk_qbmm_params, f)
+#define POOL_F(f) #f, offsetof(nk_qpool_params, f)
+
+Test(qvalidate, fc_and_bmm)
+{
+    static const bad_field fc_bad[] = {
+        {FC_F(batch), 0, NK_EARG},     {FC_F(in_features), 0, NK_EARG}, {FC_F(out_features), -3, NK_EARG},
+        {FC_F(in_zp), 300, NK_EARG},   {FC_F(act_min), -200, NK_EARG},   {FC_F(w_format), 2, NK_EARG},
+        {FC_F(q.n), 3, NK_EARG},       {FC_F(in_features), 70000, NK_EUNSUPPORTED},
+    };
+    const qk_fc_case *c = &qk_fc_cases[0];
+    int8_t out[1024];
+    void *scratch = scratch_for(1 << 16);
+    for (size_t i = 0; i < COUNT(fc_bad); i++) {
+        nk_qfc_params p = c->p;
+        set_field(&p, fc_bad[i].off, fc_bad[i].value);
+        cr_expect_eq(nk_qfc(&p, c->in, c->w, c->bias, out, scratch), fc_bad[i].want, "%s", fc_bad[i].field);
+    }
+    nk_qfc_params fp = c->p;
+    fp.w_format = NK_W_I4;
+    cr_expect_eq(nk_qfc(&fp, c->in, c->w, c->bias, out, NULL), NK_EARG, "int4 needs scratch");
+
+    static const bad_field bmm_bad[] = {
+        {BMM_F(batch), 0, NK_EARG},  {BMM_F(a_batch), 3, NK_EARG}, {BMM_F(b_batch), 0, NK_EARG},
+        {BMM_F(m), 0, NK_EARG},      {BMM_F(b_zp), 128, NK_EARG},  {BMM_F(shift), -32, NK_EARG},
+        {BMM_F(mult), -5, NK_EARG},  {BMM_F(k), 40000, NK_EUNSUPPORTED},
+    };
+    const qk_bmm_case *b = &qk_bmm_cases[0];
+    for (size_t i = 0; i < COUNT(bmm_bad); i++) {
+        nk_qbmm_params p = b->p;
+        set_field(&p, bmm_bad[i].off, bmm_bad[i].value);
+        cr_expect_eq(nk_qbmm(&p, b->a, b->b, out, scratch), bmm_bad[i].want, "%s", bmm_bad[i].field);
+    }
+    cr_expect_eq(nk_qbmm(&b->p, b->a, b->b, out, NULL), NK_EARG);
+    free(scratch);
+}
+
+Test(qvalidate, pools)
+{
+    static const bad_field bad[] = {
+        {POOL_F(n), 0, NK_EARG},          {POOL_F(h_out), 7, NK_EARG},     {POOL_F(w_out), 0, NK_EARG},
+        {POOL_F(k_w), 0, NK_EARG},        {POOL_F(stride_h), 0, NK_EARG},  {POOL_F(dil_w), -1, NK_EARG},
+        {POOL_F(pad_left), -2, NK_EARG},  {POOL_F(zp), 128, NK_EARG},      {POOL_F(act_min), -129, NK_EARG},
+        {POOL_F(act_max), 200, NK_EARG},  {POOL_F(k_h), 40, NK_EARG},
+    };
+    const qk_pool_case *c = &qk_pool_cases[0]; /* max 3x3 s2 p1 on 11x11: out 6x6 */
+    int8_t out[1024];
+    for (size_t i = 0; i < COUNT(bad); i++) {
+        nk_qpool_params p = c->p;
+        set_field(&p, bad[i].off, bad[i].value);
+        cr_expect_eq(nk_qmaxpool(&p, c->in, out), bad[i].want, "max %s", bad[i].field);
+        cr_expect_eq(nk_qavgpool(&p, c->in, out), bad[i].want, "avg %s", bad[i].field);
+    }
+    nk_qpool_params p = c->p;
+    p.h_out = 7; /* ceil of (11 + 2 - 3) / 2 + 1 = 6 too: 7 starts past the input */
+    cr_expect_eq(nk_qmaxpool(&p, c->in, out), NK_EARG);
+    p = c->p;
+    p.dil_h = 2;
+    p.h_out = 5;
+    cr_expect_eq(nk_qmaxpool(&p, c->in, out), NK_OK, "max pool dilates");
+    cr_expect_eq(nk_qavgpool(&p, c->in, out), NK_EARG, "average pool does not");
+    cr_expect_eq(nk_qmaxpool(&c->p, NULL, out), NK_EARG);
+    cr_expect_eq(nk_qglobal_avgpool(1, 0, 4, c->in, out), NK_EARG);
+    cr_expect_eq(nk_qglobal_avgpool(1, 1, 4, NULL, out), NK_EARG);
+    cr_expect_eq(nk_qglobal_avgpool(1, 1, 1 << 24, c->in, out), NK_EUNSUPPORTED);
+}
+
+Test(qvalidate, binary_requant_lut)
+{
+    const qk_bin_case *c = &qk_bin_cases[1]; /* [2,3,4,4] + [1,3,1,1] */
+    int8_t out[1024];
+    nk_qbinary_params p = c->p;
+    p.b_shape.dims[1] = 2; /* 3 vs 2 do not broadcast */
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    p = c->p;
+    p.out_shape.dims[0] = 4; /* wider than the broadcast */
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    p = c->p;
+    p.a_shape.rank = 9;
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    p = c->p;
+    p.op = (nk_qbin_op)42;
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    cr_expect_eq(nk_qbinary_prepare(&p, 0.1f, 0.1f, 0.1f), NK_EARG);
+    p = c->p;
+    p.left_shift = 30;
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    p = c->p;
+    p.out_shift = 40;
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    p = c->p;
+    p.a_zp = -200;
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    cr_expect_eq(nk_qbinary(&c->p, NULL, c->b, out), NK_EARG);
+    cr_expect_eq(nk_qbinary_prepare(&p, -1.0f, 0.1f, 0.1f), NK_EARG);
+    p = c->p;
+    p.out_shape.dims[2] = p.a_shape.dims[2] = 0; /* empty: nothing to do, pointers unused */
+    cr_expect_eq(nk_qbinary(&p, NULL, NULL, NULL), NK_OK);
+
+    nk_qrequant_params r = {.in_zp = 0, .out_zp = 0, .mult = 1 << 30, .shift = 1, .act_min = -128, .act_max = 127};
+    int8_t x[4] = {1, 2, 3, 4};
+    cr_expect_eq(nk_qrequant(&r, x, out, 4), NK_OK);
+    cr_expect_eq(memcmp(x, out, 4), 0, "identity multiplier");
+    r.shift = -40;
+    cr_expect_eq(nk_qrequant(&r, x, out, 4), NK_EARG);
+    r.shift = 1;
+    r.act_min = 5, r.act_max = 4;
+    cr_expect_eq(nk_qrequant(&r, x, out, 4), NK_EARG);
+    cr_expect_eq(nk_qrequant(NULL, x, out, 4), NK_EARG);
+}
