@@ -4,6 +4,11 @@
  * elements (checked). */
 #include "kernels/nk_quant.h"
 
+/* The reference build is -O2; these loops need the vectorizer. */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__OPTIMIZE_SIZE__)
+#pragma GCC optimize("O3")
+#endif
+
 enum { QPOOL_MAX_WINDOW = 1 << 23 };
 
 static int i8_range(int32_t v)
