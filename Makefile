@@ -85,13 +85,13 @@ $(BUILD)/obj/%.o: %.c
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(LIBNPUCC): $(LIB_OBJS)
-	@rm -f $@
+	@mkdir -p $(dir $@); rm -f $@
 	ar rcs $@ $^
 $(LIBNPUSIM): $(SIM_OBJS)
-	@rm -f $@
+	@mkdir -p $(dir $@); rm -f $@
 	ar rcs $@ $^
 $(LIBNPURT): $(RT_OBJS) $(filter $(BUILD)/obj/kernels/%,$(LIB_OBJS))
-	@rm -f $@
+	@mkdir -p $(dir $@); rm -f $@
 	ar rcs $@ $^
 
 SIM_LIBS = $(if $(HAVE_SIM),$(LIBNPUSIM) -lunicorn -lpthread)
