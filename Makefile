@@ -51,6 +51,7 @@ FW_CFLAGS = --specs=picolibc.specs -march=rv32imafc -mabi=ilp32f -Os -g -std=c11
 FW_SRCS   = $(wildcard rt/*.c) $(wildcard kernels/*.c)
 FW_ELF    = $(BUILD)/fw/npurt.elf
 
+.SECONDARY:
 .PHONY: all deps test test-unit test-conf test-e2e test-asan demo bench clean fw fixtures
 all: $(TOOLS) $(UNIT_BINS) $(if $(wildcard rt/fw.ld),$(FW_ELF))
 
