@@ -97,9 +97,9 @@ $(LIBNPURT): $(RT_OBJS) $(filter $(BUILD)/obj/kernels/%,$(LIB_OBJS))
 
 SIM_LIBS = $(if $(HAVE_SIM),$(LIBNPUSIM) -lunicorn -lpthread)
 
-$(BUILD)/%: $(BUILD)/obj/src/driver/%_main.o $(LIBNPUCC)
+$(BUILD)/%: $(BUILD)/obj/src/driver/%_main.o $(LIBNPUCC) $(LIBNPURT)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
-$(BUILD)/npusim: $(BUILD)/obj/sim/npusim_main.o $(LIBNPUSIM) $(LIBNPUCC) $(if $(wildcard rt/fw.ld),$(FW_ELF))
+$(BUILD)/npusim: $(BUILD)/obj/sim/npusim_main.o $(LIBNPUSIM) $(LIBNPUCC) $(LIBNPURT) $(if $(wildcard rt/fw.ld),$(FW_ELF))
 	$(CC) $(LDFLAGS) $(filter %.o %.a,$^) $(LDLIBS) -lunicorn -lpthread -o $@
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT_OBJS) $(if $(HAVE_SIM),$(LIBNPUSIM)) $(LIBNPURT) $(LIBNPUCC)
