@@ -102,9 +102,13 @@ def compare_arrays(got, exp, rtol, atol):
         bad = np.flatnonzero(~ok.ravel())
         with np.errstate(invalid="ignore", over="ignore"):
             err = np.abs(g - e).ravel()[bad]
+        fin = err[np.isfinite(err)]
+        worst = f"{fin.max():.3g}" if fin.size else "-"
+        if fin.size < err.size:
+            worst += f" ({err.size - fin.size} NaN/inf mismatch)"
         i = bad[0]
         return (f"{bad.size}/{e.size} values off (rtol {rtol:g} atol {atol:g}), max |err| "
-                f"{np.nanmax(err) if np.isfinite(err).any() else float('inf'):.3g}; first at "
+                f"{worst}; first at "
                 f"{np.unravel_index(i, e.shape)}: got {g.ravel()[i]:.7g}, expected {e.ravel()[i]:.7g}")
     ok = got == exp
     if ok.all():
@@ -144,6 +148,9 @@ def check_case(data, results, name, case):
             exp = np.load(os.path.join(case_dir, ds, f"output_{j}.npy"))
             got_path = os.path.join(res_dir, ds, f"output_{j}.npy")
             try:
+                with open(got_path, "rb") as fh:
+                    if fh.read(6) != b"\x93NUMPY":
+                        return f"output {j}: {os.path.basename(got_path)} is not a .npy file"
                 got = np.load(got_path, allow_pickle=False)
             except Exception as e:  # a bad file from npuref is a failure, not a crash
                 return f"output {j}: cannot read {os.path.basename(got_path)}: {e}"
@@ -207,7 +214,40 @@ def write_drafts(data, index, names, failures):
     print(f"wrote {base}candidates.txt and {base}failing.txt")
 
 
+def selftest():
+    """The comparator's own cases: (got, expected, should pass)."""
+    f, i = np.float32, np.int64
+    nan, inf = np.nan, np.inf
+    cases = [
+        (np.array([1, 2], f), np.array([1, 2], f), True),
+        (np.array([1.0009], f), np.array([1], f), True),           # within rtol 1e-3
+        (np.array([1.0012], f), np.array([1], f), False),
+        (np.array([5e-8], f), np.array([0], f), True),             # within atol 1e-7
+        (np.array([2e-7], f), np.array([0], f), False),
+        (np.array([nan, 1], f), np.array([nan, 1], f), True),      # NaN matches NaN
+        (np.array([0], f), np.array([nan], f), False),
+        (np.array([inf, -inf], f), np.array([inf, -inf], f), True),
+        (np.array([inf], f), np.array([-inf], f), False),
+        (np.array([1e30], f), np.array([inf], f), False),
+        (np.array([1, 2], f), np.array([[1, 2]], f), False),       # shape
+        (np.array([1, 2], np.float64), np.array([1, 2], f), False),  # dtype
+        (np.array([1000], i), np.array([1001], i), False),         # ints are exact
+        (np.array([3, -4], i), np.array([3, -4], i), True),
+        (np.array([True, False]), np.array([True, False]), True),
+        (np.array([True, True]), np.array([True, False]), False),
+        (np.array([1, 0], np.uint8), np.array([True, False]), False),
+        (np.zeros((0, 3), f), np.zeros((0, 3), f), True),
+        (np.array(2.0, f), np.array(2.0, f), True),                # 0-d
+    ]
+    bad = [k for k, (g, e, ok) in enumerate(cases) if (compare_arrays(g, e, 1e-3, 1e-7) is None) != ok]
+    if bad:
+        raise SystemExit(f"compare.py selftest: cases {bad} wrong")
+
+
 def main(argv):
+    if argv == ["selftest"]:
+        selftest()
+        return 0
     if len(argv) < 2 or argv[0] not in ("select", "report"):
         raise SystemExit(__doc__)
     all_mode = "--all" in argv

@@ -26,6 +26,7 @@ fi
 case $npuref in /*) ;; *) npuref=$(pwd)/$npuref ;; esac
 data=$build/conformance
 results=$build/conformance-out
+"$py" "$here/compare.py" selftest
 "$here/gen.sh" "$data"
 rm -rf "$results"
 mkdir -p "$results"
