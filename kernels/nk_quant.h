@@ -205,14 +205,20 @@ typedef struct nk_qbmm_params {
 size_t nk_qbmm_scratch_size(const nk_qbmm_params *p);
 nk_status nk_qbmm(const nk_qbmm_params *p, const int8_t *a, const int8_t *b, int8_t *out, void *scratch);
 
-/* ---- pooling (input and output share scale and zero point) -------------- */
+/* ---- pooling -------------------------------------------------------------- */
 
 /* in int8 [n][c][h_in][w_in] -> out [n][c][h_out][w_out]. h_out may be the
- * floor or the ceil (ceil_mode) size; windows are clipped to the input. Max
- * pool ignores padding. Average pool divides the window sum by the number of
- * input elements it covers, or with count_include_pad by the window clipped to
- * the padded input (padding counts as zp), rounding half away from zero
- * (TFLite). Every window must cover at least one input element. */
+ * floor or the ceil (ceil_mode) size; windows are clipped to the input.
+ * The output may have its own scale: (mult, shift) rescales in_scale to
+ * out_scale (nk_multiplier_from_scales(in_scale, 1, out_scale); the identity
+ * is mult 2^30, shift 1, exact).
+ * Max: out = clamp(requant(max - in_zp) + out_zp); padding is ignored.
+ * Average: S = sum over the window of (x - in_zp), padding counting as 0;
+ *   out = clamp(out_zp + round(requant(S) / count)), the division rounding
+ *   half away from zero (of the real value). count is the number of input
+ *   elements covered, or with count_include_pad the window clipped to the
+ *   padded input (as onnxruntime).
+ * A window that covers no input element (possible with dilation) gives out_zp. */
 typedef struct nk_qpool_params {
     int32_t n, c, h_in, w_in, h_out, w_out;
     int32_t k_h, k_w;
@@ -220,14 +226,16 @@ typedef struct nk_qpool_params {
     int32_t dil_h, dil_w; /* max pool only; average pool needs 1 */
     int32_t pad_top, pad_left, pad_bottom, pad_right;
     int32_t count_include_pad;
-    int32_t zp;               /* average pool: the padding value */
+    int32_t in_zp, out_zp;
+    int32_t mult, shift;
     int32_t act_min, act_max;
 } nk_qpool_params;
 
 nk_status nk_qmaxpool(const nk_qpool_params *p, const int8_t *in, int8_t *out);
 nk_status nk_qavgpool(const nk_qpool_params *p, const int8_t *in, int8_t *out);
-/* Mean over h*w per (n, c), rounded half away from zero; same scale in and out. */
-nk_status nk_qglobal_avgpool(int32_t n, int32_t c, int32_t hw, const int8_t *in, int8_t *out);
+/* Average over h_in * w_in per (n, c), as nk_qavgpool; the window and
+ * stride fields are ignored (h_out = w_out = 1). */
+nk_status nk_qglobal_avgpool(const nk_qpool_params *p, const int8_t *in, int8_t *out);
 
 /* ---- elementwise binary with numpy broadcast ----------------------------- */
 

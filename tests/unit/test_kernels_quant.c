@@ -441,6 +441,10 @@ Test(qpool, golden)
 {
     for (size_t i = 0; i < COUNT(qk_pool_cases); i++) {
         const qk_pool_case *c = &qk_pool_cases[i];
+        int32_t m;
+        int s;
+        cr_assert_eq(nk_multiplier_from_scales(c->in_scale, 1.0f, c->out_scale, &m, &s), NK_OK);
+        cr_assert(m == c->p.mult && s == c->p.shift, "%s: multiplier", c->name);
         int8_t *out = out_for(c->out_count);
         nk_status st;
         if (c->kind == 0)
@@ -448,7 +452,7 @@ Test(qpool, golden)
         else if (c->kind == 1)
             st = nk_qavgpool(&c->p, c->in, out);
         else
-            st = nk_qglobal_avgpool(c->p.n, c->p.c, c->p.h_in * c->p.w_in, c->in, out);
+            st = nk_qglobal_avgpool(&c->p, c->in, out);
         cr_assert_eq(st, NK_OK, "%s", c->name);
         expect_same(c->name, out, c->expected, c->out_count);
         free(out);
@@ -648,7 +652,8 @@ Test(qvalidate, pools)
     static const bad_field bad[] = {
         {POOL_F(n), 0, NK_EARG},          {POOL_F(h_out), 7, NK_EARG},     {POOL_F(w_out), 0, NK_EARG},
         {POOL_F(k_w), 0, NK_EARG},        {POOL_F(stride_h), 0, NK_EARG},  {POOL_F(dil_w), -1, NK_EARG},
-        {POOL_F(pad_left), -2, NK_EARG},  {POOL_F(zp), 128, NK_EARG},      {POOL_F(act_min), -129, NK_EARG},
+        {POOL_F(pad_left), -2, NK_EARG},  {POOL_F(in_zp), 128, NK_EARG},   {POOL_F(out_zp), -200, NK_EARG},
+        {POOL_F(mult), -1, NK_EARG},      {POOL_F(shift), 31, NK_EARG},      {POOL_F(act_min), -129, NK_EARG},
         {POOL_F(act_max), 200, NK_EARG},  {POOL_F(k_h), 40, NK_EARG},
     };
     const qk_pool_case *c = &qk_pool_cases[0]; /* max 3x3 s2 p1 on 11x11: out 6x6 */
@@ -668,9 +673,16 @@ Test(qvalidate, pools)
     cr_expect_eq(nk_qmaxpool(&p, c->in, out), NK_OK, "max pool dilates");
     cr_expect_eq(nk_qavgpool(&p, c->in, out), NK_EARG, "average pool does not");
     cr_expect_eq(nk_qmaxpool(&c->p, NULL, out), NK_EARG);
-    cr_expect_eq(nk_qglobal_avgpool(1, 0, 4, c->in, out), NK_EARG);
-    cr_expect_eq(nk_qglobal_avgpool(1, 1, 4, NULL, out), NK_EARG);
-    cr_expect_eq(nk_qglobal_avgpool(1, 1, 1 << 24, c->in, out), NK_EUNSUPPORTED);
+    p = c->p;
+    p.c = 0;
+    cr_expect_eq(nk_qglobal_avgpool(&p, c->in, out), NK_EARG);
+    cr_expect_eq(nk_qglobal_avgpool(&c->p, NULL, out), NK_EARG);
+    p = c->p;
+    p.h_in = p.w_in = 1 << 12;
+    cr_expect_eq(nk_qglobal_avgpool(&p, c->in, out), NK_EUNSUPPORTED);
+    p = c->p;
+    p.shift = -32;
+    cr_expect_eq(nk_qglobal_avgpool(&p, c->in, out), NK_EARG);
 }
 
 Test(qvalidate, binary_requant_lut)
