@@ -81,7 +81,8 @@ static ir_tensor *ci(ir_graph *g, const char *name, int n, const int64_t *v)
     return t;
 }
 
-#define I64S(...) (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__}
+/* count, values: the same expansion, for an i64 constant's contents */
+#define I64S(...) SHP(__VA_ARGS__)
 
 /* node(g, op, name, out, n_in, in...) with one output */
 static ir_node *node(ir_graph *g, ir_op op, const char *name, ir_tensor *out, int n_in, ...)
