@@ -80,10 +80,11 @@ nk_status nk_slice(const nk_slice_params *p, const nk_shape *in_shape, const voi
         idim[d] = in_shape->dims[d];
         odim[d] = out_shape->dims[d];
         start[d] = p->start[d];
-        step[d] = p->step[d];
+        step[d] = odim[d] > 1 ? p->step[d] : 1; /* one element: the step does not matter */
+        if (p->step[d] == 0 || (odim[d] > 1 && (step[d] > idim[d] || step[d] < -idim[d])))
+            return NK_EARG; /* (a larger step could only read past the end, and overflow) */
         int64_t last = start[d] + (odim[d] - 1) * step[d];
-        if (step[d] == 0 ||
-            (odim[d] > 0 && (start[d] < 0 || start[d] >= idim[d] || last < 0 || last >= idim[d])))
+        if (odim[d] > 0 && (start[d] < 0 || start[d] >= idim[d] || last < 0 || last >= idim[d]))
             return NK_EARG;
     }
     if (n_out == 0)

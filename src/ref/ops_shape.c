@@ -163,9 +163,10 @@ static npu_status slice_params(const ir_node *n, const void *const *in, const ir
             s = s < 0 ? 0 : (s > dim - 1 ? dim - 1 : s);
             e = e < -1 ? -1 : (e > dim - 1 ? dim - 1 : e);
         }
-        int64_t count = step > 0 ? (e - s + step - 1) / step : (s - e + (-step) - 1) / (-step);
-        if (count < 0)
-            count = 0;
+        /* in unsigned arithmetic: step may be INT64_MIN or INT64_MAX */
+        uint64_t span = step > 0 ? (e > s ? (uint64_t)(e - s) : 0) : (s > e ? (uint64_t)(s - e) : 0);
+        uint64_t ustep = step > 0 ? (uint64_t)step : 0u - (uint64_t)step;
+        int64_t count = span ? (int64_t)((span - 1) / ustep + 1) : 0;
         if (count != n->outputs[0]->dims[a])
             return npu_fail(err, NPU_EUSER, "axis %d: the slice has %lld elements, the output shape says %lld", a,
                             (long long)count, (long long)n->outputs[0]->dims[a]);

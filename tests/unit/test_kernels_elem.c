@@ -3,23 +3,14 @@
  * values; then the adapters (src/ref/ops_elem.c) through ref_eval_node. */
 #include <criterion/criterion.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels/kernels.h"
 #include "ref/ref.h"
+#include "tests/support/testgraph.h"
 
-static nk_shape S(int rank, ...)
-{
-    nk_shape s = {.rank = rank};
-    va_list ap;
-    va_start(ap, rank);
-    for (int i = 0; i < rank; i++)
-        s.dims[i] = va_arg(ap, int);
-    va_end(ap);
-    return s;
-}
+#define S tg_shape
 
 /* Flat index into `in` of the element broadcast to flat output index o. */
 static int64_t bidx(const nk_shape *in, const nk_shape *out, int64_t o)
@@ -563,4 +554,284 @@ Test(kernels_elem, reduce_every_op_and_axes)
     nk_reduce_f32(NK_RED_MAX, &empty, x, 2u, out);
     cr_assert_eq(out[0], -INFINITY);
     cr_assert_eq(nk_reduce_f32(NK_RED_SUM, &empty, x, 4u, out), NK_EARG);
+}
+
+/* ---- adapters (src/ref/ops_elem.c) ------------------------------------------------ */
+
+static ir_graph *G(void)
+{
+    return ir_graph_new(npu_alloc_default());
+}
+
+/* Evaluates node n (all inputs constant); the status, message in *e. */
+static npu_status eval(ir_graph *g, ir_node *n, npu_err *e)
+{
+    npu_err_clear(e);
+    return ref_eval_node(g, n, e);
+}
+
+Test(ref_elem, softmax_opset13_and_flattened_opset11)
+{
+    ir_graph *g = G();
+    float x[24];
+    for (int i = 0; i < 24; i++)
+        x[i] = rndf();
+    int64_t d[3] = {2, 3, 4};
+    ir_tensor *xt = tg_const(g, "x", IR_F32, 3, d, x);
+    struct {
+        int64_t axis; /* -100: absent */
+        int flatten;
+        int64_t outer, len, inner;
+    } c[] = {
+        {1, 0, 2, 3, 4}, {-100, 0, 6, 4, 1}, {1, 1, 2, 12, 1}, {-100, 1, 2, 12, 1}, {0, 1, 1, 24, 1}, {-2, 0, 2, 3, 4},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        for (int lg = 0; lg < 2; lg++) {
+            ir_tensor *y = tg_tensor(g, NULL, IR_F32, 3, d);
+            ir_node *n = tg_node(g, lg ? IR_OP_LOG_SOFTMAX : IR_OP_SOFTMAX, 1, &xt, 1, &y);
+            if (c[i].axis != -100)
+                ir_set_int(g, n, "axis", c[i].axis);
+            if (c[i].flatten)
+                ir_set_int(g, n, "_flatten_axis", 1);
+            npu_err e;
+            cr_assert_eq(eval(g, n, &e), NPU_OK, "%s", e.msg);
+            float expect[24];
+            naive_softmax(x, expect, c[i].outer, c[i].len, c[i].inner, lg);
+            for (int k = 0; k < 24; k++)
+                cr_assert(fabsf(((float *)y->data)[k] - expect[k]) < 2e-6f * fmaxf(1, fabsf(expect[k])),
+                          "case %zu log %d", i, lg);
+        }
+    ir_tensor *y = tg_tensor(g, NULL, IR_F32, 3, d);
+    ir_node *n = tg_node(g, IR_OP_SOFTMAX, 1, &xt, 1, &y);
+    ir_set_int(g, n, "axis", 3);
+    npu_err e;
+    cr_assert_eq(eval(g, n, &e), NPU_EUSER);
+    cr_assert(strstr(e.msg, "axis 3") && strstr(e.msg, "(Softmax)"), "%s", e.msg);
+    ir_graph_free(g);
+}
+
+Test(ref_elem, reduce_axes_from_attribute_or_input)
+{
+    ir_graph *g = G();
+    float x[24];
+    for (int i = 0; i < 24; i++)
+        x[i] = rndf();
+    int64_t d[3] = {2, 3, 4};
+    nk_shape xs = S(3, 2, 3, 4);
+    ir_tensor *xt = tg_const(g, "x", IR_F32, 3, d, x);
+    struct {
+        ir_op op;
+        int64_t axes[3];
+        int n_axes;    /* -1: none given */
+        int as_input;  /* axes as input 1 (ReduceSum-13) */
+        int noop;
+        uint32_t mask; /* what the reduction should be */
+    } c[] = {
+        {IR_OP_REDUCE_SUM, {1}, 1, 1, 0, 2u},         {IR_OP_REDUCE_MEAN, {-1}, 1, 0, 0, 4u},
+        {IR_OP_REDUCE_MAX, {0, 2}, 2, 0, 0, 5u},      {IR_OP_REDUCE_MIN, {0}, -1, 0, 0, 7u},
+        {IR_OP_REDUCE_SUM, {0}, 0, 1, 0, 7u},         {IR_OP_REDUCE_SUM, {0}, 0, 1, 1, 0u},
+        {IR_OP_REDUCE_MEAN, {-3, -2}, 2, 0, 0, 3u},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        float expect[24];
+        int64_t ny;
+        nk_reduce_op rop = c[i].op == IR_OP_REDUCE_SUM ? NK_RED_SUM : c[i].op == IR_OP_REDUCE_MEAN ? NK_RED_MEAN
+                           : c[i].op == IR_OP_REDUCE_MAX ? NK_RED_MAX : NK_RED_MIN;
+        naive_reduce(rop, &xs, x, c[i].mask, expect, &ny);
+        int64_t yd[1] = {ny};
+        ir_tensor *y = tg_tensor(g, NULL, IR_F32, 1, yd); /* the layout is the same with or without keepdims */
+        ir_tensor *in[2] = {xt, NULL};
+        if (c[i].as_input) {
+            int64_t ad[1] = {c[i].n_axes};
+            in[1] = tg_const(g, NULL, IR_I64, 1, ad, c[i].axes);
+        }
+        ir_node *n = tg_node(g, c[i].op, c[i].as_input ? 2 : 1, in, 1, &y);
+        if (!c[i].as_input && c[i].n_axes >= 0)
+            ir_set_ints(g, n, "axes", c[i].n_axes, c[i].axes);
+        if (c[i].noop)
+            ir_set_int(g, n, "noop_with_empty_axes", 1);
+        npu_err e;
+        cr_assert_eq(eval(g, n, &e), NPU_OK, "case %zu: %s", i, e.msg);
+        for (int64_t k = 0; k < ny; k++)
+            cr_assert(fabsf(((float *)y->data)[k] - expect[k]) < 1e-5f * fmaxf(1, fabsf(expect[k])), "case %zu", i);
+    }
+    ir_graph_free(g);
+}
+
+Test(ref_elem, variadic_max_min_broadcast_pairwise)
+{
+    ir_graph *g = G();
+    int64_t da[2] = {2, 1}, db[1] = {3}, dc[2] = {1, 1}, dy[2] = {2, 3};
+    ir_tensor *a = tg_const(g, "a", IR_F32, 2, da, (float[]){1, 5});
+    ir_tensor *b = tg_const(g, "b", IR_F32, 1, db, (float[]){0, 3, 7});
+    ir_tensor *c = tg_const(g, "c", IR_F32, 2, dc, (float[]){2});
+    ir_tensor *d = tg_const(g, "d", IR_F32, 1, db, (float[]){6, -1, 4});
+    for (int k = 1; k <= 4; k++)
+        for (int mx = 0; mx < 2; mx++) {
+            ir_tensor *ins[4] = {a, b, c, d};
+            const int64_t *ydims = k == 1 ? da : dy;
+            ir_tensor *y = tg_tensor(g, NULL, IR_F32, 2, ydims);
+            ir_node *n = tg_node(g, mx ? IR_OP_MAX : IR_OP_MIN, k, ins, 1, &y);
+            npu_err e;
+            cr_assert_eq(eval(g, n, &e), NPU_OK, "%s", e.msg);
+            const float av[2] = {1, 5}, bv[3] = {0, 3, 7}, dv[3] = {6, -1, 4};
+            for (int i = 0; i < (k == 1 ? 2 : 6); i++) {
+                float v = av[i / 3 % 2];
+                if (k == 1)
+                    v = av[i];
+                if (k >= 2)
+                    v = mx ? fmaxf(v, bv[i % 3]) : fminf(v, bv[i % 3]);
+                if (k >= 3)
+                    v = mx ? fmaxf(v, 2) : fminf(v, 2);
+                if (k >= 4)
+                    v = mx ? fmaxf(v, dv[i % 3]) : fminf(v, dv[i % 3]);
+                cr_assert_eq(((float *)y->data)[i], v, "k %d max %d at %d", k, mx, i);
+            }
+        }
+    ir_graph_free(g);
+}
+
+Test(ref_elem, binary_errors_name_node_op_and_dtype)
+{
+    ir_graph *g = G();
+    int64_t d[1] = {2};
+    ir_tensor *a = tg_const(g, "a", IR_I64, 1, d, (int64_t[]){4, 5});
+    ir_tensor *z = tg_const(g, "z", IR_I64, 1, d, (int64_t[]){2, 0});
+    ir_tensor *y = tg_tensor(g, "y", IR_I64, 1, d);
+    ir_node *n = ir_node_new(g, IR_OP_DIV, "div1", 2, (ir_tensor *[]){a, z}, 1, &y);
+    npu_err e;
+    cr_assert_eq(eval(g, n, &e), NPU_EUSER);
+    cr_assert(strstr(e.msg, "node 'div1' (Div)") && strstr(e.msg, "division by zero"), "%s", e.msg);
+    cr_assert_null(y->data);
+    ir_tensor *u = tg_const(g, "u", IR_U8, 1, d, (uint8_t[]){1, 2});
+    ir_tensor *uy = tg_tensor(g, "uy", IR_U8, 1, d);
+    n = ir_node_new(g, IR_OP_ADD, "add1", 2, (ir_tensor *[]){u, u}, 1, &uy);
+    cr_assert_eq(eval(g, n, &e), NPU_EUSER);
+    cr_assert(strstr(e.msg, "Add on dtype u8 is not supported"), "%s", e.msg);
+    n = ir_node_new(g, IR_OP_ADD, "add2", 2, (ir_tensor *[]){a, u}, 1, &y);
+    cr_assert_eq(eval(g, n, &e), NPU_EUSER);
+    cr_assert(strstr(e.msg, "dtype of input 0"), "%s", e.msg);
+    int64_t d3[1] = {3};
+    ir_tensor *a3 = tg_const(g, "a3", IR_I64, 1, d3, (int64_t[]){1, 2, 3});
+    n = ir_node_new(g, IR_OP_SUB, "sub1", 2, (ir_tensor *[]){a, a3}, 1, &y);
+    cr_assert_eq(eval(g, n, &e), NPU_EUSER);
+    cr_assert(strstr(e.msg, "broadcast"), "%s", e.msg);
+    ir_graph_free(g);
+}
+
+Test(ref_elem, clip_bounds_from_inputs_or_attributes_and_fused_act)
+{
+    ir_graph *g = G();
+    int64_t d[1] = {4};
+    ir_tensor *x = tg_const(g, "x", IR_F32, 1, d, (float[]){-3, 0.5f, 4, 9});
+    ir_tensor *hi = tg_const(g, "hi", IR_F32, 0, NULL, (float[]){6});
+    ir_tensor *y1 = tg_tensor(g, NULL, IR_F32, 1, d), *y2 = tg_tensor(g, NULL, IR_F32, 1, d);
+    ir_node *n1 = tg_node(g, IR_OP_CLIP, 3, (ir_tensor *[]){x, NULL, hi}, 1, &y1); /* min omitted */
+    ir_node *n2 = tg_node(g, IR_OP_CLIP, 1, &x, 1, &y2);
+    ir_set_float(g, n2, "min", -1);
+    ir_set_float(g, n2, "max", 1);
+    npu_err e;
+    cr_assert_eq(eval(g, n1, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(eval(g, n2, &e), NPU_OK, "%s", e.msg);
+    const float e1[4] = {-3, 0.5f, 4, 6}, e2[4] = {-1, 0.5f, 1, 1};
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(((float *)y1->data)[i], e1[i]);
+        cr_assert_eq(((float *)y2->data)[i], e2[i]);
+    }
+    ir_tensor *y3 = tg_tensor(g, NULL, IR_F32, 1, d), *y4 = tg_tensor(g, NULL, IR_F32, 1, d);
+    ir_node *add = tg_node(g, IR_OP_ADD, 2, (ir_tensor *[]){x, x}, 1, &y3);
+    add->act = (ir_act){IR_ACT_RELU, 0, 0, 0};
+    ir_node *neg = tg_node(g, IR_OP_NEG, 1, &x, 1, &y4);
+    neg->act = (ir_act){IR_ACT_CLIP, 0, 6, 0};
+    cr_assert_eq(eval(g, add, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(eval(g, neg, &e), NPU_OK, "%s", e.msg);
+    const float e3[4] = {0, 1, 8, 18}, e4[4] = {3, 0, 0, 0};
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(((float *)y3->data)[i], e3[i]);
+        cr_assert_eq(((float *)y4->data)[i], e4[i]);
+    }
+    ir_graph_free(g);
+}
+
+Test(ref_elem, unary_attributes_cast_compare_where)
+{
+    ir_graph *g = G();
+    int64_t d[1] = {3};
+    ir_tensor *x = tg_const(g, "x", IR_F32, 1, d, (float[]){-2, 0.5f, 3.7f});
+    ir_tensor *lr = tg_tensor(g, NULL, IR_F32, 1, d), *hs = tg_tensor(g, NULL, IR_F32, 1, d);
+    ir_node *n = tg_node(g, IR_OP_LEAKY_RELU, 1, &x, 1, &lr);
+    npu_err e;
+    cr_assert_eq(eval(g, n, &e), NPU_OK); /* default alpha 0.01 */
+    cr_assert(fabsf(((float *)lr->data)[0] + 0.02f) < 1e-7f);
+    n = tg_node(g, IR_OP_HARD_SIGMOID, 1, &x, 1, &hs);
+    ir_set_float(g, n, "alpha", 0.5f);
+    ir_set_float(g, n, "beta", 0.25f);
+    cr_assert_eq(eval(g, n, &e), NPU_OK);
+    cr_assert(((float *)hs->data)[0] == 0 && ((float *)hs->data)[1] == 0.5f && ((float *)hs->data)[2] == 1);
+
+    ir_tensor *ci = tg_tensor(g, NULL, IR_I64, 1, d);
+    n = tg_node(g, IR_OP_CAST, 1, &x, 1, &ci);
+    ir_set_int(g, n, "to", 7);
+    cr_assert_eq(eval(g, n, &e), NPU_OK, "%s", e.msg);
+    const int64_t *cv = ci->data;
+    cr_assert(cv[0] == -2 && cv[1] == 0 && cv[2] == 3);
+    ir_tensor *c4 = tg_tensor(g, NULL, IR_I4, 1, d);
+    n = tg_node(g, IR_OP_CAST, 1, &x, 1, &c4);
+    cr_assert_eq(eval(g, n, &e), NPU_EUSER);
+    cr_assert(strstr(e.msg, "Cast to i4"), "%s", e.msg);
+
+    ir_tensor *half = tg_const(g, "half", IR_F32, 0, NULL, (float[]){0.5f});
+    ir_tensor *lt = tg_tensor(g, NULL, IR_BOOL, 1, d), *eq = tg_tensor(g, NULL, IR_BOOL, 1, d);
+    cr_assert_eq(eval(g, tg_node(g, IR_OP_LESS, 2, (ir_tensor *[]){x, half}, 1, &lt), &e), NPU_OK);
+    cr_assert_eq(eval(g, tg_node(g, IR_OP_EQUAL, 2, (ir_tensor *[]){x, half}, 1, &eq), &e), NPU_OK);
+    const uint8_t *lv = lt->data, *ev = eq->data;
+    cr_assert(lv[0] == 1 && lv[1] == 0 && lv[2] == 0 && ev[0] == 0 && ev[1] == 1 && ev[2] == 0);
+    ir_tensor *nt = tg_tensor(g, NULL, IR_BOOL, 1, d);
+    cr_assert_eq(eval(g, tg_node(g, IR_OP_NOT, 1, &lt, 1, &nt), &e), NPU_OK);
+    cr_assert(((uint8_t *)nt->data)[0] == 0 && ((uint8_t *)nt->data)[2] == 1);
+
+    ir_tensor *w = tg_tensor(g, NULL, IR_F32, 1, d);
+    cr_assert_eq(eval(g, tg_node(g, IR_OP_WHERE, 3, (ir_tensor *[]){lt, x, half}, 1, &w), &e), NPU_OK, "%s",
+                 e.msg);
+    const float *wv = w->data;
+    cr_assert(wv[0] == -2 && wv[1] == 0.5f && wv[2] == 0.5f);
+    ir_tensor *bad = tg_tensor(g, NULL, IR_F32, 1, d);
+    cr_assert_eq(eval(g, tg_node(g, IR_OP_WHERE, 3, (ir_tensor *[]){x, x, half}, 1, &bad), &e), NPU_EUSER);
+    cr_assert(strstr(e.msg, "condition must be bool"), "%s", e.msg);
+    ir_graph_free(g);
+}
+
+/* A whole graph through ref_ctx_run: y = Relu(x * w) - 1, run twice. */
+Test(ref_elem, ctx_run_small_graph)
+{
+    ir_graph *g = G();
+    int64_t d[2] = {2, 2}, dw[1] = {2};
+    ir_tensor *x = tg_tensor(g, "x", IR_F32, 2, d);
+    x->flags |= IR_TENSOR_INPUT;
+    ir_tensor *w = tg_const(g, "w", IR_F32, 1, dw, (float[]){2, -1});
+    ir_tensor *one = tg_const(g, "one", IR_F32, 0, NULL, (float[]){1});
+    ir_tensor *m = tg_tensor(g, "m", IR_F32, 2, d), *r = tg_tensor(g, "r", IR_F32, 2, d);
+    ir_tensor *y = tg_tensor(g, "y", IR_F32, 2, d);
+    tg_node(g, IR_OP_MUL, 2, (ir_tensor *[]){x, w}, 1, &m);
+    tg_node(g, IR_OP_RELU, 1, &m, 1, &r);
+    tg_node(g, IR_OP_SUB, 2, (ir_tensor *[]){r, one}, 1, &y);
+    g->inputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
+    g->outputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
+    g->inputs[0] = x;
+    g->outputs[0] = y;
+    g->n_inputs = g->n_outputs = 1;
+    npu_err e;
+    ref_ctx *ctx = ref_ctx_new(g, npu_alloc_default(), &e);
+    cr_assert_not_null(ctx, "%s", e.msg);
+    const float in1[4] = {1, 2, 3, -4}, in2[4] = {-1, -2, 0.5f, 0};
+    float out[4];
+    const void *ins[1] = {in1};
+    void *outs[1] = {out};
+    cr_assert_eq(ref_ctx_run(ctx, ins, outs, &e), NPU_OK, "%s", e.msg);
+    cr_assert(out[0] == 1 && out[1] == -1 && out[2] == 5 && out[3] == 3);
+    ins[0] = in2;
+    cr_assert_eq(ref_ctx_run(ctx, ins, outs, &e), NPU_OK, "%s", e.msg);
+    cr_assert(out[0] == -1 && out[1] == 1 && out[2] == 0 && out[3] == -1);
+    ref_ctx_free(ctx);
+    ir_graph_free(g);
 }
