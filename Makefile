@@ -85,12 +85,15 @@ $(BUILD)/obj/%.o: %.c
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(LIBNPUCC): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
 	@rm -f $@
 	ar rcs $@ $^
 $(LIBNPUSIM): $(SIM_OBJS)
+	@mkdir -p $(dir $@)
 	@rm -f $@
 	ar rcs $@ $^
 $(LIBNPURT): $(RT_OBJS) $(filter $(BUILD)/obj/kernels/%,$(LIB_OBJS))
+	@mkdir -p $(dir $@)
 	@rm -f $@
 	ar rcs $@ $^
 
