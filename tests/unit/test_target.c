@@ -1213,3 +1213,161 @@ Test(resources, every_allocation_failure_is_reported_and_nothing_leaks)
     }
     cr_assert(loaded);
 }
+
+/* ---- robustness ------------------------------------------------------------------------------------------------ */
+
+/* Random edits of a real description: the loader answers OK or a located
+ * user error, never crashes (run under ASan by make test-asan). */
+Test(robust, mutated_descriptions_never_crash)
+{
+    char p[1024];
+    at_root(p, sizeof p, "isa/npu-v1.yaml");
+    size_t len;
+    char *text = slurp(p, &len);
+    static const char alphabet[] = "{}[]:,-#'\"\n\t 0179axz_.*&!|>%";
+    uint64_t seed = 0x1234567ull;
+    char *buf = malloc(2 * len + 64);
+    int rejected = 0;
+    for (int it = 0; it < 400; it++) {
+        memcpy(buf, text, len + 1);
+        size_t n = len;
+        int edits = 1 + (int)(rnd(&seed) % 4);
+        for (int k = 0; k < edits && n > 2; k++) {
+            size_t at = (size_t)(rnd(&seed) % n);
+            switch (rnd(&seed) % 4) {
+            case 0: buf[at] = alphabet[rnd(&seed) % (sizeof alphabet - 1)]; break;
+            case 1: { /* delete a span */
+                size_t span = 1 + (size_t)(rnd(&seed) % 40);
+                if (at + span > n)
+                    span = n - at;
+                memmove(buf + at, buf + at + span, n - at - span + 1);
+                n -= span;
+                break;
+            }
+            case 2: { /* repeat a span */
+                size_t span = 1 + (size_t)(rnd(&seed) % 40);
+                if (at + span > n)
+                    span = n - at;
+                if (n + span < 2 * len) {
+                    memmove(buf + at + span, buf + at, n - at + 1);
+                    n += span;
+                }
+                break;
+            }
+            default: buf[at] = '\0', n = at; break;
+            }
+        }
+        tgt_isa *isa = NULL;
+        npu_err e;
+        npu_err_clear(&e);
+        npu_status st = tgt_isa_parse("fuzz.yaml", buf, n, NULL, &isa, &e);
+        cr_assert(st == NPU_OK || st == NPU_EUSER, "iteration %d: status %d: %s", it, st, e.msg);
+        if (st) {
+            rejected++;
+            cr_assert_eq(strncmp(e.msg, "fuzz.yaml:", 10), 0, "%s", e.msg);
+        } else {
+            /* what loads must also round-trip */
+            uint64_t s2 = (uint64_t)it + 1;
+            for (int i = 0; i < isa->ninsns; i++) {
+                int64_t v[TGT_F_COUNT];
+                fill(isa, i, 2, &s2, v);
+                roundtrip(isa, i, v);
+            }
+            tgt_isa_free(isa);
+        }
+    }
+    cr_assert_gt(rejected, 100);
+    free(buf);
+    free(text);
+}
+
+/* ---- semantics: footprints and consistency ----------------------------------------------------------------------- */
+
+static void set_kv(const tgt_isa *isa, int insn, const tgt_kv *kv, size_t n, int64_t *v)
+{
+    tgt_defaults(isa, insn, v);
+    for (size_t k = 0; k < n; k++)
+        v[tgt_fid_from_name(kv[k].name)] = kv[k].value;
+}
+
+static int64_t bytes_of(const tgt_operand *o, int n, tgt_fid f, bool write)
+{
+    for (int i = 0; i < n; i++)
+        if (o[i].addr == f && o[i].write == write)
+            return o[i].bytes;
+    return -1;
+}
+
+Test(semantics, operand_footprints)
+{
+    tgt_isa *isa = load_isa("isa/npu-v1.yaml");
+    int conv = tgt_insn_find(isa, "conv"), elt = tgt_insn_find(isa, "eltwise"), dma = tgt_insn_find(isa, "dma_load");
+    int64_t v[TGT_F_COUNT];
+    tgt_operand o[TGT_MAX_OPERANDS];
+    tgt_kv c[] = {{"ic", 8}, {"oc", 16}, {"ih", 18}, {"iw", 18}, {"oh", 16}, {"ow", 16}, {"kh", 3}, {"kw", 3}, {"w4", 1}};
+    set_kv(isa, conv, c, 9, v);
+    int n = tgt_operands(isa, conv, v, o);
+    cr_assert_eq(bytes_of(o, n, TGT_F_SRC, false), 8 * 18 * 18);
+    cr_assert_eq(bytes_of(o, n, TGT_F_WGT, false), 16 * 8 * 9 / 2);
+    cr_assert_eq(bytes_of(o, n, TGT_F_QTAB, false), 16 * 12);
+    cr_assert_eq(bytes_of(o, n, TGT_F_DST, true), 16 * 16 * 16);
+    cr_assert_eq(bytes_of(o, n, TGT_F_PSUM, true), -1);
+    v[TGT_F_ACC_OUT] = 1; /* partial sums instead of the output */
+    n = tgt_operands(isa, conv, v, o);
+    cr_assert_eq(bytes_of(o, n, TGT_F_PSUM, true), 4 * 16 * 16 * 16);
+    cr_assert_eq(bytes_of(o, n, TGT_F_DST, true), -1);
+    tgt_kv e[] = {{"c", 4}, {"h", 5}, {"w", 6}, {"b_bc", TGT_BC_H | TGT_BC_W}};
+    set_kv(isa, elt, e, 4, v);
+    n = tgt_operands(isa, elt, v, o);
+    cr_assert_eq(bytes_of(o, n, TGT_F_A, false), 120);
+    cr_assert_eq(bytes_of(o, n, TGT_F_B, false), 4); /* per channel */
+    tgt_kv d[] = {{"c", 2}, {"h", 3}, {"w", 4}, {"dram_cs", 100}, {"dram_hs", 10}, {"sram_cs", 12}, {"sram_hs", 4}};
+    set_kv(isa, dma, d, 7, v);
+    n = tgt_operands(isa, dma, v, o);
+    cr_assert_eq(bytes_of(o, n, TGT_F_DRAM, false), 100 + 2 * 10 + 4);
+    cr_assert_eq(bytes_of(o, n, TGT_F_SRAM, true), 12 + 2 * 4 + 4);
+    cr_assert(o[0].dram && !o[1].dram);
+    tgt_isa_free(isa);
+}
+
+Test(semantics, window_consistency)
+{
+    tgt_isa *isa = load_isa("isa/npu-v1.yaml");
+    int conv = tgt_insn_find(isa, "conv");
+    static const struct {
+        int64_t ih, kh, sh, dh, pt, pb, oh;
+        bool ok;
+    } cases[] = {
+        {18, 3, 1, 1, 0, 0, 16, true}, {18, 3, 1, 1, 0, 0, 17, false}, {16, 3, 1, 1, 1, 1, 16, true},
+        {17, 3, 2, 1, 0, 0, 8, true},  {10, 3, 1, 2, 0, 0, 6, true},   {2, 3, 1, 1, 0, 0, 1, false},
+        {5, 3, 1, 1, 3, 0, 6, false}, /* padding as large as the kernel */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tgt_kv kv[] = {{"ic", 1}, {"oc", 1}, {"ih", cases[i].ih}, {"iw", 1}, {"oh", cases[i].oh}, {"ow", 1},
+                       {"kh", cases[i].kh}, {"kw", 1}, {"sh", cases[i].sh}, {"dh", cases[i].dh},
+                       {"pt", cases[i].pt}, {"pb", cases[i].pb}};
+        int64_t v[TGT_F_COUNT];
+        set_kv(isa, conv, kv, 12, v);
+        npu_err e;
+        npu_err_clear(&e);
+        cr_assert_eq(tgt_sem_check(isa, conv, v, &e) == NPU_OK, cases[i].ok, "case %zu: %s", i, e.msg);
+    }
+    tgt_isa_free(isa);
+}
+
+Test(semantics, check_keeps_operands_inside_sram)
+{
+    tgt_target *t = load_target("edge-v1");
+    int conv = tgt_insn_find(t->isa, "conv");
+    tgt_kv kv[] = {{"ic", 1}, {"oc", 16}, {"ih", 8}, {"iw", 8}, {"oh", 8}, {"ow", 8}, {"kh", 1}, {"kw", 1},
+                   {"dst", 512 * 1024 - 1024}, {"wgt", 0x1000}, {"qtab", 0x2000}};
+    int64_t v[TGT_F_COUNT];
+    set_kv(t->isa, conv, kv, 11, v);
+    npu_err e;
+    npu_err_clear(&e);
+    cr_assert_eq(tgt_check(t, conv, v, &e), NPU_OK, "%s", e.msg); /* 16*8*8 = 1024 bytes: just fits */
+    v[TGT_F_DST] += 16;
+    cr_assert_eq(tgt_check(t, conv, v, &e), NPU_EUSER);
+    cr_assert_not_null(strstr(e.msg, "conv.dst 0x7fc10 + 1024 bytes runs past"), "%s", e.msg);
+    tgt_free(t);
+}
