@@ -38,6 +38,14 @@ static npu_status act_quant(const ir_tensor *t, float *scale, int32_t *zp, npu_e
     return NPU_OK;
 }
 
+/* Both of an op's input and output activations. */
+static npu_status io_quant(const ir_tensor *x, const ir_tensor *y, float *xs, int32_t *xzp, float *ys, int32_t *yzp,
+                           npu_err *err)
+{
+    npu_status st = act_quant(x, xs, xzp, err);
+    return st == NPU_OK ? act_quant(y, ys, yzp, err) : st;
+}
+
 _Static_assert((int)NK_ACT_RELU == (int)IR_ACT_RELU && (int)NK_ACT_CLIP == (int)IR_ACT_CLIP &&
                    (int)NK_ACT_LEAKY_RELU == (int)IR_ACT_LEAKY_RELU,
                "nk_act_kind mirrors ir_act_kind");
@@ -154,9 +162,7 @@ static npu_status conv_params(const ir_node *n, nk_qconv2d_params *p, npu_err *e
     const ir_tensor *x = n->inputs[0], *w = n->n_inputs > 1 ? n->inputs[1] : NULL, *y = n->outputs[0];
     float xs, ys;
     memset(p, 0, sizeof *p);
-    npu_status st = act_quant(x, &xs, &p->in_zp, err);
-    if (st == NPU_OK)
-        st = act_quant(y, &ys, &p->out_zp, err);
+    npu_status st = io_quant(x, y, &xs, &p->in_zp, &ys, &p->out_zp, err);
     if (st != NPU_OK)
         return st;
     if (!w || w->rank != x->rank)
@@ -238,9 +244,7 @@ static npu_status fc_params(const ir_node *n, fc_setup *f, npu_err *err)
     nk_qfc_params *p = &f->p;
     float xs, ys;
     memset(f, 0, sizeof *f);
-    npu_status st = act_quant(x, &xs, &p->in_zp, err);
-    if (st == NPU_OK)
-        st = act_quant(y, &ys, &p->out_zp, err);
+    npu_status st = io_quant(x, y, &xs, &p->in_zp, &ys, &p->out_zp, err);
     if (st != NPU_OK)
         return st;
     if (!w || !w->data || w->rank != 2 || x->rank < 1)
@@ -353,9 +357,7 @@ static npu_status pool_params(const ir_node *n, nk_qpool_params *p, npu_err *err
     const ir_tensor *x = n->inputs[0], *y = n->outputs[0];
     float xs, ys;
     memset(p, 0, sizeof *p);
-    npu_status st = act_quant(x, &xs, &p->in_zp, err);
-    if (st == NPU_OK)
-        st = act_quant(y, &ys, &p->out_zp, err);
+    npu_status st = io_quant(x, y, &xs, &p->in_zp, &ys, &p->out_zp, err);
     if (st == NPU_OK)
         st = multiplier(xs, 1.0f, ys, &p->mult, &p->shift, err);
     if (st != NPU_OK)
@@ -453,9 +455,7 @@ static npu_status requant_params(const ir_node *n, const ir_tensor *x, const ir_
                                  npu_err *err)
 {
     float xs, ys;
-    npu_status st = act_quant(x, &xs, &p->in_zp, err);
-    if (st == NPU_OK)
-        st = act_quant(y, &ys, &p->out_zp, err);
+    npu_status st = io_quant(x, y, &xs, &p->in_zp, &ys, &p->out_zp, err);
     if (st == NPU_OK)
         st = multiplier(xs, 1.0f, ys, &p->mult, &p->shift, err);
     if (st == NPU_OK)
