@@ -71,6 +71,7 @@ enum fw_cmd {
                            * result3 last job NPU cycles (low 32), result4 jobs */
     FW_CMD_ILLEGAL = 7,   /* execute an illegal instruction; result0 = its pc */
     FW_CMD_EXIT = 8,      /* print arg0 bytes of text at arg1 (if any), exit with code arg2 */
+    FW_CMD_WFI = 9,       /* wfi with no NPU job running (the simulator must call that a deadlock) */
     FW_CMD_RUN_NPUB = 16, /* reserved for libnpurt: run a .npub (arguments defined by rt/npurt.h) */
 };
 

@@ -156,6 +156,7 @@ static int run_request(volatile fw_request *req)
     case FW_CMD_NPU_KICK: return cmd_npu_kick(req);
     case FW_CMD_ILLEGAL: return cmd_illegal(req);
     case FW_CMD_EXIT: return cmd_exit(req);
+    case FW_CMD_WFI: __asm__ volatile("wfi"); return FW_EXIT_OK;
     default:
         fw_puts("fw: unknown command ");
         fw_put_u32(req->command);

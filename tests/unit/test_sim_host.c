@@ -447,6 +447,22 @@ Test(sim_host, wfi_waits_for_the_npu)
     sim_free(s);
 }
 
+Test(sim_host, wfi_without_npu_job_is_a_deadlock)
+{
+    sim_ctx *s = open_sim(NULL);
+    uint32_t none = 0;
+    fw_request back;
+    sim_result r;
+    npu_err err;
+    cr_assert_eq(run_cmd(s, FW_CMD_WFI, &none, 0, &back, &r, &err), NPU_EUSER);
+    cr_assert_eq(r.stop, SIM_STOP_FAULT);
+    cr_assert(strstr(err.msg, "wfi at pc") && strstr(err.msg, "nothing would ever wake"), "%s", err.msg);
+    const uint8_t *insn = sim_mem_ptr(s, r.pc, 4, 0);
+    cr_assert_not_null(insn);
+    cr_assert(insn[0] == 0x73 && insn[1] == 0x00 && insn[2] == 0x50 && insn[3] == 0x10, "pc names the wfi");
+    sim_free(s);
+}
+
 Test(sim_host, npu_fault_stops_the_run)
 {
     sim_ctx *s = open_sim(NULL);
@@ -814,19 +830,22 @@ Test(sim_elf, random_header_corruption_never_crashes)
 
 Test(sim_elf, reload_and_rerun_gives_the_same_counts)
 {
-    sim_ctx *s = open_sim(NULL);
-    uint64_t c1 = loop_insns(s, 100);
-    npu_err err;
-    uint64_t c2 = loop_insns(s, 100);
-    cr_assert_eq(c1, c2);
-    sim_free(s);
     sim_config cfg;
     sim_config_default(&cfg);
+    sim_ctx *s;
+    npu_err err;
     cr_assert_eq(sim_new(&cfg, &s, &err), NPU_OK);
-    sim_result r;
-    cr_assert_eq(sim_run(s, &r, &err), NPU_EUSAGE, "no firmware yet");
-    cr_assert_eq(sim_load_elf_file(s, fw_path(), &err), NPU_OK);
-    cr_assert_eq(sim_load_elf_file(s, fw_path(), &err), NPU_OK, "loading twice before placing is fine");
+    sim_result r1, r2, r3;
+    cr_assert_eq(sim_run(s, &r1, &err), NPU_EUSAGE, "no firmware yet");
+    cr_assert_eq(sim_load_elf_file(s, fw_path(), &err), NPU_OK, "%s", err.msg);
+    /* no request block: the firmware runs its default self-check */
+    cr_assert_eq(sim_run(s, &r1, &err), NPU_OK, "%s", err.msg);
+    cr_assert_eq(r1.exit_code, 0);
+    cr_assert_eq(sim_run(s, &r2, &err), NPU_OK, "%s", err.msg);
+    cr_assert_eq(sim_load_elf_file(s, fw_path(), &err), NPU_OK, "reloading before placing is fine");
+    cr_assert_eq(sim_run(s, &r3, &err), NPU_OK, "%s", err.msg);
+    cr_assert_eq(r1.stats.insns, r2.stats.insns);
+    cr_assert_eq(r1.stats.insns, r3.stats.insns);
     cr_assert_eq(sim_load_elf_file(s, "/nonexistent/fw.elf", &err), NPU_EUSER);
     cr_assert(strstr(err.msg, "/nonexistent/fw.elf: cannot open"), "%s", err.msg);
     sim_free(s);
