@@ -212,6 +212,14 @@ void nk_nn_pack_a_mat(const void *ctx, int32_t i0, int32_t mc, int32_t p0, int32
                 for (; i < NK_MR; i++)
                     d[i] = 0.0f;
             }
+        } else if (rows == NK_MR) {
+            /* MR sequential read streams, contiguous writes */
+            const float *src[NK_MR];
+            for (int i = 0; i < NK_MR; i++)
+                src[i] = s->p + (ptrdiff_t)(i0 + ib + i) * s->ld + p0;
+            for (int32_t p = 0; p < kc; p++)
+                for (int i = 0; i < NK_MR; i++)
+                    dst[(ptrdiff_t)p * NK_MR + i] = src[i][p];
         } else {
             for (int i = 0; i < NK_MR; i++) {
                 if (i >= rows) {
