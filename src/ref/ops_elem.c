@@ -62,37 +62,44 @@ static nk_binop binop_of(ir_op op)
     }
 }
 
-static bool has_zero(ir_dtype dt, const void *b, int64_t count)
+static bool is_int(ir_dtype dt)
 {
-    for (int64_t i = 0; i < count; i++)
-        if (dt == IR_I64 ? ((const int64_t *)b)[i] == 0 : ((const int32_t *)b)[i] == 0)
-            return true;
-    return false;
+    return dt == IR_I64 || dt == IR_I32 || dt == IR_I16 || dt == IR_I8 || dt == IR_U8;
 }
 
-/* y = a op b for shapes as, bs, ys. */
+/* y = a op b for shapes as, bs, ys (a, b and y of dtype dt). */
 static npu_status binary_step(const ir_node *n, ir_dtype dt, const nk_shape *as, const void *a, const nk_shape *bs,
                               const void *b, const nk_shape *ys, void *y, npu_err *err)
 {
     nk_binary_params p = {binop_of(n->op), to_nk_act(n->act)};
     nk_status st;
+    nk_dtype kdt;
+    nk_shape tmp;
     if (dt == IR_F32) {
         st = nk_binary_f32(&p, as, a, bs, b, ys, y);
-    } else if ((dt == IR_I32 || dt == IR_I64) && n->op != IR_OP_POW && n->op != IR_OP_PRELU) {
+    } else if (is_int(dt) && n->op != IR_OP_PRELU && ref_nk_dtype(dt, &kdt)) {
         if (n->act.kind != IR_ACT_NONE)
             return npu_fail(err, NPU_EUSER, "a fused activation needs a float output");
-        if (dt == IR_I32)
-            st = nk_binary_i32(&p, as, a, bs, b, ys, y);
-        else
-            st = nk_binary_i64(&p, as, a, bs, b, ys, y);
-        if (st == NK_EARG && n->op == IR_OP_DIV && has_zero(dt, b, nk_shape_numel(bs)))
+        st = nk_binary_int(&p, kdt, as, a, bs, b, ys, y);
+        if (st == NK_EARG && n->op == IR_OP_DIV && nk_shape_broadcast(as, bs, &tmp) == NK_OK)
             return npu_fail(err, NPU_EUSER, "integer division by zero");
     } else {
         return npu_fail(err, NPU_EUSER, "%s on dtype %s is not supported (supported: f32%s)", ir_op_name(n->op),
-                        ir_dtype_name(dt), n->op == IR_OP_POW || n->op == IR_OP_PRELU ? "" : ", i32, i64");
+                        ir_dtype_name(dt), n->op == IR_OP_PRELU ? "" : ", i64, i32, i16, i8, u8");
     }
     if (st != NK_OK)
         return npu_fail(err, NPU_EUSER, "input shapes do not broadcast to the output shape");
+    return NPU_OK;
+}
+
+static npu_status binary_shapes(const ir_node *n, nk_shape *as, nk_shape *bs, nk_shape *ys, npu_err *err)
+{
+    npu_status st;
+    if (n->n_inputs != 2 || n->n_outputs < 1 || !n->inputs[0] || !n->inputs[1])
+        return npu_fail(err, NPU_EUSER, "expects 2 inputs and 1 output");
+    if ((st = ref_shape(n->inputs[0], as, err)) || (st = ref_shape(n->inputs[1], bs, err)) ||
+        (st = ref_shape(n->outputs[0], ys, err)))
+        return st;
     return NPU_OK;
 }
 
@@ -102,12 +109,47 @@ static npu_status run_binary(const ir_node *n, const void *const *in, void *cons
     (void)scratch;
     nk_shape as, bs, ys;
     npu_status st;
-    if (n->n_inputs != 2 || n->n_outputs < 1)
-        return npu_fail(err, NPU_EUSER, "expects 2 inputs and 1 output");
-    if ((st = same_dtype(n, 1, err)) || (st = ref_shape(n->inputs[0], &as, err)) ||
-        (st = ref_shape(n->inputs[1], &bs, err)) || (st = ref_shape(n->outputs[0], &ys, err)))
+    if ((st = binary_shapes(n, &as, &bs, &ys, err)) || (st = same_dtype(n, 1, err)))
         return st;
     return binary_step(n, n->inputs[0]->dtype, &as, in[0], &bs, in[1], &ys, out[0], err);
+}
+
+/* Pow's base and exponent may differ in type: the exponent is cast to the
+ * base's type, except that an integer base with a float exponent is
+ * computed in float and truncated back (as onnxruntime's pow and cast do). */
+static npu_status run_pow(const ir_node *n, const void *const *in, void *const *out, void *scratch, npu_err *err)
+{
+    nk_shape as, bs, ys;
+    npu_status st = binary_shapes(n, &as, &bs, &ys, err);
+    if (st)
+        return st;
+    ir_dtype xt = n->inputs[0]->dtype, et = n->inputs[1]->dtype;
+    if (xt == et)
+        return binary_step(n, xt, &as, in[0], &bs, in[1], &ys, out[0], err);
+    nk_dtype kx, ke;
+    if (!(xt == IR_F32 || is_int(xt)) || !(et == IR_F32 || is_int(et)) || !ref_nk_dtype(xt, &kx) ||
+        !ref_nk_dtype(et, &ke) || n->outputs[0]->dtype != xt)
+        return npu_fail(err, NPU_EUSER, "Pow of %s by %s is not supported (f32 and integers)", ir_dtype_name(xt),
+                        ir_dtype_name(et));
+    int64_t na = nk_shape_numel(&as), nb = nk_shape_numel(&bs), ny = nk_shape_numel(&ys);
+    uint8_t *sa = scratch, *sb = sa + 4 * na, *sy = sb + 8 * nb;
+    if (is_int(xt) && et == IR_F32) {
+        nk_cast(kx, in[0], NK_DT_F32, sa, na);
+        if ((st = binary_step(n, IR_F32, &as, sa, &bs, in[1], &ys, sy, err)))
+            return st;
+        nk_cast(NK_DT_F32, sy, kx, out[0], ny);
+        return NPU_OK;
+    }
+    nk_cast(ke, in[1], kx, sb, nb);
+    return binary_step(n, xt, &as, in[0], &bs, sb, &ys, out[0], err);
+}
+
+static size_t scratch_pow(const ir_node *n)
+{
+    if (n->n_inputs != 2 || !n->inputs[0] || !n->inputs[1] || n->n_outputs < 1 || !n->outputs[0])
+        return 0;
+    return 4 * (size_t)ir_tensor_numel(n->inputs[0]) + 8 * (size_t)ir_tensor_numel(n->inputs[1]) +
+           4 * (size_t)ir_tensor_numel(n->outputs[0]);
 }
 
 /* Variadic Max/Min: pairwise, alternating between scratch and the output so
@@ -220,6 +262,30 @@ static npu_status clip_bound(const ir_node *n, int i, const void *const *in, con
     return NPU_OK;
 }
 
+/* Integer Clip (opset 12+): the bounds are inputs of the data's dtype,
+ * applied in place as Max and Min against a scalar. */
+static npu_status clip_int(const ir_node *n, const void *const *in, void *const *out, npu_err *err)
+{
+    const ir_tensor *x = n->inputs[0];
+    nk_dtype dt;
+    nk_shape xs, one = {.rank = 0};
+    npu_status st = ref_shape(x, &xs, err);
+    if (st || !ref_nk_dtype(x->dtype, &dt))
+        return st ? st : unsupported_dtype(n, x, "f32, i64, i32, i16, i8, u8", err);
+    if (out[0] != in[0])
+        memcpy(out[0], in[0], ir_tensor_bytes(x));
+    for (int i = 1; i <= 2 && i < n->n_inputs; i++) {
+        if (!n->inputs[i])
+            continue;
+        if (n->inputs[i]->dtype != x->dtype || ir_tensor_numel(n->inputs[i]) != 1)
+            return npu_fail(err, NPU_EUSER, "input %d ('%s') must be one %s value", i, n->inputs[i]->name,
+                            ir_dtype_name(x->dtype));
+        nk_binary_params p = {i == 1 ? NK_BIN_MAX : NK_BIN_MIN, {NK_ACT_NONE, 0, 0, 0}};
+        nk_binary_int(&p, dt, &xs, out[0], &one, in[i], &xs, out[0]);
+    }
+    return NPU_OK;
+}
+
 static npu_status run_unary(const ir_node *n, const void *const *in, void *const *out, void *scratch,
                             npu_err *err)
 {
@@ -244,6 +310,8 @@ static npu_status run_unary(const ir_node *n, const void *const *in, void *const
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (map[i].op == n->op)
             p.op = map[i].un;
+    if (n->op == IR_OP_CLIP && is_int(x->dtype))
+        return clip_int(n, in, out, err);
     if (x->dtype == IR_I32 || x->dtype == IR_I64) {
         if (p.op != NK_UN_NEG && p.op != NK_UN_ABS)
             return unsupported_dtype(n, x, "f32", err);
@@ -254,7 +322,11 @@ static npu_status run_unary(const ir_node *n, const void *const *in, void *const
         return NPU_OK;
     }
     if (x->dtype != IR_F32)
-        return unsupported_dtype(n, x, p.op == NK_UN_NEG || p.op == NK_UN_ABS ? "f32, i32, i64" : "f32", err);
+        return unsupported_dtype(n, x,
+                                 p.op == NK_UN_NEG || p.op == NK_UN_ABS ? "f32, i32, i64"
+                                 : p.op == NK_UN_CLIP                   ? "f32, i64, i32, i16, i8, u8"
+                                                                        : "f32",
+                                 err);
     npu_status st;
     switch (n->op) {
     case IR_OP_LEAKY_RELU: p.alpha = ir_attr_float(n, "alpha", 0.01f); break;
@@ -390,7 +462,7 @@ const ref_op_entry ref_ops_elem[] = {
     {IR_OP_SUB, run_binary, NULL},
     {IR_OP_MUL, run_binary, NULL},
     {IR_OP_DIV, run_binary, NULL},
-    {IR_OP_POW, run_binary, NULL},
+    {IR_OP_POW, run_pow, scratch_pow},
     {IR_OP_PRELU, run_binary, NULL},
     {IR_OP_MAX, run_variadic, scratch_variadic},
     {IR_OP_MIN, run_variadic, scratch_variadic},

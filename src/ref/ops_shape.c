@@ -44,9 +44,12 @@ static npu_status run_copy(const ir_node *n, const void *const *in, void *const 
         return npu_fail(err, NPU_EUSER, "output %s[%lld] differs in size or dtype from input %s[%lld]",
                         ir_dtype_name(y->dtype), (long long)ir_tensor_numel(y), ir_dtype_name(x->dtype),
                         (long long)ir_tensor_numel(x));
+    /* training mode drops nothing when the ratio is 0; otherwise it is random */
     if (n->op == IR_OP_DROPOUT && n->n_inputs > 2 && n->inputs[2] && ir_tensor_numel(n->inputs[2]) == 1 &&
-        *(const uint8_t *)in[2])
-        return npu_fail(err, NPU_EUSER, "training_mode is not supported (inference only)");
+        *(const uint8_t *)in[2] &&
+        !(n->inputs[1] && n->inputs[1]->dtype == IR_F32 && ir_tensor_numel(n->inputs[1]) == 1 &&
+          *(const float *)in[1] == 0.0f))
+        return npu_fail(err, NPU_EUSER, "training_mode is not supported (inference only, or a ratio of 0)");
     if (out[0] != in[0])
         memcpy(out[0], in[0], ir_tensor_bytes(y));
     /* Dropout's mask in inference: all true */
