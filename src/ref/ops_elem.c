@@ -11,25 +11,24 @@
 
 #include "ref/ref_internal.h"
 
-static nk_act to_nk_act(ir_act a)
-{
-    nk_act r = {NK_ACT_NONE, a.lo, a.hi, a.alpha};
-    switch (a.kind) {
-    case IR_ACT_RELU: r.kind = NK_ACT_RELU; break;
-    case IR_ACT_CLIP: r.kind = NK_ACT_CLIP; break;
-    case IR_ACT_LEAKY_RELU: r.kind = NK_ACT_LEAKY_RELU; break;
-    default: break;
-    }
-    return r;
-}
-
 /* A fused activation on a float output the kernel did not apply itself. */
 static void apply_act(const ir_node *n, float *y, int64_t count)
 {
-    nk_act a = to_nk_act(n->act);
+    nk_act a = ref_nk_act(n->act);
     if (a.kind != NK_ACT_NONE)
         for (int64_t i = 0; i < count; i++)
             y[i] = nk_act_apply(a, y[i]);
+}
+
+/* Input 0 and output 0 present; both f32 when f32_only. */
+static npu_status one_in_out(const ir_node *n, bool f32_only, npu_err *err)
+{
+    if (n->n_inputs < 1 || !n->inputs[0] || n->n_outputs < 1 || !n->outputs[0])
+        return npu_fail(err, NPU_EUSER, "expects an input and an output");
+    if (f32_only && (n->inputs[0]->dtype != IR_F32 || n->outputs[0]->dtype != IR_F32))
+        return npu_fail(err, NPU_EUSER, "%s on dtype %s is not supported (supported: f32)", ir_op_name(n->op),
+                        ir_dtype_name(n->inputs[0]->dtype));
+    return NPU_OK;
 }
 
 static npu_status same_dtype(const ir_node *n, int i, npu_err *err)
@@ -71,7 +70,7 @@ static bool is_int(ir_dtype dt)
 static npu_status binary_step(const ir_node *n, ir_dtype dt, const nk_shape *as, const void *a, const nk_shape *bs,
                               const void *b, const nk_shape *ys, void *y, npu_err *err)
 {
-    nk_binary_params p = {binop_of(n->op), to_nk_act(n->act)};
+    nk_binary_params p = {binop_of(n->op), ref_nk_act(n->act)};
     nk_status st;
     nk_dtype kdt;
     nk_shape tmp;
@@ -290,8 +289,9 @@ static npu_status run_unary(const ir_node *n, const void *const *in, void *const
                             npu_err *err)
 {
     (void)scratch;
-    if (n->n_inputs < 1 || !n->inputs[0] || n->n_outputs < 1)
-        return npu_fail(err, NPU_EUSER, "expects an input and an output");
+    npu_status st = one_in_out(n, false, err);
+    if (st)
+        return st;
     const ir_tensor *x = n->inputs[0];
     int64_t count = ir_tensor_numel(x);
     if (count != ir_tensor_numel(n->outputs[0]) || n->outputs[0]->dtype != x->dtype)
@@ -327,7 +327,6 @@ static npu_status run_unary(const ir_node *n, const void *const *in, void *const
                                  : p.op == NK_UN_CLIP                   ? "f32, i64, i32, i16, i8, u8"
                                                                         : "f32",
                                  err);
-    npu_status st;
     switch (n->op) {
     case IR_OP_LEAKY_RELU: p.alpha = ir_attr_float(n, "alpha", 0.01f); break;
     case IR_OP_HARD_SIGMOID:
@@ -349,8 +348,9 @@ static npu_status run_unary(const ir_node *n, const void *const *in, void *const
 static npu_status run_not(const ir_node *n, const void *const *in, void *const *out, void *scratch, npu_err *err)
 {
     (void)scratch;
-    if (n->n_inputs < 1 || !n->inputs[0] || n->n_outputs < 1)
-        return npu_fail(err, NPU_EUSER, "expects an input and an output");
+    npu_status st = one_in_out(n, false, err);
+    if (st)
+        return st;
     if (n->inputs[0]->dtype != IR_BOOL || n->outputs[0]->dtype != IR_BOOL)
         return unsupported_dtype(n, n->inputs[0], "bool", err);
     if (ir_tensor_numel(n->inputs[0]) != ir_tensor_numel(n->outputs[0]))
@@ -363,8 +363,9 @@ static npu_status run_cast(const ir_node *n, const void *const *in, void *const 
                            npu_err *err)
 {
     (void)scratch;
-    if (n->n_inputs < 1 || !n->inputs[0] || n->n_outputs < 1)
-        return npu_fail(err, NPU_EUSER, "expects an input and an output");
+    npu_status st = one_in_out(n, false, err);
+    if (st)
+        return st;
     const ir_tensor *x = n->inputs[0], *y = n->outputs[0];
     nk_dtype from, to;
     if (!ref_nk_dtype(x->dtype, &from))
@@ -384,11 +385,10 @@ static npu_status run_softmax(const ir_node *n, const void *const *in, void *con
                               npu_err *err)
 {
     (void)scratch;
-    if (n->n_inputs < 1 || !n->inputs[0] || n->n_outputs < 1)
-        return npu_fail(err, NPU_EUSER, "expects an input and an output");
+    npu_status st = one_in_out(n, true, err);
+    if (st)
+        return st;
     const ir_tensor *x = n->inputs[0];
-    if (x->dtype != IR_F32 || n->outputs[0]->dtype != IR_F32)
-        return unsupported_dtype(n, x, "f32", err);
     if (!ir_shape_equal(x, n->outputs[0]))
         return npu_fail(err, NPU_EUSER, "the output must have the input's shape");
     bool flatten = ir_attr_int(n, "_flatten_axis", 0) != 0; /* opset < 13: see the top of this file */
@@ -413,14 +413,13 @@ static npu_status run_reduce(const ir_node *n, const void *const *in, void *cons
                              npu_err *err)
 {
     (void)scratch;
-    if (n->n_inputs < 1 || !n->inputs[0] || n->n_outputs < 1)
-        return npu_fail(err, NPU_EUSER, "expects an input and an output");
+    npu_status st = one_in_out(n, true, err);
+    if (st)
+        return st;
     const ir_tensor *x = n->inputs[0];
-    if (x->dtype != IR_F32 || n->outputs[0]->dtype != IR_F32)
-        return unsupported_dtype(n, x, "f32", err);
     int64_t axes[NK_MAX_RANK];
     int k = -1;
-    npu_status st = ref_ints_attr_or_input(n, "axes", 1, in, axes, NK_MAX_RANK, &k, err);
+    st = ref_ints_attr_or_input(n, "axes", 1, in, axes, NK_MAX_RANK, &k, err);
     if (st)
         return st;
     int64_t count = ir_tensor_numel(x);
