@@ -2,22 +2,14 @@
  * Y[m][oh*ow] = W[m][cg*kh*kw] x im2col(X)[cg*kh*kw][oh*ow], with the im2col
  * matrix packed block by block straight from the image into the GEMM's
  * panels (no full im2col buffer), a plain matrix for 1x1 stride-1 layers,
- * and a direct loop for depthwise layers (one input channel per group).
+ * and direct loops for depthwise layers (nk_nn_dwconv.c).
  * ConvTranspose is the GEMM W^T x X into a column buffer, then col2im. */
 #include <string.h>
 
 #include "kernels/nk_nn_internal.h"
 
-static int32_t min32(int32_t a, int32_t b)
-{
-    return a < b ? a : b;
-}
-
-/* ceil(a / b) for b > 0 and any a. */
-static int32_t ceil_div(int32_t a, int32_t b)
-{
-    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-}
+#define min32 nk_nn_min32
+#define ceil_div nk_nn_ceil_div
 
 /* Shared checks; on success *cg, *mg, *kg hold the per-group sizes. */
 static int conv_common_valid(const nk_conv_params *p)
@@ -55,8 +47,10 @@ static int is_pointwise(const nk_conv_params *p)
 
 size_t nk_conv_scratch_size(const nk_conv_params *p)
 {
-    if (!conv_valid(p) || is_depthwise(p))
+    if (!conv_valid(p))
         return 0;
+    if (is_depthwise(p))
+        return nk_nn_dw_scratch(p);
     return nk_nn_gemm_scratch(p->m / p->group, p->oh * p->ow, (p->c / p->group) * p->kh * p->kw);
 }
 
@@ -142,45 +136,6 @@ static void pack_im2col(const void *ctx, int32_t p0, int32_t kc, int32_t j0, int
     }
 }
 
-/* ---- depthwise ---------------------------------------------------------------- */
-
-static void conv_depthwise(const nk_conv_params *p, const float *x, const float *w, const float *bias, float *y)
-{
-    const int32_t mg = p->m / p->group;
-    const ptrdiff_t iplane = (ptrdiff_t)p->h * p->w, oplane = (ptrdiff_t)p->oh * p->ow;
-    for (int32_t n = 0; n < p->n; n++)
-        for (int32_t oc = 0; oc < p->m; oc++) {
-            const float *xin = x + ((ptrdiff_t)n * p->c + oc / mg) * iplane;
-            const float *wk = w + (ptrdiff_t)oc * p->kh * p->kw;
-            float *yo = y + ((ptrdiff_t)n * p->m + oc) * oplane;
-            float b = bias ? bias[oc] : 0.0f;
-            for (int32_t oy = 0; oy < p->oh; oy++) {
-                float *orow = yo + (ptrdiff_t)oy * p->ow;
-                for (int32_t ox = 0; ox < p->ow; ox++)
-                    orow[ox] = b;
-                for (int32_t ky = 0; ky < p->kh; ky++) {
-                    int32_t iy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
-                    if (iy < 0 || iy >= p->h)
-                        continue;
-                    const float *irow = xin + (ptrdiff_t)iy * p->w;
-                    for (int32_t kx = 0; kx < p->kw; kx++) {
-                        float wv = wk[ky * p->kw + kx];
-                        int32_t xoff = kx * p->dil_w - p->pad_left;
-                        int32_t lo = xoff >= 0 ? 0 : ceil_div(-xoff, p->stride_w);
-                        int32_t hi = min32(ceil_div(p->w - xoff, p->stride_w), p->ow);
-                        if (p->stride_w == 1)
-                            for (int32_t ox = lo; ox < hi; ox++)
-                                orow[ox] += wv * irow[ox + xoff];
-                        else
-                            for (int32_t ox = lo; ox < hi; ox++)
-                                orow[ox] += wv * irow[(ptrdiff_t)ox * p->stride_w + xoff];
-                    }
-                }
-                nk_nn_act_inplace(orow, p->ow, p->act);
-            }
-        }
-}
-
 nk_status nk_conv(const nk_conv_params *p, const float *x, const float *w, const float *bias, float *y,
                   void *scratch)
 {
@@ -188,10 +143,10 @@ nk_status nk_conv(const nk_conv_params *p, const float *x, const float *w, const
         return NK_EARG;
     if (p->n == 0)
         return NK_OK;
-    if (!x || !w || !y || (!is_depthwise(p) && !scratch))
+    if (!x || !w || !y || (!scratch && nk_conv_scratch_size(p)))
         return NK_EARG;
     if (is_depthwise(p)) {
-        conv_depthwise(p, x, w, bias, y);
+        nk_nn_conv_depthwise(p, x, w, bias, y, scratch);
         return NK_OK;
     }
     const int32_t cg = p->c / p->group, mg = p->m / p->group, kg = cg * p->kh * p->kw;

@@ -4,20 +4,20 @@
 
 #include "kernels/nk_nn_internal.h"
 
-/* On x86-64 Linux with GCC the register tile is compiled three times
- * (AVX-512, AVX2, baseline SSE2) and picked at load time. The build is ISO
- * C (-std=c11), where GCC does not contract a*b+c into FMA, so every clone
- * rounds exactly like the baseline: the SIMD width changes speed only. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__) && \
-    !defined(NK_NO_CLONES)
-#define NK_UKERNEL_ATTR __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define NK_UKERNEL_ATTR
-#endif
+/* What a register tile does with its sums: C = alpha * sum (+ C when add);
+ * after the last depth block also + bias[row] and the activation. */
+typedef struct tile_epi {
+    float alpha;
+    int add, last;
+    const float *bias; /* MR row biases, or NULL */
+    nk_act act;
+} tile_epi;
 
-/* t[MR][NR] = sum over p of a[p][i] * b[p][j], in order of p. */
-NK_UKERNEL_ATTR static void ukernel(int32_t kc, const float *restrict a, const float *restrict b,
-                                    float *restrict t)
+/* The register tile: sums over p of a[p][i] * b[p][j] in order of p, then
+ * the epilogue straight into C (row stride ldc). Loops of constant trip
+ * count so that the compiler keeps acc in vector registers. */
+NK_HOT_CLONES static void ukernel(int32_t kc, const float *restrict a, const float *restrict b,
+                                    float *restrict c, ptrdiff_t ldc, const tile_epi *e)
 {
     float acc[NK_MR][NK_NR];
     for (int i = 0; i < NK_MR; i++)
@@ -31,56 +31,101 @@ NK_UKERNEL_ATTR static void ukernel(int32_t kc, const float *restrict a, const f
                 acc[i][j] += ai * bp[j];
         }
     }
+    const float alpha = e->alpha;
+    for (int i = 0; i < NK_MR; i++) {
+        float *ci = c + i * ldc;
+        if (e->add)
+            for (int j = 0; j < NK_NR; j++)
+                acc[i][j] = ci[j] + alpha * acc[i][j];
+        else
+            for (int j = 0; j < NK_NR; j++)
+                acc[i][j] = alpha * acc[i][j];
+    }
+    if (e->last) {
+        if (e->bias)
+            for (int i = 0; i < NK_MR; i++)
+                for (int j = 0; j < NK_NR; j++)
+                    acc[i][j] += e->bias[i];
+        const float lo = e->act.lo, hi = e->act.hi, slope = e->act.alpha;
+        switch (e->act.kind) {
+        case NK_ACT_RELU:
+            for (int i = 0; i < NK_MR; i++)
+                for (int j = 0; j < NK_NR; j++)
+                    acc[i][j] = acc[i][j] > 0.0f ? acc[i][j] : 0.0f;
+            break;
+        case NK_ACT_CLIP:
+            for (int i = 0; i < NK_MR; i++)
+                for (int j = 0; j < NK_NR; j++) {
+                    float v = acc[i][j] < lo ? lo : acc[i][j];
+                    acc[i][j] = v > hi ? hi : v;
+                }
+            break;
+        case NK_ACT_LEAKY_RELU:
+            for (int i = 0; i < NK_MR; i++)
+                for (int j = 0; j < NK_NR; j++)
+                    acc[i][j] = acc[i][j] < 0.0f ? slope * acc[i][j] : acc[i][j];
+            break;
+        default: break;
+        }
+    }
     for (int i = 0; i < NK_MR; i++)
         for (int j = 0; j < NK_NR; j++)
-            t[i * NK_NR + j] = acc[i][j];
+            c[i * ldc + j] = acc[i][j];
 }
 
-void nk_nn_act_inplace(float *v, ptrdiff_t n, nk_act act)
+/* Constant-length chunks so that the selects become vector compares and
+ * blends (a branch per element mispredicts on real activations). */
+#define NK_ACT_LOOP(EXPR)                                \
+    do {                                                 \
+        ptrdiff_t i = 0;                                 \
+        for (; i + 16 <= n; i += 16)                     \
+            for (int j = 0; j < 16; j++) {               \
+                float x = v[i + j];                      \
+                v[i + j] = (EXPR);                       \
+            }                                            \
+        for (; i < n; i++) {                             \
+            float x = v[i];                              \
+            v[i] = (EXPR);                               \
+        }                                                \
+    } while (0)
+
+NK_HOT_CLONES void nk_nn_act_inplace(float *v, ptrdiff_t n, nk_act act)
 {
+    const float lo = act.lo, hi = act.hi, slope = act.alpha;
     switch (act.kind) {
-    case NK_ACT_RELU:
-        for (ptrdiff_t i = 0; i < n; i++)
-            v[i] = v[i] > 0.0f ? v[i] : 0.0f;
-        break;
-    case NK_ACT_CLIP:
-        for (ptrdiff_t i = 0; i < n; i++) {
-            float x = v[i] < act.lo ? act.lo : v[i];
-            v[i] = x > act.hi ? act.hi : x;
-        }
-        break;
-    case NK_ACT_LEAKY_RELU:
-        for (ptrdiff_t i = 0; i < n; i++)
-            v[i] = v[i] < 0.0f ? act.alpha * v[i] : v[i];
-        break;
+    case NK_ACT_RELU: NK_ACT_LOOP(x > 0.0f ? x : 0.0f); break;
+    case NK_ACT_CLIP: NK_ACT_LOOP(x < lo ? lo : (x > hi ? hi : x)); break;
+    case NK_ACT_LEAKY_RELU: NK_ACT_LOOP(x < 0.0f ? slope * x : x); break;
     default: break;
     }
 }
+#undef NK_ACT_LOOP
 
-/* Writes a finished register tile into C: scaled by alpha, added to C when
- * it holds a partial sum (a later depth block or accumulate), and, after
- * the last depth block, plus the row bias and through the activation. */
-static void store_tile(const nk_gemm_core *g, const float *t, int32_t i0, int32_t j0, int mr, int nr, int add,
-                       int last)
+/* One register tile at rows i0.., columns j0.. of C. A partial tile (at the
+ * bottom or right edge) goes through a full-size buffer: C's part is copied
+ * in, the tile computed there, and the valid part copied back. */
+static void do_tile(const nk_gemm_core *g, int32_t kc, const float *ap, const float *bp, int32_t i0, int32_t j0,
+                    int mr, int nr, int add, int last)
 {
-    for (int i = 0; i < mr; i++) {
-        float *c = g->c + (ptrdiff_t)(i0 + i) * g->ldc + j0;
-        const float *ti = t + i * NK_NR;
-        if (add)
-            for (int j = 0; j < nr; j++)
-                c[j] += g->alpha * ti[j];
-        else
-            for (int j = 0; j < nr; j++)
-                c[j] = g->alpha * ti[j];
-        if (last) {
-            if (g->row_bias) {
-                float b = g->row_bias[i0 + i];
-                for (int j = 0; j < nr; j++)
-                    c[j] += b;
-            }
-            nk_nn_act_inplace(c, nr, g->act);
-        }
+    float bias[NK_MR];
+    tile_epi e = {g->alpha, add, last, NULL, g->act};
+    if (g->row_bias && last) {
+        for (int i = 0; i < NK_MR; i++)
+            bias[i] = i < mr ? g->row_bias[i0 + i] : 0.0f;
+        e.bias = bias;
     }
+    float *c = g->c + (ptrdiff_t)i0 * g->ldc + j0;
+    if (mr == NK_MR && nr == NK_NR) {
+        ukernel(kc, ap, bp, c, g->ldc, &e);
+        return;
+    }
+    float t[NK_MR * NK_NR];
+    if (add)
+        for (int i = 0; i < mr; i++)
+            memcpy(t + i * NK_NR, c + (ptrdiff_t)i * g->ldc, sizeof(float) * (size_t)nr);
+    ukernel(kc, ap, bp, t, NK_NR, &e);
+    for (int i = 0; i < mr; i++)
+        memcpy(c + (ptrdiff_t)i * g->ldc, t + i * NK_NR, sizeof(float) * (size_t)nr);
 }
 
 static int32_t round_up(int32_t v, int32_t to)
@@ -130,7 +175,6 @@ void nk_nn_gemm_run(const nk_gemm_core *g, void *scratch)
     int32_t kcmax = min32(g->k, NK_KC);
     float *ap = align_ptr(scratch);
     float *bp = align_ptr(ap + (size_t)round_up(min32(g->m, NK_MC), NK_MR) * (size_t)kcmax);
-    float t[NK_MR * NK_NR];
     for (int32_t jc = 0; jc < g->n; jc += NK_NC) {
         int32_t nc = min32(g->n - jc, NK_NC);
         for (int32_t pc = 0; pc < g->k; pc += NK_KC) {
@@ -144,8 +188,8 @@ void nk_nn_gemm_run(const nk_gemm_core *g, void *scratch)
                     const float *bpanel = bp + (ptrdiff_t)jr * kc;
                     int nr = (int)min32(nc - jr, NK_NR);
                     for (int32_t ir = 0; ir < mc; ir += NK_MR) {
-                        ukernel(kc, ap + (ptrdiff_t)ir * kc, bpanel, t);
-                        store_tile(g, t, ic + ir, jc + jr, (int)min32(mc - ir, NK_MR), nr, add, last);
+                        do_tile(g, kc, ap + (ptrdiff_t)ir * kc, bpanel, ic + ir, jc + jr,
+                                (int)min32(mc - ir, NK_MR), nr, add, last);
                     }
                 }
             }
@@ -168,6 +212,14 @@ void nk_nn_pack_a_mat(const void *ctx, int32_t i0, int32_t mc, int32_t p0, int32
                 for (; i < NK_MR; i++)
                     d[i] = 0.0f;
             }
+        } else if (rows == NK_MR) {
+            /* MR sequential read streams, contiguous writes */
+            const float *src[NK_MR];
+            for (int i = 0; i < NK_MR; i++)
+                src[i] = s->p + (ptrdiff_t)(i0 + ib + i) * s->ld + p0;
+            for (int32_t p = 0; p < kc; p++)
+                for (int i = 0; i < NK_MR; i++)
+                    dst[(ptrdiff_t)p * NK_MR + i] = src[i][p];
         } else {
             for (int i = 0; i < NK_MR; i++) {
                 if (i >= rows) {

@@ -26,6 +26,18 @@
 #define NK_NC 128
 #endif
 
+/* On x86-64 Linux with GCC the hot loops (register tile, depthwise rows)
+ * are compiled three times (AVX-512, AVX2, baseline SSE2) and picked at
+ * load time. The build is ISO C (-std=c11), where GCC does not contract
+ * a*b+c into FMA, so every clone rounds exactly like the baseline: the
+ * SIMD width changes speed only. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__) && \
+    !defined(NK_NO_CLONES)
+#define NK_HOT_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define NK_HOT_CLONES
+#endif
+
 /* Packs rows [i0, i0 + mc) x depth [p0, p0 + kc) of op(A) into MR-row panels:
  * dst[(i / MR) * kc * MR + p * MR + i % MR], zero-filled past mc. */
 typedef void (*nk_pack_a_fn)(const void *ctx, int32_t i0, int32_t mc, int32_t p0, int32_t kc, float *dst);
@@ -62,5 +74,21 @@ void nk_nn_gemm_run(const nk_gemm_core *g, void *scratch);
 
 /* Applies act to n floats in place. */
 void nk_nn_act_inplace(float *v, ptrdiff_t n, nk_act act);
+
+/* Depthwise Conv (c == group), parameters already checked (nk_nn_dwconv.c). */
+size_t nk_nn_dw_scratch(const nk_conv_params *p);
+void nk_nn_conv_depthwise(const nk_conv_params *p, const float *x, const float *w, const float *bias, float *y,
+                          void *scratch);
+
+static inline int32_t nk_nn_min32(int32_t a, int32_t b)
+{
+    return a < b ? a : b;
+}
+
+/* ceil(a / b) for b > 0 and any a. */
+static inline int32_t nk_nn_ceil_div(int32_t a, int32_t b)
+{
+    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
 
 #endif

@@ -170,6 +170,8 @@ typedef struct nk_qconv2d_params {
     nk_qmults q;              /* n == 1 or n == c_out */
 } nk_qconv2d_params;
 
+/* Scratch is always needed: nk_qconv2d_scratch_size bytes, 4-byte aligned
+ * (0 for invalid parameters). */
 size_t nk_qconv2d_scratch_size(const nk_qconv2d_params *p);
 nk_status nk_qconv2d(const nk_qconv2d_params *p, const int8_t *in, const void *w, const int32_t *bias,
                      int8_t *out, void *scratch);
@@ -179,7 +181,7 @@ nk_status nk_qconv2d(const nk_qconv2d_params *p, const int8_t *in, const void *w
 /* out[m][o] = clamp(requant(bias[o] + sum_k (in[m][k] - in_zp) * w[o][k]) + out_zp):
  * in int8 [batch][in_features], w [out_features][in_features] (Gemm transB=1),
  * bias int32 [out_features] or NULL, out int8 [batch][out_features].
- * Scratch: only for int4 weights (they are unpacked once per call). */
+ * Scratch: only for int4 weights (unpacked once per call); NULL otherwise. */
 typedef struct nk_qfc_params {
     int32_t batch, in_features, out_features;
     int32_t in_zp, out_zp;
@@ -193,7 +195,8 @@ nk_status nk_qfc(const nk_qfc_params *p, const int8_t *in, const void *w, const 
                  void *scratch);
 
 /* out[b][m][n] = clamp(requant(sum_k (a[b][m][k] - a_zp) * (b[b][k][n] - b_zp)) + out_zp) for two int8
- * activations; a_batch and b_batch are each batch or 1 (broadcast). Scratch holds b - b_zp as int16. */
+ * activations; a_batch and b_batch are each batch or 1 (broadcast). Scratch (4-byte aligned) holds an
+ * int32 row and b - b_zp as int16. */
 typedef struct nk_qbmm_params {
     int32_t batch, a_batch, b_batch;
     int32_t m, k, n;

@@ -226,8 +226,16 @@ npu_status tgt_check(const tgt_target *t, int insn, const int64_t v[TGT_F_COUNT]
 {
     const tgt_insn *in = &t->isa->insns[insn];
     npu_status st = check_fields(t->isa, in, v, err);
-    if (st)
+    if (st || (st = tgt_sem_check(t->isa, insn, v, err)))
         return st;
+    tgt_operand ops[TGT_MAX_OPERANDS];
+    int nops = tgt_operands(t->isa, insn, v, ops);
+    for (int i = 0; i < nops; i++)
+        if (!ops[i].dram && v[ops[i].addr] + ops[i].bytes > t->p[TGT_P_SRAM_BYTES])
+            return npu_fail(err, NPU_EUSER, "target %s: %s.%s 0x%llx + %lld bytes runs past the end of the "
+                            "%lld-byte SRAM", t->name, in->name, tgt_fid_name(ops[i].addr),
+                            (unsigned long long)v[ops[i].addr], (long long)ops[i].bytes,
+                            (long long)t->p[TGT_P_SRAM_BYTES]);
     for (int i = 0; i < t->nconstraints; i++) {
         const tgt_constraint *c = &t->constraints[i];
         if (c->insn != insn)

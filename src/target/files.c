@@ -79,7 +79,10 @@ static bool try_dir(const char *dir, const char *rel, const char *name, char *pa
     if (!dir || !*dir)
         return false;
     char cand[4096];
-    int n = snprintf(cand, sizeof cand, "%s%s%s/%s.yaml", dir, rel ? "/" : "", rel ? rel : "", name);
+    /* "../isa/x.yaml", not "./../isa/x.yaml" */
+    bool here = strcmp(dir, ".") == 0 && rel && rel[0] == '.';
+    int n = here ? snprintf(cand, sizeof cand, "%s/%s.yaml", rel, name)
+                 : snprintf(cand, sizeof cand, "%s%s%s/%s.yaml", dir, rel ? "/" : "", rel ? rel : "", name);
     if (n < 0 || (size_t)n >= sizeof cand)
         return false;
     /* the list of places tried, for the not-found message (cut when long) */

@@ -261,14 +261,34 @@ typedef const char *(*tgt_label_fn)(void *ud, size_t off);
 npu_status tgt_disasm(const tgt_isa *isa, const uint32_t *words, size_t n, FILE *out, tgt_label_fn label,
                       void *ud, npu_err *err);
 
+/* ---- what an instruction touches ---------------------------------------------------- */
+
+enum { TGT_MAX_OPERANDS = 6 };
+
+typedef struct tgt_operand {
+    tgt_fid addr;  /* the field holding its address: TGT_F_SRC, TGT_F_SRAM, TGT_F_DRAM, ... */
+    bool dram;     /* a byte offset in DRAM region v[TGT_F_REGION], else an SRAM address */
+    bool write;
+    int64_t bytes; /* extent from the address: one past the last byte touched */
+} tgt_operand;
+
+/* The memory an instruction with field values v reads and writes, by its
+ * semantics (docs/isa.md); returns the count written to out. */
+int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt_operand out[TGT_MAX_OPERANDS]);
+/* Rules between fields the semantics implies: output size matches input,
+ * kernel, stride, dilation and padding; padding inside the kernel's extent;
+ * clamp_lo <= clamp_hi. */
+npu_status tgt_sem_check(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], npu_err *err);
+
 /* ---- timing and constraints -------------------------------------------------------- */
 
 /* Cycles the instruction occupies its unit: its timing expression over v
  * and the target's parameters, rounded up. */
 npu_status tgt_timing(const tgt_target *t, int insn, const int64_t v[TGT_F_COUNT], int64_t *cycles,
                       npu_err *err);
-/* Every field fits its range, and every target constraint on the
- * instruction holds; the error quotes the violated one and why. */
+/* Everything a tile must satisfy: every field fits its range, tgt_sem_check,
+ * every SRAM operand inside the SRAM, and every target constraint on the
+ * instruction; the error names what failed (a constraint with its why). */
 npu_status tgt_check(const tgt_target *t, int insn, const int64_t v[TGT_F_COUNT], npu_err *err);
 
 #endif

@@ -294,8 +294,14 @@ static const char *canon_param(int64_t i)
     return tgt_param_name((tgt_param)i);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* The target's meaning: every number, the ISA's hash, the constraints as a
- * set (their order and messages do not matter); not its name or texts. */
+ * set (their order, repetition and messages do not matter); not its name or texts. */
 static uint64_t target_hash(const tgt_target *t, xnode *const *roots)
 {
     hsh h;
@@ -309,15 +315,19 @@ static uint64_t target_hash(const tgt_target *t, xnode *const *roots)
                    (unsigned long long)t->mem[m].size);
     hsh_printf(&h, "dtypes %x %x\n", t->act_dtypes, t->weight_dtypes);
     const xcanon_names names = {canon_field, canon_param};
-    uint64_t set = 0; /* a sum: independent of order */
+    /* constraints are a set: hashed sorted, a repeated one once */
+    uint64_t set[MAX_CONSTRAINTS];
     for (int i = 0; i < t->nconstraints; i++) {
         hsh c;
         hsh_init(&c);
         hsh_printf(&c, "%u ", t->isa->insns[t->constraints[i].insn].opcode);
         xcanon(roots[i], &names, &c);
-        set += c.h;
+        set[i] = c.h;
     }
-    hsh_printf(&h, "constraints %016llx\n", (unsigned long long)set);
+    qsort(set, (size_t)t->nconstraints, sizeof set[0], cmp_u64);
+    for (int i = 0; i < t->nconstraints; i++)
+        if (i == 0 || set[i] != set[i - 1])
+            hsh_printf(&h, "constraint %016llx\n", (unsigned long long)set[i]);
     return h.h;
 }
 

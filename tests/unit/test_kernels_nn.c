@@ -85,6 +85,13 @@ static const conv_case conv_cases[] = {
     {"depthwise stride 2", 1, 4, 11, 10, 4, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1, 1, 1, NK_ACT_NONE},
     {"depthwise multiplier 3", 1, 2, 6, 6, 6, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, NK_ACT_NONE},
     {"depthwise dilated asym", 1, 3, 9, 9, 3, 3, 3, 3, 1, 2, 2, 1, 0, 2, 2, 1, 1, NK_ACT_NONE},
+    /* depthwise row paths: blocks of 16 with a shifted last block, stride 2 on
+     * split rows (odd width, odd left pad), stride 3, more taps than listed */
+    {"depthwise wide", 1, 2, 5, 40, 2, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, NK_ACT_RELU},
+    {"depthwise wide stride 2", 2, 3, 7, 45, 6, 3, 5, 3, 2, 2, 1, 1, 1, 3, 1, 2, 1, NK_ACT_NONE},
+    {"depthwise stride 2 dilated", 1, 2, 6, 41, 2, 2, 3, 2, 1, 2, 1, 3, 0, 1, 1, 0, 1, NK_ACT_NONE},
+    {"depthwise stride 3", 1, 2, 8, 31, 2, 3, 3, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, NK_ACT_NONE},
+    {"depthwise 9x9", 1, 2, 12, 30, 2, 9, 9, 2, 1, 2, 1, 1, 4, 4, 4, 4, 1, NK_ACT_NONE},
     {"7x7 stride 2 pad 3", 1, 3, 23, 23, 8, 7, 7, 1, 2, 2, 1, 1, 3, 3, 3, 3, 1, NK_ACT_RELU},
     {"kernel larger than input", 1, 2, 3, 3, 2, 5, 5, 1, 1, 1, 1, 1, 2, 2, 2, 2, 1, NK_ACT_NONE},
     {"1-D as h=1", 2, 4, 1, 17, 5, 1, 3, 1, 1, 2, 1, 2, 0, 2, 0, 1, 1, NK_ACT_NONE},

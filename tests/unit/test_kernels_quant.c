@@ -371,6 +371,15 @@ static void expect_same(const char *name, const int8_t *got, const int8_t *want,
     cr_assert_eq(got[n], 0x5A, "%s: wrote past the end", name);
 }
 
+/* The multiplier of the case matches the one derived from its scales. */
+static void check_mult(const char *name, float num, float w, float den, int32_t mult, int32_t shift)
+{
+    int32_t m;
+    int s;
+    cr_assert_eq(nk_multiplier_from_scales(num, w, den, &m, &s), NK_OK, "%s", name);
+    cr_assert(m == mult && s == shift, "%s: multiplier (%d, %d), want (%d, %d)", name, m, s, mult, shift);
+}
+
 static nk_act case_act(int code, float lo, float hi)
 {
     nk_act a = {code == 1 ? NK_ACT_RELU : (code == 2 ? NK_ACT_CLIP : NK_ACT_NONE), lo, hi, 0.0f};
@@ -381,12 +390,8 @@ Test(qconv, golden)
 {
     for (size_t i = 0; i < COUNT(qk_conv_cases); i++) {
         const qk_conv_case *c = &qk_conv_cases[i];
-        for (int32_t k = 0; k < c->n_wscales; k++) {
-            int32_t m;
-            int s;
-            cr_assert_eq(nk_multiplier_from_scales(c->in_scale, c->w_scales[k], c->out_scale, &m, &s), NK_OK);
-            cr_assert(m == c->mult[k] && s == c->shift[k], "%s: channel %d multiplier", c->name, k);
-        }
+        for (int32_t k = 0; k < c->n_wscales; k++)
+            check_mult(c->name, c->in_scale, c->w_scales[k], c->out_scale, c->mult[k], c->shift[k]);
         int32_t lo, hi;
         cr_assert_eq(nk_quant_act_range(case_act(c->act, c->act_lo, c->act_hi), c->out_scale, c->p.out_zp, -128,
                                         127, &lo, &hi), NK_OK);
@@ -405,12 +410,8 @@ Test(qfc, golden)
 {
     for (size_t i = 0; i < COUNT(qk_fc_cases); i++) {
         const qk_fc_case *c = &qk_fc_cases[i];
-        for (int32_t k = 0; k < c->n_wscales; k++) {
-            int32_t m;
-            int s;
-            cr_assert_eq(nk_multiplier_from_scales(c->in_scale, c->w_scales[k], c->out_scale, &m, &s), NK_OK);
-            cr_assert(m == c->mult[k] && s == c->shift[k], "%s: channel %d multiplier", c->name, k);
-        }
+        for (int32_t k = 0; k < c->n_wscales; k++)
+            check_mult(c->name, c->in_scale, c->w_scales[k], c->out_scale, c->mult[k], c->shift[k]);
         void *scratch = scratch_for(nk_qfc_scratch_size(&c->p));
         int8_t *out = out_for(c->out_count);
         cr_assert_eq(nk_qfc(&c->p, c->in, c->w, c->bias, out, scratch), NK_OK, "%s", c->name);
@@ -424,10 +425,7 @@ Test(qbmm, golden)
 {
     for (size_t i = 0; i < COUNT(qk_bmm_cases); i++) {
         const qk_bmm_case *c = &qk_bmm_cases[i];
-        int32_t m;
-        int s;
-        cr_assert_eq(nk_multiplier_from_scales(c->a_scale, c->b_scale, c->out_scale, &m, &s), NK_OK);
-        cr_assert(m == c->p.mult && s == c->p.shift, "%s: multiplier", c->name);
+        check_mult(c->name, c->a_scale, c->b_scale, c->out_scale, c->p.mult, c->p.shift);
         void *scratch = scratch_for(nk_qbmm_scratch_size(&c->p));
         int8_t *out = out_for(c->out_count);
         cr_assert_eq(nk_qbmm(&c->p, c->a, c->b, out, scratch), NK_OK, "%s", c->name);
@@ -441,10 +439,7 @@ Test(qpool, golden)
 {
     for (size_t i = 0; i < COUNT(qk_pool_cases); i++) {
         const qk_pool_case *c = &qk_pool_cases[i];
-        int32_t m;
-        int s;
-        cr_assert_eq(nk_multiplier_from_scales(c->in_scale, 1.0f, c->out_scale, &m, &s), NK_OK);
-        cr_assert(m == c->p.mult && s == c->p.shift, "%s: multiplier", c->name);
+        check_mult(c->name, c->in_scale, 1.0f, c->out_scale, c->p.mult, c->p.shift);
         int8_t *out = out_for(c->out_count);
         nk_status st;
         if (c->kind == 0)
@@ -495,10 +490,7 @@ Test(qrequant_kernel, golden)
 {
     for (size_t i = 0; i < COUNT(qk_rq_cases); i++) {
         const qk_rq_case *c = &qk_rq_cases[i];
-        int32_t m;
-        int s;
-        cr_assert_eq(nk_multiplier_from_scales(c->in_scale, 1.0f, c->out_scale, &m, &s), NK_OK);
-        cr_assert(m == c->p.mult && s == c->p.shift, "%s: multiplier", c->name);
+        check_mult(c->name, c->in_scale, 1.0f, c->out_scale, c->p.mult, c->p.shift);
         int8_t *out = out_for(c->count);
         cr_assert_eq(nk_qrequant(&c->p, c->in, out, c->count), NK_OK, "%s", c->name);
         expect_same(c->name, out, c->expected, c->count);
