@@ -1,12 +1,15 @@
 /* Reference adapters: elementwise binary and unary ops, Cast, Softmax,
  * reductions (kernels/nk_elem.h). A node's dtype is its first input's.
  *
- * Softmax / LogSoftmax contract with the importer: the IR node does not carry
- * the opset, so the importer sets an int attribute "_flatten_axis" = 1 on
- * Softmax and LogSoftmax nodes from models with opset < 13 (the coerce-to-2D
- * semantics: normalize over the flattened dims[axis:], default axis 1). Without
- * it the node has opset-13 semantics (normalize along dims[axis] only, default
- * axis -1). Rewrites that create Softmax nodes need not set anything. */
+ * Softmax / LogSoftmax: the IR node does not carry the opset. Without
+ * attributes beyond "axis" a node has opset-13 semantics (normalize along
+ * dims[axis] only, default axis -1). An int attribute "_flatten_axis" = 1
+ * selects the opset < 13 coerce-to-2D semantics (normalize over the flattened
+ * dims[axis:], default axis 1). The importer does not need it today: it
+ * rewrites opset < 13 Softmax as Flatten -> Softmax(axis=1) -> Reshape
+ * (src/import/imp_graph.c); the attribute is there for any producer that
+ * would rather keep one node.
+ */
 #include <math.h>
 
 #include "ref/ref_internal.h"
