@@ -13,10 +13,11 @@ typedef struct tile_epi {
     nk_act act;
 } tile_epi;
 
-/* The register tile: sums over p of a[p][i] * b[p][j] in order of p, then
+/* The register tile: sums over p of a[p][i] * b[p * ldb + j] in order of p
+ * (b is a packed panel, ldb = NR, or B itself), then
  * the epilogue straight into C (row stride ldc). Loops of constant trip
  * count so that the compiler keeps acc in vector registers. */
-NK_HOT_CLONES static void ukernel(int32_t kc, const float *restrict a, const float *restrict b,
+NK_HOT_CLONES static void ukernel(int32_t kc, const float *restrict a, const float *restrict b, ptrdiff_t ldb,
                                     float *restrict c, ptrdiff_t ldc, const tile_epi *e)
 {
     float acc[NK_MR][NK_NR];
@@ -24,7 +25,7 @@ NK_HOT_CLONES static void ukernel(int32_t kc, const float *restrict a, const flo
         for (int j = 0; j < NK_NR; j++)
             acc[i][j] = 0.0f;
     for (int32_t p = 0; p < kc; p++) {
-        const float *ap = a + (ptrdiff_t)p * NK_MR, *bp = b + (ptrdiff_t)p * NK_NR;
+        const float *ap = a + (ptrdiff_t)p * NK_MR, *bp = b + (ptrdiff_t)p * ldb;
         for (int i = 0; i < NK_MR; i++) {
             float ai = ap[i];
             for (int j = 0; j < NK_NR; j++)
@@ -104,8 +105,8 @@ NK_HOT_CLONES void nk_nn_act_inplace(float *v, ptrdiff_t n, nk_act act)
 /* One register tile at rows i0.., columns j0.. of C. A partial tile (at the
  * bottom or right edge) goes through a full-size buffer: C's part is copied
  * in, the tile computed there, and the valid part copied back. */
-static void do_tile(const nk_gemm_core *g, int32_t kc, const float *ap, const float *bp, int32_t i0, int32_t j0,
-                    int mr, int nr, int add, int last)
+static void do_tile(const nk_gemm_core *g, int32_t kc, const float *ap, const float *bp, ptrdiff_t ldb, int32_t i0,
+                    int32_t j0, int mr, int nr, int add, int last)
 {
     float bias[NK_MR];
     tile_epi e = {g->alpha, add, last, NULL, g->act};
@@ -116,14 +117,14 @@ static void do_tile(const nk_gemm_core *g, int32_t kc, const float *ap, const fl
     }
     float *c = g->c + (ptrdiff_t)i0 * g->ldc + j0;
     if (mr == NK_MR && nr == NK_NR) {
-        ukernel(kc, ap, bp, c, g->ldc, &e);
+        ukernel(kc, ap, bp, ldb, c, g->ldc, &e);
         return;
     }
     float t[NK_MR * NK_NR];
     if (add)
         for (int i = 0; i < mr; i++)
             memcpy(t + i * NK_NR, c + (ptrdiff_t)i * g->ldc, sizeof(float) * (size_t)nr);
-    ukernel(kc, ap, bp, t, NK_NR, &e);
+    ukernel(kc, ap, bp, ldb, t, NK_NR, &e);
     for (int i = 0; i < mr; i++)
         memcpy(c + (ptrdiff_t)i * g->ldc, t + i * NK_NR, sizeof(float) * (size_t)nr);
 }
@@ -180,17 +181,24 @@ void nk_nn_gemm_run(const nk_gemm_core *g, void *scratch)
         for (int32_t pc = 0; pc < g->k; pc += NK_KC) {
             int32_t kc = min32(g->k - pc, NK_KC);
             int add = pc > 0 || g->accumulate, last = pc + kc >= g->k;
-            g->pack_b(g->b_ctx, pc, kc, jc, nc, bp);
+            /* A plain B is read in place; only a partial last panel is packed */
+            int32_t full = g->b_direct ? nc / NK_NR * NK_NR : 0;
+            if (full < nc)
+                g->pack_b(g->b_ctx, pc, kc, jc + full, nc - full, bp);
             for (int32_t ic = 0; ic < g->m; ic += NK_MC) {
                 int32_t mc = min32(g->m - ic, NK_MC);
                 g->pack_a(g->a_ctx, ic, mc, pc, kc, ap);
                 for (int32_t jr = 0; jr < nc; jr += NK_NR) {
-                    const float *bpanel = bp + (ptrdiff_t)jr * kc;
-                    int nr = (int)min32(nc - jr, NK_NR);
-                    for (int32_t ir = 0; ir < mc; ir += NK_MR) {
-                        do_tile(g, kc, ap + (ptrdiff_t)ir * kc, bpanel, ic + ir, jc + jr,
-                                (int)min32(mc - ir, NK_MR), nr, add, last);
+                    const float *bpanel = bp + (ptrdiff_t)(jr - full) * kc;
+                    ptrdiff_t ldb = NK_NR;
+                    if (jr < full) {
+                        bpanel = g->b_direct + (ptrdiff_t)pc * g->ldb_direct + jc + jr;
+                        ldb = g->ldb_direct;
                     }
+                    int nr = (int)min32(nc - jr, NK_NR);
+                    for (int32_t ir = 0; ir < mc; ir += NK_MR)
+                        do_tile(g, kc, ap + (ptrdiff_t)ir * kc, bpanel, ldb, ic + ir, jc + jr,
+                                (int)min32(mc - ir, NK_MR), nr, add, last);
                 }
             }
         }
@@ -288,7 +296,7 @@ nk_status nk_sgemm(const nk_sgemm_params *p, const float *a, const float *b, flo
     nk_mat_src as = {a, p->lda, p->trans_a}, bs = {b, p->ldb, p->trans_b};
     nk_gemm_core g = {.m = p->m, .n = p->n, .k = p->k, .pack_a = nk_nn_pack_a_mat, .a_ctx = &as,
                       .pack_b = nk_nn_pack_b_mat, .b_ctx = &bs, .c = c, .ldc = p->ldc, .alpha = p->alpha,
-                      .accumulate = p->accumulate};
+                      .accumulate = p->accumulate, .b_direct = p->trans_b ? NULL : b, .ldb_direct = p->ldb};
     nk_nn_gemm_run(&g, scratch);
     return NK_OK;
 }
@@ -325,7 +333,7 @@ nk_status nk_gemm(const nk_gemm_params *p, const float *a, const float *b, const
     nk_mat_src as = {a, p->trans_a ? p->m : p->k, p->trans_a}, bs = {b, p->trans_b ? p->k : p->n, p->trans_b};
     nk_gemm_core g = {.m = p->m, .n = p->n, .k = p->k, .pack_a = nk_nn_pack_a_mat, .a_ctx = &as,
                       .pack_b = nk_nn_pack_b_mat, .b_ctx = &bs, .c = y, .ldc = p->n, .alpha = p->alpha,
-                      .accumulate = with_c, .act = p->act};
+                      .accumulate = with_c, .act = p->act, .b_direct = p->trans_b ? NULL : b, .ldb_direct = p->n};
     nk_nn_gemm_run(&g, scratch);
     return NK_OK;
 }

@@ -502,6 +502,8 @@ Test(kernels_nn, pools_match_naive)
         expect_close(ym, wm, ny, 0, c->name);
         for (size_t i = 0; i < ny; i++)
             cr_assert_eq(yi[i], wi[i], "%s: index %zu", c->name, i);
+        cr_assert_eq(nk_maxpool(&p, x, ym, NULL), NK_OK, "%s", c->name); /* the path without indices */
+        expect_close(ym, wm, ny, 0, c->name);
         free(x), free(ya), free(ym), free(yi), free(wi), free(wa), free(wm);
     }
 }
