@@ -571,6 +571,24 @@ Test(kernels_nn, resize_bilinear_matches_direct_formula)
     }
 }
 
+/* By hand on x = 0..4: Upsample's nearest ("simple") takes ceil when
+ * downsampling, floor otherwise; asymmetric coordinates x_out / scale. */
+Test(kernels_nn, resize_nearest_simple_by_hand)
+{
+    float x[5] = {0, 1, 2, 3, 4}, y[10];
+    char scratch[512];
+    nk_resize_params p = {.rank = 1, .in = {5}, .out = {2}, .scale = {0.4f}, .mode = NK_RESIZE_NEAREST,
+                          .coord = NK_COORD_ASYMMETRIC, .nearest = NK_NEAREST_SIMPLE};
+    cr_assert_eq(nk_resize(&p, x, y, scratch), NK_OK);
+    float down[2] = {0, 3}; /* sources 0 and 2.5 */
+    expect_close_f(y, down, 2, 0, "downsample");
+    p.out[0] = 10;
+    p.scale[0] = 2.0f;
+    cr_assert_eq(nk_resize(&p, x, y, scratch), NK_OK);
+    float up[10] = {0, 0, 1, 1, 2, 2, 3, 3, 4, 4};
+    expect_close_f(y, up, 10, 0, "upsample");
+}
+
 /* ---- bad parameters: NK_EARG, never a crash ---------------------------------------------------------- */
 
 Test(kernels_nn, bad_parameters_are_rejected)
