@@ -277,6 +277,9 @@ static const gemm_case gemm_cases[] = {
     {7, 9, 3, 0, 1, 1.0f, 1.0f, 1, 9, NK_ACT_RELU},   {7, 9, 3, 1, 0, -1.0f, 0.5f, 7, 1, NK_ACT_NONE},
     {6, 8, 10, 0, 0, 1.5f, -1.0f, 6, 8, NK_ACT_CLIP}, {1, 1000, 64, 0, 1, 1.0f, 1.0f, 1, 1000, NK_ACT_NONE},
     {130, 20, 300, 1, 1, 1.0f, 0.0f, 130, 20, NK_ACT_NONE},
+    /* bottom-edge tiles of exactly 8 and 4 rows, and partial ones */
+    {20, 33, 17, 0, 0, 1.0f, 1.0f, 20, 1, NK_ACT_RELU},   {16, 48, 40, 1, 0, 1.0f, 1.0f, 1, 48, NK_ACT_NONE},
+    {131, 17, 9, 0, 1, 1.0f, 1.0f, 0, 0, NK_ACT_LEAKY_RELU},
 };
 
 Test(kernels_nn, gemm_matches_naive)
