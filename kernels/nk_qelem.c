@@ -6,6 +6,11 @@
  * long rows with an input stride of 1 or 0. The op is chosen once per row. */
 #include "kernels/nk_quant.h"
 
+/* The reference build is -O2; these loops need the vectorizer. */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__OPTIMIZE_SIZE__)
+#pragma GCC optimize("O3")
+#endif
+
 enum { LEFT_SHIFT_ADD = 20, LEFT_SHIFT_MAX = 22 }; /* 255 << 22 < 2^30 */
 
 static int i8_range(int32_t v)

@@ -9,6 +9,11 @@
 
 #include <string.h>
 
+/* The reference build is -O2; these loops need the vectorizer. */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__OPTIMIZE_SIZE__)
+#pragma GCC optimize("O3")
+#endif
+
 enum { QFC_MAX_K = 65536, QBMM_MAX_K = 32768 };
 
 static int i8_range(int32_t v)

@@ -1,8 +1,12 @@
-/* int8 max, average and global average pooling (input and output share scale
- * and zero point, so no requantization: the average of q values is the
- * quantized average). Window sums (and their rounding) fit int32 for windows up to 2^23
- * elements (checked). */
+/* int8 max, average and global average pooling with an optional change of
+ * scale. Window sums of x - zp (|.| <= 255 * 2^23) fit int32 for windows up to
+ * 2^23 elements (checked); the rescale saturates. */
 #include "kernels/nk_quant.h"
+
+/* The reference build is -O2; these loops need the vectorizer. */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__OPTIMIZE_SIZE__)
+#pragma GCC optimize("O3")
+#endif
 
 enum { QPOOL_MAX_WINDOW = 1 << 23 };
 
@@ -14,7 +18,8 @@ static int i8_range(int32_t v)
 /* x / d rounded half away from zero (TFLite's average pool), d > 0. */
 static int32_t div_round(int32_t x, int32_t d)
 {
-    return x >= 0 ? (x + d / 2) / d : (x - d / 2) / d;
+    int64_t v = x;
+    return (int32_t)(v >= 0 ? (v + d / 2) / d : (v - d / 2) / d);
 }
 
 /* out may be the floor (ONNX default) or the ceil (ceil_mode) size. */
@@ -30,12 +35,17 @@ static int size_ok(int32_t in, int32_t out, int32_t pad0, int32_t pad1, int32_t 
     return out == fl || out == cl;
 }
 
+static int quant_ok(const nk_qpool_params *p)
+{
+    return i8_range(p->in_zp) && i8_range(p->out_zp) && p->mult >= 0 && p->shift >= NK_SHIFT_MIN &&
+           p->shift <= NK_SHIFT_MAX && i8_range(p->act_min) && i8_range(p->act_max) && p->act_min <= p->act_max;
+}
+
 static nk_status check(const nk_qpool_params *p)
 {
     if (!p || p->n <= 0 || p->c <= 0 || p->h_in <= 0 || p->w_in <= 0 || p->k_h <= 0 || p->k_w <= 0 ||
         p->stride_h <= 0 || p->stride_w <= 0 || p->dil_h <= 0 || p->dil_w <= 0 || p->pad_top < 0 ||
-        p->pad_left < 0 || p->pad_bottom < 0 || p->pad_right < 0 || !i8_range(p->zp) ||
-        !i8_range(p->act_min) || !i8_range(p->act_max) || p->act_min > p->act_max)
+        p->pad_left < 0 || p->pad_bottom < 0 || p->pad_right < 0 || !quant_ok(p))
         return NK_EARG;
     if (!size_ok(p->h_in, p->h_out, p->pad_top, p->pad_bottom, p->k_h, p->dil_h, p->stride_h) ||
         !size_ok(p->w_in, p->w_out, p->pad_left, p->pad_right, p->k_w, p->dil_w, p->stride_w))
@@ -71,13 +81,22 @@ nk_status nk_qmaxpool(const nk_qpool_params *p, const int8_t *in, int8_t *out)
                             m = row[ix];
                     }
                 }
-                if (m == -129)
-                    m = p->zp; /* a window wholly in padding (dilation) reads as real 0 */
-                *out++ = (int8_t)nk_clamp_i32(m, p->act_min, p->act_max);
+                int32_t v = m == -129 ? p->out_zp /* a window wholly in padding (dilation): real 0 */
+                                      : nk_requant_out(m - p->in_zp, p->mult, p->shift, p->out_zp, -128, 127);
+                *out++ = (int8_t)nk_clamp_i32(v, p->act_min, p->act_max);
             }
         }
     }
     return NK_OK;
+}
+
+/* out_zp + round(requant(s) / count), clamped; count 0 gives out_zp. */
+static int32_t average(const nk_qpool_params *p, int32_t s, int32_t count)
+{
+    if (count <= 0)
+        return nk_clamp_i32(p->out_zp, p->act_min, p->act_max);
+    int64_t v = (int64_t)p->out_zp + div_round(nk_requantize(s, p->mult, p->shift), count);
+    return v < p->act_min ? p->act_min : (v > p->act_max ? p->act_max : (int32_t)v);
 }
 
 static int32_t min32(int32_t a, int32_t b)
@@ -113,31 +132,29 @@ nk_status nk_qavgpool(const nk_qpool_params *p, const int8_t *in, int8_t *out)
                     for (int32_t x = x0; x < x1; x++)
                         sum += row[x];
                 }
-                int32_t valid = max32(y1 - y0, 0) * max32(x1 - x0, 0), count = valid;
-                if (p->count_include_pad) {
-                    count = (ye - ys) * (xe - xs);
-                    sum += (count - valid) * p->zp;
-                }
-                int32_t v = count > 0 ? div_round(sum, count) : p->zp;
-                *out++ = (int8_t)nk_clamp_i32(v, p->act_min, p->act_max);
+                int32_t valid = max32(y1 - y0, 0) * max32(x1 - x0, 0);
+                int32_t count = p->count_include_pad ? (ye - ys) * (xe - xs) : valid;
+                *out++ = (int8_t)average(p, sum - valid * p->in_zp, count);
             }
         }
     }
     return NK_OK;
 }
 
-nk_status nk_qglobal_avgpool(int32_t n, int32_t c, int32_t hw, const int8_t *in, int8_t *out)
+nk_status nk_qglobal_avgpool(const nk_qpool_params *p, const int8_t *in, int8_t *out)
 {
-    if (n <= 0 || c <= 0 || hw <= 0 || !in || !out)
+    if (!p || p->n <= 0 || p->c <= 0 || p->h_in <= 0 || p->w_in <= 0 || !quant_ok(p) || !in || !out)
         return NK_EARG;
-    if (hw > QPOOL_MAX_WINDOW)
+    int64_t hw64 = (int64_t)p->h_in * p->w_in;
+    if (hw64 > QPOOL_MAX_WINDOW)
         return NK_EUNSUPPORTED;
-    for (int64_t nc = 0; nc < (int64_t)n * c; nc++) {
+    const int32_t hw = (int32_t)hw64;
+    for (int64_t nc = 0; nc < (int64_t)p->n * p->c; nc++) {
         const int8_t *src = in + (size_t)nc * (size_t)hw;
         int32_t sum = 0;
         for (int32_t i = 0; i < hw; i++)
             sum += src[i];
-        out[nc] = (int8_t)div_round(sum, hw);
+        out[nc] = (int8_t)average(p, sum - hw * p->in_zp, hw);
     }
     return NK_OK;
 }

@@ -170,6 +170,8 @@ typedef struct nk_qconv2d_params {
     nk_qmults q;              /* n == 1 or n == c_out */
 } nk_qconv2d_params;
 
+/* Scratch is always needed: nk_qconv2d_scratch_size bytes, 4-byte aligned
+ * (0 for invalid parameters). */
 size_t nk_qconv2d_scratch_size(const nk_qconv2d_params *p);
 nk_status nk_qconv2d(const nk_qconv2d_params *p, const int8_t *in, const void *w, const int32_t *bias,
                      int8_t *out, void *scratch);
@@ -179,7 +181,7 @@ nk_status nk_qconv2d(const nk_qconv2d_params *p, const int8_t *in, const void *w
 /* out[m][o] = clamp(requant(bias[o] + sum_k (in[m][k] - in_zp) * w[o][k]) + out_zp):
  * in int8 [batch][in_features], w [out_features][in_features] (Gemm transB=1),
  * bias int32 [out_features] or NULL, out int8 [batch][out_features].
- * Scratch: only for int4 weights (they are unpacked once per call). */
+ * Scratch: only for int4 weights (unpacked once per call); NULL otherwise. */
 typedef struct nk_qfc_params {
     int32_t batch, in_features, out_features;
     int32_t in_zp, out_zp;
@@ -193,7 +195,8 @@ nk_status nk_qfc(const nk_qfc_params *p, const int8_t *in, const void *w, const 
                  void *scratch);
 
 /* out[b][m][n] = clamp(requant(sum_k (a[b][m][k] - a_zp) * (b[b][k][n] - b_zp)) + out_zp) for two int8
- * activations; a_batch and b_batch are each batch or 1 (broadcast). Scratch holds b - b_zp as int16. */
+ * activations; a_batch and b_batch are each batch or 1 (broadcast). Scratch (4-byte aligned) holds an
+ * int32 row and b - b_zp as int16. */
 typedef struct nk_qbmm_params {
     int32_t batch, a_batch, b_batch;
     int32_t m, k, n;
@@ -205,14 +208,20 @@ typedef struct nk_qbmm_params {
 size_t nk_qbmm_scratch_size(const nk_qbmm_params *p);
 nk_status nk_qbmm(const nk_qbmm_params *p, const int8_t *a, const int8_t *b, int8_t *out, void *scratch);
 
-/* ---- pooling (input and output share scale and zero point) -------------- */
+/* ---- pooling -------------------------------------------------------------- */
 
 /* in int8 [n][c][h_in][w_in] -> out [n][c][h_out][w_out]. h_out may be the
- * floor or the ceil (ceil_mode) size; windows are clipped to the input. Max
- * pool ignores padding. Average pool divides the window sum by the number of
- * input elements it covers, or with count_include_pad by the window clipped to
- * the padded input (padding counts as zp), rounding half away from zero
- * (TFLite). Every window must cover at least one input element. */
+ * floor or the ceil (ceil_mode) size; windows are clipped to the input.
+ * The output may have its own scale: (mult, shift) rescales in_scale to
+ * out_scale (nk_multiplier_from_scales(in_scale, 1, out_scale); the identity
+ * is mult 2^30, shift 1, exact).
+ * Max: out = clamp(requant(max - in_zp) + out_zp); padding is ignored.
+ * Average: S = sum over the window of (x - in_zp), padding counting as 0;
+ *   out = clamp(out_zp + round(requant(S) / count)), the division rounding
+ *   half away from zero (of the real value). count is the number of input
+ *   elements covered, or with count_include_pad the window clipped to the
+ *   padded input (as onnxruntime).
+ * A window that covers no input element (possible with dilation) gives out_zp. */
 typedef struct nk_qpool_params {
     int32_t n, c, h_in, w_in, h_out, w_out;
     int32_t k_h, k_w;
@@ -220,14 +229,16 @@ typedef struct nk_qpool_params {
     int32_t dil_h, dil_w; /* max pool only; average pool needs 1 */
     int32_t pad_top, pad_left, pad_bottom, pad_right;
     int32_t count_include_pad;
-    int32_t zp;               /* average pool: the padding value */
+    int32_t in_zp, out_zp;
+    int32_t mult, shift;
     int32_t act_min, act_max;
 } nk_qpool_params;
 
 nk_status nk_qmaxpool(const nk_qpool_params *p, const int8_t *in, int8_t *out);
 nk_status nk_qavgpool(const nk_qpool_params *p, const int8_t *in, int8_t *out);
-/* Mean over h*w per (n, c), rounded half away from zero; same scale in and out. */
-nk_status nk_qglobal_avgpool(int32_t n, int32_t c, int32_t hw, const int8_t *in, int8_t *out);
+/* Average over h_in * w_in per (n, c), as nk_qavgpool; the window and
+ * stride fields are ignored (h_out = w_out = 1). */
+nk_status nk_qglobal_avgpool(const nk_qpool_params *p, const int8_t *in, int8_t *out);
 
 /* ---- elementwise binary with numpy broadcast ----------------------------- */
 

@@ -204,5 +204,8 @@ npu_status ir_deserialize(const void *buf, size_t size, npu_alloc alloc, ir_grap
  * must be constant by then. */
 npu_status ir_infer_node(ir_graph *g, ir_node *n, npu_err *err);
 npu_status ir_infer_shapes(ir_graph *g, npu_err *err);
+/* ONNX TensorProto.DataType number to ir_dtype (Cast's "to", the importer);
+ * false for types the IR does not have. */
+bool ir_dtype_from_onnx(int onnx_type, ir_dtype *out);
 
 #endif

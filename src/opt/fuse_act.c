@@ -31,9 +31,11 @@ static bool act_of(const ir_graph *g, const ir_node *n, ir_act *a)
         *a = (ir_act){IR_ACT_LEAKY_RELU, 0.0f, 0.0f, ir_attr_float(n, "alpha", 0.01f)};
         return n->n_inputs == 1;
     case IR_OP_CLIP: {
-        /* opset < 11: attributes; from 11: optional inputs, constant here */
+        /* opset < 11: attributes; from 11: optional inputs, constant here (shape
+         * inference mirrors constant inputs into the attributes; inputs win) */
+        (void)g;
         float lo = ir_attr_float(n, "min", -INFINITY), hi = ir_attr_float(n, "max", INFINITY);
-        if (n->n_inputs > 3 || (g->opset >= 11 && (ir_attr_find(n, "min") || ir_attr_find(n, "max"))))
+        if (n->n_inputs > 3)
             return false;
         if (n->n_inputs > 1 && n->inputs[1] && !opt_const_scalar(n->inputs[1], &lo))
             return false;

@@ -357,9 +357,16 @@ static npu_status matmul_run(const ir_node *n, const void *const *in, void *cons
 {
     nk_matmul_params p;
     npu_status st = matmul_params(n, &p, err);
-    if (st)
+    if (st || (st = kernel_status(nk_matmul(&p, in[0], in[1], out[0], scratch), err)))
         return st;
-    return kernel_status(nk_matmul(&p, in[0], in[1], out[0], scratch), err);
+    /* the kernel has no activation parameter: apply a fused one here */
+    if (n->act.kind != IR_ACT_NONE) {
+        nk_act a = to_nk_act(n->act);
+        float *y = out[0];
+        for (int64_t i = 0, cnt = ir_tensor_numel(n->outputs[0]); i < cnt; i++)
+            y[i] = nk_act_apply(a, y[i]);
+    }
+    return NPU_OK;
 }
 
 /* ---- BatchNormalization -------------------------------------------------------------- */

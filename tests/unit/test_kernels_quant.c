@@ -371,6 +371,15 @@ static void expect_same(const char *name, const int8_t *got, const int8_t *want,
     cr_assert_eq(got[n], 0x5A, "%s: wrote past the end", name);
 }
 
+/* The multiplier of the case matches the one derived from its scales. */
+static void check_mult(const char *name, float num, float w, float den, int32_t mult, int32_t shift)
+{
+    int32_t m;
+    int s;
+    cr_assert_eq(nk_multiplier_from_scales(num, w, den, &m, &s), NK_OK, "%s", name);
+    cr_assert(m == mult && s == shift, "%s: multiplier (%d, %d), want (%d, %d)", name, m, s, mult, shift);
+}
+
 static nk_act case_act(int code, float lo, float hi)
 {
     nk_act a = {code == 1 ? NK_ACT_RELU : (code == 2 ? NK_ACT_CLIP : NK_ACT_NONE), lo, hi, 0.0f};
@@ -381,12 +390,8 @@ Test(qconv, golden)
 {
     for (size_t i = 0; i < COUNT(qk_conv_cases); i++) {
         const qk_conv_case *c = &qk_conv_cases[i];
-        for (int32_t k = 0; k < c->n_wscales; k++) {
-            int32_t m;
-            int s;
-            cr_assert_eq(nk_multiplier_from_scales(c->in_scale, c->w_scales[k], c->out_scale, &m, &s), NK_OK);
-            cr_assert(m == c->mult[k] && s == c->shift[k], "%s: channel %d multiplier", c->name, k);
-        }
+        for (int32_t k = 0; k < c->n_wscales; k++)
+            check_mult(c->name, c->in_scale, c->w_scales[k], c->out_scale, c->mult[k], c->shift[k]);
         int32_t lo, hi;
         cr_assert_eq(nk_quant_act_range(case_act(c->act, c->act_lo, c->act_hi), c->out_scale, c->p.out_zp, -128,
                                         127, &lo, &hi), NK_OK);
@@ -405,12 +410,8 @@ Test(qfc, golden)
 {
     for (size_t i = 0; i < COUNT(qk_fc_cases); i++) {
         const qk_fc_case *c = &qk_fc_cases[i];
-        for (int32_t k = 0; k < c->n_wscales; k++) {
-            int32_t m;
-            int s;
-            cr_assert_eq(nk_multiplier_from_scales(c->in_scale, c->w_scales[k], c->out_scale, &m, &s), NK_OK);
-            cr_assert(m == c->mult[k] && s == c->shift[k], "%s: channel %d multiplier", c->name, k);
-        }
+        for (int32_t k = 0; k < c->n_wscales; k++)
+            check_mult(c->name, c->in_scale, c->w_scales[k], c->out_scale, c->mult[k], c->shift[k]);
         void *scratch = scratch_for(nk_qfc_scratch_size(&c->p));
         int8_t *out = out_for(c->out_count);
         cr_assert_eq(nk_qfc(&c->p, c->in, c->w, c->bias, out, scratch), NK_OK, "%s", c->name);
@@ -424,10 +425,7 @@ Test(qbmm, golden)
 {
     for (size_t i = 0; i < COUNT(qk_bmm_cases); i++) {
         const qk_bmm_case *c = &qk_bmm_cases[i];
-        int32_t m;
-        int s;
-        cr_assert_eq(nk_multiplier_from_scales(c->a_scale, c->b_scale, c->out_scale, &m, &s), NK_OK);
-        cr_assert(m == c->p.mult && s == c->p.shift, "%s: multiplier", c->name);
+        check_mult(c->name, c->a_scale, c->b_scale, c->out_scale, c->p.mult, c->p.shift);
         void *scratch = scratch_for(nk_qbmm_scratch_size(&c->p));
         int8_t *out = out_for(c->out_count);
         cr_assert_eq(nk_qbmm(&c->p, c->a, c->b, out, scratch), NK_OK, "%s", c->name);
@@ -441,6 +439,7 @@ Test(qpool, golden)
 {
     for (size_t i = 0; i < COUNT(qk_pool_cases); i++) {
         const qk_pool_case *c = &qk_pool_cases[i];
+        check_mult(c->name, c->in_scale, 1.0f, c->out_scale, c->p.mult, c->p.shift);
         int8_t *out = out_for(c->out_count);
         nk_status st;
         if (c->kind == 0)
@@ -448,7 +447,7 @@ Test(qpool, golden)
         else if (c->kind == 1)
             st = nk_qavgpool(&c->p, c->in, out);
         else
-            st = nk_qglobal_avgpool(c->p.n, c->p.c, c->p.h_in * c->p.w_in, c->in, out);
+            st = nk_qglobal_avgpool(&c->p, c->in, out);
         cr_assert_eq(st, NK_OK, "%s", c->name);
         expect_same(c->name, out, c->expected, c->out_count);
         free(out);
@@ -491,10 +490,7 @@ Test(qrequant_kernel, golden)
 {
     for (size_t i = 0; i < COUNT(qk_rq_cases); i++) {
         const qk_rq_case *c = &qk_rq_cases[i];
-        int32_t m;
-        int s;
-        cr_assert_eq(nk_multiplier_from_scales(c->in_scale, 1.0f, c->out_scale, &m, &s), NK_OK);
-        cr_assert(m == c->p.mult && s == c->p.shift, "%s: multiplier", c->name);
+        check_mult(c->name, c->in_scale, 1.0f, c->out_scale, c->p.mult, c->p.shift);
         int8_t *out = out_for(c->count);
         cr_assert_eq(nk_qrequant(&c->p, c->in, out, c->count), NK_OK, "%s", c->name);
         expect_same(c->name, out, c->expected, c->count);
@@ -543,4 +539,184 @@ Test(qlut, apply_and_build)
     cr_assert_eq(nk_lut_build_i8(lut, NULL, NULL, 0.5f, 0, 1.0f, 0), NK_EARG);
     cr_assert_eq(nk_lut_build_i8(lut, affine, NULL, 0.0f, 0, 1.0f, 0), NK_EARG);
     cr_assert_eq(nk_lut_build_i8(lut, affine, NULL, 0.5f, 0, 1.0f, 300), NK_EARG);
+}
+
+/* ---- parameter validation: one bad field at a time ------------------------ */
+
+#include <stddef.h>
+
+typedef struct { const char *field; size_t off; int32_t value; nk_status want; } bad_field;
+
+static void set_field(void *p, size_t off, int32_t v)
+{
+    memcpy((char *)p + off, &v, sizeof v);
+}
+
+#define CONV_F(f) #f, offsetof(nk_qconv2d_params, f)
+
+Test(qvalidate, conv)
+{
+    static const bad_field bad[] = {
+        {CONV_F(n), 0, NK_EARG},           {CONV_F(c_in), -1, NK_EARG},      {CONV_F(h_in), 0, NK_EARG},
+        {CONV_F(c_out), 0, NK_EARG},       {CONV_F(h_out), 11, NK_EARG},     {CONV_F(w_out), 9, NK_EARG},
+        {CONV_F(k_h), 0, NK_EARG},         {CONV_F(stride_w), 0, NK_EARG},   {CONV_F(dil_h), 0, NK_EARG},
+        {CONV_F(pad_top), -1, NK_EARG},    {CONV_F(groups), 3, NK_EARG},     {CONV_F(groups), 0, NK_EARG},
+        {CONV_F(in_zp), 128, NK_EARG},     {CONV_F(out_zp), -129, NK_EARG},  {CONV_F(act_min), -129, NK_EARG},
+        {CONV_F(act_max), 128, NK_EARG},   {CONV_F(w_format), 7, NK_EARG},   {CONV_F(q.n), 2, NK_EARG},
+        {CONV_F(h_in), 1 << 30, NK_EARG},
+    };
+    const qk_conv_case *c = &qk_conv_cases[0];
+    int8_t out[4096];
+    void *scratch = scratch_for(1 << 20);
+    for (size_t i = 0; i < COUNT(bad); i++) {
+        nk_qconv2d_params p = c->p;
+        set_field(&p, bad[i].off, bad[i].value);
+        cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, out, scratch), bad[i].want, "%s = %d", bad[i].field,
+                     bad[i].value);
+        cr_expect_eq(nk_qconv2d_scratch_size(&p), 0, "%s: scratch size of bad params", bad[i].field);
+    }
+    nk_qconv2d_params p = c->p;
+    int32_t bad_shift[16], bad_mult[16];
+    memcpy(bad_shift, c->shift, sizeof(int32_t) * 16);
+    memcpy(bad_mult, c->mult, sizeof(int32_t) * 16);
+    bad_shift[5] = 31;
+    p.q.shift = bad_shift;
+    cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, out, scratch), NK_EARG, "shift 31");
+    p.q.shift = c->shift;
+    bad_mult[3] = -1;
+    p.q.mult = bad_mult;
+    cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, out, scratch), NK_EARG, "negative multiplier");
+    p.q.mult = NULL;
+    cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, out, scratch), NK_EARG, "no multipliers");
+    p = c->p;
+    cr_expect_eq(nk_qconv2d(&p, NULL, c->w, c->bias, out, scratch), NK_EARG);
+    cr_expect_eq(nk_qconv2d(&p, c->in, NULL, c->bias, out, scratch), NK_EARG);
+    cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, NULL, scratch), NK_EARG);
+    cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, out, NULL), NK_EARG, "im2col needs scratch");
+    cr_expect_eq(nk_qconv2d(NULL, c->in, c->w, c->bias, out, scratch), NK_EARG);
+    /* too long a reduction for an int32 accumulator */
+    p.c_in = p.c_out = 8192;
+    p.q.n = 1;
+    cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, out, scratch), NK_EUNSUPPORTED);
+    free(scratch);
+}
+
+#define FC_F(f) #f, offsetof(nk_qfc_params, f)
+#define BMM_F(f) #f, offsetof(nk_qbmm_params, f)
+#define POOL_F(f) #f, offsetof(nk_qpool_params, f)
+
+Test(qvalidate, fc_and_bmm)
+{
+    static const bad_field fc_bad[] = {
+        {FC_F(batch), 0, NK_EARG},     {FC_F(in_features), 0, NK_EARG}, {FC_F(out_features), -3, NK_EARG},
+        {FC_F(in_zp), 300, NK_EARG},   {FC_F(act_min), -200, NK_EARG},   {FC_F(w_format), 2, NK_EARG},
+        {FC_F(q.n), 3, NK_EARG},       {FC_F(in_features), 70000, NK_EUNSUPPORTED},
+    };
+    const qk_fc_case *c = &qk_fc_cases[0];
+    int8_t out[1024];
+    void *scratch = scratch_for(1 << 16);
+    for (size_t i = 0; i < COUNT(fc_bad); i++) {
+        nk_qfc_params p = c->p;
+        set_field(&p, fc_bad[i].off, fc_bad[i].value);
+        cr_expect_eq(nk_qfc(&p, c->in, c->w, c->bias, out, scratch), fc_bad[i].want, "%s", fc_bad[i].field);
+    }
+    nk_qfc_params fp = c->p;
+    fp.w_format = NK_W_I4;
+    cr_expect_eq(nk_qfc(&fp, c->in, c->w, c->bias, out, NULL), NK_EARG, "int4 needs scratch");
+
+    static const bad_field bmm_bad[] = {
+        {BMM_F(batch), 0, NK_EARG},  {BMM_F(a_batch), 3, NK_EARG}, {BMM_F(b_batch), 0, NK_EARG},
+        {BMM_F(m), 0, NK_EARG},      {BMM_F(b_zp), 128, NK_EARG},  {BMM_F(shift), -32, NK_EARG},
+        {BMM_F(mult), -5, NK_EARG},  {BMM_F(k), 40000, NK_EUNSUPPORTED},
+    };
+    const qk_bmm_case *b = &qk_bmm_cases[0];
+    for (size_t i = 0; i < COUNT(bmm_bad); i++) {
+        nk_qbmm_params p = b->p;
+        set_field(&p, bmm_bad[i].off, bmm_bad[i].value);
+        cr_expect_eq(nk_qbmm(&p, b->a, b->b, out, scratch), bmm_bad[i].want, "%s", bmm_bad[i].field);
+    }
+    cr_expect_eq(nk_qbmm(&b->p, b->a, b->b, out, NULL), NK_EARG);
+    free(scratch);
+}
+
+Test(qvalidate, pools)
+{
+    static const bad_field bad[] = {
+        {POOL_F(n), 0, NK_EARG},          {POOL_F(h_out), 7, NK_EARG},     {POOL_F(w_out), 0, NK_EARG},
+        {POOL_F(k_w), 0, NK_EARG},        {POOL_F(stride_h), 0, NK_EARG},  {POOL_F(dil_w), -1, NK_EARG},
+        {POOL_F(pad_left), -2, NK_EARG},  {POOL_F(in_zp), 128, NK_EARG},   {POOL_F(out_zp), -200, NK_EARG},
+        {POOL_F(mult), -1, NK_EARG},      {POOL_F(shift), 31, NK_EARG},      {POOL_F(act_min), -129, NK_EARG},
+        {POOL_F(act_max), 200, NK_EARG},  {POOL_F(k_h), 40, NK_EARG},
+    };
+    const qk_pool_case *c = &qk_pool_cases[0]; /* max 3x3 s2 p1 on 11x11: out 6x6 */
+    int8_t out[1024];
+    for (size_t i = 0; i < COUNT(bad); i++) {
+        nk_qpool_params p = c->p;
+        set_field(&p, bad[i].off, bad[i].value);
+        cr_expect_eq(nk_qmaxpool(&p, c->in, out), bad[i].want, "max %s", bad[i].field);
+        cr_expect_eq(nk_qavgpool(&p, c->in, out), bad[i].want, "avg %s", bad[i].field);
+    }
+    nk_qpool_params p = c->p;
+    p.h_out = 7; /* ceil of (11 + 2 - 3) / 2 + 1 = 6 too: 7 starts past the input */
+    cr_expect_eq(nk_qmaxpool(&p, c->in, out), NK_EARG);
+    p = c->p;
+    p.dil_h = 2;
+    p.h_out = 5;
+    cr_expect_eq(nk_qmaxpool(&p, c->in, out), NK_OK, "max pool dilates");
+    cr_expect_eq(nk_qavgpool(&p, c->in, out), NK_EARG, "average pool does not");
+    cr_expect_eq(nk_qmaxpool(&c->p, NULL, out), NK_EARG);
+    p = c->p;
+    p.c = 0;
+    cr_expect_eq(nk_qglobal_avgpool(&p, c->in, out), NK_EARG);
+    cr_expect_eq(nk_qglobal_avgpool(&c->p, NULL, out), NK_EARG);
+    p = c->p;
+    p.h_in = p.w_in = 1 << 12;
+    cr_expect_eq(nk_qglobal_avgpool(&p, c->in, out), NK_EUNSUPPORTED);
+    p = c->p;
+    p.shift = -32;
+    cr_expect_eq(nk_qglobal_avgpool(&p, c->in, out), NK_EARG);
+}
+
+Test(qvalidate, binary_requant_lut)
+{
+    const qk_bin_case *c = &qk_bin_cases[1]; /* [2,3,4,4] + [1,3,1,1] */
+    int8_t out[1024];
+    nk_qbinary_params p = c->p;
+    p.b_shape.dims[1] = 2; /* 3 vs 2 do not broadcast */
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    p = c->p;
+    p.out_shape.dims[0] = 4; /* wider than the broadcast */
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    p = c->p;
+    p.a_shape.rank = 9;
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    p = c->p;
+    p.op = (nk_qbin_op)42;
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    cr_expect_eq(nk_qbinary_prepare(&p, 0.1f, 0.1f, 0.1f), NK_EARG);
+    p = c->p;
+    p.left_shift = 30;
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    p = c->p;
+    p.out_shift = 40;
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    p = c->p;
+    p.a_zp = -200;
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    cr_expect_eq(nk_qbinary(&c->p, NULL, c->b, out), NK_EARG);
+    cr_expect_eq(nk_qbinary_prepare(&p, -1.0f, 0.1f, 0.1f), NK_EARG);
+    p = c->p;
+    p.out_shape.dims[2] = p.a_shape.dims[2] = 0; /* empty: nothing to do, pointers unused */
+    cr_expect_eq(nk_qbinary(&p, NULL, NULL, NULL), NK_OK);
+
+    nk_qrequant_params r = {.in_zp = 0, .out_zp = 0, .mult = 1 << 30, .shift = 1, .act_min = -128, .act_max = 127};
+    int8_t x[4] = {1, 2, 3, 4};
+    cr_expect_eq(nk_qrequant(&r, x, out, 4), NK_OK);
+    cr_expect_eq(memcmp(x, out, 4), 0, "identity multiplier");
+    r.shift = -40;
+    cr_expect_eq(nk_qrequant(&r, x, out, 4), NK_EARG);
+    r.shift = 1;
+    r.act_min = 5, r.act_max = 4;
+    cr_expect_eq(nk_qrequant(&r, x, out, 4), NK_EARG);
+    cr_expect_eq(nk_qrequant(NULL, x, out, 4), NK_EARG);
 }

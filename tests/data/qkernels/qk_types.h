@@ -40,7 +40,7 @@ typedef struct qk_bmm_case {
 
 /* kind: 0 max, 1 average, 2 global average */
 typedef struct qk_pool_case {
-    const char *name; int kind; int ceil_mode; nk_qpool_params p;
+    const char *name; int kind; int ceil_mode; nk_qpool_params p; float in_scale, out_scale;
     const int8_t *in, *expected; size_t in_count, out_count;
 } qk_pool_case;
 

@@ -1,0 +1,115 @@
+/* What each semantics reads and writes (docs/isa.md, "Semantics"), and the
+ * consistency rules between its fields. Shared by the tiler (to size and
+ * verify tiles) and the simulator (bounds faults, traffic statistics). */
+#include <stdio.h>
+
+#include "target/tgt_internal.h"
+
+static void add(tgt_operand *o, int *n, tgt_fid addr, bool dram, bool write, int64_t bytes)
+{
+    o[*n] = (tgt_operand){addr, dram, write, bytes};
+    (*n)++;
+}
+
+static int64_t wbytes(int64_t count, int64_t w4)
+{
+    return w4 ? (count + 1) / 2 : count;
+}
+
+int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt_operand out[TGT_MAX_OPERANDS])
+{
+    int n = 0;
+    const tgt_sem s = isa->insns[insn].sem;
+#define V(f) v[TGT_F_##f]
+    switch (s) {
+    case TGT_SEM_DMA_LOAD:
+    case TGT_SEM_DMA_STORE: {
+        int64_t d = (V(C) - 1) * V(DRAM_CS) + (V(H) - 1) * V(DRAM_HS) + V(W);
+        int64_t m = (V(C) - 1) * V(SRAM_CS) + (V(H) - 1) * V(SRAM_HS) + V(W);
+        bool load = s == TGT_SEM_DMA_LOAD;
+        add(out, &n, TGT_F_DRAM, true, !load, d);
+        add(out, &n, TGT_F_SRAM, false, load, m);
+        break;
+    }
+    case TGT_SEM_CONV:
+    case TGT_SEM_MATMUL: {
+        bool conv = s == TGT_SEM_CONV;
+        int64_t rows = conv ? V(OC) : V(N);
+        add(out, &n, TGT_F_SRC, false, false, conv ? V(IC) * V(IH) * V(IW) : V(M) * V(K));
+        add(out, &n, TGT_F_WGT, false, false, wbytes(conv ? V(OC) * V(IC) * V(KH) * V(KW) : V(N) * V(K), V(W4)));
+        if (!(V(ACC_IN) && V(ACC_OUT))) /* bias or requantization */
+            add(out, &n, TGT_F_QTAB, false, false, 12 * rows);
+        int64_t outs = conv ? V(OC) * V(OH) * V(OW) : V(M) * V(N);
+        if (V(ACC_IN))
+            add(out, &n, TGT_F_PSUM, false, false, 4 * outs);
+        if (V(ACC_OUT))
+            add(out, &n, TGT_F_PSUM, false, true, 4 * outs);
+        else
+            add(out, &n, TGT_F_DST, false, true, outs);
+        break;
+    }
+    case TGT_SEM_DWCONV:
+        add(out, &n, TGT_F_SRC, false, false, V(C) * V(IH) * V(IW));
+        add(out, &n, TGT_F_WGT, false, false, wbytes(V(C) * V(KH) * V(KW), V(W4)));
+        add(out, &n, TGT_F_QTAB, false, false, 12 * V(C));
+        add(out, &n, TGT_F_DST, false, true, V(C) * V(OH) * V(OW));
+        break;
+    case TGT_SEM_POOL:
+        add(out, &n, TGT_F_SRC, false, false, V(C) * V(IH) * V(IW));
+        add(out, &n, TGT_F_DST, false, true, V(C) * V(OH) * V(OW));
+        break;
+    case TGT_SEM_ELTWISE: {
+        int64_t a = (V(A_BC) & TGT_BC_C ? 1 : V(C)) * (V(A_BC) & TGT_BC_H ? 1 : V(H)) * (V(A_BC) & TGT_BC_W ? 1 : V(W));
+        int64_t b = (V(B_BC) & TGT_BC_C ? 1 : V(C)) * (V(B_BC) & TGT_BC_H ? 1 : V(H)) * (V(B_BC) & TGT_BC_W ? 1 : V(W));
+        add(out, &n, TGT_F_A, false, false, a);
+        add(out, &n, TGT_F_B, false, false, b);
+        add(out, &n, TGT_F_DST, false, true, V(C) * V(H) * V(W));
+        break;
+    }
+    case TGT_SEM_LUT:
+        add(out, &n, TGT_F_SRC, false, false, V(LEN));
+        add(out, &n, TGT_F_TABLE, false, false, 256);
+        add(out, &n, TGT_F_DST, false, true, V(LEN));
+        break;
+    case TGT_SEM_REQUANT:
+        add(out, &n, TGT_F_SRC, false, false, V(LEN));
+        add(out, &n, TGT_F_DST, false, true, V(LEN));
+        break;
+    default: break;
+    }
+    return n;
+}
+
+/* floor((in + pads - dil*(k-1) - 1) / stride) + 1, or 0 when the window does not fit */
+static int64_t out_size(int64_t in, int64_t p0, int64_t p1, int64_t k, int64_t dil, int64_t stride)
+{
+    int64_t span = in + p0 + p1 - dil * (k - 1) - 1;
+    return span < 0 || stride < 1 ? 0 : span / stride + 1;
+}
+
+npu_status tgt_sem_check(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], npu_err *err)
+{
+    const tgt_insn *in = &isa->insns[insn];
+    switch (in->sem) {
+    case TGT_SEM_CONV:
+    case TGT_SEM_DWCONV:
+    case TGT_SEM_POOL: {
+        int64_t oh = out_size(V(IH), V(PT), V(PB), V(KH), V(DH), V(SH));
+        int64_t ow = out_size(V(IW), V(PL), V(PR), V(KW), V(DW), V(SW));
+        if (oh != V(OH) || ow != V(OW))
+            return npu_fail(err, NPU_EUSER, "%s: output %lldx%lld does not match its window: a %lldx%lld input "
+                            "with this kernel, stride, dilation and padding gives %lldx%lld", in->name,
+                            (long long)V(OH), (long long)V(OW), (long long)V(IH), (long long)V(IW),
+                            (long long)oh, (long long)ow);
+        if (V(PT) >= V(KH) * V(DH) || V(PB) >= V(KH) * V(DH) || V(PL) >= V(KW) * V(DW) || V(PR) >= V(KW) * V(DW))
+            return npu_fail(err, NPU_EUSER, "%s: padding must be smaller than the kernel's extent", in->name);
+        break;
+    }
+    default: break;
+    }
+    if (V(CLAMP_LO) > V(CLAMP_HI))
+        return npu_fail(err, NPU_EUSER, "%s: clamp_lo %lld > clamp_hi %lld", in->name, (long long)V(CLAMP_LO),
+                        (long long)V(CLAMP_HI));
+#undef V
+    return NPU_OK;
+}

@@ -1,0 +1,215 @@
+/* The one table of semantics the simulator implements in C, the field
+ * vocabulary, units, target parameters, and the hasher of canonical forms.
+ * Adding a semantics means a row here, an entry in tgt_sem, its C in the
+ * simulator and a section in docs/isa.md. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "target/tgt_internal.h"
+
+static const struct {
+    const char *name;
+    tgt_kind kind;
+    const char *doc;
+} vocab[TGT_F_COUNT] = {
+#define TGT_FIELD(id, name, kind, doc) [TGT_F_##id] = {name, TGT_K_##kind, doc},
+#include "target/fields.def"
+#undef TGT_FIELD
+};
+
+const char *tgt_fid_name(tgt_fid f)
+{
+    return (unsigned)f < TGT_F_COUNT ? vocab[f].name : "?";
+}
+
+tgt_kind tgt_fid_kind(tgt_fid f)
+{
+    return (unsigned)f < TGT_F_COUNT ? vocab[f].kind : TGT_K_INT;
+}
+
+const char *tgt_fid_doc(tgt_fid f)
+{
+    return (unsigned)f < TGT_F_COUNT ? vocab[f].doc : "";
+}
+
+tgt_fid tgt_fid_from_name(const char *name)
+{
+    for (int f = 0; f < TGT_F_COUNT; f++)
+        if (strcmp(vocab[f].name, name) == 0)
+            return (tgt_fid)f;
+    return TGT_F_COUNT;
+}
+
+static const char *const region_names[] = {"constants", "arena", "inputs", "outputs", "flash"};
+static const char *const elt_names[] = {"add", "sub", "mul", "min", "max"};
+static const char *const pool_names[] = {"max", "avg"};
+
+static const char *const *enum_names(tgt_fid f, int *n)
+{
+    switch (f) {
+    case TGT_F_REGION: *n = TGT_REGION_COUNT; return region_names;
+    case TGT_F_OP: *n = TGT_ELT_COUNT; return elt_names;
+    case TGT_F_MODE: *n = TGT_POOL_COUNT; return pool_names;
+    default: *n = 0; return NULL;
+    }
+}
+
+const char *tgt_enum_name(tgt_fid f, int64_t v)
+{
+    int n;
+    const char *const *names = enum_names(f, &n);
+    return names && v >= 0 && v < n ? names[v] : NULL;
+}
+
+int tgt_enum_count(tgt_fid f)
+{
+    int n;
+    enum_names(f, &n);
+    return n;
+}
+
+/* ---- semantics -------------------------------------------------------------------- */
+
+#define R(f) {TGT_F_##f, true, 0}
+#define O(f, d) {TGT_F_##f, false, d}
+#define COMMON O(WAIT, 0), O(SIGNAL, 0)
+#define WINDOW O(SH, 1), O(SW, 1), O(PT, 0), O(PL, 0), O(PB, 0), O(PR, 0)
+#define CLAMP O(CLAMP_LO, -128), O(CLAMP_HI, 127)
+#define ACCUM O(ACC_IN, 0), O(ACC_OUT, 0), O(PSUM, 0)
+
+static const tgt_sem_field f_dma[] = {
+    COMMON, R(REGION), R(DRAM), R(SRAM), R(C), R(H), R(W), R(DRAM_HS), R(DRAM_CS), R(SRAM_HS), R(SRAM_CS),
+    O(CH, 0),
+};
+static const tgt_sem_field f_conv[] = {
+    COMMON, R(SRC), R(DST), R(WGT), R(QTAB), R(IC), R(OC), R(IH), R(IW), R(OH), R(OW), R(KH), R(KW),
+    WINDOW, O(DH, 1), O(DW, 1), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(W4, 0), ACCUM,
+};
+static const tgt_sem_field f_dwconv[] = {
+    COMMON, R(SRC), R(DST), R(WGT), R(QTAB), R(C), R(IH), R(IW), R(OH), R(OW), R(KH), R(KW),
+    WINDOW, O(DH, 1), O(DW, 1), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(W4, 0),
+};
+static const tgt_sem_field f_matmul[] = {
+    COMMON, R(SRC), R(DST), R(WGT), R(QTAB), R(M), R(K), R(N),
+    O(IN_ZP, 0), O(W_ZP, 0), O(OUT_ZP, 0), CLAMP, O(W4, 0), ACCUM,
+};
+static const tgt_sem_field f_pool[] = {
+    COMMON, R(SRC), R(DST), R(C), R(IH), R(IW), R(OH), R(OW), R(KH), R(KW), R(MODE),
+    WINDOW, CLAMP, O(COUNT_PAD, 0), O(IN_ZP, 0),
+};
+static const tgt_sem_field f_eltwise[] = {
+    COMMON, R(A), R(B), R(DST), R(C), R(H), R(W), R(OP), R(A_MULT), R(B_MULT), R(OUT_MULT), R(OUT_SHIFT),
+    O(A_SHIFT, 0), O(B_SHIFT, 0), O(PRE_SHIFT, 0), O(A_ZP, 0), O(B_ZP, 0), O(OUT_ZP, 0), CLAMP,
+    O(A_BC, 0), O(B_BC, 0),
+};
+static const tgt_sem_field f_lut[] = {COMMON, R(SRC), R(DST), R(LEN), R(TABLE)};
+static const tgt_sem_field f_requant[] = {
+    COMMON, R(SRC), R(DST), R(LEN), R(MULT), O(SHIFT, 0), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(COPY, 0),
+};
+static const tgt_sem_field f_ctrl[] = {COMMON};
+
+#define U(u) (1u << TGT_UNIT_##u)
+#define ROW(id, name, units, f) [TGT_SEM_##id] = {name, units, (int)(sizeof f / sizeof f[0]), f}
+
+static const tgt_sem_info sems[TGT_SEM_COUNT] = {
+    ROW(DMA_LOAD, "dma_load", U(DMA), f_dma),
+    ROW(DMA_STORE, "dma_store", U(DMA), f_dma),
+    ROW(CONV, "conv", U(MAC) | U(VECTOR), f_conv),
+    ROW(DWCONV, "dwconv", U(MAC) | U(VECTOR), f_dwconv),
+    ROW(MATMUL, "matmul", U(MAC) | U(VECTOR), f_matmul),
+    ROW(POOL, "pool", U(MAC) | U(VECTOR), f_pool),
+    ROW(ELTWISE, "eltwise", U(MAC) | U(VECTOR), f_eltwise),
+    ROW(LUT, "lut", U(MAC) | U(VECTOR), f_lut),
+    ROW(REQUANT, "requant", U(MAC) | U(VECTOR), f_requant),
+    ROW(SYNC, "sync", U(CTRL), f_ctrl),
+    ROW(END, "end", U(CTRL), f_ctrl),
+};
+
+const tgt_sem_info *tgt_sem_get(tgt_sem s)
+{
+    return (unsigned)s < TGT_SEM_COUNT ? &sems[s] : NULL;
+}
+
+const char *tgt_sem_name(tgt_sem s)
+{
+    return (unsigned)s < TGT_SEM_COUNT ? sems[s].name : "?";
+}
+
+tgt_sem tgt_sem_from_name(const char *name)
+{
+    for (int s = 0; s < TGT_SEM_COUNT; s++)
+        if (strcmp(sems[s].name, name) == 0)
+            return (tgt_sem)s;
+    return TGT_SEM_COUNT;
+}
+
+static const char *const unit_names[TGT_UNIT_COUNT] = {"dma", "mac", "vector", "ctrl"};
+
+const char *tgt_unit_name(tgt_unit u)
+{
+    return (unsigned)u < TGT_UNIT_COUNT ? unit_names[u] : "?";
+}
+
+/* ---- parameters and memories --------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    int64_t min;
+} params[TGT_P_COUNT] = {
+#define TGT_PARAM(id, name, min, doc) [TGT_P_##id] = {name, min},
+#include "target/params.def"
+#undef TGT_PARAM
+};
+
+const char *tgt_param_name(tgt_param p)
+{
+    return (unsigned)p < TGT_P_COUNT ? params[p].name : "?";
+}
+
+int64_t tgt_param_min(tgt_param p)
+{
+    return params[p].min;
+}
+
+tgt_param tgt_param_from_name(const char *name)
+{
+    for (int p = 0; p < TGT_P_COUNT; p++)
+        if (strcmp(params[p].name, name) == 0)
+            return (tgt_param)p;
+    return TGT_P_COUNT;
+}
+
+static const char *const mem_names[TGT_MEM_COUNT] = {"rom", "flash", "dram", "npu_regs", "sim_ctrl"};
+
+const char *tgt_mem_name(tgt_mem m)
+{
+    return (unsigned)m < TGT_MEM_COUNT ? mem_names[m] : "?";
+}
+
+/* ---- FNV-1a ------------------------------------------------------------------------------ */
+
+void hsh_init(hsh *h)
+{
+    h->h = 0xcbf29ce484222325ull;
+}
+
+void hsh_bytes(hsh *h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h->h ^= b[i];
+        h->h *= 0x100000001b3ull;
+    }
+}
+
+void hsh_printf(hsh *h, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    /* canonical pieces are short; a longer one is hashed truncated, still deterministic */
+    hsh_bytes(h, buf, n < 0 ? 0 : (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
