@@ -1,8 +1,10 @@
 /* fuse_act: Relu, Clip (constant bounds; Relu6 is Clip 0..6) and LeakyRelu
  * fused into the node producing their input, as its ir_act, when that output
- * has no other reader. Producers: the ops whose kernels apply n->act on
- * their float result (and whose NPU forms do the same in the requantize
- * step): Conv, ConvTranspose, Gemm, MatMul, BatchNormalization, Add.
+ * has no other reader. Producers: the ops whose reference adapters apply
+ * n->act on their float result (and whose NPU forms do the same in the
+ * requantize step): Conv, ConvTranspose, Gemm, BatchNormalization, Add.
+ * MatMul is not one yet (its adapter ignores n->act); PyTorch's Linear
+ * exports Gemm, or MatMul then Add, where the Add takes the activation.
  * Stacked activations compose (Relu then Clip 0..6 is Clip 0..6); a pair
  * with no single ir_act equivalent (LeakyRelu after Clip -1..1) stays. */
 #include "opt/opt_internal.h"
@@ -15,7 +17,6 @@ static bool carries_act(ir_op op)
     case IR_OP_CONV:
     case IR_OP_CONV_TRANSPOSE:
     case IR_OP_GEMM:
-    case IR_OP_MATMUL:
     case IR_OP_BATCH_NORM:
     case IR_OP_ADD: return true;
     default: return false;
