@@ -24,7 +24,7 @@ static bool carries_act(ir_op op)
 }
 
 /* The activation node n as an ir_act (Relu as Clip 0..inf for composing). */
-static bool act_of(const ir_graph *g, const ir_node *n, ir_act *a)
+static bool act_of(const ir_node *n, ir_act *a)
 {
     switch (n->op) {
     case IR_OP_RELU: *a = (ir_act){IR_ACT_CLIP, 0.0f, INFINITY, 0.0f}; return n->n_inputs == 1;
@@ -32,9 +32,10 @@ static bool act_of(const ir_graph *g, const ir_node *n, ir_act *a)
         *a = (ir_act){IR_ACT_LEAKY_RELU, 0.0f, 0.0f, ir_attr_float(n, "alpha", 0.01f)};
         return n->n_inputs == 1;
     case IR_OP_CLIP: {
-        /* opset < 11: attributes; from 11: optional inputs, constant here */
+        /* an input (opset 11+; constant here) wins over the attribute (opset
+         * < 11, or mirrored from a constant input by shape inference) */
         float lo = ir_attr_float(n, "min", -INFINITY), hi = ir_attr_float(n, "max", INFINITY);
-        if (n->n_inputs > 3 || (g->opset >= 11 && (ir_attr_find(n, "min") || ir_attr_find(n, "max"))))
+        if (n->n_inputs > 3)
             return false;
         if (n->n_inputs > 1 && n->inputs[1] && !opt_const_scalar(n->inputs[1], &lo))
             return false;
@@ -90,7 +91,7 @@ npu_status opt_fuse_act(ir_graph *g, const opt_options *o, bool *changed, npu_er
     for (int i = 0; i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
         ir_act a, fused;
-        if (n->dead || n->n_inputs < 1 || n->n_outputs != 1 || !act_of(g, n, &a))
+        if (n->dead || n->n_inputs < 1 || n->n_outputs != 1 || !act_of(n, &a))
             continue;
         ir_tensor *x = n->inputs[0], *y = n->outputs[0];
         ir_node *p = x ? x->producer : NULL;

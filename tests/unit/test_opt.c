@@ -1014,6 +1014,7 @@ Test(fuse_act, into_every_producer_that_carries_one)
         {"relu6 (inputs)", IR_OP_CLIP, 13, 0, 6, 0, {IR_ACT_CLIP, 0, 6, 0}},
         {"clip max only", IR_OP_CLIP, 13, NAN, 6, 0, {IR_ACT_CLIP, -INFINITY, 6, 0}},
         {"clip (attributes, opset 10)", IR_OP_CLIP, 10, -1, 1, 0, {IR_ACT_CLIP, -1, 1, 0}},
+        {"relu6 (inputs and attributes, as imported)", IR_OP_CLIP, 14, 0, 6, 0, {IR_ACT_CLIP, 0, 6, 0}},
         {"leaky relu", IR_OP_LEAKY_RELU, 13, 0, 0, 0.2f, {IR_ACT_LEAKY_RELU, 0, 0, 0.2f}},
     };
     for (size_t pi = 0; pi < sizeof prods / sizeof prods[0]; pi++)
@@ -1025,6 +1026,10 @@ Test(fuse_act, into_every_producer_that_carries_one)
             if (acts[ai].op == IR_OP_CLIP && acts[ai].opset >= 11) {
                 ir_tensor *lo = isnan(acts[ai].lo) ? NULL : cf(g, "lo", SCALAR, &acts[ai].lo);
                 a = node(g, IR_OP_CLIP, "act", y, 3, t, lo, cf(g, "hi", SCALAR, &acts[ai].hi));
+                if (acts[ai].opset == 14) { /* shape inference mirrors constant bounds into attributes */
+                    ir_set_float(g, a, "min", acts[ai].lo);
+                    ir_set_float(g, a, "max", acts[ai].hi);
+                }
             } else {
                 a = node(g, acts[ai].op, "act", y, 1, t);
                 if (acts[ai].op == IR_OP_CLIP) {
