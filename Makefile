@@ -51,6 +51,7 @@ FW_CFLAGS = --specs=picolibc.specs -march=rv32imafc -mabi=ilp32f -Os -g -std=c11
 FW_SRCS   = $(wildcard rt/*.c) $(wildcard kernels/*.c)
 FW_ELF    = $(BUILD)/fw/npurt.elf
 
+.SECONDARY:
 .PHONY: all deps test test-unit test-conf test-e2e test-asan demo bench clean fw fixtures
 all: $(TOOLS) $(UNIT_BINS) $(if $(wildcard rt/fw.ld),$(FW_ELF))
 
@@ -85,23 +86,20 @@ $(BUILD)/obj/%.o: %.c
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(LIBNPUCC): $(LIB_OBJS)
-	@mkdir -p $(dir $@)
-	@rm -f $@
+	@mkdir -p $(dir $@); rm -f $@
 	ar rcs $@ $^
 $(LIBNPUSIM): $(SIM_OBJS)
-	@mkdir -p $(dir $@)
-	@rm -f $@
+	@mkdir -p $(dir $@); rm -f $@
 	ar rcs $@ $^
 $(LIBNPURT): $(RT_OBJS) $(filter $(BUILD)/obj/kernels/%,$(LIB_OBJS))
-	@mkdir -p $(dir $@)
-	@rm -f $@
+	@mkdir -p $(dir $@); rm -f $@
 	ar rcs $@ $^
 
 SIM_LIBS = $(if $(HAVE_SIM),$(LIBNPUSIM) -lunicorn -lpthread)
 
-$(BUILD)/%: $(BUILD)/obj/src/driver/%_main.o $(LIBNPUCC)
+$(BUILD)/%: $(BUILD)/obj/src/driver/%_main.o $(LIBNPUCC) $(LIBNPURT)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
-$(BUILD)/npusim: $(BUILD)/obj/sim/npusim_main.o $(LIBNPUSIM) $(LIBNPUCC) $(if $(wildcard rt/fw.ld),$(FW_ELF))
+$(BUILD)/npusim: $(BUILD)/obj/sim/npusim_main.o $(LIBNPUSIM) $(LIBNPUCC) $(LIBNPURT) $(if $(wildcard rt/fw.ld),$(FW_ELF))
 	$(CC) $(LDFLAGS) $(filter %.o %.a,$^) $(LDLIBS) -lunicorn -lpthread -o $@
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT_OBJS) $(if $(HAVE_SIM),$(LIBNPUSIM)) $(LIBNPURT) $(LIBNPUCC)

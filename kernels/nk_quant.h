@@ -1,5 +1,302 @@
-/* kernels: quant family (placeholder until the family lands). */
+/* Integer numerics and integer reference kernels: the one home of the
+ * quantization math shared by the quantizer, the reference executor, the
+ * on-device runtime and the simulator's functional units. Bit-exactness
+ * between those rests on everyone calling these functions.
+ *
+ * Conventions (docs/numerics.md has the full text):
+ * - real = scale * (q - zero_point); activations int8 asymmetric per tensor,
+ *   weights int8 (or int4) symmetric per output channel, bias int32 with scale
+ *   in_scale * w_scale[c].
+ * - A real multiplier M is an int32 Q31 mantissa `mult` in [2^30, 2^31) and an
+ *   exponent `shift` in [-31, 30]: M ~= mult * 2^(shift - 31).
+ * - nk_requantize is the only fixed-point rescale; every kernel calls it.
+ * - Float -> int rounds half to even (onnxruntime QuantizeLinear) and saturates.
+ * - int4 is packed two per byte, low nibble first.
+ * - Tensors are dense NCHW (the IR's layout); weights are ONNX OIHW. */
 #ifndef NK_QUANT_H
 #define NK_QUANT_H
+
 #include "kernels/nk_common.h"
+
+/* ---- fixed-point requantization ------------------------------------------ */
+
+#define NK_SHIFT_MIN (-31)
+#define NK_SHIFT_MAX 30
+
+/* TFLite QuantizeMultiplier: real_multiplier = mult * 2^(shift - 31) with
+ * mult in [2^30, 2^31). 0 gives (0, 0); multipliers below 2^-32 flush to
+ * (0, 0). NK_EARG for a negative, non-finite or >= 2^30 multiplier. */
+nk_status nk_quantize_multiplier(double real_multiplier, int32_t *mult, int *shift);
+
+/* The canonical real multiplier of a conv/gemm output channel,
+ * in_scale * w_scale / out_scale, computed in double as TFLite does, then
+ * nk_quantize_multiplier. Everyone derives multipliers from scales this way. */
+nk_status nk_multiplier_from_scales(float in_scale, float w_scale, float out_scale, int32_t *mult, int *shift);
+
+/* gemmlowp SaturatingRoundingDoublingHighMul: a * b / 2^31 rounded to
+ * nearest. Ties go toward +infinity: gemmlowp's nudge is 2^30 for a
+ * non-negative product and 1 - 2^30 for a negative one, so -0.5 -> 0 and
+ * +0.5 -> 1 (the same as NEON VQRDMULH and CMSIS-NN). INT32_MIN * INT32_MIN
+ * saturates to INT32_MAX. */
+static inline int32_t nk_srdhm(int32_t a, int32_t b)
+{
+    if (a == INT32_MIN && b == INT32_MIN)
+        return INT32_MAX;
+    int64_t ab = (int64_t)a * (int64_t)b;
+    int64_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
+    return (int32_t)((ab + nudge) / ((int64_t)1 << 31)); /* C division truncates toward zero */
+}
+
+/* gemmlowp RoundingDivideByPOT: x / 2^exponent rounded, ties away from zero,
+ * exponent in [0, 31]. Relies on >> of a negative int32 being arithmetic
+ * (true of every compiler we build with: gcc, clang). */
+static inline int32_t nk_rdbpot(int32_t x, int exponent)
+{
+    int32_t mask = (int32_t)(((int64_t)1 << exponent) - 1);
+    int32_t remainder = x & mask;
+    int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return (x >> exponent) + (remainder > threshold ? 1 : 0);
+}
+
+/* TFLite MultiplyByQuantizedMultiplier: acc * mult * 2^(shift - 31), rounded
+ * twice: SRDHM (ties up), then RDBPOT (ties away from zero). A positive shift is a left shift of acc before the
+ * high-mul, saturated to int32 (TFLite leaves that overflow undefined).
+ * shift must lie in [NK_SHIFT_MIN, NK_SHIFT_MAX]. */
+static inline int32_t nk_requantize(int32_t acc, int32_t mult, int shift)
+{
+    if (shift > 0) {
+        int64_t v = (int64_t)acc * ((int64_t)1 << shift);
+        acc = v > INT32_MAX ? INT32_MAX : (v < INT32_MIN ? INT32_MIN : (int32_t)v);
+        return nk_srdhm(acc, mult);
+    }
+    return nk_rdbpot(nk_srdhm(acc, mult), -shift);
+}
+
+static inline int32_t nk_clamp_i32(int32_t v, int32_t lo, int32_t hi)
+{
+    return v < lo ? lo : (v > hi ? hi : v);
+}
+
+/* int32 addition that saturates instead of overflowing (bias adds). */
+static inline int32_t nk_sat_add_i32(int32_t a, int32_t b)
+{
+    int64_t s = (int64_t)a + b;
+    return s > INT32_MAX ? INT32_MAX : (s < INT32_MIN ? INT32_MIN : (int32_t)s);
+}
+
+/* The output stage of every kernel: requantize, add the output zero point,
+ * clamp to [act_min, act_max] (the quantized-domain activation range). */
+static inline int32_t nk_requant_out(int32_t acc, int32_t mult, int shift, int32_t out_zp, int32_t act_min,
+                                     int32_t act_max)
+{
+    int64_t v = (int64_t)nk_requantize(acc, mult, shift) + out_zp;
+    return v < act_min ? act_min : (v > act_max ? act_max : (int32_t)v);
+}
+
+/* The quantized range [lo, hi] of a fused activation on an output with
+ * (scale, zp) and storage range [qmin, qmax]: NONE gives [qmin, qmax], RELU
+ * [zp, qmax], CLIP the quantized bounds (rounded as nk_quantize_value).
+ * NK_EUNSUPPORTED for LEAKY_RELU (not a clamp: use a LUT). */
+nk_status nk_quant_act_range(nk_act act, float scale, int32_t zp, int32_t qmin, int32_t qmax, int32_t *lo,
+                             int32_t *hi);
+
+/* ---- float <-> int ------------------------------------------------------- */
+
+/* round_half_even(x / scale) + zp saturated to [qmin, qmax] (onnxruntime
+ * QuantizeLinear). NaN maps to zp. scale must be > 0. */
+int32_t nk_quantize_value(float x, float scale, int32_t zp, int32_t qmin, int32_t qmax);
+
+/* Arrays: NK_EARG when scale is not finite and > 0 or zp is outside the type. */
+nk_status nk_quantize_f32_i8(const float *x, int8_t *q, size_t n, float scale, int32_t zp);
+nk_status nk_quantize_f32_u8(const float *x, uint8_t *q, size_t n, float scale, int32_t zp);
+nk_status nk_quantize_f32_i4(const float *x, uint8_t *packed, size_t n, float scale, int32_t zp);
+/* real = (q - zp) * scale, as onnxruntime DequantizeLinear. */
+nk_status nk_dequantize_i8_f32(const int8_t *q, float *x, size_t n, float scale, int32_t zp);
+nk_status nk_dequantize_u8_f32(const uint8_t *q, float *x, size_t n, float scale, int32_t zp);
+nk_status nk_dequantize_i4_f32(const uint8_t *packed, float *x, size_t n, float scale, int32_t zp);
+
+/* ---- int4 packing: two per byte, element 2i in the low nibble ------------ */
+
+/* Bytes holding n packed int4 values. */
+static inline size_t nk_int4_bytes(size_t n)
+{
+    return (n + 1) / 2;
+}
+
+/* Element idx of a packed int4 array, sign-extended. */
+static inline int8_t nk_int4_get(const uint8_t *p, size_t idx)
+{
+    unsigned b = p[idx >> 1];
+    unsigned v = (idx & 1) ? (b >> 4) : (b & 15u);
+    return (int8_t)((int)(v ^ 8u) - 8);
+}
+
+/* Packs n values in [-8, 7]; an odd count leaves the last high nibble 0.
+ * NK_EARG (dst partly written) when a value is out of range. */
+nk_status nk_int4_pack(const int8_t *src, uint8_t *dst, size_t n);
+void nk_int4_unpack(const uint8_t *src, int8_t *dst, size_t n);
+
+/* ---- weights and multipliers shared by conv and fully connected ---------- */
+
+typedef enum nk_wformat {
+    NK_W_I8 = 0, /* int8, one per byte */
+    NK_W_I4 = 1, /* int4, packed over the flat weight index, low nibble first */
+} nk_wformat;
+
+/* Per-channel (n == channel count) or per-tensor (n == 1) multipliers. */
+typedef struct nk_qmults {
+    int32_t n;
+    const int32_t *mult;
+    const int32_t *shift;
+} nk_qmults;
+
+/* ---- conv2d -------------------------------------------------------------- */
+
+/* out[n][oc][y][x] = clamp(requant(bias[oc] + sum (in - in_zp) * w, mult[oc], shift[oc]) + out_zp)
+ * with in padded by in_zp (real 0). in int8 [n][c_in][h_in][w_in], w [c_out][c_in/groups][k_h][k_w],
+ * bias int32 [c_out] or NULL, out int8 [n][c_out][h_out][w_out]; h_out, w_out must equal ONNX's
+ * floor formula. Depthwise is groups == c_in == c_out (any multiplier c_out/groups works). */
+typedef struct nk_qconv2d_params {
+    int32_t n, c_in, h_in, w_in;
+    int32_t c_out, h_out, w_out;
+    int32_t k_h, k_w;
+    int32_t stride_h, stride_w;
+    int32_t dil_h, dil_w;
+    int32_t pad_top, pad_left, pad_bottom, pad_right;
+    int32_t groups;
+    int32_t in_zp, out_zp;    /* in int8 range */
+    int32_t act_min, act_max; /* in the int8 range, act_min <= act_max */
+    nk_wformat w_format;
+    nk_qmults q;              /* n == 1 or n == c_out */
+} nk_qconv2d_params;
+
+/* Scratch is always needed: nk_qconv2d_scratch_size bytes, 4-byte aligned
+ * (0 for invalid parameters). */
+size_t nk_qconv2d_scratch_size(const nk_qconv2d_params *p);
+nk_status nk_qconv2d(const nk_qconv2d_params *p, const int8_t *in, const void *w, const int32_t *bias,
+                     int8_t *out, void *scratch);
+
+/* ---- fully connected / matmul -------------------------------------------- */
+
+/* out[m][o] = clamp(requant(bias[o] + sum_k (in[m][k] - in_zp) * w[o][k]) + out_zp):
+ * in int8 [batch][in_features], w [out_features][in_features] (Gemm transB=1),
+ * bias int32 [out_features] or NULL, out int8 [batch][out_features].
+ * Scratch: only for int4 weights (unpacked once per call); NULL otherwise. */
+typedef struct nk_qfc_params {
+    int32_t batch, in_features, out_features;
+    int32_t in_zp, out_zp;
+    int32_t act_min, act_max;
+    nk_wformat w_format;
+    nk_qmults q; /* n == 1 or n == out_features */
+} nk_qfc_params;
+
+size_t nk_qfc_scratch_size(const nk_qfc_params *p);
+nk_status nk_qfc(const nk_qfc_params *p, const int8_t *in, const void *w, const int32_t *bias, int8_t *out,
+                 void *scratch);
+
+/* out[b][m][n] = clamp(requant(sum_k (a[b][m][k] - a_zp) * (b[b][k][n] - b_zp)) + out_zp) for two int8
+ * activations; a_batch and b_batch are each batch or 1 (broadcast). Scratch (4-byte aligned) holds an
+ * int32 row and b - b_zp as int16. */
+typedef struct nk_qbmm_params {
+    int32_t batch, a_batch, b_batch;
+    int32_t m, k, n;
+    int32_t a_zp, b_zp, out_zp;
+    int32_t act_min, act_max;
+    int32_t mult, shift;
+} nk_qbmm_params;
+
+size_t nk_qbmm_scratch_size(const nk_qbmm_params *p);
+nk_status nk_qbmm(const nk_qbmm_params *p, const int8_t *a, const int8_t *b, int8_t *out, void *scratch);
+
+/* ---- pooling -------------------------------------------------------------- */
+
+/* in int8 [n][c][h_in][w_in] -> out [n][c][h_out][w_out]. h_out may be the
+ * floor or the ceil (ceil_mode) size; windows are clipped to the input.
+ * The output may have its own scale: (mult, shift) rescales in_scale to
+ * out_scale (nk_multiplier_from_scales(in_scale, 1, out_scale); the identity
+ * is mult 2^30, shift 1, exact).
+ * Max: out = clamp(requant(max - in_zp) + out_zp); padding is ignored.
+ * Average: S = sum over the window of (x - in_zp), padding counting as 0;
+ *   out = clamp(out_zp + round(requant(S) / count)), the division rounding
+ *   half away from zero (of the real value). count is the number of input
+ *   elements covered, or with count_include_pad the window clipped to the
+ *   padded input (as onnxruntime).
+ * A window that covers no input element (possible with dilation) gives out_zp. */
+typedef struct nk_qpool_params {
+    int32_t n, c, h_in, w_in, h_out, w_out;
+    int32_t k_h, k_w;
+    int32_t stride_h, stride_w;
+    int32_t dil_h, dil_w; /* max pool only; average pool needs 1 */
+    int32_t pad_top, pad_left, pad_bottom, pad_right;
+    int32_t count_include_pad;
+    int32_t in_zp, out_zp;
+    int32_t mult, shift;
+    int32_t act_min, act_max;
+} nk_qpool_params;
+
+nk_status nk_qmaxpool(const nk_qpool_params *p, const int8_t *in, int8_t *out);
+nk_status nk_qavgpool(const nk_qpool_params *p, const int8_t *in, int8_t *out);
+/* Average over h_in * w_in per (n, c), as nk_qavgpool; the window and
+ * stride fields are ignored (h_out = w_out = 1). */
+nk_status nk_qglobal_avgpool(const nk_qpool_params *p, const int8_t *in, int8_t *out);
+
+/* ---- elementwise binary with numpy broadcast ----------------------------- */
+
+typedef enum nk_qbin_op { NK_QADD, NK_QSUB, NK_QMUL, NK_QMIN, NK_QMAX } nk_qbin_op;
+
+/* Shapes follow numpy broadcasting (ranks aligned to the right). Per op:
+ * ADD/SUB (TFLite): x' = requant((x - zp_x) << left_shift, mult_x, shift_x);
+ *   out = requant(a' +- b', out_mult, out_shift) + out_zp.
+ * MUL: out = requant((a - a_zp) * (b - b_zp), out_mult, out_shift) + out_zp.
+ * MIN/MAX: x' = requant(x - zp_x, mult_x, shift_x) + out_zp (the input in the
+ *   output's scale); out = min/max(a', b').
+ * Fill the multipliers with nk_qbinary_prepare. */
+typedef struct nk_qbinary_params {
+    nk_qbin_op op;
+    nk_shape a_shape, b_shape, out_shape;
+    int32_t a_zp, b_zp, out_zp;
+    int32_t left_shift;
+    int32_t a_mult, a_shift, b_mult, b_shift;
+    int32_t out_mult, out_shift;
+    int32_t act_min, act_max;
+} nk_qbinary_params;
+
+/* Derives left_shift and the multipliers of p->op from the three scales
+ * (TFLite's PrepareGeneralSubOp / mul: left_shift 20, twice the larger input
+ * scale as the common scale). Zero points, shapes and clamps are the caller's. */
+nk_status nk_qbinary_prepare(nk_qbinary_params *p, float a_scale, float b_scale, float out_scale);
+nk_status nk_qbinary(const nk_qbinary_params *p, const int8_t *a, const int8_t *b, int8_t *out);
+
+/* ---- unary --------------------------------------------------------------- */
+
+/* out = clamp(requant(in - in_zp, mult, shift) + out_zp, act_min, act_max):
+ * a change of scale (concat inputs, npu.Requantize). */
+typedef struct nk_qrequant_params {
+    int32_t in_zp, out_zp;
+    int32_t mult, shift;
+    int32_t act_min, act_max;
+} nk_qrequant_params;
+
+nk_status nk_qrequant(const nk_qrequant_params *p, const int8_t *in, int8_t *out, size_t count);
+
+/* out[i] = lut[in[i] + 128]: the table is indexed by the int8 value offset to 0..255. */
+void nk_lut_apply_i8(const int8_t *lut, const int8_t *in, int8_t *out, size_t count);
+
+/* Builds lut[q + 128] = quantize(fn(in_scale * (q - in_zp))) for q in -128..127,
+ * quantized with (out_scale, out_zp) by nk_quantize_value. fn runs 256 times,
+ * in float; the table, not the function, is what every consumer shares. */
+typedef float (*nk_lut_fn)(float x, const void *ctx);
+nk_status nk_lut_build_i8(int8_t *lut, nk_lut_fn fn, const void *ctx, float in_scale, int32_t in_zp,
+                          float out_scale, int32_t out_zp);
+
+/* Ready-made functions for nk_lut_build_i8 (ctx unused unless noted). */
+float nk_lut_sigmoid(float x, const void *ctx);
+float nk_lut_tanh(float x, const void *ctx);
+float nk_lut_hardswish(float x, const void *ctx);
+/* ctx: const float[2] = {alpha, beta}; max(0, min(1, alpha * x + beta)). */
+float nk_lut_hardsigmoid(float x, const void *ctx);
+/* ctx: const float * alpha. */
+float nk_lut_leaky_relu(float x, const void *ctx);
+float nk_lut_gelu(float x, const void *ctx);
+
 #endif

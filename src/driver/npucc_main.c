@@ -1,10 +1,24 @@
-/* npucc: compiles an ONNX model for an NPU target (see docs/cli.md). */
+/* npucc: compiles an ONNX model for an NPU target (docs/cli.md). */
 #include <stdio.h>
+
+#include "driver/compile.h"
 
 int main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "npucc: not implemented yet\n");
-    return 3;
+    drv_options o;
+    npu_err err = {0};
+    npu_status st = drv_parse_args(argc, argv, &o, &err);
+    if (st == NPU_OK && o.help) {
+        drv_print_usage(stdout);
+        return 0;
+    }
+    if (st != NPU_OK) {
+        fprintf(stderr, "npucc: %s\n", err.msg);
+        drv_print_usage(stderr);
+        return st;
+    }
+    st = drv_compile(&o, stdout, &err);
+    if (st != NPU_OK)
+        fprintf(stderr, "npucc: %s\n", err.msg);
+    return st;
 }

@@ -1,13 +1,19 @@
 /* ONNX importer: ModelProto (protobuf-c, generated from the system's
- * onnx.proto at build time) to graph IR with every shape inferred. */
+ * onnx.proto at build time) to graph IR with every shape inferred.
+ * What is accepted and how it is normalized: docs/import.md. */
 #ifndef NPU_IMPORT_H
 #define NPU_IMPORT_H
 
 #include "ir/ir.h"
 
-/* --input-shape NAME=1x3x224x224: fixes a dynamic dimension of an input. */
+/* Default-domain opsets the importer accepts. */
+#define IMP_OPSET_MIN 11
+#define IMP_OPSET_MAX 17
+#define IMP_NAME_MAX 256
+
+/* --input-shape NAME=1x3x224x224: fixes the dynamic dimensions of an input. */
 typedef struct imp_input_shape {
-    const char *name;
+    char name[IMP_NAME_MAX];
     int rank;
     int64_t dims[IR_MAX_RANK];
 } imp_input_shape;
@@ -17,11 +23,13 @@ typedef struct imp_options {
     const imp_input_shape *input_shapes;
 } imp_options;
 
-/* Parses "NAME=1x3x224x224" (the command-line form). */
+/* Parses "NAME=1x3x224x224" (the command-line form; the last '=' separates
+ * the name, so names may contain '='). */
 npu_status imp_parse_input_shape(const char *spec, imp_input_shape *out, npu_err *err);
 
 /* Loads path into a new graph (*out, freed with ir_graph_free). Errors start
- * with the path and name the node and op type where one is involved. */
+ * with the path and name the node and op type where one is involved.
+ * opt may be NULL. */
 npu_status imp_load_onnx(const char *path, const imp_options *opt, npu_alloc alloc, ir_graph **out,
                          npu_err *err);
 /* The same from bytes in memory; path is only used in messages. */

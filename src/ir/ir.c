@@ -202,6 +202,8 @@ ir_tensor *ir_const_new(ir_graph *g, const char *name, ir_dtype dt, int rank, co
     ir_tensor *t = ir_tensor_new(g, name, dt, rank, dims);
     if (!t)
         return NULL;
+    if (rank == 0)
+        t->shape_known = true; /* a scalar */
     size_t nb = ir_tensor_bytes(t);
     t->data = npu_arena_alloc(g->arena, nb ? nb : 1);
     if (!t->data)

@@ -105,6 +105,8 @@ typedef struct ir_act {
     float lo, hi, alpha;
 } ir_act;
 
+typedef enum ir_unit { IR_UNIT_HOST, IR_UNIT_NPU } ir_unit;
+
 struct ir_node {
     int id;
     ir_op op;
@@ -116,6 +118,8 @@ struct ir_node {
     int n_attrs;
     ir_attr *attrs;
     ir_act act;
+    ir_unit unit;            /* set by src/partition */
+    const char *unit_reason; /* why it runs on the host (NULL on the NPU) */
     bool dead;           /* marked by rewrites; ir_graph_compact removes it */
 };
 
@@ -187,11 +191,21 @@ npu_status ir_graph_verify(const ir_graph *g, npu_err *err);
  *   %conv1 = Conv(%x:f32[1,3,224,224], %w:f32[...] const) {strides=[2,2]} -> f32[1,32,112,112] */
 void ir_dump(const ir_graph *g, FILE *out);
 
+/* Binary form of a graph (the .npub "graph" section that `npuref MODEL.npub`
+ * runs): every live node and referenced tensor with data, quantization and
+ * attributes. Little-endian, versioned; the reader checks every size against
+ * the buffer and reports the byte offset of what is wrong. */
+npu_status ir_serialize(const ir_graph *g, npu_alloc alloc, void **out, size_t *out_size, npu_err *err);
+npu_status ir_deserialize(const void *buf, size_t size, npu_alloc alloc, ir_graph **out, npu_err *err);
+
 /* Shape inference for one node (src/ir/shape.c): sets dtype and dims of its
  * outputs from its inputs and attributes. Errors name the node and op. Inputs
  * whose values matter for the shape (Reshape's shape, Slice's starts, ...)
  * must be constant by then. */
 npu_status ir_infer_node(ir_graph *g, ir_node *n, npu_err *err);
 npu_status ir_infer_shapes(ir_graph *g, npu_err *err);
+/* ONNX TensorProto.DataType number to ir_dtype (Cast's "to", the importer);
+ * false for types the IR does not have. */
+bool ir_dtype_from_onnx(int onnx_type, ir_dtype *out);
 
 #endif

@@ -123,3 +123,93 @@ Test(ir, allocation_failure_never_crashes)
         cr_assert_eq(c.live_bytes, 0, "leak when failing allocation %zu", n);
     }
 }
+
+static ir_graph *quantized_sample(void)
+{
+    ir_graph *g = chain();
+    npu_err e;
+    ir_graph_toposort(g, &e);
+    int64_t wd[2] = {3, 2};
+    int8_t w[6] = {1, -2, 3, -4, 5, -128};
+    ir_tensor *wt = ir_const_new(g, "w", IR_I8, 2, wd, w);
+    ir_quant *q = npu_arena_alloc(g->arena, sizeof *q);
+    q->axis = 0;
+    q->count = 3;
+    q->scale = npu_arena_alloc(g->arena, 12);
+    q->zero_point = npu_arena_alloc(g->arena, 12);
+    q->scale[0] = 0.5f, q->scale[1] = 0.25f, q->scale[2] = 2.0f;
+    wt->quant = q;
+    ir_node *n = g->nodes[1];
+    /* give the relu an extra (ignored) constant input to carry the tensor */
+    ir_tensor **ins = npu_arena_alloc(g->arena, 2 * sizeof *ins);
+    ins[0] = n->inputs[0];
+    ins[1] = wt;
+    n->inputs = ins;
+    n->n_inputs = 2;
+    float fl[2] = {1.5f, -2.0f};
+    int64_t is[3] = {7, -1, 1LL << 40};
+    ir_set_floats(g, n, "fs", 2, fl);
+    ir_set_ints(g, n, "is", 3, is);
+    ir_set_string(g, n, "mode", "nearest");
+    ir_set_float(g, n, "alpha", 0.125f);
+    n->act = (ir_act){IR_ACT_CLIP, 0.0f, 6.0f, 0.0f};
+    n->unit = IR_UNIT_NPU;
+    return g;
+}
+
+Test(ir_serial, round_trip_preserves_graph)
+{
+    ir_graph *g = quantized_sample();
+    npu_err e;
+    void *buf;
+    size_t len;
+    cr_assert_eq(ir_serialize(g, npu_alloc_default(), &buf, &len, &e), NPU_OK, "%s", e.msg);
+    ir_graph *h = NULL;
+    cr_assert_eq(ir_deserialize(buf, len, npu_alloc_default(), &h, &e), NPU_OK, "%s", e.msg);
+    char *d1 = NULL, *d2 = NULL;
+    size_t l1, l2;
+    FILE *f1 = open_memstream(&d1, &l1), *f2 = open_memstream(&d2, &l2);
+    ir_dump(g, f1);
+    ir_dump(h, f2);
+    fclose(f1);
+    fclose(f2);
+    cr_assert_str_eq(d1, d2);
+    ir_tensor *w = ir_graph_find(h, "w");
+    cr_assert_eq(((int8_t *)w->data)[5], -128);
+    cr_assert_eq(w->quant->count, 3);
+    cr_assert_float_eq(w->quant->scale[2], 2.0f, 0);
+    cr_assert_eq(h->nodes[1]->unit, IR_UNIT_NPU);
+    int64_t is[3];
+    cr_assert_eq(ir_attr_ints(h->nodes[1], "is", is, 3), 3);
+    cr_assert_eq(is[2], 1LL << 40);
+    free(d1);
+    free(d2);
+    free(buf);
+    ir_graph_free(g);
+    ir_graph_free(h);
+}
+
+Test(ir_serial, every_truncation_and_byte_flip_is_rejected_or_valid)
+{
+    ir_graph *g = quantized_sample();
+    npu_err e;
+    void *buf;
+    size_t len;
+    cr_assert_eq(ir_serialize(g, npu_alloc_default(), &buf, &len, &e), NPU_OK);
+    for (size_t cut = 0; cut < len; cut++) {
+        ir_graph *h = NULL;
+        cr_assert_neq(ir_deserialize(buf, cut, npu_alloc_default(), &h, &e), NPU_OK, "cut %zu accepted", cut);
+        cr_assert(strstr(e.msg, "graph section"), "%s", e.msg);
+    }
+    unsigned char *copy = malloc(len);
+    for (size_t i = 0; i < len; i++) {
+        memcpy(copy, buf, len);
+        copy[i] ^= 0xff;
+        ir_graph *h = NULL;
+        if (ir_deserialize(copy, len, npu_alloc_default(), &h, &e) == NPU_OK)
+            ir_graph_free(h); /* a flip inside payload data is still a valid graph */
+    }
+    free(copy);
+    free(buf);
+    ir_graph_free(g);
+}

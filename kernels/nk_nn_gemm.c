@@ -1,0 +1,427 @@
+/* Blocked SGEMM (GotoBLAS/BLIS loop order: NC columns of B, KC depth,
+ * MC rows of A, then NR x MR register tiles), and Gemm / MatMul on it. */
+#include <string.h>
+
+#include "kernels/nk_nn_internal.h"
+
+/* What a register tile does with its sums: C = alpha * sum (+ C when add);
+ * after the last depth block also + bias[row] and the activation. */
+typedef struct tile_epi {
+    float alpha;
+    int add, last;
+    const float *bias; /* MR row biases, or NULL */
+    nk_act act;
+} tile_epi;
+
+/* The register tile: sums over p of a[p][i] * b[p][j] in order of p, then
+ * the epilogue straight into C (row stride ldc). Loops of constant trip
+ * count so that the compiler keeps acc in vector registers. */
+NK_HOT_CLONES static void ukernel(int32_t kc, const float *restrict a, const float *restrict b,
+                                    float *restrict c, ptrdiff_t ldc, const tile_epi *e)
+{
+    float acc[NK_MR][NK_NR];
+    for (int i = 0; i < NK_MR; i++)
+        for (int j = 0; j < NK_NR; j++)
+            acc[i][j] = 0.0f;
+    for (int32_t p = 0; p < kc; p++) {
+        const float *ap = a + (ptrdiff_t)p * NK_MR, *bp = b + (ptrdiff_t)p * NK_NR;
+        for (int i = 0; i < NK_MR; i++) {
+            float ai = ap[i];
+            for (int j = 0; j < NK_NR; j++)
+                acc[i][j] += ai * bp[j];
+        }
+    }
+    const float alpha = e->alpha;
+    for (int i = 0; i < NK_MR; i++) {
+        float *ci = c + i * ldc;
+        if (e->add)
+            for (int j = 0; j < NK_NR; j++)
+                acc[i][j] = ci[j] + alpha * acc[i][j];
+        else
+            for (int j = 0; j < NK_NR; j++)
+                acc[i][j] = alpha * acc[i][j];
+    }
+    if (e->last) {
+        if (e->bias)
+            for (int i = 0; i < NK_MR; i++)
+                for (int j = 0; j < NK_NR; j++)
+                    acc[i][j] += e->bias[i];
+        const float lo = e->act.lo, hi = e->act.hi, slope = e->act.alpha;
+        switch (e->act.kind) {
+        case NK_ACT_RELU:
+            for (int i = 0; i < NK_MR; i++)
+                for (int j = 0; j < NK_NR; j++)
+                    acc[i][j] = acc[i][j] > 0.0f ? acc[i][j] : 0.0f;
+            break;
+        case NK_ACT_CLIP:
+            for (int i = 0; i < NK_MR; i++)
+                for (int j = 0; j < NK_NR; j++) {
+                    float v = acc[i][j] < lo ? lo : acc[i][j];
+                    acc[i][j] = v > hi ? hi : v;
+                }
+            break;
+        case NK_ACT_LEAKY_RELU:
+            for (int i = 0; i < NK_MR; i++)
+                for (int j = 0; j < NK_NR; j++)
+                    acc[i][j] = acc[i][j] < 0.0f ? slope * acc[i][j] : acc[i][j];
+            break;
+        default: break;
+        }
+    }
+    for (int i = 0; i < NK_MR; i++)
+        for (int j = 0; j < NK_NR; j++)
+            c[i * ldc + j] = acc[i][j];
+}
+
+/* Constant-length chunks so that the selects become vector compares and
+ * blends (a branch per element mispredicts on real activations). */
+#define NK_ACT_LOOP(EXPR)                                \
+    do {                                                 \
+        ptrdiff_t i = 0;                                 \
+        for (; i + 16 <= n; i += 16)                     \
+            for (int j = 0; j < 16; j++) {               \
+                float x = v[i + j];                      \
+                v[i + j] = (EXPR);                       \
+            }                                            \
+        for (; i < n; i++) {                             \
+            float x = v[i];                              \
+            v[i] = (EXPR);                               \
+        }                                                \
+    } while (0)
+
+NK_HOT_CLONES void nk_nn_act_inplace(float *v, ptrdiff_t n, nk_act act)
+{
+    const float lo = act.lo, hi = act.hi, slope = act.alpha;
+    switch (act.kind) {
+    case NK_ACT_RELU: NK_ACT_LOOP(x > 0.0f ? x : 0.0f); break;
+    case NK_ACT_CLIP: NK_ACT_LOOP(x < lo ? lo : (x > hi ? hi : x)); break;
+    case NK_ACT_LEAKY_RELU: NK_ACT_LOOP(x < 0.0f ? slope * x : x); break;
+    default: break;
+    }
+}
+#undef NK_ACT_LOOP
+
+/* One register tile at rows i0.., columns j0.. of C. A partial tile (at the
+ * bottom or right edge) goes through a full-size buffer: C's part is copied
+ * in, the tile computed there, and the valid part copied back. */
+static void do_tile(const nk_gemm_core *g, int32_t kc, const float *ap, const float *bp, int32_t i0, int32_t j0,
+                    int mr, int nr, int add, int last)
+{
+    float bias[NK_MR];
+    tile_epi e = {g->alpha, add, last, NULL, g->act};
+    if (g->row_bias && last) {
+        for (int i = 0; i < NK_MR; i++)
+            bias[i] = i < mr ? g->row_bias[i0 + i] : 0.0f;
+        e.bias = bias;
+    }
+    float *c = g->c + (ptrdiff_t)i0 * g->ldc + j0;
+    if (mr == NK_MR && nr == NK_NR) {
+        ukernel(kc, ap, bp, c, g->ldc, &e);
+        return;
+    }
+    float t[NK_MR * NK_NR];
+    if (add)
+        for (int i = 0; i < mr; i++)
+            memcpy(t + i * NK_NR, c + (ptrdiff_t)i * g->ldc, sizeof(float) * (size_t)nr);
+    ukernel(kc, ap, bp, t, NK_NR, &e);
+    for (int i = 0; i < mr; i++)
+        memcpy(c + (ptrdiff_t)i * g->ldc, t + i * NK_NR, sizeof(float) * (size_t)nr);
+}
+
+static int32_t round_up(int32_t v, int32_t to)
+{
+    return (v + to - 1) / to * to;
+}
+
+static int32_t min32(int32_t a, int32_t b)
+{
+    return a < b ? a : b;
+}
+
+#define NK_ALIGN 64
+
+static float *align_ptr(void *p)
+{
+    uintptr_t u = (uintptr_t)p;
+    return (float *)((u + NK_ALIGN - 1) & ~(uintptr_t)(NK_ALIGN - 1));
+}
+
+size_t nk_nn_gemm_scratch(int32_t m, int32_t n, int32_t k)
+{
+    if (m <= 0 || n <= 0 || k <= 0)
+        return 0;
+    size_t kc = (size_t)min32(k, NK_KC);
+    size_t a = (size_t)round_up(min32(m, NK_MC), NK_MR) * kc;
+    size_t b = kc * (size_t)round_up(min32(n, NK_NC), NK_NR);
+    return (a + b) * sizeof(float) + 2 * NK_ALIGN;
+}
+
+void nk_nn_gemm_run(const nk_gemm_core *g, void *scratch)
+{
+    if (g->m <= 0 || g->n <= 0)
+        return;
+    if (g->k <= 0) { /* empty sum: C stays (or becomes 0), then bias and act */
+        for (int32_t i = 0; i < g->m; i++) {
+            float *c = g->c + (ptrdiff_t)i * g->ldc;
+            if (!g->accumulate)
+                memset(c, 0, sizeof(float) * (size_t)g->n);
+            if (g->row_bias)
+                for (int32_t j = 0; j < g->n; j++)
+                    c[j] += g->row_bias[i];
+            nk_nn_act_inplace(c, g->n, g->act);
+        }
+        return;
+    }
+    int32_t kcmax = min32(g->k, NK_KC);
+    float *ap = align_ptr(scratch);
+    float *bp = align_ptr(ap + (size_t)round_up(min32(g->m, NK_MC), NK_MR) * (size_t)kcmax);
+    for (int32_t jc = 0; jc < g->n; jc += NK_NC) {
+        int32_t nc = min32(g->n - jc, NK_NC);
+        for (int32_t pc = 0; pc < g->k; pc += NK_KC) {
+            int32_t kc = min32(g->k - pc, NK_KC);
+            int add = pc > 0 || g->accumulate, last = pc + kc >= g->k;
+            g->pack_b(g->b_ctx, pc, kc, jc, nc, bp);
+            for (int32_t ic = 0; ic < g->m; ic += NK_MC) {
+                int32_t mc = min32(g->m - ic, NK_MC);
+                g->pack_a(g->a_ctx, ic, mc, pc, kc, ap);
+                for (int32_t jr = 0; jr < nc; jr += NK_NR) {
+                    const float *bpanel = bp + (ptrdiff_t)jr * kc;
+                    int nr = (int)min32(nc - jr, NK_NR);
+                    for (int32_t ir = 0; ir < mc; ir += NK_MR) {
+                        do_tile(g, kc, ap + (ptrdiff_t)ir * kc, bpanel, ic + ir, jc + jr,
+                                (int)min32(mc - ir, NK_MR), nr, add, last);
+                    }
+                }
+            }
+        }
+    }
+}
+
+void nk_nn_pack_a_mat(const void *ctx, int32_t i0, int32_t mc, int32_t p0, int32_t kc, float *dst)
+{
+    const nk_mat_src *s = ctx;
+    for (int32_t ib = 0; ib < mc; ib += NK_MR, dst += (ptrdiff_t)kc * NK_MR) {
+        int rows = (int)min32(mc - ib, NK_MR);
+        if (s->trans) { /* A stored k x m: each depth step is a contiguous run of rows */
+            for (int32_t p = 0; p < kc; p++) {
+                const float *src = s->p + (ptrdiff_t)(p0 + p) * s->ld + i0 + ib;
+                float *d = dst + (ptrdiff_t)p * NK_MR;
+                int i = 0;
+                for (; i < rows; i++)
+                    d[i] = src[i];
+                for (; i < NK_MR; i++)
+                    d[i] = 0.0f;
+            }
+        } else if (rows == NK_MR) {
+            /* MR sequential read streams, contiguous writes */
+            const float *src[NK_MR];
+            for (int i = 0; i < NK_MR; i++)
+                src[i] = s->p + (ptrdiff_t)(i0 + ib + i) * s->ld + p0;
+            for (int32_t p = 0; p < kc; p++)
+                for (int i = 0; i < NK_MR; i++)
+                    dst[(ptrdiff_t)p * NK_MR + i] = src[i][p];
+        } else {
+            for (int i = 0; i < NK_MR; i++) {
+                if (i >= rows) {
+                    for (int32_t p = 0; p < kc; p++)
+                        dst[(ptrdiff_t)p * NK_MR + i] = 0.0f;
+                    continue;
+                }
+                const float *src = s->p + (ptrdiff_t)(i0 + ib + i) * s->ld + p0;
+                for (int32_t p = 0; p < kc; p++)
+                    dst[(ptrdiff_t)p * NK_MR + i] = src[p];
+            }
+        }
+    }
+}
+
+void nk_nn_pack_b_mat(const void *ctx, int32_t p0, int32_t kc, int32_t j0, int32_t nc, float *dst)
+{
+    const nk_mat_src *s = ctx;
+    for (int32_t jb = 0; jb < nc; jb += NK_NR, dst += (ptrdiff_t)kc * NK_NR) {
+        int cols = (int)min32(nc - jb, NK_NR);
+        if (!s->trans) { /* B stored k x n: a depth step is a contiguous run of columns */
+            for (int32_t p = 0; p < kc; p++) {
+                const float *src = s->p + (ptrdiff_t)(p0 + p) * s->ld + j0 + jb;
+                float *d = dst + (ptrdiff_t)p * NK_NR;
+                int j = 0;
+                for (; j < cols; j++)
+                    d[j] = src[j];
+                for (; j < NK_NR; j++)
+                    d[j] = 0.0f;
+            }
+        } else {
+            for (int j = 0; j < NK_NR; j++) {
+                if (j >= cols) {
+                    for (int32_t p = 0; p < kc; p++)
+                        dst[(ptrdiff_t)p * NK_NR + j] = 0.0f;
+                    continue;
+                }
+                const float *src = s->p + (ptrdiff_t)(j0 + jb + j) * s->ld + p0;
+                for (int32_t p = 0; p < kc; p++)
+                    dst[(ptrdiff_t)p * NK_NR + j] = src[p];
+            }
+        }
+    }
+}
+
+/* ---- nk_sgemm ------------------------------------------------------------- */
+
+static int sgemm_valid(const nk_sgemm_params *p)
+{
+    if (p->m < 0 || p->n < 0 || p->k < 0)
+        return 0;
+    int32_t acols = p->trans_a ? p->m : p->k, bcols = p->trans_b ? p->k : p->n;
+    return p->lda >= (acols > 1 ? acols : 1) && p->ldb >= (bcols > 1 ? bcols : 1) &&
+           p->ldc >= (p->n > 1 ? p->n : 1);
+}
+
+size_t nk_sgemm_scratch_size(const nk_sgemm_params *p)
+{
+    return sgemm_valid(p) ? nk_nn_gemm_scratch(p->m, p->n, p->k) : 0;
+}
+
+nk_status nk_sgemm(const nk_sgemm_params *p, const float *a, const float *b, float *c, void *scratch)
+{
+    if (!sgemm_valid(p) || (p->m && p->n && (!c || (p->k && (!a || !b || !scratch)))))
+        return NK_EARG;
+    nk_mat_src as = {a, p->lda, p->trans_a}, bs = {b, p->ldb, p->trans_b};
+    nk_gemm_core g = {.m = p->m, .n = p->n, .k = p->k, .pack_a = nk_nn_pack_a_mat, .a_ctx = &as,
+                      .pack_b = nk_nn_pack_b_mat, .b_ctx = &bs, .c = c, .ldc = p->ldc, .alpha = p->alpha,
+                      .accumulate = p->accumulate};
+    nk_nn_gemm_run(&g, scratch);
+    return NK_OK;
+}
+
+/* ---- nk_gemm (ONNX Gemm) ---------------------------------------------------- */
+
+static int gemm_valid(const nk_gemm_params *p)
+{
+    return p->m >= 0 && p->n >= 0 && p->k >= 0 && (p->c_rows == 1 || p->c_rows == p->m) &&
+           (p->c_cols == 1 || p->c_cols == p->n);
+}
+
+size_t nk_gemm_scratch_size(const nk_gemm_params *p)
+{
+    return gemm_valid(p) ? nk_nn_gemm_scratch(p->m, p->n, p->k) : 0;
+}
+
+nk_status nk_gemm(const nk_gemm_params *p, const float *a, const float *b, const float *c, float *y, void *scratch)
+{
+    if (!gemm_valid(p) || (p->m && p->n && (!y || (p->k && (!a || !b || !scratch)))))
+        return NK_EARG;
+    int with_c = c && p->beta != 0.0f;
+    if (with_c) /* Y = beta * C first; the product is then added to it, as onnxruntime does */
+        for (int32_t i = 0; i < p->m; i++) {
+            const float *cr = c + (ptrdiff_t)(p->c_rows == 1 ? 0 : i) * p->c_cols;
+            float *yr = y + (ptrdiff_t)i * p->n;
+            if (p->c_cols == 1)
+                for (int32_t j = 0; j < p->n; j++)
+                    yr[j] = p->beta * cr[0];
+            else
+                for (int32_t j = 0; j < p->n; j++)
+                    yr[j] = p->beta * cr[j];
+        }
+    nk_mat_src as = {a, p->trans_a ? p->m : p->k, p->trans_a}, bs = {b, p->trans_b ? p->k : p->n, p->trans_b};
+    nk_gemm_core g = {.m = p->m, .n = p->n, .k = p->k, .pack_a = nk_nn_pack_a_mat, .a_ctx = &as,
+                      .pack_b = nk_nn_pack_b_mat, .b_ctx = &bs, .c = y, .ldc = p->n, .alpha = p->alpha,
+                      .accumulate = with_c, .act = p->act};
+    nk_nn_gemm_run(&g, scratch);
+    return NK_OK;
+}
+
+/* ---- nk_matmul --------------------------------------------------------------- */
+
+typedef struct mm_dims {
+    int brank;                 /* output batch rank */
+    int64_t bdims[NK_MAX_RANK];
+    int64_t astride[NK_MAX_RANK], bstride[NK_MAX_RANK]; /* in matrices; 0 broadcasts */
+    int64_t batch, a_batch, b_batch;
+    int32_t m, n, k;
+} mm_dims;
+
+static int mm_shape(const nk_matmul_params *p, mm_dims *d)
+{
+    const nk_shape *a = &p->a, *b = &p->b;
+    if (a->rank < 2 || b->rank < 2 || a->rank > NK_MAX_RANK || b->rank > NK_MAX_RANK)
+        return 0;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] < 0)
+            return 0;
+    for (int i = 0; i < b->rank; i++)
+        if (b->dims[i] < 0)
+            return 0;
+    d->m = a->dims[a->rank - 2];
+    d->k = a->dims[a->rank - 1];
+    d->n = b->dims[b->rank - 1];
+    if (b->dims[b->rank - 2] != d->k)
+        return 0;
+    int ra = a->rank - 2, rb = b->rank - 2;
+    d->brank = ra > rb ? ra : rb;
+    int64_t sa = 1, sb = 1;
+    d->batch = d->a_batch = d->b_batch = 1;
+    for (int i = d->brank - 1; i >= 0; i--) { /* right-aligned */
+        int ia = i - (d->brank - ra), ib = i - (d->brank - rb);
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        if (da != db && da != 1 && db != 1)
+            return 0;
+        d->bdims[i] = da > db ? da : (db > da ? db : da);
+        if (da == 0 || db == 0)
+            d->bdims[i] = 0;
+        d->astride[i] = da == 1 ? 0 : sa;
+        d->bstride[i] = db == 1 ? 0 : sb;
+        sa *= da;
+        sb *= db;
+        d->batch *= d->bdims[i];
+    }
+    d->a_batch = sa;
+    d->b_batch = sb;
+    return 1;
+}
+
+size_t nk_matmul_scratch_size(const nk_matmul_params *p)
+{
+    mm_dims d;
+    if (!mm_shape(p, &d))
+        return 0;
+    int64_t m = d.b_batch == 1 ? d.a_batch * d.m : d.m;
+    if (m > INT32_MAX)
+        m = d.m;
+    return nk_nn_gemm_scratch((int32_t)m, d.n, d.k);
+}
+
+nk_status nk_matmul(const nk_matmul_params *p, const float *a, const float *b, float *y, void *scratch)
+{
+    mm_dims d;
+    if (!mm_shape(p, &d))
+        return NK_EARG;
+    if (d.batch == 0 || d.m == 0 || d.n == 0)
+        return NK_OK;
+    if (!a || !b || !y || (d.k && !scratch))
+        return NK_EARG;
+    nk_sgemm_params sp = {.m = d.m, .n = d.n, .k = d.k, .lda = d.k > 1 ? d.k : 1, .ldb = d.n, .ldc = d.n,
+                          .alpha = 1.0f};
+    /* One shared right operand (weights): fold A's batch into its rows. */
+    if (d.b_batch == 1 && d.a_batch * d.m <= INT32_MAX) {
+        sp.m = (int32_t)(d.a_batch * d.m);
+        return nk_sgemm(&sp, a, b, y, scratch);
+    }
+    int64_t idx[NK_MAX_RANK] = {0};
+    int64_t ao = 0, bo = 0;
+    const int64_t amat = (int64_t)d.m * d.k, bmat = (int64_t)d.k * d.n, ymat = (int64_t)d.m * d.n;
+    for (int64_t t = 0; t < d.batch; t++) {
+        nk_status st = nk_sgemm(&sp, a + ao * amat, b + bo * bmat, y + t * ymat, scratch);
+        if (st != NK_OK)
+            return st;
+        for (int i = d.brank - 1; i >= 0; i--) { /* odometer over the output batch */
+            ao += d.astride[i];
+            bo += d.bstride[i];
+            if (++idx[i] < d.bdims[i])
+                break;
+            ao -= d.astride[i] * d.bdims[i];
+            bo -= d.bstride[i] * d.bdims[i];
+            idx[i] = 0;
+        }
+    }
+    return NK_OK;
+}

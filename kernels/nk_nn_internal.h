@@ -1,0 +1,94 @@
+/* Internal to the nn kernel family (kernels/nk_nn*.c): the blocked SGEMM
+ * core with pluggable packing, so that Conv can pack its im2col matrix
+ * straight from the image into the GEMM's panels. */
+#ifndef NK_NN_INTERNAL_H
+#define NK_NN_INTERNAL_H
+
+#include <stddef.h>
+
+#include "kernels/nk_nn.h"
+
+/* Register tile and cache blocks. The tile is plain C that the compiler
+ * vectorizes; on x86-64 it is 12 x 16 (12 rows of one AVX-512 or two AVX2
+ * or four SSE registers), elsewhere smaller so that it fits the FPU's
+ * register file. KC x NR floats of B stay in L1, MC x KC of A in L2. */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define NK_MR 12
+#define NK_NR 16
+#define NK_KC 256
+#define NK_MC 120
+#define NK_NC 1024
+#else
+#define NK_MR 4
+#define NK_NR 4
+#define NK_KC 128
+#define NK_MC 32
+#define NK_NC 128
+#endif
+
+/* On x86-64 Linux with GCC the hot loops (register tile, depthwise rows)
+ * are compiled three times (AVX-512, AVX2, baseline SSE2) and picked at
+ * load time. The build is ISO C (-std=c11), where GCC does not contract
+ * a*b+c into FMA, so every clone rounds exactly like the baseline: the
+ * SIMD width changes speed only. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__) && \
+    !defined(NK_NO_CLONES)
+#define NK_HOT_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define NK_HOT_CLONES
+#endif
+
+/* Packs rows [i0, i0 + mc) x depth [p0, p0 + kc) of op(A) into MR-row panels:
+ * dst[(i / MR) * kc * MR + p * MR + i % MR], zero-filled past mc. */
+typedef void (*nk_pack_a_fn)(const void *ctx, int32_t i0, int32_t mc, int32_t p0, int32_t kc, float *dst);
+/* Packs depth [p0, p0 + kc) x columns [j0, j0 + nc) of op(B) into NR-column
+ * panels: dst[(j / NR) * kc * NR + p * NR + j % NR], zero-filled past nc. */
+typedef void (*nk_pack_b_fn)(const void *ctx, int32_t p0, int32_t kc, int32_t j0, int32_t nc, float *dst);
+
+typedef struct nk_gemm_core {
+    int32_t m, n, k;
+    nk_pack_a_fn pack_a;
+    const void *a_ctx;
+    nk_pack_b_fn pack_b;
+    const void *b_ctx;
+    float *c;
+    ptrdiff_t ldc;
+    float alpha;
+    int accumulate;          /* add to C instead of overwriting it */
+    const float *row_bias;   /* added per row of C after the sum, or NULL */
+    nk_act act;              /* applied last */
+} nk_gemm_core;
+
+/* A dense matrix (or its transpose) as a packing source. */
+typedef struct nk_mat_src {
+    const float *p;
+    ptrdiff_t ld;
+    int trans;
+} nk_mat_src;
+
+void nk_nn_pack_a_mat(const void *ctx, int32_t i0, int32_t mc, int32_t p0, int32_t kc, float *dst);
+void nk_nn_pack_b_mat(const void *ctx, int32_t p0, int32_t kc, int32_t j0, int32_t nc, float *dst);
+
+size_t nk_nn_gemm_scratch(int32_t m, int32_t n, int32_t k);
+void nk_nn_gemm_run(const nk_gemm_core *g, void *scratch);
+
+/* Applies act to n floats in place. */
+void nk_nn_act_inplace(float *v, ptrdiff_t n, nk_act act);
+
+/* Depthwise Conv (c == group), parameters already checked (nk_nn_dwconv.c). */
+size_t nk_nn_dw_scratch(const nk_conv_params *p);
+void nk_nn_conv_depthwise(const nk_conv_params *p, const float *x, const float *w, const float *bias, float *y,
+                          void *scratch);
+
+static inline int32_t nk_nn_min32(int32_t a, int32_t b)
+{
+    return a < b ? a : b;
+}
+
+/* ceil(a / b) for b > 0 and any a. */
+static inline int32_t nk_nn_ceil_div(int32_t a, int32_t b)
+{
+    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+#endif

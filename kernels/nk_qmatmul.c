@@ -1,0 +1,142 @@
+/* int8 fully connected (weights [out][in], Gemm transB=1) and batched matmul
+ * of two int8 activations.
+ *
+ * Overflow: fully connected folds the input zero point out like conv, so
+ * int32 holds it for in_features <= 65536; the bias add saturates. The batched
+ * matmul multiplies two zero-point-shifted values (|product| <= 255 * 255), so
+ * k <= 32768. Both are checked (NK_EUNSUPPORTED beyond). */
+#include "kernels/nk_quant.h"
+
+#include <string.h>
+
+/* The reference build is -O2; these loops need the vectorizer. */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__OPTIMIZE_SIZE__)
+#pragma GCC optimize("O3")
+#endif
+
+enum { QFC_MAX_K = 65536, QBMM_MAX_K = 32768 };
+
+static int i8_range(int32_t v)
+{
+    return v >= -128 && v <= 127;
+}
+
+static int mults_ok(const nk_qmults *q, int32_t channels)
+{
+    if ((q->n != 1 && q->n != channels) || !q->mult || !q->shift)
+        return 0;
+    for (int32_t i = 0; i < q->n; i++)
+        if (q->mult[i] < 0 || q->shift[i] < NK_SHIFT_MIN || q->shift[i] > NK_SHIFT_MAX)
+            return 0;
+    return 1;
+}
+
+static nk_status fc_check(const nk_qfc_params *p)
+{
+    if (!p || p->batch <= 0 || p->in_features <= 0 || p->out_features <= 0 || !i8_range(p->in_zp) ||
+        !i8_range(p->out_zp) || !i8_range(p->act_min) || !i8_range(p->act_max) || p->act_min > p->act_max ||
+        (p->w_format != NK_W_I8 && p->w_format != NK_W_I4) || !mults_ok(&p->q, p->out_features))
+        return NK_EARG;
+    if (p->in_features > QFC_MAX_K)
+        return NK_EUNSUPPORTED;
+    return NK_OK;
+}
+
+size_t nk_qfc_scratch_size(const nk_qfc_params *p)
+{
+    if (fc_check(p) != NK_OK || p->w_format != NK_W_I4)
+        return 0;
+    return (size_t)p->in_features * (size_t)p->out_features;
+}
+
+static int32_t dot_i8(const int8_t *a, const int8_t *b, size_t k)
+{
+    int32_t acc = 0;
+    for (size_t i = 0; i < k; i++)
+        acc += (int32_t)a[i] * (int32_t)b[i];
+    return acc;
+}
+
+nk_status nk_qfc(const nk_qfc_params *p, const int8_t *in, const void *w, const int32_t *bias, int8_t *out,
+                 void *scratch)
+{
+    nk_status st = fc_check(p);
+    if (st != NK_OK)
+        return st;
+    if (!in || !w || !out || (p->w_format == NK_W_I4 && !scratch))
+        return NK_EARG;
+    const size_t K = (size_t)p->in_features, N = (size_t)p->out_features;
+    const int8_t *w8 = w;
+    if (p->w_format == NK_W_I4) {
+        nk_int4_unpack(w, scratch, K * N);
+        w8 = scratch;
+    }
+    for (size_t o = 0; o < N; o++) {
+        const int8_t *wr = w8 + o * K;
+        int32_t wsum = 0;
+        for (size_t k = 0; k < K; k++)
+            wsum += wr[k];
+        int32_t zpw = p->in_zp * wsum, bv = bias ? bias[o] : 0;
+        size_t qi = p->q.n == 1 ? 0 : o;
+        int32_t m = p->q.mult[qi], s = p->q.shift[qi];
+        for (int32_t b = 0; b < p->batch; b++) {
+            int32_t acc = nk_sat_add_i32(dot_i8(in + (size_t)b * K, wr, K) - zpw, bv);
+            out[(size_t)b * N + o] = (int8_t)nk_requant_out(acc, m, s, p->out_zp, p->act_min, p->act_max);
+        }
+    }
+    return NK_OK;
+}
+
+static nk_status bmm_check(const nk_qbmm_params *p)
+{
+    if (!p || p->batch <= 0 || (p->a_batch != p->batch && p->a_batch != 1) ||
+        (p->b_batch != p->batch && p->b_batch != 1) || p->m <= 0 || p->k <= 0 || p->n <= 0 ||
+        !i8_range(p->a_zp) || !i8_range(p->b_zp) || !i8_range(p->out_zp) || !i8_range(p->act_min) ||
+        !i8_range(p->act_max) || p->act_min > p->act_max || p->mult < 0 || p->shift < NK_SHIFT_MIN ||
+        p->shift > NK_SHIFT_MAX)
+        return NK_EARG;
+    if (p->k > QBMM_MAX_K)
+        return NK_EUNSUPPORTED;
+    return NK_OK;
+}
+
+size_t nk_qbmm_scratch_size(const nk_qbmm_params *p)
+{
+    if (bmm_check(p) != NK_OK)
+        return 0;
+    return (size_t)p->n * sizeof(int32_t) + (size_t)p->k * (size_t)p->n * sizeof(int16_t);
+}
+
+nk_status nk_qbmm(const nk_qbmm_params *p, const int8_t *a, const int8_t *b, int8_t *out, void *scratch)
+{
+    nk_status st = bmm_check(p);
+    if (st != NK_OK)
+        return st;
+    if (!a || !b || !out || !scratch)
+        return NK_EARG;
+    const size_t M = (size_t)p->m, K = (size_t)p->k, N = (size_t)p->n;
+    int32_t *acc = scratch; /* first, for alignment */
+    int16_t *bs = (int16_t *)(acc + N);
+    for (int32_t i = 0; i < p->batch; i++) {
+        const int8_t *ai = a + (p->a_batch == 1 ? 0 : (size_t)i * M * K);
+        if (i == 0 || p->b_batch != 1) {
+            const int8_t *bi = b + (size_t)i * K * N * (p->b_batch == 1 ? 0 : 1);
+            for (size_t j = 0; j < K * N; j++)
+                bs[j] = (int16_t)(bi[j] - p->b_zp);
+        }
+        int8_t *oi = out + (size_t)i * M * N;
+        for (size_t r = 0; r < M; r++) {
+            memset(acc, 0, N * sizeof *acc);
+            for (size_t k = 0; k < K; k++) {
+                int32_t av = (int32_t)ai[r * K + k] - p->a_zp;
+                const int16_t *brow = bs + k * N;
+                for (size_t c = 0; c < N; c++)
+                    acc[c] += av * brow[c];
+            }
+            for (size_t c = 0; c < N; c++)
+                oi[r * N + c] =
+                    (int8_t)nk_requant_out(acc[c], p->mult, p->shift, p->out_zp, p->act_min, p->act_max);
+        }
+    }
+    return NK_OK;
+}

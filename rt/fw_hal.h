@@ -1,0 +1,53 @@
+/* Firmware hardware-abstraction layer: MMIO access to the sim-control page
+ * and the NPU register block of the simulated SoC (register map: rt/fw_abi.h,
+ * docs/simulator.md). Target-only: everything here is for rv32 builds
+ * (__riscv); the native libnpurt.a build sees only the declarations guard.
+ * The register base addresses come from rt/fw.ld (__fw_ctl_base,
+ * __fw_npu_base) so the memory map is written down once for the firmware. */
+#ifndef FW_HAL_H
+#define FW_HAL_H
+
+#include <stdint.h>
+
+#include "rt/fw_abi.h"
+
+#ifdef __riscv
+
+extern volatile uint32_t __fw_ctl_base[];
+extern volatile uint32_t __fw_npu_base[];
+
+static inline uint32_t fw_ctl_read(uint32_t off) { return __fw_ctl_base[off / 4u]; }
+static inline void fw_ctl_write(uint32_t off, uint32_t v) { __fw_ctl_base[off / 4u] = v; }
+static inline uint32_t fw_npu_read(uint32_t off) { return __fw_npu_base[off / 4u]; }
+static inline void fw_npu_write(uint32_t off, uint32_t v) { __fw_npu_base[off / 4u] = v; }
+
+/* Console: one character per write; the simulator buffers and flushes.
+ * stdout/stderr of picolibc are wired to it too (fw_hal.c), so printf works. */
+static inline void fw_putc(char c) { fw_ctl_write(FW_CTL_PUTC, (uint8_t)c); }
+void fw_puts(const char *s);
+void fw_put_u32(uint32_t v);  /* decimal, no printf needed */
+void fw_put_hex(uint32_t v);  /* 0x%08x */
+
+/* Ends the run with this exit code (the simulator stops at once). */
+_Noreturn void fw_exit(int code);
+
+/* Host time as the simulator accounts it (guest rdcycle/rdtime are unusable). */
+uint64_t fw_host_cycles(void);
+uint64_t fw_host_insns(void);
+
+/* The request block the simulator placed in DRAM, or NULL if there is none. */
+static inline volatile fw_request *fw_request_get(void)
+{
+    return (volatile fw_request *)(uintptr_t)fw_ctl_read(FW_CTL_REQ_ADDR);
+}
+
+/* NPU: program one job and ring the doorbell; wait for completion.
+ * fw_npu_wait reads STATUS, which the simulator answers when the job is done
+ * (host time advances to the NPU's completion instead of a busy loop). */
+void fw_npu_set_region(unsigned region, uint32_t base, uint32_t size);
+void fw_npu_start(uint32_t cmd_base, uint32_t cmd_len, uint32_t doorbell);
+uint32_t fw_npu_wait(void);
+uint64_t fw_npu_last_cycles(void);
+
+#endif /* __riscv */
+#endif

@@ -1,0 +1,91 @@
+#include "common/stats.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "common/file.h"
+
+double npu_stats_time_ms(const npu_stats *s)
+{
+    return s->clock_mhz > 0 ? (double)s->cycles_total / (s->clock_mhz * 1e3) : 0.0;
+}
+
+double npu_stats_mac_utilization(const npu_stats *s)
+{
+    double peak = (double)s->cycles_npu * s->peak_macs_per_cycle;
+    return peak > 0 ? (double)s->macs / peak : 0.0;
+}
+
+void npu_json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+void npu_stats_write_json(const npu_stats *s, FILE *out)
+{
+    fprintf(out, "{\n  \"target\": ");
+    npu_json_string(out, s->target);
+    fprintf(out, ",\n  \"model\": ");
+    npu_json_string(out, s->model);
+    fprintf(out,
+            ",\n  \"cycles\": {\"total\": %" PRIu64 ", \"npu\": %" PRIu64 ", \"host\": %" PRIu64 "},\n"
+            "  \"time_ms\": %.6f,\n  \"macs\": %" PRIu64 ",\n  \"mac_utilization\": %.6f,\n"
+            "  \"dram\": {\"read_bytes\": %" PRIu64 ", \"write_bytes\": %" PRIu64 "},\n",
+            s->cycles_total, s->cycles_npu, s->cycles_host, npu_stats_time_ms(s), s->macs,
+            npu_stats_mac_utilization(s), s->dram_read_bytes, s->dram_write_bytes);
+    fprintf(out,
+            "  \"memory\": {\"arena_bytes\": %" PRIu64 ", \"arena_lower_bound_bytes\": %" PRIu64
+            ", \"sram_peak_bytes\": %" PRIu64 ", \"weights_bytes\": %" PRIu64 ",\n    \"plan\": [",
+            s->arena_bytes, s->arena_lower_bound_bytes, s->sram_peak_bytes, s->weights_bytes);
+    for (int i = 0; i < s->n_plan; i++) {
+        const npu_stats_buffer *b = &s->plan[i];
+        fprintf(out, "%s\n      {\"tensor\": ", i ? "," : "");
+        npu_json_string(out, b->tensor);
+        fprintf(out, ", \"offset\": %" PRIu64 ", \"size\": %" PRIu64 ", \"first\": %d, \"last\": %d", b->offset,
+                b->size, b->first, b->last);
+        if (b->alias_of) {
+            fprintf(out, ", \"alias_of\": ");
+            npu_json_string(out, b->alias_of);
+        }
+        fputc('}', out);
+    }
+    fprintf(out, "%s]},\n  \"layers\": [", s->n_plan ? "\n    " : "");
+    for (int i = 0; i < s->n_layers; i++) {
+        const npu_stats_layer *l = &s->layers[i];
+        fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
+        npu_json_string(out, l->name);
+        fprintf(out, ", \"op\": ");
+        npu_json_string(out, l->op);
+        fprintf(out, ", \"unit\": ");
+        npu_json_string(out, l->unit);
+        fprintf(out,
+                ", \"cycles\": %" PRIu64 ", \"macs\": %" PRIu64 ", \"dram_bytes\": %" PRIu64
+                ", \"bound_cycles\": %" PRIu64 "}",
+                l->cycles, l->macs, l->dram_bytes, l->bound_cycles);
+    }
+    fprintf(out, "%s]\n}\n", s->n_layers ? "\n  " : "");
+}
+
+npu_status npu_stats_save_json(const npu_stats *s, const char *path, npu_err *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return npu_fail(err, NPU_EINTERNAL, "%s: out of memory", path);
+    npu_stats_write_json(s, f);
+    fclose(f);
+    npu_status st = npu_write_file_atomic(path, buf, len, err);
+    free(buf);
+    return st;
+}

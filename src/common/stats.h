@@ -1,0 +1,55 @@
+/* Performance and memory statistics in the --stats-json contract
+ * (docs/cli.md): npucc fills them with static estimates, npusim with
+ * measurements; one writer serves both. */
+#ifndef NPU_STATS_H
+#define NPU_STATS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/status.h"
+
+typedef struct npu_stats_layer {
+    const char *name;
+    const char *op;
+    const char *unit; /* "npu" or "host" */
+    uint64_t cycles;
+    uint64_t macs;
+    uint64_t dram_bytes;
+    uint64_t bound_cycles; /* max(compute bound, DRAM bound) */
+} npu_stats_layer;
+
+typedef struct npu_stats_buffer {
+    const char *tensor;
+    uint64_t offset, size;
+    int first, last;       /* step of the first write and the last read */
+    const char *alias_of;  /* root tensor, or NULL */
+} npu_stats_buffer;
+
+typedef struct npu_stats {
+    const char *target;
+    const char *model;
+    uint64_t cycles_total, cycles_npu, cycles_host;
+    double clock_mhz;      /* time_ms = cycles_total / clock */
+    uint64_t macs;
+    double peak_macs_per_cycle; /* mac_utilization = macs / (cycles_npu * peak) */
+    uint64_t dram_read_bytes, dram_write_bytes;
+    uint64_t arena_bytes, arena_lower_bound_bytes, sram_peak_bytes, weights_bytes;
+    int n_plan;
+    const npu_stats_buffer *plan;
+    int n_layers;
+    const npu_stats_layer *layers;
+} npu_stats;
+
+double npu_stats_time_ms(const npu_stats *s);
+double npu_stats_mac_utilization(const npu_stats *s);
+
+/* Writes the JSON object (a complete document). */
+void npu_stats_write_json(const npu_stats *s, FILE *out);
+/* Writes it to path atomically. */
+npu_status npu_stats_save_json(const npu_stats *s, const char *path, npu_err *err);
+
+/* A JSON string literal with escapes (shared with other JSON writers: traces). */
+void npu_json_string(FILE *out, const char *s);
+
+#endif

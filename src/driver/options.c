@@ -1,0 +1,189 @@
+#include "driver/options.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void drv_print_usage(FILE *out)
+{
+    fputs("usage: npucc --target NAME|FILE.yaml [--calib DIR] [-o OUT] [--emit npub|c|qdq|listing]\n"
+          "             [--wbits 8|4] [--abits 8|4] [--calib-method minmax|percentile|kl|mse]\n"
+          "             [--percentile P] [--layer-bits NAME=8] [--accuracy-budget DB]\n"
+          "             [--input-shape NAME=1x3x224x224] [--report] [--stats-json FILE]\n"
+          "             [--dump-ir] [--dump-after=PASS|all] [--strip] MODEL.onnx\n"
+          "       npucc --target NAME|FILE.yaml --validate\n",
+          out);
+}
+
+/* "--name=value" or "--name value": returns the value, advancing *i. */
+static const char *option_value(int argc, char **argv, int *i, const char *name, npu_err *err, bool *matched)
+{
+    const char *arg = argv[*i];
+    size_t n = strlen(name);
+    *matched = false;
+    if (strncmp(arg, name, n) != 0)
+        return NULL;
+    if (arg[n] == '=') {
+        *matched = true;
+        return arg + n + 1;
+    }
+    if (arg[n] != '\0')
+        return NULL;
+    *matched = true;
+    if (*i + 1 >= argc) {
+        npu_fail(err, NPU_EUSAGE, "%s needs a value", name);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static bool parse_bits(const char *v, int *out)
+{
+    if (strcmp(v, "8") == 0)
+        *out = 8;
+    else if (strcmp(v, "4") == 0)
+        *out = 4;
+    else
+        return false;
+    return true;
+}
+
+npu_status drv_parse_args(int argc, char **argv, drv_options *o, npu_err *err)
+{
+    memset(o, 0, sizeof *o);
+    o->wbits = o->abits = 8;
+    o->percentile = 99.99f;
+    o->calib_method = DRV_CALIB_MINMAX;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool m;
+        const char *v;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            o->help = true;
+            continue;
+        }
+/* true when argv[i] is option `name`; v is its value, NULL after a usage error */
+#define VALUE(name) (v = option_value(argc, argv, &i, name, err, &m), m)
+        if (VALUE("--target")) {
+            if (!v)
+                return NPU_EUSAGE;
+            o->target = v;
+        } else if (VALUE("--calib")) {
+            if (!v)
+                return NPU_EUSAGE;
+            o->calib_dir = v;
+        } else if (strcmp(a, "-o") == 0 || VALUE("--output")) {
+            if (strcmp(a, "-o") == 0) {
+                if (i + 1 >= argc)
+                    return npu_fail(err, NPU_EUSAGE, "-o needs a value");
+                v = argv[++i];
+            }
+            if (!v)
+                return NPU_EUSAGE;
+            o->output = v;
+        } else if (VALUE("--emit")) {
+            if (!v)
+                return NPU_EUSAGE;
+            static const char *const names[] = {"npub", "c", "qdq", "listing"};
+            int k = 0;
+            while (k < 4 && strcmp(v, names[k]) != 0)
+                k++;
+            if (k == 4)
+                return npu_fail(err, NPU_EUSAGE, "--emit: '%s' is not one of npub, c, qdq, listing", v);
+            o->emit = (drv_emit)k;
+        } else if (VALUE("--wbits")) {
+            if (!v)
+                return NPU_EUSAGE;
+            if (!parse_bits(v, &o->wbits))
+                return npu_fail(err, NPU_EUSAGE, "--wbits: '%s' is not 8 or 4", v);
+        } else if (VALUE("--abits")) {
+            if (!v)
+                return NPU_EUSAGE;
+            if (!parse_bits(v, &o->abits))
+                return npu_fail(err, NPU_EUSAGE, "--abits: '%s' is not 8 or 4", v);
+        } else if (VALUE("--calib-method")) {
+            if (!v)
+                return NPU_EUSAGE;
+            static const char *const names[] = {"minmax", "percentile", "kl", "mse"};
+            int k = 0;
+            while (k < 4 && strcmp(v, names[k]) != 0)
+                k++;
+            if (k == 4)
+                return npu_fail(err, NPU_EUSAGE, "--calib-method: '%s' is not one of minmax, percentile, kl, mse",
+                                v);
+            o->calib_method = (drv_calib_method)k;
+        } else if (VALUE("--percentile")) {
+            if (!v)
+                return NPU_EUSAGE;
+            char *end;
+            double p = strtod(v, &end);
+            if (*end || !(p > 50.0 && p <= 100.0))
+                return npu_fail(err, NPU_EUSAGE, "--percentile: '%s' is not a number in (50, 100]", v);
+            o->percentile = (float)p;
+        } else if (VALUE("--accuracy-budget")) {
+            if (!v)
+                return NPU_EUSAGE;
+            char *end;
+            double db = strtod(v, &end);
+            if (*end || !(db > 0.0))
+                return npu_fail(err, NPU_EUSAGE, "--accuracy-budget: '%s' is not a positive SQNR in dB", v);
+            o->accuracy_budget_db = db;
+        } else if (VALUE("--layer-bits")) {
+            if (!v)
+                return NPU_EUSAGE;
+            const char *eq = strrchr(v, '=');
+            int bits;
+            if (!eq || eq == v || !parse_bits(eq + 1, &bits))
+                return npu_fail(err, NPU_EUSAGE, "--layer-bits: '%s' is not NAME=8 or NAME=4", v);
+            if (o->n_layer_bits == DRV_MAX_LAYER_BITS)
+                return npu_fail(err, NPU_EUSAGE, "--layer-bits: more than %d layers", DRV_MAX_LAYER_BITS);
+            size_t len = (size_t)(eq - v);
+            drv_layer_bits *lb = &o->layer_bits[o->n_layer_bits++];
+            if (len >= sizeof lb->name)
+                return npu_fail(err, NPU_EUSAGE, "--layer-bits: layer name too long");
+            memcpy(lb->name, v, len);
+            lb->name[len] = '\0';
+            lb->bits = bits;
+        } else if (VALUE("--input-shape")) {
+            if (!v)
+                return NPU_EUSAGE;
+            if (o->n_input_shapes == DRV_MAX_INPUT_SHAPES)
+                return npu_fail(err, NPU_EUSAGE, "--input-shape: more than %d inputs", DRV_MAX_INPUT_SHAPES);
+            npu_status st = imp_parse_input_shape(v, &o->input_shapes[o->n_input_shapes], err);
+            if (st != NPU_OK)
+                return npu_fail(err, NPU_EUSAGE, "--input-shape: %s", err->msg);
+            o->n_input_shapes++;
+        } else if (VALUE("--stats-json")) {
+            if (!v)
+                return NPU_EUSAGE;
+            o->stats_json = v;
+        } else if (VALUE("--dump-after")) {
+            if (!v)
+                return NPU_EUSAGE;
+            o->dump_after = v;
+        } else if (strcmp(a, "--dump-ir") == 0) {
+            o->dump_ir = true;
+        } else if (strcmp(a, "--report") == 0) {
+            o->report = true;
+        } else if (strcmp(a, "--validate") == 0) {
+            o->validate = true;
+        } else if (strcmp(a, "--strip") == 0) {
+            o->strip = true;
+        } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+            o->verbose = true;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return npu_fail(err, NPU_EUSAGE, "unknown option '%s'", a);
+        } else {
+            if (o->model)
+                return npu_fail(err, NPU_EUSAGE, "more than one model given ('%s' and '%s')", o->model, a);
+            o->model = a;
+        }
+#undef VALUE
+    }
+    if (o->help)
+        return NPU_OK;
+    if (!o->target)
+        return npu_fail(err, NPU_EUSAGE, "--target is required");
+    if (!o->validate && !o->model)
+        return npu_fail(err, NPU_EUSAGE, "no model given");
+    return NPU_OK;
+}

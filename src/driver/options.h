@@ -1,0 +1,52 @@
+/* npucc command line (the contract in docs/cli.md). Parsing is separate from
+ * main so that tests can drive it and so it never exits. */
+#ifndef NPU_DRIVER_OPTIONS_H
+#define NPU_DRIVER_OPTIONS_H
+
+#include "common/status.h"
+#include "import/import.h"
+
+typedef enum drv_emit { DRV_EMIT_NPUB, DRV_EMIT_C, DRV_EMIT_QDQ, DRV_EMIT_LISTING } drv_emit;
+typedef enum drv_calib_method {
+    DRV_CALIB_MINMAX,
+    DRV_CALIB_PERCENTILE,
+    DRV_CALIB_KL,
+    DRV_CALIB_MSE
+} drv_calib_method;
+
+enum { DRV_MAX_INPUT_SHAPES = 16, DRV_MAX_LAYER_BITS = 64 };
+
+typedef struct drv_layer_bits {
+    char name[256];
+    int bits;
+} drv_layer_bits;
+
+typedef struct drv_options {
+    const char *target;      /* NAME or FILE.yaml */
+    const char *calib_dir;
+    const char *output;      /* -o; NULL: derived from the model name */
+    drv_emit emit;
+    int wbits, abits;        /* 8 or 4 */
+    drv_calib_method calib_method;
+    float percentile;        /* --percentile, for the percentile method */
+    bool report;
+    const char *stats_json;
+    bool dump_ir;            /* after import */
+    const char *dump_after;  /* a pass name, or "all" */
+    bool validate;           /* --validate: load the target and print a summary */
+    bool strip;              /* leave the debug and graph sections out */
+    bool verbose;
+    double accuracy_budget_db; /* --accuracy-budget; 0: none */
+    int n_input_shapes;
+    imp_input_shape input_shapes[DRV_MAX_INPUT_SHAPES];
+    int n_layer_bits;
+    drv_layer_bits layer_bits[DRV_MAX_LAYER_BITS];
+    const char *model;
+    bool help;
+} drv_options;
+
+/* Fills opts from argv. A usage error returns NPU_EUSAGE with the message. */
+npu_status drv_parse_args(int argc, char **argv, drv_options *opts, npu_err *err);
+void drv_print_usage(FILE *out);
+
+#endif

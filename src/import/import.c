@@ -1,0 +1,262 @@
+/* ONNX importer entry points: reading the file, unpacking the protobuf with
+ * the caller's allocator, model-level checks, --input-shape parsing. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "import/imp_internal.h"
+
+/* ---- messages ---------------------------------------------------------------- */
+
+npu_status imp_fail(imp_ctx *c, const char *fmt, ...)
+{
+    char msg[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return npu_fail(c->err, NPU_EUSER, "%s: %s", c->path, msg);
+}
+
+npu_status imp_node_fail(imp_ctx *c, const char *node, const char *op, const char *fmt, ...)
+{
+    char msg[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return npu_fail(c->err, NPU_EUSER, "%s: node '%s' (%s, opset %d): %s", c->path, node, op, c->opset, msg);
+}
+
+npu_status imp_oom(imp_ctx *c)
+{
+    return npu_fail(c->err, NPU_EINTERNAL, "%s: out of memory", c->path);
+}
+
+/* ---- --input-shape ------------------------------------------------------------ */
+
+npu_status imp_parse_input_shape(const char *spec, imp_input_shape *out, npu_err *err)
+{
+    const char *eq = strrchr(spec, '=');
+    memset(out, 0, sizeof *out);
+    if (!eq || eq == spec)
+        return npu_fail(err, NPU_EUSAGE, "--input-shape '%s': expected NAME=DIMS, e.g. input=1x3x224x224", spec);
+    size_t nl = (size_t)(eq - spec);
+    if (nl >= IMP_NAME_MAX)
+        return npu_fail(err, NPU_EUSAGE, "--input-shape: the name is longer than %d characters", IMP_NAME_MAX - 1);
+    memcpy(out->name, spec, nl);
+    const char *p = eq + 1;
+    if (!*p)
+        return npu_fail(err, NPU_EUSAGE, "--input-shape '%s': no dimensions after '='", spec);
+    for (;;) {
+        if (out->rank == IR_MAX_RANK)
+            return npu_fail(err, NPU_EUSAGE, "--input-shape '%s': more than %d dimensions", spec, IR_MAX_RANK);
+        int64_t v = 0;
+        const char *start = p;
+        while (*p >= '0' && *p <= '9') {
+            if (v > (IMP_MAX_NUMEL - (*p - '0')) / 10)
+                return npu_fail(err, NPU_EUSAGE, "--input-shape '%s': dimension too large", spec);
+            v = v * 10 + (*p++ - '0');
+        }
+        if (p == start || v < 1)
+            return npu_fail(err, NPU_EUSAGE, "--input-shape '%s': dimensions must be positive integers joined by 'x'",
+                            spec);
+        out->dims[out->rank++] = v;
+        if (!*p)
+            return NPU_OK;
+        if (*p++ != 'x')
+            return npu_fail(err, NPU_EUSAGE, "--input-shape '%s': dimensions must be positive integers joined by 'x'",
+                            spec);
+    }
+}
+
+/* ---- protobuf with our allocator ----------------------------------------------- */
+
+/* protobuf-c frees without a size; npu_alloc wants one: keep it in a header. */
+typedef struct pb_alloc {
+    npu_alloc a;
+    bool failed;
+} pb_alloc;
+
+enum { PB_HDR = 16 };
+
+static void *pb_alloc_fn(void *ud, size_t size)
+{
+    pb_alloc *p = ud;
+    unsigned char *m = size <= SIZE_MAX - PB_HDR ? npu_malloc(p->a, size + PB_HDR) : NULL;
+    if (!m) {
+        p->failed = true;
+        return NULL;
+    }
+    memcpy(m, &size, sizeof size);
+    return m + PB_HDR;
+}
+
+static void pb_free_fn(void *ud, void *ptr)
+{
+    pb_alloc *p = ud;
+    if (!ptr)
+        return;
+    unsigned char *m = (unsigned char *)ptr - PB_HDR;
+    size_t size;
+    memcpy(&size, m, sizeof size);
+    npu_free(p->a, m, size + PB_HDR);
+}
+
+/* Walks the wire format before protobuf-c does: protobuf-c recurses without
+ * a limit, so a crafted file nesting messages deeply would overflow the
+ * stack. Also gives the byte offset of a truncation. Returns 0 when fine,
+ * else fills *where and returns 1 (malformed) or 2 (too deep). */
+enum { PB_MAX_DEPTH = 48 };
+
+static bool varint(const uint8_t *d, size_t len, size_t *pos, uint64_t *v)
+{
+    *v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (*pos >= len)
+            return false;
+        uint8_t b = d[(*pos)++];
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return true;
+    }
+    return false;
+}
+
+static int pb_scan(const uint8_t *d, size_t len, size_t base, const ProtobufCMessageDescriptor *desc, int depth,
+                   size_t *where)
+{
+    size_t pos = 0;
+    while (pos < len) {
+        uint64_t key, n;
+        *where = base + pos;
+        if (!varint(d, len, &pos, &key))
+            return 1;
+        switch (key & 7) {
+        case 0:
+            if (!varint(d, len, &pos, &n))
+                return 1;
+            break;
+        case 1:
+            if (len - pos < 8)
+                return 1;
+            pos += 8;
+            break;
+        case 5:
+            if (len - pos < 4)
+                return 1;
+            pos += 4;
+            break;
+        case 2: {
+            if (!varint(d, len, &pos, &n) || n > len - pos)
+                return 1;
+            const ProtobufCFieldDescriptor *f =
+                key >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(desc, (unsigned)(key >> 3)) : NULL;
+            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+                if (depth >= PB_MAX_DEPTH) {
+                    *where = base + pos;
+                    return 2;
+                }
+                int r = pb_scan(d + pos, (size_t)n, base + pos, f->descriptor, depth + 1, where);
+                if (r)
+                    return r;
+            }
+            pos += (size_t)n;
+            break;
+        }
+        default: return 1; /* groups (3, 4) and undefined wire types */
+        }
+    }
+    return 0;
+}
+
+/* ---- the model ------------------------------------------------------------------- */
+
+static npu_status check_model(imp_ctx *c, const Onnx__ModelProto *m)
+{
+    if (!m->graph || !m->has_ir_version)
+        return imp_fail(c, "not an ONNX model (no %s)", m->graph ? "ir_version" : "graph");
+    int opset = 0;
+    for (size_t i = 0; i < m->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *o = m->opset_import[i];
+        if (!o->domain || !*o->domain || !strcmp(o->domain, "ai.onnx"))
+            opset = o->has_version && o->version > 0 && o->version < 1000 ? (int)o->version : -1;
+    }
+    if (!opset)
+        return imp_fail(c, "the model imports no default-domain opset (opset_import)");
+    if (opset < IMP_OPSET_MIN || opset > IMP_OPSET_MAX)
+        return imp_fail(c, "opset %d is not supported (supported: %d to %d; convert the model with "
+                           "onnx.version_converter)",
+                        opset, IMP_OPSET_MIN, IMP_OPSET_MAX);
+    c->opset = opset;
+    return NPU_OK;
+}
+
+npu_status imp_load_onnx_buffer(const void *data, size_t size, const char *path, const imp_options *opt,
+                                npu_alloc alloc, ir_graph **out, npu_err *err)
+{
+    imp_ctx ctx = {.path = path, .opt = opt, .err = err}, *c = &ctx;
+    *out = NULL;
+    if (size == 0)
+        return imp_fail(c, "the file is empty");
+    size_t where = 0;
+    int scan = pb_scan(data, size, 0, &onnx__model_proto__descriptor, 0, &where);
+    if (scan == 1)
+        return imp_fail(c, "not a valid ONNX file (protobuf data is truncated or corrupt at byte %zu)", where);
+    if (scan == 2)
+        return imp_fail(c, "not a valid ONNX file (messages nested more than %d deep at byte %zu)", PB_MAX_DEPTH, where);
+    pb_alloc pa = {.a = alloc};
+    ProtobufCAllocator pballoc = {pb_alloc_fn, pb_free_fn, &pa};
+    Onnx__ModelProto *m = onnx__model_proto__unpack(&pballoc, size, data);
+    if (!m)
+        return pa.failed ? imp_oom(c) : imp_fail(c, "not a valid ONNX file (protobuf fields have the wrong types)");
+    npu_status st = check_model(c, m);
+    if (!st) {
+        c->gp = m->graph;
+        if (!(c->g = ir_graph_new(alloc)))
+            st = imp_oom(c);
+    }
+    if (!st) {
+        c->g->opset = c->opset;
+        st = imp_build_graph(c);
+    }
+    onnx__model_proto__free_unpacked(m, &pballoc);
+    if (st) {
+        ir_graph_free(c->g);
+        return st;
+    }
+    *out = c->g;
+    return NPU_OK;
+}
+
+npu_status imp_load_onnx(const char *path, const imp_options *opt, npu_alloc alloc, ir_graph **out, npu_err *err)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return npu_fail(err, NPU_EUSER, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fclose(f);
+        return npu_fail(err, NPU_EUSER, "%s: not a regular file", path);
+    }
+    size_t size = (size_t)sb.st_size;
+    void *buf = size ? npu_malloc(alloc, size) : NULL;
+    if (size && !buf) {
+        fclose(f);
+        return npu_fail(err, NPU_EINTERNAL, "%s: out of memory reading %zu bytes", path, size);
+    }
+    size_t got = size ? fread(buf, 1, size, f) : 0;
+    int rerr = ferror(f);
+    fclose(f);
+    npu_status st;
+    if (got != size)
+        st = npu_fail(err, NPU_EUSER, "%s: read error%s%s", path, rerr ? ": " : "", rerr ? strerror(errno) : "");
+    else
+        st = imp_load_onnx_buffer(buf, size, path, opt, alloc, out, err);
+    npu_free(alloc, buf, size);
+    return st;
+}

@@ -1,0 +1,233 @@
+/* The float graph -> quantized graph rewrite (see quantize.h for the rules). */
+#include "quantize/quantize.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "quantize/quantize_internal.h"
+
+void q_params_from_range(float lo, float hi, int bits, float *scale, int32_t *zero_point)
+{
+    int qmin = -(1 << (bits - 1)), qmax = (1 << (bits - 1)) - 1;
+    lo = fminf(lo, 0.0f);
+    hi = fmaxf(hi, 0.0f);
+    if (hi - lo < 1e-8f)
+        hi = lo + 1e-8f;
+    float s = (hi - lo) / (float)(qmax - qmin);
+    /* the zero point is an integer, so real 0 is exactly representable */
+    double zp = round((double)qmin - (double)lo / s);
+    if (zp < qmin)
+        zp = qmin;
+    if (zp > qmax)
+        zp = qmax;
+    *scale = s;
+    *zero_point = (int32_t)zp;
+}
+
+ir_quant *q_quant_new(ir_graph *g, int axis, int count)
+{
+    ir_quant *q = npu_arena_alloc(g->arena, sizeof *q);
+    if (!q)
+        return NULL;
+    q->axis = axis;
+    q->count = count;
+    q->scale = npu_arena_alloc(g->arena, sizeof(float) * (size_t)count);
+    q->zero_point = npu_arena_alloc(g->arena, sizeof(int32_t) * (size_t)count);
+    return q->scale && q->zero_point ? q : NULL;
+}
+
+ir_quant *q_quant_tensor(ir_graph *g, float scale, int32_t zp)
+{
+    ir_quant *q = q_quant_new(g, -1, 1);
+    if (q) {
+        q->scale[0] = scale;
+        q->zero_point[0] = zp;
+    }
+    return q;
+}
+
+bool q_same_quant(const ir_quant *a, const ir_quant *b)
+{
+    return a && b && a->axis < 0 && b->axis < 0 && a->scale[0] == b->scale[0] &&
+           a->zero_point[0] == b->zero_point[0];
+}
+
+/* ---- per-op classification ---- */
+
+q_kind q_classify(const ir_node *n)
+{
+    switch (n->op) {
+    case IR_OP_CONV:
+        return n->inputs[1] && n->inputs[1]->data && (n->n_inputs < 3 || !n->inputs[2] || n->inputs[2]->data)
+                   ? Q_KIND_WEIGHTED
+                   : Q_KIND_FLOAT;
+    case IR_OP_GEMM: {
+        const ir_tensor *b = n->inputs[1], *bias = n->n_inputs > 2 ? n->inputs[2] : NULL;
+        if (!b || !b->data || b->rank != 2 || ir_attr_int(n, "transA", 0) != 0 || n->inputs[0]->rank != 2)
+            return Q_KIND_FLOAT;
+        int64_t cols = ir_attr_int(n, "transB", 0) ? b->dims[0] : b->dims[1];
+        if (bias && (!bias->data || ir_tensor_numel(bias) != cols))
+            return Q_KIND_FLOAT; /* only a per-output-column bias folds into int32 */
+        return Q_KIND_WEIGHTED;
+    }
+    case IR_OP_MATMUL:
+        /* activation x constant 2-D matrix: becomes a Gemm */
+        return n->inputs[1] && n->inputs[1]->data && n->inputs[1]->rank == 2 && n->inputs[0]->rank == 2
+                   ? Q_KIND_WEIGHTED
+                   : Q_KIND_FLOAT;
+    case IR_OP_ADD:
+    case IR_OP_SUB:
+    case IR_OP_MUL:
+    case IR_OP_MIN:
+    case IR_OP_MAX: return n->n_inputs == 2 ? Q_KIND_BINARY : Q_KIND_FLOAT;
+    case IR_OP_MAX_POOL:
+    case IR_OP_GLOBAL_MAX_POOL:
+    case IR_OP_RESHAPE:
+    case IR_OP_FLATTEN: return n->n_outputs == 1 ? Q_KIND_INHERIT : Q_KIND_FLOAT;
+    case IR_OP_AVERAGE_POOL:
+    case IR_OP_GLOBAL_AVERAGE_POOL: return Q_KIND_OWN_RANGE;
+    case IR_OP_CONCAT: return Q_KIND_CONCAT;
+    case IR_OP_RELU:
+    case IR_OP_LEAKY_RELU:
+    case IR_OP_CLIP:
+    case IR_OP_SIGMOID:
+    case IR_OP_TANH:
+    case IR_OP_HARD_SIGMOID:
+    case IR_OP_HARD_SWISH:
+    case IR_OP_ERF:
+    case IR_OP_EXP:
+    case IR_OP_LOG:
+    case IR_OP_SQRT:
+    case IR_OP_RECIPROCAL:
+    case IR_OP_NEG:
+    case IR_OP_ABS:
+        for (int i = 1; i < n->n_inputs; i++)
+            if (n->inputs[i] && !n->inputs[i]->data)
+                return Q_KIND_FLOAT;
+        return Q_KIND_LUT;
+    default: return Q_KIND_FLOAT;
+    }
+}
+
+/* Output quantization fixed by the op's range of values, as in TFLite. */
+static bool fixed_output(ir_op op, float *scale, int32_t *zp)
+{
+    switch (op) {
+    case IR_OP_SIGMOID:
+    case IR_OP_HARD_SIGMOID:
+        *scale = 1.0f / 256.0f;
+        *zp = -128;
+        return true;
+    case IR_OP_TANH:
+        *scale = 1.0f / 128.0f;
+        *zp = 0;
+        return true;
+    default: return false;
+    }
+}
+
+/* ---- the rewrite ---- */
+
+static npu_status output_quant(q_ctx *c, const ir_node *n, ir_tensor *y, ir_quant **out)
+{
+    float s;
+    int32_t zp;
+    if (!fixed_output(n->op, &s, &zp)) {
+        int id = y->id;
+        float lo = id >= 0 && id < c->n_ranges ? c->lo[id] : 0.0f, hi = id >= 0 && id < c->n_ranges ? c->hi[id] : 0.0f;
+        q_params_from_range(lo, hi, c->opts->abits, &s, &zp);
+    }
+    if (!(*out = q_quant_tensor(c->g, s, zp)))
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    return NPU_OK;
+}
+
+static bool use_int(q_ctx *c, const ir_node *n, q_kind k)
+{
+    if (k == Q_KIND_FLOAT)
+        return false;
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] && !n->inputs[i]->data && n->inputs[i]->dtype != IR_F32)
+            return false; /* shape arithmetic and the like stay as they are */
+    return !c->opts->int_supported || c->opts->int_supported(c->opts->ud, c->g, n);
+}
+
+static npu_status rewrite_node(q_ctx *c, ir_node *n)
+{
+    q_kind k = q_classify(n);
+    if (!use_int(c, n, k))
+        return q_make_float_island(c, n);
+    /* activation inputs in their integer form */
+    for (int i = 0; i < n->n_inputs; i++) {
+        ir_tensor *x = n->inputs[i];
+        if (!x || x->data)
+            continue;
+        ir_tensor *xq;
+        npu_status st = q_int_version(c, x, n->unit, &xq);
+        if (st != NPU_OK)
+            return st;
+        n->inputs[i] = xq;
+    }
+    /* outputs: new integer tensors; the float originals are produced later
+     * by a DequantizeLinear only if something still reads them */
+    ir_tensor *y = n->outputs[0];
+    ir_quant *yq = NULL;
+    npu_status st = NPU_OK;
+    if (k == Q_KIND_INHERIT)
+        yq = n->inputs[0]->quant;
+    else
+        st = output_quant(c, n, y, &yq);
+    if (st != NPU_OK)
+        return st;
+    ir_tensor *yint;
+    if ((st = q_new_int_tensor(c, y, yq, &yint)) != NPU_OK)
+        return st;
+    n->outputs[0] = yint;
+    yint->producer = n;
+    y->producer = NULL;
+    c->qver[y->id] = yint;
+    switch (k) {
+    case Q_KIND_WEIGHTED: return q_weighted(c, n);
+    case Q_KIND_BINARY: return q_binary_consts(c, n);
+    case Q_KIND_LUT: return q_lut(c, n, y);
+    case Q_KIND_CONCAT: return q_concat_inputs(c, n);
+    default: return NPU_OK;
+    }
+}
+
+npu_status q_quantize(ir_graph *g, const float *lo, const float *hi, const q_options *o, npu_err *err)
+{
+    if (o->abits != 8)
+        return npu_fail(err, NPU_EUSER, "--abits %d: int4 activations need a target that declares them; "
+                                        "this quantizer supports 8-bit activations", o->abits);
+    if (o->wbits != 8 && o->wbits != 4)
+        return npu_fail(err, NPU_EUSER, "--wbits %d: supported are 8 and 4", o->wbits);
+    q_ctx c = {.g = g, .opts = o, .err = err, .lo = lo, .hi = hi, .n_ranges = g->n_tensors};
+    c.n_orig_tensors = g->n_tensors;
+    c.qver = npu_arena_alloc(g->arena, sizeof *c.qver * (size_t)(g->n_tensors + 1));
+    if (!c.qver)
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    int n_orig = g->n_nodes;
+    for (int i = 0; i < n_orig; i++) {
+        ir_node *n = g->nodes[i];
+        if (n->dead)
+            continue;
+        npu_status st = rewrite_node(&c, n);
+        if (st != NPU_OK)
+            return st;
+    }
+    /* graph outputs stay float: dequantize the ones now produced as integers */
+    for (int i = 0; i < g->n_outputs; i++) {
+        ir_tensor *y = g->outputs[i];
+        if (y->producer || y->data || (y->flags & IR_TENSOR_INPUT))
+            continue;
+        npu_status st = q_float_version(&c, y, IR_UNIT_HOST);
+        if (st != NPU_OK)
+            return st;
+    }
+    ir_graph_compact(g);
+    npu_status st = ir_graph_toposort(g, err);
+    if (st == NPU_OK)
+        st = ir_graph_verify(g, err);
+    return st;
+}

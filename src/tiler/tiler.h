@@ -1,0 +1,52 @@
+/* Tiler: turns every NPU node of the quantized graph into NPU instructions
+ * (encoded through the ISA tables of src/target): tiles that fit the SRAM and
+ * the ISA's field widths, DMA of inputs/weights/outputs, compute, dependency
+ * tokens so that the DMA of the next tile overlaps the compute of this one.
+ * It also answers the partitioner's question "can the NPU run this node?". */
+#ifndef NPU_TILER_H
+#define NPU_TILER_H
+
+#include "emit/blob.h"
+#include "ir/ir.h"
+#include "memplan/memplan.h"
+#include "partition/partition.h"
+#include "target/target.h"
+
+/* part_caps callback: ud is the tgt_target. Judges the node as it will be
+ * after quantization (int8 activations, int8/int4 weights). */
+bool tile_supports(void *target, const ir_graph *g, const ir_node *n, const char **reason);
+
+typedef struct tile_segment {
+    int step;            /* index into the schedule's steps */
+    uint32_t first_word; /* into tile_program.words; the range ends with `end` */
+    uint32_t n_words;
+} tile_segment;
+
+typedef struct tile_layer {
+    const ir_node *node;
+    uint32_t first_word, n_words;
+    int64_t cycles;       /* static estimate from the ISA timing expressions and overlap */
+    int64_t macs;
+    int64_t dram_bytes;   /* DMA traffic of the layer */
+    int64_t bound_cycles; /* max(macs / peak MACs per cycle, dram_bytes / bandwidth) */
+} tile_layer;
+
+typedef struct tile_program {
+    uint32_t *words;
+    size_t n_words;
+    int n_segments;
+    tile_segment *segments; /* one per NPU step, in step order */
+    int n_layers;
+    tile_layer *layers;     /* one per NPU node, in order */
+    int64_t sram_peak;
+} tile_program;
+
+/* Builds the program for every NPU step of sched. NPU-side constants
+ * (weights in the layout the MAC array reads, per-channel requantization
+ * tables, LUTs) are appended to consts, whose offsets are those of the
+ * CONST region. plan gives every activation's region and offset. */
+npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedule *sched, const mp_plan *plan,
+                      emit_blob *consts, npu_alloc alloc, tile_program *out, npu_err *err);
+void tile_program_free(tile_program *p, npu_alloc alloc);
+
+#endif

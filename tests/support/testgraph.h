@@ -1,0 +1,42 @@
+/* Test helpers: kernel shapes and hand-built IR graphs, written inline:
+ *   ir_tensor *x = tg_const(g, "x", IR_F32, 2, (int64_t[]){2, 3}, (float[]){1, 2, 3, 4, 5, 6});
+ *   ir_node *n = tg_node(g, IR_OP_ADD, 2, (ir_tensor *[]){x, y}, 1, (ir_tensor *[]){z}); */
+#ifndef TESTS_TESTGRAPH_H
+#define TESTS_TESTGRAPH_H
+
+#include <stdarg.h>
+
+#include "ir/ir.h"
+#include "kernels/nk_common.h"
+
+static inline nk_shape tg_shape(int rank, ...)
+{
+    nk_shape s = {.rank = rank};
+    va_list ap;
+    va_start(ap, rank);
+    for (int i = 0; i < rank; i++)
+        s.dims[i] = va_arg(ap, int);
+    va_end(ap);
+    return s;
+}
+
+static inline ir_tensor *tg_const(ir_graph *g, const char *name, ir_dtype dt, int rank, const int64_t *dims,
+                                  const void *data)
+{
+    return ir_const_new(g, name, dt, rank, dims, data);
+}
+
+/* An activation with a known shape (what shape inference would give). */
+static inline ir_tensor *tg_tensor(ir_graph *g, const char *name, ir_dtype dt, int rank, const int64_t *dims)
+{
+    static const int64_t none[1] = {0};
+    return ir_tensor_new(g, name, dt, rank, rank ? dims : none);
+}
+
+static inline ir_node *tg_node(ir_graph *g, ir_op op, int n_in, ir_tensor *const *in, int n_out,
+                               ir_tensor *const *out)
+{
+    return ir_node_new(g, op, NULL, n_in, in, n_out, out);
+}
+
+#endif

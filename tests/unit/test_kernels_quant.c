@@ -1,0 +1,722 @@
+/* Integer numerics and kernels (kernels/nk_quant.h): the requantization
+ * rounding pinned by hand-derived edge cases, a double-precision reference
+ * and an independent re-derivation; float quantization; int4 packing; every
+ * kernel bit-exact against the golden data of tests/fixtures/gen_qkernels.py
+ * (an independent numpy implementation); bad parameters rejected. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+#include "tests/data/qkernels/qk_conv.h"
+#include "tests/data/qkernels/qk_elem.h"
+#include "tests/data/qkernels/qk_matmul.h"
+#include "tests/data/qkernels/qk_pool.h"
+#include "tests/data/qkernels/qk_requant.h"
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- requantization: hand-derived edge cases ------------------------------ */
+
+typedef struct { int32_t a, b, want; const char *why; } srdhm_case;
+
+Test(qrequant, srdhm_edges)
+{
+    static const srdhm_case cases[] = {
+        {INT32_MIN, INT32_MIN, INT32_MAX, "the one overflow saturates"},
+        {INT32_MIN, INT32_MAX, -INT32_MAX, "-2^31 * (2^31-1) / 2^31 exactly"},
+        {INT32_MAX, INT32_MAX, INT32_MAX - 1, "(2^31-1)^2 / 2^31 = 2^31 - 2 + 2^-31"},
+        {1, 1 << 30, 1, "+0.5 rounds up"},
+        {-1, 1 << 30, 0, "-0.5 rounds up too (gemmlowp nudge 1 - 2^30)"},
+        {3, 1 << 30, 2, "+1.5 -> 2"},
+        {-3, 1 << 30, -1, "-1.5 -> -1"},
+        {-5, 1 << 30, -2, "-2.5 -> -2"},
+        {7, 0, 0, "zero multiplier"},
+        {1000, 1 << 30, 500, "exact half"},
+        {-1001, 1 << 30, -500, "-500.5 -> -500"},
+    };
+    for (size_t i = 0; i < COUNT(cases); i++)
+        cr_expect_eq(nk_srdhm(cases[i].a, cases[i].b), cases[i].want, "%s: got %d", cases[i].why,
+                     nk_srdhm(cases[i].a, cases[i].b));
+}
+
+typedef struct { int32_t x; int e; int32_t want; } rdbpot_case;
+
+Test(qrequant, rdbpot_edges)
+{
+    static const rdbpot_case cases[] = {
+        {5, 1, 3},   {-5, 1, -3},  {-6, 2, -2},  {6, 2, 2},         {-7, 2, -2},       {7, 2, 2},
+        {5, 0, 5},   {-5, 0, -5},  {INT32_MIN, 0, INT32_MIN},       {INT32_MAX, 0, INT32_MAX},
+        {INT32_MIN, 31, -1},       {INT32_MAX, 31, 1},              {1 << 30, 31, 1},  {-(1 << 30), 31, -1},
+        {(1 << 30) - 1, 31, 0},    {-(1 << 30) + 1, 31, 0},         {-1, 31, 0},       {3, 1, 2},
+        {-3, 1, -2}, {-1, 1, -1},  {1, 1, 1},    {-2, 2, -1},       {2, 2, 1},         {1, 2, 0},
+    };
+    for (size_t i = 0; i < COUNT(cases); i++)
+        cr_expect_eq(nk_rdbpot(cases[i].x, cases[i].e), cases[i].want, "rdbpot(%d, %d) = %d", cases[i].x,
+                     cases[i].e, nk_rdbpot(cases[i].x, cases[i].e));
+}
+
+typedef struct { int32_t acc, mult; int shift; int32_t want; const char *why; } rq_case;
+
+Test(qrequant, requantize_edges)
+{
+    static const rq_case cases[] = {
+        {12345, 1 << 30, 1, 12345, "mult 2^30, shift 1 is the identity"},
+        {-12345, 1 << 30, 1, -12345, "identity, negative"},
+        {3, 1 << 30, 0, 2, "1.5: tie of the high mul rounds up"},
+        {-3, 1 << 30, 0, -1, "-1.5: tie of the high mul rounds up"},
+        {6, 1 << 30, -1, 2, "1.5 exact in the high mul (3), tie in the shift -> 2"},
+        {-6, 1 << 30, -1, -2, "-1.5: the shift rounds away from zero"},
+        {-10, 1 << 30, -1, -3, "-2.5 -> -3 (away)"},
+        {1 << 30, 1 << 30, 2, 1 << 30, "left shift saturates to INT32_MAX, then halves (tie up)"},
+        {-(1 << 30), 1 << 30, 2, -(1 << 30), "left shift saturates to INT32_MIN, then halves"},
+        {INT32_MAX, INT32_MAX, -31, 1, "largest right shift"},
+        {INT32_MIN, INT32_MAX, -31, -1, "largest right shift, negative"},
+        {INT32_MIN, INT32_MIN, 0, INT32_MAX, "MIN * MIN saturation survives a zero shift"},
+        {100, 0, 5, 0, "zero multiplier"},
+        {1, INT32_MAX, 30, 1 << 30, "1 * ~1 * 2^30"},
+        {7, 1 << 30, 3, 28, "left shift by 3: 7 * 0.5 * 8"},
+        {-7, 1 << 30, 3, -28, "left shift negative"},
+    };
+    for (size_t i = 0; i < COUNT(cases); i++) {
+        const rq_case *c = &cases[i];
+        int32_t got = nk_requantize(c->acc, c->mult, c->shift);
+        cr_expect_eq(got, c->want, "%s: requantize(%d, %d, %d) = %d", c->why, c->acc, c->mult, c->shift, got);
+    }
+}
+
+/* Independent re-derivation: floor((a*b + 2^30) / 2^31) (ties up) then the
+ * shift as sign * ((|x| + half) >> e) (ties away), in int64 throughout. */
+static int64_t floor_div_pow2(int64_t v, int e)
+{
+    int64_t d = (int64_t)1 << e;
+    int64_t q = v / d;
+    return (v % d != 0 && v < 0) ? q - 1 : q;
+}
+
+static int32_t rederive(int32_t acc, int32_t mult, int shift)
+{
+    int64_t x = acc;
+    if (shift > 0) {
+        x *= (int64_t)1 << shift;
+        x = x > INT32_MAX ? INT32_MAX : (x < INT32_MIN ? INT32_MIN : x);
+    }
+    int64_t hm = (x == INT32_MIN && mult == INT32_MIN) ? INT32_MAX : floor_div_pow2(x * mult + (1 << 30), 31);
+    int e = shift < 0 ? -shift : 0;
+    if (e == 0)
+        return (int32_t)hm;
+    int64_t mag = ((hm < 0 ? -hm : hm) + ((int64_t)1 << (e - 1))) >> e;
+    return (int32_t)(hm < 0 ? -mag : mag);
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+Test(qrequant, random_vs_double_and_rederivation)
+{
+    uint64_t seed = 0x9E3779B97F4A7C15ull;
+    int compared = 0;
+    for (int i = 0; i < 200000; i++) {
+        int32_t acc = (int32_t)(uint32_t)xorshift(&seed);
+        if (i % 3 == 1)
+            acc >>= (int)(xorshift(&seed) % 31); /* small magnitudes too */
+        int32_t mult = (int32_t)((1u << 30) + (uint32_t)(xorshift(&seed) % (1u << 30)));
+        int shift = (int)(xorshift(&seed) % 62) - 31;
+        int32_t got = nk_requantize(acc, mult, shift);
+        cr_assert_eq(got, rederive(acc, mult, shift), "acc %d mult %d shift %d: %d vs %d", acc, mult, shift, got,
+                     rederive(acc, mult, shift));
+        /* double reference where no saturation is involved; |error| <= 1 from the two roundings */
+        double lhs = (double)acc * ldexp(1.0, shift > 0 ? shift : 0);
+        if (fabs(lhs) >= 2147483648.0)
+            continue;
+        double real = (double)acc * (double)mult * ldexp(1.0, shift - 31);
+        cr_assert(fabs((double)got - real) <= 1.0 + 1e-6, "acc %d mult %d shift %d: %d vs %.3f", acc, mult, shift,
+                  got, real);
+        compared++;
+    }
+    cr_assert_gt(compared, 100000);
+}
+
+Test(qrequant, golden_table)
+{
+    for (size_t i = 0; i < COUNT(qk_requant_cases); i++) {
+        const qk_requant_case *c = &qk_requant_cases[i];
+        cr_assert_eq(nk_requantize(c->acc, c->mult, c->shift), c->expected, "case %zu: requantize(%d, %d, %d)", i,
+                     c->acc, c->mult, c->shift);
+    }
+}
+
+Test(qrequant, quantize_multiplier_golden)
+{
+    for (size_t i = 0; i < COUNT(qk_mult_cases); i++) {
+        const qk_mult_case *c = &qk_mult_cases[i];
+        int32_t m = -1;
+        int s = -99;
+        cr_assert_eq(nk_quantize_multiplier(c->real, &m, &s), NK_OK, "%a", c->real);
+        cr_assert(m == c->mult && s == c->shift, "%a: got (%d, %d), want (%d, %d)", c->real, m, s, c->mult, c->shift);
+        if (c->real > 1e-9) {
+            double back = (double)m * ldexp(1.0, s - 31);
+            cr_assert(fabs(back - c->real) <= c->real * ldexp(1.0, -31), "%a: %a", c->real, back);
+        }
+    }
+}
+
+Test(qrequant, quantize_multiplier_pinned)
+{
+    int32_t m;
+    int s;
+    cr_assert_eq(nk_quantize_multiplier(1.0, &m, &s), NK_OK);
+    cr_assert(m == 1 << 30 && s == 1);
+    cr_assert_eq(nk_quantize_multiplier(0.0, &m, &s), NK_OK);
+    cr_assert(m == 0 && s == 0);
+    cr_assert_eq(nk_quantize_multiplier(0.75, &m, &s), NK_OK);
+    cr_assert(m == 3 << 29 && s == 0);
+    /* mantissa rounding up to 2^31 renormalizes: 1 - 2^-40 -> 0.5 * 2^1 */
+    cr_assert_eq(nk_quantize_multiplier(1.0 - ldexp(1.0, -40), &m, &s), NK_OK);
+    cr_assert(m == 1 << 30 && s == 1, "%d %d", m, s);
+    cr_assert_eq(nk_quantize_multiplier(ldexp(1.0, -40), &m, &s), NK_OK); /* tiny: flushed */
+    cr_assert(m == 0 && s == 0);
+    cr_assert_eq(nk_quantize_multiplier(ldexp(1.0, -32), &m, &s), NK_OK); /* smallest kept: exponent -31 */
+    cr_assert(m == 1 << 30 && s == -31, "%d %d", m, s);
+    cr_assert_eq(nk_quantize_multiplier(ldexp(1.0, 29), &m, &s), NK_OK); /* largest exponent */
+    cr_assert(m == 1 << 30 && s == 30);
+    cr_assert_eq(nk_quantize_multiplier(ldexp(1.0, 30), &m, &s), NK_EARG);
+    cr_assert_eq(nk_quantize_multiplier(-0.5, &m, &s), NK_EARG);
+    cr_assert_eq(nk_quantize_multiplier(NAN, &m, &s), NK_EARG);
+    cr_assert_eq(nk_quantize_multiplier(INFINITY, &m, &s), NK_EARG);
+    cr_assert_eq(nk_quantize_multiplier(0.5, NULL, &s), NK_EARG);
+    cr_assert_eq(nk_multiplier_from_scales(0.5f, 0.25f, 0.0f, &m, &s), NK_EARG);
+    cr_assert_eq(nk_multiplier_from_scales(0.5f, 0.25f, 0.125f, &m, &s), NK_OK);
+    cr_assert(m == 1 << 30 && s == 1);
+}
+
+Test(qrequant, output_stage_and_helpers)
+{
+    cr_assert_eq(nk_requant_out(200, 1 << 30, 1, 10, -128, 127), 127);
+    cr_assert_eq(nk_requant_out(-50, 1 << 30, 1, 10, -128, 127), -40);
+    cr_assert_eq(nk_requant_out(-50, 1 << 30, 1, 10, -20, 127), -20);
+    cr_assert_eq(nk_requant_out(INT32_MAX, 1 << 30, 1, 127, -128, 127), 127, "zero point add cannot overflow");
+    cr_assert_eq(nk_sat_add_i32(INT32_MAX, 1), INT32_MAX);
+    cr_assert_eq(nk_sat_add_i32(INT32_MIN, -1), INT32_MIN);
+    cr_assert_eq(nk_sat_add_i32(-5, 3), -2);
+}
+
+/* ---- float quantization --------------------------------------------------- */
+
+Test(qfloat, quantize_golden)
+{
+    for (size_t i = 0; i < COUNT(qk_quant_cases); i++) {
+        const qk_quant_case *c = &qk_quant_cases[i];
+        size_t n = c->n;
+        int32_t *got = calloc(n, sizeof *got);
+        uint8_t *buf = calloc(n + 1, 1);
+        nk_status st;
+        if (c->type == 8) {
+            st = nk_quantize_f32_i8(c->x, (int8_t *)buf, n, c->scale, c->zp);
+            for (size_t j = 0; j < n; j++)
+                got[j] = ((int8_t *)buf)[j];
+        } else if (c->type == 0) {
+            st = nk_quantize_f32_u8(c->x, buf, n, c->scale, c->zp);
+            for (size_t j = 0; j < n; j++)
+                got[j] = buf[j];
+        } else {
+            st = nk_quantize_f32_i4(c->x, buf, n, c->scale, c->zp);
+            for (size_t j = 0; j < n; j++)
+                got[j] = nk_int4_get(buf, j);
+            if (n & 1)
+                cr_assert_eq(buf[n / 2] >> 4, 0, "%s: odd count leaves the last high nibble 0", c->name);
+        }
+        cr_assert_eq(st, NK_OK, "%s", c->name);
+        for (size_t j = 0; j < n; j++)
+            cr_assert_eq(got[j], c->expected[j], "%s[%zu]: x=%a scale=%a zp=%d: %d vs %d", c->name, j, c->x[j],
+                         c->scale, c->zp, got[j], c->expected[j]);
+        free(got);
+        free(buf);
+    }
+}
+
+typedef struct { float x, scale; int32_t zp, want; } qv_case;
+
+Test(qfloat, round_half_even_pinned)
+{
+    static const qv_case cases[] = {
+        {0.5f, 1.0f, 0, 0},    {1.5f, 1.0f, 0, 2},     {2.5f, 1.0f, 0, 2},   {-0.5f, 1.0f, 0, 0},
+        {-1.5f, 1.0f, 0, -2},  {-2.5f, 1.0f, 0, -2},   {2.5f, 1.0f, 3, 5},   {0.75f, 0.5f, 0, 2},
+        {1000.0f, 1.0f, 0, 127}, {-1000.0f, 1.0f, 0, -128}, {126.5f, 1.0f, 0, 126}, {127.5f, 1.0f, 0, 127},
+        {-128.5f, 1.0f, 0, -128}, {NAN, 1.0f, 7, 7},   {INFINITY, 1.0f, -3, 127}, {-INFINITY, 0.1f, 5, -128},
+        {1e-30f, 1e-38f, 0, 127}, {-0.0f, 1.0f, -4, -4},
+    };
+    for (size_t i = 0; i < COUNT(cases); i++)
+        cr_expect_eq(nk_quantize_value(cases[i].x, cases[i].scale, cases[i].zp, -128, 127), cases[i].want,
+                     "quantize(%a, %a, %d)", cases[i].x, cases[i].scale, cases[i].zp);
+}
+
+Test(qfloat, dequantize_and_round_trip)
+{
+    int8_t q[256];
+    float x[256];
+    int8_t back[256];
+    for (int i = 0; i < 256; i++)
+        q[i] = (int8_t)(i - 128);
+    cr_assert_eq(nk_dequantize_i8_f32(q, x, 256, 0.037f, -11), NK_OK);
+    for (int i = 0; i < 256; i++)
+        cr_assert_eq(x[i], (float)(q[i] + 11) * 0.037f);
+    cr_assert_eq(nk_quantize_f32_i8(x, back, 256, 0.037f, -11), NK_OK);
+    cr_assert_eq(memcmp(q, back, 256), 0);
+
+    uint8_t u[256];
+    for (int i = 0; i < 256; i++)
+        u[i] = (uint8_t)i;
+    cr_assert_eq(nk_dequantize_u8_f32(u, x, 256, 0.5f, 128), NK_OK);
+    cr_assert_eq(x[0], -64.0f);
+    cr_assert_eq(x[255], 63.5f);
+
+    uint8_t packed[3] = {0x8F, 0x07, 0x0A}; /* -1, -8, 7, 0, -6 */
+    cr_assert_eq(nk_dequantize_i4_f32(packed, x, 5, 0.25f, 1), NK_OK);
+    float want[5] = {-0.5f, -2.25f, 1.5f, -0.25f, -1.75f};
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(x[i], want[i], "[%d] %f", i, x[i]);
+
+    cr_assert_eq(nk_quantize_f32_i8(x, back, 4, 0.0f, 0), NK_EARG);
+    cr_assert_eq(nk_quantize_f32_i8(x, back, 4, NAN, 0), NK_EARG);
+    cr_assert_eq(nk_quantize_f32_i8(x, back, 4, 1.0f, 128), NK_EARG);
+    cr_assert_eq(nk_quantize_f32_u8(x, u, 4, 1.0f, -1), NK_EARG);
+    cr_assert_eq(nk_quantize_f32_i4(x, u, 4, 1.0f, 8), NK_EARG);
+    cr_assert_eq(nk_dequantize_i8_f32(NULL, x, 4, 1.0f, 0), NK_EARG);
+    cr_assert_eq(nk_dequantize_i8_f32(NULL, NULL, 0, 1.0f, 0), NK_OK);
+}
+
+Test(qfloat, activation_range)
+{
+    int32_t lo, hi;
+    nk_act none = {NK_ACT_NONE, 0, 0, 0}, relu = {NK_ACT_RELU, 0, 0, 0}, relu6 = {NK_ACT_CLIP, 0.0f, 6.0f, 0};
+    cr_assert_eq(nk_quant_act_range(none, 0.05f, -10, -128, 127, &lo, &hi), NK_OK);
+    cr_assert(lo == -128 && hi == 127);
+    cr_assert_eq(nk_quant_act_range(relu, 0.05f, -10, -128, 127, &lo, &hi), NK_OK);
+    cr_assert(lo == -10 && hi == 127);
+    cr_assert_eq(nk_quant_act_range(relu6, 0.0625f, -10, -128, 127, &lo, &hi), NK_OK);
+    cr_assert(lo == -10 && hi == 86, "%d %d", lo, hi); /* 6 / 0.0625 = 96 */
+    cr_assert_eq(nk_quant_act_range(relu6, 0.01f, -10, -128, 127, &lo, &hi), NK_OK);
+    cr_assert(lo == -10 && hi == 127, "saturates: %d", hi);
+    nk_act leaky = {NK_ACT_LEAKY_RELU, 0, 0, 0.1f}, bad = {NK_ACT_CLIP, 2.0f, 1.0f, 0};
+    cr_assert_eq(nk_quant_act_range(leaky, 0.05f, 0, -128, 127, &lo, &hi), NK_EUNSUPPORTED);
+    cr_assert_eq(nk_quant_act_range(bad, 0.05f, 0, -128, 127, &lo, &hi), NK_EARG);
+    cr_assert_eq(nk_quant_act_range(relu, 0.05f, 200, -128, 127, &lo, &hi), NK_EARG);
+}
+
+/* ---- int4 packing --------------------------------------------------------- */
+
+Test(qint4, pack_order_and_sign)
+{
+    int8_t v[16], back[17];
+    for (int i = 0; i < 16; i++)
+        v[i] = (int8_t)(i - 8);
+    uint8_t p[9];
+    memset(p, 0xEE, sizeof p);
+    cr_assert_eq(nk_int4_pack(v, p, 16), NK_OK);
+    cr_assert_eq(p[0], 0x98, "-8 low, -7 high"); /* 0x8 | 0x9 << 4 */
+    cr_assert_eq(p[4], 0x10, "0 low, 1 high");
+    cr_assert_eq(p[7], 0x76, "6 low, 7 high");
+    cr_assert_eq(p[8], 0xEE, "no write past 8 bytes");
+    for (int i = 0; i < 16; i++)
+        cr_assert_eq(nk_int4_get(p, (size_t)i), v[i]);
+    nk_int4_unpack(p, back, 16);
+    cr_assert_eq(memcmp(back, v, 16), 0);
+
+    int8_t odd[3] = {1, -1, -3};
+    uint8_t q[2] = {0xFF, 0xFF};
+    cr_assert_eq(nk_int4_pack(odd, q, 3), NK_OK);
+    cr_assert_eq(q[0], 0xF1);
+    cr_assert_eq(q[1], 0x0D, "odd count: high nibble 0");
+    memset(back, 99, sizeof back);
+    nk_int4_unpack(q, back, 3);
+    cr_assert(back[0] == 1 && back[1] == -1 && back[2] == -3 && back[3] == 99);
+    cr_assert_eq(nk_int4_bytes(3), 2);
+    cr_assert_eq(nk_int4_bytes(4), 2);
+
+    int8_t bad[2] = {8, 0};
+    cr_assert_eq(nk_int4_pack(bad, q, 2), NK_EARG);
+    bad[0] = -9;
+    cr_assert_eq(nk_int4_pack(bad, q, 2), NK_EARG);
+    cr_assert_eq(nk_int4_pack(NULL, q, 2), NK_EARG);
+}
+
+/* ---- kernels against the golden data -------------------------------------- */
+
+static void *scratch_for(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    memset(p, 0xA5, n ? n : 1); /* kernels must not rely on zeroed scratch */
+    return p;
+}
+
+/* Output with a canary byte past the end. */
+static int8_t *out_for(size_t n)
+{
+    int8_t *p = malloc(n + 1);
+    memset(p, 0x5A, n + 1);
+    return p;
+}
+
+static void expect_same(const char *name, const int8_t *got, const int8_t *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(got[i], want[i], "%s: element %zu: %d vs %d", name, i, got[i], want[i]);
+    cr_assert_eq(got[n], 0x5A, "%s: wrote past the end", name);
+}
+
+/* The multiplier of the case matches the one derived from its scales. */
+static void check_mult(const char *name, float num, float w, float den, int32_t mult, int32_t shift)
+{
+    int32_t m;
+    int s;
+    cr_assert_eq(nk_multiplier_from_scales(num, w, den, &m, &s), NK_OK, "%s", name);
+    cr_assert(m == mult && s == shift, "%s: multiplier (%d, %d), want (%d, %d)", name, m, s, mult, shift);
+}
+
+static nk_act case_act(int code, float lo, float hi)
+{
+    nk_act a = {code == 1 ? NK_ACT_RELU : (code == 2 ? NK_ACT_CLIP : NK_ACT_NONE), lo, hi, 0.0f};
+    return a;
+}
+
+Test(qconv, golden)
+{
+    for (size_t i = 0; i < COUNT(qk_conv_cases); i++) {
+        const qk_conv_case *c = &qk_conv_cases[i];
+        for (int32_t k = 0; k < c->n_wscales; k++)
+            check_mult(c->name, c->in_scale, c->w_scales[k], c->out_scale, c->mult[k], c->shift[k]);
+        int32_t lo, hi;
+        cr_assert_eq(nk_quant_act_range(case_act(c->act, c->act_lo, c->act_hi), c->out_scale, c->p.out_zp, -128,
+                                        127, &lo, &hi), NK_OK);
+        cr_assert(lo == c->p.act_min && hi == c->p.act_max, "%s: act range %d %d", c->name, lo, hi);
+        size_t ss = nk_qconv2d_scratch_size(&c->p);
+        void *scratch = scratch_for(ss);
+        int8_t *out = out_for(c->out_count);
+        cr_assert_eq(nk_qconv2d(&c->p, c->in, c->w, c->bias, out, scratch), NK_OK, "%s", c->name);
+        expect_same(c->name, out, c->expected, c->out_count);
+        free(scratch);
+        free(out);
+    }
+}
+
+Test(qfc, golden)
+{
+    for (size_t i = 0; i < COUNT(qk_fc_cases); i++) {
+        const qk_fc_case *c = &qk_fc_cases[i];
+        for (int32_t k = 0; k < c->n_wscales; k++)
+            check_mult(c->name, c->in_scale, c->w_scales[k], c->out_scale, c->mult[k], c->shift[k]);
+        void *scratch = scratch_for(nk_qfc_scratch_size(&c->p));
+        int8_t *out = out_for(c->out_count);
+        cr_assert_eq(nk_qfc(&c->p, c->in, c->w, c->bias, out, scratch), NK_OK, "%s", c->name);
+        expect_same(c->name, out, c->expected, c->out_count);
+        free(scratch);
+        free(out);
+    }
+}
+
+Test(qbmm, golden)
+{
+    for (size_t i = 0; i < COUNT(qk_bmm_cases); i++) {
+        const qk_bmm_case *c = &qk_bmm_cases[i];
+        check_mult(c->name, c->a_scale, c->b_scale, c->out_scale, c->p.mult, c->p.shift);
+        void *scratch = scratch_for(nk_qbmm_scratch_size(&c->p));
+        int8_t *out = out_for(c->out_count);
+        cr_assert_eq(nk_qbmm(&c->p, c->a, c->b, out, scratch), NK_OK, "%s", c->name);
+        expect_same(c->name, out, c->expected, c->out_count);
+        free(scratch);
+        free(out);
+    }
+}
+
+Test(qpool, golden)
+{
+    for (size_t i = 0; i < COUNT(qk_pool_cases); i++) {
+        const qk_pool_case *c = &qk_pool_cases[i];
+        check_mult(c->name, c->in_scale, 1.0f, c->out_scale, c->p.mult, c->p.shift);
+        int8_t *out = out_for(c->out_count);
+        nk_status st;
+        if (c->kind == 0)
+            st = nk_qmaxpool(&c->p, c->in, out);
+        else if (c->kind == 1)
+            st = nk_qavgpool(&c->p, c->in, out);
+        else
+            st = nk_qglobal_avgpool(&c->p, c->in, out);
+        cr_assert_eq(st, NK_OK, "%s", c->name);
+        expect_same(c->name, out, c->expected, c->out_count);
+        free(out);
+    }
+}
+
+Test(qbinary, golden)
+{
+    for (size_t i = 0; i < COUNT(qk_bin_cases); i++) {
+        const qk_bin_case *c = &qk_bin_cases[i];
+        nk_qbinary_params p = c->p;
+        p.a_mult = p.b_mult = p.out_mult = -1;
+        cr_assert_eq(nk_qbinary_prepare(&p, c->a_scale, c->b_scale, c->out_scale), NK_OK, "%s", c->name);
+        if (p.op == NK_QMUL) /* input multipliers unused */
+            p.a_mult = p.b_mult = 0, p.a_shift = p.b_shift = 0;
+        if (p.op == NK_QMIN || p.op == NK_QMAX)
+            p.out_mult = 0, p.out_shift = 0;
+        cr_assert(p.left_shift == c->p.left_shift && p.a_mult == c->p.a_mult && p.a_shift == c->p.a_shift &&
+                      p.b_mult == c->p.b_mult && p.b_shift == c->p.b_shift && p.out_mult == c->p.out_mult &&
+                      p.out_shift == c->p.out_shift,
+                  "%s: prepared multipliers differ", c->name);
+        int8_t *out = out_for(c->out_count);
+        cr_assert_eq(nk_qbinary(&c->p, c->a, c->b, out), NK_OK, "%s", c->name);
+        expect_same(c->name, out, c->expected, c->out_count);
+        /* a and b swapped (with their parameters) gives the same for the symmetric ops */
+        if (p.op != NK_QSUB) {
+            nk_qbinary_params q = c->p;
+            q.a_shape = c->p.b_shape, q.b_shape = c->p.a_shape;
+            q.a_zp = c->p.b_zp, q.b_zp = c->p.a_zp;
+            q.a_mult = c->p.b_mult, q.b_mult = c->p.a_mult, q.a_shift = c->p.b_shift, q.b_shift = c->p.a_shift;
+            memset(out, 0x5A, c->out_count + 1);
+            cr_assert_eq(nk_qbinary(&q, c->b, c->a, out), NK_OK, "%s swapped", c->name);
+            expect_same(c->name, out, c->expected, c->out_count);
+        }
+        free(out);
+    }
+}
+
+Test(qrequant_kernel, golden)
+{
+    for (size_t i = 0; i < COUNT(qk_rq_cases); i++) {
+        const qk_rq_case *c = &qk_rq_cases[i];
+        check_mult(c->name, c->in_scale, 1.0f, c->out_scale, c->p.mult, c->p.shift);
+        int8_t *out = out_for(c->count);
+        cr_assert_eq(nk_qrequant(&c->p, c->in, out, c->count), NK_OK, "%s", c->name);
+        expect_same(c->name, out, c->expected, c->count);
+        free(out);
+    }
+}
+
+/* ---- LUT ------------------------------------------------------------------- */
+
+static float affine(float x, const void *ctx)
+{
+    (void)ctx;
+    return 2.0f * x + 1.0f;
+}
+
+Test(qlut, apply_and_build)
+{
+    int8_t lut[256], in[300], out[300];
+    for (int i = 0; i < 256; i++)
+        lut[i] = (int8_t)(i * 37 + 11);
+    for (int i = 0; i < 300; i++)
+        in[i] = (int8_t)(i * 7 - 128);
+    nk_lut_apply_i8(lut, in, out, 300);
+    for (int i = 0; i < 300; i++)
+        cr_assert_eq(out[i], lut[in[i] + 128]);
+
+    /* in_scale 0.5, zp 0: real q/2 -> 2 * q/2 + 1 = q + 1; out scale 1, zp -3: q - 2, saturated */
+    cr_assert_eq(nk_lut_build_i8(lut, affine, NULL, 0.5f, 0, 1.0f, -3), NK_OK);
+    for (int q = -128; q < 128; q++) {
+        int want = q - 2 < -128 ? -128 : q - 2;
+        cr_assert_eq(lut[q + 128], want, "q=%d", q);
+    }
+    /* sigmoid: within 1 of a double-precision quantization (float evaluation may differ at ties) */
+    float si = 0.05f, so = 1.0f / 256.0f;
+    cr_assert_eq(nk_lut_build_i8(lut, nk_lut_sigmoid, NULL, si, 5, so, -128), NK_OK);
+    for (int q = -128; q < 128; q++) {
+        double y = 1.0 / (1.0 + exp(-(double)si * (q - 5)));
+        double r = nearbyint(y / so) - 128;
+        r = r < -128 ? -128 : (r > 127 ? 127 : r);
+        cr_assert(fabs(lut[q + 128] - r) <= 1.0, "q=%d: %d vs %f", q, lut[q + 128], r);
+    }
+    float ab[2] = {0.2f, 0.5f};
+    cr_assert_eq(nk_lut_hardsigmoid(10.0f, ab), 1.0f);
+    cr_assert_eq(nk_lut_hardswish(-4.0f, NULL), 0.0f);
+    cr_assert_eq(nk_lut_hardswish(4.0f, NULL), 4.0f);
+    cr_assert_eq(nk_lut_build_i8(lut, NULL, NULL, 0.5f, 0, 1.0f, 0), NK_EARG);
+    cr_assert_eq(nk_lut_build_i8(lut, affine, NULL, 0.0f, 0, 1.0f, 0), NK_EARG);
+    cr_assert_eq(nk_lut_build_i8(lut, affine, NULL, 0.5f, 0, 1.0f, 300), NK_EARG);
+}
+
+/* ---- parameter validation: one bad field at a time ------------------------ */
+
+#include <stddef.h>
+
+typedef struct { const char *field; size_t off; int32_t value; nk_status want; } bad_field;
+
+static void set_field(void *p, size_t off, int32_t v)
+{
+    memcpy((char *)p + off, &v, sizeof v);
+}
+
+#define CONV_F(f) #f, offsetof(nk_qconv2d_params, f)
+
+Test(qvalidate, conv)
+{
+    static const bad_field bad[] = {
+        {CONV_F(n), 0, NK_EARG},           {CONV_F(c_in), -1, NK_EARG},      {CONV_F(h_in), 0, NK_EARG},
+        {CONV_F(c_out), 0, NK_EARG},       {CONV_F(h_out), 11, NK_EARG},     {CONV_F(w_out), 9, NK_EARG},
+        {CONV_F(k_h), 0, NK_EARG},         {CONV_F(stride_w), 0, NK_EARG},   {CONV_F(dil_h), 0, NK_EARG},
+        {CONV_F(pad_top), -1, NK_EARG},    {CONV_F(groups), 3, NK_EARG},     {CONV_F(groups), 0, NK_EARG},
+        {CONV_F(in_zp), 128, NK_EARG},     {CONV_F(out_zp), -129, NK_EARG},  {CONV_F(act_min), -129, NK_EARG},
+        {CONV_F(act_max), 128, NK_EARG},   {CONV_F(w_format), 7, NK_EARG},   {CONV_F(q.n), 2, NK_EARG},
+        {CONV_F(h_in), 1 << 30, NK_EARG},
+    };
+    const qk_conv_case *c = &qk_conv_cases[0];
+    int8_t out[4096];
+    void *scratch = scratch_for(1 << 20);
+    for (size_t i = 0; i < COUNT(bad); i++) {
+        nk_qconv2d_params p = c->p;
+        set_field(&p, bad[i].off, bad[i].value);
+        cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, out, scratch), bad[i].want, "%s = %d", bad[i].field,
+                     bad[i].value);
+        cr_expect_eq(nk_qconv2d_scratch_size(&p), 0, "%s: scratch size of bad params", bad[i].field);
+    }
+    nk_qconv2d_params p = c->p;
+    int32_t bad_shift[16], bad_mult[16];
+    memcpy(bad_shift, c->shift, sizeof(int32_t) * 16);
+    memcpy(bad_mult, c->mult, sizeof(int32_t) * 16);
+    bad_shift[5] = 31;
+    p.q.shift = bad_shift;
+    cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, out, scratch), NK_EARG, "shift 31");
+    p.q.shift = c->shift;
+    bad_mult[3] = -1;
+    p.q.mult = bad_mult;
+    cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, out, scratch), NK_EARG, "negative multiplier");
+    p.q.mult = NULL;
+    cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, out, scratch), NK_EARG, "no multipliers");
+    p = c->p;
+    cr_expect_eq(nk_qconv2d(&p, NULL, c->w, c->bias, out, scratch), NK_EARG);
+    cr_expect_eq(nk_qconv2d(&p, c->in, NULL, c->bias, out, scratch), NK_EARG);
+    cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, NULL, scratch), NK_EARG);
+    cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, out, NULL), NK_EARG, "im2col needs scratch");
+    cr_expect_eq(nk_qconv2d(NULL, c->in, c->w, c->bias, out, scratch), NK_EARG);
+    /* too long a reduction for an int32 accumulator */
+    p.c_in = p.c_out = 8192;
+    p.q.n = 1;
+    cr_expect_eq(nk_qconv2d(&p, c->in, c->w, c->bias, out, scratch), NK_EUNSUPPORTED);
+    free(scratch);
+}
+
+#define FC_F(f) #f, offsetof(nk_qfc_params, f)
+#define BMM_F(f) #f, offsetof(nk_qbmm_params, f)
+#define POOL_F(f) #f, offsetof(nk_qpool_params, f)
+
+Test(qvalidate, fc_and_bmm)
+{
+    static const bad_field fc_bad[] = {
+        {FC_F(batch), 0, NK_EARG},     {FC_F(in_features), 0, NK_EARG}, {FC_F(out_features), -3, NK_EARG},
+        {FC_F(in_zp), 300, NK_EARG},   {FC_F(act_min), -200, NK_EARG},   {FC_F(w_format), 2, NK_EARG},
+        {FC_F(q.n), 3, NK_EARG},       {FC_F(in_features), 70000, NK_EUNSUPPORTED},
+    };
+    const qk_fc_case *c = &qk_fc_cases[0];
+    int8_t out[1024];
+    void *scratch = scratch_for(1 << 16);
+    for (size_t i = 0; i < COUNT(fc_bad); i++) {
+        nk_qfc_params p = c->p;
+        set_field(&p, fc_bad[i].off, fc_bad[i].value);
+        cr_expect_eq(nk_qfc(&p, c->in, c->w, c->bias, out, scratch), fc_bad[i].want, "%s", fc_bad[i].field);
+    }
+    nk_qfc_params fp = c->p;
+    fp.w_format = NK_W_I4;
+    cr_expect_eq(nk_qfc(&fp, c->in, c->w, c->bias, out, NULL), NK_EARG, "int4 needs scratch");
+
+    static const bad_field bmm_bad[] = {
+        {BMM_F(batch), 0, NK_EARG},  {BMM_F(a_batch), 3, NK_EARG}, {BMM_F(b_batch), 0, NK_EARG},
+        {BMM_F(m), 0, NK_EARG},      {BMM_F(b_zp), 128, NK_EARG},  {BMM_F(shift), -32, NK_EARG},
+        {BMM_F(mult), -5, NK_EARG},  {BMM_F(k), 40000, NK_EUNSUPPORTED},
+    };
+    const qk_bmm_case *b = &qk_bmm_cases[0];
+    for (size_t i = 0; i < COUNT(bmm_bad); i++) {
+        nk_qbmm_params p = b->p;
+        set_field(&p, bmm_bad[i].off, bmm_bad[i].value);
+        cr_expect_eq(nk_qbmm(&p, b->a, b->b, out, scratch), bmm_bad[i].want, "%s", bmm_bad[i].field);
+    }
+    cr_expect_eq(nk_qbmm(&b->p, b->a, b->b, out, NULL), NK_EARG);
+    free(scratch);
+}
+
+Test(qvalidate, pools)
+{
+    static const bad_field bad[] = {
+        {POOL_F(n), 0, NK_EARG},          {POOL_F(h_out), 7, NK_EARG},     {POOL_F(w_out), 0, NK_EARG},
+        {POOL_F(k_w), 0, NK_EARG},        {POOL_F(stride_h), 0, NK_EARG},  {POOL_F(dil_w), -1, NK_EARG},
+        {POOL_F(pad_left), -2, NK_EARG},  {POOL_F(in_zp), 128, NK_EARG},   {POOL_F(out_zp), -200, NK_EARG},
+        {POOL_F(mult), -1, NK_EARG},      {POOL_F(shift), 31, NK_EARG},      {POOL_F(act_min), -129, NK_EARG},
+        {POOL_F(act_max), 200, NK_EARG},  {POOL_F(k_h), 40, NK_EARG},
+    };
+    const qk_pool_case *c = &qk_pool_cases[0]; /* max 3x3 s2 p1 on 11x11: out 6x6 */
+    int8_t out[1024];
+    for (size_t i = 0; i < COUNT(bad); i++) {
+        nk_qpool_params p = c->p;
+        set_field(&p, bad[i].off, bad[i].value);
+        cr_expect_eq(nk_qmaxpool(&p, c->in, out), bad[i].want, "max %s", bad[i].field);
+        cr_expect_eq(nk_qavgpool(&p, c->in, out), bad[i].want, "avg %s", bad[i].field);
+    }
+    nk_qpool_params p = c->p;
+    p.h_out = 7; /* ceil of (11 + 2 - 3) / 2 + 1 = 6 too: 7 starts past the input */
+    cr_expect_eq(nk_qmaxpool(&p, c->in, out), NK_EARG);
+    p = c->p;
+    p.dil_h = 2;
+    p.h_out = 5;
+    cr_expect_eq(nk_qmaxpool(&p, c->in, out), NK_OK, "max pool dilates");
+    cr_expect_eq(nk_qavgpool(&p, c->in, out), NK_EARG, "average pool does not");
+    cr_expect_eq(nk_qmaxpool(&c->p, NULL, out), NK_EARG);
+    p = c->p;
+    p.c = 0;
+    cr_expect_eq(nk_qglobal_avgpool(&p, c->in, out), NK_EARG);
+    cr_expect_eq(nk_qglobal_avgpool(&c->p, NULL, out), NK_EARG);
+    p = c->p;
+    p.h_in = p.w_in = 1 << 12;
+    cr_expect_eq(nk_qglobal_avgpool(&p, c->in, out), NK_EUNSUPPORTED);
+    p = c->p;
+    p.shift = -32;
+    cr_expect_eq(nk_qglobal_avgpool(&p, c->in, out), NK_EARG);
+}
+
+Test(qvalidate, binary_requant_lut)
+{
+    const qk_bin_case *c = &qk_bin_cases[1]; /* [2,3,4,4] + [1,3,1,1] */
+    int8_t out[1024];
+    nk_qbinary_params p = c->p;
+    p.b_shape.dims[1] = 2; /* 3 vs 2 do not broadcast */
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    p = c->p;
+    p.out_shape.dims[0] = 4; /* wider than the broadcast */
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    p = c->p;
+    p.a_shape.rank = 9;
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    p = c->p;
+    p.op = (nk_qbin_op)42;
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    cr_expect_eq(nk_qbinary_prepare(&p, 0.1f, 0.1f, 0.1f), NK_EARG);
+    p = c->p;
+    p.left_shift = 30;
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    p = c->p;
+    p.out_shift = 40;
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    p = c->p;
+    p.a_zp = -200;
+    cr_expect_eq(nk_qbinary(&p, c->a, c->b, out), NK_EARG);
+    cr_expect_eq(nk_qbinary(&c->p, NULL, c->b, out), NK_EARG);
+    cr_expect_eq(nk_qbinary_prepare(&p, -1.0f, 0.1f, 0.1f), NK_EARG);
+    p = c->p;
+    p.out_shape.dims[2] = p.a_shape.dims[2] = 0; /* empty: nothing to do, pointers unused */
+    cr_expect_eq(nk_qbinary(&p, NULL, NULL, NULL), NK_OK);
+
+    nk_qrequant_params r = {.in_zp = 0, .out_zp = 0, .mult = 1 << 30, .shift = 1, .act_min = -128, .act_max = 127};
+    int8_t x[4] = {1, 2, 3, 4};
+    cr_expect_eq(nk_qrequant(&r, x, out, 4), NK_OK);
+    cr_expect_eq(memcmp(x, out, 4), 0, "identity multiplier");
+    r.shift = -40;
+    cr_expect_eq(nk_qrequant(&r, x, out, 4), NK_EARG);
+    r.shift = 1;
+    r.act_min = 5, r.act_max = 4;
+    cr_expect_eq(nk_qrequant(&r, x, out, 4), NK_EARG);
+    cr_expect_eq(nk_qrequant(NULL, x, out, 4), NK_EARG);
+}
