@@ -74,8 +74,6 @@ static npu_status parse_args(int argc, char **argv, args *a, npu_err *err)
     }
     if (!a->model)
         return npu_fail(err, NPU_EUSAGE, "npuref: no model given");
-    if (a->n_in == 0)
-        return npu_fail(err, NPU_EUSAGE, "npuref: no --input given");
     return NPU_OK;
 }
 
