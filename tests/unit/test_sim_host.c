@@ -100,6 +100,16 @@ static uint64_t loop_insns(sim_ctx *s, uint32_t n)
     return r.stats.insns;
 }
 
+/* Runs a command that must stop with a host fault; the caller frees s. */
+static sim_ctx *expect_fault(uint32_t cmd, const uint32_t *args, int nargs, fw_request *back, sim_result *r,
+                             npu_err *err)
+{
+    sim_ctx *s = open_sim(NULL);
+    cr_assert_eq(run_cmd(s, cmd, args, nargs, back, r, err), NPU_EUSER);
+    cr_assert_eq(r->stop, SIM_STOP_FAULT, "%s", r->msg);
+    return s;
+}
+
 /* The self-check's computation, natively, to compare with the firmware's. */
 static uint32_t host_hash(uint32_t n, uint32_t seed)
 {
@@ -331,13 +341,10 @@ Test(sim_host, mapped_load_works)
 
 Test(sim_host, illegal_instruction_stops_with_its_pc)
 {
-    sim_ctx *s = open_sim(NULL);
-    uint32_t none = 0;
     fw_request back;
     sim_result r;
     npu_err err;
-    cr_assert_eq(run_cmd(s, FW_CMD_ILLEGAL, &none, 0, &back, &r, &err), NPU_EUSER);
-    cr_assert_eq(r.stop, SIM_STOP_FAULT);
+    sim_ctx *s = expect_fault(FW_CMD_ILLEGAL, NULL, 0, &back, &r, &err);
     cr_assert_eq(r.pc, back.result[0]);
     char want[64];
     snprintf(want, sizeof want, "illegal instruction at pc 0x%08x", back.result[0]);
@@ -455,13 +462,10 @@ Test(sim_host, wfi_waits_for_the_npu)
 
 Test(sim_host, wfi_without_npu_job_is_a_deadlock)
 {
-    sim_ctx *s = open_sim(NULL);
-    uint32_t none = 0;
     fw_request back;
     sim_result r;
     npu_err err;
-    cr_assert_eq(run_cmd(s, FW_CMD_WFI, &none, 0, &back, &r, &err), NPU_EUSER);
-    cr_assert_eq(r.stop, SIM_STOP_FAULT);
+    sim_ctx *s = expect_fault(FW_CMD_WFI, NULL, 0, &back, &r, &err);
     cr_assert(strstr(err.msg, "wfi at pc") && strstr(err.msg, "nothing would ever wake"), "%s", err.msg);
     const uint8_t *insn = sim_mem_ptr(s, r.pc, 4, 0);
     cr_assert_not_null(insn);
@@ -486,14 +490,11 @@ Test(sim_host, npu_fault_stops_the_run)
 
 Test(sim_host, doorbell_without_model_faults)
 {
-    sim_ctx *s = open_sim(NULL);
     fw_request back;
     sim_result r;
     npu_err err;
     uint32_t args[5] = {0, 0, 0, 1, 0};
-    sim_attach_npu(s, NULL, NULL);
-    cr_assert_eq(run_cmd(s, FW_CMD_NPU_KICK, args, 5, &back, &r, &err), NPU_EUSER);
-    cr_assert_eq(r.stop, SIM_STOP_FAULT);
+    sim_ctx *s = expect_fault(FW_CMD_NPU_KICK, args, 5, &back, &r, &err); /* no sim_attach_npu */
     cr_assert(strstr(err.msg, "no NPU model"), "%s", err.msg);
     sim_free(s);
 }
