@@ -27,7 +27,7 @@ typedef enum nk_binop {
     NK_BIN_SUB,
     NK_BIN_MUL,
     NK_BIN_DIV,   /* integers: truncates toward zero; a zero divisor is NK_EARG */
-    NK_BIN_POW,   /* float only */
+    NK_BIN_POW,
     NK_BIN_MAX,   /* float: NaN propagates */
     NK_BIN_MIN,
     NK_BIN_PRELU, /* float only: a < 0 ? b * a : a (b is the slope) */
@@ -38,14 +38,14 @@ typedef struct nk_binary_params {
     nk_act act; /* fused activation (float only) */
 } nk_binary_params;
 
-/* y = a op b with broadcasting. Integer arithmetic wraps (two's complement)
- * instead of overflowing. */
-nk_status nk_binary_f32(const nk_binary_params *p, const nk_shape *a_shape, const float *a, const nk_shape *b_shape,
-                        const float *b, const nk_shape *y_shape, float *y);
-nk_status nk_binary_i32(const nk_binary_params *p, const nk_shape *a_shape, const int32_t *a,
-                        const nk_shape *b_shape, const int32_t *b, const nk_shape *y_shape, int32_t *y);
-nk_status nk_binary_i64(const nk_binary_params *p, const nk_shape *a_shape, const int64_t *a,
-                        const nk_shape *b_shape, const int64_t *b, const nk_shape *y_shape, int64_t *y);
+/* y = a op b with broadcasting. */
+nk_status nk_binary_f32(const nk_binary_params *p, const nk_shape *a_shape, const float *a,
+                        const nk_shape *b_shape, const float *b, const nk_shape *y_shape, float *y);
+/* Integers (dt: I64, I32, I16, I8, U8; a, b and y of that type) wrap in
+ * two's complement instead of overflowing; Pow is exact (by squaring; a
+ * negative exponent truncates toward zero). No PRelu, no fused activation. */
+nk_status nk_binary_int(const nk_binary_params *p, nk_dtype dt, const nk_shape *a_shape, const void *a,
+                        const nk_shape *b_shape, const void *b, const nk_shape *y_shape, void *y);
 
 typedef enum nk_cmpop { NK_CMP_EQUAL, NK_CMP_LESS, NK_CMP_GREATER } nk_cmpop;
 

@@ -68,8 +68,8 @@ static nk_status bc2(nk_bc *bc, const nk_shape *as, const nk_shape *bs, const nk
     return nk_bc_init(bc, ys, 2, in);
 }
 
-nk_status nk_binary_f32(const nk_binary_params *p, const nk_shape *a_shape, const float *a, const nk_shape *b_shape,
-                        const float *b, const nk_shape *y_shape, float *y)
+nk_status nk_binary_f32(const nk_binary_params *p, const nk_shape *a_shape, const float *a,
+                        const nk_shape *b_shape, const float *b, const nk_shape *y_shape, float *y)
 {
     nk_bc bc;
     nk_status st = bc2(&bc, a_shape, b_shape, y_shape);
@@ -90,40 +90,65 @@ nk_status nk_binary_f32(const nk_binary_params *p, const nk_shape *a_shape, cons
     return NK_OK;
 }
 
-/* Integer ops, wrapping through the unsigned type U. */
-#define NK_BIN_INT(T, U, TMIN)                                                                                 \
-    nk_bc bc;                                                                                                 \
-    nk_status st = bc2(&bc, a_shape, b_shape, y_shape);                                                       \
-    if (st != NK_OK)                                                                                          \
-        return st;                                                                                            \
-    switch (p->op) {                                                                                          \
-    case NK_BIN_ADD: NK_BIN_ROWS(T, T, T, (T)((U)x + (U)z), NK_NO_AFTER); break;                               \
-    case NK_BIN_SUB: NK_BIN_ROWS(T, T, T, (T)((U)x - (U)z), NK_NO_AFTER); break;                               \
-    case NK_BIN_MUL: NK_BIN_ROWS(T, T, T, (T)((U)x * (U)z), NK_NO_AFTER); break;                               \
-    case NK_BIN_DIV: {                                                                                        \
-        int64_t nb = nk_shape_numel(b_shape);                                                                 \
-        for (int64_t i = 0; i < nb; i++)                                                                      \
-            if (b[i] == 0)                                                                                    \
-                return NK_EARG;                                                                               \
-        NK_BIN_ROWS(T, T, T, (x == (TMIN) && z == -1) ? x : (T)(x / z), NK_NO_AFTER);                         \
-        break;                                                                                                \
-    }                                                                                                         \
-    case NK_BIN_MAX: NK_BIN_ROWS(T, T, T, x > z ? x : z, NK_NO_AFTER); break;                                 \
-    case NK_BIN_MIN: NK_BIN_ROWS(T, T, T, x < z ? x : z, NK_NO_AFTER); break;                                 \
-    default: return NK_EUNSUPPORTED;                                                                          \
-    }                                                                                                         \
-    return NK_OK
-
-nk_status nk_binary_i32(const nk_binary_params *p, const nk_shape *a_shape, const int32_t *a,
-                        const nk_shape *b_shape, const int32_t *b, const nk_shape *y_shape, int32_t *y)
+/* x^e by squaring, wrapping like the other integer ops. A negative exponent
+ * truncates 1/x^-e toward zero as onnxruntime's cast of pow() does (0^-e is
+ * the cast of inf: the type's minimum). */
+static uint64_t nk_ipow(int64_t x, int64_t e, int64_t tmin)
 {
-    NK_BIN_INT(int32_t, uint32_t, INT32_MIN);
+    if (e < 0)
+        return x == 1 ? 1u : x == -1 ? ((e & 1) ? ~0ull : 1u) : x == 0 ? (uint64_t)tmin : 0u;
+    uint64_t r = 1, b = (uint64_t)x;
+    for (; e; e >>= 1, b *= b)
+        if (e & 1)
+            r *= b;
+    return r;
 }
 
-nk_status nk_binary_i64(const nk_binary_params *p, const nk_shape *a_shape, const int64_t *a,
-                        const nk_shape *b_shape, const int64_t *b, const nk_shape *y_shape, int64_t *y)
+/* One integer type: T wraps through the unsigned type U. */
+#define NK_DEFINE_BIN_INT(NAME, T, U, TMIN, SIGNED)                                                            \
+    static nk_status NAME(nk_binop op, const nk_bc *bcp, int64_t nb, const T *a, const T *b, T *y)            \
+    {                                                                                                         \
+        nk_bc bc = *bcp;                                                                                      \
+        switch (op) {                                                                                         \
+        case NK_BIN_ADD: NK_BIN_ROWS(T, T, T, (T)((U)x + (U)z), NK_NO_AFTER); break;                           \
+        case NK_BIN_SUB: NK_BIN_ROWS(T, T, T, (T)((U)x - (U)z), NK_NO_AFTER); break;                           \
+        case NK_BIN_MUL: NK_BIN_ROWS(T, T, T, (T)((U)x * (U)z), NK_NO_AFTER); break;                           \
+        case NK_BIN_DIV:                                                                                      \
+            for (int64_t i = 0; i < nb; i++)                                                                  \
+                if (b[i] == 0)                                                                                \
+                    return NK_EARG;                                                                           \
+            NK_BIN_ROWS(T, T, T, ((SIGNED) && x == (TMIN) && z == (T)-1) ? x : (T)(x / z), NK_NO_AFTER);      \
+            break;                                                                                            \
+        case NK_BIN_POW: NK_BIN_ROWS(T, T, T, (T)nk_ipow(x, z, TMIN), NK_NO_AFTER); break;                    \
+        case NK_BIN_MAX: NK_BIN_ROWS(T, T, T, x > z ? x : z, NK_NO_AFTER); break;                             \
+        case NK_BIN_MIN: NK_BIN_ROWS(T, T, T, x < z ? x : z, NK_NO_AFTER); break;                             \
+        default: return NK_EUNSUPPORTED;                                                                      \
+        }                                                                                                     \
+        return NK_OK;                                                                                         \
+    }
+
+NK_DEFINE_BIN_INT(bin_i64, int64_t, uint64_t, INT64_MIN, 1)
+NK_DEFINE_BIN_INT(bin_i32, int32_t, uint32_t, INT32_MIN, 1)
+NK_DEFINE_BIN_INT(bin_i16, int16_t, uint32_t, INT16_MIN, 1)
+NK_DEFINE_BIN_INT(bin_i8, int8_t, uint32_t, INT8_MIN, 1)
+NK_DEFINE_BIN_INT(bin_u8, uint8_t, uint32_t, 0, 0) /* INT_MIN / -1 is a signed case */
+
+nk_status nk_binary_int(const nk_binary_params *p, nk_dtype dt, const nk_shape *a_shape, const void *a,
+                        const nk_shape *b_shape, const void *b, const nk_shape *y_shape, void *y)
 {
-    NK_BIN_INT(int64_t, uint64_t, INT64_MIN);
+    nk_bc bc;
+    nk_status st = bc2(&bc, a_shape, b_shape, y_shape);
+    if (st != NK_OK)
+        return st;
+    int64_t nb = nk_shape_numel(b_shape);
+    switch (dt) {
+    case NK_DT_I64: return bin_i64(p->op, &bc, nb, a, b, y);
+    case NK_DT_I32: return bin_i32(p->op, &bc, nb, a, b, y);
+    case NK_DT_I16: return bin_i16(p->op, &bc, nb, a, b, y);
+    case NK_DT_I8: return bin_i8(p->op, &bc, nb, a, b, y);
+    case NK_DT_U8: return bin_u8(p->op, &bc, nb, a, b, y);
+    default: return NK_EUNSUPPORTED;
+    }
 }
 
 #define NK_CMP(T)                                                                                              \

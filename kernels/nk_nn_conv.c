@@ -163,6 +163,8 @@ nk_status nk_conv(const nk_conv_params *p, const float *x, const float *w, const
             if (is_pointwise(p)) {
                 core.pack_b = nk_nn_pack_b_mat;
                 core.b_ctx = &bs;
+                core.b_direct = xg;
+                core.ldb_direct = cols;
             } else {
                 core.pack_b = pack_im2col;
                 core.b_ctx = &is;

@@ -13,65 +13,41 @@ typedef struct tile_epi {
     nk_act act;
 } tile_epi;
 
-/* The register tile: sums over p of a[p][i] * b[p][j] in order of p, then
- * the epilogue straight into C (row stride ldc). Loops of constant trip
- * count so that the compiler keeps acc in vector registers. */
-NK_HOT_CLONES static void ukernel(int32_t kc, const float *restrict a, const float *restrict b,
-                                    float *restrict c, ptrdiff_t ldc, const tile_epi *e)
+/* Register tiles: the full NK_MR x NK_NR one and, on x86-64, 8- and 4-row
+ * ones for the bottom edge (a 64-row layer computes 64 rows, not 72). A
+ * narrower tile would not pay: the tile's cost is its A broadcasts. */
+typedef void (*tile_fn)(int32_t kc, const float *restrict a, const float *restrict b, ptrdiff_t ldb,
+                        float *restrict c, ptrdiff_t ldc, const tile_epi *e);
+#if NK_MR == 12
+#define NK_TILE_NAME tile_12
+#define NK_TILE_M 12
+#define NK_TILE_N NK_NR
+#include "kernels/nk_nn_tile.inc"
+#define NK_TILE_NAME tile_8
+#define NK_TILE_M 8
+#define NK_TILE_N NK_NR
+#include "kernels/nk_nn_tile.inc"
+#define NK_TILE_NAME tile_4
+#define NK_TILE_M 4
+#define NK_TILE_N NK_NR
+#include "kernels/nk_nn_tile.inc"
+static tile_fn pick_tile(int mr, int *mt)
 {
-    float acc[NK_MR][NK_NR];
-    for (int i = 0; i < NK_MR; i++)
-        for (int j = 0; j < NK_NR; j++)
-            acc[i][j] = 0.0f;
-    for (int32_t p = 0; p < kc; p++) {
-        const float *ap = a + (ptrdiff_t)p * NK_MR, *bp = b + (ptrdiff_t)p * NK_NR;
-        for (int i = 0; i < NK_MR; i++) {
-            float ai = ap[i];
-            for (int j = 0; j < NK_NR; j++)
-                acc[i][j] += ai * bp[j];
-        }
-    }
-    const float alpha = e->alpha;
-    for (int i = 0; i < NK_MR; i++) {
-        float *ci = c + i * ldc;
-        if (e->add)
-            for (int j = 0; j < NK_NR; j++)
-                acc[i][j] = ci[j] + alpha * acc[i][j];
-        else
-            for (int j = 0; j < NK_NR; j++)
-                acc[i][j] = alpha * acc[i][j];
-    }
-    if (e->last) {
-        if (e->bias)
-            for (int i = 0; i < NK_MR; i++)
-                for (int j = 0; j < NK_NR; j++)
-                    acc[i][j] += e->bias[i];
-        const float lo = e->act.lo, hi = e->act.hi, slope = e->act.alpha;
-        switch (e->act.kind) {
-        case NK_ACT_RELU:
-            for (int i = 0; i < NK_MR; i++)
-                for (int j = 0; j < NK_NR; j++)
-                    acc[i][j] = acc[i][j] > 0.0f ? acc[i][j] : 0.0f;
-            break;
-        case NK_ACT_CLIP:
-            for (int i = 0; i < NK_MR; i++)
-                for (int j = 0; j < NK_NR; j++) {
-                    float v = acc[i][j] < lo ? lo : acc[i][j];
-                    acc[i][j] = v > hi ? hi : v;
-                }
-            break;
-        case NK_ACT_LEAKY_RELU:
-            for (int i = 0; i < NK_MR; i++)
-                for (int j = 0; j < NK_NR; j++)
-                    acc[i][j] = acc[i][j] < 0.0f ? slope * acc[i][j] : acc[i][j];
-            break;
-        default: break;
-        }
-    }
-    for (int i = 0; i < NK_MR; i++)
-        for (int j = 0; j < NK_NR; j++)
-            c[i * ldc + j] = acc[i][j];
+    *mt = mr <= 4 ? 4 : mr <= 8 ? 8 : 12;
+    return mr <= 4 ? tile_4 : mr <= 8 ? tile_8 : tile_12;
 }
+#else
+#define NK_TILE_NAME tile_full
+#define NK_TILE_M NK_MR
+#define NK_TILE_N NK_NR
+#include "kernels/nk_nn_tile.inc"
+static tile_fn pick_tile(int mr, int *mt)
+{
+    (void)mr;
+    *mt = NK_MR;
+    return tile_full;
+}
+#endif
 
 /* Constant-length chunks so that the selects become vector compares and
  * blends (a branch per element mispredicts on real activations). */
@@ -101,11 +77,11 @@ NK_HOT_CLONES void nk_nn_act_inplace(float *v, ptrdiff_t n, nk_act act)
 }
 #undef NK_ACT_LOOP
 
-/* One register tile at rows i0.., columns j0.. of C. A partial tile (at the
- * bottom or right edge) goes through a full-size buffer: C's part is copied
- * in, the tile computed there, and the valid part copied back. */
-static void do_tile(const nk_gemm_core *g, int32_t kc, const float *ap, const float *bp, int32_t i0, int32_t j0,
-                    int mr, int nr, int add, int last)
+/* One register tile at rows i0.., columns j0.. of C, in the smallest tile
+ * shape that covers it. A partial tile goes through a buffer: C's part is
+ * copied in, the tile computed there, and the valid part copied back. */
+static void do_tile(const nk_gemm_core *g, int32_t kc, const float *ap, const float *bp, ptrdiff_t ldb, int32_t i0,
+                    int32_t j0, int mr, int nr, int add, int last)
 {
     float bias[NK_MR];
     tile_epi e = {g->alpha, add, last, NULL, g->act};
@@ -115,15 +91,17 @@ static void do_tile(const nk_gemm_core *g, int32_t kc, const float *ap, const fl
         e.bias = bias;
     }
     float *c = g->c + (ptrdiff_t)i0 * g->ldc + j0;
-    if (mr == NK_MR && nr == NK_NR) {
-        ukernel(kc, ap, bp, c, g->ldc, &e);
+    int mt;
+    tile_fn fn = pick_tile(mr, &mt);
+    if (mr == mt && nr == NK_NR) {
+        fn(kc, ap, bp, ldb, c, g->ldc, &e);
         return;
     }
     float t[NK_MR * NK_NR];
     if (add)
         for (int i = 0; i < mr; i++)
             memcpy(t + i * NK_NR, c + (ptrdiff_t)i * g->ldc, sizeof(float) * (size_t)nr);
-    ukernel(kc, ap, bp, t, NK_NR, &e);
+    fn(kc, ap, bp, ldb, t, NK_NR, &e);
     for (int i = 0; i < mr; i++)
         memcpy(c + (ptrdiff_t)i * g->ldc, t + i * NK_NR, sizeof(float) * (size_t)nr);
 }
@@ -133,10 +111,7 @@ static int32_t round_up(int32_t v, int32_t to)
     return (v + to - 1) / to * to;
 }
 
-static int32_t min32(int32_t a, int32_t b)
-{
-    return a < b ? a : b;
-}
+#define min32 nk_nn_min32
 
 #define NK_ALIGN 64
 
@@ -180,17 +155,24 @@ void nk_nn_gemm_run(const nk_gemm_core *g, void *scratch)
         for (int32_t pc = 0; pc < g->k; pc += NK_KC) {
             int32_t kc = min32(g->k - pc, NK_KC);
             int add = pc > 0 || g->accumulate, last = pc + kc >= g->k;
-            g->pack_b(g->b_ctx, pc, kc, jc, nc, bp);
+            /* A plain B is read in place; only a partial last panel is packed */
+            int32_t full = g->b_direct ? nc / NK_NR * NK_NR : 0;
+            if (full < nc)
+                g->pack_b(g->b_ctx, pc, kc, jc + full, nc - full, bp);
             for (int32_t ic = 0; ic < g->m; ic += NK_MC) {
                 int32_t mc = min32(g->m - ic, NK_MC);
                 g->pack_a(g->a_ctx, ic, mc, pc, kc, ap);
                 for (int32_t jr = 0; jr < nc; jr += NK_NR) {
-                    const float *bpanel = bp + (ptrdiff_t)jr * kc;
-                    int nr = (int)min32(nc - jr, NK_NR);
-                    for (int32_t ir = 0; ir < mc; ir += NK_MR) {
-                        do_tile(g, kc, ap + (ptrdiff_t)ir * kc, bpanel, ic + ir, jc + jr,
-                                (int)min32(mc - ir, NK_MR), nr, add, last);
+                    const float *bpanel = bp + (ptrdiff_t)(jr - full) * kc;
+                    ptrdiff_t ldb = NK_NR;
+                    if (jr < full) {
+                        bpanel = g->b_direct + (ptrdiff_t)pc * g->ldb_direct + jc + jr;
+                        ldb = g->ldb_direct;
                     }
+                    int nr = (int)min32(nc - jr, NK_NR);
+                    for (int32_t ir = 0; ir < mc; ir += NK_MR)
+                        do_tile(g, kc, ap + (ptrdiff_t)ir * kc, bpanel, ldb, ic + ir, jc + jr,
+                                (int)min32(mc - ir, NK_MR), nr, add, last);
                 }
             }
         }
@@ -288,7 +270,7 @@ nk_status nk_sgemm(const nk_sgemm_params *p, const float *a, const float *b, flo
     nk_mat_src as = {a, p->lda, p->trans_a}, bs = {b, p->ldb, p->trans_b};
     nk_gemm_core g = {.m = p->m, .n = p->n, .k = p->k, .pack_a = nk_nn_pack_a_mat, .a_ctx = &as,
                       .pack_b = nk_nn_pack_b_mat, .b_ctx = &bs, .c = c, .ldc = p->ldc, .alpha = p->alpha,
-                      .accumulate = p->accumulate};
+                      .accumulate = p->accumulate, .b_direct = p->trans_b ? NULL : b, .ldb_direct = p->ldb};
     nk_nn_gemm_run(&g, scratch);
     return NK_OK;
 }
@@ -325,7 +307,7 @@ nk_status nk_gemm(const nk_gemm_params *p, const float *a, const float *b, const
     nk_mat_src as = {a, p->trans_a ? p->m : p->k, p->trans_a}, bs = {b, p->trans_b ? p->k : p->n, p->trans_b};
     nk_gemm_core g = {.m = p->m, .n = p->n, .k = p->k, .pack_a = nk_nn_pack_a_mat, .a_ctx = &as,
                       .pack_b = nk_nn_pack_b_mat, .b_ctx = &bs, .c = y, .ldc = p->n, .alpha = p->alpha,
-                      .accumulate = with_c, .act = p->act};
+                      .accumulate = with_c, .act = p->act, .b_direct = p->trans_b ? NULL : b, .ldb_direct = p->n};
     nk_nn_gemm_run(&g, scratch);
     return NK_OK;
 }

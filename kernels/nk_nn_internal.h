@@ -51,6 +51,8 @@ typedef struct nk_gemm_core {
     const void *a_ctx;
     nk_pack_b_fn pack_b;
     const void *b_ctx;
+    const float *b_direct;   /* op(B) as a plain k x n matrix to read in place, or NULL */
+    ptrdiff_t ldb_direct;
     float *c;
     ptrdiff_t ldc;
     float alpha;

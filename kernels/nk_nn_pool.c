@@ -77,6 +77,13 @@ nk_status nk_maxpool(const nk_pool_params *p, const float *x, float *y, int64_t 
                         for (int32_t kh = h0; kh < h1; kh++) {
                             int32_t ih = oh * g.s[1] - g.pb[1] + kh * g.dil[1];
                             const float *row = xp + ((ptrdiff_t)id * g.in[1] + ih) * g.in[2];
+                            if (!indices) { /* a select, not a branch: maxima are unpredictable */
+                                for (int32_t kw = w0; kw < w1; kw++) {
+                                    float v = row[ow * g.s[2] - g.pb[2] + kw * g.dil[2]];
+                                    best = v > best ? v : best;
+                                }
+                                continue;
+                            }
                             for (int32_t kw = w0; kw < w1; kw++) {
                                 int32_t iw = ow * g.s[2] - g.pb[2] + kw * g.dil[2];
                                 if (at < 0 || row[iw] > best) { /* first maximum wins, as in onnxruntime */

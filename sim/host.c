@@ -21,9 +21,9 @@ void sim_config_default(sim_config *c)
 {
     memset(c, 0, sizeof *c);
     sim_memmap_default(&c->map);
-    c->host_hz = 100e6;
+    c->host_hz = 400e6;
     c->host_cpi = 1.0;
-    c->npu_hz = 400e6;
+    c->npu_hz = 500e6;
     c->max_insns = 2000000000ull;
     c->alloc = npu_alloc_default();
 }

@@ -9,8 +9,8 @@
 
 void sim_memmap_default(sim_memmap *m)
 {
-    m->rom = (sim_region){0x00000000u, 1u << 20};
-    m->flash = (sim_region){0x10000000u, 16u << 20};
+    m->rom = (sim_region){0x00000000u, 256u << 10};
+    m->flash = (sim_region){0x20000000u, 16u << 20};
     m->dram = (sim_region){0x80000000u, 64u << 20};
     m->npu = (sim_region){0x40000000u, SIM_PAGE};
     m->ctl = (sim_region){0x40001000u, SIM_PAGE};

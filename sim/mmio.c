@@ -6,7 +6,15 @@
  * access stops the run, since it is a firmware bug. */
 #include <string.h>
 
+#include "rt/npub.h"
 #include "sim/sim_internal.h"
+
+/* The region registers are numbered like the .npub's regions. */
+_Static_assert((int)FW_NPU_REGION_CONST == (int)NPUB_REGION_CONST &&
+                   (int)FW_NPU_REGION_ARENA == (int)NPUB_REGION_ARENA &&
+                   (int)FW_NPU_REGION_INPUT == (int)NPUB_REGION_INPUT &&
+                   (int)FW_NPU_REGION_OUTPUT == (int)NPUB_REGION_OUTPUT,
+               "fw_abi.h and npub.h number the regions alike");
 
 /* ---- console ---------------------------------------------------------------- */
 void sim_console_flush(sim_ctx *s)

@@ -1,6 +1,7 @@
 /* npusim: runs the simulated SoC.
- *   npusim [--firmware ELF] [--max-insns N] [--iters N] [--stats]
- *       runs the firmware self-check (today's only mode)
+ *   npusim [--target NAME|FILE.yaml] [--firmware ELF] [--max-insns N] [--iters N] [--stats]
+ *       runs the firmware self-check (today's only mode) on the target's
+ *       memory map and clocks (built-in edge-v1 numbers without --target)
  *   npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy] [--stats]
  *          [--stats-json FILE] [--trace FILE.json]
  *       the model path: the options are parsed now, running arrives with the
@@ -14,11 +15,12 @@
 #include <unistd.h>
 
 #include "sim/sim.h"
+#include "target/target.h"
 
 enum { MAX_INPUTS = 16 };
 
 typedef struct opts {
-    const char *firmware;
+    const char *firmware, *target;
     const char *model;
     const char *inputs[MAX_INPUTS];
     int ninputs;
@@ -31,7 +33,7 @@ typedef struct opts {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: npusim [--firmware ELF] [--max-insns N] [--iters N] [--stats]\n"
+    fprintf(f, "usage: npusim [--target NAME|FILE.yaml] [--firmware ELF] [--max-insns N] [--iters N] [--stats]\n"
                "       npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy] [--stats]\n"
                "              [--stats-json FILE] [--trace FILE.json] [--firmware ELF] [--max-insns N]\n");
 }
@@ -72,6 +74,8 @@ static int parse_args(int argc, char **argv, opts *o)
             exit(0);
         } else if ((v = opt_value(argc, argv, &i, "--firmware"))) {
             o->firmware = v;
+        } else if ((v = opt_value(argc, argv, &i, "--target"))) {
+            o->target = v;
         } else if ((v = opt_value(argc, argv, &i, "--max-insns"))) {
             if (!parse_u64(v, &o->max_insns))
                 return fprintf(stderr, "npusim: --max-insns: '%s' is not a count\n", v), 0;
@@ -142,6 +146,17 @@ static npu_status open_sim(const opts *o, const char *fw, sim_ctx **s, sim_confi
     cfg->console = stdout;
     if (o->have_max_insns)
         cfg->max_insns = o->max_insns;
+    *s = NULL;
+    if (o->target) {
+        tgt_target *t;
+        npu_status st = tgt_load(o->target, NULL, &t, err);
+        if (st != NPU_OK)
+            return st;
+        st = sim_config_from_target(t, cfg, err);
+        tgt_free(t);
+        if (st != NPU_OK)
+            return st;
+    }
     npu_status st = sim_new(cfg, s, err);
     if (st == NPU_OK && (st = sim_load_elf_file(*s, fw, err)) != NPU_OK) {
         sim_free(*s);

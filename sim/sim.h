@@ -40,8 +40,9 @@ typedef struct sim_memmap {
 
 #define SIM_PAGE 4096u
 
-/* ROM 0x0 1 MiB, flash 0x10000000 16 MiB, DRAM 0x80000000 64 MiB,
- * NPU 0x40000000 4 KiB, sim-ctl 0x40001000 4 KiB (what rt/fw.ld links for). */
+/* The map of targets/edge-v1.yaml (what rt/fw.ld links for): ROM 0x0 256 KiB,
+ * flash 0x20000000 16 MiB, DRAM 0x80000000 64 MiB, NPU 0x40000000 4 KiB,
+ * sim-ctl 0x40001000 4 KiB. */
 void sim_memmap_default(sim_memmap *m);
 /* Alignment, non-empty, within 4 GiB, no two regions overlap. */
 npu_status sim_memmap_check(const sim_memmap *m, npu_err *err);
@@ -63,10 +64,15 @@ typedef struct sim_config {
     npu_alloc alloc;
 } sim_config;
 
-/* Default map, 100 MHz host at CPI 1.0, 400 MHz NPU, 2e9 instruction limit,
- * console discarded (a library prints nothing unless told where), default
- * allocator. The target YAML (src/target) will supply these numbers. */
+/* edge-v1's numbers: its map, 400 MHz host at CPI 1.0, 500 MHz NPU; a 2e9
+ * instruction limit, console discarded (a library prints nothing unless told
+ * where), the default allocator. */
 void sim_config_default(sim_config *c);
+
+/* Takes map, clocks and CPI from a loaded target (src/target), keeping the
+ * rest of *c. Refuses a map outside 32 bits or a host that is not rv32. */
+struct tgt_target;
+npu_status sim_config_from_target(const struct tgt_target *t, sim_config *c, npu_err *err);
 
 typedef struct sim_ctx sim_ctx;
 

@@ -74,8 +74,6 @@ static npu_status parse_args(int argc, char **argv, args *a, npu_err *err)
     }
     if (!a->model)
         return npu_fail(err, NPU_EUSAGE, "npuref: no model given");
-    /* a model without graph inputs (all Constant) needs no --input; the count
-     * is checked against the graph once it is loaded */
     return NPU_OK;
 }
 

@@ -195,6 +195,52 @@ static npu_status rewrite_node(q_ctx *c, ir_node *n)
     }
 }
 
+/* A fused LeakyRelu is no clamp: the integer kernels cannot apply it, so it
+ * goes back to a node of its own (which becomes a LUT). Its input range
+ * follows from the output's: x = y / alpha below zero. Grows lo/hi (copies
+ * in the arena) to cover the new tensors. */
+static npu_status split_leaky_acts(ir_graph *g, const float **lo, const float **hi, npu_err *err)
+{
+    int n_split = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        n_split += !g->nodes[i]->dead && g->nodes[i]->act.kind == IR_ACT_LEAKY_RELU;
+    if (!n_split)
+        return NPU_OK;
+    int nt = g->n_tensors, cap = nt + n_split;
+    float *nlo = npu_arena_alloc(g->arena, sizeof(float) * (size_t)cap);
+    float *nhi = npu_arena_alloc(g->arena, sizeof(float) * (size_t)cap);
+    if (!nlo || !nhi)
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    memcpy(nlo, *lo, sizeof(float) * (size_t)nt);
+    memcpy(nhi, *hi, sizeof(float) * (size_t)nt);
+    int n_nodes = g->n_nodes;
+    for (int i = 0; i < n_nodes; i++) {
+        ir_node *n = g->nodes[i];
+        if (n->dead || n->act.kind != IR_ACT_LEAKY_RELU)
+            continue;
+        ir_tensor *y = n->outputs[0];
+        char name[512];
+        snprintf(name, sizeof name, "%s:pre_act", y->name);
+        ir_tensor *t = ir_tensor_new(g, ir_graph_find(g, name) ? NULL : name, y->dtype, y->rank, y->dims);
+        if (!t)
+            return npu_fail(err, NPU_EINTERNAL, "out of memory");
+        float alpha = n->act.alpha;
+        nlo[t->id] = alpha > 0 ? nlo[y->id] / alpha : nlo[y->id];
+        nhi[t->id] = nhi[y->id];
+        n->outputs[0] = t;
+        t->producer = n;
+        ir_node *a = ir_node_new(g, IR_OP_LEAKY_RELU, NULL, 1, &t, 1, &y);
+        if (!a || !ir_set_float(g, a, "alpha", alpha))
+            return npu_fail(err, NPU_EINTERNAL, "out of memory");
+        a->unit = n->unit;
+        a->unit_reason = n->unit_reason;
+        n->act = (ir_act){IR_ACT_NONE, 0, 0, 0};
+    }
+    *lo = nlo;
+    *hi = nhi;
+    return ir_graph_toposort(g, err);
+}
+
 npu_status q_quantize(ir_graph *g, const float *lo, const float *hi, const q_options *o, npu_err *err)
 {
     if (o->abits != 8)
@@ -202,6 +248,9 @@ npu_status q_quantize(ir_graph *g, const float *lo, const float *hi, const q_opt
                                         "this quantizer supports 8-bit activations", o->abits);
     if (o->wbits != 8 && o->wbits != 4)
         return npu_fail(err, NPU_EUSER, "--wbits %d: supported are 8 and 4", o->wbits);
+    npu_status st0 = split_leaky_acts(g, &lo, &hi, err);
+    if (st0 != NPU_OK)
+        return st0;
     q_ctx c = {.g = g, .opts = o, .err = err, .lo = lo, .hi = hi, .n_ranges = g->n_tensors};
     c.n_orig_tensors = g->n_tensors;
     c.qver = npu_arena_alloc(g->arena, sizeof *c.qver * (size_t)(g->n_tensors + 1));

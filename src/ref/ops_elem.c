@@ -1,35 +1,37 @@
 /* Reference adapters: elementwise binary and unary ops, Cast, Softmax,
  * reductions (kernels/nk_elem.h). A node's dtype is its first input's.
  *
- * Softmax / LogSoftmax contract with the importer: the IR node does not carry
- * the opset, so the importer sets an int attribute "_flatten_axis" = 1 on
- * Softmax and LogSoftmax nodes from models with opset < 13 (the coerce-to-2D
- * semantics: normalize over the flattened dims[axis:], default axis 1). Without
- * it the node has opset-13 semantics (normalize along dims[axis] only, default
- * axis -1). Rewrites that create Softmax nodes need not set anything. */
+ * Softmax / LogSoftmax: the IR node does not carry the opset. Without
+ * attributes beyond "axis" a node has opset-13 semantics (normalize along
+ * dims[axis] only, default axis -1). An int attribute "_flatten_axis" = 1
+ * selects the opset < 13 coerce-to-2D semantics (normalize over the flattened
+ * dims[axis:], default axis 1). The importer does not need it today: it
+ * rewrites opset < 13 Softmax as Flatten -> Softmax(axis=1) -> Reshape
+ * (src/import/imp_graph.c); the attribute is there for any producer that
+ * would rather keep one node.
+ */
 #include <math.h>
 
 #include "ref/ref_internal.h"
 
-static nk_act to_nk_act(ir_act a)
-{
-    nk_act r = {NK_ACT_NONE, a.lo, a.hi, a.alpha};
-    switch (a.kind) {
-    case IR_ACT_RELU: r.kind = NK_ACT_RELU; break;
-    case IR_ACT_CLIP: r.kind = NK_ACT_CLIP; break;
-    case IR_ACT_LEAKY_RELU: r.kind = NK_ACT_LEAKY_RELU; break;
-    default: break;
-    }
-    return r;
-}
-
 /* A fused activation on a float output the kernel did not apply itself. */
 static void apply_act(const ir_node *n, float *y, int64_t count)
 {
-    nk_act a = to_nk_act(n->act);
+    nk_act a = ref_nk_act(n->act);
     if (a.kind != NK_ACT_NONE)
         for (int64_t i = 0; i < count; i++)
             y[i] = nk_act_apply(a, y[i]);
+}
+
+/* Input 0 and output 0 present; both f32 when f32_only. */
+static npu_status one_in_out(const ir_node *n, bool f32_only, npu_err *err)
+{
+    if (n->n_inputs < 1 || !n->inputs[0] || n->n_outputs < 1 || !n->outputs[0])
+        return npu_fail(err, NPU_EUSER, "expects an input and an output");
+    if (f32_only && (n->inputs[0]->dtype != IR_F32 || n->outputs[0]->dtype != IR_F32))
+        return npu_fail(err, NPU_EUSER, "%s on dtype %s is not supported (supported: f32)", ir_op_name(n->op),
+                        ir_dtype_name(n->inputs[0]->dtype));
+    return NPU_OK;
 }
 
 static npu_status same_dtype(const ir_node *n, int i, npu_err *err)
@@ -62,37 +64,44 @@ static nk_binop binop_of(ir_op op)
     }
 }
 
-static bool has_zero(ir_dtype dt, const void *b, int64_t count)
+static bool is_int(ir_dtype dt)
 {
-    for (int64_t i = 0; i < count; i++)
-        if (dt == IR_I64 ? ((const int64_t *)b)[i] == 0 : ((const int32_t *)b)[i] == 0)
-            return true;
-    return false;
+    return dt == IR_I64 || dt == IR_I32 || dt == IR_I16 || dt == IR_I8 || dt == IR_U8;
 }
 
-/* y = a op b for shapes as, bs, ys. */
+/* y = a op b for shapes as, bs, ys (a, b and y of dtype dt). */
 static npu_status binary_step(const ir_node *n, ir_dtype dt, const nk_shape *as, const void *a, const nk_shape *bs,
                               const void *b, const nk_shape *ys, void *y, npu_err *err)
 {
-    nk_binary_params p = {binop_of(n->op), to_nk_act(n->act)};
+    nk_binary_params p = {binop_of(n->op), ref_nk_act(n->act)};
     nk_status st;
+    nk_dtype kdt;
+    nk_shape tmp;
     if (dt == IR_F32) {
         st = nk_binary_f32(&p, as, a, bs, b, ys, y);
-    } else if ((dt == IR_I32 || dt == IR_I64) && n->op != IR_OP_POW && n->op != IR_OP_PRELU) {
+    } else if (is_int(dt) && n->op != IR_OP_PRELU && ref_nk_dtype(dt, &kdt)) {
         if (n->act.kind != IR_ACT_NONE)
             return npu_fail(err, NPU_EUSER, "a fused activation needs a float output");
-        if (dt == IR_I32)
-            st = nk_binary_i32(&p, as, a, bs, b, ys, y);
-        else
-            st = nk_binary_i64(&p, as, a, bs, b, ys, y);
-        if (st == NK_EARG && n->op == IR_OP_DIV && has_zero(dt, b, nk_shape_numel(bs)))
+        st = nk_binary_int(&p, kdt, as, a, bs, b, ys, y);
+        if (st == NK_EARG && n->op == IR_OP_DIV && nk_shape_broadcast(as, bs, &tmp) == NK_OK)
             return npu_fail(err, NPU_EUSER, "integer division by zero");
     } else {
         return npu_fail(err, NPU_EUSER, "%s on dtype %s is not supported (supported: f32%s)", ir_op_name(n->op),
-                        ir_dtype_name(dt), n->op == IR_OP_POW || n->op == IR_OP_PRELU ? "" : ", i32, i64");
+                        ir_dtype_name(dt), n->op == IR_OP_PRELU ? "" : ", i64, i32, i16, i8, u8");
     }
     if (st != NK_OK)
         return npu_fail(err, NPU_EUSER, "input shapes do not broadcast to the output shape");
+    return NPU_OK;
+}
+
+static npu_status binary_shapes(const ir_node *n, nk_shape *as, nk_shape *bs, nk_shape *ys, npu_err *err)
+{
+    npu_status st;
+    if (n->n_inputs != 2 || n->n_outputs < 1 || !n->inputs[0] || !n->inputs[1])
+        return npu_fail(err, NPU_EUSER, "expects 2 inputs and 1 output");
+    if ((st = ref_shape(n->inputs[0], as, err)) || (st = ref_shape(n->inputs[1], bs, err)) ||
+        (st = ref_shape(n->outputs[0], ys, err)))
+        return st;
     return NPU_OK;
 }
 
@@ -102,12 +111,47 @@ static npu_status run_binary(const ir_node *n, const void *const *in, void *cons
     (void)scratch;
     nk_shape as, bs, ys;
     npu_status st;
-    if (n->n_inputs != 2 || n->n_outputs < 1)
-        return npu_fail(err, NPU_EUSER, "expects 2 inputs and 1 output");
-    if ((st = same_dtype(n, 1, err)) || (st = ref_shape(n->inputs[0], &as, err)) ||
-        (st = ref_shape(n->inputs[1], &bs, err)) || (st = ref_shape(n->outputs[0], &ys, err)))
+    if ((st = binary_shapes(n, &as, &bs, &ys, err)) || (st = same_dtype(n, 1, err)))
         return st;
     return binary_step(n, n->inputs[0]->dtype, &as, in[0], &bs, in[1], &ys, out[0], err);
+}
+
+/* Pow's base and exponent may differ in type: the exponent is cast to the
+ * base's type, except that an integer base with a float exponent is
+ * computed in float and truncated back (as onnxruntime's pow and cast do). */
+static npu_status run_pow(const ir_node *n, const void *const *in, void *const *out, void *scratch, npu_err *err)
+{
+    nk_shape as, bs, ys;
+    npu_status st = binary_shapes(n, &as, &bs, &ys, err);
+    if (st)
+        return st;
+    ir_dtype xt = n->inputs[0]->dtype, et = n->inputs[1]->dtype;
+    if (xt == et)
+        return binary_step(n, xt, &as, in[0], &bs, in[1], &ys, out[0], err);
+    nk_dtype kx, ke;
+    if (!(xt == IR_F32 || is_int(xt)) || !(et == IR_F32 || is_int(et)) || !ref_nk_dtype(xt, &kx) ||
+        !ref_nk_dtype(et, &ke) || n->outputs[0]->dtype != xt)
+        return npu_fail(err, NPU_EUSER, "Pow of %s by %s is not supported (f32 and integers)", ir_dtype_name(xt),
+                        ir_dtype_name(et));
+    int64_t na = nk_shape_numel(&as), nb = nk_shape_numel(&bs), ny = nk_shape_numel(&ys);
+    uint8_t *sa = scratch, *sb = sa + 4 * na, *sy = sb + 8 * nb;
+    if (is_int(xt) && et == IR_F32) {
+        nk_cast(kx, in[0], NK_DT_F32, sa, na);
+        if ((st = binary_step(n, IR_F32, &as, sa, &bs, in[1], &ys, sy, err)))
+            return st;
+        nk_cast(NK_DT_F32, sy, kx, out[0], ny);
+        return NPU_OK;
+    }
+    nk_cast(ke, in[1], kx, sb, nb);
+    return binary_step(n, xt, &as, in[0], &bs, sb, &ys, out[0], err);
+}
+
+static size_t scratch_pow(const ir_node *n)
+{
+    if (n->n_inputs != 2 || !n->inputs[0] || !n->inputs[1] || n->n_outputs < 1 || !n->outputs[0])
+        return 0;
+    return 4 * (size_t)ir_tensor_numel(n->inputs[0]) + 8 * (size_t)ir_tensor_numel(n->inputs[1]) +
+           4 * (size_t)ir_tensor_numel(n->outputs[0]);
 }
 
 /* Variadic Max/Min: pairwise, alternating between scratch and the output so
@@ -220,12 +264,37 @@ static npu_status clip_bound(const ir_node *n, int i, const void *const *in, con
     return NPU_OK;
 }
 
+/* Integer Clip (opset 12+): the bounds are inputs of the data's dtype,
+ * applied in place as Max and Min against a scalar. */
+static npu_status clip_int(const ir_node *n, const void *const *in, void *const *out, npu_err *err)
+{
+    const ir_tensor *x = n->inputs[0];
+    nk_dtype dt;
+    nk_shape xs, one = {.rank = 0};
+    npu_status st = ref_shape(x, &xs, err);
+    if (st || !ref_nk_dtype(x->dtype, &dt))
+        return st ? st : unsupported_dtype(n, x, "f32, i64, i32, i16, i8, u8", err);
+    if (out[0] != in[0])
+        memcpy(out[0], in[0], ir_tensor_bytes(x));
+    for (int i = 1; i <= 2 && i < n->n_inputs; i++) {
+        if (!n->inputs[i])
+            continue;
+        if (n->inputs[i]->dtype != x->dtype || ir_tensor_numel(n->inputs[i]) != 1)
+            return npu_fail(err, NPU_EUSER, "input %d ('%s') must be one %s value", i, n->inputs[i]->name,
+                            ir_dtype_name(x->dtype));
+        nk_binary_params p = {i == 1 ? NK_BIN_MAX : NK_BIN_MIN, {NK_ACT_NONE, 0, 0, 0}};
+        nk_binary_int(&p, dt, &xs, out[0], &one, in[i], &xs, out[0]);
+    }
+    return NPU_OK;
+}
+
 static npu_status run_unary(const ir_node *n, const void *const *in, void *const *out, void *scratch,
                             npu_err *err)
 {
     (void)scratch;
-    if (n->n_inputs < 1 || !n->inputs[0] || n->n_outputs < 1)
-        return npu_fail(err, NPU_EUSER, "expects an input and an output");
+    npu_status st = one_in_out(n, false, err);
+    if (st)
+        return st;
     const ir_tensor *x = n->inputs[0];
     int64_t count = ir_tensor_numel(x);
     if (count != ir_tensor_numel(n->outputs[0]) || n->outputs[0]->dtype != x->dtype)
@@ -244,6 +313,8 @@ static npu_status run_unary(const ir_node *n, const void *const *in, void *const
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (map[i].op == n->op)
             p.op = map[i].un;
+    if (n->op == IR_OP_CLIP && is_int(x->dtype))
+        return clip_int(n, in, out, err);
     if (x->dtype == IR_I32 || x->dtype == IR_I64) {
         if (p.op != NK_UN_NEG && p.op != NK_UN_ABS)
             return unsupported_dtype(n, x, "f32", err);
@@ -254,8 +325,11 @@ static npu_status run_unary(const ir_node *n, const void *const *in, void *const
         return NPU_OK;
     }
     if (x->dtype != IR_F32)
-        return unsupported_dtype(n, x, p.op == NK_UN_NEG || p.op == NK_UN_ABS ? "f32, i32, i64" : "f32", err);
-    npu_status st;
+        return unsupported_dtype(n, x,
+                                 p.op == NK_UN_NEG || p.op == NK_UN_ABS ? "f32, i32, i64"
+                                 : p.op == NK_UN_CLIP                   ? "f32, i64, i32, i16, i8, u8"
+                                                                        : "f32",
+                                 err);
     switch (n->op) {
     case IR_OP_LEAKY_RELU: p.alpha = ir_attr_float(n, "alpha", 0.01f); break;
     case IR_OP_HARD_SIGMOID:
@@ -277,8 +351,9 @@ static npu_status run_unary(const ir_node *n, const void *const *in, void *const
 static npu_status run_not(const ir_node *n, const void *const *in, void *const *out, void *scratch, npu_err *err)
 {
     (void)scratch;
-    if (n->n_inputs < 1 || !n->inputs[0] || n->n_outputs < 1)
-        return npu_fail(err, NPU_EUSER, "expects an input and an output");
+    npu_status st = one_in_out(n, false, err);
+    if (st)
+        return st;
     if (n->inputs[0]->dtype != IR_BOOL || n->outputs[0]->dtype != IR_BOOL)
         return unsupported_dtype(n, n->inputs[0], "bool", err);
     if (ir_tensor_numel(n->inputs[0]) != ir_tensor_numel(n->outputs[0]))
@@ -291,8 +366,9 @@ static npu_status run_cast(const ir_node *n, const void *const *in, void *const 
                            npu_err *err)
 {
     (void)scratch;
-    if (n->n_inputs < 1 || !n->inputs[0] || n->n_outputs < 1)
-        return npu_fail(err, NPU_EUSER, "expects an input and an output");
+    npu_status st = one_in_out(n, false, err);
+    if (st)
+        return st;
     const ir_tensor *x = n->inputs[0], *y = n->outputs[0];
     nk_dtype from, to;
     if (!ref_nk_dtype(x->dtype, &from))
@@ -312,11 +388,10 @@ static npu_status run_softmax(const ir_node *n, const void *const *in, void *con
                               npu_err *err)
 {
     (void)scratch;
-    if (n->n_inputs < 1 || !n->inputs[0] || n->n_outputs < 1)
-        return npu_fail(err, NPU_EUSER, "expects an input and an output");
+    npu_status st = one_in_out(n, true, err);
+    if (st)
+        return st;
     const ir_tensor *x = n->inputs[0];
-    if (x->dtype != IR_F32 || n->outputs[0]->dtype != IR_F32)
-        return unsupported_dtype(n, x, "f32", err);
     if (!ir_shape_equal(x, n->outputs[0]))
         return npu_fail(err, NPU_EUSER, "the output must have the input's shape");
     bool flatten = ir_attr_int(n, "_flatten_axis", 0) != 0; /* opset < 13: see the top of this file */
@@ -341,14 +416,13 @@ static npu_status run_reduce(const ir_node *n, const void *const *in, void *cons
                              npu_err *err)
 {
     (void)scratch;
-    if (n->n_inputs < 1 || !n->inputs[0] || n->n_outputs < 1)
-        return npu_fail(err, NPU_EUSER, "expects an input and an output");
+    npu_status st = one_in_out(n, true, err);
+    if (st)
+        return st;
     const ir_tensor *x = n->inputs[0];
-    if (x->dtype != IR_F32 || n->outputs[0]->dtype != IR_F32)
-        return unsupported_dtype(n, x, "f32", err);
     int64_t axes[NK_MAX_RANK];
     int k = -1;
-    npu_status st = ref_ints_attr_or_input(n, "axes", 1, in, axes, NK_MAX_RANK, &k, err);
+    st = ref_ints_attr_or_input(n, "axes", 1, in, axes, NK_MAX_RANK, &k, err);
     if (st)
         return st;
     int64_t count = ir_tensor_numel(x);
@@ -390,7 +464,7 @@ const ref_op_entry ref_ops_elem[] = {
     {IR_OP_SUB, run_binary, NULL},
     {IR_OP_MUL, run_binary, NULL},
     {IR_OP_DIV, run_binary, NULL},
-    {IR_OP_POW, run_binary, NULL},
+    {IR_OP_POW, run_pow, scratch_pow},
     {IR_OP_PRELU, run_binary, NULL},
     {IR_OP_MAX, run_variadic, scratch_variadic},
     {IR_OP_MIN, run_variadic, scratch_variadic},

@@ -357,9 +357,16 @@ static npu_status matmul_run(const ir_node *n, const void *const *in, void *cons
 {
     nk_matmul_params p;
     npu_status st = matmul_params(n, &p, err);
-    if (st)
+    if (st || (st = kernel_status(nk_matmul(&p, in[0], in[1], out[0], scratch), err)))
         return st;
-    return kernel_status(nk_matmul(&p, in[0], in[1], out[0], scratch), err);
+    /* the kernel has no activation parameter: apply a fused one here */
+    if (n->act.kind != IR_ACT_NONE) {
+        nk_act a = to_nk_act(n->act);
+        float *y = out[0];
+        for (int64_t i = 0, cnt = ir_tensor_numel(n->outputs[0]); i < cnt; i++)
+            y[i] = nk_act_apply(a, y[i]);
+    }
+    return NPU_OK;
 }
 
 /* ---- BatchNormalization -------------------------------------------------------------- */
@@ -576,13 +583,19 @@ static npu_status resize_params(const ir_node *n, bool upsample, nk_resize_param
     if ((st = pick("mode", ir_attr_string(n, "mode", "nearest"), modes, &v, err)))
         return st;
     p->mode = (nk_resize_mode)v;
-    if (upsample) {
+    /* Upsample and Resize-10 (X, scales) predate the coordinate attributes:
+     * asymmetric coordinates, nearest by floor (ceil when downsampling), as
+     * onnxruntime runs them */
+    if (upsample || n->n_inputs == 2) {
         if (p->mode == NK_RESIZE_CUBIC)
-            return npu_fail(err, NPU_EUSER, "Upsample mode 'cubic' is not supported");
+            return npu_fail(err, NPU_EUSER, "mode 'cubic' needs Resize-11 or later");
         p->coord = NK_COORD_ASYMMETRIC;
         p->nearest = NK_NEAREST_SIMPLE;
         return NPU_OK;
     }
+    if (ir_attr_find(n, "axes") ||
+        strcmp(ir_attr_string(n, "keep_aspect_ratio_policy", "stretch"), "stretch") != 0)
+        return npu_fail(err, NPU_EUSER, "attributes axes and keep_aspect_ratio_policy (Resize-18) are not supported");
     if ((st = pick("coordinate_transformation_mode", ir_attr_string(n, "coordinate_transformation_mode", "half_pixel"),
                    coords, &v, err)))
         return st;

@@ -14,9 +14,12 @@ static npu_status need_io(const ir_node *n, int n_in, npu_err *err)
     return NPU_OK;
 }
 
-/* Element size of input 0, which the output shares. */
-static npu_status elem_size(const ir_node *n, size_t *es, npu_err *err)
+/* need_io, and the element size of input 0, which the output shares. */
+static npu_status io_elem(const ir_node *n, int n_in, size_t *es, npu_err *err)
 {
+    npu_status st = need_io(n, n_in, err);
+    if (st)
+        return st;
     const ir_tensor *x = n->inputs[0];
     if (n->outputs[0]->dtype != x->dtype)
         return npu_fail(err, NPU_EUSER, "the output must have the input's dtype (%s)", ir_dtype_name(x->dtype));
@@ -44,9 +47,12 @@ static npu_status run_copy(const ir_node *n, const void *const *in, void *const 
         return npu_fail(err, NPU_EUSER, "output %s[%lld] differs in size or dtype from input %s[%lld]",
                         ir_dtype_name(y->dtype), (long long)ir_tensor_numel(y), ir_dtype_name(x->dtype),
                         (long long)ir_tensor_numel(x));
+    /* training mode drops nothing when the ratio is 0; otherwise it is random */
     if (n->op == IR_OP_DROPOUT && n->n_inputs > 2 && n->inputs[2] && ir_tensor_numel(n->inputs[2]) == 1 &&
-        *(const uint8_t *)in[2])
-        return npu_fail(err, NPU_EUSER, "training_mode is not supported (inference only)");
+        *(const uint8_t *)in[2] &&
+        !(n->inputs[1] && n->inputs[1]->dtype == IR_F32 && ir_tensor_numel(n->inputs[1]) == 1 &&
+          *(const float *)in[1] == 0.0f))
+        return npu_fail(err, NPU_EUSER, "training_mode is not supported (inference only, or a ratio of 0)");
     if (out[0] != in[0])
         memcpy(out[0], in[0], ir_tensor_bytes(y));
     /* Dropout's mask in inference: all true */
@@ -61,7 +67,7 @@ static npu_status run_concat(const ir_node *n, const void *const *in, void *cons
     (void)scratch;
     size_t es;
     npu_status st;
-    if ((st = need_io(n, 1, err)) || (st = elem_size(n, &es, err)))
+    if ((st = io_elem(n, 1, &es, err)))
         return st;
     if (n->n_inputs > 64)
         return npu_fail(err, NPU_EUSER, "%d inputs (at most 64)", n->n_inputs);
@@ -89,7 +95,7 @@ static npu_status run_split(const ir_node *n, const void *const *in, void *const
     (void)scratch;
     size_t es;
     npu_status st;
-    if ((st = need_io(n, 1, err)) || (st = elem_size(n, &es, err)))
+    if ((st = io_elem(n, 1, &es, err)))
         return st;
     if (n->n_outputs > 64)
         return npu_fail(err, NPU_EUSER, "%d outputs (at most 64)", n->n_outputs);
@@ -182,7 +188,7 @@ static npu_status run_slice(const ir_node *n, const void *const *in, void *const
     (void)scratch;
     size_t es;
     npu_status st;
-    if ((st = need_io(n, 1, err)) || (st = elem_size(n, &es, err)))
+    if ((st = io_elem(n, 1, &es, err)))
         return st;
     nk_shape xs, ys;
     nk_slice_params p = {.elem_size = es};
@@ -203,7 +209,7 @@ static npu_status run_transpose(const ir_node *n, const void *const *in, void *c
     (void)scratch;
     size_t es;
     npu_status st;
-    if ((st = need_io(n, 1, err)) || (st = elem_size(n, &es, err)))
+    if ((st = io_elem(n, 1, &es, err)))
         return st;
     nk_shape xs;
     if ((st = ref_shape(n->inputs[0], &xs, err)))
@@ -234,7 +240,7 @@ static npu_status run_pad(const ir_node *n, const void *const *in, void *const *
     (void)scratch;
     size_t es;
     npu_status st;
-    if ((st = need_io(n, 1, err)) || (st = elem_size(n, &es, err)))
+    if ((st = io_elem(n, 1, &es, err)))
         return st;
     const ir_tensor *x = n->inputs[0];
     nk_shape xs, ys;
@@ -295,7 +301,7 @@ static npu_status run_gather(const ir_node *n, const void *const *in, void *cons
     (void)scratch;
     size_t es;
     npu_status st;
-    if ((st = need_io(n, 2, err)) || (st = elem_size(n, &es, err)))
+    if ((st = io_elem(n, 2, &es, err)))
         return st;
     const ir_tensor *x = n->inputs[0], *ind = n->inputs[1];
     nk_shape xs;
@@ -325,7 +331,7 @@ static npu_status run_expand_tile(const ir_node *n, const void *const *in, void 
     (void)scratch;
     size_t es;
     npu_status st;
-    if ((st = need_io(n, 1, err)) || (st = elem_size(n, &es, err)))
+    if ((st = io_elem(n, 1, &es, err)))
         return st;
     nk_shape xs, ys;
     if ((st = ref_shape(n->inputs[0], &xs, err)) || (st = ref_shape(n->outputs[0], &ys, err)))

@@ -103,6 +103,7 @@ npu_status ref_eval_node(ir_graph *g, ir_node *n, npu_err *err)
 
 struct ref_ctx {
     const ir_graph *g;
+    int n_tensors;    /* of g when the context was made */
     npu_alloc alloc;
     void **bufs;      /* per tensor id: constant data, or an activation buffer */
     bool *owned;      /* per tensor id: bufs[i] allocated by the context */
@@ -117,7 +118,7 @@ void ref_ctx_free(ref_ctx *ctx)
 {
     if (!ctx)
         return;
-    int n = ctx->g->n_tensors;
+    int n = ctx->n_tensors;
     if (ctx->bufs)
         for (int i = 0; i < n; i++)
             if (ctx->owned[i])
@@ -138,6 +139,7 @@ ref_ctx *ref_ctx_new(const ir_graph *g, npu_alloc alloc, npu_err *err)
     }
     memset(ctx, 0, sizeof *ctx);
     ctx->g = g;
+    ctx->n_tensors = g->n_tensors;
     ctx->alloc = alloc;
     size_t n = (size_t)(g->n_tensors ? g->n_tensors : 1);
     ctx->bufs = npu_malloc(alloc, sizeof(void *) * n);
@@ -188,6 +190,8 @@ void ref_ctx_set_observer(ref_ctx *ctx, ref_observer_fn fn, void *ud)
 npu_status ref_ctx_run(ref_ctx *ctx, const void *const *inputs, void *const *outputs, npu_err *err)
 {
     const ir_graph *g = ctx->g;
+    if (g->n_tensors != ctx->n_tensors)
+        return npu_fail(err, NPU_EINTERNAL, "the graph changed after its reference context was made");
     for (int i = 0; i < g->n_inputs; i++) {
         const ir_tensor *t = g->inputs[i];
         if (ctx->owned[t->id])

@@ -23,6 +23,18 @@ static inline npu_status ref_shape(const ir_tensor *t, nk_shape *s, npu_err *err
     return NPU_OK;
 }
 
+static inline nk_act ref_nk_act(ir_act a)
+{
+    nk_act r = {NK_ACT_NONE, a.lo, a.hi, a.alpha};
+    switch (a.kind) {
+    case IR_ACT_RELU: r.kind = NK_ACT_RELU; break;
+    case IR_ACT_CLIP: r.kind = NK_ACT_CLIP; break;
+    case IR_ACT_LEAKY_RELU: r.kind = NK_ACT_LEAKY_RELU; break;
+    default: break;
+    }
+    return r;
+}
+
 /* The kernels' dtype of an IR dtype; false for the packed int4 types. */
 static inline bool ref_nk_dtype(ir_dtype dt, nk_dtype *out)
 {

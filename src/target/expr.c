@@ -66,13 +66,19 @@ static bool rmake(int64_t n, int64_t d, xrat *o)
         n = -n;
         d = -d;
     }
-    if (d != 1) {
-        uint64_t un = n < 0 ? 0 - (uint64_t)n : (uint64_t)n;
+    /* reduce only when the terms grow large: gcd per operation is the
+     * slow part, and ceil, floor and comparisons work on any n/d */
+    uint64_t un = n < 0 ? 0 - (uint64_t)n : (uint64_t)n;
+    if (d != 1 && (un > (1u << 30) || d > (1 << 30))) {
         uint64_t g = ugcd(un, (uint64_t)d);
         if (g > 1) {
             n /= (int64_t)g;
             d /= (int64_t)g;
         }
+    }
+    if (d != 1 && n % d == 0) {
+        n /= d;
+        d = 1;
     }
     o->n = n;
     o->d = d;
@@ -140,7 +146,11 @@ static bool rbin(int op, xrat a, xrat b, xrat *o)
         }
         return rmake(n, d, o);
     case X_DIV:
-        if (b.n == 0 || __builtin_mul_overflow(a.n, b.d, &n) || __builtin_mul_overflow(a.d, b.n, &d))
+        if (b.n == 0)
+            return false;
+        if (a.d == 1 && b.d == 1 && b.n > 0) /* the common case: no sign fix-up, no overflow */
+            return rmake(a.n, b.n, o);
+        if (__builtin_mul_overflow(a.n, b.d, &n) || __builtin_mul_overflow(a.d, b.n, &d))
             return false;
         return rmake(n, d, o);
     case X_MOD: { /* a - b * floor(a / b) */

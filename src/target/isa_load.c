@@ -411,16 +411,6 @@ static int cmp_opcode(const void *a, const void *b)
     return (x->opcode > y->opcode) - (x->opcode < y->opcode);
 }
 
-static const char *canon_field(int64_t i)
-{
-    return tgt_fid_name((tgt_fid)i);
-}
-
-static const char *canon_param(int64_t i)
-{
-    return tgt_param_name((tgt_param)i);
-}
-
 /* Everything that changes what a stream means or costs; not names, docs,
  * comments, order or spelling (docs/isa.md, "The hash"). */
 static uint64_t isa_hash(const tgt_isa *isa)
@@ -428,7 +418,6 @@ static uint64_t isa_hash(const tgt_isa *isa)
     hsh h;
     hsh_init(&h);
     hsh_printf(&h, "npu-isa/1 opcode %d:%d:%d\n", isa->opcode_word, isa->opcode_lsb, isa->opcode_width);
-    const xcanon_names names = {canon_field, canon_param};
     for (int i = 0; i < isa->ninsns; i++) {
         const tgt_insn *in = &isa->insns[i];
         hsh_printf(&h, "insn %u %s %s %d\n", in->opcode, tgt_sem_name(in->sem), tgt_unit_name(in->unit),
@@ -454,13 +443,13 @@ static uint64_t isa_hash(const tgt_isa *isa)
                        (long long)f->hi);
         }
         hsh_printf(&h, " timing ");
-        xcanon(xexpr_root(in->timing), &names, &h);
+        xcanon(xexpr_root(in->timing), &tgt_canon_names, &h);
         hsh_printf(&h, "\n");
     }
     return h.h;
 }
 
-static npu_status load(isa_ld *L, const char *text, size_t len)
+static npu_status load(isa_ld *L)
 {
     ydoc *y = &L->y;
     npu_status st;
@@ -468,8 +457,6 @@ static npu_status load(isa_ld *L, const char *text, size_t len)
     if ((st = ymap(y, root, "the ISA", top_keys)))
         return st;
     tgt_isa *isa = L->isa;
-    (void)text;
-    (void)len;
     if ((st = yreq(y, root, "isa", "the ISA", &v)) || (st = ystr(y, v, "the ISA name", L->a, &isa->name)))
         return st;
     if ((v = yget(y, root, "description")) && (st = ystr(y, v, "description", L->a, &isa->description)))
@@ -551,7 +538,7 @@ npu_status tgt_isa_parse_in(npu_arena *a, npu_alloc alloc, const char *file, con
     L.isa->alloc = alloc;
     npu_status st = ydoc_load(&L.y, fname, text, len, err);
     if (!st)
-        st = load(&L, text, len);
+        st = load(&L);
     ydoc_free(&L.y);
     if (!st)
         *out = L.isa;

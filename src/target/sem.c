@@ -187,6 +187,18 @@ const char *tgt_mem_name(tgt_mem m)
     return (unsigned)m < TGT_MEM_COUNT ? mem_names[m] : "?";
 }
 
+static const char *canon_field(int64_t i)
+{
+    return tgt_fid_name((tgt_fid)i);
+}
+
+static const char *canon_param(int64_t i)
+{
+    return tgt_param_name((tgt_param)i);
+}
+
+const xcanon_names tgt_canon_names = {canon_field, canon_param};
+
 /* ---- FNV-1a ------------------------------------------------------------------------------ */
 
 void hsh_init(hsh *h)

@@ -284,16 +284,6 @@ static npu_status check_isa_fits(tgt_ld *L)
     return NPU_OK;
 }
 
-static const char *canon_field(int64_t i)
-{
-    return tgt_fid_name((tgt_fid)i);
-}
-
-static const char *canon_param(int64_t i)
-{
-    return tgt_param_name((tgt_param)i);
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -314,14 +304,13 @@ static uint64_t target_hash(const tgt_target *t, xnode *const *roots)
         hsh_printf(&h, "%s %llx %llx\n", tgt_mem_name((tgt_mem)m), (unsigned long long)t->mem[m].base,
                    (unsigned long long)t->mem[m].size);
     hsh_printf(&h, "dtypes %x %x\n", t->act_dtypes, t->weight_dtypes);
-    const xcanon_names names = {canon_field, canon_param};
     /* constraints are a set: hashed sorted, a repeated one once */
     uint64_t set[MAX_CONSTRAINTS];
     for (int i = 0; i < t->nconstraints; i++) {
         hsh c;
         hsh_init(&c);
         hsh_printf(&c, "%u ", t->isa->insns[t->constraints[i].insn].opcode);
-        xcanon(roots[i], &names, &c);
+        xcanon(roots[i], &tgt_canon_names, &c);
         set[i] = c.h;
     }
     qsort(set, (size_t)t->nconstraints, sizeof set[0], cmp_u64);

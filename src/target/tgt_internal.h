@@ -88,6 +88,7 @@ void hsh_init(hsh *h);
 void hsh_bytes(hsh *h, const void *p, size_t n);
 void hsh_printf(hsh *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void xcanon(const xnode *n, const xcanon_names *names, hsh *h);
+extern const xcanon_names tgt_canon_names; /* fields and parameters by name */
 
 /* ---- files and the ISA ---------------------------------------------------------------- */
 

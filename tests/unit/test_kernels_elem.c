@@ -134,59 +134,93 @@ Test(kernels_elem, binary_nan_propagates_through_max_min_and_act_fuses)
     cr_assert(y[0] == 2 && y[1] == 6 && y[2] == 3.5f && y[3] == 0);
 }
 
-Test(kernels_elem, binary_integers_every_path)
+/* Stores integer v as dtype dt at p (wrapping like a C cast). */
+static void put_int(nk_dtype dt, void *p, int64_t v)
+{
+    switch (dt) {
+    case NK_DT_I64: *(int64_t *)p = v; break;
+    case NK_DT_I32: *(int32_t *)p = (int32_t)v; break;
+    case NK_DT_I16: *(int16_t *)p = (int16_t)v; break;
+    case NK_DT_I8: *(int8_t *)p = (int8_t)v; break;
+    default: *(uint8_t *)p = (uint8_t)v; break;
+    }
+}
+
+Test(kernels_elem, binary_integers_every_type_and_path)
 {
     int nc;
     const bcase *c = bcases(&nc);
-    const nk_binop ops[] = {NK_BIN_ADD, NK_BIN_SUB, NK_BIN_MUL, NK_BIN_DIV, NK_BIN_MAX, NK_BIN_MIN};
-    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
-        for (int i = 0; i < nc; i++) {
-            int64_t na = nk_shape_numel(&c[i].a), nb = nk_shape_numel(&c[i].b), ny = nk_shape_numel(&c[i].y);
-            int32_t a32[1200], b32[1200], y32[1200];
-            int64_t a64[1200], b64[1200], y64[1200];
-            for (int64_t k = 0; k < na; k++)
-                a64[k] = a32[k] = (int32_t)(rnd() % 201) - 100;
-            for (int64_t k = 0; k < nb; k++) {
-                b64[k] = b32[k] = (int32_t)(rnd() % 21) - 10;
-                if (b32[k] == 0)
-                    b64[k] = b32[k] = 3;
-            }
-            nk_binary_params p = {ops[o], {NK_ACT_NONE, 0, 0, 0}};
-            cr_assert_eq(nk_binary_i32(&p, &c[i].a, a32, &c[i].b, b32, &c[i].y, y32), NK_OK);
-            cr_assert_eq(nk_binary_i64(&p, &c[i].a, a64, &c[i].b, b64, &c[i].y, y64), NK_OK);
-            for (int64_t k = 0; k < ny; k++) {
-                int64_t x = a64[bidx(&c[i].a, &c[i].y, k)], z = b64[bidx(&c[i].b, &c[i].y, k)], e;
-                switch (ops[o]) {
-                case NK_BIN_ADD: e = x + z; break;
-                case NK_BIN_SUB: e = x - z; break;
-                case NK_BIN_MUL: e = x * z; break;
-                case NK_BIN_DIV: e = x / z; break; /* C99: truncation toward zero */
-                case NK_BIN_MAX: e = x > z ? x : z; break;
-                default: e = x < z ? x : z; break;
+    const nk_binop ops[] = {NK_BIN_ADD, NK_BIN_SUB, NK_BIN_MUL, NK_BIN_DIV, NK_BIN_MAX, NK_BIN_MIN, NK_BIN_POW};
+    const nk_dtype dts[] = {NK_DT_I64, NK_DT_I32, NK_DT_I16, NK_DT_I8, NK_DT_U8};
+    for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++)
+        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+            for (int i = 0; i < nc; i++) {
+                int64_t na = nk_shape_numel(&c[i].a), nb = nk_shape_numel(&c[i].b), ny = nk_shape_numel(&c[i].y);
+                size_t es = nk_dtype_size(dts[t]);
+                static int64_t va[1200], vb[1200];
+                static uint8_t a[1200 * 8], b[1200 * 8], y[1200 * 8];
+                uint8_t e[8];
+                int pw = ops[o] == NK_BIN_POW, sgn = dts[t] != NK_DT_U8;
+                for (int64_t k = 0; k < na; k++) {
+                    va[k] = pw ? (int64_t)(rnd() % 7) - 3 * sgn : (int64_t)(rnd() % 201) - 100 * sgn;
+                    put_int(dts[t], a + k * (int64_t)es, va[k]);
                 }
-                cr_assert_eq(y32[k], e, "op %d case %d", ops[o], i);
-                cr_assert_eq(y64[k], e, "op %d case %d", ops[o], i);
+                for (int64_t k = 0; k < nb; k++) {
+                    vb[k] = pw ? (int64_t)(rnd() % 5) : (int64_t)(rnd() % 21) - 10 * sgn;
+                    if (vb[k] == 0 && !pw)
+                        vb[k] = 3;
+                    put_int(dts[t], b + k * (int64_t)es, vb[k]);
+                }
+                nk_binary_params p = {ops[o], {NK_ACT_NONE, 0, 0, 0}};
+                cr_assert_eq(nk_binary_int(&p, dts[t], &c[i].a, a, &c[i].b, b, &c[i].y, y), NK_OK);
+                for (int64_t k = 0; k < ny; k++) {
+                    int64_t x = va[bidx(&c[i].a, &c[i].y, k)], z = vb[bidx(&c[i].b, &c[i].y, k)], v = 1;
+                    switch (ops[o]) {
+                    case NK_BIN_ADD: v = x + z; break;
+                    case NK_BIN_SUB: v = x - z; break;
+                    case NK_BIN_MUL: v = x * z; break;
+                    case NK_BIN_DIV: v = x / z; break; /* C99: truncation toward zero */
+                    case NK_BIN_MAX: v = x > z ? x : z; break;
+                    case NK_BIN_MIN: v = x < z ? x : z; break;
+                    default:
+                        for (int64_t j = 0; j < z; j++)
+                            v *= x;
+                    }
+                    put_int(dts[t], e, v); /* the wrapped result */
+                    cr_assert_eq(memcmp(y + k * (int64_t)es, e, es), 0, "dtype %d op %d case %d: %lld %lld",
+                                 dts[t], ops[o], i, (long long)x, (long long)z);
+                }
             }
-        }
 }
 
-Test(kernels_elem, integer_wraps_and_division_by_zero_is_an_error)
+Test(kernels_elem, integer_wraps_pow_and_division_by_zero)
 {
     nk_shape s = S(1, 3);
     int32_t a[3] = {INT32_MAX, INT32_MIN, 7}, b[3] = {1, -1, -2}, y[3];
     nk_binary_params p = {NK_BIN_ADD, {NK_ACT_NONE, 0, 0, 0}};
-    cr_assert_eq(nk_binary_i32(&p, &s, a, &s, b, &s, y), NK_OK);
+    cr_assert_eq(nk_binary_int(&p, NK_DT_I32, &s, a, &s, b, &s, y), NK_OK);
     cr_assert_eq(y[0], INT32_MIN);
     cr_assert_eq(y[1], INT32_MAX);
     p.op = NK_BIN_DIV;
-    cr_assert_eq(nk_binary_i32(&p, &s, a, &s, b, &s, y), NK_OK);
+    cr_assert_eq(nk_binary_int(&p, NK_DT_I32, &s, a, &s, b, &s, y), NK_OK);
     cr_assert_eq(y[1], INT32_MIN); /* INT_MIN / -1 wraps */
     cr_assert_eq(y[2], -3);
     int64_t a64[2] = {5, 6}, b64[2] = {1, 0}, y64[2];
     nk_shape s2 = S(1, 2);
-    cr_assert_eq(nk_binary_i64(&p, &s2, a64, &s2, b64, &s2, y64), NK_EARG);
+    cr_assert_eq(nk_binary_int(&p, NK_DT_I64, &s2, a64, &s2, b64, &s2, y64), NK_EARG);
+    p.op = NK_BIN_PRELU;
+    cr_assert_eq(nk_binary_int(&p, NK_DT_I64, &s2, a64, &s2, a64, &s2, y64), NK_EUNSUPPORTED);
+    cr_assert_eq(nk_binary_int(&p, NK_DT_F32, &s2, a64, &s2, a64, &s2, y64), NK_EUNSUPPORTED);
+    /* pow: negative exponents truncate 1/x^-e; 2^7 wraps in int8 */
+    nk_shape s5 = S(1, 5);
+    int64_t px[5] = {2, -1, 1, 3, -2}, pe[5] = {-1, -3, -5, 4, 3}, py[5];
     p.op = NK_BIN_POW;
-    cr_assert_eq(nk_binary_i64(&p, &s2, a64, &s2, a64, &s2, y64), NK_EUNSUPPORTED);
+    cr_assert_eq(nk_binary_int(&p, NK_DT_I64, &s5, px, &s5, pe, &s5, py), NK_OK);
+    cr_assert(py[0] == 0 && py[1] == -1 && py[2] == 1 && py[3] == 81 && py[4] == -8);
+    int8_t bx = 2, be = 7, by;
+    nk_shape sc = S(0);
+    nk_binary_int(&p, NK_DT_I8, &sc, &bx, &sc, &be, &sc, &by);
+    cr_assert_eq(by, -128);
 }
 
 /* Stores small integer v as dtype dt at p. */
@@ -703,11 +737,11 @@ Test(ref_elem, binary_errors_name_node_op_and_dtype)
     cr_assert_eq(eval(g, n, &e), NPU_EUSER);
     cr_assert(strstr(e.msg, "node 'div1' (Div)") && strstr(e.msg, "division by zero"), "%s", e.msg);
     cr_assert_null(y->data);
-    ir_tensor *u = tg_const(g, "u", IR_U8, 1, d, (uint8_t[]){1, 2});
-    ir_tensor *uy = tg_tensor(g, "uy", IR_U8, 1, d);
+    ir_tensor *u = tg_const(g, "u", IR_BOOL, 1, d, (uint8_t[]){1, 0});
+    ir_tensor *uy = tg_tensor(g, "uy", IR_BOOL, 1, d);
     n = ir_node_new(g, IR_OP_ADD, "add1", 2, (ir_tensor *[]){u, u}, 1, &uy);
     cr_assert_eq(eval(g, n, &e), NPU_EUSER);
-    cr_assert(strstr(e.msg, "Add on dtype u8 is not supported"), "%s", e.msg);
+    cr_assert(strstr(e.msg, "Add on dtype bool is not supported"), "%s", e.msg);
     n = ir_node_new(g, IR_OP_ADD, "add2", 2, (ir_tensor *[]){a, u}, 1, &y);
     cr_assert_eq(eval(g, n, &e), NPU_EUSER);
     cr_assert(strstr(e.msg, "dtype of input 0"), "%s", e.msg);
@@ -833,5 +867,45 @@ Test(ref_elem, ctx_run_small_graph)
     cr_assert_eq(ref_ctx_run(ctx, ins, outs, &e), NPU_OK, "%s", e.msg);
     cr_assert(out[0] == -1 && out[1] == 1 && out[2] == 0 && out[3] == -1);
     ref_ctx_free(ctx);
+    ir_graph_free(g);
+}
+
+Test(ref_elem, integer_clip_mixed_pow_and_narrow_integers)
+{
+    ir_graph *g = G();
+    int64_t d[1] = {4};
+    npu_err e;
+    /* Clip-13 on int8 with only a minimum */
+    ir_tensor *x8 = tg_const(g, "x8", IR_I8, 1, d, (int8_t[]){-100, -3, 5, 127});
+    ir_tensor *lo = tg_const(g, "lo", IR_I8, 0, NULL, (int8_t[]){-4});
+    ir_tensor *hi = tg_const(g, "hi", IR_I8, 0, NULL, (int8_t[]){6});
+    ir_tensor *c1 = tg_tensor(g, NULL, IR_I8, 1, d), *c2 = tg_tensor(g, NULL, IR_I8, 1, d);
+    cr_assert_eq(eval(g, tg_node(g, IR_OP_CLIP, 2, (ir_tensor *[]){x8, lo}, 1, &c1), &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(eval(g, tg_node(g, IR_OP_CLIP, 3, (ir_tensor *[]){x8, NULL, hi}, 1, &c2), &e), NPU_OK, "%s", e.msg);
+    const int8_t w1[4] = {-4, -3, 5, 127}, w2[4] = {-100, -3, 5, 6};
+    cr_assert(memcmp(c1->data, w1, 4) == 0 && memcmp(c2->data, w2, 4) == 0);
+    /* uint8 Add wraps */
+    ir_tensor *u = tg_const(g, "u", IR_U8, 1, d, (uint8_t[]){250, 1, 2, 3});
+    ir_tensor *us = tg_tensor(g, NULL, IR_U8, 1, d);
+    cr_assert_eq(eval(g, tg_node(g, IR_OP_ADD, 2, (ir_tensor *[]){u, u}, 1, &us), &e), NPU_OK, "%s", e.msg);
+    cr_assert(((uint8_t *)us->data)[0] == 244 && ((uint8_t *)us->data)[3] == 6);
+    /* Pow: f32 by int64, int32 by f32 (truncated), int64 by int64 */
+    ir_tensor *xf = tg_const(g, "xf", IR_F32, 1, d, (float[]){2, 3, 0.5f, -2});
+    ir_tensor *ei = tg_const(g, "ei", IR_I64, 1, d, (int64_t[]){3, 2, 2, 3});
+    ir_tensor *xi = tg_const(g, "xi", IR_I32, 1, d, (int32_t[]){4, 9, 2, 7});
+    ir_tensor *ef = tg_const(g, "ef", IR_F32, 0, NULL, (float[]){0.5f});
+    ir_tensor *p1 = tg_tensor(g, NULL, IR_F32, 1, d), *p2 = tg_tensor(g, NULL, IR_I32, 1, d);
+    ir_tensor *p3 = tg_tensor(g, NULL, IR_I64, 1, d);
+    cr_assert_eq(eval(g, tg_node(g, IR_OP_POW, 2, (ir_tensor *[]){xf, ei}, 1, &p1), &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(eval(g, tg_node(g, IR_OP_POW, 2, (ir_tensor *[]){xi, ef}, 1, &p2), &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(eval(g, tg_node(g, IR_OP_POW, 2, (ir_tensor *[]){ei, ei}, 1, &p3), &e), NPU_OK, "%s", e.msg);
+    const float w3[4] = {8, 9, 0.25f, -8};
+    const int32_t w4[4] = {2, 3, 1, 2}; /* sqrt, truncated */
+    const int64_t w5[4] = {27, 4, 4, 27};
+    cr_assert(memcmp(p1->data, w3, 16) == 0 && memcmp(p2->data, w4, 16) == 0 && memcmp(p3->data, w5, 32) == 0);
+    ir_tensor *pb = tg_const(g, "pb", IR_BOOL, 1, d, (uint8_t[]){1, 0, 1, 0});
+    ir_tensor *p4 = tg_tensor(g, NULL, IR_F32, 1, d);
+    cr_assert_eq(eval(g, tg_node(g, IR_OP_POW, 2, (ir_tensor *[]){xf, pb}, 1, &p4), &e), NPU_EUSER);
+    cr_assert(strstr(e.msg, "Pow of f32 by bool"), "%s", e.msg);
     ir_graph_free(g);
 }

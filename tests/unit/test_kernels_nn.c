@@ -277,6 +277,9 @@ static const gemm_case gemm_cases[] = {
     {7, 9, 3, 0, 1, 1.0f, 1.0f, 1, 9, NK_ACT_RELU},   {7, 9, 3, 1, 0, -1.0f, 0.5f, 7, 1, NK_ACT_NONE},
     {6, 8, 10, 0, 0, 1.5f, -1.0f, 6, 8, NK_ACT_CLIP}, {1, 1000, 64, 0, 1, 1.0f, 1.0f, 1, 1000, NK_ACT_NONE},
     {130, 20, 300, 1, 1, 1.0f, 0.0f, 130, 20, NK_ACT_NONE},
+    /* bottom-edge tiles of exactly 8 and 4 rows, and partial ones */
+    {20, 33, 17, 0, 0, 1.0f, 1.0f, 20, 1, NK_ACT_RELU},   {16, 48, 40, 1, 0, 1.0f, 1.0f, 1, 48, NK_ACT_NONE},
+    {131, 17, 9, 0, 1, 1.0f, 1.0f, 0, 0, NK_ACT_LEAKY_RELU},
 };
 
 Test(kernels_nn, gemm_matches_naive)
@@ -502,6 +505,8 @@ Test(kernels_nn, pools_match_naive)
         expect_close(ym, wm, ny, 0, c->name);
         for (size_t i = 0; i < ny; i++)
             cr_assert_eq(yi[i], wi[i], "%s: index %zu", c->name, i);
+        cr_assert_eq(nk_maxpool(&p, x, ym, NULL), NK_OK, "%s", c->name); /* the path without indices */
+        expect_close(ym, wm, ny, 0, c->name);
         free(x), free(ya), free(ym), free(yi), free(wi), free(wa), free(wm);
     }
 }
@@ -567,6 +572,24 @@ Test(kernels_nn, resize_bilinear_matches_direct_formula)
         expect_close(y, want, (size_t)N * C * OH * OW, 1e-5, align ? "align_corners" : "half_pixel");
         free(x), free(y), free(want), free(s);
     }
+}
+
+/* By hand on x = 0..4: Upsample's nearest ("simple") takes ceil when
+ * downsampling, floor otherwise; asymmetric coordinates x_out / scale. */
+Test(kernels_nn, resize_nearest_simple_by_hand)
+{
+    float x[5] = {0, 1, 2, 3, 4}, y[10];
+    char scratch[512];
+    nk_resize_params p = {.rank = 1, .in = {5}, .out = {2}, .scale = {0.4f}, .mode = NK_RESIZE_NEAREST,
+                          .coord = NK_COORD_ASYMMETRIC, .nearest = NK_NEAREST_SIMPLE};
+    cr_assert_eq(nk_resize(&p, x, y, scratch), NK_OK);
+    float down[2] = {0, 3}; /* sources 0 and 2.5 */
+    expect_close_f(y, down, 2, 0, "downsample");
+    p.out[0] = 10;
+    p.scale[0] = 2.0f;
+    cr_assert_eq(nk_resize(&p, x, y, scratch), NK_OK);
+    float up[10] = {0, 0, 1, 1, 2, 2, 3, 3, 4, 4};
+    expect_close_f(y, up, 10, 0, "upsample");
 }
 
 /* ---- bad parameters: NK_EARG, never a crash ---------------------------------------------------------- */

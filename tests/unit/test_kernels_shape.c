@@ -529,6 +529,15 @@ Test(ref_shape, shape_constant_of_shape_range_expand_tile_copies)
     cr_assert(((int32_t *)rs->data)[1] == 9);
     cr_assert_eq(eval(g, tg_node(g, IR_OP_DROPOUT, 1, &small, 2, (ir_tensor *[]){dr, mask}), &e), NPU_OK);
     cr_assert(((uint8_t *)mask->data)[0] == 1 && ((uint8_t *)mask->data)[1] == 1);
+    /* training mode with ratio 0 drops nothing; another ratio is refused */
+    ir_tensor *zero = tg_const(g, NULL, IR_F32, 0, NULL, F32(0)), *half = tg_const(g, NULL, IR_F32, 0, NULL, F32(0.5f));
+    ir_tensor *yes = tg_const(g, NULL, IR_BOOL, 0, NULL, (uint8_t[]){1});
+    ir_tensor *dr2 = tg_tensor(g, NULL, IR_I32, 2, I64(2, 1)), *dr3 = tg_tensor(g, NULL, IR_I32, 2, I64(2, 1));
+    cr_assert_eq(eval(g, tg_node(g, IR_OP_DROPOUT, 3, (ir_tensor *[]){small, zero, yes}, 1, &dr2), &e), NPU_OK, "%s",
+                 e.msg);
+    cr_assert(((int32_t *)dr2->data)[1] == 9);
+    cr_assert_eq(eval(g, tg_node(g, IR_OP_DROPOUT, 3, (ir_tensor *[]){small, half, yes}, 1, &dr3), &e), NPU_EUSER);
+    cr_assert(strstr(e.msg, "training_mode"), "%s", e.msg);
     ir_tensor *wrong = tg_tensor(g, NULL, IR_I32, 1, I64(3));
     cr_assert_eq(eval(g, tg_node(g, IR_OP_FLATTEN, 1, &small, 1, &wrong), &e), NPU_EUSER);
     ir_graph_free(g);

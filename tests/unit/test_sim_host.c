@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "target/target.h"
 
 /* ---- fixtures ------------------------------------------------------------- */
 static const char *fw_path(void)
@@ -213,7 +214,9 @@ Test(sim_host, counts_are_deterministic_and_plausible)
     cr_assert_eq(r1.stats.total_cycles, r1.stats.insns);
     cr_assert_gt(r1.stats.blocks, 1000u);
     cr_assert_lt(r1.stats.block_kinds, r1.stats.blocks / 10, "blocks are decoded once, not per execution");
-    cr_assert_float_eq(r1.stats.time_s, (double)r1.stats.total_cycles / 100e6, 1e-12);
+    sim_config cfg;
+    sim_config_default(&cfg);
+    cr_assert_float_eq(r1.stats.time_s, (double)r1.stats.total_cycles / cfg.host_hz, 1e-12);
     sim_free(a);
     sim_free(b);
 }
@@ -282,7 +285,7 @@ static const fault_case faults[] = {
     {"top of memory", FW_CMD_LOAD, 0xfffffff0u, "no memory or device"},
     {"unmapped store", FW_CMD_STORE, 0x30000000u, "store at address 0x30000000"},
     {"store to ROM", FW_CMD_STORE, 0x00000100u, "in ROM (pc"},
-    {"store to flash", FW_CMD_STORE, 0x10000040u, "read-only"},
+    {"store to flash", FW_CMD_STORE, 0x20000040u, "read-only"},
     {"NPU register hole", FW_CMD_LOAD, 0x40000ffcu, "NPU offset 0xffc is not a register"},
     {"doorbell read", FW_CMD_LOAD, 0x40000080u, "is write-only"},
     {"console read", FW_CMD_LOAD, 0x40001008u, "sim-control offset 0x008 is write-only"},
@@ -404,8 +407,11 @@ static void check_kick(sim_ctx *s, const mock_npu *m, const fw_request *back, co
     npu_err err;
     cr_assert_eq(sim_mem_read(s, regs[FW_NPU_REGION_OUTPUT].base, out, 4, &err), NPU_OK);
     cr_assert(memcmp(out, "DONE", 4) == 0, "the model writes guest memory");
-    /* 100000 NPU cycles at 400 MHz = 25000 host cycles at 100 MHz */
-    uint64_t done = m->job.start_cycle + 25000u;
+    /* the model's 100000 cycles at the NPU clock, in host cycles */
+    const sim_config *cfg = sim_config_of(s);
+    uint64_t npu_host = (uint64_t)ceil(100000.0 * cfg->host_hz / cfg->npu_hz);
+    cr_assert_eq(sim_npu_to_host_cycles(s, 100000), npu_host);
+    uint64_t done = m->job.start_cycle + npu_host;
     cr_assert_geq(m->job.start_cycle, back->result[0]);
     cr_assert_lt(m->job.start_cycle - back->result[0], 64u, "doorbell shortly after the first clock read");
     cr_assert_geq(back->result[1], done, "the wait advanced host time to the NPU's completion");
@@ -413,8 +419,8 @@ static void check_kick(sim_ctx *s, const mock_npu *m, const fw_request *back, co
     cr_assert_eq(back->result[2], FW_NPU_ST_DONE);
     cr_assert_eq(back->result[3], 100000u);
     cr_assert_eq(back->result[4], 1u);
-    cr_assert_gt(r->stats.stall_cycles, 25000u - 64u);
-    cr_assert_leq(r->stats.stall_cycles, 25000u);
+    cr_assert_gt(r->stats.stall_cycles, npu_host - 64u);
+    cr_assert_leq(r->stats.stall_cycles, npu_host);
     cr_assert_eq(r->stats.total_cycles, r->stats.host_cycles + r->stats.stall_cycles);
     cr_assert_eq(r->stats.npu_cycles, 100000u);
     cr_assert_eq(r->stats.npu_jobs, 1u);
@@ -567,7 +573,7 @@ Test(sim_host, memmap_and_config_validation)
     } cases[] = {
         {"unaligned", 1, 0x10000100u, 0x1000u, "multiples of 4096"},
         {"empty", 2, 0x80000000u, 0, "multiples"},
-        {"overlap", 3, 0x00080000u, 0x1000u, "NPU registers [0x00080000, 0x00081000) overlaps ROM"},
+        {"overlap", 3, 0x00020000u, 0x1000u, "NPU registers [0x00020000, 0x00021000) overlaps ROM"},
         {"past 4 GiB", 2, 0xfff00000u, 0x00200000u, "runs past 4 GiB"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -587,6 +593,78 @@ Test(sim_host, memmap_and_config_validation)
     sim_ctx *s;
     npu_err err;
     cr_assert_eq(sim_new(&cfg, &s, &err), NPU_EUSER);
+}
+
+Test(sim_host, config_comes_from_the_target)
+{
+    static const char *const names[] = {"edge-v1", "edge-v1-wide", "edge-v1-lite"};
+    const char *root = getenv("NPUCC_ROOT");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/targets/%s.yaml", root && *root ? root : ".", names[i]);
+        tgt_target *t;
+        npu_err err;
+        cr_assert_eq(tgt_load(path, NULL, &t, &err), NPU_OK, "%s", err.msg);
+        sim_config cfg;
+        sim_config_default(&cfg);
+        cfg.max_insns = 12345678;
+        cr_assert_eq(sim_config_from_target(t, &cfg, &err), NPU_OK, "%s", err.msg);
+        const sim_region *got[] = {&cfg.map.rom, &cfg.map.flash, &cfg.map.dram, &cfg.map.npu, &cfg.map.ctl};
+        const tgt_mem want[] = {TGT_MEM_ROM, TGT_MEM_FLASH, TGT_MEM_DRAM, TGT_MEM_NPU_REGS, TGT_MEM_SIM_CTRL};
+        for (int m = 0; m < 5; m++) {
+            cr_assert_eq(got[m]->base, t->mem[want[m]].base, "%s %s", names[i], tgt_mem_name(want[m]));
+            cr_assert_eq(got[m]->size, t->mem[want[m]].size, "%s %s", names[i], tgt_mem_name(want[m]));
+        }
+        cr_assert_float_eq(cfg.host_hz, t->host_clock_mhz * 1e6, 1e-3);
+        cr_assert_float_eq(cfg.npu_hz, t->npu_clock_mhz * 1e6, 1e-3);
+        cr_assert_float_eq(cfg.host_cpi, t->host_cpi, 1e-12);
+        cr_assert_eq(cfg.max_insns, 12345678u, "the rest is kept");
+        if (i == 0) {
+            sim_config d;
+            sim_config_default(&d);
+            cr_assert(memcmp(&d.map, &cfg.map, sizeof d.map) == 0, "the defaults are edge-v1's map");
+            cr_assert(d.host_hz == cfg.host_hz && d.npu_hz == cfg.npu_hz && d.host_cpi == cfg.host_cpi);
+        }
+        tgt_free(t);
+        /* the firmware runs on every variant's map */
+        sim_ctx *s = open_sim_cfg(&cfg, NULL);
+        uint32_t n = 50;
+        fw_request back;
+        sim_result r;
+        cr_assert_eq(run_cmd(s, FW_CMD_SELFCHECK, &n, 1, &back, &r, &err), NPU_OK, "%s: %s", names[i], err.msg);
+        cr_assert_eq(r.exit_code, 0);
+        sim_free(s);
+    }
+}
+
+Test(sim_host, config_from_target_rejects_what_the_host_cannot_map)
+{
+    sim_memmap d;
+    sim_memmap_default(&d);
+    tgt_target t;
+    memset(&t, 0, sizeof t);
+    t.file = "x.yaml";
+    t.host_isa = "rv64gc";
+    t.host_clock_mhz = t.npu_clock_mhz = 100;
+    t.host_cpi = 1;
+    t.mem[TGT_MEM_ROM] = (tgt_region){d.rom.base, d.rom.size};
+    t.mem[TGT_MEM_FLASH] = (tgt_region){d.flash.base, d.flash.size};
+    t.mem[TGT_MEM_DRAM] = (tgt_region){d.dram.base, d.dram.size};
+    t.mem[TGT_MEM_NPU_REGS] = (tgt_region){d.npu.base, d.npu.size};
+    t.mem[TGT_MEM_SIM_CTRL] = (tgt_region){d.ctl.base, d.ctl.size};
+    sim_config cfg;
+    sim_config_default(&cfg);
+    npu_err err;
+    cr_assert_eq(sim_config_from_target(&t, &cfg, &err), NPU_EUSER);
+    cr_assert(strstr(err.msg, "x.yaml: host isa 'rv64gc'"), "%s", err.msg);
+    t.host_isa = "rv32imafc";
+    cr_assert_eq(sim_config_from_target(&t, &cfg, &err), NPU_OK, "%s", err.msg);
+    t.mem[TGT_MEM_DRAM].base = 0x100000000ull;
+    cr_assert_eq(sim_config_from_target(&t, &cfg, &err), NPU_EUSER);
+    cr_assert(strstr(err.msg, "memory_map.dram") && strstr(err.msg, "32-bit"), "%s", err.msg);
+    t.mem[TGT_MEM_DRAM] = (tgt_region){d.flash.base, d.dram.size};
+    cr_assert_eq(sim_config_from_target(&t, &cfg, &err), NPU_EUSER);
+    cr_assert(strstr(err.msg, "x.yaml: memory map: DRAM") && strstr(err.msg, "overlaps flash"), "%s", err.msg);
 }
 
 Test(sim_host, failing_allocations_are_clean)

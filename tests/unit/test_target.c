@@ -84,6 +84,20 @@ static tgt_isa *load_isa(const char *rel)
     return isa;
 }
 
+/* Every ISA under isa/, loaded. */
+static int load_shipped_isas(tgt_isa *out[16])
+{
+    char names[16][128];
+    int n = list_yaml("isa", names, 16);
+    cr_assert_geq(n, 2, "expected npu-v1 and a variant");
+    for (int k = 0; k < n; k++) {
+        char rel[200];
+        snprintf(rel, sizeof rel, "isa/%.120s", names[k]);
+        out[k] = load_isa(rel);
+    }
+    return n;
+}
+
 static tgt_target *load_target(const char *name)
 {
     char dir[1024];
@@ -213,15 +227,12 @@ Test(shipped, edge_v1_numbers)
 
 Test(shipped, every_isa_implements_every_semantics)
 {
-    char names[16][128];
-    int n = list_yaml("isa", names, 16);
-    cr_assert_geq(n, 2);
+    tgt_isa *isas[16];
+    int n = load_shipped_isas(isas);
     for (int i = 0; i < n; i++) {
-        char rel[200];
-        snprintf(rel, sizeof rel, "isa/%.120s", names[i]);
-        tgt_isa *isa = load_isa(rel);
+        tgt_isa *isa = isas[i];
         for (int s = 0; s < TGT_SEM_COUNT; s++)
-            cr_assert_geq(tgt_insn_for_sem(isa, (tgt_sem)s), 0, "%s lacks %s", names[i], tgt_sem_name((tgt_sem)s));
+            cr_assert_geq(tgt_insn_for_sem(isa, (tgt_sem)s), 0, "%s lacks %s", isa->name, tgt_sem_name((tgt_sem)s));
         tgt_isa_free(isa);
     }
 }
@@ -427,12 +438,10 @@ static void roundtrip(const tgt_isa *isa, int insn, const int64_t *v)
 
 Test(encode, roundtrip_every_instruction_of_every_isa)
 {
-    char names[16][128];
-    int n = list_yaml("isa", names, 16);
+    tgt_isa *isas[16];
+    int n = load_shipped_isas(isas);
     for (int k = 0; k < n; k++) {
-        char rel[200];
-        snprintf(rel, sizeof rel, "isa/%.120s", names[k]);
-        tgt_isa *isa = load_isa(rel);
+        tgt_isa *isa = isas[k];
         uint64_t seed = 0x9e3779b97f4a7c15ull;
         for (int i = 0; i < isa->ninsns; i++) {
             int64_t v[TGT_F_COUNT];
@@ -451,12 +460,10 @@ Test(encode, roundtrip_every_instruction_of_every_isa)
 
 Test(encode, refuses_values_out_of_range_naming_the_field)
 {
-    char names[16][128];
-    int n = list_yaml("isa", names, 16);
+    tgt_isa *isas[16];
+    int n = load_shipped_isas(isas);
     for (int k = 0; k < n; k++) {
-        char rel[200];
-        snprintf(rel, sizeof rel, "isa/%.120s", names[k]);
-        tgt_isa *isa = load_isa(rel);
+        tgt_isa *isa = isas[k];
         uint64_t seed = 1;
         for (int i = 0; i < isa->ninsns; i++) {
             const tgt_insn *in = &isa->insns[i];
