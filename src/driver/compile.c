@@ -136,6 +136,13 @@ npu_status drv_compile(const drv_options *o, FILE *out, npu_err *err)
     }
     if (st == NPU_OK)
         st = stage_quantize(&c, err);
+    /* Code generation (memplan, tiler, emit) is not in the pipeline yet:
+     * say so rather than pretend an output was written. */
+    if (st == NPU_OK && !o->dump_after)
+        st = npu_fail(err, NPU_EINTERNAL,
+                      "%s: quantized; code generation (memory plan, tiler, emit) is not implemented yet, "
+                      "so no binary was written (inspect the quantized graph with --dump-after=quantize)",
+                      o->model);
     ir_graph_free(c.g);
     tgt_free(c.target);
     return st;
