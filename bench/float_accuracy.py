@@ -80,7 +80,7 @@ def zoo(exe, shared, tmp):
         fits = [f for f, s in inputs.items()
                 if (shape is None and len(s) == 4) or (shape and list(s[1:]) == shape[1:])]
         if not os.path.exists(ref) or not fits:
-            rows.append((name, "-", "-", "-", "SKIP (no reference or no input that fits)"))
+            rows.append((name, "-", "-", "-", "-", "SKIP (no reference or no input that fits)"))
             continue
         try:
             got = npuref(exe, model, fits[0], os.path.join(tmp, name + ".npy"))
@@ -91,14 +91,14 @@ def zoo(exe, shared, tmp):
             err = float(np.abs(got.astype(np.float64) - exp).max())
             good = bool(cos.min() >= COS_TARGET)
             same_top1 = int((got.reshape(got.shape[0], -1).argmax(1) == exp.reshape(exp.shape[0], -1).argmax(1)).sum())
-            rows.append((name, os.path.basename(fits[0]), f"{cos.min():.8f}", f"{err:.3g}",
+            rows.append((name, os.path.basename(fits[0]), f"{cos.min():.10f}", f"{1 - cos.min():.1e}", f"{err:.3g}",
                          f"{'ok' if good else 'MISS'}  top-1 same {same_top1}/{exp.shape[0]}"))
         except (RuntimeError, OSError, ValueError) as e:
             good = False
-            rows.append((name, os.path.basename(fits[0]), "-", "-", f"FAIL {e}"))
+            rows.append((name, os.path.basename(fits[0]), "-", "-", "-", f"FAIL {e}"))
         ok = ok and good
     print(f"zoo: cosine similarity with onnxruntime (target >= {COS_TARGET})")
-    table(["model", "input", "min cosine", "max |diff|", "result"], rows)
+    table(["model", "input", "min cosine", "1 - cosine", "max |diff|", "result"], rows)
     return ok
 
 

@@ -5,6 +5,8 @@ their TensorProto inputs/outputs to .npy for npuref.
 
 OUTDIR/node/CASE/ then holds model.onnx, test_data_set_N/{input,output}_K.npy
 (next to the .pb files) and case.json; OUTDIR/index.json lists every case.
+input_K.npy is the K-th graph input of model.onnx after freezing (see
+freeze_inputs); the .pb files keep the generator's numbering.
 OUTDIR/stamp records the onnx/numpy versions and this script's format version:
 a matching stamp means the data is current and nothing is done.
 """
@@ -29,9 +31,19 @@ from onnx import numpy_helper  # noqa: E402
 from onnx.backend.test import cmd_tools  # noqa: E402
 import onnx.backend.test.case.node as node_cases  # noqa: E402
 
-FORMAT = 2          # bump when the layout of OUTDIR changes
+FORMAT = 3          # bump when the layout of OUTDIR changes
 MIN_OPSET = 11      # the importer's lowest default-domain opset (issue 2)
 DEFAULT_DOMAINS = ("", "ai.onnx")
+
+# Inputs that set an output's shape (ONNX moved these from attributes to
+# inputs). npucc compiles static shapes, so in a real model they are constants;
+# the node tests feed them as graph inputs. op -> input positions.
+SHAPE_INPUTS = {
+    "Reshape": (1,), "Slice": (1, 2, 3, 4), "Squeeze": (1,), "Unsqueeze": (1,),
+    "Pad": (1, 3), "Resize": (1, 2, 3), "Upsample": (1,), "Tile": (1,), "Expand": (1,),
+    "Split": (1,), "ReduceSum": (1,), "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,),
+    "ConstantOfShape": (0,), "Range": (0, 1, 2),
+}
 
 
 def stamp_text():
@@ -70,6 +82,29 @@ def raise_opset(model):
     return v
 
 
+def freeze_inputs(case_dir, model):
+    """Turns the graph inputs in SHAPE_INPUTS positions into initializers
+    holding the test data's values. Returns their original indices."""
+    g = model.graph
+    names = [v.name for v in g.input]
+    frozen = sorted({names.index(n.input[k]) for n in g.node if n.domain in DEFAULT_DOMAINS
+                     for k in SHAPE_INPUTS.get(n.op_type, ()) if k < len(n.input) and n.input[k] in names})
+    data_sets = sorted(d for d in os.listdir(case_dir) if d.startswith("test_data_set_"))
+    if not frozen or len(data_sets) != 1:  # one constant needs one value
+        return []
+    for j in frozen:
+        t = onnx.TensorProto()
+        with open(os.path.join(case_dir, data_sets[0], f"input_{j}.pb"), "rb") as fh:
+            t.ParseFromString(fh.read())
+        t.name = names[j]
+        g.initializer.append(t)
+    keep = [v for j, v in enumerate(g.input) if j not in frozen]
+    del g.input[:]
+    g.input.extend(keep)
+    onnx.checker.check_model(model)
+    return frozen
+
+
 def value_info(vi):
     t = vi.type
     if not t.HasField("tensor_type"):
@@ -85,11 +120,14 @@ def convert_case(case_dir):
     name = os.path.basename(case_dir)
     model = onnx.load(os.path.join(case_dir, "model.onnx"))
     raised = raise_opset(model)
-    if raised is not None:
+    orig_inputs = [v.name for v in model.graph.input]
+    frozen = freeze_inputs(case_dir, model)
+    if raised is not None or frozen:
         onnx.save(model, os.path.join(case_dir, "model.onnx"))
     g = model.graph
     ops = sorted({(n.op_type if n.domain in DEFAULT_DOMAINS else f"{n.domain}:{n.op_type}") for n in g.node})
     info = {"name": name, "ops": ops, "opset": default_opset(model), "opset_raised_from": raised,
+            "frozen_inputs": [orig_inputs[j] for j in frozen],
             "inputs": [value_info(v) for v in g.input], "outputs": [value_info(v) for v in g.output],
             "rtol": 1e-3, "atol": 1e-7, "data_sets": 0, "unconvertible": None}
     problems = [f"{'input' if v in g.input else 'output'} '{v.name}' is a {value_info(v)['kind']}"
@@ -98,9 +136,10 @@ def convert_case(case_dir):
     info["data_sets"] = len(ds_names)
     for ds in ds_names if not problems else []:
         ds_dir = os.path.join(case_dir, ds)
-        for f in sorted(os.listdir(ds_dir)):
-            if not f.endswith(".pb"):
-                continue
+        runtime = [j for j in range(len(orig_inputs)) if j not in frozen]
+        pbs = [(f"input_{j}.pb", f"input_{k}.npy") for k, j in enumerate(runtime)]
+        pbs += [(f, f[:-3] + ".npy") for f in sorted(os.listdir(ds_dir)) if f.startswith("output_") and f.endswith(".pb")]
+        for f, npy in pbs:
             t = onnx.TensorProto()
             with open(os.path.join(ds_dir, f), "rb") as fh:
                 t.ParseFromString(fh.read())
@@ -108,7 +147,7 @@ def convert_case(case_dir):
             if arr.dtype.kind in "OUS":
                 problems.append(f"{f} holds strings")
                 break
-            np.save(os.path.join(ds_dir, f[:-3] + ".npy"), arr, allow_pickle=False)
+            np.save(os.path.join(ds_dir, npy), arr, allow_pickle=False)
     info["unconvertible"] = "; ".join(problems) or None
     return info
 
