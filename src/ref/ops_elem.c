@@ -14,15 +14,6 @@
 
 #include "ref/ref_internal.h"
 
-/* A fused activation on a float output the kernel did not apply itself. */
-static void apply_act(const ir_node *n, float *y, int64_t count)
-{
-    nk_act a = ref_nk_act(n->act);
-    if (a.kind != NK_ACT_NONE)
-        for (int64_t i = 0; i < count; i++)
-            y[i] = nk_act_apply(a, y[i]);
-}
-
 /* Input 0 and output 0 present; both f32 when f32_only. */
 static npu_status one_in_out(const ir_node *n, bool f32_only, npu_err *err)
 {
@@ -172,7 +163,7 @@ static npu_status run_variadic(const ir_node *n, const void *const *in, void *co
             return npu_fail(err, NPU_EUSER, "output shape differs from the input's");
         memcpy(out[0], in[0], ir_tensor_bytes(n->outputs[0]));
         if (n->outputs[0]->dtype == IR_F32)
-            apply_act(n, out[0], nk_shape_numel(&ys));
+            ref_apply_act(n, out[0], nk_shape_numel(&ys));
         return NPU_OK;
     }
     const void *prev = in[0];
@@ -344,7 +335,7 @@ static npu_status run_unary(const ir_node *n, const void *const *in, void *const
     default: break;
     }
     nk_unary_f32(&p, in[0], out[0], count);
-    apply_act(n, out[0], count);
+    ref_apply_act(n, out[0], count);
     return NPU_OK;
 }
 
@@ -455,7 +446,7 @@ static npu_status run_reduce(const ir_node *n, const void *const *in, void *cons
                       : n->op == IR_OP_REDUCE_MAX ? NK_RED_MAX
                                                   : NK_RED_MIN;
     nk_reduce_f32(op, &xs, in[0], mask, out[0]);
-    apply_act(n, out[0], kept);
+    ref_apply_act(n, out[0], kept);
     return NPU_OK;
 }
 

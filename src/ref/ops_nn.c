@@ -8,21 +8,9 @@
 #include <string.h>
 
 #include "kernels/nk_nn.h"
-#include "ref/ref.h"
+#include "ref/ref_internal.h"
 
 enum { MAX_SPATIAL = 3 };
-
-static nk_act to_nk_act(ir_act a)
-{
-    nk_act r = {NK_ACT_NONE, a.lo, a.hi, a.alpha};
-    switch (a.kind) {
-    case IR_ACT_RELU: r.kind = NK_ACT_RELU; break;
-    case IR_ACT_CLIP: r.kind = NK_ACT_CLIP; break;
-    case IR_ACT_LEAKY_RELU: r.kind = NK_ACT_LEAKY_RELU; break;
-    default: break;
-    }
-    return r;
-}
 
 static npu_status kernel_status(nk_status st, npu_err *err)
 {
@@ -204,7 +192,7 @@ static npu_status conv_params(const ir_node *n, bool transpose, nk_conv_params *
                           .pad_top = h ? (int32_t)g.pb[0] : 0, .pad_left = (int32_t)g.pb[h],
                           .pad_bottom = h ? (int32_t)g.pe[0] : 0, .pad_right = (int32_t)g.pe[h],
                           .out_pad_h = h ? (int32_t)g.op[0] : 0, .out_pad_w = (int32_t)g.op[h],
-                          .act = to_nk_act(n->act)};
+                          .act = ref_nk_act(n->act)};
     return NPU_OK;
 }
 
@@ -274,7 +262,7 @@ static npu_status gemm_params(const ir_node *n, nk_gemm_params *p, npu_err *err)
     }
     *p = (nk_gemm_params){.m = (int32_t)m, .n = (int32_t)n_, .k = (int32_t)k, .trans_a = ta, .trans_b = tb,
                           .alpha = ir_attr_float(n, "alpha", 1.0f), .beta = ir_attr_float(n, "beta", 1.0f),
-                          .c_rows = (int32_t)cr, .c_cols = (int32_t)cc, .act = to_nk_act(n->act)};
+                          .c_rows = (int32_t)cr, .c_cols = (int32_t)cc, .act = ref_nk_act(n->act)};
     return NPU_OK;
 }
 
@@ -360,12 +348,7 @@ static npu_status matmul_run(const ir_node *n, const void *const *in, void *cons
     if (st || (st = kernel_status(nk_matmul(&p, in[0], in[1], out[0], scratch), err)))
         return st;
     /* the kernel has no activation parameter: apply a fused one here */
-    if (n->act.kind != IR_ACT_NONE) {
-        nk_act a = to_nk_act(n->act);
-        float *y = out[0];
-        for (int64_t i = 0, cnt = ir_tensor_numel(n->outputs[0]); i < cnt; i++)
-            y[i] = nk_act_apply(a, y[i]);
-    }
+    ref_apply_act(n, out[0], ir_tensor_numel(n->outputs[0]));
     return NPU_OK;
 }
 
@@ -399,7 +382,7 @@ static npu_status batchnorm_run(const ir_node *n, const void *const *in, void *c
     if (!fits32(x->dims[0]) || !fits32(x->dims[1]))
         return npu_fail(err, NPU_EUSER, "a dimension exceeds the kernels' 32-bit range");
     nk_batchnorm_params p = {.n = (int32_t)x->dims[0], .c = (int32_t)x->dims[1], .spatial = spatial,
-                             .epsilon = ir_attr_float(n, "epsilon", 1e-5f), .act = to_nk_act(n->act)};
+                             .epsilon = ir_attr_float(n, "epsilon", 1e-5f), .act = ref_nk_act(n->act)};
     return kernel_status(nk_batchnorm(&p, in[0], in[1], in[2], in[3], in[4], out[0]), err);
 }
 

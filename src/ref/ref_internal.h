@@ -35,6 +35,15 @@ static inline nk_act ref_nk_act(ir_act a)
     return r;
 }
 
+/* A fused activation on a float output that the kernel did not apply itself. */
+static inline void ref_apply_act(const ir_node *n, float *y, int64_t count)
+{
+    nk_act a = ref_nk_act(n->act);
+    if (a.kind != NK_ACT_NONE)
+        for (int64_t i = 0; i < count; i++)
+            y[i] = nk_act_apply(a, y[i]);
+}
+
 /* The kernels' dtype of an IR dtype; false for the packed int4 types. */
 static inline bool ref_nk_dtype(ir_dtype dt, nk_dtype *out)
 {
