@@ -11,6 +11,7 @@
 
 #include "kernels/kernels.h"
 #include "ref/ref.h"
+#include "ref/ref_qparams.h"
 
 static size_t align16(size_t n)
 {
@@ -157,7 +158,7 @@ static npu_status bias_check(const ir_tensor *b, int64_t c, npu_err *err)
 static const int32_t identity_mult = 1 << 30, identity_shift = 1;
 
 /* Geometry and zero points of a quantized Conv (multipliers left to the caller). */
-static npu_status conv_params(const ir_node *n, nk_qconv2d_params *p, npu_err *err)
+npu_status ref_qconv_params(const ir_node *n, nk_qconv2d_params *p, npu_err *err)
 {
     const ir_tensor *x = n->inputs[0], *w = n->n_inputs > 1 ? n->inputs[1] : NULL, *y = n->outputs[0];
     float xs, ys;
@@ -192,26 +193,31 @@ static size_t mults_bytes(int64_t c)
     return align16(2 * sizeof(int32_t) * (size_t)c);
 }
 
-/* Per-channel multipliers in_scale * w_scale[c] / out_scale into scratch. */
+npu_status ref_qmults(const ir_tensor *x, const ir_tensor *w, const ir_tensor *y, int32_t *mult, int32_t *shift,
+                      npu_err *err)
+{
+    for (int i = 0; i < w->quant->count; i++) {
+        npu_status st = multiplier(x->quant->scale[0], w->quant->scale[i], y->quant->scale[0], &mult[i], &shift[i], err);
+        if (st != NPU_OK)
+            return st;
+    }
+    return NPU_OK;
+}
+
+/* Per-channel multipliers into scratch (int32 mult[c], then shift[c]). */
 static npu_status fill_mults(const ir_tensor *x, const ir_tensor *w, const ir_tensor *y, int64_t c, void *scratch,
                              nk_qmults *q, npu_err *err)
 {
     int32_t *m = scratch, *s = m + c;
-    int cnt = w->quant->count;
-    for (int64_t i = 0; i < cnt; i++) {
-        npu_status st = multiplier(x->quant->scale[0], w->quant->scale[i], y->quant->scale[0], &m[i], &s[i], err);
-        if (st != NPU_OK)
-            return st;
-    }
-    q->n = cnt, q->mult = m, q->shift = s;
-    return NPU_OK;
+    q->n = w->quant->count, q->mult = m, q->shift = s;
+    return ref_qmults(x, w, y, m, s, err);
 }
 
 static size_t conv_scratch(const ir_node *n)
 {
     nk_qconv2d_params p;
     npu_err e;
-    if (conv_params(n, &p, &e) != NPU_OK)
+    if (ref_qconv_params(n, &p, &e) != NPU_OK)
         return 0;
     return mults_bytes(p.c_out) + nk_qconv2d_scratch_size(&p);
 }
@@ -219,7 +225,7 @@ static size_t conv_scratch(const ir_node *n)
 static npu_status run_conv(const ir_node *n, const void *const *in, void *const *out, void *scratch, npu_err *err)
 {
     nk_qconv2d_params p;
-    npu_status st = conv_params(n, &p, err);
+    npu_status st = ref_qconv_params(n, &p, err);
     if (st == NPU_OK)
         st = fill_mults(n->inputs[0], n->inputs[1], n->outputs[0], p.c_out, scratch, &p.q, err);
     if (st != NPU_OK)
@@ -233,12 +239,7 @@ static npu_status run_conv(const ir_node *n, const void *const *in, void *const 
 
 /* Gemm (transB = 1: weights [N, K]; 0: [K, N]) or MatMul by constant weights
  * [K, N], on an input flattened to [M, K]. */
-typedef struct fc_setup {
-    nk_qfc_params p;
-    bool transpose; /* weights stored [K, N]: transposed into scratch first */
-} fc_setup;
-
-static npu_status fc_params(const ir_node *n, fc_setup *f, npu_err *err)
+npu_status ref_qfc_params(const ir_node *n, ref_qfc_setup *f, npu_err *err)
 {
     const ir_tensor *x = n->inputs[0], *w = n->n_inputs > 1 ? n->inputs[1] : NULL, *y = n->outputs[0];
     nk_qfc_params *p = &f->p;
@@ -266,14 +267,14 @@ static npu_status fc_params(const ir_node *n, fc_setup *f, npu_err *err)
     return act_clamp(n, ys, p->out_zp, &p->act_min, &p->act_max, err);
 }
 
-static size_t fc_scratch_bytes(const fc_setup *f)
+static size_t fc_scratch_bytes(const ref_qfc_setup *f)
 {
     size_t kn = (size_t)f->p.in_features * (size_t)f->p.out_features;
     return mults_bytes(f->p.out_features) + (f->transpose ? align16(kn) : 0) + nk_qfc_scratch_size(&f->p);
 }
 
 /* MatMul of two activations: batched, both zero points. */
-static npu_status bmm_params(const ir_node *n, nk_qbmm_params *p, npu_err *err)
+npu_status ref_qbmm_params(const ir_node *n, nk_qbmm_params *p, npu_err *err)
 {
     const ir_tensor *a = n->inputs[0], *b = n->inputs[1], *y = n->outputs[0];
     float as, bs, ys;
@@ -301,7 +302,7 @@ static npu_status bmm_params(const ir_node *n, nk_qbmm_params *p, npu_err *err)
     return act_clamp(n, ys, p->out_zp, &p->act_min, &p->act_max, err);
 }
 
-static bool is_bmm(const ir_node *n)
+bool ref_q_is_bmm(const ir_node *n)
 {
     return n->op == IR_OP_MATMUL && n->n_inputs > 1 && n->inputs[1] && !n->inputs[1]->data;
 }
@@ -309,27 +310,27 @@ static bool is_bmm(const ir_node *n)
 static size_t gemm_scratch(const ir_node *n)
 {
     npu_err e;
-    if (is_bmm(n)) {
+    if (ref_q_is_bmm(n)) {
         nk_qbmm_params p;
-        return bmm_params(n, &p, &e) == NPU_OK ? nk_qbmm_scratch_size(&p) : 0;
+        return ref_qbmm_params(n, &p, &e) == NPU_OK ? nk_qbmm_scratch_size(&p) : 0;
     }
-    fc_setup f;
-    return fc_params(n, &f, &e) == NPU_OK ? fc_scratch_bytes(&f) : 0;
+    ref_qfc_setup f;
+    return ref_qfc_params(n, &f, &e) == NPU_OK ? fc_scratch_bytes(&f) : 0;
 }
 
 static npu_status run_gemm(const ir_node *n, const void *const *in, void *const *out, void *scratch, npu_err *err)
 {
     nk_status ks;
-    if (is_bmm(n)) {
+    if (ref_q_is_bmm(n)) {
         nk_qbmm_params p;
-        npu_status st = bmm_params(n, &p, err);
+        npu_status st = ref_qbmm_params(n, &p, err);
         if (st != NPU_OK)
             return st;
         ks = nk_qbmm(&p, in[0], in[1], out[0], scratch);
         return ks == NK_OK ? NPU_OK : kfail(ks, err, "MatMul");
     }
-    fc_setup f;
-    npu_status st = fc_params(n, &f, err);
+    ref_qfc_setup f;
+    npu_status st = ref_qfc_params(n, &f, err);
     if (st == NPU_OK)
         st = fill_mults(n->inputs[0], n->inputs[1], n->outputs[0], f.p.out_features, scratch, &f.p.q, err);
     if (st != NPU_OK)
@@ -352,7 +353,7 @@ static npu_status run_gemm(const ir_node *n, const void *const *in, void *const 
 
 /* ---- pools ---------------------------------------------------------------- */
 
-static npu_status pool_params(const ir_node *n, nk_qpool_params *p, npu_err *err)
+npu_status ref_qpool_params(const ir_node *n, nk_qpool_params *p, npu_err *err)
 {
     const ir_tensor *x = n->inputs[0], *y = n->outputs[0];
     float xs, ys;
@@ -388,7 +389,7 @@ static npu_status run_pool(const ir_node *n, const void *const *in, void *const 
 {
     (void)scratch;
     nk_qpool_params p;
-    npu_status st = pool_params(n, &p, err);
+    npu_status st = ref_qpool_params(n, &p, err);
     if (st != NPU_OK)
         return st;
     nk_status ks;
@@ -416,42 +417,49 @@ static npu_status to_shape(const ir_tensor *t, nk_shape *s, npu_err *err)
     return NPU_OK;
 }
 
+npu_status ref_qbinary_params(const ir_node *n, nk_qbinary_params *p, npu_err *err)
+{
+    if (n->n_inputs != 2)
+        return npu_fail(err, NPU_EUSER, "integer %s takes two inputs", ir_op_name(n->op));
+    memset(p, 0, sizeof *p);
+    p->op = n->op == IR_OP_ADD ? NK_QADD
+            : n->op == IR_OP_SUB ? NK_QSUB
+            : n->op == IR_OP_MUL ? NK_QMUL
+            : n->op == IR_OP_MIN ? NK_QMIN
+                                 : NK_QMAX;
+    float as, bs, ys;
+    npu_status st = act_quant(n->inputs[0], &as, &p->a_zp, err);
+    if (st == NPU_OK)
+        st = act_quant(n->inputs[1], &bs, &p->b_zp, err);
+    if (st == NPU_OK)
+        st = act_quant(n->outputs[0], &ys, &p->out_zp, err);
+    if (st == NPU_OK)
+        st = to_shape(n->inputs[0], &p->a_shape, err);
+    if (st == NPU_OK)
+        st = to_shape(n->inputs[1], &p->b_shape, err);
+    if (st == NPU_OK)
+        st = to_shape(n->outputs[0], &p->out_shape, err);
+    if (st == NPU_OK)
+        st = act_clamp(n, ys, p->out_zp, &p->act_min, &p->act_max, err);
+    if (st != NPU_OK)
+        return st;
+    nk_status ks = nk_qbinary_prepare(p, as, bs, ys);
+    return ks == NK_OK ? NPU_OK : kfail(ks, err, ir_op_name(n->op));
+}
+
 static npu_status run_binary(const ir_node *n, const void *const *in, void *const *out, void *scratch, npu_err *err)
 {
     (void)scratch;
-    if (n->n_inputs != 2)
-        return npu_fail(err, NPU_EUSER, "integer %s takes two inputs", ir_op_name(n->op));
     nk_qbinary_params p;
-    memset(&p, 0, sizeof p);
-    p.op = n->op == IR_OP_ADD ? NK_QADD
-           : n->op == IR_OP_SUB ? NK_QSUB
-           : n->op == IR_OP_MUL ? NK_QMUL
-           : n->op == IR_OP_MIN ? NK_QMIN
-                                : NK_QMAX;
-    float as, bs, ys;
-    npu_status st = act_quant(n->inputs[0], &as, &p.a_zp, err);
-    if (st == NPU_OK)
-        st = act_quant(n->inputs[1], &bs, &p.b_zp, err);
-    if (st == NPU_OK)
-        st = act_quant(n->outputs[0], &ys, &p.out_zp, err);
-    if (st == NPU_OK)
-        st = to_shape(n->inputs[0], &p.a_shape, err);
-    if (st == NPU_OK)
-        st = to_shape(n->inputs[1], &p.b_shape, err);
-    if (st == NPU_OK)
-        st = to_shape(n->outputs[0], &p.out_shape, err);
-    if (st == NPU_OK)
-        st = act_clamp(n, ys, p.out_zp, &p.act_min, &p.act_max, err);
+    npu_status st = ref_qbinary_params(n, &p, err);
     if (st != NPU_OK)
         return st;
-    nk_status ks = nk_qbinary_prepare(&p, as, bs, ys);
-    if (ks == NK_OK)
-        ks = nk_qbinary(&p, in[0], in[1], out[0]);
+    nk_status ks = nk_qbinary(&p, in[0], in[1], out[0]);
     return ks == NK_OK ? NPU_OK : kfail(ks, err, ir_op_name(n->op));
 }
 
 /* Requantization of count int8 values from x's parameters to y's. */
-static npu_status requant_params(const ir_node *n, const ir_tensor *x, const ir_tensor *y, nk_qrequant_params *p,
+npu_status ref_qrequant_params(const ir_node *n, const ir_tensor *x, const ir_tensor *y, nk_qrequant_params *p,
                                  npu_err *err)
 {
     float xs, ys;
@@ -468,7 +476,7 @@ static npu_status run_requantize(const ir_node *n, const void *const *in, void *
 {
     (void)scratch;
     nk_qrequant_params p;
-    npu_status st = requant_params(n, n->inputs[0], n->outputs[0], &p, err);
+    npu_status st = ref_qrequant_params(n, n->inputs[0], n->outputs[0], &p, err);
     if (st != NPU_OK)
         return st;
     if (ir_tensor_numel(n->inputs[0]) != ir_tensor_numel(n->outputs[0]))
@@ -519,7 +527,7 @@ static npu_status run_concat(const ir_node *n, const void *const *in, void *cons
         const int8_t *src = in[i];
         int64_t chunk = x->dims[axis] * inner;
         nk_qrequant_params p;
-        npu_status st = requant_params(n, x, y, &p, err);
+        npu_status st = ref_qrequant_params(n, x, y, &p, err);
         if (st != NPU_OK)
             return st;
         bool same = x->quant->scale[0] == y->quant->scale[0] && p.in_zp == p.out_zp && p.act_min == -128 &&
