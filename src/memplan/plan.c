@@ -305,9 +305,18 @@ static int elide_concats(planner *pl)
                 changed[nc++] = r;
             }
             if (nc && arena_bound(pl) > before) {
+                /* all at once raises the bound: keep the inputs that pay alone */
                 for (int k = 0; k < nc; k++)
                     pl->parent[changed[k]] = -1;
-                nc = 0;
+                int kept = 0;
+                for (int k = 0; k < nc; k++) {
+                    pl->parent[changed[k]] = n->outputs[0]->id;
+                    if (arena_bound(pl) > before)
+                        pl->parent[changed[k]] = -1;
+                    else
+                        kept++;
+                }
+                nc = kept;
             }
             moved += nc;
         }
