@@ -524,3 +524,40 @@ Test(memplan, failed_allocations_are_reported)
         ir_graph_free(g);
     }
 }
+
+/* ---- execution order ---------------------------------------------------------- */
+
+Test(memplan, order_runs_each_branch_to_its_end)
+{
+    /* two branches big -> small, built breadth first: both big tensors live at once */
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    ir_tensor *x = mg_input(g, 8, 4, 4);
+    ir_tensor *a1 = mg_conv(g, x, 80, 4, 4), *b1 = mg_conv(g, x, 80, 4, 4);
+    ir_tensor *a2 = mg_conv(g, a1, 8, 4, 4), *b2 = mg_conv(g, b1, 8, 4, 4);
+    mg_output(mg_op(g, IR_OP_ADD, 2, (ir_tensor *[]){a2, b2}, 8, 4, 4));
+    mp_plan before, after;
+    plan_graph(g, &align1, &before);
+    cr_assert_eq(before.region_bytes[NPUB_REGION_ARENA], 21 * S);
+    bool changed = false;
+    npu_err e;
+    cr_assert_eq(mp_choose_order(g, &align1, &changed, &e), NPU_OK, "%s", e.msg);
+    cr_assert(changed);
+    cr_assert_eq(ir_graph_verify(g, &e), NPU_OK, "%s", e.msg);
+    plan_graph(g, &align1, &after);
+    /* depth first: a2 waits beside b1 and b2 (12 S); a1 with a2 is 11 S */
+    cr_assert_eq(after.region_bytes[NPUB_REGION_ARENA], 12 * S);
+    ir_graph_free(g);
+}
+
+Test(memplan, order_keeps_a_good_order)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    mg_residual(g, 4, 8, 8);
+    ir_node *first = g->nodes[0];
+    bool changed = true;
+    npu_err e;
+    cr_assert_eq(mp_choose_order(g, &align1, &changed, &e), NPU_OK, "%s", e.msg);
+    cr_assert(!changed);
+    cr_assert_eq(g->nodes[0], first);
+    ir_graph_free(g);
+}
