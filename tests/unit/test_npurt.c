@@ -491,3 +491,150 @@ Test(npurt, matmul_of_activations_matches_reference)
     free(bv);
     ir_graph_free(g);
 }
+
+/* ---- npurt_open rejects broken records, naming the step -------------------- */
+
+enum { STEP_QUANT = 0, STEP_CONV1 = 1, STEP_POOL = 2, STEP_FC = 7 };
+
+static npurt_rec_header *rec_of(asm_state *a, uint32_t step)
+{
+    return (npurt_rec_header *)(a->params.data + a->steps[step].a);
+}
+
+static uint32_t *slots_of(asm_state *a, uint32_t step)
+{
+    return (uint32_t *)(rec_of(a, step) + 1);
+}
+
+typedef void (*mutate_fn)(asm_state *a);
+
+/* Assembles the cnn graph with one mutation; npurt_open must fail with a
+ * message naming the step and its node and containing `what`. */
+static void expect_open_fail(mutate_fn mutate, uint32_t step, const char *node_name, const char *what)
+{
+    ir_graph *g = cnn_graph();
+    asm_state *a = malloc(sizeof *a);
+    asm_init(a, g);
+    mutate(a);
+    size_t size;
+    void *blob = assemble(a, &size);
+    npub_view v;
+    npub_error pe;
+    cr_assert_eq(npurt_open(blob, size, &v, &pe), -1, "a broken binary was accepted (%s)", what);
+    char prefix[96];
+    snprintf(prefix, sizeof prefix, "step %u (node '%s'", step, node_name);
+    cr_assert(strstr(pe.msg, prefix), "'%s' does not name '%s'", pe.msg, prefix);
+    cr_assert(strstr(pe.msg, what), "'%s' does not say '%s'", pe.msg, what);
+    cr_assert(pe.offset > 0 && pe.offset < size, "offset %u", pe.offset);
+    free(blob);
+    asm_free(a);
+    free(a);
+    ir_graph_free(g);
+}
+
+static void unknown_kernel(asm_state *a)
+{
+    rec_of(a, STEP_CONV1)->kernel = 99;
+    a->steps[STEP_CONV1].op = 99;
+}
+static void kernel_differs_from_op(asm_state *a)
+{
+    a->steps[STEP_POOL].op = NPURT_K_QAVGPOOL;
+}
+static void step_shorter_than_record(asm_state *a)
+{
+    a->steps[STEP_CONV1].b -= 4;
+}
+static void truncated_params(asm_state *a)
+{
+    uint32_t keep = (uint32_t)sizeof(npurt_rec_header) + 4 * 4 + 8; /* slots and 2 words of parameters */
+    rec_of(a, STEP_CONV1)->size = keep;
+    a->steps[STEP_CONV1].b = keep;
+}
+static void arrays_cut(asm_state *a)
+{
+    rec_of(a, STEP_CONV1)->size -= 8; /* one multiplier and shift short */
+    a->steps[STEP_CONV1].b -= 8;
+}
+static void index_out_of_range(asm_state *a)
+{
+    slots_of(a, STEP_CONV1)[1] = a->n_tensors + 5;
+}
+static void empty_slot(asm_state *a)
+{
+    slots_of(a, STEP_FC)[0] = NPUB_NONE;
+}
+static void weight_dtype(asm_state *a)
+{
+    a->tensors[slots_of(a, STEP_CONV1)[1]].dtype = IR_U8; /* same size, wrong type */
+}
+static void input_dtype(asm_state *a)
+{
+    a->tensors[slots_of(a, STEP_QUANT)[0]].dtype = IR_I32; /* f32 expected, same size */
+}
+static void record_shape(asm_state *a)
+{
+    npurt_p_qpool *p = (npurt_p_qpool *)(slots_of(a, STEP_POOL) + 2);
+    p->h_in = 16, p->h_out = 8; /* a consistent pool that would read past its input */
+}
+static void old_version(asm_state *a)
+{
+    rec_of(a, STEP_FC)->version = NPURT_REC_VERSION + 1;
+}
+static void little_scratch(asm_state *a)
+{
+    a->scratch = 4;
+}
+static void output_in_const(asm_state *a)
+{
+    npub_tensor *t = &a->tensors[slots_of(a, STEP_POOL)[1]];
+    t->region = NPUB_REGION_CONST;
+    t->offset = 0;
+    while (a->consts.size < t->size) {
+        size_t off;
+        npu_err e;
+        emit_blob_add(&a->consts, NULL, 16, 1, &off, &e);
+    }
+}
+
+Test(npurt, open_rejects_broken_records)
+{
+    expect_open_fail(unknown_kernel, STEP_CONV1, "conv1", "unknown kernel id 99");
+    expect_open_fail(kernel_differs_from_op, STEP_POOL, "pool", "the step says");
+    expect_open_fail(step_shorter_than_record, STEP_CONV1, "conv1", "its step");
+    expect_open_fail(truncated_params, STEP_CONV1, "conv1", "truncated");
+    expect_open_fail(arrays_cut, STEP_CONV1, "conv1", "its parameters make");
+    expect_open_fail(index_out_of_range, STEP_CONV1, "conv1", "out of range");
+    expect_open_fail(empty_slot, STEP_FC, "fc", "slot 0 is empty");
+    expect_open_fail(weight_dtype, STEP_CONV1, "conv1", "dtype");
+    expect_open_fail(input_dtype, STEP_QUANT, "quant", "dtype");
+    expect_open_fail(record_shape, STEP_POOL, "pool", "bytes");
+    expect_open_fail(old_version, STEP_FC, "fc", "version");
+    expect_open_fail(little_scratch, STEP_CONV1, "conv1", "scratch");
+    expect_open_fail(output_in_const, STEP_POOL, "pool", "constant");
+}
+
+/* Every truncation of a record (with the step and header agreeing) fails
+ * the structural check instead of reading past it. */
+Test(npurt, every_record_truncation_is_rejected)
+{
+    ir_graph *g = cnn_graph();
+    asm_state *a = malloc(sizeof *a);
+    asm_init(a, g);
+    for (uint32_t s = 0; s < a->n_steps; s++) {
+        uint32_t size = a->steps[s].b, scratch;
+        npurt_fault f;
+        uint8_t *copy = malloc(size);
+        memcpy(copy, rec_of(a, s), size);
+        cr_assert_eq(npurt_rec_check(copy, size, &scratch, &f), 0, "step %u: %s", s, f.msg);
+        for (uint32_t cut = 0; cut < size; cut += 4) {
+            if (cut >= sizeof(npurt_rec_header))
+                ((npurt_rec_header *)copy)->size = cut;
+            cr_assert_eq(npurt_rec_check(copy, cut, &scratch, &f), -1, "step %u cut at %u accepted", s, cut);
+        }
+        free(copy);
+    }
+    asm_free(a);
+    free(a);
+    ir_graph_free(g);
+}
