@@ -638,3 +638,164 @@ Test(npurt, every_record_truncation_is_rejected)
     free(a);
     ir_graph_free(g);
 }
+
+/* ---- npurt_run: environment, NPU steps, the step hook ----------------------- */
+
+typedef struct fake_npu {
+    int calls, fail_with;
+    uint32_t first, count;
+    uint8_t *region[4];
+} fake_npu;
+
+static int fake_launch(void *ud, const npub_view *v, uint32_t first, uint32_t count, uint8_t *const region[4])
+{
+    fake_npu *f = ud;
+    (void)v;
+    f->calls++;
+    f->first = first;
+    f->count = count;
+    memcpy(f->region, region, sizeof f->region);
+    return f->fail_with;
+}
+
+static void count_steps(void *ud, uint32_t step, int done)
+{
+    int *calls = ud;
+    (void)step;
+    calls[done ? 1 : 0]++;
+}
+
+/* The cnn graph with an NPU step (command words 1..2) in front. */
+static void *npu_blob(ir_graph *g, size_t *size)
+{
+    asm_state *a = malloc(sizeof *a);
+    asm_init(a, g);
+    memmove(a->steps + 1, a->steps, sizeof(npub_step) * a->n_steps);
+    a->n_steps++;
+    a->steps[0] = (npub_step){.kind = NPUB_STEP_NPU, .a = 1, .b = 2, .name = add_string(a, "npu0")};
+    a->n_cmds = 4;
+    void *blob = assemble(a, size);
+    asm_free(a);
+    free(a);
+    return blob;
+}
+
+Test(npurt, run_launches_npu_steps_with_region_bases)
+{
+    ir_graph *g = cnn_graph();
+    size_t size;
+    void *blob = npu_blob(g, &size);
+    npub_view v;
+    npub_error pe;
+    cr_assert_eq(npurt_open(blob, size, &v, &pe), 0, "%s", pe.msg);
+    npurt_env env;
+    env_alloc(&v, &env);
+    fake_npu f = {0};
+    int hook[2] = {0, 0};
+    env.npu_launch = fake_launch;
+    env.npu_ud = &f;
+    env.on_step = count_steps;
+    env.step_ud = hook;
+    cr_assert_eq(npurt_run(&v, &env, &pe), 0, "%s", pe.msg);
+    cr_assert_eq(f.calls, 1);
+    cr_assert(f.first == 1 && f.count == 2, "launched words %u+%u", f.first, f.count);
+    cr_assert_eq(f.region[NPUB_REGION_CONST], v.constants, "const resolves to the blob's CONSTANTS");
+    cr_assert_eq(f.region[NPUB_REGION_ARENA], env.region[NPUB_REGION_ARENA]);
+    cr_assert_eq(f.region[NPUB_REGION_OUTPUT], env.region[NPUB_REGION_OUTPUT]);
+    cr_assert(hook[0] == (int)v.n_steps && hook[1] == (int)v.n_steps, "hook %d/%d of %u", hook[0], hook[1],
+              v.n_steps);
+
+    f.fail_with = 5;
+    cr_assert_eq(npurt_run(&v, &env, &pe), -1);
+    cr_assert(strstr(pe.msg, "step 0 (node 'npu0', NPU)") && strstr(pe.msg, "fault 5"), "%s", pe.msg);
+    env.npu_launch = NULL;
+    cr_assert_eq(npurt_run(&v, &env, &pe), -1);
+    cr_assert(strstr(pe.msg, "npu_launch"), "%s", pe.msg);
+    env_free(&env);
+    free(blob);
+    ir_graph_free(g);
+}
+
+Test(npurt, run_checks_the_environment)
+{
+    ir_graph *g = cnn_graph();
+    asm_state *a = malloc(sizeof *a);
+    asm_init(a, g);
+    size_t size;
+    void *blob = assemble(a, &size);
+    npub_view v;
+    npub_error pe;
+    cr_assert_eq(npurt_open(blob, size, &v, &pe), 0, "%s", pe.msg);
+    npurt_env env;
+    env_alloc(&v, &env);
+    env.region_size[NPUB_REGION_ARENA] -= 1;
+    cr_assert_eq(npurt_run(&v, &env, &pe), -1);
+    cr_assert(strstr(pe.msg, "arena region"), "%s", pe.msg);
+    env.region_size[NPUB_REGION_ARENA] += 1;
+    env.scratch_size = v.memory->scratch_bytes - 1;
+    cr_assert_eq(npurt_run(&v, &env, &pe), -1);
+    cr_assert(strstr(pe.msg, "scratch"), "%s", pe.msg);
+    env.scratch_size = v.memory->scratch_bytes;
+    uint8_t *in = env.region[NPUB_REGION_INPUT];
+    env.region[NPUB_REGION_INPUT] = NULL;
+    cr_assert_eq(npurt_run(&v, &env, &pe), -1);
+    cr_assert(strstr(pe.msg, "input region"), "%s", pe.msg);
+    env.region[NPUB_REGION_INPUT] = in;
+    /* an explicit const region (a copy of the constants) is used instead of the blob's */
+    uint8_t *cst = malloc(v.constants_size);
+    memcpy(cst, v.constants, v.constants_size);
+    env.region[NPUB_REGION_CONST] = cst;
+    env.region_size[NPUB_REGION_CONST] = v.constants_size;
+    cr_assert_eq(npurt_run(&v, &env, &pe), 0, "%s", pe.msg);
+    free(cst);
+    env_free(&env);
+    free(blob);
+    asm_free(a);
+    free(a);
+    ir_graph_free(g);
+}
+
+/* ---- what the emitter accepts -------------------------------------------- */
+
+Test(npurt, host_support_says_why_not)
+{
+    ir_graph *g = cnn_graph();
+    const char *why = NULL;
+    ir_node *conv = g->nodes[STEP_CONV1];
+    conv->act.kind = IR_ACT_LEAKY_RELU; /* not a clamp: needs a LUT */
+    cr_assert_not(emit_host_supports(g, conv, &why));
+    cr_assert(why && strstr(why, "quantization parameters"), "%s", why ? why : "(null)");
+    emit_blob params;
+    emit_blob_init(&params, npu_alloc_default());
+    asm_state *a = calloc(1, sizeof *a);
+    a->index = malloc(sizeof(uint32_t) * (size_t)g->n_tensors);
+    for (int i = 0; i < g->n_tensors; i++)
+        a->index[i] = NPUB_NONE;
+    a->strings_size = 1;
+    emit_blob_init(&a->consts, npu_alloc_default());
+    emit_blob_init(&a->params, npu_alloc_default());
+    emit_tensor_map map = {map_index, a};
+    uint16_t k;
+    uint32_t off, sz, scratch;
+    npu_err e;
+    cr_assert_eq(emit_host_step(g, conv, &map, &params, &k, &off, &sz, &scratch, &e), NPU_EUSER);
+    cr_assert(strstr(e.msg, "conv1") && strstr(e.msg, "LeakyRelu"), "%s", e.msg);
+    cr_assert_eq(params.size, 0, "nothing appended on failure");
+    conv->act.kind = IR_ACT_NONE;
+
+    /* a float Conv: no host kernel; an int8 Softmax: f32 only */
+    ir_tensor *q = g->nodes[STEP_QUANT]->outputs[0];
+    q->quant = NULL;
+    q->dtype = IR_F32;
+    cr_assert_not(emit_host_supports(g, conv, &why));
+    cr_assert(why && strstr(why, "no host kernel"), "%s", why ? why : "(null)");
+    ir_node *sm = g->nodes[g->n_nodes - 1];
+    ir_tensor *dq = sm->inputs[0];
+    dq->dtype = IR_I8;
+    cr_assert_not(emit_host_supports(g, sm, &why));
+    cr_assert(why && strstr(why, "f32"), "%s", why ? why : "(null)");
+    emit_blob_free(&params);
+    asm_free(a);
+    free(a);
+    ir_graph_free(g);
+}
