@@ -78,7 +78,7 @@ static int env_fail(npub_error *err, const char *msg, int64_t a, int64_t b)
     put_s(&m, "npurt: ");
     put_fmt(&m, msg, a, b);
     *m.o = '\0';
-    err->offset = 0;
+    err->offset = NPUB_NONE;
     return -1;
 }
 
@@ -147,7 +147,7 @@ static int check_env(const npub_view *v, const npurt_env *env, uint8_t *base[NPU
                 put_s(&m, names[r]);
                 put_fmt(&m, " region has %d bytes, the binary needs %d", base[r] ? env->region_size[r] : 0, need);
                 *m.o = '\0';
-                err->offset = 0;
+                err->offset = NPUB_NONE;
             }
             return -1;
         }

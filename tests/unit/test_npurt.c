@@ -300,21 +300,38 @@ static void env_free(npurt_env *env)
     free(env->scratch);
 }
 
-/* Runs g with the reference and as an all-host .npub; the outputs must be
- * the same bytes, and not all equal (a test of something). */
-static void check_graph(ir_graph *g, const void *const *inputs)
+/* The reference's output bytes for g on inputs (malloc'ed). */
+static uint8_t *reference_output(ir_graph *g, const void *const *inputs, size_t *bytes)
 {
     npu_err e;
     cr_assert_eq(ir_graph_verify(g, &e), NPU_OK, "%s", e.msg);
     const ir_tensor *yt = g->outputs[0];
-    size_t out_bytes = ir_tensor_bytes(yt);
-    uint8_t *want = malloc(out_bytes);
+    *bytes = ir_tensor_bytes(yt);
+    uint8_t *want = malloc(*bytes);
     ref_ctx *ctx = ref_ctx_new(g, g->alloc, &e);
     cr_assert_not_null(ctx, "%s", e.msg);
     void *outs[1] = {want};
     cr_assert_eq(ref_ctx_run(ctx, inputs, outs, &e), NPU_OK, "%s", e.msg);
     ref_ctx_free(ctx);
+    size_t es = (size_t)ir_dtype_bits(yt->dtype) / 8, distinct = 0;
+    for (size_t i = es; i < *bytes; i += es)
+        distinct += memcmp(want + i, want, es) != 0;
+    cr_assert(distinct > 0, "the reference output is constant: the graph tests nothing");
+    return want;
+}
 
+static void compare_bytes(const uint8_t *got, const uint8_t *want, size_t n, const char *who)
+{
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(got[i], want[i], "output byte %zu: %s 0x%02x, reference 0x%02x", i, who, got[i], want[i]);
+}
+
+/* Runs g with the reference and as an all-host .npub; the outputs must be
+ * the same bytes. */
+static void check_graph(ir_graph *g, const void *const *inputs)
+{
+    size_t out_bytes;
+    uint8_t *want = reference_output(g, inputs, &out_bytes);
     asm_state *a = malloc(sizeof *a);
     asm_init(a, g);
     size_t size;
@@ -332,13 +349,7 @@ static void check_graph(ir_graph *g, const void *const *inputs)
     cr_assert_eq(npurt_run(&v, &env, &pe), 0, "%s", pe.msg);
     const npub_tensor *ot = &v.tensors[v.outputs[0]];
     cr_assert_eq(ot->size, out_bytes);
-    const uint8_t *got = env.region[ot->region] + ot->offset;
-    for (size_t i = 0; i < out_bytes; i++)
-        cr_assert_eq(got[i], want[i], "output byte %zu: runtime 0x%02x, reference 0x%02x", i, got[i], want[i]);
-    size_t es = ir_dtype_bits(yt->dtype) / 8, distinct = 0;
-    for (size_t i = es; i < out_bytes; i += es)
-        distinct += memcmp(want + i, want, es) != 0;
-    cr_assert(distinct > 0, "the reference output is constant: the graph tests nothing");
+    compare_bytes(env.region[ot->region] + ot->offset, want, out_bytes, "runtime");
     env_free(&env);
     free(blob);
     asm_free(a);
