@@ -143,6 +143,7 @@ npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedul
         seg->first_word = (uint32_t)c.n_words;
         memset(&c.s, 0, sizeof c.s);
         c.pending_barrier = false;
+        c.last_kind = -1;
         for (int k = 0; k < ps->count && st == NPU_OK; k++) {
             const ir_node *n = g->nodes[ps->first + k];
             c.node = n;
@@ -173,8 +174,6 @@ npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedul
     out->words = c.words;
     out->n_words = c.n_words;
     out->sram_peak = c.sram_peak;
-    /* sizes for tile_program_free */
-    out->n_segments = out->n_segments;
     if (st != NPU_OK) {
         npu_free(alloc, c.words, sizeof *c.words * c.cap_words);
         out->words = NULL;

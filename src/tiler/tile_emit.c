@@ -39,7 +39,7 @@ int64_t tile_fmax(const tile_ctx *c, tgt_sem sem, tgt_fid f)
 static int queue_of(const tgt_insn *in, const int64_t *v)
 {
     switch (in->unit) {
-    case TGT_UNIT_DMA: return v[TGT_F_CH] ? TILE_Q_DMA1 : TILE_Q_DMA0;
+    case TGT_UNIT_DMA: return v && v[TGT_F_CH] ? TILE_Q_DMA1 : TILE_Q_DMA0;
     case TGT_UNIT_MAC: return TILE_Q_MAC;
     case TGT_UNIT_VECTOR: return TILE_Q_VEC;
     default: return TILE_Q_CTRL;
@@ -346,7 +346,21 @@ npu_status tile_pipeline(tile_ctx *c)
     for (int j = 0; j < n; j++)
         if (w[j].n_store == 0 || (w[j].n_comp == 0) != (w[0].n_comp == 0))
             return tile_fail(c, "tiler bug: tile %d has no store or mixes copies and compute", j);
-    npu_status st = emit_loads(c, 0);
+    /* Fetch runs ahead: a consumer of LOADED on another queue than the last
+     * pipeline's would take that pipeline's tokens, so hold fetch until it is done. */
+    int kind = w[0].n_comp ? queue_of(&c->t->isa->insns[tile_insn(c, c->comp[w[0].first_comp].sem)], NULL)
+                           : TILE_Q_DMA1;
+    npu_status st = NPU_OK;
+    if (c->pending_barrier && kind != c->last_kind) {
+        int64_t v[TGT_F_COUNT];
+        tgt_defaults(c->t->isa, tile_insn(c, TGT_SEM_SYNC), v);
+        v[TGT_F_WAIT] = TILE_T_INFREE;
+        c->pending_barrier = false;
+        st = tile_emit(c, TGT_SEM_SYNC, v);
+    }
+    c->last_kind = kind;
+    if (st == NPU_OK)
+        st = emit_loads(c, 0);
     for (int j = 0; j < n && st == NPU_OK; j++) {
         if (j + 1 < n && (st = emit_loads(c, j + 1)) != NPU_OK)
             break;

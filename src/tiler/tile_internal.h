@@ -69,7 +69,8 @@ typedef struct tile_ctx {
 
     int64_t sram_used; /* bump allocator of the current layer */
     int64_t sram_peak;
-    bool pending_barrier; /* the last store of the previous layer signalled INFREE */
+    bool pending_barrier; /* the last store of the previous pipeline signalled INFREE */
+    int last_kind;        /* queue the previous pipeline's loads fed (TILE_Q_*), -1 none */
 
     int64_t *const_off; /* per tensor id: offset of its copy in consts, -1 none */
 

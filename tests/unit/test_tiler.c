@@ -345,6 +345,13 @@ static int compute_count(const int *counts)
 /* ---- functional: the NPU model against the reference ---- */
 
 #ifdef HAVE_NPU_MODEL
+static void print_event(void *ud, const npu_insn_event *ev)
+{
+    (void)ud;
+    fprintf(stderr, "ev word %u unit %d q %d start %llu end %llu\n", ev->word, (int)ev->unit, ev->queue,
+            (unsigned long long)ev->start, (unsigned long long)ev->end);
+}
+
 /* Runs every segment on the model with one buffer per region, the input in
  * INPUT; compares OUTPUT with the reference on the same quantized graph. */
 static void run_functional(const tgt_target *t, const built *b, const char *what, uint32_t seed)
@@ -372,10 +379,14 @@ static void run_functional(const tgt_target *t, const built *b, const char *what
     npu_err e;
     npu_model *m = NULL;
     cr_assert_eq(npu_model_new(t, npu_alloc_default(), &m, &e), NPU_OK, "%s", e.msg);
+    if (getenv("TILER_DUMP"))
+        npu_model_set_events(m, print_event, NULL);
     for (int sg = 0; sg < b->prog.n_segments; sg++) {
         npu_run_stats st;
         memset(&st, 0, sizeof st);
         const tile_segment *seg = &b->prog.segments[sg];
+        if (getenv("TILER_DUMP"))
+            tgt_disasm(t->isa, b->prog.words + seg->first_word, seg->n_words, stderr, NULL, NULL, &e);
         cr_assert_eq(npu_model_exec(m, &mem, b->prog.words + seg->first_word, seg->n_words, &st, &e), NPU_OK,
                      "%s on %s: %s", what, t->name, e.msg);
     }
