@@ -347,7 +347,9 @@ npu_status tile_pipeline(tile_ctx *c)
         if (w[j].n_store == 0 || (w[j].n_comp == 0) != (w[0].n_comp == 0))
             return tile_fail(c, "tiler bug: tile %d has no store or mixes copies and compute", j);
     /* Fetch runs ahead: a consumer of LOADED on another queue than the last
-     * pipeline's would take that pipeline's tokens, so hold fetch until it is done. */
+     * pipeline's would take that pipeline's tokens, so hold fetch until it is
+     * done. The sync drains: waiting on INFREE alone would let it take a
+     * token an earlier, still queued load of that pipeline waits for. */
     int kind = w[0].n_comp ? queue_of(&c->t->isa->insns[tile_insn(c, c->comp[w[0].first_comp].sem)], NULL)
                            : TILE_Q_DMA1;
     npu_status st = NPU_OK;
@@ -355,6 +357,7 @@ npu_status tile_pipeline(tile_ctx *c)
         int64_t v[TGT_F_COUNT];
         tgt_defaults(c->t->isa, tile_insn(c, TGT_SEM_SYNC), v);
         v[TGT_F_WAIT] = TILE_T_INFREE;
+        v[TGT_F_DRAIN] = 1;
         c->pending_barrier = false;
         st = tile_emit(c, TGT_SEM_SYNC, v);
     }
