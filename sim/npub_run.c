@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/file.h"
+#include "emit/npub_write.h"
 #include "sim/npu.h"
 #include "target/target.h"
 
@@ -22,7 +23,10 @@ struct simrun {
     const char *path;
     void *blob;
     size_t size;
-    npub_view v;
+    npub_view v;        /* the whole file: names, debug ranges */
+    void *dev;          /* what goes to flash: the file without its debug and graph sections */
+    size_t dev_size;
+    npub_view dv;
     tgt_target *t;
     sim_config cfg;
     sim_ctx *sim;
@@ -137,7 +141,7 @@ static uint32_t scratch_size(const simrun *r)
  * the host scratch, the request block. */
 static npu_status place(simrun *r, npu_err *err)
 {
-    npu_status st = sim_place_flash(r->sim, r->blob, r->size, 64, &r->blob_addr, err);
+    npu_status st = sim_place_flash(r->sim, r->dev, r->dev_size, 64, &r->blob_addr, err);
     const npub_memory *m = r->v.memory;
     for (int i = NPUB_REGION_ARENA; st == NPU_OK && i < NPUB_REGION_COUNT; i++)
         st = sim_place_dram(r->sim, NULL, m->region_bytes[i] ? m->region_bytes[i] : 16, 64, &r->region_addr[i], err);
@@ -148,9 +152,32 @@ static npu_status place(simrun *r, npu_err *err)
         st = sim_place_request(r->sim, &req, &r->req_addr, err);
     if (st != NPU_OK)
         return npu_err_prefix(err, "%s: does not fit the target's memory", r->path);
-    r->region_addr[NPUB_REGION_CONST] = r->blob_addr + (uint32_t)(r->v.constants - r->v.base);
-    r->cmd_addr = r->blob_addr + (uint32_t)((const uint8_t *)r->v.commands - r->v.base);
+    r->region_addr[NPUB_REGION_CONST] = r->blob_addr + (uint32_t)(r->dv.constants - r->dv.base);
+    r->cmd_addr = r->blob_addr + (uint32_t)((const uint8_t *)r->dv.commands - r->dv.base);
     return NPU_OK;
+}
+
+/* The device holds what a production build (--strip) holds: the debug and
+ * graph sections are for the host tools, and a large model's graph section
+ * (its weights again) would not fit the flash. */
+static npu_status make_device_blob(simrun *r, npu_err *err)
+{
+    emit_section secs[NPUB_SEC_KIND_MAX];
+    int n = 0;
+    for (uint32_t i = 0; i < r->v.header->section_count; i++) {
+        const npub_section *sec = &r->v.sections[i];
+        if (sec->kind != NPUB_SEC_DEBUG && sec->kind != NPUB_SEC_GRAPH && n < NPUB_SEC_KIND_MAX)
+            secs[n++] = (emit_section){(npub_section_kind)sec->kind, r->v.base + sec->offset, sec->size};
+    }
+    char name[sizeof r->v.header->target + 1];
+    memcpy(name, r->v.header->target, sizeof r->v.header->target);
+    name[sizeof r->v.header->target] = 0;
+    npu_status st = emit_npub_assemble(name, r->v.header->target_hash, r->v.header->flags | NPUB_F_STRIPPED, secs,
+                                       n, r->alloc, &r->dev, &r->dev_size, err);
+    npub_error ne;
+    if (st == NPU_OK && npub_open(r->dev, r->dev_size, &r->dv, &ne) != 0)
+        st = npu_fail(err, NPU_EINTERNAL, "%s: the stripped copy does not validate: %s", r->path, ne.msg);
+    return st;
 }
 
 static npu_status index_layers(simrun *r, npu_err *err)
@@ -192,6 +219,8 @@ npu_status simrun_open(const char *npub_path, const simrun_options *o, simrun **
         st = npu_fail(err, NPU_EUSER, "%s: no memory section", npub_path);
     if (st == NPU_OK)
         st = load_target(r, o, err);
+    if (st == NPU_OK)
+        st = make_device_blob(r, err);
     if (st == NPU_OK) {
         sim_config_default(&r->cfg);
         r->cfg.console = o->console;
@@ -236,6 +265,8 @@ void simrun_free(simrun *r)
     npu_free(r->alloc, r->step_host, sizeof(uint64_t) * ns);
     if (r->blob)
         npu_free(r->alloc, r->blob, r->size);
+    if (r->dev)
+        npu_free(r->alloc, r->dev, r->dev_size);
     npu_free(r->alloc, r, sizeof *r);
 }
 
@@ -244,7 +275,7 @@ static npu_status write_request(simrun *r, npu_err *err)
     const npub_memory *m = r->v.memory;
     fw_request req = {.magic = FW_REQ_MAGIC, .version = FW_REQ_VERSION, .command = FW_CMD_RUN_NPUB};
     req.arg[0] = r->blob_addr;
-    req.arg[1] = (uint32_t)r->size;
+    req.arg[1] = (uint32_t)r->dev_size;
     req.arg[2] = r->region_addr[NPUB_REGION_INPUT];
     req.arg[3] = r->region_addr[NPUB_REGION_OUTPUT];
     req.arg[4] = r->region_addr[NPUB_REGION_ARENA];
