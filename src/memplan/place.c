@@ -60,12 +60,19 @@ static int cmp_span(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo ? 1 : (x->hi > y->hi) - (x->hi < y->hi);
 }
 
-/* Places the items in order under rule; returns the total (highest end). */
-static int64_t place_order(placer *p, const int *order, place_rule rule)
+/* Places order[start..] under rule, order[..start) being placed already
+ * (p->off holds their offsets); returns the total (highest end). */
+static int64_t place_from(placer *p, const int *order, int start, place_rule rule)
 {
     int64_t total = 0;
     memset(p->placed, 0, (size_t)p->n);
-    for (int k = 0; k < p->n; k++) {
+    for (int k = 0; k < start; k++) {
+        int i = order[k];
+        p->placed[i] = 1;
+        if (p->off[i] + p->items[i].size > total)
+            total = p->off[i] + p->items[i].size;
+    }
+    for (int k = start; k < p->n; k++) {
         int i = order[k];
         int64_t size = p->items[i].size;
         int ns = 0;
@@ -74,9 +81,18 @@ static int64_t place_order(placer *p, const int *order, place_rule rule)
             if (p->placed[j])
                 p->spans[ns++] = (span){p->off[j], p->off[j] + p->items[j].size};
         }
+        /* insertion sort: few neighbours, mostly in order already */
+        for (int a = 1; a < ns; a++) {
+            span v = p->spans[a];
+            int b = a;
+            while (b > 0 && cmp_span(&p->spans[b - 1], &v) > 0) {
+                p->spans[b] = p->spans[b - 1];
+                b--;
+            }
+            p->spans[b] = v;
+            p->work += a - b;
+        }
         p->work += ns + 1;
-        if (ns > 1)
-            qsort(p->spans, (size_t)ns, sizeof *p->spans, cmp_span);
         int64_t best_off = -1, best_gap = INT64_MAX, cursor = 0;
         for (int s = 0; s < ns; s++) {
             int64_t lo = align_up(cursor, p->align);
@@ -98,6 +114,11 @@ static int64_t place_order(placer *p, const int *order, place_rule rule)
             total = best_off + size;
     }
     return total;
+}
+
+static int64_t place_order(placer *p, const int *order, place_rule rule)
+{
+    return place_from(p, order, 0, rule);
 }
 
 /* Orders the search starts from; each is a total order (ties by index). */
@@ -211,6 +232,7 @@ static int64_t search(placer *p, int *best_order, int *cur, int *cand, int *tmp,
         memcpy(cand, cur, sizeof *cand * (size_t)n);
         uint64_t r = next_rand(&seed);
         p->work += 1; /* a skipped move costs too, so the loop always ends */
+        int lo; /* the order is unchanged before lo: those placements stay */
         if (r & 1) {
             /* lift a peak item: find the items that end at the total */
             int peak[8], np = 0;
@@ -224,13 +246,17 @@ static int64_t search(placer *p, int *best_order, int *cur, int *cand, int *tmp,
             int item = cand[from];
             memmove(cand + to + 1, cand + to, sizeof *cand * (size_t)(from - to));
             cand[to] = item;
+            lo = to;
         } else {
             int a = (int)((r >> 1) % (uint64_t)n), b = (int)((r >> 24) % (uint64_t)n);
             int t = cand[a];
             cand[a] = cand[b];
             cand[b] = t;
+            lo = a < b ? a : b;
         }
-        int64_t t = place_order(p, cand, best_rule);
+        memcpy(p->off, cur_off, sizeof *p->off * (size_t)n);
+        p->work += n;
+        int64_t t = place_from(p, cand, lo, best_rule);
         if (t <= cur_total) {
             cur_total = t;
             memcpy(cur, cand, sizeof *cur * (size_t)n);

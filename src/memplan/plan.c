@@ -470,9 +470,11 @@ npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_optio
         alias_views(&pl);
         memcpy(par_views, pl.parent, sizeof(int) * (size_t)nt);
         memcpy(rel_views, pl.rel, sizeof(int64_t) * (size_t)nt);
+        int64_t views_bound = arena_bound(&pl);
         int moved = o->no_elision ? 0 : elide_concats(&pl);
         st = place_arena(&pl, o, &total, &lower, err);
-        if (st == NPU_OK && moved) {
+        /* without elision the arena is at least views_bound: no need to place it when we are below */
+        if (st == NPU_OK && moved && total > views_bound) {
             /* the bound guided each decision; the placed arena has the last word */
             memcpy(par_elided, pl.parent, sizeof(int) * (size_t)nt);
             memcpy(rel_elided, pl.rel, sizeof(int64_t) * (size_t)nt);
