@@ -559,3 +559,70 @@ Test(memplan, order_keeps_a_good_order)
     cr_assert_eq(g->nodes[0], first);
     ir_graph_free(g);
 }
+
+/* ---- corners ----------------------------------------------------------------- */
+
+Test(memplan, corner_cases_plan_and_check)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    ir_tensor *x = mg_input(g, 8, 4, 4);
+    /* a view of a graph input stays in the input region */
+    int64_t flat[2] = {1, 128};
+    ir_tensor *xv = ir_tensor_new(g, NULL, IR_I8, 2, flat);
+    ir_node_new(g, IR_OP_FLATTEN, NULL, 1, &x, 1, &xv);
+    /* a split whose second output nobody reads still needs space when written */
+    ir_tensor *s0 = mg_act(g, 4, 4, 4), *s1 = mg_act(g, 4, 4, 4);
+    ir_node_new(g, IR_OP_SPLIT, NULL, 1, &x, 2, (ir_tensor *[]){s0, s1});
+    /* the same input twice, and a constant input: copied */
+    ir_tensor *a = mg_conv(g, s0, 8, 4, 4);
+    int8_t w[8 * 4 * 4] = {0};
+    ir_tensor *k = ir_const_new(g, NULL, IR_I8, 4, (int64_t[]){1, 8, 4, 4}, w);
+    ir_tensor *c1 = mg_concat(g, 3, (ir_tensor *[]){a, a, k});
+    /* a concat that is a graph output takes its inputs into the output region */
+    ir_tensor *b = mg_conv(g, c1, 8, 4, 4), *d = mg_conv(g, xv, 8, 4, 4);
+    ir_tensor *out = mg_output(mg_concat(g, 2, (ir_tensor *[]){b, d}));
+    /* an input that is also an output */
+    ir_tensor *io = mg_input(g, 2, 2, 2);
+    io->flags |= IR_TENSOR_OUTPUT;
+    mp_plan p;
+    plan_graph(g, &align1, &p);
+    cr_assert_eq(p.t[xv->id].alias_of, x->id);
+    cr_assert_eq(p.t[xv->id].region, NPUB_REGION_INPUT);
+    cr_assert_eq(p.t[s1->id].first, p.t[s1->id].last);
+    cr_assert_geq(p.t[s1->id].offset, 0);
+    cr_assert_eq(p.t[a->id].alias_of, -1);
+    cr_assert_eq(p.t[k->id].region, NPUB_REGION_CONST);
+    cr_assert_eq(p.t[k->id].offset, -1);
+    cr_assert_eq(p.t[b->id].alias_of, out->id);
+    cr_assert_eq(p.t[d->id].alias_of, out->id);
+    cr_assert_eq(p.t[d->id].region, NPUB_REGION_OUTPUT);
+    cr_assert_eq(p.t[d->id].offset, p.t[out->id].offset + S);
+    cr_assert_eq(p.t[io->id].region, NPUB_REGION_INPUT);
+    cr_assert_eq(p.region_bytes[NPUB_REGION_INPUT], S + 8);
+    cr_assert_eq(p.region_bytes[NPUB_REGION_OUTPUT], 2 * S);
+    cr_assert_eq(p.concat_bytes_copied, 3 * S);
+    cr_assert_eq(p.concats_elided, 1);
+    /* per step: the same holds */
+    mp_options by_step = {.align = 4, .by_step = true};
+    plan_graph(g, &by_step, &p);
+    cr_assert_eq(p.t[d->id].alias_of, out->id);
+    ir_graph_free(g);
+}
+
+Test(memplan, schedule_errors_are_reported)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    ir_tensor *x = mg_input(g, 8, 4, 4);
+    mg_output(mg_conv(g, mg_conv(g, x, 8, 4, 4), 8, 4, 4));
+    part_schedule s;
+    npu_err e;
+    cr_assert_eq(part_schedule_build(g, &s, &e), NPU_OK);
+    mp_plan p;
+    s.n_steps = 1; /* the second conv is missing */
+    cr_assert_neq(mp_plan_graph(g, &s, &align1, &p, &e), NPU_OK);
+    cr_assert(strstr(e.msg, "not in the schedule"), "%s", e.msg);
+    s.n_steps = 2;
+    s.steps[0] = s.steps[1]; /* the second conv runs first, twice */
+    cr_assert_neq(mp_plan_graph(g, &s, &align1, &p, &e), NPU_OK);
+    ir_graph_free(g);
+}
