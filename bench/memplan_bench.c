@@ -294,6 +294,7 @@ int main(int argc, char **argv)
     printf("\n");
     ok &= run_intervals(100);
     ok &= run_intervals(300);
+    ok &= run_intervals(500);
     ok &= run_timing();
     return ok ? 0 : 1;
 }

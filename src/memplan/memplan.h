@@ -25,10 +25,10 @@ npu_status mp_place(mp_item *items, int n, int64_t align, npu_alloc alloc, int64
 int64_t mp_lower_bound(const mp_item *items, int n);
 
 /* Effort of the improvement search in work units (one unit ~ one
- * neighbour visit or one item placed): about 10 ns each, so the default is
- * some 30 ms when the lower bound is out of reach (it is usually reached at
- * once). */
-#define MP_EFFORT_DEFAULT ((int64_t)3000000)
+ * neighbour visit or one item moved, a few ns): the default costs some
+ * 10-20 ms on 500 buffers when the lower bound is out of reach (on real
+ * graphs the first orders tried usually reach it). */
+#define MP_EFFORT_DEFAULT ((int64_t)6000000)
 
 typedef struct mp_place_options {
     int64_t align;  /* offsets are multiples of it (<= 0: 1) */

@@ -233,27 +233,49 @@ static int64_t search(placer *p, int *best_order, int *cur, int *cand, int *tmp,
         uint64_t r = next_rand(&seed);
         p->work += 1; /* a skipped move costs too, so the loop always ends */
         int lo; /* the order is unchanged before lo: those placements stay */
-        if (r & 1) {
-            /* lift a peak item: find the items that end at the total */
-            int peak[8], np = 0;
-            for (int k = 0; k < n && np < 8; k++)
-                if (cur_off[cur[k]] + p->items[cur[k]].size == cur_total)
-                    peak[np++] = k;
-            int from = np ? peak[(r >> 1) % (uint64_t)np] : (int)((r >> 1) % (uint64_t)n);
-            if (from == 0)
+        int peak[8], np = 0;
+        for (int k = 0; k < n && np < 8; k++)
+            if (cur_off[cur[k]] + p->items[cur[k]].size == cur_total)
+                peak[np++] = k;
+        int kind = (int)((r >> 1) % 10u);
+        int from, to;
+        if (kind < 4 && np) {
+            /* lift an item that ends at the peak */
+            from = peak[(r >> 5) % (uint64_t)np];
+            to = from ? (int)((r >> 12) % (uint64_t)from) : 0;
+        } else if (kind < 7 && np) {
+            /* move a buffer live beside a peak item, anywhere */
+            int i = cur[peak[(r >> 5) % (uint64_t)np]];
+            int deg = p->adj_start[i + 1] - p->adj_start[i];
+            if (!deg)
                 continue;
-            int to = (int)((r >> 8) % (uint64_t)from);
-            int item = cand[from];
-            memmove(cand + to + 1, cand + to, sizeof *cand * (size_t)(from - to));
-            cand[to] = item;
-            lo = to;
+            int j = p->adj[p->adj_start[i] + (int)((r >> 12) % (uint64_t)deg)];
+            for (from = 0; cand[from] != j; from++)
+                ;
+            p->work += from;
+            to = (int)((r >> 32) % (uint64_t)n);
+        } else if (kind < 9) {
+            from = (int)((r >> 5) % (uint64_t)n);
+            to = (int)((r >> 32) % (uint64_t)n);
         } else {
-            int a = (int)((r >> 1) % (uint64_t)n), b = (int)((r >> 24) % (uint64_t)n);
+            /* swap two */
+            int a = (int)((r >> 5) % (uint64_t)n), b = (int)((r >> 32) % (uint64_t)n);
             int t = cand[a];
             cand[a] = cand[b];
             cand[b] = t;
-            lo = a < b ? a : b;
+            from = to = a < b ? a : b;
         }
+        if (from == to && kind < 9)
+            continue;
+        if (kind < 9) {
+            int item = cand[from];
+            if (to < from)
+                memmove(cand + to + 1, cand + to, sizeof *cand * (size_t)(from - to));
+            else
+                memmove(cand + from, cand + from + 1, sizeof *cand * (size_t)(to - from));
+            cand[to] = item;
+        }
+        lo = to < from ? to : from;
         memcpy(p->off, cur_off, sizeof *p->off * (size_t)n);
         p->work += n;
         int64_t t = place_from(p, cand, lo, best_rule);
