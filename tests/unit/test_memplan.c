@@ -626,3 +626,21 @@ Test(memplan, schedule_errors_are_reported)
     cr_assert_neq(mp_plan_graph(g, &s, &align1, &p, &e), NPU_OK);
     ir_graph_free(g);
 }
+
+Test(memplan, order_does_not_split_npu_segments)
+{
+    /* the breadth-first branches again, but the big convs are one NPU
+     * segment: running each branch to its end would make it two launches */
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    ir_tensor *x = mg_input(g, 8, 4, 4);
+    ir_tensor *a1 = mg_conv(g, x, 80, 4, 4), *b1 = mg_conv(g, x, 80, 4, 4);
+    ir_tensor *a2 = mg_conv(g, a1, 8, 4, 4), *b2 = mg_conv(g, b1, 8, 4, 4);
+    mg_output(mg_op(g, IR_OP_ADD, 2, (ir_tensor *[]){a2, b2}, 8, 4, 4));
+    g->nodes[0]->unit = g->nodes[1]->unit = IR_UNIT_NPU;
+    bool changed = true;
+    npu_err e;
+    cr_assert_eq(mp_choose_order(g, &align1, &changed, &e), NPU_OK, "%s", e.msg);
+    cr_assert(!changed);
+    cr_assert_eq(g->nodes[1]->outputs[0], b1);
+    ir_graph_free(g);
+}
