@@ -3,8 +3,6 @@
  * regions. The alias structure is a forest: parent[t] is the tensor t lies
  * in, rel[t] its byte offset there; a root owns a buffer whose lifetime is
  * the union of its group's. */
-#include "memplan/memplan.h"
-
 #include <string.h>
 
 #include "memplan/memplan_internal.h"
@@ -65,14 +63,12 @@ typedef struct planner {
     unsigned *pin;            /* IR_TENSOR_INPUT / OUTPUT, from flags and the graph's lists */
     int *parent;
     int64_t *rel;
-    int *save_parent;
-    int64_t *save_rel;
     int *gfirst, *glast;      /* group lifetimes per root */
     int *concat_uses;
     int64_t *diff;            /* np + 1 */
     int64_t *prefix;          /* per concat input */
     int64_t *root_off;        /* placed offset per root */
-    int64_t *best_off;
+    int64_t *best_off;        /* root_off of the plan with elision, while the other is tried */
     mp_item *items;
     int *item_tensor;
 } planner;
