@@ -570,9 +570,9 @@ Test(memplan, corner_cases_plan_and_check)
     int64_t flat[2] = {1, 128};
     ir_tensor *xv = ir_tensor_new(g, NULL, IR_I8, 2, flat);
     ir_node_new(g, IR_OP_FLATTEN, NULL, 1, &x, 1, &xv);
-    /* a split whose second output nobody reads still needs space when written */
+    /* a split (its second output unread) */
     ir_tensor *s0 = mg_act(g, 4, 4, 4), *s1 = mg_act(g, 4, 4, 4);
-    ir_node_new(g, IR_OP_SPLIT, NULL, 1, &x, 2, (ir_tensor *[]){s0, s1});
+    ir_set_int(g, ir_node_new(g, IR_OP_SPLIT, NULL, 1, &x, 2, (ir_tensor *[]){s0, s1}), "axis", 1);
     /* the same input twice, and a constant input: copied */
     ir_tensor *a = mg_conv(g, s0, 8, 4, 4);
     int8_t w[8 * 4 * 4] = {0};
@@ -588,8 +588,10 @@ Test(memplan, corner_cases_plan_and_check)
     plan_graph(g, &align1, &p);
     cr_assert_eq(p.t[xv->id].alias_of, x->id);
     cr_assert_eq(p.t[xv->id].region, NPUB_REGION_INPUT);
-    cr_assert_eq(p.t[s1->id].first, p.t[s1->id].last);
-    cr_assert_geq(p.t[s1->id].offset, 0);
+    /* split outputs of a graph input are read where they are */
+    cr_assert_eq(p.t[s1->id].alias_of, x->id);
+    cr_assert_eq(p.t[s1->id].offset, p.t[x->id].offset + S / 2);
+    cr_assert_eq(p.splits_in_place, 1);
     cr_assert_eq(p.t[a->id].alias_of, -1);
     cr_assert_eq(p.t[k->id].region, NPUB_REGION_CONST);
     cr_assert_eq(p.t[k->id].offset, -1);
@@ -642,5 +644,29 @@ Test(memplan, order_does_not_split_npu_segments)
     cr_assert_eq(mp_choose_order(g, &align1, &changed, &e), NPU_OK, "%s", e.msg);
     cr_assert(!changed);
     cr_assert_eq(g->nodes[1]->outputs[0], b1);
+    ir_graph_free(g);
+}
+
+Test(memplan, split_outputs_are_read_in_place)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    ir_tensor *x = mg_input(g, 8, 4, 4);
+    ir_tensor *a = mg_conv(g, x, 16, 4, 4);
+    ir_tensor *s0 = mg_act(g, 8, 4, 4), *s1 = mg_act(g, 8, 4, 4);
+    ir_set_int(g, ir_node_new(g, IR_OP_SPLIT, NULL, 1, &a, 2, (ir_tensor *[]){s0, s1}), "axis", 1);
+    ir_tensor *b = mg_conv(g, s0, 8, 4, 4), *c = mg_conv(g, s1, 8, 4, 4);
+    mg_output(mg_op(g, IR_OP_ADD, 2, (ir_tensor *[]){b, c}, 8, 4, 4));
+    mp_plan p, q;
+    plan_graph(g, &align1, &p);
+    plan_graph(g, &align1_plain, &q);
+    cr_assert_eq(p.t[s0->id].alias_of, a->id);
+    cr_assert_eq(p.t[s1->id].offset, p.t[a->id].offset + S);
+    cr_assert_eq(p.t[a->id].last, p.t[s1->id].last);
+    cr_assert_eq(p.splits, 1);
+    cr_assert_eq(p.splits_in_place, 1);
+    /* a (2 S) lives on beside b and then c: 4 S; split copies would hold a, s0, s1 at once */
+    cr_assert_eq(p.region_bytes[NPUB_REGION_ARENA], 4 * S);
+    cr_assert_eq(q.region_bytes[NPUB_REGION_ARENA], 4 * S);
+    cr_assert_eq(q.t[s0->id].alias_of, -1);
     ir_graph_free(g);
 }
