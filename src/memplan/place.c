@@ -33,11 +33,6 @@ static int64_t align_up(int64_t v, int64_t a)
     return (v + a - 1) / a * a;
 }
 
-static bool live_together(const mp_item *a, const mp_item *b)
-{
-    return a->first <= b->last && b->first <= a->last;
-}
-
 int64_t mp_lower_bound(const mp_item *items, int n)
 {
     /* a sweep over lifetime events: +size at first, -size after last */
@@ -176,27 +171,78 @@ static uint64_t next_rand(uint64_t *s)
     return *s * 0x2545F4914F6CDD1DULL;
 }
 
+typedef struct start_ev {
+    int first, idx;
+} start_ev;
+
+static int cmp_start(const void *a, const void *b)
+{
+    const start_ev *x = a, *y = b;
+    return x->first != y->first ? (x->first > y->first) - (x->first < y->first) : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* Sweeps the items by first use with the set of those still live: each
+ * item meets exactly the live ones when it starts. With fill NULL it only
+ * counts each item's neighbours into deg; else it writes them at fill[i]++. */
+static void sweep_overlaps(const placer *p, const start_ev *ev, int *active, int *deg, int *fill)
+{
+    int na = 0;
+    for (int k = 0; k < p->n; k++) {
+        int i = ev[k].idx, keep = 0;
+        for (int a = 0; a < na; a++)
+            if (p->items[active[a]].last >= ev[k].first)
+                active[keep++] = active[a];
+        na = keep;
+        for (int a = 0; a < na; a++) {
+            int j = active[a];
+            if (fill) {
+                p->adj[fill[i]++] = j;
+                p->adj[fill[j]++] = i;
+            } else {
+                deg[i]++;
+                deg[j]++;
+            }
+        }
+        active[na++] = i;
+    }
+}
+
 static npu_status build_adjacency(placer *p, npu_alloc alloc, npu_err *err)
 {
     int n = p->n;
-    size_t edges = 0;
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++)
-            edges += i != j && live_together(&p->items[i], &p->items[j]);
-    p->adj_start = npu_malloc(alloc, sizeof(int) * (size_t)(n + 1));
-    p->n_adj = edges ? edges : 1;
-    p->adj = npu_malloc(alloc, sizeof(int) * p->n_adj);
-    if (!p->adj_start || !p->adj)
-        return npu_fail(err, NPU_EINTERNAL, "memplan: out of memory (%zu lifetime overlaps)", edges);
-    int e = 0;
-    for (int i = 0; i < n; i++) {
-        p->adj_start[i] = e;
-        for (int j = 0; j < n; j++)
-            if (i != j && live_together(&p->items[i], &p->items[j]))
-                p->adj[e++] = j;
+    size_t ni = (size_t)n;
+    start_ev *ev = npu_malloc(alloc, sizeof *ev * ni);
+    int *active = npu_malloc(alloc, sizeof(int) * ni);
+    int *fill = npu_malloc(alloc, sizeof(int) * ni);
+    p->adj_start = npu_malloc(alloc, sizeof(int) * (ni + 1));
+    npu_status st = NPU_OK;
+    if (!ev || !active || !fill || !p->adj_start) {
+        st = npu_fail(err, NPU_EINTERNAL, "memplan: out of memory placing %d buffers", n);
+    } else {
+        for (int i = 0; i < n; i++) {
+            ev[i] = (start_ev){p->items[i].first, i};
+            fill[i] = 0;
+        }
+        qsort(ev, ni, sizeof *ev, cmp_start);
+        sweep_overlaps(p, ev, active, fill, NULL);
+        size_t edges = 0;
+        for (int i = 0; i < n; i++) {
+            p->adj_start[i] = (int)edges;
+            edges += (size_t)fill[i];
+            fill[i] = p->adj_start[i];
+        }
+        p->adj_start[n] = (int)edges;
+        p->n_adj = edges ? edges : 1;
+        p->adj = npu_malloc(alloc, sizeof(int) * p->n_adj);
+        if (!p->adj)
+            st = npu_fail(err, NPU_EINTERNAL, "memplan: out of memory (%zu lifetime overlaps)", edges);
+        else
+            sweep_overlaps(p, ev, active, NULL, fill);
     }
-    p->adj_start[n] = e;
-    return NPU_OK;
+    npu_free(alloc, fill, sizeof(int) * ni);
+    npu_free(alloc, active, sizeof(int) * ni);
+    npu_free(alloc, ev, sizeof *ev * ni);
+    return st;
 }
 
 /* The search: several start orders under both rules, then hill climbing
