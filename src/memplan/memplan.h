@@ -98,6 +98,10 @@ npu_status mp_choose_order(ir_graph *g, const mp_options *opts, bool *changed, n
  * at the right offset. Errors name the tensors involved. */
 npu_status mp_check(const ir_graph *g, const mp_plan *p, npu_err *err);
 
+/* The --report lines: arena and bound, concat bytes copied with and
+ * without elision, splits read in place. */
+void mp_report(const mp_plan *p, FILE *out);
+
 /* True for ops whose output is the input's bytes unchanged (aliased). */
 bool mp_is_view(ir_op op);
 

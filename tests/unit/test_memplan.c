@@ -274,6 +274,13 @@ Test(memplan, concat_inputs_are_written_in_place)
     cr_assert_eq(q.concat_bytes_copied, S + S / 2);
     cr_assert_eq(q.t[a->id].alias_of, -1);
     cr_assert_eq(q.region_bytes[NPUB_REGION_ARENA], 2 * (S + S / 2));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    mp_report(&p, f);
+    fclose(f);
+    cr_assert(strstr(text, "1 of 1 written in place; 0 bytes copied (192 without elision)"), "%s", text);
+    free(text);
     ir_graph_free(g);
 }
 
