@@ -97,17 +97,34 @@ static npu_status add_input(imp_ctx *c, const Onnx__ValueInfoProto *vi)
     return NPU_OK;
 }
 
+/* A graph input proper: listed in GraphProto.input and not an initializer. */
+static bool is_graph_input(const imp_ctx *c, const char *name)
+{
+    for (size_t j = 0; j < c->gp->n_input; j++) {
+        const char *in = c->gp->input[j]->name;
+        if (in && !strcmp(in, name)) {
+            const ir_tensor *t = ir_graph_find(c->g, name);
+            return !t || !t->data;
+        }
+    }
+    return false;
+}
+
+/* Before the inputs are read, so a misspelt name is reported rather than
+ * the dynamic dimension it meant to fix. */
 static npu_status check_overrides(imp_ctx *c)
 {
     for (int i = 0; c->opt && i < c->opt->n_input_shapes; i++) {
         const char *name = c->opt->input_shapes[i].name;
-        ir_tensor *t = ir_graph_find(c->g, name);
-        if (!t || !(t->flags & IR_TENSOR_INPUT)) {
+        if (!is_graph_input(c, name)) {
             char list[512];
             size_t k = 0;
             list[0] = '\0';
-            for (int j = 0; j < c->g->n_inputs && k + 1 < sizeof list; j++)
-                k += (size_t)snprintf(list + k, sizeof list - k, "%s'%s'", j ? ", " : "", c->g->inputs[j]->name);
+            for (size_t j = 0; j < c->gp->n_input && k + 1 < sizeof list; j++) {
+                const char *in = c->gp->input[j]->name ? c->gp->input[j]->name : "";
+                if (is_graph_input(c, in))
+                    k += (size_t)snprintf(list + k, sizeof list - k, "%s'%s'", k ? ", " : "", in);
+            }
             return imp_fail(c, "--input-shape names '%s', which is not a graph input (inputs: %s)", name,
                             *list ? list : "none");
         }
@@ -368,6 +385,8 @@ npu_status imp_build_graph(imp_ctx *c)
     g->outputs = npu_arena_alloc(g->arena, sizeof *g->outputs * (gp->n_output + 1));
     if (!g->inputs || !g->outputs)
         return imp_oom(c);
+    if ((st = check_overrides(c)))
+        return st;
     for (size_t i = 0; i < gp->n_input; i++) {
         const ir_tensor *t = gp->input[i]->name ? ir_graph_find(g, gp->input[i]->name) : NULL;
         if (t && t->data)
@@ -375,8 +394,6 @@ npu_status imp_build_graph(imp_ctx *c)
         if ((st = add_input(c, gp->input[i])))
             return st;
     }
-    if ((st = check_overrides(c)))
-        return st;
     const char **names = npu_arena_alloc(g->arena, sizeof *names * (gp->n_node + 1));
     ir_op *ops = npu_arena_alloc(g->arena, sizeof *ops * (gp->n_node + 1));
     if (!names || !ops)
