@@ -83,9 +83,10 @@ static npu_status add_input(imp_ctx *c, const Onnx__ValueInfoProto *vi)
     }
     int64_t numel = 1;
     for (int i = 0; i < rank; i++) {
-        if (dims[i] && numel > IMP_MAX_NUMEL / dims[i])
+        int64_t d = dims[i] ? dims[i] : 1; /* an empty tensor's other dims stay bounded too */
+        if (numel > IMP_MAX_NUMEL / d)
             return imp_fail(c, "graph input '%s' is too large", name);
-        numel *= dims[i];
+        numel *= d;
     }
     if (ir_graph_find(c->g, name))
         return imp_fail(c, "graph input '%s' is listed twice", name);

@@ -230,6 +230,14 @@ static uint64_t xorshift(uint64_t *s)
     return *s;
 }
 
+/* NPUCC_FUZZ_SCALE=N runs N times as many random mutations (longer hunts). */
+static int fuzz_scale(void)
+{
+    const char *e = getenv("NPUCC_FUZZ_SCALE");
+    int n = e ? atoi(e) : 1;
+    return n > 0 ? n : 1;
+}
+
 /* One import of a mutated buffer: OK, or a user error whose message starts
  * with the name; never an internal error; nothing left allocated. */
 static void import_mutant(const unsigned char *data, size_t len, const char *what, size_t k, int *n_ok)
@@ -281,7 +289,7 @@ Test(import, mutations_never_crash, .timeout = 120)
     /* random multi-byte mutations, fixed seed: 1-4 bytes set to random
      * values, sometimes with the tail cut off */
     uint64_t s = 0x9e3779b97f4a7c15u;
-    for (int k = 0; k < 3000; k++, total++) {
+    for (int k = 0; k < 3000 * fuzz_scale(); k++, total++) {
         memcpy(m, seed, len);
         int nb = 1 + (int)(xorshift(&s) % 4);
         for (int j = 0; j < nb; j++)
@@ -412,6 +420,7 @@ static bool mutate_model(Onnx__ModelProto *m, uint64_t *s)
 
 static void structured_mutations(const char *file, int count, uint64_t seed_state)
 {
+    count *= fuzz_scale();
     char path[1024];
     size_t len;
     model_path(path, sizeof path, file);
