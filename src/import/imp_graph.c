@@ -75,10 +75,13 @@ static npu_status add_input(imp_ctx *c, const Onnx__ValueInfoProto *vi)
             const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
             char hint[256];
             shape_hint(hint, sizeof hint, name, rank, dims, dyn);
-            return imp_fail(c, "graph input '%s': dimension %d%s%s%s is dynamic; fix it with --input-shape (e.g. %s)",
-                            name, i, d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? " ('" : "",
-                            d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? d->dim_param : "",
-                            d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? "')" : "", hint);
+            char what[80] = "";
+            if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
+                snprintf(what, sizeof what, " ('%.64s')", d->dim_param);
+            else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+                snprintf(what, sizeof what, " (%lld)", (long long)d->dim_value);
+            return imp_fail(c, "graph input '%s': dimension %d%s is dynamic; fix it with --input-shape (e.g. %s)",
+                            name, i, what, hint);
         }
     }
     int64_t numel = 1;
@@ -335,9 +338,15 @@ static npu_status check_output(imp_ctx *c, const Onnx__ValueInfoProto *vi, ir_te
         return NPU_OK;
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
     ir_dtype dt;
-    if (tt->has_elem_type && tt->elem_type && (!ir_dtype_from_onnx(tt->elem_type, &dt) || dt != t->dtype))
+    if (tt->has_elem_type && tt->elem_type && (!ir_dtype_from_onnx(tt->elem_type, &dt) || dt != t->dtype)) {
+        int computed = 0; /* the ONNX name of the IR dtype, so both sides read alike */
+        for (int k = 1; k <= 16 && !computed; k++)
+            if (ir_dtype_from_onnx(k, &dt) && dt == t->dtype)
+                computed = k;
         return imp_fail(c, "graph output '%s' is declared %s but computes %s", vi->name,
-                        imp_onnx_dtype_name(tt->elem_type), ir_dtype_name(t->dtype));
+                        imp_onnx_dtype_name(tt->elem_type),
+                        computed ? imp_onnx_dtype_name(computed) : ir_dtype_name(t->dtype));
+    }
     if (!tt->shape)
         return NPU_OK;
     bool ok = (int)tt->shape->n_dim == t->rank;
@@ -346,11 +355,21 @@ static npu_status check_output(imp_ctx *c, const Onnx__ValueInfoProto *vi, ir_te
         ok = d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE || d->dim_value == t->dims[i];
     }
     if (!ok) {
-        char b[160];
-        size_t k = (size_t)snprintf(b, sizeof b, "[");
-        for (int i = 0; i < t->rank && k < sizeof b; i++)
-            k += (size_t)snprintf(b + k, sizeof b - k, "%s%lld", i ? "," : "", (long long)t->dims[i]);
-        return imp_fail(c, "graph output '%s': the model declares another shape than the inferred %s]", vi->name, b);
+        char inferred[160], declared[200];
+        size_t k = (size_t)snprintf(inferred, sizeof inferred, "[");
+        for (int i = 0; i < t->rank && k < sizeof inferred; i++)
+            k += (size_t)snprintf(inferred + k, sizeof inferred - k, "%s%lld", i ? "," : "", (long long)t->dims[i]);
+        k = (size_t)snprintf(declared, sizeof declared, "[");
+        for (size_t i = 0; i < tt->shape->n_dim && k < sizeof declared; i++) {
+            const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+            if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+                k += (size_t)snprintf(declared + k, sizeof declared - k, "%s%lld", i ? "," : "",
+                                      (long long)d->dim_value);
+            else
+                k += (size_t)snprintf(declared + k, sizeof declared - k, "%s?", i ? "," : "");
+        }
+        return imp_fail(c, "graph output '%s' is declared with shape %s], but its inferred shape is %s]", vi->name,
+                        declared, inferred);
     }
     return NPU_OK;
 }

@@ -151,10 +151,11 @@ def model_cases(out):
     err(out, "output_listed_twice.onnx", m, "graph output 'y' is listed twice")
     m = conv_model()
     m.graph.output[0].type.tensor_type.elem_type = TensorProto.INT64
-    err(out, "output_wrong_dtype.onnx", m, "graph output 'y' is declared INT64 but computes f32")
+    err(out, "output_wrong_dtype.onnx", m, "graph output 'y' is declared INT64 but computes FLOAT")
     m = conv_model()
     m.graph.output[0].type.tensor_type.shape.dim[1].dim_value = 5
-    err(out, "output_wrong_shape.onnx", m, "graph output 'y'", "[1,3,4,4]")
+    err(out, "output_wrong_shape.onnx", m, "graph output 'y' is declared with shape [1,5,4,4], but its inferred "
+        "shape is [1,3,4,4]")
 
 
 def op_cases(out):
@@ -287,7 +288,7 @@ def graph_cases(out):
                                                              "inputs: 'x'"]))
     m = conv_model()
     m.graph.input[0].type.tensor_type.shape.dim[2].dim_value = -1
-    err(out, "negative_input_dim.onnx", m, "graph input 'x'", "dimension 2", "dynamic")
+    err(out, "negative_input_dim.onnx", m, "graph input 'x': dimension 2 (-1) is dynamic")
     m = conv_model()
     m.graph.input[0].type.tensor_type.ClearField("shape")
     err(out, "input_no_shape.onnx", m, "graph input 'x' has no shape", "--input-shape x=DIMS")
