@@ -163,7 +163,7 @@ def op_cases(out):
     y = [vi("y", [1, 2, 4, 4])]
     m = model([helper.make_node("LpNormalization", ["x"], ["y"], name="norm7")], x, y)
     err(out, "unsupported_op.onnx", m, "node 'norm7' (LpNormalization, opset 13)", "unsupported op",
-        "supported ops: Abs, Add")
+        "supported ops: Abs, Add", "Upsample, Where")
     m = model([helper.make_node("HardSwish", ["x"], ["y"], name="hs")], x, y)
     err(out, "op_needs_newer_opset.onnx", m, "node 'hs' (HardSwish, opset 13)", "needs opset 14")
     m = model([helper.make_node("Relu", ["x"], ["y"], name="r", domain="com.microsoft")], x, y)
@@ -181,6 +181,11 @@ def op_cases(out):
               [vi("y", [1, 2, 8, 8])], [scales])
     err(out, "resize_cubic.onnx", m, "node 'up' (Resize, opset 13)", "mode = 'cubic' is not supported",
         "nearest, linear")
+    m = model([helper.make_node("Resize", ["x", "roi", "scales"], ["y"], name="crop", mode="linear",
+                                coordinate_transformation_mode="tf_crop_and_resize")], x, [vi("y", [1, 2, 8, 8])],
+              [scales, numpy_helper.from_array(np.array([0, 0, 0, 0, 1, 1, 1, 1], np.float32), "roi")])
+    err(out, "resize_tf_crop.onnx", m, "node 'crop' (Resize, opset 13)",
+        "coordinate_transformation_mode = 'tf_crop_and_resize' is not supported", "half_pixel, pytorch_half_pixel")
     m = model([helper.make_node("Pad", ["x", "pads"], ["y"], name="pad", mode="wrap")], x, [vi("y", [1, 2, 6, 6])],
               [numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads")])
     err(out, "pad_wrap.onnx", m, "node 'pad' (Pad, opset 13)", "mode = 'wrap' is not supported")
@@ -205,6 +210,14 @@ def op_cases(out):
     err(out, "attr_unknown.onnx", m, "node 'relu1' (Relu, opset 13)", "unknown attribute 'alpha'")
     m = model([helper.make_node("Concat", ["x", "x"], ["y"], name="cat")], x, [vi("y", [2, 2, 4, 4])])
     err(out, "attr_required_missing.onnx", m, "node 'cat' (Concat, opset 13)", "required attribute 'axis'")
+    m = model([helper.make_node("Gemm", ["a", "gw"], ["y"], name="fc", transB=1)], [vi("a", [2, 3])],
+              [vi("y", [2, 4])], [numpy_helper.from_array(np.zeros((3, 4), np.float32), "gw")])
+    err(out, "gemm_transb.onnx", m, "node 'fc' (Gemm")
+    m = conv_model()
+    m.graph.node[1].attribute.extend([onnx.AttributeProto(name="alpha", ref_attr_name="a",
+                                                          type=onnx.AttributeProto.FLOAT)])
+    m.graph.node[1].op_type = "LeakyRelu"
+    err(out, "attr_ref.onnx", m, "node 'relu1' (LeakyRelu, opset 13)", "attribute 'alpha' refers to a function")
     m = model([helper.make_node("Add", ["x", "x", "x"], ["y"], name="add3")], x, y)
     err(out, "too_many_inputs.onnx", m, "node 'add3' (Add, opset 13)", "has 3 inputs; expected 2")
     m = model([helper.make_node("Softmax", ["x"], ["y"], name="sm", axis=4)], x, y)
@@ -271,6 +284,14 @@ def graph_cases(out):
     m = conv_model()
     m.graph.initializer.extend([helper.make_tensor("q", TensorProto.INT8, [2], [5, 300])])
     err(out, "int8_out_of_range.onnx", m, "initializer 'q'", "value 300 at index 1 does not fit INT8")
+    sp = helper.make_sparse_tensor(helper.make_tensor("vals", TensorProto.FLOAT, [1], [2.0]),
+                                   helper.make_tensor("idx", TensorProto.INT64, [1], [3]), [8])
+    m = model([helper.make_node("Constant", [], ["k"], name="k", sparse_value=sp),
+               helper.make_node("Identity", ["x"], ["y"], name="id")], x, y)
+    err(out, "constant_sparse.onnx", m, "node 'k' (Constant, opset 13)", "sparse_value is not supported")
+    m = conv_model()
+    m.graph.sparse_initializer.extend([sp])
+    err(out, "sparse_initializer.onnx", m, "sparse initializers are not supported")
     m = model([helper.make_node("Constant", [], ["k"], name="k", value_string="hello"),
                helper.make_node("Identity", ["x"], ["y"], name="id")], x, y)
     err(out, "constant_string.onnx", m, "node 'k' (Constant, opset 13)", "value_string is not supported")
