@@ -368,8 +368,11 @@ npu_status npu_model_exec(npu_model *m, const npu_mem *mem, const uint32_t *word
     m->nwords = n_words;
     memset(&m->st, 0, sizeof m->st);
     npu_status s = prescan(m, err);
-    if (!s)
+    if (!s) {
         s = npum_run(m, err);
+        if (s)
+            m->st.cycles = m->now; /* up to the fault */
+    }
     add_stats(&m->totals, &m->st);
     if (st)
         *st = m->st;
