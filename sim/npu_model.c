@@ -134,7 +134,7 @@ void npu_model_free(npu_model *m)
     size_t nq = (size_t)m->nq, slots = nq * (size_t)m->depth + nq + 1;
     for (int i = 0; i < m->ntok; i++)
         npu_free(a, m->tok[i].snap, (size_t)m->tok[i].cap * nq * sizeof(uint32_t));
-    npu_free(a, m->active, m->active_cap * sizeof *m->active);
+    npum_hazard_free(m);
     npu_free(a, m->vc_pool, (slots + nq + 1 + (size_t)m->ntok) * nq * sizeof(uint32_t));
     npu_free(a, m->running, nq * sizeof *m->running);
     npu_free(a, m->run, nq * sizeof *m->run);
@@ -179,11 +179,6 @@ static int queue_of(const npu_model *m, tgt_unit u, int64_t ch)
     }
 }
 
-static npum_box dense(int64_t base, int64_t bytes)
-{
-    return (npum_box){base, 1, 0, 1, 0, bytes};
-}
-
 /* The DRAM side of a DMA: the region's checks, then its box. */
 static npu_status dma_dram(npu_model *m, npum_insn *x, const tgt_operand *op, npu_err *err)
 {
@@ -204,8 +199,8 @@ static npu_status dma_dram(npu_model *m, npum_insn *x, const tgt_operand *op, np
         return npum_fault(m, err, x->index, x->word, &x->d, "write to read-only region %s at [0x%llx, 0x%llx)", rn,
                           (unsigned long long)lo, (unsigned long long)hi);
     npum_access *a = &x->acc[x->nacc++];
-    a->box = (npum_box){(int64_t)(intptr_t)(g->ptr + lo), v[TGT_F_C], v[TGT_F_DRAM_CS], v[TGT_F_H], v[TGT_F_DRAM_HS],
-                        v[TGT_F_W]};
+    a->box = npum_box_make((int64_t)(intptr_t)(g->ptr + lo), v[TGT_F_C], v[TGT_F_DRAM_CS], v[TGT_F_H],
+                           v[TGT_F_DRAM_HS], v[TGT_F_W]);
     a->write = op->write;
     a->sram = false;
     a->field = op->addr;
@@ -250,9 +245,9 @@ static npu_status resolve_operands(npu_model *m, npum_insn *x, npu_err *err)
         npum_access *a = &x->acc[x->nacc++];
         int64_t at = v[ops[i].addr];
         if (in->sem == TGT_SEM_DMA_LOAD || in->sem == TGT_SEM_DMA_STORE)
-            a->box = (npum_box){sram + at, v[TGT_F_C], v[TGT_F_SRAM_CS], v[TGT_F_H], v[TGT_F_SRAM_HS], v[TGT_F_W]};
+            a->box = npum_box_make(sram + at, v[TGT_F_C], v[TGT_F_SRAM_CS], v[TGT_F_H], v[TGT_F_SRAM_HS], v[TGT_F_W]);
         else
-            a->box = dense(sram + at, ops[i].bytes);
+            a->box = npum_box_make(sram + at, 1, 0, 1, 0, ops[i].bytes);
         a->write = ops[i].write;
         a->sram = true;
         a->field = ops[i].addr;
