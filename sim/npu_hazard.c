@@ -105,7 +105,7 @@ void npum_hazard_free(npu_model *m)
         npu_free(m->alloc, m->tab[i].ids, m->tab[i].cap * sizeof(uint32_t));
     npu_free(m->alloc, m->tab, m->tab_cap * sizeof *m->tab);
     npu_free(m->alloc, m->ent, m->ent_cap * sizeof *m->ent);
-    npu_free(m->alloc, m->ent_free, m->ent_cap * sizeof *m->ent_free);
+    npu_free(m->alloc, m->ent_free, m->ent_free_cap * sizeof *m->ent_free);
     npu_free(m->alloc, m->pages, m->pages_cap * sizeof *m->pages);
 }
 
@@ -168,14 +168,10 @@ static npum_bucket *get(npu_model *m, int64_t page)
 
 static bool push_id(npu_model *m, npum_bucket *b, uint32_t id)
 {
-    if (b->n == b->cap) {
-        uint32_t cap = b->cap ? 2 * b->cap : 8;
-        uint32_t *p = npu_realloc(m->alloc, b->ids, b->cap * sizeof *p, cap * sizeof *p);
-        if (!p)
-            return false;
-        b->ids = p;
-        b->cap = cap;
-    }
+    uint32_t *p = npum_grow(m, b->ids, &b->cap, sizeof *p, b->n + 1, 8);
+    if (!p)
+        return false;
+    b->ids = p;
     b->ids[b->n++] = id;
     return true;
 }
@@ -192,18 +188,14 @@ static bool new_entry(npu_model *m, uint32_t *id)
         *id = m->ent_free[--m->nfree];
         return true;
     }
-    if (m->ent_used == m->ent_cap) {
-        uint32_t cap = m->ent_cap ? 2 * m->ent_cap : 256;
-        npum_entry *e = npu_realloc(m->alloc, m->ent, m->ent_cap * sizeof *e, cap * sizeof *e);
-        if (!e)
-            return false;
-        m->ent = e;
-        uint32_t *f = npu_realloc(m->alloc, m->ent_free, m->ent_cap * sizeof *f, cap * sizeof *f);
-        if (!f)
-            return false;
-        m->ent_free = f;
-        m->ent_cap = cap;
-    }
+    npum_entry *e = npum_grow(m, m->ent, &m->ent_cap, sizeof *e, (size_t)m->ent_used + 1, 256);
+    if (!e)
+        return false;
+    m->ent = e;
+    uint32_t *f = npum_grow(m, m->ent_free, &m->ent_free_cap, sizeof *f, m->ent_cap, 256); /* room for all */
+    if (!f)
+        return false;
+    m->ent_free = f;
     *id = m->ent_used++;
     return true;
 }
@@ -222,14 +214,10 @@ static bool add_pages(npu_model *m, const npum_box *b, size_t *n)
             for (int64_t p = lo >> PAGE_BITS; p <= (hi - 1) >> PAGE_BITS; p++) {
                 if (p == last)
                     continue;
-                if (*n == m->pages_cap) {
-                    size_t cap = m->pages_cap ? 2 * m->pages_cap : 1024;
-                    int64_t *q = npu_realloc(m->alloc, m->pages, m->pages_cap * sizeof *q, cap * sizeof *q);
-                    if (!q)
-                        return false;
-                    m->pages = q;
-                    m->pages_cap = cap;
-                }
+                int64_t *q = npum_grow(m, m->pages, &m->pages_cap, sizeof *q, *n + 1, 1024);
+                if (!q)
+                    return false;
+                m->pages = q;
                 m->pages[(*n)++] = last = p;
             }
         }

@@ -60,7 +60,7 @@ typedef struct npum_entry {
 typedef struct npum_bucket {
     int64_t page; /* NPUM_NO_PAGE: an empty slot (ids kept for reuse) */
     uint32_t *ids;
-    uint32_t n, cap;
+    size_t n, cap;
 } npum_bucket;
 
 #define NPUM_NO_PAGE INT64_MIN
@@ -109,7 +109,8 @@ struct npu_model {
     uint32_t *fetch_vc; /* clock the fetcher has learned from completed syncs */
     uint32_t *tok_cum;  /* ntok x nq: join of each token's producers so far */
     npum_entry *ent; /* race check: entries, their free list, page buckets, a page list */
-    uint32_t ent_cap, ent_used, *ent_free, nfree;
+    size_t ent_cap, ent_free_cap;
+    uint32_t ent_used, *ent_free, nfree;
     npum_bucket *tab;
     size_t tab_cap, tab_used;
     int64_t *pages;
@@ -121,6 +122,9 @@ npu_status npum_fault(npu_model *m, npu_err *err, uint32_t index, uint32_t word,
                       const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /* Decodes, checks and resolves the instruction at the fetcher into *x. */
 npu_status npum_prepare(npu_model *m, npum_insn *x, npu_err *err);
+/* Grows array p of *cap elements of elem bytes to hold need, doubling from
+ * first; NULL (p intact) when allocation fails. */
+void *npum_grow(npu_model *m, void *p, size_t *cap, size_t elem, size_t need, size_t first);
 /* Scratch of at least n bytes (16-byte aligned), NULL when allocation fails. */
 void *npum_scratch(npu_model *m, size_t n);
 /* "SRAM 0x40" or "arena+0x1000" for a host address the job maps. */

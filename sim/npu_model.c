@@ -42,18 +42,24 @@ void npum_where(const npu_model *m, int64_t addr, char *buf, size_t cap)
     snprintf(buf, cap, "host address 0x%llx", (unsigned long long)addr);
 }
 
+void *npum_grow(npu_model *m, void *p, size_t *cap, size_t elem, size_t need, size_t first)
+{
+    if (need <= *cap)
+        return p;
+    size_t c = *cap ? *cap : first;
+    while (c < need)
+        c *= 2;
+    void *q = npu_realloc(m->alloc, p, *cap * elem, c * elem);
+    if (q)
+        *cap = c;
+    return q;
+}
+
 void *npum_scratch(npu_model *m, size_t n)
 {
-    if (n <= m->scratch_size)
-        return m->scratch;
-    size_t want = m->scratch_size ? m->scratch_size : 4096;
-    while (want < n)
-        want *= 2;
-    void *p = npu_realloc(m->alloc, m->scratch, m->scratch_size, want);
-    if (!p)
-        return NULL;
-    m->scratch = p;
-    m->scratch_size = want;
+    void *p = npum_grow(m, m->scratch, &m->scratch_size, 1, n, 4096);
+    if (p)
+        m->scratch = p;
     return p;
 }
 
@@ -390,13 +396,10 @@ static npu_status sim_run_job(void *ctx, sim_ctx *sim, const sim_npu_job *job, u
         return npu_fail(err, NPU_EUSER, "npu: command stream [0x%08x, +0x%x) is not in ROM, flash or DRAM",
                         job->cmd_base, job->cmd_len);
     size_t n = job->cmd_len / 4;
-    if (n > m->words_cap) {
-        uint32_t *p = npu_realloc(m->alloc, m->words_buf, m->words_cap * sizeof *p, n * sizeof *p);
-        if (!p)
-            return npu_fail(err, NPU_EINTERNAL, "npu: out of memory");
-        m->words_buf = p;
-        m->words_cap = n;
-    }
+    uint32_t *wb = npum_grow(m, m->words_buf, &m->words_cap, sizeof *wb, n, 1024);
+    if (!wb)
+        return npu_fail(err, NPU_EINTERNAL, "npu: out of memory");
+    m->words_buf = wb;
     for (size_t i = 0; i < n; i++) /* little-endian guest words, possibly unaligned */
         m->words_buf[i] = (uint32_t)cmd[4 * i] | (uint32_t)cmd[4 * i + 1] << 8 | (uint32_t)cmd[4 * i + 2] << 16 |
                           (uint32_t)cmd[4 * i + 3] << 24;

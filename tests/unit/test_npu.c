@@ -500,11 +500,15 @@ Test(npu, lut_and_requant)
 
 /* ---- timing ----------------------------------------------------------------------------- */
 
+/* The 1x1 conv tile of the timing and race tests: 4 channels of 4x4. */
+static const convt TILE = {.ic = 4, .oc = 4, .ih = 4, .iw = 4, .kh = 1, .kw = 1, .sh = 1, .sw = 1, .lo = -128,
+                           .hi = 127};
+
 /* load -> conv -> store through tokens: each starts when the previous ends. */
 Test(npu, token_chain_is_the_sum_of_durations)
 {
     rig *r = rig_open("edge-v1");
-    convt c = {.ic = 4, .oc = 4, .ih = 4, .iw = 4, .kh = 1, .kw = 1, .sh = 1, .sw = 1, .lo = -128, .hi = 127};
+    const convt c = TILE;
     qt q;
     make_qtab(r, &q, 4, QT, 5);
     fill(r->sram + WGT, 16, 6);
@@ -603,7 +607,7 @@ static void tiled(rig *r, bool skip_free_token, const convt *c, uint32_t *conv0,
 Test(npu, double_buffered_tiles_overlap_and_are_exact)
 {
     rig *r = rig_open("edge-v1");
-    convt c = {.ic = 4, .oc = 4, .ih = 4, .iw = 4, .kh = 1, .kw = 1, .sh = 1, .sw = 1, .lo = -128, .hi = 127};
+    const convt c = TILE;
     qt q;
     make_qtab(r, &q, 4, QT, 9);
     fill(r->sram + WGT, 16, 10);
@@ -635,7 +639,7 @@ Test(npu, double_buffered_tiles_overlap_and_are_exact)
 Test(npu, fault_race_on_a_missing_token)
 {
     rig *r = rig_open("edge-v1");
-    convt c = {.ic = 4, .oc = 4, .ih = 4, .iw = 4, .kh = 1, .kw = 1, .sh = 1, .sw = 1, .lo = -128, .hi = 127};
+    const convt c = TILE;
     qt q;
     make_qtab(r, &q, 4, QT, 9);
     uint32_t conv0 = 0, load2 = 0;
@@ -680,7 +684,7 @@ Test(npu, race_found_after_older_accesses_are_covered)
     rig *r = rig_open("edge-v1");
     qt q;
     make_qtab(r, &q, 4, QT, 9);
-    convt c = {.ic = 4, .oc = 4, .ih = 4, .iw = 4, .kh = 1, .kw = 1, .sh = 1, .sw = 1, .lo = -128, .hi = 127};
+    const convt c = TILE;
     dma1(r, "dma_load", 0, TGT_REGION_INPUTS, 0, SRC, 64, 0, 1);
     emit_conv(r, &c, 4, SRC, WGT, 0, 0, 1, 2 | 4);
     uint32_t reload = dma1(r, "dma_load", 0, TGT_REGION_INPUTS, 64, SRC, 64, 2, 0);
