@@ -364,7 +364,8 @@ static void add_stats(npu_run_stats *to, const npu_run_stats *s)
 npu_status npu_model_exec(npu_model *m, const npu_mem *mem, const uint32_t *words, size_t n_words,
                           npu_run_stats *st, npu_err *err)
 {
-    m->mem = mem;
+    static const npu_mem unmapped; /* mem NULL: no region */
+    m->mem = mem ? mem : &unmapped;
     m->words = words;
     m->nwords = n_words;
     memset(&m->st, 0, sizeof m->st);

@@ -319,27 +319,30 @@ Test(npu, conv_partial_sums_equal_the_whole)
     rig_close(r);
 }
 
-Test(npu, dwconv)
+Test(npu, dwconv_int8_and_int4)
 {
-    rig *r = rig_open("edge-v1");
-    convt c = {.ic = 9, .oc = 9, .ih = 7, .iw = 6, .kh = 3, .kw = 3, .sh = 2, .sw = 1, .pt = 1, .pl = 1, .pb = 1,
-               .pr = 1, .in_zp = -5, .out_zp = 3, .lo = -100, .hi = 100};
-    qt q;
-    conv_data(r, &c, c.ic, &q, 53);
-    uint8_t *s0 = snapshot(r);
-    int oh = odim(c.ih, 1, 1, 3, 2), ow = odim(c.iw, 1, 1, 3, 1);
-    emit(r, "dwconv", KV({"src", SRC}, {"dst", DST}, {"wgt", WGT}, {"qtab", QT}, {"c", c.ic}, {"ih", c.ih},
-                         {"iw", c.iw}, {"oh", oh}, {"ow", ow}, {"kh", 3}, {"kw", 3}, {"sh", 2}, {"sw", 1}, {"pt", 1},
-                         {"pl", 1}, {"pb", 1}, {"pr", 1}, {"in_zp", c.in_zp}, {"out_zp", c.out_zp},
-                         {"clamp_lo", c.lo}, {"clamp_hi", c.hi}));
-    END(r, 0);
-    run_ok(r);
-    int8_t want[9 * 4 * 6];
-    cr_assert_eq(sizeof want, (size_t)9 * oh * ow);
-    conv_ref(r, s0, &c, c.ic, &q, want);
-    cr_assert(memcmp(want, r->sram + DST, sizeof want) == 0, "dwconv differs from nk_qconv2d groups=c");
-    free(s0);
-    rig_close(r);
+    for (int w4 = 0; w4 < 2; w4++) {
+        rig *r = rig_open("edge-v1");
+        convt c = {.ic = 9, .oc = 9, .ih = 7, .iw = 6, .kh = 3, .kw = 3, .sh = 2, .sw = 1, .pt = 1, .pl = 1, .pb = 1,
+                   .pr = 1, .w4 = w4, .in_zp = -5, .out_zp = 3, .lo = -100, .hi = 100};
+        qt q;
+        conv_data(r, &c, c.ic, &q, 53);
+        uint8_t *s0 = snapshot(r);
+        int oh = odim(c.ih, 1, 1, 3, 2), ow = odim(c.iw, 1, 1, 3, 1);
+        emit(r, "dwconv", KV({"src", SRC}, {"dst", DST}, {"wgt", WGT}, {"qtab", QT}, {"c", c.ic}, {"ih", c.ih},
+                             {"iw", c.iw}, {"oh", oh}, {"ow", ow}, {"kh", 3}, {"kw", 3}, {"sh", 2}, {"sw", 1},
+                             {"pt", 1}, {"pl", 1}, {"pb", 1}, {"pr", 1}, {"w4", w4}, {"in_zp", c.in_zp},
+                             {"out_zp", c.out_zp}, {"clamp_lo", c.lo}, {"clamp_hi", c.hi}));
+        END(r, 0);
+        run_ok(r);
+        int8_t want[9 * 4 * 6];
+        cr_assert_eq(sizeof want, (size_t)9 * oh * ow);
+        conv_ref(r, s0, &c, c.ic, &q, want);
+        cr_assert(memcmp(want, r->sram + DST, sizeof want) == 0, "dwconv (w4=%d) differs from nk_qconv2d groups=c",
+                  w4);
+        free(s0);
+        rig_close(r);
+    }
 }
 
 /* ---- matmul ------------------------------------------------------------------------------ */
@@ -565,6 +568,25 @@ Test(npu, sync_holds_fetch)
     cr_assert_eq(ev_of(r, s)->start, ev_of(r, a)->end);
     cr_assert_eq(ev_of(r, b)->start, ev_of(r, s)->end);
     cr_assert_eq(r->st.busy[TGT_UNIT_CTRL], (uint64_t)(dur(r, s) + dur(r, 3)));
+    rig_close(r);
+}
+
+/* A full queue stalls fetch: the conv behind depth + 2 loads is fetched, and
+ * starts, only when the second load leaves the queue. */
+Test(npu, full_queue_stalls_fetch)
+{
+    rig *r = rig_open("edge-v1");
+    qt q;
+    make_qtab(r, &q, 4, QT, 5);
+    int nload = (int)r->t->p[TGT_P_QUEUE_DEPTH] + 2;
+    for (int i = 0; i < nload; i++)
+        dma1(r, "dma_load", 0, TGT_REGION_ARENA, 64 * i, 0x1000 + 64 * i, 64, 0, 0);
+    uint32_t cv = emit_conv(r, &TILE, 4, SRC, WGT, 0, 0, 0, 0);
+    END(r, 0);
+    run_ok(r);
+    cr_assert_eq(ev_of(r, cv)->start, ev_of(r, 0)->end);
+    cr_assert_eq(ev_of(r, 1)->start, ev_of(r, 0)->end);
+    cr_assert_eq(ev_of(r, (uint32_t)nload - 1)->end, (uint64_t)(nload * dur(r, 0)), "one channel: back to back");
     rig_close(r);
 }
 
