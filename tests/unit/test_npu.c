@@ -198,11 +198,32 @@ enum { SRC = 0x0, WGT = 0x10000, QT = 0x20000, DST = 0x30000, PSUM = 0x40000 };
 
 typedef struct convt {
     int ic, oc, ih, iw, kh, kw, sh, sw, pt, pl, pb, pr, w4, in_zp, out_zp, lo, hi;
+    int dh, dw; /* 0: 1 */
 } convt;
+
+static int dil(int d)
+{
+    return d ? d : 1;
+}
+
+static int odim_d(int in, int p0, int p1, int k, int d, int s)
+{
+    return (in + p0 + p1 - dil(d) * (k - 1) - 1) / s + 1;
+}
 
 static int odim(int in, int p0, int p1, int k, int s)
 {
-    return (in + p0 + p1 - k) / s + 1;
+    return odim_d(in, p0, p1, k, 1, s);
+}
+
+static int conv_oh(const convt *c)
+{
+    return odim_d(c->ih, c->pt, c->pb, c->kh, c->dh, c->sh);
+}
+
+static int conv_ow(const convt *c)
+{
+    return odim_d(c->iw, c->pl, c->pr, c->kw, c->dw, c->sw);
 }
 
 static uint32_t emit_conv(rig *r, const convt *c, int icount, int64_t src, int64_t wgt, int acc_in, int acc_out,
@@ -210,9 +231,8 @@ static uint32_t emit_conv(rig *r, const convt *c, int icount, int64_t src, int64
 {
     return emit(r, "conv", KV({"src", src}, {"dst", DST}, {"wgt", wgt}, {"qtab", QT}, {"psum", PSUM},
                               {"ic", icount}, {"oc", c->oc}, {"ih", c->ih}, {"iw", c->iw},
-                              {"oh", odim(c->ih, c->pt, c->pb, c->kh, c->sh)},
-                              {"ow", odim(c->iw, c->pl, c->pr, c->kw, c->sw)}, {"kh", c->kh}, {"kw", c->kw},
-                              {"sh", c->sh}, {"sw", c->sw}, {"pt", c->pt}, {"pl", c->pl}, {"pb", c->pb},
+                              {"oh", conv_oh(c)}, {"ow", conv_ow(c)}, {"kh", c->kh}, {"kw", c->kw},
+                              {"dh", dil(c->dh)}, {"dw", dil(c->dw)}, {"sh", c->sh}, {"sw", c->sw}, {"pt", c->pt}, {"pl", c->pl}, {"pb", c->pb},
                               {"pr", c->pr}, {"w4", c->w4}, {"in_zp", c->in_zp}, {"out_zp", c->out_zp},
                               {"clamp_lo", c->lo}, {"clamp_hi", c->hi}, {"acc_in", acc_in}, {"acc_out", acc_out},
                               {"wait", wait}, {"signal", signal}));
@@ -239,8 +259,8 @@ static void conv_ref(rig *r, const uint8_t *sram0, const convt *c, int groups, c
 {
     nk_qconv2d_params p = {
         .n = 1, .c_in = c->ic, .h_in = c->ih, .w_in = c->iw, .c_out = c->oc,
-        .h_out = odim(c->ih, c->pt, c->pb, c->kh, c->sh), .w_out = odim(c->iw, c->pl, c->pr, c->kw, c->sw),
-        .k_h = c->kh, .k_w = c->kw, .stride_h = c->sh, .stride_w = c->sw, .dil_h = 1, .dil_w = 1,
+        .h_out = conv_oh(c), .w_out = conv_ow(c),
+        .k_h = c->kh, .k_w = c->kw, .stride_h = c->sh, .stride_w = c->sw, .dil_h = dil(c->dh), .dil_w = dil(c->dw),
         .pad_top = c->pt, .pad_left = c->pl, .pad_bottom = c->pb, .pad_right = c->pr, .groups = groups,
         .in_zp = c->in_zp, .out_zp = c->out_zp, .act_min = c->lo, .act_max = c->hi,
         .w_format = c->w4 ? NK_W_I4 : NK_W_I8, .q = {c->oc, q->mult, q->shift}};
@@ -266,7 +286,7 @@ static void check_conv(const convt *c, uint32_t seed)
     uint32_t cv = emit_conv(r, c, c->ic, SRC, WGT, 0, 0, 0, 0);
     END(r, 0);
     run_ok(r);
-    size_t n = (size_t)c->oc * odim(c->ih, c->pt, c->pb, c->kh, c->sh) * odim(c->iw, c->pl, c->pr, c->kw, c->sw);
+    size_t n = (size_t)c->oc * conv_oh(c) * conv_ow(c);
     int8_t *want = malloc(n);
     conv_ref(r, s0, c, 1, &q, want);
     cr_assert(memcmp(want, r->sram + DST, n) == 0, "conv output differs from nk_qconv2d");
@@ -317,6 +337,69 @@ Test(npu, conv_partial_sums_equal_the_whole)
     cr_assert(memcmp(want, r->sram + DST, sizeof want) == 0, "split conv differs from nk_qconv2d");
     free(s0);
     rig_close(r);
+}
+
+/* Random geometries (stride, dilation, padding, int4), each as one conv and
+ * as an ic split through partial sums, against nk_qconv2d. */
+Test(npu, conv_random_geometries_whole_and_split)
+{
+    uint32_t x = 12345;
+#define RND(n) ((int)((x = x * 1103515245u + 12345u) >> 16) % (n))
+    for (int it = 0; it < 24; it++) {
+        convt c = {.ic = 1 + RND(8), .oc = 1 + RND(9), .kh = 1 + RND(3), .kw = 1 + RND(3), .sh = 1 + RND(2),
+                   .sw = 1 + RND(2), .dh = 1 + RND(2), .dw = 1 + RND(2), .in_zp = RND(20) - 10,
+                   .out_zp = RND(20) - 10, .lo = -128 + RND(60), .hi = 127 - RND(60)};
+        c.pt = RND(c.kh * c.dh);
+        c.pb = RND(c.kh * c.dh);
+        c.pl = RND(c.kw * c.dw);
+        c.pr = RND(c.kw * c.dw);
+        c.ih = c.dh * (c.kh - 1) + 1 + RND(6);
+        c.iw = c.dw * (c.kw - 1) + 1 + RND(6);
+        int kk = c.kh * c.kw, i0 = c.ic / 2;
+        c.w4 = RND(2) && (c.ic * kk) % 2 == 0;
+        bool split = i0 > 0 && (!c.w4 || (i0 * kk % 2 == 0 && (c.ic - i0) * kk % 2 == 0));
+        rig *r = rig_open("edge-v1");
+        qt q;
+        conv_data(r, &c, 1, &q, 1000u + (uint32_t)it);
+        uint8_t *s0 = snapshot(r);
+        size_t n = (size_t)c.oc * conv_oh(&c) * conv_ow(&c), nw = (size_t)c.oc * c.ic * kk;
+        int8_t *want = malloc(n), *w8 = malloc(nw), *part = malloc(nw);
+        conv_ref(r, s0, &c, 1, &q, want);
+        emit_conv(r, &c, c.ic, SRC, WGT, 0, 0, 0, 0);
+        END(r, 0);
+        run_ok(r);
+        cr_assert(memcmp(want, r->sram + DST, n) == 0, "iteration %d: conv differs", it);
+        if (split) { /* weights of input channels [lo, hi) per output channel, packed again */
+            if (c.w4)
+                nk_int4_unpack(s0 + WGT, w8, nw);
+            else
+                memcpy(w8, s0 + WGT, nw);
+            int bounds[3] = {0, i0, c.ic};
+            for (int h = 0; h < 2; h++) {
+                int cnt = bounds[h + 1] - bounds[h];
+                for (int o = 0; o < c.oc; o++)
+                    memcpy(part + (size_t)o * cnt * kk, w8 + ((size_t)o * c.ic + bounds[h]) * kk, (size_t)cnt * kk);
+                uint8_t *dst = r->sram + WGT + 0x4000 * (h + 1);
+                if (c.w4)
+                    cr_assert_eq(nk_int4_pack(part, dst, (size_t)c.oc * cnt * kk), NK_OK);
+                else
+                    memcpy(dst, part, (size_t)c.oc * cnt * kk);
+            }
+            memset(r->sram + DST, 0, n);
+            r->n = r->ninsn = 0;
+            emit_conv(r, &c, i0, SRC, WGT + 0x4000, 0, 1, 0, 0);
+            emit_conv(r, &c, c.ic - i0, SRC + i0 * c.ih * c.iw, WGT + 0x8000, 1, 0, 0, 0);
+            END(r, 0);
+            run_ok(r);
+            cr_assert(memcmp(want, r->sram + DST, n) == 0, "iteration %d: split conv differs", it);
+        }
+        free(want);
+        free(w8);
+        free(part);
+        free(s0);
+        rig_close(r);
+    }
+#undef RND
 }
 
 Test(npu, dwconv_int8_and_int4)
