@@ -212,7 +212,7 @@ static void reset(npu_model *m)
     memset(m->tok_cum, 0, (size_t)m->ntok * nq * sizeof *m->tok_cum);
     for (int t = 0; t < m->ntok; t++)
         m->tok[t].count = m->tok[t].head = m->tok[t].len = 0;
-    m->nactive = 0;
+    npum_hazard_reset(m);
 }
 
 /* Starts every queue head that can, oldest first; *progress when one did. */
