@@ -13,6 +13,7 @@
 #include "kernels/kernels.h"
 #include "ref/ref.h"
 #include "rt/npurt.h"
+#include "sim/sim.h"
 
 /* ---- graph building ---------------------------------------------------------- */
 
@@ -808,5 +809,141 @@ Test(npurt, host_support_says_why_not)
     emit_blob_free(&params);
     asm_free(a);
     free(a);
+    ir_graph_free(g);
+}
+
+/* ---- the same binaries in the firmware on the simulated rv32 host ---------- */
+
+static const char *fw_path(void)
+{
+    static char path[512];
+    const char *b = getenv("NPUCC_BUILD");
+    snprintf(path, sizeof path, "%s/fw/npurt.elf", b && *b ? b : "build");
+    return path;
+}
+
+typedef struct console {
+    char text[4096];
+    size_t len;
+} console;
+
+static void console_fn(void *ud, const char *text, size_t len)
+{
+    console *c = ud;
+    size_t room = sizeof c->text - 1 - c->len;
+    len = len < room ? len : room;
+    memcpy(c->text + c->len, text, len);
+    c->len += len;
+    c->text[c->len] = '\0';
+}
+
+typedef struct fw_run {
+    fw_request back;
+    sim_result r;
+    uint8_t *out;   /* the output region after the run */
+    uint32_t *steps; /* the step-cycle table, or NULL */
+    console con;
+} fw_run;
+
+/* Places blob, inputs, arena and scratch, runs FW_CMD_RUN_NPUB. */
+static void run_firmware(const void *blob, size_t size, const void *const *inputs, fw_run *run)
+{
+    npub_view v;
+    npub_error pe;
+    cr_assert_eq(npub_open(blob, size, &v, &pe), 0, "%s", pe.msg);
+    memset(run, 0, sizeof *run);
+    sim_config cfg;
+    sim_config_default(&cfg);
+    cfg.console_fn = console_fn;
+    cfg.console_ud = &run->con;
+    sim_ctx *s;
+    npu_err e;
+    cr_assert_eq(sim_new(&cfg, &s, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(sim_load_elf_file(s, fw_path(), &e), NPU_OK, "%s (run make first)", e.msg);
+    uint32_t blob_at, in_at, out_at, arena_at, scratch_at;
+    cr_assert_eq(sim_place_flash(s, blob, size, 64, &blob_at, &e), NPU_OK, "%s", e.msg);
+    const uint32_t *rb = v.memory->region_bytes;
+    uint32_t scratch = v.memory->scratch_bytes + 8 * v.n_steps + 16;
+    uint8_t *in = calloc(1, rb[NPUB_REGION_INPUT] + 1), *zeros = calloc(1, scratch + rb[1] + rb[3] + 16);
+    for (uint32_t i = 0; i < v.io->n_inputs; i++)
+        memcpy(in + v.tensors[v.inputs[i]].offset, inputs[i], v.tensors[v.inputs[i]].size);
+    cr_assert_eq(sim_place_dram(s, in, rb[NPUB_REGION_INPUT], 16, &in_at, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(sim_place_dram(s, zeros, rb[NPUB_REGION_OUTPUT], 16, &out_at, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(sim_place_dram(s, zeros, rb[NPUB_REGION_ARENA] + 1, 16, &arena_at, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(sim_place_dram(s, zeros, scratch, 16, &scratch_at, &e), NPU_OK, "%s", e.msg);
+    fw_request req = {.magic = FW_REQ_MAGIC, .version = FW_REQ_VERSION, .command = FW_CMD_RUN_NPUB};
+    req.arg[FW_NPUB_ARG_BLOB] = blob_at;
+    req.arg[FW_NPUB_ARG_BLOB_SIZE] = (uint32_t)size;
+    req.arg[FW_NPUB_ARG_INPUT] = in_at;
+    req.arg[FW_NPUB_ARG_OUTPUT] = out_at;
+    req.arg[FW_NPUB_ARG_ARENA] = arena_at;
+    req.arg[FW_NPUB_ARG_ARENA_SIZE] = rb[NPUB_REGION_ARENA] + 1;
+    req.arg[FW_NPUB_ARG_SCRATCH] = scratch_at;
+    req.arg[FW_NPUB_ARG_SCRATCH_SIZE] = scratch;
+    uint32_t req_at;
+    cr_assert_eq(sim_place_request(s, &req, &req_at, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(sim_run(s, &run->r, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(sim_mem_read(s, req_at, &run->back, sizeof run->back, &e), NPU_OK, "%s", e.msg);
+    run->out = malloc(rb[NPUB_REGION_OUTPUT] + 1);
+    cr_assert_eq(sim_mem_read(s, out_at, run->out, rb[NPUB_REGION_OUTPUT], &e), NPU_OK, "%s", e.msg);
+    if (run->back.result[FW_NPUB_RES_STEP_TABLE]) {
+        run->steps = malloc(8 * v.n_steps);
+        cr_assert_eq(sim_mem_read(s, run->back.result[FW_NPUB_RES_STEP_TABLE], run->steps, 8 * v.n_steps, &e),
+                     NPU_OK, "%s", e.msg);
+    }
+    free(in);
+    free(zeros);
+    sim_free(s);
+}
+
+Test(npurt, firmware_runs_the_binary_bit_exactly)
+{
+    ir_graph *g = cnn_graph();
+    float *x = random_input(3 * 8 * 8, 1);
+    const void *in[1] = {x};
+    size_t out_bytes;
+    uint8_t *want = reference_output(g, in, &out_bytes);
+    asm_state *a = malloc(sizeof *a);
+    asm_init(a, g);
+    size_t size;
+    void *blob = assemble(a, &size);
+    fw_run *run = malloc(sizeof *run);
+    run_firmware(blob, size, in, run);
+    cr_assert_eq(run->r.exit_code, 0, "exit %d: %s", run->r.exit_code, run->con.text);
+    cr_assert_eq(run->back.status, FW_REQ_ST_DONE);
+    cr_assert_eq(run->back.result[FW_NPUB_RES_STATUS], 0);
+    cr_assert_eq(run->back.result[FW_NPUB_RES_STEPS], a->n_steps);
+    cr_assert_eq(run->back.result[FW_NPUB_RES_JOBS], 0, "an all-host binary starts no NPU job");
+    cr_assert_gt(run->back.result[FW_NPUB_RES_CYCLES_LO], 1000);
+    uint32_t y_off = a->tensors[a->io[2 + a->io[0]]].offset;
+    compare_bytes(run->out + y_off, want, out_bytes, "firmware");
+    cr_assert_not_null(run->steps, "the scratch had room for the step table");
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < a->n_steps; i++) {
+        cr_assert_gt(run->steps[2 * i], 0, "step %u took no cycles", i);
+        sum += run->steps[2 * i];
+    }
+    cr_assert_leq(sum, run->back.result[FW_NPUB_RES_CYCLES_LO]);
+    free(run->out);
+    free(run->steps);
+
+    /* a broken record: the firmware says which step and exits with its code */
+    rec_of(a, STEP_CONV1)->kernel = 99;
+    a->steps[STEP_CONV1].op = 99;
+    free(blob);
+    blob = assemble(a, &size);
+    run_firmware(blob, size, in, run);
+    cr_assert_eq(run->r.exit_code, FW_EXIT_NPUB_BAD, "exit %d", run->r.exit_code);
+    cr_assert_eq(run->back.result[FW_NPUB_RES_STATUS], FW_EXIT_NPUB_BAD);
+    cr_assert(strstr(run->con.text, "npurt:") && strstr(run->con.text, "step 1 (node 'conv1'"), "%s",
+              run->con.text);
+    free(run->out);
+    free(run->steps);
+    free(run);
+    free(blob);
+    asm_free(a);
+    free(a);
+    free(want);
+    free(x);
     ir_graph_free(g);
 }
