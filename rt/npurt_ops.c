@@ -8,8 +8,8 @@
 
 typedef struct kspec {
     const char *name;
-    uint32_t fixed;  /* bytes of the parameter block before its arrays */
-    int32_t n_in;    /* -1: one or more */
+    uint32_t fixed; /* bytes of the parameter block before its arrays */
+    int32_t n_in;   /* -1: one or more */
     int32_t n_out;
 } kspec;
 
@@ -125,7 +125,8 @@ static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_
                          (int32_t)q->n_scales);
         for (uint32_t i = 0; i < q->n_scales; i++)
             if (!(s[i] > 0.0f) || s[i] > 3.4e38f)
-                return fault(f, at + (uint32_t)sizeof *q + 4 * i, "scale %d is not finite and positive", (int32_t)i, 0);
+                return fault(f, at + (uint32_t)sizeof *q + 4 * i, "scale %d is not finite and positive",
+                             (int32_t)i, 0);
         return 0;
     }
     case NPURT_K_QCONV: {
@@ -160,8 +161,8 @@ static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_
     }
     case NPURT_K_QBMM: {
         const npurt_p_qbmm *r = p;
-        if (r->batch <= 0 || r->m <= 0 || r->k <= 0 || r->n <= 0 || (r->a_batch != 1 && r->a_batch != r->batch) ||
-            (r->b_batch != 1 && r->b_batch != r->batch))
+        if (r->batch <= 0 || r->m <= 0 || r->k <= 0 || r->n <= 0 ||
+            (r->a_batch != 1 && r->a_batch != r->batch) || (r->b_batch != 1 && r->b_batch != r->batch))
             return fault(f, at, "bad matmul shapes", 0, 0);
         nk_qbmm_params k;
         npurt_to_qbmm(r, &k);
@@ -189,7 +190,8 @@ static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_
             return fault(f, at, "input shapes do not broadcast to the output shape", 0, 0);
         return 0;
     }
-    case NPURT_K_QREQUANT: return ((const npurt_p_qrequant *)p)->count < 0 ? fault(f, at, "negative count", 0, 0) : 0;
+    case NPURT_K_QREQUANT:
+        return ((const npurt_p_qrequant *)p)->count < 0 ? fault(f, at, "negative count", 0, 0) : 0;
     case NPURT_K_QLUT: return ((const npurt_p_qlut *)p)->count < 0 ? fault(f, at, "negative count", 0, 0) : 0;
     case NPURT_K_QCONCAT: {
         const npurt_p_qconcat *r = p;
@@ -199,11 +201,13 @@ static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_
             return fault(f, at, "negative concat geometry", 0, 0);
         for (uint32_t i = 0; i < n_in; i++) {
             if (in[i].chunk < 0 || (in[i].same != 0 && in[i].same != 1))
-                return fault(f, at + (uint32_t)(sizeof *r + i * sizeof *in), "bad concat input %d", (int32_t)i, 0);
+                return fault(f, at + (uint32_t)(sizeof *r + i * sizeof *in), "bad concat input %d",
+                             (int32_t)i, 0);
             sum += in[i].chunk;
         }
         if (sum != r->row)
-            return fault(f, at, "concat inputs give rows of %d elements, the output %d", (int32_t)sum, r->row);
+            return fault(f, at, "concat inputs give rows of %d elements, the output %d", (int32_t)sum,
+                         r->row);
         return 0;
     }
     case NPURT_K_COPY: return 0;
@@ -243,19 +247,22 @@ int npurt_rec_check(const void *rec, uint32_t size, uint32_t *scratch, npurt_fau
         return fault(f, 0, "record of %d bytes (a header is %d, sizes are multiples of 4)", (int32_t)size,
                      (int32_t)sizeof *h);
     if (h->version != NPURT_REC_VERSION)
-        return fault(f, 0, "record version %d, this runtime knows %d", (int32_t)h->version, NPURT_REC_VERSION);
+        return fault(f, 0, "record version %d, this runtime knows %d", (int32_t)h->version,
+                     NPURT_REC_VERSION);
     if (h->kernel == 0 || h->kernel >= NPURT_K_COUNT)
         return fault(f, 4, "unknown kernel id %d", (int32_t)h->kernel, 0);
     if (h->size != size)
         return fault(f, 8, "record says %d bytes, its step %d", (int32_t)h->size, (int32_t)size);
     const kspec *k = &specs[h->kernel];
     if (h->n_inputs > NPURT_REC_MAX_IO || h->n_outputs > NPURT_REC_MAX_IO ||
-        (k->n_in >= 0 ? h->n_inputs != (uint32_t)k->n_in : h->n_inputs == 0) || h->n_outputs != (uint32_t)k->n_out)
+        (k->n_in >= 0 ? h->n_inputs != (uint32_t)k->n_in : h->n_inputs == 0) ||
+        h->n_outputs != (uint32_t)k->n_out)
         return fault(f, 12, "%d inputs and %d outputs: not what this kernel takes", (int32_t)h->n_inputs,
                      (int32_t)h->n_outputs);
     uint32_t at = (uint32_t)sizeof *h + 4u * (h->n_inputs + h->n_outputs);
     if ((uint64_t)at + k->fixed > size)
-        return fault(f, at, "truncated: %d bytes, the parameters need %d", (int32_t)size, (int32_t)(at + k->fixed));
+        return fault(f, at, "truncated: %d bytes, the parameters need %d", (int32_t)size,
+                     (int32_t)(at + k->fixed));
     const void *p = (const uint8_t *)rec + at;
     uint64_t total = (uint64_t)at + k->fixed + array_bytes(h->kernel, p, h->n_inputs);
     if (total != size)
@@ -299,7 +306,8 @@ static void requirements(const npurt_rec_header *h, const void *p, slot_req *r)
         break;
     case NPURT_K_QCONV: {
         const npurt_p_qconv *c = p;
-        uint64_t hw_in = mul((uint64_t)c->h_in, (uint64_t)c->w_in), hw_out = mul((uint64_t)c->h_out, (uint64_t)c->w_out);
+        uint64_t hw_in = mul((uint64_t)c->h_in, (uint64_t)c->w_in),
+                 hw_out = mul((uint64_t)c->h_out, (uint64_t)c->w_out);
         uint64_t kk = mul(mul((uint64_t)(c->c_in / c->groups), (uint64_t)c->k_h), (uint64_t)c->k_w);
         req(&r[0], DT(I8), mul(mul((uint64_t)c->n, (uint64_t)c->c_in), hw_in));
         req(&r[1], c->w_format == NK_W_I4 ? DT(I4) : DT(I8), mul((uint64_t)c->c_out, kk));
@@ -406,10 +414,12 @@ int npurt_rec_check_tensors(const npub_view *v, const void *rec, npurt_fault *f)
             return fault(f, at, "tensor slot %d names tensor %d, out of range", si, (int32_t)slot[i]);
         const npub_tensor *t = &v->tensors[slot[i]];
         if (!(r[i].dtypes & (1u << t->dtype)))
-            return fault(f, at, "tensor slot %d has dtype %d, which this kernel does not take there", si, t->dtype);
+            return fault(f, at, "tensor slot %d has dtype %d, which this kernel does not take there", si,
+                         t->dtype);
         uint64_t bytes = r[i].bytes_exact ? r[i].n : (r[i].n * npub_dtype_bits(t->dtype) + 7) / 8;
         if (t->size != bytes)
-            return fault(f, at, "tensor slot %d holds %d bytes, not what the kernel uses", si, (int32_t)t->size);
+            return fault(f, at, "tensor slot %d holds %d bytes, not what the kernel uses", si,
+                         (int32_t)t->size);
         if (i >= h->n_inputs && t->region == NPUB_REGION_CONST)
             return fault(f, at, "output slot %d is a constant tensor", si, 0);
     }

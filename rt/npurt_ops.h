@@ -22,26 +22,26 @@
 
 /* Bump on any change of a record layout or of a kernel's meaning. */
 #define NPURT_REC_VERSION 1u
-#define NPURT_REC_MAX_RANK 8  /* dims arrays (= NK_MAX_RANK) */
-#define NPURT_REC_MAX_IO 64   /* tensors of one record */
+#define NPURT_REC_MAX_RANK 8 /* dims arrays (= NK_MAX_RANK) */
+#define NPURT_REC_MAX_IO 64  /* tensors of one record */
 
 typedef enum npurt_kernel {
-    NPURT_K_QUANTIZE = 1,       /* f32 -> i8/u8, per tensor or per axis */
-    NPURT_K_DEQUANTIZE = 2,     /* i8/u8/i32 -> f32, per tensor or per axis */
-    NPURT_K_QCONV = 3,          /* int8 conv2d, any groups, int8/int4 weights */
-    NPURT_K_QFC = 4,            /* fully connected by constant weights ([N,K] or transposed [K,N]) */
-    NPURT_K_QBMM = 5,           /* batched matmul of two int8 activations */
+    NPURT_K_QUANTIZE = 1,   /* f32 -> i8/u8, per tensor or per axis */
+    NPURT_K_DEQUANTIZE = 2, /* i8/u8/i32 -> f32, per tensor or per axis */
+    NPURT_K_QCONV = 3,      /* int8 conv2d, any groups, int8/int4 weights */
+    NPURT_K_QFC = 4,        /* fully connected by constant weights ([N,K] or transposed [K,N]) */
+    NPURT_K_QBMM = 5,       /* batched matmul of two int8 activations */
     NPURT_K_QMAXPOOL = 6,
     NPURT_K_QAVGPOOL = 7,
     NPURT_K_QGLOBALAVGPOOL = 8,
-    NPURT_K_QBINARY = 9,        /* int8 add/sub/mul/min/max with broadcast */
-    NPURT_K_QREQUANT = 10,      /* int8 -> int8 change of scale */
-    NPURT_K_QLUT = 11,          /* int8 table lookup (a 256-entry constant tensor) */
-    NPURT_K_QCONCAT = 12,       /* int8 concat, requantizing inputs whose scale differs */
-    NPURT_K_COPY = 13,          /* byte copy: a reshape/view the memory plan did not alias */
-    NPURT_K_SOFTMAX = 14,       /* f32 softmax / log-softmax */
-    NPURT_K_UNARY_F32 = 15,     /* f32 nk_unary_f32 (sigmoid, tanh, relu, exp, ...) */
-    NPURT_K_BINARY_F32 = 16,    /* f32 nk_binary_f32 (add, sub, mul, div, max, min, pow, prelu) */
+    NPURT_K_QBINARY = 9,     /* int8 add/sub/mul/min/max with broadcast */
+    NPURT_K_QREQUANT = 10,   /* int8 -> int8 change of scale */
+    NPURT_K_QLUT = 11,       /* int8 table lookup (a 256-entry constant tensor) */
+    NPURT_K_QCONCAT = 12,    /* int8 concat, requantizing inputs whose scale differs */
+    NPURT_K_COPY = 13,       /* byte copy: a reshape/view the memory plan did not alias */
+    NPURT_K_SOFTMAX = 14,    /* f32 softmax / log-softmax */
+    NPURT_K_UNARY_F32 = 15,  /* f32 nk_unary_f32 (sigmoid, tanh, relu, exp, ...) */
+    NPURT_K_BINARY_F32 = 16, /* f32 nk_binary_f32 (add, sub, mul, div, max, min, pow, prelu) */
     NPURT_K_COUNT
 } npurt_kernel;
 
@@ -60,9 +60,9 @@ enum npurt_dtype {
 };
 
 typedef struct npurt_rec_header {
-    uint32_t version;   /* NPURT_REC_VERSION */
-    uint32_t kernel;    /* npurt_kernel */
-    uint32_t size;      /* bytes of the whole record, header included */
+    uint32_t version; /* NPURT_REC_VERSION */
+    uint32_t kernel;  /* npurt_kernel */
+    uint32_t size;    /* bytes of the whole record, header included */
     uint32_t n_inputs;
     uint32_t n_outputs;
 } npurt_rec_header;

@@ -15,8 +15,8 @@ static int kfail(npurt_fault *f, nk_status st)
     return -1;
 }
 
-static int run_qdq(uint32_t kernel, const npurt_p_qdq *p, uint32_t in_dt, uint32_t out_dt, const void *x, void *y,
-                   npurt_fault *f)
+static int run_qdq(uint32_t kernel, const npurt_p_qdq *p, uint32_t in_dt, uint32_t out_dt, const void *x,
+                   void *y, npurt_fault *f)
 {
     const float *scale = (const float *)(p + 1);
     const int32_t *zp = (const int32_t *)(scale + p->n_scales);
@@ -75,7 +75,8 @@ static int run_qconcat(const npurt_rec_header *h, const npurt_p_qconcat *r, void
         const int8_t *src = d[i];
         size_t chunk = (size_t)in[i].chunk;
         nk_qrequant_params p;
-        npurt_to_qrequant(in[i].in_zp, in[i].out_zp, in[i].mult, in[i].shift, in[i].act_min, in[i].act_max, &p);
+        npurt_to_qrequant(in[i].in_zp, in[i].out_zp, in[i].mult, in[i].shift, in[i].act_min, in[i].act_max,
+                          &p);
         for (size_t o = 0; o < (size_t)r->outer; o++) {
             int8_t *to = dst + o * row + off;
             if (in[i].same)

@@ -140,7 +140,7 @@ static npu_status build_qdq(build *b, bool quantize)
     if (quantize ? (x->dtype != IR_F32 || (y->dtype != IR_I8 && y->dtype != IR_U8))
                  : (y->dtype != IR_F32 || (x->dtype != IR_I8 && x->dtype != IR_U8 && x->dtype != IR_I32)))
         return unsupported(b, quantize ? "QuantizeLinear runs on the host from f32 to int8 or uint8"
-                                       : "DequantizeLinear runs on the host from int8, uint8 or int32 to f32");
+                                       : "DequantizeLinear runs on the host from int8, uint8, int32 to f32");
     int64_t total = ir_tensor_numel(x), count = ir_tensor_numel(s), inner = 1;
     if (count > 1) {
         int64_t axis = ir_attr_int(n, "axis", 1);
@@ -199,11 +199,13 @@ static npu_status build_qconv(build *b)
     npu_status st = ref_qconv_params(n, &p, b->err);
     if (st != NPU_OK)
         return params_failed(b, st);
-    const ir_tensor *t[4] = {n->inputs[0], n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : NULL, n->outputs[0]};
+    const ir_tensor *bias = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    const ir_tensor *t[4] = {n->inputs[0], n->inputs[1], bias, n->outputs[0]};
     if (!t[1]->data || (t[2] && !t[2]->data))
         return unsupported(b, "Conv weights and bias must be constants");
     npurt_p_qconv r = {p.n, p.c_in, p.h_in, p.w_in, p.c_out, p.h_out, p.w_out, p.k_h, p.k_w,
-                       p.stride_h, p.stride_w, p.dil_h, p.dil_w, p.pad_top, p.pad_left, p.pad_bottom, p.pad_right,
+                       p.stride_h, p.stride_w, p.dil_h, p.dil_w,
+                       p.pad_top, p.pad_left, p.pad_bottom, p.pad_right,
                        p.groups, p.in_zp, p.out_zp, p.act_min, p.act_max, (int32_t)p.w_format,
                        t[1]->quant->count};
     if ((st = begin(b, NPURT_K_QCONV, 3, 1, t)) || (st = put(b, &r, sizeof r)))
@@ -218,7 +220,8 @@ static npu_status build_qfc(build *b)
     npu_status st = ref_qfc_params(n, &f, b->err);
     if (st != NPU_OK)
         return params_failed(b, st);
-    const ir_tensor *t[4] = {n->inputs[0], n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : NULL, n->outputs[0]};
+    const ir_tensor *bias = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    const ir_tensor *t[4] = {n->inputs[0], n->inputs[1], bias, n->outputs[0]};
     if (t[2] && !t[2]->data)
         return unsupported(b, "the bias must be a constant");
     const nk_qfc_params *p = &f.p;
@@ -253,8 +256,8 @@ static npu_status build_qpool(build *b, npurt_kernel k)
         return params_failed(b, st);
     const ir_tensor *t[2] = {n->inputs[0], n->outputs[0]};
     npurt_p_qpool r = {p.n, p.c, p.h_in, p.w_in, p.h_out, p.w_out, p.k_h, p.k_w, p.stride_h, p.stride_w,
-                       p.dil_h, p.dil_w, p.pad_top, p.pad_left, p.pad_bottom, p.pad_right, p.count_include_pad,
-                       p.in_zp, p.out_zp, p.mult, p.shift, p.act_min, p.act_max};
+                       p.dil_h, p.dil_w, p.pad_top, p.pad_left, p.pad_bottom, p.pad_right,
+                       p.count_include_pad, p.in_zp, p.out_zp, p.mult, p.shift, p.act_min, p.act_max};
     if ((st = begin(b, k, 1, 1, t)) == NPU_OK)
         st = put(b, &r, sizeof r);
     return st;
@@ -304,8 +307,8 @@ static npu_status build_qlut(build *b)
     const ir_node *n = b->n;
     const ir_tensor *x = n->inputs[0], *tab = n->n_inputs > 1 ? n->inputs[1] : NULL, *y = n->outputs[0];
     int64_t count = ir_tensor_numel(y);
-    if (x->dtype != IR_I8 || y->dtype != IR_I8 || !tab || tab->dtype != IR_I8 || ir_tensor_numel(tab) != 256 ||
-        ir_tensor_numel(x) != count || !fits_i32(count))
+    if (x->dtype != IR_I8 || y->dtype != IR_I8 || !tab || tab->dtype != IR_I8 ||
+        ir_tensor_numel(tab) != 256 || ir_tensor_numel(x) != count || !fits_i32(count))
         return unsupported(b, "npu.Lut needs int8 data and an int8 table of 256 entries");
     const ir_tensor *t[3] = {x, tab, y};
     npurt_p_qlut r = {(int32_t)count};
@@ -419,11 +422,13 @@ static const struct {
     ir_op op;
     nk_unop un;
 } unary_map[] = {
-    {IR_OP_RELU, NK_UN_RELU},       {IR_OP_LEAKY_RELU, NK_UN_LEAKY_RELU}, {IR_OP_CLIP, NK_UN_CLIP},
-    {IR_OP_SIGMOID, NK_UN_SIGMOID}, {IR_OP_TANH, NK_UN_TANH},             {IR_OP_HARD_SIGMOID, NK_UN_HARD_SIGMOID},
-    {IR_OP_HARD_SWISH, NK_UN_HARD_SWISH}, {IR_OP_ERF, NK_UN_ERF},         {IR_OP_EXP, NK_UN_EXP},
-    {IR_OP_LOG, NK_UN_LOG},         {IR_OP_SQRT, NK_UN_SQRT},             {IR_OP_RECIPROCAL, NK_UN_RECIPROCAL},
-    {IR_OP_NEG, NK_UN_NEG},         {IR_OP_ABS, NK_UN_ABS},
+    {IR_OP_RELU, NK_UN_RELU},           {IR_OP_LEAKY_RELU, NK_UN_LEAKY_RELU},
+    {IR_OP_CLIP, NK_UN_CLIP},           {IR_OP_SIGMOID, NK_UN_SIGMOID},
+    {IR_OP_TANH, NK_UN_TANH},           {IR_OP_HARD_SIGMOID, NK_UN_HARD_SIGMOID},
+    {IR_OP_HARD_SWISH, NK_UN_HARD_SWISH}, {IR_OP_ERF, NK_UN_ERF},
+    {IR_OP_EXP, NK_UN_EXP},             {IR_OP_LOG, NK_UN_LOG},
+    {IR_OP_SQRT, NK_UN_SQRT},           {IR_OP_RECIPROCAL, NK_UN_RECIPROCAL},
+    {IR_OP_NEG, NK_UN_NEG},             {IR_OP_ABS, NK_UN_ABS},
 };
 
 static int unary_index(ir_op op)
@@ -475,8 +480,9 @@ static npu_status build_binary(build *b)
     static const struct {
         ir_op op;
         nk_binop bin;
-    } map[] = {{IR_OP_ADD, NK_BIN_ADD}, {IR_OP_SUB, NK_BIN_SUB}, {IR_OP_MUL, NK_BIN_MUL}, {IR_OP_DIV, NK_BIN_DIV},
-               {IR_OP_POW, NK_BIN_POW}, {IR_OP_MAX, NK_BIN_MAX}, {IR_OP_MIN, NK_BIN_MIN}, {IR_OP_PRELU, NK_BIN_PRELU}};
+    } map[] = {{IR_OP_ADD, NK_BIN_ADD}, {IR_OP_SUB, NK_BIN_SUB}, {IR_OP_MUL, NK_BIN_MUL},
+               {IR_OP_DIV, NK_BIN_DIV}, {IR_OP_POW, NK_BIN_POW}, {IR_OP_MAX, NK_BIN_MAX},
+               {IR_OP_MIN, NK_BIN_MIN}, {IR_OP_PRELU, NK_BIN_PRELU}};
     npurt_p_binary r;
     memset(&r, 0, sizeof r);
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
@@ -484,7 +490,8 @@ static npu_status build_binary(build *b)
             r.op = (int32_t)map[i].bin;
     r.act = rec_act(n->act);
     npu_status st;
-    if ((st = ir_rec_shape(b, n->inputs[0], &r.a_shape)) || (st = ir_rec_shape(b, n->inputs[1], &r.b_shape)) ||
+    if ((st = ir_rec_shape(b, n->inputs[0], &r.a_shape)) ||
+        (st = ir_rec_shape(b, n->inputs[1], &r.b_shape)) ||
         (st = ir_rec_shape(b, n->outputs[0], &r.out_shape)))
         return st;
     const ir_tensor *t[3] = {n->inputs[0], n->inputs[1], n->outputs[0]};
@@ -559,7 +566,8 @@ static npu_status build_node(build *b)
     }
     int u = unary_index(n->op);
     if (u >= 0)
-        return all_f32(n, 1) ? build_unary(b, unary_map[u].un) : unsupported(b, "float unary ops run in f32 only");
+        return all_f32(n, 1) ? build_unary(b, unary_map[u].un)
+                             : unsupported(b, "float unary ops run in f32 only");
     return unsupported(b, "no host kernel for this op");
 }
 
@@ -601,8 +609,8 @@ bool emit_host_supports(const ir_graph *g, const ir_node *n, const char **why)
 }
 
 npu_status emit_host_step(const ir_graph *g, const ir_node *n, const emit_tensor_map *map, emit_blob *params,
-                          uint16_t *kernel, uint32_t *params_offset, uint32_t *params_size, uint32_t *scratch_bytes,
-                          npu_err *err)
+                          uint16_t *kernel, uint32_t *params_offset, uint32_t *params_size,
+                          uint32_t *scratch_bytes, npu_err *err)
 {
     build b = {g, n, map, {g->alloc, NULL, 0, 0}, NULL, err};
     npu_status st = build_checked(&b, scratch_bytes);

@@ -152,7 +152,7 @@ static void conv_attrs(ir_graph *g, ir_node *n, int k, int stride, int pad, int 
 
 typedef struct asm_state {
     const ir_graph *g;
-    uint32_t *index;  /* per tensor id: npub index or NPUB_NONE */
+    uint32_t *index; /* per tensor id: npub index or NPUB_NONE */
     npub_tensor tensors[256];
     uint32_t n_tensors;
     char strings[4096];
@@ -204,7 +204,7 @@ static uint32_t map_index(void *ud, const ir_tensor *t)
         o->region = NPUB_REGION_CONST;
         o->offset = (uint32_t)off;
     } else {
-        o->region = (t->flags & IR_TENSOR_INPUT) ? NPUB_REGION_INPUT
+        o->region = (t->flags & IR_TENSOR_INPUT)    ? NPUB_REGION_INPUT
                     : (t->flags & IR_TENSOR_OUTPUT) ? NPUB_REGION_OUTPUT
                                                     : NPUB_REGION_ARENA;
         uint32_t *rb = &a->region_bytes[o->region];
@@ -236,8 +236,8 @@ static void asm_init(asm_state *a, const ir_graph *g)
         uint16_t kernel;
         uint32_t scratch;
         npu_err e;
-        cr_assert_eq(emit_host_step(g, n, &map, &a->params, &kernel, &s->a, &s->b, &scratch, &e), NPU_OK, "%s",
-                     e.msg);
+        cr_assert_eq(emit_host_step(g, n, &map, &a->params, &kernel, &s->a, &s->b, &scratch, &e), NPU_OK,
+                     "%s", e.msg);
         s->kind = NPUB_STEP_HOST;
         s->op = kernel;
         s->name = add_string(a, n->name);
@@ -277,8 +277,8 @@ static void *assemble(asm_state *a, size_t *size)
     };
     void *buf;
     npu_err e;
-    cr_assert_eq(emit_npub_assemble("edge-v1", 1, 0, secs, 8, npu_alloc_default(), &buf, size, &e), NPU_OK, "%s",
-                 e.msg);
+    cr_assert_eq(emit_npub_assemble("edge-v1", 1, 0, secs, 8, npu_alloc_default(), &buf, size, &e), NPU_OK,
+                 "%s", e.msg);
     return buf;
 }
 
@@ -324,7 +324,8 @@ static uint8_t *reference_output(ir_graph *g, const void *const *inputs, size_t 
 static void compare_bytes(const uint8_t *got, const uint8_t *want, size_t n, const char *who)
 {
     for (size_t i = 0; i < n; i++)
-        cr_assert_eq(got[i], want[i], "output byte %zu: %s 0x%02x, reference 0x%02x", i, who, got[i], want[i]);
+        cr_assert_eq(got[i], want[i], "output byte %zu: %s 0x%02x, reference 0x%02x", i, who, got[i],
+                     want[i]);
 }
 
 /* Runs g with the reference and as an all-host .npub; the outputs must be
@@ -501,6 +502,68 @@ Test(npurt, matmul_of_activations_matches_reference)
     check_graph(g, in);
     free(av);
     free(bv);
+    ir_graph_free(g);
+}
+
+/* Broadcast binaries, a padded average pool counting the pad, a global max pool. */
+Test(npurt, binaries_and_pools_match_reference)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[4] = {1, 4, 4, 4}, bd[4] = {1, 4, 1, 1}, gd[4] = {1, 4, 1, 1};
+    ir_tensor *x = fact(g, "x", 4, xd), *b = fact(g, "b", 4, bd);
+    ir_tensor *qx = act(g, "qx", 4, xd, 1.0f / 127, 2), *qb = act(g, "qb", 4, bd, 1.0f / 64, -10);
+    ir_tensor *av = act(g, "av", 4, xd, 1.0f / 150, 0), *mu = act(g, "mu", 4, xd, 1.0f / 300, 4);
+    ir_tensor *mn = act(g, "mn", 4, xd, 1.0f / 200, -3), *sb = act(g, "sb", 4, xd, 1.0f / 90, 1);
+    ir_tensor *gm = act(g, "gm", 4, gd, 1.0f / 90, 1), *y = fact(g, "y", 4, gd);
+    quantize(g, "qx_node", x, qx);
+    quantize(g, "qb_node", b, qb);
+    ir_node *n = node(g, IR_OP_AVERAGE_POOL, "avg", 1, &qx, av);
+    conv_attrs(g, n, 3, 1, 1, 0);
+    ir_set_int(g, n, "count_include_pad", 1);
+    ir_tensor *mul_in[2] = {av, qb}, *min_in[2] = {mu, qx}, *sub_in[2] = {mn, qb};
+    node(g, IR_OP_MUL, "mul", 2, mul_in, mu);
+    node(g, IR_OP_MIN, "min", 2, min_in, mn);
+    node(g, IR_OP_SUB, "sub", 2, sub_in, sb)->act.kind = IR_ACT_RELU;
+    node(g, IR_OP_GLOBAL_MAX_POOL, "gmax", 1, &sb, gm);
+    dequantize(g, "dequant", gm, y);
+    ir_tensor *ins[2] = {x, b};
+    set_io(g, 2, ins, y);
+    float *xv = random_input(64, 6), *bv = random_input(4, 7);
+    const void *in[2] = {xv, bv};
+    check_graph(g, in);
+    free(xv);
+    free(bv);
+    ir_graph_free(g);
+}
+
+/* Per-axis uint8 QuantizeLinear and DequantizeLinear, then float unary and
+ * binary ops with broadcast, a Clip with constant bound inputs, LogSoftmax. */
+Test(npurt, per_axis_qdq_and_float_chain_match_reference)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[3] = {2, 3, 5}, cd[1] = {3}, kd[3] = {1, 3, 1};
+    ir_tensor *x = fact(g, "x", 3, xd), *q = ir_tensor_new(g, "q", IR_U8, 3, xd);
+    float scales[3] = {0.01f, 0.02f, 0.005f}, kv[3] = {0.5f, -2.0f, 3.0f}, lo = -0.4f, hi = 0.9f;
+    uint8_t zps[3] = {128, 100, 140};
+    ir_tensor *s = ir_const_new(g, "s", IR_F32, 1, cd, scales), *z = ir_const_new(g, "z", IR_U8, 1, cd, zps);
+    ir_tensor *qin[3] = {x, s, z};
+    ir_set_int(g, node(g, IR_OP_QUANTIZE_LINEAR, "quant", 3, qin, q), "axis", 1);
+    ir_tensor *dq = fact(g, "dq", 3, xd), *th = fact(g, "th", 3, xd), *dv = fact(g, "dv", 3, xd);
+    ir_tensor *cl = fact(g, "cl", 3, xd), *y = fact(g, "y", 3, xd);
+    ir_tensor *dqin[3] = {q, s, z};
+    ir_set_int(g, node(g, IR_OP_DEQUANTIZE_LINEAR, "dequant", 3, dqin, dq), "axis", 1);
+    node(g, IR_OP_TANH, "tanh", 1, &dq, th)->act.kind = IR_ACT_RELU;
+    ir_tensor *div_in[2] = {th, ir_const_new(g, "k", IR_F32, 3, kd, kv)};
+    node(g, IR_OP_DIV, "div", 2, div_in, dv);
+    ir_tensor *clip_in[3] = {dv, ir_const_new(g, "lo", IR_F32, 0, NULL, &lo),
+                             ir_const_new(g, "hi", IR_F32, 0, NULL, &hi)};
+    node(g, IR_OP_CLIP, "clip", 3, clip_in, cl);
+    ir_set_int(g, node(g, IR_OP_LOG_SOFTMAX, "logsoftmax", 1, &cl, y), "axis", 1);
+    set_io(g, 1, &x, y);
+    float *xv = random_input(30, 8);
+    const void *in[1] = {xv};
+    check_graph(g, in);
+    free(xv);
     ir_graph_free(g);
 }
 
@@ -840,7 +903,7 @@ static void console_fn(void *ud, const char *text, size_t len)
 typedef struct fw_run {
     fw_request back;
     sim_result r;
-    uint8_t *out;   /* the output region after the run */
+    uint8_t *out;    /* the output region after the run */
     uint32_t *steps; /* the step-cycle table, or NULL */
     console con;
 } fw_run;
