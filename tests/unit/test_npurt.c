@@ -1010,3 +1010,45 @@ Test(npurt, firmware_runs_the_binary_bit_exactly)
     free(x);
     ir_graph_free(g);
 }
+
+/* Corrupting any byte of any record (the CRCs recomputed, so npub_open
+ * passes) never makes the runtime read or write outside its buffers: the
+ * record is rejected, or it runs within its tensors (ASan checks this). */
+Test(npurt, corrupted_records_are_rejected_or_run_in_bounds)
+{
+    ir_graph *g = cnn_graph();
+    asm_state *a = malloc(sizeof *a);
+    asm_init(a, g);
+    size_t size;
+    void *blob = assemble(a, &size);
+    npub_view v;
+    npub_error pe;
+    cr_assert_eq(npurt_open(blob, size, &v, &pe), 0, "%s", pe.msg);
+    npurt_env env;
+    env_alloc(&v, &env);
+    free(blob);
+    static const uint8_t flips[] = {0x01, 0x80, 0xff};
+    int rejected = 0, ran = 0;
+    for (size_t i = 0; i < a->params.size; i++) {
+        for (size_t k = 0; k < sizeof flips; k++) {
+            a->params.data[i] ^= flips[k];
+            blob = assemble(a, &size);
+            if (npurt_open(blob, size, &v, &pe) == 0) {
+                npurt_run(&v, &env, &pe);
+                ran++;
+            } else {
+                cr_assert(strstr(pe.msg, "step "), "%s", pe.msg);
+                rejected++;
+            }
+            free(blob);
+            a->params.data[i] ^= flips[k];
+        }
+    }
+    cr_log_info("%d rejected, %d ran", rejected, ran);
+    cr_assert_gt(rejected, 0);
+    cr_assert_gt(ran, 0, "changes to parameter values the kernels accept still run");
+    env_free(&env);
+    asm_free(a);
+    free(a);
+    ir_graph_free(g);
+}
