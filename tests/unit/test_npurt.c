@@ -12,8 +12,11 @@
 #include "emit/npub_write.h"
 #include "kernels/kernels.h"
 #include "ref/ref.h"
+#include "ref/ref_qparams.h"
 #include "rt/npurt.h"
+#include "sim/npu.h"
 #include "sim/sim.h"
+#include "target/target.h"
 
 /* ---- graph building ---------------------------------------------------------- */
 
@@ -163,7 +166,7 @@ typedef struct asm_state {
     uint32_t n_steps;
     uint32_t scratch;
     uint32_t io[2 + 8];
-    uint32_t cmds[4];
+    uint32_t cmds[64];
     uint32_t n_cmds;
 } asm_state;
 
@@ -908,8 +911,10 @@ typedef struct fw_run {
     console con;
 } fw_run;
 
-/* Places blob, inputs, arena and scratch, runs FW_CMD_RUN_NPUB. */
-static void run_firmware(const void *blob, size_t size, const void *const *inputs, fw_run *run)
+/* Places blob, inputs, arena and scratch, runs FW_CMD_RUN_NPUB (with an NPU
+ * model attached when npu is non-NULL). */
+static void run_firmware_npu(const void *blob, size_t size, const void *const *inputs, npu_model *npu,
+                             fw_run *run)
 {
     npub_view v;
     npub_error pe;
@@ -923,6 +928,8 @@ static void run_firmware(const void *blob, size_t size, const void *const *input
     npu_err e;
     cr_assert_eq(sim_new(&cfg, &s, &e), NPU_OK, "%s", e.msg);
     cr_assert_eq(sim_load_elf_file(s, fw_path(), &e), NPU_OK, "%s (run make first)", e.msg);
+    if (npu)
+        sim_attach_npu(s, npu_model_sim_ops(), npu);
     uint32_t blob_at, in_at, out_at, arena_at, scratch_at;
     cr_assert_eq(sim_place_flash(s, blob, size, 64, &blob_at, &e), NPU_OK, "%s", e.msg);
     const uint32_t *rb = v.memory->region_bytes;
@@ -957,6 +964,11 @@ static void run_firmware(const void *blob, size_t size, const void *const *input
     free(in);
     free(zeros);
     sim_free(s);
+}
+
+static void run_firmware(const void *blob, size_t size, const void *const *inputs, fw_run *run)
+{
+    run_firmware_npu(blob, size, inputs, NULL, run);
 }
 
 Test(npurt, firmware_runs_the_binary_bit_exactly)
@@ -1051,4 +1063,100 @@ Test(npurt, corrupted_records_are_rejected_or_run_in_bounds)
     asm_free(a);
     free(a);
     ir_graph_free(g);
+}
+
+/* An NPU step in the firmware: the NPU model copies a constant (from the
+ * const region in flash) into an arena tensor, then a host step requantizes
+ * it into the output. This checks the region bases, the command range and
+ * the doorbell/status handshake the firmware performs. */
+Test(npurt, firmware_drives_the_npu_for_npu_steps)
+{
+    const char *root = getenv("NPUCC_ROOT");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/targets/edge-v1.yaml", root && *root ? root : ".");
+    tgt_target *t;
+    npu_model *m;
+    npu_err e;
+    cr_assert_eq(tgt_load(path, NULL, &t, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(npu_model_new(t, npu_alloc_default(), &m, &e), NPU_OK, "%s", e.msg);
+
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    enum { N = 64 };
+    int64_t d[1] = {N};
+    int8_t cv[N];
+    for (int i = 0; i < N; i++)
+        cv[i] = (int8_t)(i * 37 - 100);
+    ir_tensor *c = ir_const_new(g, "c", IR_I8, 1, d, cv);
+    ir_tensor *av = act(g, "a", 1, d, 0.05f, 3), *y = act(g, "y", 1, d, 0.08f, -2);
+    ir_node *rq = node(g, IR_OP_REQUANTIZE, "rq", 1, &av, y);
+    g->outputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
+    g->outputs[0] = y;
+    y->flags |= IR_TENSOR_OUTPUT;
+    g->n_outputs = 1;
+
+    asm_state *a = malloc(sizeof *a);
+    asm_init(a, g);
+    const npub_tensor *ct = &a->tensors[map_index(a, c)], *at = &a->tensors[map_index(a, av)];
+    size_t nw = 0, k;
+    const tgt_kv ld[] = {{"region", TGT_REGION_CONSTANTS},
+                         {"dram", ct->offset},
+                         {"sram", 0},
+                         {"c", 1},
+                         {"h", 1},
+                         {"w", N},
+                         {"dram_hs", N},
+                         {"dram_cs", N},
+                         {"sram_hs", N},
+                         {"sram_cs", N},
+                         {"signal", 1}};
+    const tgt_kv st[] = {{"ch", 1},
+                         {"region", TGT_REGION_ARENA},
+                         {"dram", at->offset},
+                         {"sram", 0},
+                         {"c", 1},
+                         {"h", 1},
+                         {"w", N},
+                         {"dram_hs", N},
+                         {"dram_cs", N},
+                         {"sram_hs", N},
+                         {"sram_cs", N},
+                         {"wait", 1}};
+    const tgt_kv end[] = {{"wait", 0}};
+    cr_assert_eq(tgt_encode_named(t->isa, "dma_load", ld, 11, a->cmds, 64, &k, &e), NPU_OK, "%s", e.msg);
+    nw += k;
+    cr_assert_eq(tgt_encode_named(t->isa, "dma_store", st, 12, a->cmds + nw, 64 - nw, &k, &e), NPU_OK, "%s",
+                 e.msg);
+    nw += k;
+    cr_assert_eq(tgt_encode_named(t->isa, "end", end, 1, a->cmds + nw, 64 - nw, &k, &e), NPU_OK, "%s", e.msg);
+    nw += k;
+    a->cmds[nw] = 0xffffffffu; /* past `end`: never read */
+    a->n_cmds = (uint32_t)nw + 1;
+    memmove(a->steps + 1, a->steps, sizeof(npub_step) * a->n_steps);
+    a->n_steps++;
+    a->steps[0] =
+        (npub_step){.kind = NPUB_STEP_NPU, .a = 0, .b = (uint32_t)nw, .name = add_string(a, "npu_copy")};
+    size_t size;
+    void *blob = assemble(a, &size);
+
+    fw_run *run = malloc(sizeof *run);
+    run_firmware_npu(blob, size, NULL, m, run);
+    cr_assert_eq(run->r.exit_code, 0, "exit %d: %s %s", run->r.exit_code, run->r.msg, run->con.text);
+    cr_assert_eq(run->back.result[FW_NPUB_RES_JOBS], 1);
+    cr_assert_not_null(run->steps);
+    cr_assert_gt(run->steps[0], 0);
+    nk_qrequant_params p;
+    cr_assert_eq(ref_qrequant_params(rq, av, y, &p, &e), NPU_OK, "%s", e.msg);
+    int8_t want[N];
+    cr_assert_eq(nk_qrequant(&p, cv, want, N), NK_OK);
+    compare_bytes(run->out + a->tensors[map_index(a, y)].offset, (const uint8_t *)want, N, "firmware + NPU");
+    cr_assert_eq(npu_model_totals(m)->dram_write, N, "the NPU wrote the arena tensor");
+    free(run->out);
+    free(run->steps);
+    free(run);
+    free(blob);
+    asm_free(a);
+    free(a);
+    ir_graph_free(g);
+    npu_model_free(m);
+    tgt_free(t);
 }
