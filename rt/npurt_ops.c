@@ -30,6 +30,8 @@ static const kspec specs[NPURT_K_COUNT] = {
     [NPURT_K_SOFTMAX] = {"SOFTMAX", sizeof(npurt_p_softmax), 1, 1},
     [NPURT_K_UNARY_F32] = {"UNARY_F32", sizeof(npurt_p_unary), 1, 1},
     [NPURT_K_BINARY_F32] = {"BINARY_F32", sizeof(npurt_p_binary), 2, 1},
+    [NPURT_K_TRANSPOSE] = {"TRANSPOSE", sizeof(npurt_p_transpose), 1, 1},
+    [NPURT_K_REDUCE_F32] = {"REDUCE_F32", sizeof(npurt_p_reduce), 1, 1},
 };
 
 const char *npurt_kernel_name(uint32_t kernel)
@@ -235,6 +237,36 @@ static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_
             return fault(f, at, "input shapes do not broadcast to the output shape", 0, 0);
         return 0;
     }
+    case NPURT_K_TRANSPOSE: {
+        const npurt_p_transpose *r = p;
+        uint32_t seen = 0;
+        if (r->elem_size != 1 && r->elem_size != 2 && r->elem_size != 4 && r->elem_size != 8)
+            return fault(f, at, "element size %d", r->elem_size, 0);
+        if (!shape_ok(&r->in_shape))
+            return fault(f, at, "bad input shape", 0, 0);
+        for (int d = 0; d < r->in_shape.rank; d++) {
+            if (r->perm[d] < 0 || r->perm[d] >= r->in_shape.rank || (seen & (1u << r->perm[d])))
+                return fault(f, at, "perm is not a permutation of 0..%d", r->in_shape.rank - 1, 0);
+            seen |= 1u << r->perm[d];
+        }
+        return 0;
+    }
+    case NPURT_K_REDUCE_F32: {
+        const npurt_p_reduce *r = p;
+        if (r->op < NK_RED_SUM || r->op > NK_RED_MIN || !shape_ok(&r->x_shape) ||
+            (r->axes_mask >> r->x_shape.rank) != 0)
+            return fault(f, at, "unknown reduce op %d or bad axes", r->op, 0);
+        if (r->act.kind < NK_ACT_NONE || r->act.kind > NK_ACT_LEAKY_RELU)
+            return fault(f, at, "unknown fused activation %d", r->act.kind, 0);
+        uint64_t kept = 1;
+        for (int d = 0; d < r->x_shape.rank; d++)
+            if (!(r->axes_mask & (1u << d)))
+                kept = mul(kept, (uint64_t)r->x_shape.dims[d]);
+        if (r->out_count < 0 || kept != (uint64_t)r->out_count)
+            return fault(f, at, "the reduction keeps %d values, the record says %d",
+                         kept > 0x7fffffff ? INT32_MAX : (int32_t)kept, r->out_count);
+        return 0;
+    }
     default: return fault(f, 4, "unknown kernel id %d", (int32_t)kernel, 0);
     }
 }
@@ -390,6 +422,20 @@ static void requirements(const npurt_rec_header *h, const void *p, slot_req *r)
         req(&r[2], DT(F32), shape_numel(&c->out_shape));
         break;
     }
+    case NPURT_K_TRANSPOSE: {
+        const npurt_p_transpose *c = p;
+        for (int i = 0; i < 2; i++) {
+            req(&r[i], 0xffffffffu, mul(shape_numel(&c->in_shape), (uint64_t)c->elem_size));
+            r[i].bytes_exact = 1;
+        }
+        break;
+    }
+    case NPURT_K_REDUCE_F32: {
+        const npurt_p_reduce *c = p;
+        req(&r[0], DT(F32), shape_numel(&c->x_shape));
+        req(&r[1], DT(F32), (uint64_t)c->out_count);
+        break;
+    }
     default: break;
     }
 }
@@ -423,7 +469,12 @@ int npurt_rec_check_tensors(const npub_view *v, const void *rec, npurt_fault *f)
         if (i >= h->n_inputs && t->region == NPUB_REGION_CONST)
             return fault(f, at, "output slot %d is a constant tensor", si, 0);
     }
-    if (h->kernel == NPURT_K_COPY && v->tensors[slot[0]].dtype != v->tensors[slot[1]].dtype)
+    if ((h->kernel == NPURT_K_COPY || h->kernel == NPURT_K_TRANSPOSE) &&
+        v->tensors[slot[0]].dtype != v->tensors[slot[1]].dtype)
         return fault(f, (uint32_t)sizeof *h, "a copy changes the dtype", 0, 0);
+    if (h->kernel == NPURT_K_TRANSPOSE &&
+        (uint32_t)((const npurt_p_transpose *)npurt_rec_params(rec))->elem_size * 8 !=
+            npub_dtype_bits(v->tensors[slot[0]].dtype))
+        return fault(f, (uint32_t)sizeof *h, "the element size is not the dtype's", 0, 0);
     return 0;
 }

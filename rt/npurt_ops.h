@@ -42,6 +42,8 @@ typedef enum npurt_kernel {
     NPURT_K_SOFTMAX = 14,    /* f32 softmax / log-softmax */
     NPURT_K_UNARY_F32 = 15,  /* f32 nk_unary_f32 (sigmoid, tanh, relu, exp, ...) */
     NPURT_K_BINARY_F32 = 16, /* f32 nk_binary_f32 (add, sub, mul, div, max, min, pow, prelu) */
+    NPURT_K_TRANSPOSE = 17,  /* any whole-byte dtype: nk_transpose */
+    NPURT_K_REDUCE_F32 = 18, /* f32 reduce-sum/mean/max/min over an axes mask */
     NPURT_K_COUNT
 } npurt_kernel;
 
@@ -206,6 +208,24 @@ typedef struct npurt_p_binary {
     npurt_p_shape a_shape, b_shape, out_shape;
     npurt_p_act act;
 } npurt_p_binary;
+
+/* TRANSPOSE: out dims[d] = in dims[perm[d]], elements of elem_size bytes
+ * (1, 2, 4 or 8; input and output of one dtype). */
+typedef struct npurt_p_transpose {
+    int32_t elem_size;
+    npurt_p_shape in_shape;
+    int32_t perm[NPURT_REC_MAX_RANK];
+} npurt_p_transpose;
+
+/* REDUCE_F32: y = act(reduce(x)) over the axes whose bit is set in
+ * axes_mask; y holds out_count values (the kept dims, C order). */
+typedef struct npurt_p_reduce {
+    int32_t op; /* nk_reduce_op */
+    npurt_p_shape x_shape;
+    uint32_t axes_mask;
+    int32_t out_count;
+    npurt_p_act act;
+} npurt_p_reduce;
 
 /* ---- shared by the compiler and the runtime -------------------------------- */
 

@@ -1160,3 +1160,30 @@ Test(npurt, firmware_drives_the_npu_for_npu_steps)
     npu_model_free(m);
     tgt_free(t);
 }
+
+/* Transposes (int8 in the quantized part, f32 after it) and a float
+ * reduction with a fused activation. */
+Test(npurt, transposes_and_reductions_match_reference)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[4] = {1, 3, 4, 5}, td[4] = {1, 4, 5, 3}, fd[4] = {3, 5, 4, 1}, rd[3] = {3, 4, 1};
+    ir_tensor *x = fact(g, "x", 4, xd), *q = act(g, "q", 4, xd, 1.0f / 127, 5);
+    ir_tensor *tq = act(g, "tq", 4, td, 1.0f / 127, 5), *dq = fact(g, "dq", 4, td);
+    ir_tensor *tf = fact(g, "tf", 4, fd), *y = fact(g, "y", 3, rd);
+    quantize(g, "quant", x, q);
+    int64_t p1[4] = {0, 2, 3, 1};
+    ir_set_ints(g, node(g, IR_OP_TRANSPOSE, "nhwc", 1, &q, tq), "perm", 4, p1);
+    dequantize(g, "dequant", tq, dq);
+    node(g, IR_OP_TRANSPOSE, "reverse", 1, &dq, tf); /* no perm: the dims reversed */
+    ir_node *r = node(g, IR_OP_REDUCE_MEAN, "mean", 1, &tf, y);
+    int64_t axes[1] = {-3};
+    ir_set_ints(g, r, "axes", 1, axes);
+    ir_set_int(g, r, "keepdims", 0);
+    r->act.kind = IR_ACT_RELU;
+    set_io(g, 1, &x, y);
+    float *xv = random_input(60, 9);
+    const void *in[1] = {xv};
+    check_graph(g, in);
+    free(xv);
+    ir_graph_free(g);
+}
