@@ -36,44 +36,45 @@ static npu_status params_failed(emit_hop *b, npu_status st)
     return st;
 }
 
-npu_status emit_hop_qconv(emit_hop *b)
+/* Conv and FC: slots x, w, bias (or none), y; the record; its multipliers. */
+static npu_status weighted(emit_hop *b, npurt_kernel k, const void *rec, size_t size)
 {
     const ir_node *n = b->n;
-    nk_qconv2d_params p;
-    npu_status st = ref_qconv_params(n, &p, b->err);
-    if (st != NPU_OK)
-        return params_failed(b, st);
     const ir_tensor *bias = n->n_inputs > 2 ? n->inputs[2] : NULL;
     const ir_tensor *t[4] = {n->inputs[0], n->inputs[1], bias, n->outputs[0]};
-    if (!t[1]->data || (t[2] && !t[2]->data))
-        return emit_hop_unsupported(b, "Conv weights and bias must be constants");
-    npurt_p_qconv r = {p.n, p.c_in, p.h_in, p.w_in, p.c_out, p.h_out, p.w_out, p.k_h, p.k_w,
-                       p.stride_h, p.stride_w, p.dil_h, p.dil_w,
-                       p.pad_top, p.pad_left, p.pad_bottom, p.pad_right,
-                       p.groups, p.in_zp, p.out_zp, p.act_min, p.act_max, (int32_t)p.w_format,
-                       t[1]->quant->count};
-    if ((st = emit_hop_begin(b, NPURT_K_QCONV, 3, 1, t)) || (st = emit_hop_put(b, &r, sizeof r)))
+    if (!t[1]->data || (bias && !bias->data))
+        return emit_hop_unsupported(b, "weights and bias must be constants");
+    npu_status st;
+    if ((st = emit_hop_begin(b, k, 3, 1, t)) || (st = emit_hop_put(b, rec, size)))
         return st;
     return put_mults(b, t[0], t[1], t[3]);
 }
 
-npu_status emit_hop_qfc(emit_hop *b)
+npu_status emit_hop_qconv(emit_hop *b)
 {
-    const ir_node *n = b->n;
-    ref_qfc_setup f;
-    npu_status st = ref_qfc_params(n, &f, b->err);
+    nk_qconv2d_params p;
+    npu_status st = ref_qconv_params(b->n, &p, b->err);
     if (st != NPU_OK)
         return params_failed(b, st);
-    const ir_tensor *bias = n->n_inputs > 2 ? n->inputs[2] : NULL;
-    const ir_tensor *t[4] = {n->inputs[0], n->inputs[1], bias, n->outputs[0]};
-    if (t[2] && !t[2]->data)
-        return emit_hop_unsupported(b, "the bias must be a constant");
+    npurt_p_qconv r = {p.n, p.c_in, p.h_in, p.w_in, p.c_out, p.h_out, p.w_out, p.k_h, p.k_w,
+                       p.stride_h, p.stride_w, p.dil_h, p.dil_w,
+                       p.pad_top, p.pad_left, p.pad_bottom, p.pad_right,
+                       p.groups, p.in_zp, p.out_zp, p.act_min, p.act_max, (int32_t)p.w_format,
+                       b->n->inputs[1]->quant->count};
+    return weighted(b, NPURT_K_QCONV, &r, sizeof r);
+}
+
+npu_status emit_hop_qfc(emit_hop *b)
+{
+    ref_qfc_setup f;
+    npu_status st = ref_qfc_params(b->n, &f, b->err);
+    if (st != NPU_OK)
+        return params_failed(b, st);
     const nk_qfc_params *p = &f.p;
+    const ir_tensor *w = b->n->inputs[1];
     npurt_p_qfc r = {p->batch, p->in_features, p->out_features, p->in_zp, p->out_zp, p->act_min, p->act_max,
-                     (int32_t)p->w_format, f.transpose, t[1]->dtype == IR_I4, t[1]->quant->count};
-    if ((st = emit_hop_begin(b, NPURT_K_QFC, 3, 1, t)) || (st = emit_hop_put(b, &r, sizeof r)))
-        return st;
-    return put_mults(b, t[0], t[1], t[3]);
+                     (int32_t)p->w_format, f.transpose, w->dtype == IR_I4, w->quant->count};
+    return weighted(b, NPURT_K_QFC, &r, sizeof r);
 }
 
 npu_status emit_hop_qbmm(emit_hop *b)
