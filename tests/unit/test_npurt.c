@@ -8,7 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib/dataset.h"
 #include "emit/hostops.h"
+#include "import/import.h"
+#include "opt/opt.h"
+#include "quantize/quantize.h"
 #include "emit/npub_write.h"
 #include "kernels/kernels.h"
 #include "ref/ref.h"
@@ -1186,4 +1190,84 @@ Test(npurt, transposes_and_reductions_match_reference)
     check_graph(g, in);
     free(xv);
     ir_graph_free(g);
+}
+
+/* The example model through the real front end (import, opt, calibration
+ * on a few samples, quantization, int8 and int4 weights), then all-host on
+ * the runtime: the quantizer's graph as it is, not one written for the test. */
+static ir_graph *fmnist_quantized(int wbits)
+{
+    const char *root = getenv("NPUCC_ROOT");
+    char model[1024], calib[1024];
+    snprintf(model, sizeof model, "%s/examples/fmnist/fmnist_cnn.onnx", root && *root ? root : ".");
+    snprintf(calib, sizeof calib, "%s/examples/fmnist/calib", root && *root ? root : ".");
+    npu_alloc al = npu_alloc_default();
+    ir_graph *g;
+    npu_err e;
+    imp_options io = {0};
+    cr_assert_eq(imp_load_onnx(model, &io, al, &g, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(opt_run(g, NULL, &e), NPU_OK, "%s", e.msg);
+    const ir_tensor *in = g->inputs[0];
+    cal_input_spec spec = {in->name, in->rank, in->dims};
+    cal_dataset *ds;
+    cr_assert_eq(cal_dataset_open(calib, &spec, al, &ds, &e), NPU_OK, "%s", e.msg);
+    ref_ctx *rc = ref_ctx_new(g, al, &e);
+    q_calib *qc = q_calib_new(g, al, &e);
+    cr_assert(rc && qc, "%s", e.msg);
+    for (int i = 0; i < 8; i++) {
+        const float *x;
+        cr_assert_eq(cal_dataset_next(ds, &x, &e), NPU_OK, "%s", e.msg);
+        const void *ins[1] = {x};
+        cr_assert_eq(q_calib_run(qc, rc, ins, &e), NPU_OK, "%s", e.msg);
+    }
+    ref_ctx_free(rc);
+    size_t nt = (size_t)g->n_tensors;
+    float *lo = malloc(sizeof(float) * nt), *hi = malloc(sizeof(float) * nt);
+    cal_range_opts ro = {CAL_MINMAX, 0, 8};
+    q_calib_ranges(qc, &ro, lo, hi);
+    q_options qo = {.wbits = wbits, .abits = 8};
+    cr_assert_eq(q_quantize(g, lo, hi, &qo, &e), NPU_OK, "%s", e.msg);
+    free(lo);
+    free(hi);
+    q_calib_free(qc);
+    cal_dataset_close(ds);
+    return g;
+}
+
+Test(npurt, quantized_example_model_matches_reference)
+{
+    for (int wbits = 8; wbits >= 4; wbits -= 4) {
+        ir_graph *g = fmnist_quantized(wbits);
+        int i4 = 0;
+        for (int i = 0; i < g->n_tensors; i++)
+            i4 += g->tensors[i]->dtype == IR_I4;
+        cr_assert_eq(i4 > 0, wbits == 4, "%d int4 tensors with %d-bit weights", i4, wbits);
+        float *x = random_input(28 * 28, 10);
+        for (int i = 0; i < 28 * 28; i++)
+            x[i] = x[i] * 0.5f + 0.5f; /* images in [0, 1] */
+        const void *in[1] = {x};
+        check_graph(g, in);
+        if (wbits == 8) { /* and the same binary in the firmware */
+            size_t out_bytes, size;
+            uint8_t *want = reference_output(g, in, &out_bytes);
+            asm_state *a = malloc(sizeof *a);
+            asm_init(a, g);
+            void *blob = assemble(a, &size);
+            fw_run *run = malloc(sizeof *run);
+            run_firmware(blob, size, in, run);
+            cr_assert_eq(run->r.exit_code, 0, "exit %d: %s", run->r.exit_code, run->con.text);
+            compare_bytes(run->out + a->tensors[a->io[2 + a->io[0]]].offset, want, out_bytes, "firmware");
+            cr_log_info("fmnist in the firmware: %u host cycles, %llu instructions",
+                        run->back.result[FW_NPUB_RES_CYCLES_LO], (unsigned long long)run->r.stats.insns);
+            free(run->out);
+            free(run->steps);
+            free(run);
+            free(blob);
+            asm_free(a);
+            free(a);
+            free(want);
+        }
+        free(x);
+        ir_graph_free(g);
+    }
 }
