@@ -67,7 +67,7 @@ static npu_status end_stream(tile_ctx *c)
     int insn = tile_insn(c, TGT_SEM_END);
     int64_t v[TGT_F_COUNT];
     tgt_defaults(c->t->isa, insn, v);
-    v[TGT_F_WAIT] = c->pending_barrier ? TILE_T_INFREE : 0;
+    v[TGT_F_WAIT] = c->pending_barrier ? TILE_T_BAR : 0;
     c->pending_barrier = false;
     return tile_emit(c, TGT_SEM_END, v);
 }
@@ -171,30 +171,35 @@ npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedul
     npu_free(alloc, c.const_off, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
     npu_free(alloc, c.work, sizeof *c.work * (size_t)c.cap_work);
     npu_free(alloc, c.comp, sizeof *c.comp * (size_t)c.cap_comp);
-    out->words = c.words;
-    out->n_words = c.n_words;
-    out->sram_peak = c.sram_peak;
+    /* exact sizes, so that tile_program_free knows what it frees */
+    uint32_t *w = NULL;
+    tile_layer *l = NULL;
+    tile_segment *sg = NULL;
+    if (st == NPU_OK) {
+        w = npu_realloc(alloc, c.words, sizeof *c.words * c.cap_words, sizeof *w * (c.n_words ? c.n_words : 1));
+        if (w)
+            c.words = w, c.cap_words = c.n_words ? c.n_words : 1;
+        l = npu_realloc(alloc, out->layers, sizeof *l * (size_t)cap_layers,
+                        sizeof *l * (size_t)(out->n_layers ? out->n_layers : 1));
+        if (l)
+            out->layers = l, cap_layers = out->n_layers ? out->n_layers : 1;
+        sg = npu_realloc(alloc, out->segments, sizeof *sg * (size_t)(n_npu + 1),
+                         sizeof *sg * (size_t)(out->n_segments ? out->n_segments : 1));
+        if (sg)
+            out->segments = sg, n_npu = (out->n_segments ? out->n_segments : 1) - 1;
+        if (!w || !l || !sg)
+            st = npu_fail(err, NPU_EINTERNAL, "out of memory");
+    }
     if (st != NPU_OK) {
         npu_free(alloc, c.words, sizeof *c.words * c.cap_words);
-        out->words = NULL;
-        out->n_words = 0;
         npu_free(alloc, out->layers, sizeof *out->layers * (size_t)cap_layers);
         npu_free(alloc, out->segments, sizeof *out->segments * (size_t)(n_npu + 1));
         memset(out, 0, sizeof *out);
         return st;
     }
-    /* shrink to exact sizes so that tile_program_free knows them */
-    uint32_t *w = npu_realloc(alloc, c.words, sizeof *c.words * c.cap_words, sizeof *w * (c.n_words ? c.n_words : 1));
-    if (w)
-        out->words = w;
-    tile_layer *l = npu_realloc(alloc, out->layers, sizeof *l * (size_t)cap_layers,
-                                sizeof *l * (size_t)(out->n_layers ? out->n_layers : 1));
-    if (l)
-        out->layers = l;
-    tile_segment *sg = npu_realloc(alloc, out->segments, sizeof *sg * (size_t)(n_npu + 1),
-                                   sizeof *sg * (size_t)(out->n_segments ? out->n_segments : 1));
-    if (sg)
-        out->segments = sg;
+    out->words = c.words;
+    out->n_words = c.n_words;
+    out->sram_peak = c.sram_peak;
     return NPU_OK;
 }
 

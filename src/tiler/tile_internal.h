@@ -8,12 +8,14 @@
 
 #include "tiler/tiler.h"
 
-/* Tokens (bits of wait/signal); four, so the 4-token npu-v1-narrow works too. */
+/* Tokens (bits of wait/signal); four, so the 4-token npu-v1-narrow works too.
+ * Each token has one consumer queue within a pipeline, so counting
+ * semaphores pair the k-th wait with the k-th signal (docs/tiler.md). */
 enum {
-    TILE_T_LOADED = 1 << 0,  /* ch0 loads of a work -> its compute (or its store in a copy) */
-    TILE_T_INFREE = 1 << 1,  /* compute j -> loads of work j+2 (slot free); last store -> next layer */
-    TILE_T_DONE = 1 << 2,    /* compute -> store */
-    TILE_T_OUTFREE = 1 << 3, /* store j -> compute j+2 (output slot free) */
+    TILE_T_LOADED = 1 << 0, /* ch0: the last load of a work -> its compute (a copy: its store) */
+    TILE_T_FREE = 1 << 1,   /* ch1: store j -> the loads of work j+2 (its slots are free) */
+    TILE_T_DONE = 1 << 2,   /* compute -> store */
+    TILE_T_BAR = 1 << 3,    /* the last store of a pipeline -> the next pipeline (its only consumer) */
 };
 
 typedef struct tile_box {
