@@ -361,7 +361,9 @@ static void run_functional(const tgt_target *t, const built *b, const char *what
     memset(&mem, 0, sizeof mem);
     uint8_t *buf[TGT_REGION_COUNT] = {0};
     for (int r = 0; r < TGT_REGION_COUNT; r++) {
-        uint64_t size = r == TGT_REGION_CONSTANTS ? b->consts.size : (uint64_t)b->plan.region_bytes[r];
+        uint64_t size = r == TGT_REGION_CONSTANTS ? b->consts.size
+                        : r < NPUB_REGION_COUNT    ? (uint64_t)b->plan.region_bytes[r]
+                                                   : 0; /* flash: unused */
         buf[r] = calloc(size + 64, 1);
         if (r == TGT_REGION_CONSTANTS && b->consts.size)
             memcpy(buf[r], b->consts.data, b->consts.size);
