@@ -154,12 +154,15 @@ npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedul
             L->node = n;
             L->first_word = (uint32_t)c.n_words;
             int64_t t0 = c.s.end;
-            c.lay_dram_bytes = 0;
+            c.lay_dram_bytes = c.lay_sram = 0;
+            c.lay_tiles = 0;
             tile_layer_begin(&c);
             st = lower_node(&c, n);
             L->n_words = (uint32_t)(c.n_words - L->first_word);
             L->cycles = c.s.end - t0;
             L->dram_bytes = c.lay_dram_bytes;
+            L->tiles = c.lay_tiles;
+            L->sram_bytes = c.lay_sram;
             L->macs = node_macs(n);
             L->bound_cycles = bound_cycles(t, n, L->macs, L->dram_bytes);
         }

@@ -67,6 +67,14 @@ static npu_status sched_issue(tile_ctx *c, int insn, const int64_t *v, int64_t c
         start = t > start ? t : start;
     }
     int64_t end = start + cycles;
+    if (in->unit == TGT_UNIT_DMA) { /* latency on the channel, then the transfer on the shared bus */
+        bool flash = v[TGT_F_REGION] == TGT_REGION_FLASH;
+        int64_t lat = c->t->p[flash ? TGT_P_FLASH_LATENCY : TGT_P_DRAM_LATENCY];
+        lat = lat < cycles ? lat : cycles;
+        int64_t b0 = start + lat > s->bus_free[flash] ? start + lat : s->bus_free[flash];
+        end = b0 + cycles - lat;
+        s->bus_free[flash] = end;
+    }
     for (int b = 0; b < TILE_TOKENS; b++) {
         if (!(v[TGT_F_SIGNAL] >> b & 1))
             continue;
@@ -253,6 +261,8 @@ int64_t tile_sram_alloc(tile_ctx *c, int64_t bytes)
     c->sram_used = off + bytes;
     if (c->sram_used > c->sram_peak)
         c->sram_peak = c->sram_used;
+    if (c->sram_used > c->lay_sram)
+        c->lay_sram = c->sram_used;
     return off;
 }
 
@@ -381,6 +391,7 @@ npu_status tile_pipeline(tile_ctx *c)
     }
     if (st == NPU_OK)
         c->pending_barrier = true;
+    c->lay_tiles += n;
     c->n_work = 0;
     c->n_comp = 0;
     return st;

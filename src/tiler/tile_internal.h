@@ -49,7 +49,8 @@ typedef struct tile_sched {
     int64_t q_free[TILE_Q_COUNT];
     int64_t tok_time[TILE_TOKENS][TILE_TOK_RING]; /* FIFO of signal times per token */
     int tok_head[TILE_TOKENS], tok_tail[TILE_TOKENS];
-    int64_t end; /* latest completion so far */
+    int64_t bus_free[2]; /* DRAM and flash: the channels share their bandwidth */
+    int64_t end;         /* latest completion so far */
 } tile_sched;
 
 typedef struct tile_ctx {
@@ -77,7 +78,8 @@ typedef struct tile_ctx {
     int64_t *const_off; /* per tensor id: offset of its copy in consts, -1 none */
 
     tile_sched s;
-    int64_t lay_dram_bytes;
+    int64_t lay_dram_bytes, lay_sram; /* of the current layer */
+    int lay_tiles;
 } tile_ctx;
 
 /* ---- tile_emit.c ---- */

@@ -329,8 +329,11 @@ static void check_program(const tgt_target *t, const built *b, const char *what,
     }
     for (int i = 0; i < p->n_layers; i++) {
         const tile_layer *L = &p->layers[i];
-        if (L->n_words)
+        if (L->n_words) {
             cr_assert_gt(L->cycles, 0, "%s: layer %s has cycles", what, L->node->name);
+            cr_assert_gt(L->tiles, 0);
+            cr_assert(L->sram_bytes > 0 && L->sram_bytes <= p->sram_peak);
+        }
         cr_assert_geq(L->cycles, L->bound_cycles / 4, "%s on %s: %s estimate %lld far below its bound %lld", what,
                       t->name, L->node->name, (long long)L->cycles, (long long)L->bound_cycles);
     }
@@ -391,6 +394,18 @@ static void run_functional(const tgt_target *t, const built *b, const char *what
             tgt_disasm(t->isa, b->prog.words + seg->first_word, seg->n_words, stderr, NULL, NULL, &e);
         cr_assert_eq(npu_model_exec(m, &mem, b->prog.words + seg->first_word, seg->n_words, &st, &e), NPU_OK,
                      "%s on %s: %s", what, t->name, e.msg);
+        int64_t est = 0;
+        for (int i = 0; i < b->prog.n_layers; i++)
+            est += b->prog.layers[i].cycles;
+        if (getenv("TILER_CYCLES"))
+            fprintf(stderr, "%-12s %-15s static %9lld model %9llu ratio %.2f\n", what, t->name, (long long)est,
+                    (unsigned long long)st.cycles, (double)est / (double)st.cycles);
+        /* the static schedule models the same queues, tokens and shared bus: it should land near the model */
+        cr_assert(est * 10 >= (int64_t)st.cycles * 6 && est * 10 <= (int64_t)st.cycles * 16,
+                  "%s on %s: static estimate %lld cycles, the model ran %llu", what, t->name, (long long)est,
+                  (unsigned long long)st.cycles);
+        cr_assert_leq(st.sram_peak, (uint64_t)b->prog.sram_peak, "%s: the model touched SRAM past the tiler's peak",
+                      what);
     }
     npu_model_free(m);
     const ir_tensor *y = g->outputs[0];
@@ -574,6 +589,7 @@ static int conv_insns_of(const tgt_target *t, const conv_spec *s, int64_t *cycle
     int counts[TGT_SEM_COUNT];
     check_program(t, &b, "conv", counts);
     *cycles = b.prog.layers[0].cycles;
+    cr_assert_geq(b.prog.layers[0].tiles, 1);
     *consts_size = (int64_t)b.consts.size;
     *w4 = false;
     for (size_t off = 0; off < b.prog.n_words;) {
