@@ -62,6 +62,49 @@ static npu_status lower_node(tile_ctx *c, const ir_node *n)
     }
 }
 
+/* Lowers one quantized node against a throw-away plan (every activation at
+ * offset 0 of the arena) and constants: whatever tile_build would refuse for
+ * it, with the message. tile_supports asks this of quantized nodes. */
+bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    npu_alloc a = g->alloc.fn ? g->alloc : npu_alloc_default();
+    npu_err err;
+    npu_err_clear(&err);
+    mp_plan plan = {.n_tensors = g->n_tensors};
+    plan.t = npu_malloc(a, sizeof *plan.t * (size_t)(g->n_tensors + 1));
+    int64_t *coff = npu_malloc(a, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
+    emit_blob consts;
+    emit_blob_init(&consts, a);
+    tile_ctx c = {.t = t, .g = g, .plan = &plan, .consts = &consts, .alloc = a, .err = &err, .node = n,
+                  .const_off = coff, .last_kind = -1};
+    npu_status st = NPU_OK;
+    if (!plan.t || !coff) {
+        st = npu_fail(&err, NPU_EINTERNAL, "out of memory");
+    } else {
+        for (int i = 0; i < g->n_tensors; i++) {
+            memset(&plan.t[i], 0, sizeof plan.t[i]);
+            plan.t[i].region = NPUB_REGION_ARENA;
+            plan.t[i].alias_of = -1;
+            coff[i] = -1;
+        }
+        tile_layer_begin(&c);
+        st = lower_node(&c, n);
+    }
+    npu_free(a, plan.t, sizeof *plan.t * (size_t)(g->n_tensors + 1));
+    npu_free(a, coff, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
+    npu_free(a, c.words, sizeof *c.words * c.cap_words);
+    npu_free(a, c.work, sizeof *c.work * (size_t)c.cap_work);
+    npu_free(a, c.comp, sizeof *c.comp * (size_t)c.cap_comp);
+    emit_blob_free(&consts);
+    if (st == NPU_OK)
+        return true;
+    if (reason) {
+        const char *m = npu_arena_strdup(g->arena, err.msg);
+        *reason = m ? m : "no legal NPU tile";
+    }
+    return false;
+}
+
 static npu_status end_stream(tile_ctx *c)
 {
     int insn = tile_insn(c, TGT_SEM_END);

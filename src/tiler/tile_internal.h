@@ -114,6 +114,9 @@ npu_status tile_fail(tile_ctx *c, const char *fmt, ...) __attribute__((format(pr
 /* int4 weights run packed (w4) when the target has them and a filter fills whole bytes. */
 bool tile_w4_ok(const tgt_target *t, int64_t elems_per_filter);
 
+/* tile_build.c: lowers n alone (a quantized node); false with the reason when it cannot. */
+bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason);
+
 /* ---- per op: tile_conv.c, tile_fc.c, tile_vec.c ---- */
 npu_status tile_conv(tile_ctx *c, const ir_node *n);
 npu_status tile_pool(tile_ctx *c, const ir_node *n);

@@ -684,6 +684,12 @@ Test(tiler, supports_reasons)
     cr_assert(strstr(why, "two activations"), "%s", why);
     ir_graph_free(g);
 
+    /* a quantized node is also lowered for real: a rescale beyond the pool's shift field is refused */
+    g = pool_graph(IR_OP_GLOBAL_AVERAGE_POOL, 16, 7, 7, 1, 0, 0.05f / 1048576.0f);
+    cr_assert(!tile_supports(v1, g, g->nodes[0], &why));
+    cr_assert(strstr(why, "shift") && strstr(why, "'pool'"), "%s", why);
+    ir_graph_free(g);
+
     conv_spec grp = {1, 8, 8, 8, 8, 3, 1, 1, 4, IR_I8, false}; /* grouped, not depthwise: one conv per group */
     g = conv_graph(&grp);
     cr_assert(tile_supports(v1, g, g->nodes[0], &why), "%s", why);
