@@ -581,7 +581,8 @@ Test(tiler, chain_with_aliased_view)
     }
 }
 
-static int conv_insns_of(const tgt_target *t, const conv_spec *s, int64_t *cycles, int64_t *consts_size, bool *w4)
+static int conv_insns_of(const tgt_target *t, const conv_spec *s, int64_t *cycles, int64_t *consts_size, bool *w4,
+                         int64_t *dram)
 {
     built b;
     npu_err e;
@@ -589,6 +590,8 @@ static int conv_insns_of(const tgt_target *t, const conv_spec *s, int64_t *cycle
     int counts[TGT_SEM_COUNT];
     check_program(t, &b, "conv", counts);
     *cycles = b.prog.layers[0].cycles;
+    if (dram)
+        *dram = b.prog.layers[0].dram_bytes;
     cr_assert_geq(b.prog.layers[0].tiles, 1);
     *consts_size = (int64_t)b.consts.size;
     *w4 = false;
@@ -607,13 +610,17 @@ Test(tiler, tiles_grow_as_sram_shrinks)
 {
     const conv_spec *s = &conv_specs[7]; /* 64x56x56 -> 64, 3x3 pad 1 */
     int n[N_TARGETS];
-    int64_t cyc[N_TARGETS], cs;
+    int64_t cyc[N_TARGETS], cs, dram;
     bool w4;
+    /* compulsory traffic: input, output, weights once */
+    int64_t once = 2 * s->c * s->h * s->w + s->oc * s->c * s->k * s->k;
     for (int ti = 0; ti < N_TARGETS; ti++) {
         tgt_target *t = load_target(targets[ti]);
-        n[ti] = conv_insns_of(t, s, &cyc[ti], &cs, &w4);
-        cr_log_info("resnet-like 3x3 conv 64x56x56->64 on %s: %d conv tiles, %lld static cycles", t->name, n[ti],
-                    (long long)cyc[ti]);
+        n[ti] = conv_insns_of(t, s, &cyc[ti], &cs, &w4, &dram);
+        cr_log_info("resnet-like 3x3 conv 64x56x56->64 on %s: %d conv tiles, %lld static cycles, %lld DRAM bytes "
+                    "(%.2fx compulsory)", t->name, n[ti], (long long)cyc[ti], (long long)dram,
+                    (double)dram / (double)once);
+        cr_assert_lt(dram, 3 * once, "%s: DRAM traffic near the compulsory minimum", t->name);
         tgt_free(t);
     }
     cr_assert_gt(n[1], 1, "edge-v1-lite needs several tiles");
@@ -629,11 +636,11 @@ Test(tiler, int4_expands_without_w4)
     int64_t cyc, c_v1, c_narrow;
     bool w4_v1, w4_narrow;
     tgt_target *t = load_target("edge-v1");
-    conv_insns_of(t, s, &cyc, &c_v1, &w4_v1);
+    conv_insns_of(t, s, &cyc, &c_v1, &w4_v1, NULL);
     tgt_free(t);
     t = load_target("edge-v1-narrow");
     cr_assert_null(tgt_insn_field(t->isa, tgt_insn_for_sem(t->isa, TGT_SEM_CONV), TGT_F_W4));
-    conv_insns_of(t, s, &cyc, &c_narrow, &w4_narrow);
+    conv_insns_of(t, s, &cyc, &c_narrow, &w4_narrow, NULL);
     tgt_free(t);
     cr_assert(w4_v1, "edge-v1 runs int4 weights packed");
     cr_assert(!w4_narrow, "the narrow ISA has no w4");
@@ -642,7 +649,7 @@ Test(tiler, int4_expands_without_w4)
     cr_assert_lt(c_v1, c_narrow, "packed weights take less room");
     /* an odd filter (3 x 3x3) cannot be packed by whole bytes: expanded on edge-v1 too */
     t = load_target("edge-v1");
-    conv_insns_of(t, &conv_specs[4], &cyc, &c_v1, &w4_v1);
+    conv_insns_of(t, &conv_specs[4], &cyc, &c_v1, &w4_v1, NULL);
     tgt_free(t);
     cr_assert(!w4_v1);
 }
