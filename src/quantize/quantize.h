@@ -48,6 +48,18 @@ typedef struct q_options {
  * (ids as they are in g on entry). */
 npu_status q_quantize(ir_graph *g, const float *lo, const float *hi, const q_options *o, npu_err *err);
 
+/* The whole post-training quantization of a float graph: opens the
+ * calibration set, runs the float reference over it (streaming statistics),
+ * chooses the ranges and rewrites g in place. */
+typedef struct q_ptq_options {
+    const char *model;     /* for messages */
+    const char *calib_dir;
+    cal_range_opts range; /* method and percentile (bits follow q.abits) */
+    q_options q;
+} q_ptq_options;
+
+npu_status q_ptq(ir_graph *g, const q_ptq_options *o, npu_err *err);
+
 /* Asymmetric int8 parameters for a real range (contains 0 after nudging). */
 void q_params_from_range(float lo, float hi, int bits, float *scale, int32_t *zero_point);
 
