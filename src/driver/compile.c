@@ -2,6 +2,7 @@
 #include "driver/compile.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "import/import.h"
 #include "opt/opt.h"
@@ -72,10 +73,21 @@ static npu_status stage_quantize(drv_ctx *c, npu_err *err)
     q_ptq_options po = {
         .model = c->o->model,
         .calib_dir = c->o->calib_dir,
+        .read = c->o->calib_read,
         .range = {calib_method(c->o->calib_method), c->o->percentile, c->o->abits},
         .q = {.wbits = c->o->wbits, .abits = c->o->abits, .n_layer_bits = c->o->n_layer_bits, .layer_bits = lb},
+        .cle = c->o->cle,
+        .bias_correction = c->o->bias_correction,
+        .int4_rounding = c->o->int4_adaptive ? Q_ROUND_ADAPTIVE : Q_ROUND_NEAREST,
+        .accuracy_budget_db = c->o->accuracy_budget_db,
+        .report = c->o->report,
+        .progress = isatty(fileno(stderr)) ? stderr : NULL, /* a bar only where someone watches */
     };
-    npu_status st = q_ptq(c->g, &po, err);
+    q_ptq_result res;
+    npu_status st = q_ptq(c->g, &po, &res, err);
+    if (st == NPU_OK && res.report)
+        q_report_print(res.report, c->out);
+    q_report_free(res.report);
     if (st == NPU_OK && c->o->dump_after && strcmp(c->o->dump_after, "quantize") == 0) {
         fprintf(c->out, "# after quantize\n");
         ir_dump(c->g, c->out);
