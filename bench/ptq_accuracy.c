@@ -45,18 +45,18 @@ static ir_graph *clone(const void *buf, size_t n)
     return g;
 }
 
-/* Top-1 over the first n test images (labels int32 or int64). */
-static double top1(const ir_graph *g, const npy_array *x, const npy_array *y, int64_t n)
+/* Runs g over the first n test images: logits (n x nout) and top-1 in %. */
+static double run_test(const ir_graph *g, const npy_array *x, const npy_array *y, int64_t n, float *logits)
 {
     npu_err e;
     ref_ctx *rc = ref_ctx_new(g, npu_alloc_default(), &e);
     if (!rc)
         die(&e);
     int64_t per = ir_tensor_numel(g->inputs[0]), nout = ir_tensor_numel(g->outputs[0]);
-    float *out = malloc(sizeof(float) * (size_t)nout);
     int64_t ok = 0;
     for (int64_t i = 0; i < n; i++) {
         const void *ins[1] = {(const float *)x->data + i * per};
+        float *out = logits + i * nout;
         void *outs[1] = {out};
         if (ref_ctx_run(rc, ins, outs, &e) != NPU_OK)
             die(&e);
@@ -66,9 +66,18 @@ static double top1(const ir_graph *g, const npy_array *x, const npy_array *y, in
         int64_t label = y->dtype == NPY_I64 ? ((const int64_t *)y->data)[i] : ((const int32_t *)y->data)[i];
         ok += best == label;
     }
-    free(out);
     ref_ctx_free(rc);
     return 100.0 * (double)ok / (double)n;
+}
+
+static double sqnr(const float *f, const float *q, int64_t n)
+{
+    double s = 0, d = 0;
+    for (int64_t i = 0; i < n; i++) {
+        s += (double)f[i] * f[i];
+        d += ((double)q[i] - f[i]) * ((double)q[i] - f[i]);
+    }
+    return q_sqnr_db(s, d);
 }
 
 /* Seconds of the float reference over the calibration set (same reader). */
@@ -161,9 +170,16 @@ int main(int argc, char **argv)
     if (ir_serialize(g, a, &ser, &ser_n, &e) != NPU_OK)
         die(&e);
     const char *name = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
-    double tf = float_calib_time(g, calib);
-    double f1 = top1(g, &x, &y, n);
-    printf("%-14s %-28s top-1 %6.2f%%  (%lld test images; float reference over the calibration set %.3f s)\n",
+    /* the machine is shared: the best of three runs */
+    double tf = 1e30;
+    for (int k = 0; k < 3; k++) {
+        double t = float_calib_time(g, calib);
+        tf = t < tf ? t : tf;
+    }
+    int64_t nout = ir_tensor_numel(g->outputs[0]);
+    float *fl = malloc(sizeof(float) * (size_t)(n * nout)), *ql = malloc(sizeof(float) * (size_t)(n * nout));
+    double f1 = run_test(g, &x, &y, n, fl);
+    printf("%-16s %-26s top-1 %6.2f%%  (%lld test images; float reference over the calibration set %.3f s)\n",
            name, "float", f1, (long long)n, tf);
     int status = 0;
     for (int i = first; i < argc; i++) {
@@ -175,20 +191,32 @@ int main(int argc, char **argv)
         }
         ir_graph *q = clone(ser, ser_n);
         q_ptq_result r = {0};
+        double best = 1e30;
+        for (int k = 0; i == first && k < 2; k++) { /* the first configuration: calibration time, best of three */
+            ir_graph *t = clone(ser, ser_n);
+            if (q_ptq(t, &o, &r, &e) == NPU_OK && r.calib_seconds < best)
+                best = r.calib_seconds;
+            ir_graph_free(t);
+        }
         double t0 = now();
         if (q_ptq(q, &o, &r, &e) != NPU_OK) {
-            printf("%-14s %-28s FAILED: %s\n", name, argv[i], e.msg);
+            printf("%-16s %-26s FAILED: %s\n", name, argv[i], e.msg);
             status = 1;
             ir_graph_free(q);
             continue;
         }
+        r.calib_seconds = best < r.calib_seconds ? best : r.calib_seconds;
         double tq = now() - t0;
-        double q1 = top1(q, &x, &y, n);
-        printf("%-14s %-28s top-1 %6.2f%%  (%+.2f)  calibration %.3f s = %.2fx float, ptq total %.3f s\n", name,
-               argv[i], q1, q1 - f1, r.calib_seconds, r.calib_seconds / (tf > 0 ? tf : 1e-9), tq);
+        double q1 = run_test(q, &x, &y, n, ql);
+        printf("%-16s %-26s top-1 %6.2f%%  (%+.2f)  logits SQNR %6.2f dB  calibration %.3f s = %.2fx float, "
+               "ptq %.3f s\n",
+               name, argv[i], q1, q1 - f1, sqnr(fl, ql, n * nout), r.calib_seconds,
+               r.calib_seconds / (tf > 0 ? tf : 1e-9), tq);
         fflush(stdout);
         ir_graph_free(q);
     }
+    free(fl);
+    free(ql);
     npu_free(a, ser, ser_n);
     ir_graph_free(g);
     npy_free(a, &x);

@@ -62,9 +62,9 @@ typedef struct q_round_in {
     const float *w;      /* one output channel's real weights (alpha applied), k of them */
     int64_t k;
     int qmax;
-    const double *gram;  /* k x k E[p p^T] of the input patches, or NULL */
-    const double *mean;  /* k E[p], or NULL */
-    bool centered;       /* bias correction follows: minimize the error's variance, not its second moment */
+    const double *metric; /* k x k output-error metric: E[p p^T] of the input patches (its covariance
+                           * when bias correction follows), or NULL: nearest */
+    const double *mean;   /* k E[p], or NULL */
     q_rounding rounding;
 } q_round_in;
 /* Codes (k) and the scale; returns the mean output error sum_j (s*q_j - w_j) mean_j (0 without means). */

@@ -18,14 +18,6 @@ static float *transposed(ir_graph *g, const float *w, int64_t k, int64_t n)
     return t;
 }
 
-/* C[i][j] of the error metric: E[p p^T], or its covariance when the mean
- * error is corrected afterwards (bias correction). */
-static double metric(const q_round_in *in, int64_t i, int64_t j)
-{
-    double g = in->gram[i * in->k + j];
-    return in->centered && in->mean ? g - in->mean[i] * in->mean[j] : g;
-}
-
 static int8_t clamp_code(double r, int qmax)
 {
     return (int8_t)(r < -qmax ? -qmax : r > qmax ? qmax : r);
@@ -43,7 +35,7 @@ static void round_adaptive(const q_round_in *in, double s0, int8_t *q, float *sc
         double sf = s0 * f / 100.0, cost = 0;
         for (int64_t j = 0; j < k; j++) {
             double d = sf * clamp_code(round(in->w[j] / sf), qmax) - in->w[j];
-            cost += metric(in, j, j) * d * d;
+            cost += in->metric[j * k + j] * d * d;
         }
         if (best < 0 || cost < best) {
             best = cost;
@@ -66,8 +58,9 @@ static void round_adaptive(const q_round_in *in, double s0, int8_t *q, float *sc
     }
     for (int64_t i = 0; i < k; i++) {
         double acc = 0;
+        const double *row = in->metric + i * k;
         for (int64_t j = 0; j < k; j++)
-            acc += metric(in, i, j) * d[j];
+            acc += row[j] * d[j];
         g[i] = acc;
     }
     for (int pass = 0; pass < 8; pass++) {
@@ -77,13 +70,14 @@ static void round_adaptive(const q_round_in *in, double s0, int8_t *q, float *sc
             int alt = q[j] == (int)fl ? (int)fl + 1 : (int)fl;
             if (alt < -qmax || alt > qmax || (alt != (int)fl && alt != (int)fl + 1) || alt == q[j])
                 continue;
-            double delta = s * (alt - q[j]), cjj = metric(in, j, j);
+            double delta = s * (alt - q[j]), cjj = in->metric[j * k + j];
             if (2 * delta * g[j] + delta * delta * cjj >= -1e-15 * (cjj + 1e-30))
                 continue;
             q[j] = (int8_t)alt;
             d[j] += delta;
+            const double *col = in->metric + j * k; /* symmetric: column j is row j */
             for (int64_t i = 0; i < k; i++)
-                g[i] += delta * metric(in, i, j);
+                g[i] += delta * col[i];
             flips++;
         }
         if (!flips)
@@ -98,7 +92,7 @@ double q_round_channel(const q_round_in *in, int8_t *codes, float *scale)
     for (int64_t j = 0; j < in->k; j++)
         amax = fmaxf(amax, fabsf(in->w[j]));
     float s = amax > 0 ? amax / (float)in->qmax : 1.0f;
-    if (in->rounding == Q_ROUND_ADAPTIVE && in->gram && amax > 0) {
+    if (in->rounding == Q_ROUND_ADAPTIVE && in->metric && amax > 0) {
         round_adaptive(in, s, codes, scale);
         s = *scale;
     } else {
@@ -180,22 +174,38 @@ npu_status q_weighted(q_ctx *c, ir_node *n)
     float *row = npu_arena_alloc(g->arena, sizeof(float) * (size_t)(per ? per : 1));
     if (!row || (correct && !mean_err))
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    q_rounding rounding = bits == 4 ? c->opts->int4_rounding : Q_ROUND_NEAREST;
+    bool adaptive = rounding == Q_ROUND_ADAPTIVE && ls && ls->gram;
+    /* the error metric per group: E[p p^T], or its covariance when the mean
+     * error is corrected by the bias afterwards */
+    double *metric = adaptive && correct ? malloc(sizeof(double) * (size_t)(per * per)) : NULL;
+    if (adaptive && correct && !metric)
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    int64_t metric_group = -1;
     for (int64_t ch = 0; ch < oc; ch++) {
         for (int64_t j = 0; j < per; j++)
             row[j] = wf[ch * per + j] * alpha;
         int64_t gi = ls ? ch / (oc / ls->groups) : 0;
+        const double *gram = adaptive ? ls->gram + (size_t)gi * (size_t)(per * per) : NULL;
+        if (metric && gi != metric_group) {
+            const double *m = ls->mean + gi * per;
+            for (int64_t i = 0; i < per; i++)
+                for (int64_t j = 0; j < per; j++)
+                    metric[i * per + j] = gram[i * per + j] - m[i] * m[j];
+            metric_group = gi;
+        }
         q_round_in ri = {
             .w = row, .k = per, .qmax = qmax,
-            .gram = ls && ls->gram ? ls->gram + (size_t)gi * (size_t)(per * per) : NULL,
+            .metric = metric ? metric : gram,
             .mean = correct ? ls->mean + gi * per : NULL,
-            .centered = correct,
-            .rounding = bits == 4 ? c->opts->int4_rounding : Q_ROUND_NEAREST,
+            .rounding = rounding,
         };
         double e = q_round_channel(&ri, codes + ch * per, &wq->scale[ch]);
         wq->zero_point[ch] = 0;
         if (correct)
             mean_err[ch] = e;
     }
+    free(metric);
     if (bits == 4) {
         size_t nb = ir_tensor_bytes(wt);
         if (!(wt->data = npu_arena_alloc(g->arena, nb)))
