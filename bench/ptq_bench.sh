@@ -55,4 +55,29 @@ if [ -n "$shared" ]; then
 else
     echo "ptq: ../shared/models/fmnist not found: shared models skipped"
 fi
+# zoo: int8 output cosine with float (target >= 0.995), calibrated on the
+# in*.npy images that fit (the report compares on the same images)
+if [ -n "$shared" ] && [ -d "$shared/models/zoo" ] && [ "${PTQ_ZOO:-1}" = 1 ]; then
+    echo
+    echo "== PTQ zoo: int8 output cosine similarity with float (calibration set = the test images)"
+    z=$shared/models/zoo
+    for model in "$z"/*.onnx; do
+        name=$(basename "$model" .onnx)
+        line=""
+        for inp in "$z"/in*.npy; do
+            cal=$out/zoo_calib_$name
+            rm -rf "$cal"; mkdir -p "$cal"; ln -s "$inp" "$cal/x.npy"
+            line=$("$B/npucc" --target edge-v1 --calib "$cal" --report -o "$out/$name.npub" "$model" 2>/dev/null |
+                   grep '^output: cosine') && break
+        done
+        if [ -n "$line" ]; then
+            cos=$(echo "$line" | awk '{print $3}')
+            ok=$(awk -v c="$cos" 'BEGIN { print (c >= 0.995) ? "ok" : "BELOW 0.995" }')
+            printf '%-22s %s  %s\n' "$name" "$line" "$ok"
+        else
+            printf '%-22s FAILED (npucc --report)\n' "$name"
+            status=1
+        fi
+    done
+fi
 exit $status

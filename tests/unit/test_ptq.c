@@ -10,6 +10,7 @@
 
 #include "common/npy.h"
 #include "driver/options.h"
+#include "kernels/kernels.h"
 #include "quantize/quantize_internal.h"
 
 /* ---- helpers ---- */
@@ -560,4 +561,49 @@ Test(ptq_report, identical_and_noisy_pairs)
     ir_graph_free(a);
     ir_graph_free(b);
     ir_graph_free(c);
+}
+
+Test(ptq, adaptive_int4_rounding_lowers_the_output_error)
+{
+    /* correlated inputs (a shared component): errors of neighbouring weights
+     * can cancel, which rounding each weight to nearest ignores */
+    enum { K = 24, N = 6, S = 60 };
+    float w[N * K], b[N] = {0};
+    uint32_t s = 17;
+    for (int i = 0; i < N * K; i++)
+        w[i] = rnd(&s);
+    char *dir = tmpdir();
+    for (int n = 0; n < S; n++) {
+        float x[K], common = rnd(&s);
+        for (int i = 0; i < K; i++)
+            x[i] = common + 0.3f * rnd(&s);
+        char name[32];
+        snprintf(name, sizeof name, "%03d.npy", n);
+        write_npy(dir, name, NPY_F32, 2, (int64_t[]){1, K}, x);
+    }
+    double sqnr[2];
+    for (int adaptive = 0; adaptive < 2; adaptive++) {
+        ir_graph *g = ir_graph_new(npu_alloc_default());
+        ir_tensor *x = ir_tensor_new(g, "x", IR_F32, 2, (int64_t[]){1, K});
+        set_io(g, x, add_gemm(g, "fc", x, N, w, b));
+        q_ptq_options o = {.calib_dir = dir, .range = {CAL_MINMAX, 99.99, 8}, .q = {.wbits = 4, .abits = 8},
+                           .int4_rounding = adaptive ? Q_ROUND_ADAPTIVE : Q_ROUND_NEAREST, .report = true};
+        q_ptq_result r;
+        npu_err e;
+        cr_assert_eq(q_ptq(g, &o, &r, &e), NPU_OK, "%s", e.msg);
+        sqnr[adaptive] = r.report->out_sqnr_db;
+        /* the codes stay int4 and each is the floor or the ceiling of w / s */
+        const ir_tensor *wq = node_named(g, "fc")->inputs[1];
+        cr_assert_eq(wq->dtype, IR_I4);
+        for (int c = 0; c < N; c++)
+            for (int i = 0; i < K; i++) {
+                int q = nk_int4_get(wq->data, (size_t)(c * K + i));
+                double v = w[c * K + i] / wq->quant->scale[c];
+                cr_assert(q >= -7 && q <= 7);
+                cr_assert(fabs(q - v) < 1.0 + 1e-6 || abs(q) == 7, "code %d for %g", q, v);
+            }
+        q_report_free(r.report);
+        ir_graph_free(g);
+    }
+    cr_assert_gt(sqnr[1], sqnr[0] + 1.0, "adaptive %.2f dB vs nearest %.2f dB", sqnr[1], sqnr[0]);
 }
