@@ -210,8 +210,10 @@ npu_status q_ptq(ir_graph *g, const q_ptq_options *o, q_ptq_result *res, npu_err
         if (st == NPU_OK && !(s.bits = npu_malloc(g->alloc, sizeof *s.bits * (size_t)(nb ? nb : 1))))
             st = npu_fail(err, NPU_EINTERNAL, "out of memory");
         if (st == NPU_OK) {
-            memcpy(s.bits, qo.layer_bits, sizeof *s.bits * (size_t)qo.n_layer_bits);
-            memcpy(s.bits + qo.n_layer_bits, s.mixed.bits, sizeof *s.bits * (size_t)s.mixed.n);
+            for (int i = 0; i < qo.n_layer_bits; i++)
+                s.bits[i] = qo.layer_bits[i];
+            for (int i = 0; i < s.mixed.n; i++)
+                s.bits[qo.n_layer_bits + i] = s.mixed.bits[i];
             qo.layer_bits = s.bits;
             qo.n_layer_bits = nb;
         }
