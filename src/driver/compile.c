@@ -2,10 +2,9 @@
 #include "driver/compile.h"
 
 #include <string.h>
-
 #include <stdlib.h>
+#include <unistd.h>
 
-#include "calib/dataset.h"
 #include "common/file.h"
 #include "driver/report.h"
 #include "emit/emit.h"
@@ -78,54 +77,33 @@ static cal_method calib_method(drv_calib_method m)
 }
 
 /* Runs the float graph over the calibration set, then rewrites it into the
- * quantized graph. */
+ * quantized graph (src/quantize/ptq.c). */
 static npu_status stage_quantize(drv_ctx *c, npu_err *err)
 {
-    ir_graph *g = c->g;
-    if (!c->o->calib_dir)
-        return npu_fail(err, NPU_EUSER, "%s: quantizing needs a calibration set (--calib DIR)", c->o->model);
-    if (g->n_inputs != 1 || g->inputs[0]->dtype != IR_F32)
-        return npu_fail(err, NPU_EUSER, "%s: calibration supports one float32 input (the model has %d)",
-                        c->o->model, g->n_inputs);
-    const ir_tensor *in = g->inputs[0];
-    cal_input_spec spec = {in->name, in->rank, in->dims};
-    cal_dataset *ds = NULL;
-    npu_status st = cal_dataset_open(c->o->calib_dir, &spec, c->alloc, &ds, err);
-    if (st != NPU_OK)
-        return st;
-    ref_ctx *rc = ref_ctx_new(g, c->alloc, err);
-    q_calib *qc = rc ? q_calib_new(g, c->alloc, err) : NULL;
-    st = qc ? NPU_OK : err->code;
-    for (const float *x = NULL; st == NPU_OK;) {
-        if ((st = cal_dataset_next(ds, &x, err)) != NPU_OK || !x)
-            break;
-        const void *ins[1] = {x};
-        st = q_calib_run(qc, rc, ins, err);
-    }
-    size_t nt = (size_t)g->n_tensors;
-    float *lo = npu_malloc(c->alloc, sizeof(float) * nt), *hi = npu_malloc(c->alloc, sizeof(float) * nt);
-    if (st == NPU_OK && (!lo || !hi))
-        st = npu_fail(err, NPU_EINTERNAL, "out of memory");
-    ref_ctx_free(rc); /* before the graph changes under it */
-    rc = NULL;
-    if (st == NPU_OK) {
-        cal_range_opts ro = {calib_method(c->o->calib_method), c->o->percentile, c->o->abits};
-        q_calib_ranges(qc, &ro, lo, hi);
-        q_layer_bits lb[DRV_MAX_LAYER_BITS];
-        for (int i = 0; i < c->o->n_layer_bits; i++)
-            lb[i] = (q_layer_bits){c->o->layer_bits[i].name, c->o->layer_bits[i].bits};
-        q_options qo = {.wbits = c->o->wbits, .abits = c->o->abits, .n_layer_bits = c->o->n_layer_bits,
-                        .layer_bits = lb};
-        st = q_quantize(g, lo, hi, &qo, err);
-    }
-    npu_free(c->alloc, lo, sizeof(float) * nt);
-    npu_free(c->alloc, hi, sizeof(float) * nt);
-    q_calib_free(qc);
-    ref_ctx_free(rc);
-    cal_dataset_close(ds);
+    q_layer_bits lb[DRV_MAX_LAYER_BITS];
+    for (int i = 0; i < c->o->n_layer_bits; i++)
+        lb[i] = (q_layer_bits){c->o->layer_bits[i].name, c->o->layer_bits[i].bits};
+    q_ptq_options po = {
+        .model = c->o->model,
+        .calib_dir = c->o->calib_dir,
+        .read = c->o->calib_read,
+        .range = {calib_method(c->o->calib_method), c->o->percentile, c->o->abits},
+        .q = {.wbits = c->o->wbits, .abits = c->o->abits, .n_layer_bits = c->o->n_layer_bits, .layer_bits = lb},
+        .cle = c->o->cle,
+        .bias_correction = c->o->bias_correction,
+        .int4_rounding = c->o->int4_adaptive ? Q_ROUND_ADAPTIVE : Q_ROUND_NEAREST,
+        .accuracy_budget_db = c->o->accuracy_budget_db,
+        .report = c->o->report,
+        .progress = isatty(fileno(stderr)) ? stderr : NULL, /* a bar only where someone watches */
+    };
+    q_ptq_result res;
+    npu_status st = q_ptq(c->g, &po, &res, err);
+    if (st == NPU_OK && res.report)
+        q_report_print(res.report, c->out);
+    q_report_free(res.report);
     if (st == NPU_OK && c->o->dump_after && strcmp(c->o->dump_after, "quantize") == 0) {
         fprintf(c->out, "# after quantize\n");
-        ir_dump(g, c->out);
+        ir_dump(c->g, c->out);
     }
     return st;
 }
