@@ -65,7 +65,7 @@ def main():
     xte, yte = load("t10k")
     net = Net()
     opt = torch.optim.Adam(net.parameters(), lr=2e-3)
-    epochs = int(os.environ.get("EPOCHS", "3"))
+    epochs = int(os.environ.get("EPOCHS", "8"))
     bs = 128
     for ep in range(epochs):
         net.train()
