@@ -125,6 +125,7 @@ test: deps
 
 test-unit: $(UNIT_BINS) $(TOOLS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; NPUCC_ROOT=$(CURDIR) NPUCC_BUILD=$(BUILD) \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  $$t --jobs 2 --short-filename; done
 
 fixtures:
