@@ -104,19 +104,21 @@ void cal_hist_add(cal_hist *h, const float *x, size_t n)
     h->min = lo < h->min ? lo : h->min;
     h->max = hi > h->max ? hi : h->max;
     hist_cover(h, lo, hi);
-    double inv = 1.0 / h->width;
+    /* the bin of v is floor(v / width) - origin; every v is inside the window
+     * now, so the position is >= 0 (up to rounding) and truncation is the
+     * floor (no libm call in the loop that sees every activation) */
+    double inv = 1.0 / h->width, off = -(double)h->origin;
     for (size_t i = 0; i < n; i++) {
         float v = x[i];
         if (!isfinite(v))
             continue;
-        int64_t k = (int64_t)floor(v * inv) - h->origin;
-        if (k < 0)
-            k = 0; /* rounding at the very edge */
+        double pos = (double)v * inv + off;
+        int64_t k = pos > 0.0 ? (int64_t)pos : 0; /* rounding at the very edge */
         if (k >= CAL_BINS)
             k = CAL_BINS - 1;
         h->bins[k]++;
-        h->count++;
     }
+    h->count += finite;
 }
 
 void cal_hist_merge(cal_hist *a, const cal_hist *b)

@@ -78,6 +78,37 @@ static double kl_divergence(const double *p, const double *q, int n)
     return d;
 }
 
+/* The divergence of clipping at bin i (TensorRT's procedure); keeps the best. */
+static void kl_try(const double *hist, int last, int levels, int i, double *best, int *best_i)
+{
+    double p[CAL_BINS], q[CAL_BINS];
+    memcpy(p, hist, sizeof(double) * (size_t)i);
+    for (int k = i; k <= last; k++)
+        p[i - 1] += hist[k];
+    /* quantize hist[0..i) into `levels` buckets, expand each back evenly
+     * over the bins where p is nonzero */
+    memset(q, 0, sizeof(double) * (size_t)i);
+    for (int b = 0; b < levels; b++) {
+        int start = (int)((long long)b * i / levels), stop = (int)((long long)(b + 1) * i / levels);
+        double sum = 0;
+        int nonzero = 0;
+        for (int k = start; k < stop; k++) {
+            sum += hist[k];
+            nonzero += p[k] != 0;
+        }
+        for (int k = start; k < stop; k++)
+            if (p[k] != 0)
+                q[k] = sum / nonzero;
+    }
+    if (!smooth(p, i) || !smooth(q, i))
+        return;
+    double d = kl_divergence(p, q, i);
+    if (d < *best) {
+        *best = d;
+        *best_i = i;
+    }
+}
+
 /* TensorRT-style threshold on a one-sided histogram |x| (bins from zero):
  * the clip point whose `levels`-bucket quantization of the clipped
  * distribution diverges least from it. */
@@ -88,36 +119,19 @@ static double kl_threshold(const double *hist, int nbins, int levels, double wid
         last--;
     if (last + 1 <= levels)
         return (last + 1) * width;
-    double p[CAL_BINS], q[CAL_BINS];
     double best = INFINITY;
     int best_i = last + 1;
-    for (int i = levels; i <= last + 1; i++) {
-        memcpy(p, hist, sizeof(double) * (size_t)i);
-        for (int k = i; k <= last; k++)
-            p[i - 1] += hist[k];
-        /* quantize hist[0..i) into `levels` buckets, expand each back evenly
-         * over the bins where p is nonzero */
-        memset(q, 0, sizeof(double) * (size_t)i);
-        for (int b = 0; b < levels; b++) {
-            int start = (int)((long long)b * i / levels), stop = (int)((long long)(b + 1) * i / levels);
-            double sum = 0;
-            int nonzero = 0;
-            for (int k = start; k < stop; k++) {
-                sum += hist[k];
-                nonzero += p[k] != 0;
-            }
-            for (int k = start; k < stop; k++)
-                if (p[k] != 0)
-                    q[k] = sum / nonzero;
-        }
-        if (!smooth(p, i) || !smooth(q, i))
-            continue;
-        double d = kl_divergence(p, q, i);
-        if (d < best) {
-            best = d;
-            best_i = i;
-        }
-    }
+    /* coarse candidates every KL_STEP bins, then every bin around the best:
+     * the divergence varies slowly with the clip point, and this is 10x
+     * cheaper than trying all of them */
+    enum { KL_STEP = 16 };
+    for (int i = levels; i <= last + 1; i += KL_STEP)
+        kl_try(hist, last, levels, i, &best, &best_i);
+    kl_try(hist, last, levels, last + 1, &best, &best_i);
+    int from = best_i - KL_STEP > levels ? best_i - KL_STEP : levels;
+    int to = best_i + KL_STEP < last + 1 ? best_i + KL_STEP : last + 1;
+    for (int i = from; i <= to; i++)
+        kl_try(hist, last, levels, i, &best, &best_i);
     return (best_i + 0.5) * width;
 }
 

@@ -8,6 +8,8 @@ void drv_print_usage(FILE *out)
     fputs("usage: npucc --target NAME|FILE.yaml [--calib DIR] [-o OUT] [--emit npub|c|qdq|listing]\n"
           "             [--wbits 8|4] [--abits 8|4] [--calib-method minmax|percentile|kl|mse]\n"
           "             [--percentile P] [--layer-bits NAME=8] [--accuracy-budget DB]\n"
+          "             [--mean M[,M..]] [--std S[,S..]] [--layout nchw|nhwc] [--resize error|nearest|bilinear]\n"
+          "             [--bias-correction] [--cle] [--int4-rounding nearest|adaptive]\n"
           "             [--input-shape NAME=1x3x224x224] [--report] [--stats-json FILE]\n"
           "             [--dump-ir] [--dump-after=PASS|all] [--strip] MODEL.onnx\n"
           "       npucc --target NAME|FILE.yaml --validate\n",
@@ -127,6 +129,43 @@ npu_status drv_parse_args(int argc, char **argv, drv_options *o, npu_err *err)
             if (*end || !(db > 0.0))
                 return npu_fail(err, NPU_EUSAGE, "--accuracy-budget: '%s' is not a positive SQNR in dB", v);
             o->accuracy_budget_db = db;
+        } else if (VALUE("--mean") || VALUE("--std")) {
+            if (!v)
+                return NPU_EUSAGE;
+            bool mean = strncmp(a, "--mean", 6) == 0;
+            npu_status st = cal_parse_floats(v, mean ? o->calib_read.mean : o->calib_read.std,
+                                             mean ? &o->calib_read.n_mean : &o->calib_read.n_std, err);
+            if (st != NPU_OK)
+                return npu_fail(err, NPU_EUSAGE, "%s: %s", mean ? "--mean" : "--std", err->msg);
+        } else if (VALUE("--layout")) {
+            if (!v)
+                return NPU_EUSAGE;
+            if (strcmp(v, "nchw") == 0)
+                o->calib_read.layout = CAL_LAYOUT_NCHW;
+            else if (strcmp(v, "nhwc") == 0)
+                o->calib_read.layout = CAL_LAYOUT_NHWC;
+            else
+                return npu_fail(err, NPU_EUSAGE, "--layout: '%s' is not nchw or nhwc", v);
+        } else if (VALUE("--resize")) {
+            if (!v)
+                return NPU_EUSAGE;
+            static const char *const names[] = {"error", "nearest", "bilinear"};
+            int k = 0;
+            while (k < 3 && strcmp(v, names[k]) != 0)
+                k++;
+            if (k == 3)
+                return npu_fail(err, NPU_EUSAGE, "--resize: '%s' is not one of error, nearest, bilinear", v);
+            o->calib_read.resize = (cal_resize)(CAL_RESIZE_ERROR + k);
+        } else if (VALUE("--int4-rounding")) {
+            if (!v)
+                return NPU_EUSAGE;
+            if (strcmp(v, "nearest") && strcmp(v, "adaptive"))
+                return npu_fail(err, NPU_EUSAGE, "--int4-rounding: '%s' is not nearest or adaptive", v);
+            o->int4_adaptive = strcmp(v, "adaptive") == 0;
+        } else if (strcmp(a, "--bias-correction") == 0) {
+            o->bias_correction = true;
+        } else if (strcmp(a, "--cle") == 0) {
+            o->cle = true;
         } else if (VALUE("--layer-bits")) {
             if (!v)
                 return NPU_EUSAGE;

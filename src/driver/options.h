@@ -3,6 +3,7 @@
 #ifndef NPU_DRIVER_OPTIONS_H
 #define NPU_DRIVER_OPTIONS_H
 
+#include "calib/dataset.h"
 #include "common/status.h"
 #include "import/import.h"
 
@@ -37,6 +38,10 @@ typedef struct drv_options {
     bool strip;              /* leave the debug and graph sections out */
     bool verbose;
     double accuracy_budget_db; /* --accuracy-budget; 0: none */
+    cal_read_opts calib_read;  /* --mean, --std, --layout, --resize */
+    bool bias_correction;      /* --bias-correction */
+    bool cle;                  /* --cle */
+    bool int4_adaptive;        /* --int4-rounding adaptive (default nearest) */
     int n_input_shapes;
     imp_input_shape input_shapes[DRV_MAX_INPUT_SHAPES];
     int n_layer_bits;

@@ -9,7 +9,15 @@ struct q_calib {
     int n;
     cal_hist **hist; /* per tensor id; NULL for constants and non-float tensors */
     uint64_t samples;
+    ref_observer_fn tap; /* a second observer (layer statistics), or NULL */
+    void *tap_ud;
 };
+
+void q_calib_set_tap(q_calib *c, ref_observer_fn fn, void *ud)
+{
+    c->tap = fn;
+    c->tap_ud = ud;
+}
 
 q_calib *q_calib_new(const ir_graph *g, npu_alloc alloc, npu_err *err)
 {
@@ -56,10 +64,11 @@ void q_calib_free(q_calib *c)
 
 static void observe(void *ud, const ir_node *n, const ir_tensor *t, const void *data)
 {
-    (void)n;
     q_calib *c = ud;
     if (t->id >= 0 && t->id < c->n && c->hist[t->id])
         cal_hist_add(c->hist[t->id], data, (size_t)ir_tensor_numel(t));
+    if (c->tap)
+        c->tap(c->tap_ud, n, t, data);
 }
 
 npu_status q_calib_run(q_calib *c, ref_ctx *ctx, const void *const *inputs, npu_err *err)

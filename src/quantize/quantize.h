@@ -13,6 +13,7 @@
 #define NPU_QUANTIZE_H
 
 #include "calib/calib.h"
+#include "calib/dataset.h"
 #include "ir/ir.h"
 #include "ref/ref.h"
 
@@ -24,6 +25,8 @@ void q_calib_free(q_calib *c);
 /* Runs one calibration sample (inputs as for ref_ctx_run) and records it. */
 npu_status q_calib_run(q_calib *c, ref_ctx *ctx, const void *const *inputs, npu_err *err);
 uint64_t q_calib_samples(const q_calib *c);
+/* Also calls fn for every observed float activation (graph inputs included). */
+void q_calib_set_tap(q_calib *c, ref_observer_fn fn, void *ud);
 /* Ranges per tensor id (lo/hi arrays of g->n_tensors); tensors never seen
  * get [0, 0]. */
 void q_calib_ranges(const q_calib *c, const cal_range_opts *o, float *lo, float *hi);
@@ -32,6 +35,23 @@ typedef struct q_layer_bits {
     const char *node; /* node name */
     int wbits;
 } q_layer_bits;
+
+typedef enum q_rounding {
+    Q_ROUND_NEAREST,
+    Q_ROUND_ADAPTIVE, /* int4 weights: per-channel scale and up/down rounding minimizing the output MSE */
+} q_rounding;
+
+/* Float statistics of the input patches of one Conv/Gemm (calibration):
+ * per group, the mean patch and (when small enough) its second moment. */
+typedef struct q_layer_stats {
+    const char *node;  /* node name */
+    int groups;
+    int64_t k;         /* patch length of one group (c_in/groups * k_h * k_w, or K) */
+    uint64_t n;        /* patches seen per group */
+    uint64_t n_gram;   /* of which in the second moment (a subsample of positions) */
+    double *mean;      /* [groups][k]: sums until q_lstats_finish, then means */
+    double *gram;      /* [groups][k][k] E[p p^T], or NULL (too large) */
+} q_layer_stats;
 
 typedef struct q_options {
     int wbits;        /* 8 or 4 */
@@ -42,11 +62,80 @@ typedef struct q_options {
      * decide); NULL: every op with an integer form. */
     bool (*int_supported)(void *ud, const ir_graph *g, const ir_node *n);
     void *ud;
+    /* Weight repairs, which need the calibration statistics of each layer's input. */
+    bool bias_correction;
+    q_rounding int4_rounding;
+    int n_stats;
+    const q_layer_stats *stats;
 } q_options;
 
 /* Rewrites g in place. lo/hi are the ranges per tensor id from calibration
  * (ids as they are in g on entry). */
 npu_status q_quantize(ir_graph *g, const float *lo, const float *hi, const q_options *o, npu_err *err);
+
+/* The whole post-training quantization of a float graph: opens the
+ * calibration set, runs the float reference over it (streaming statistics),
+ * optionally repairs (cross-layer equalization, bias correction, adaptive
+ * int4 rounding, mixed precision), chooses the ranges and rewrites g in
+ * place. docs/numerics.md ("Post-training quantization") has the measured
+ * effect of each option. */
+typedef struct q_ptq_options {
+    const char *model;      /* for messages */
+    const char *calib_dir;
+    cal_read_opts read;     /* preprocessing of the calibration files */
+    cal_range_opts range;   /* method and percentile (bits follow q.abits) */
+    q_options q;            /* wbits, abits, per-layer bits */
+    bool cle;               /* cross-layer equalization of depthwise -> pointwise pairs */
+    bool bias_correction;
+    q_rounding int4_rounding;
+    double accuracy_budget_db; /* > 0 (with wbits 4): keep layers at 8 bits until the output SQNR meets it */
+    bool report;            /* fill q_ptq_result.report */
+    FILE *progress;         /* a progress bar (a terminal), or NULL */
+} q_ptq_options;
+
+typedef struct q_report q_report;
+
+typedef struct q_ptq_result {
+    int64_t samples;        /* calibration samples */
+    double calib_seconds;   /* the statistics pass (float reference + observers) */
+    q_report *report;       /* with o->report: q_report_print, q_report_free */
+} q_ptq_result;
+
+/* result may be NULL. */
+npu_status q_ptq(ir_graph *g, const q_ptq_options *o, q_ptq_result *result, npu_err *err);
+
+/* ---- the --report: float reference vs quantized reference ---- */
+
+typedef struct q_layer_sqnr {
+    const char *node;       /* node name (quantized graph) */
+    const char *op;
+    const char *tensor;     /* its float output */
+    int wbits;              /* weights' bits, 0 for ops without weights */
+    double sqnr_db;
+    const char *why8;       /* mixed precision: why the layer stayed at 8 bits, or NULL */
+} q_layer_sqnr;
+
+struct q_report {
+    npu_alloc alloc;
+    int64_t samples;
+    double out_cosine, out_sqnr_db; /* over every graph output value of every sample */
+    double budget_db;               /* 0: no mixed precision */
+    int n_layers;
+    q_layer_sqnr *layers;
+    size_t rows_cap;                /* allocated rows */
+};
+
+/* SQNR in dB of a signal and its approximation from their accumulated
+ * energies: 10 log10(sum s^2 / sum (s - q)^2); +inf for an exact copy. */
+double q_sqnr_db(double signal_energy, double noise_energy);
+
+/* Runs float_g and quant_g (the same model before and after q_quantize) on
+ * the first max_samples samples of ds (0: all) and compares every quantized
+ * activation with its float original. */
+npu_status q_report_compute(const ir_graph *float_g, const ir_graph *quant_g, cal_dataset *ds, int64_t max_samples,
+                            npu_alloc alloc, q_report **out, npu_err *err);
+void q_report_print(const q_report *r, FILE *out);
+void q_report_free(q_report *r);
 
 /* Asymmetric int8 parameters for a real range (contains 0 after nudging). */
 void q_params_from_range(float lo, float hi, int bits, float *scale, int32_t *zero_point);

@@ -41,4 +41,57 @@ npu_status q_weighted(q_ctx *c, ir_node *n);
 /* lut.c: y is the node's original float output (for its name in messages) */
 npu_status q_lut(q_ctx *c, ir_node *n, const ir_tensor *y);
 
+/* lstats.c: input patch statistics of every Conv/Gemm of a float graph,
+ * fed by the calibration observer (q_lstats_observe is a ref_observer_fn). */
+typedef struct q_lstats q_lstats;
+q_lstats *q_lstats_new(const ir_graph *g, bool gram, npu_alloc alloc, npu_err *err);
+void q_lstats_observe(void *ud, const ir_node *n, const ir_tensor *t, const void *data);
+void q_lstats_finish(q_lstats *s);
+int q_lstats_count(const q_lstats *s);
+const q_layer_stats *q_lstats_items(const q_lstats *s);
+void q_lstats_free(q_lstats *s);
+
+/* cle.c: cross-layer equalization of Conv -> Conv pairs of a float graph.
+ * chan_max[tensor id] (NULL entries allowed) holds the per-channel maximum
+ * of clipped conv outputs on the calibration data, which bounds the
+ * scaling a Relu6 allows. Returns the number of pairs equalized. */
+int q_cle_apply(ir_graph *g, float *const *chan_max, int rounds);
+
+/* weights.c: the per-channel weight rounding (nearest or adaptive) */
+typedef struct q_round_in {
+    const float *w;      /* one output channel's real weights (alpha applied), k of them */
+    int64_t k;
+    int qmax;
+    const double *metric; /* k x k output-error metric: E[p p^T] of the input patches (its covariance
+                           * when bias correction follows), or NULL: nearest */
+    const double *mean;   /* k E[p], or NULL */
+    q_rounding rounding;
+} q_round_in;
+/* Codes (k) and the scale; returns the mean output error sum_j (s*q_j - w_j) mean_j (0 without means). */
+double q_round_channel(const q_round_in *in, int8_t *codes, float *scale);
+
+/* report.c: compares the two graphs on samples of ds; layers: per-layer SQNR too. */
+npu_status q_compare(const ir_graph *fg, const ir_graph *qg, cal_dataset *ds, int64_t max_samples, bool layers,
+                     npu_alloc alloc, q_report **out, npu_err *err);
+
+/* mixed.c: which layers keep 8-bit weights under --accuracy-budget */
+typedef struct q_mixed_in {
+    const void *float_ser;   /* the float graph, serialized (copies to quantize) */
+    size_t float_size;
+    const ir_graph *float_g; /* the same graph (reference outputs; ranges by its tensor ids) */
+    const float *lo, *hi;
+    int n_ranges;
+    const q_options *base;   /* wbits 4, repairs, the user's --layer-bits */
+    cal_dataset *ds;
+    double budget_db;
+} q_mixed_in;
+typedef struct q_mixed_out {
+    int n, cap;
+    q_layer_bits *bits;      /* the layers kept at 8 bits (names from float_g) */
+    char **why;
+    double sqnr_all4, sqnr;  /* output SQNR with every candidate at 4 bits, and with the choice */
+} q_mixed_out;
+npu_status q_mixed_search(const q_mixed_in *in, npu_alloc alloc, q_mixed_out *out, npu_err *err);
+void q_mixed_free(q_mixed_out *out, npu_alloc alloc);
+
 #endif

@@ -1,6 +1,7 @@
 /* Conv / Gemm / MatMul-by-constant: per-output-channel symmetric weights
  * (int8 -127..127 or int4 -7..7, packed) and int32 bias at in_scale*w_scale. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/kernels.h"
@@ -15,6 +16,103 @@ static float *transposed(ir_graph *g, const float *w, int64_t k, int64_t n)
             for (int64_t j = 0; j < n; j++)
                 t[j * k + i] = w[i * n + j];
     return t;
+}
+
+static int8_t clamp_code(double r, int qmax)
+{
+    return (int8_t)(r < -qmax ? -qmax : r > qmax ? qmax : r);
+}
+
+/* Adaptive rounding: a per-channel scale (a clipping factor chosen on the
+ * diagonal of the metric), then greedy up/down flips of single codes while
+ * the output error dw^T C dw falls (each code stays floor or ceil of w/s). */
+static void round_adaptive(const q_round_in *in, double s0, int8_t *q, float *scale)
+{
+    int64_t k = in->k;
+    int qmax = in->qmax;
+    double best = -1, s = s0;
+    for (int f = 100; f >= 50; f -= 5) {
+        double sf = s0 * f / 100.0, cost = 0;
+        for (int64_t j = 0; j < k; j++) {
+            double d = sf * clamp_code(round(in->w[j] / sf), qmax) - in->w[j];
+            cost += in->metric[j * k + j] * d * d;
+        }
+        if (best < 0 || cost < best) {
+            best = cost;
+            s = sf;
+        }
+    }
+    /* the scale is stored as float: round with the one the kernels use */
+    *scale = (float)s;
+    s = *scale;
+    double *d = malloc(sizeof(double) * (size_t)k * 2);
+    if (!d) { /* no scratch: nearest at the chosen scale is still valid */
+        for (int64_t j = 0; j < k; j++)
+            q[j] = clamp_code(round(in->w[j] / s), qmax);
+        return;
+    }
+    double *g = d + k;
+    for (int64_t j = 0; j < k; j++) {
+        q[j] = clamp_code(round(in->w[j] / s), qmax);
+        d[j] = s * q[j] - in->w[j];
+    }
+    for (int64_t i = 0; i < k; i++) {
+        double acc = 0;
+        const double *row = in->metric + i * k;
+        for (int64_t j = 0; j < k; j++)
+            acc += row[j] * d[j];
+        g[i] = acc;
+    }
+    for (int pass = 0; pass < 8; pass++) {
+        int flips = 0;
+        for (int64_t j = 0; j < k; j++) {
+            double fl = floor(in->w[j] / s);
+            int alt = q[j] == (int)fl ? (int)fl + 1 : (int)fl;
+            if (alt < -qmax || alt > qmax || (alt != (int)fl && alt != (int)fl + 1) || alt == q[j])
+                continue;
+            double delta = s * (alt - q[j]), cjj = in->metric[j * k + j];
+            if (2 * delta * g[j] + delta * delta * cjj >= -1e-15 * (cjj + 1e-30))
+                continue;
+            q[j] = (int8_t)alt;
+            d[j] += delta;
+            const double *col = in->metric + j * k; /* symmetric: column j is row j */
+            for (int64_t i = 0; i < k; i++)
+                g[i] += delta * col[i];
+            flips++;
+        }
+        if (!flips)
+            break;
+    }
+    free(d);
+}
+
+double q_round_channel(const q_round_in *in, int8_t *codes, float *scale)
+{
+    float amax = 0;
+    for (int64_t j = 0; j < in->k; j++)
+        amax = fmaxf(amax, fabsf(in->w[j]));
+    float s = amax > 0 ? amax / (float)in->qmax : 1.0f;
+    if (in->rounding == Q_ROUND_ADAPTIVE && in->metric && amax > 0) {
+        round_adaptive(in, s, codes, scale);
+        s = *scale;
+    } else {
+        *scale = s;
+        for (int64_t j = 0; j < in->k; j++)
+            codes[j] = clamp_code(roundf(in->w[j] / s), in->qmax);
+    }
+    double err = 0;
+    if (in->mean)
+        for (int64_t j = 0; j < in->k; j++)
+            err += ((double)s * codes[j] - in->w[j]) * in->mean[j];
+    return err;
+}
+
+static const q_layer_stats *stats_for(const q_ctx *c, const ir_node *n)
+{
+    for (int i = 0; i < c->opts->n_stats; i++)
+        if (!strcmp(c->opts->stats[i].node, n->name))
+            return c->opts->stats[i].n ? &c->opts->stats[i] : NULL;
+    return NULL;
 }
 
 static int wbits_for(const q_ctx *c, const ir_node *n)
@@ -68,19 +166,46 @@ npu_status q_weighted(q_ctx *c, ir_node *n)
     int8_t *codes = wt ? npu_arena_alloc(g->arena, (size_t)(oc * per) + 1) : NULL;
     if (!codes)
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    const q_layer_stats *ls = stats_for(c, n);
+    if (ls && (ls->k != per || oc % ls->groups))
+        ls = NULL; /* statistics of another shape: the graph changed since calibration */
+    bool correct = c->opts->bias_correction && ls;
+    double *mean_err = correct ? npu_arena_alloc(g->arena, sizeof(double) * (size_t)oc) : NULL;
+    float *row = npu_arena_alloc(g->arena, sizeof(float) * (size_t)(per ? per : 1));
+    if (!row || (correct && !mean_err))
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    q_rounding rounding = bits == 4 ? c->opts->int4_rounding : Q_ROUND_NEAREST;
+    bool adaptive = rounding == Q_ROUND_ADAPTIVE && ls && ls->gram;
+    /* the error metric per group: E[p p^T], or its covariance when the mean
+     * error is corrected by the bias afterwards */
+    double *metric = adaptive && correct ? malloc(sizeof(double) * (size_t)(per * per)) : NULL;
+    if (adaptive && correct && !metric)
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    int64_t metric_group = -1;
     for (int64_t ch = 0; ch < oc; ch++) {
-        const float *row = wf + ch * per;
-        float amax = 0;
         for (int64_t j = 0; j < per; j++)
-            amax = fmaxf(amax, fabsf(row[j] * alpha));
-        float s = amax > 0 ? amax / (float)qmax : 1.0f;
-        wq->scale[ch] = s;
-        wq->zero_point[ch] = 0;
-        for (int64_t j = 0; j < per; j++) {
-            float r = roundf(row[j] * alpha / s);
-            codes[ch * per + j] = (int8_t)(r < -qmax ? -qmax : r > qmax ? qmax : r);
+            row[j] = wf[ch * per + j] * alpha;
+        int64_t gi = ls ? ch / (oc / ls->groups) : 0;
+        const double *gram = adaptive ? ls->gram + (size_t)gi * (size_t)(per * per) : NULL;
+        if (metric && gi != metric_group) {
+            const double *m = ls->mean + gi * per;
+            for (int64_t i = 0; i < per; i++)
+                for (int64_t j = 0; j < per; j++)
+                    metric[i * per + j] = gram[i * per + j] - m[i] * m[j];
+            metric_group = gi;
         }
+        q_round_in ri = {
+            .w = row, .k = per, .qmax = qmax,
+            .metric = metric ? metric : gram,
+            .mean = correct ? ls->mean + gi * per : NULL,
+            .rounding = rounding,
+        };
+        double e = q_round_channel(&ri, codes + ch * per, &wq->scale[ch]);
+        wq->zero_point[ch] = 0;
+        if (correct)
+            mean_err[ch] = e;
     }
+    free(metric);
     if (bits == 4) {
         size_t nb = ir_tensor_bytes(wt);
         if (!(wt->data = npu_arena_alloc(g->arena, nb)))
@@ -91,6 +216,20 @@ npu_status q_weighted(q_ctx *c, ir_node *n)
     }
     wt->quant = wq;
     n->inputs[1] = wt;
+    if (correct && !b) { /* the correction needs a bias: start from zero */
+        ir_tensor **ni = npu_arena_alloc(g->arena, 3 * sizeof *ni);
+        float *zero = npu_arena_alloc(g->arena, sizeof(float) * (size_t)oc);
+        if (!ni || !zero)
+            return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+        memset(zero, 0, sizeof(float) * (size_t)oc);
+        b = ir_const_new(g, NULL, IR_F32, 1, &oc, zero);
+        if (!b)
+            return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+        ni[0] = n->inputs[0], ni[1] = n->inputs[1], ni[2] = b;
+        n->inputs = ni;
+        n->n_inputs = 3;
+        beta = 1.0f;
+    }
     if (b) {
         const float *bf = b->data;
         int64_t bd = oc;
@@ -101,7 +240,8 @@ npu_status q_weighted(q_ctx *c, ir_node *n)
         int32_t *bi = bt->data;
         for (int64_t ch = 0; ch < oc; ch++) {
             double s = (double)s_in * wq->scale[ch];
-            double r = round((double)bf[ch] * beta / s);
+            /* bias correction: remove the mean output error the weight rounding adds */
+            double r = round(((double)bf[ch] * beta - (correct ? mean_err[ch] : 0.0)) / s);
             bi[ch] = (int32_t)(r < -2147483647.0 ? -2147483647.0 : r > 2147483647.0 ? 2147483647.0 : r);
             bq->scale[ch] = (float)s;
             bq->zero_point[ch] = 0;

@@ -1,0 +1,225 @@
+/* PTQ accuracy benchmark: float top-1 vs quantized top-1 (the reference
+ * executor on the quantized graph, what `npuref MODEL.npub` runs) for
+ * several quantization configurations, and calibration time against the
+ * float reference time over the same calibration set.
+ *
+ *   ptq_accuracy MODEL.onnx CALIB_DIR TEST_X.npy TEST_Y.npy [-n N] CONFIG...
+ *
+ * CONFIG: '+'-separated tokens: w8 | w4, minmax | percentile | kl | mse,
+ * bc (bias correction), cle, round (adaptive int4 rounding), budget=DB
+ * (mixed precision). Example: w4+mse+bc+round. Built and run by
+ * bench/ptq_bench.sh. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "calib/dataset.h"
+#include "common/npy.h"
+#include "import/import.h"
+#include "opt/opt.h"
+#include "partition/partition.h"
+#include "quantize/quantize.h"
+#include "ref/ref.h"
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void die(const npu_err *e)
+{
+    fprintf(stderr, "ptq_accuracy: %s\n", e->msg);
+    exit(1);
+}
+
+static ir_graph *clone(const void *buf, size_t n)
+{
+    ir_graph *g;
+    npu_err e;
+    if (ir_deserialize(buf, n, npu_alloc_default(), &g, &e) != NPU_OK)
+        die(&e);
+    return g;
+}
+
+/* Runs g over the first n test images: logits (n x nout) and top-1 in %. */
+static double run_test(const ir_graph *g, const npy_array *x, const npy_array *y, int64_t n, float *logits)
+{
+    npu_err e;
+    ref_ctx *rc = ref_ctx_new(g, npu_alloc_default(), &e);
+    if (!rc)
+        die(&e);
+    int64_t per = ir_tensor_numel(g->inputs[0]), nout = ir_tensor_numel(g->outputs[0]);
+    int64_t ok = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const void *ins[1] = {(const float *)x->data + i * per};
+        float *out = logits + i * nout;
+        void *outs[1] = {out};
+        if (ref_ctx_run(rc, ins, outs, &e) != NPU_OK)
+            die(&e);
+        int64_t best = 0;
+        for (int64_t k = 1; k < nout; k++)
+            best = out[k] > out[best] ? k : best;
+        int64_t label = y->dtype == NPY_I64 ? ((const int64_t *)y->data)[i] : ((const int32_t *)y->data)[i];
+        ok += best == label;
+    }
+    ref_ctx_free(rc);
+    return 100.0 * (double)ok / (double)n;
+}
+
+static double sqnr(const float *f, const float *q, int64_t n)
+{
+    double s = 0, d = 0;
+    for (int64_t i = 0; i < n; i++) {
+        s += (double)f[i] * f[i];
+        d += ((double)q[i] - f[i]) * ((double)q[i] - f[i]);
+    }
+    return q_sqnr_db(s, d);
+}
+
+/* Seconds of the float reference over the calibration set (same reader). */
+static double float_calib_time(const ir_graph *g, const char *dir)
+{
+    npu_err e;
+    const ir_tensor *in = g->inputs[0];
+    cal_input_spec spec = {in->name, in->rank, in->dims};
+    cal_dataset *ds;
+    if (cal_dataset_open(dir, &spec, NULL, npu_alloc_default(), &ds, &e) != NPU_OK)
+        die(&e);
+    ref_ctx *rc = ref_ctx_new(g, npu_alloc_default(), &e);
+    float *out = malloc(ir_tensor_bytes(g->outputs[0]));
+    double t0 = now();
+    for (const float *x;;) {
+        if (cal_dataset_next(ds, &x, &e) != NPU_OK)
+            die(&e);
+        if (!x)
+            break;
+        const void *ins[1] = {x};
+        void *outs[1] = {out};
+        if (ref_ctx_run(rc, ins, outs, &e) != NPU_OK)
+            die(&e);
+    }
+    double t = now() - t0;
+    free(out);
+    ref_ctx_free(rc);
+    cal_dataset_close(ds);
+    return t;
+}
+
+static bool parse_config(const char *cfg, q_ptq_options *o)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", cfg);
+    for (char *t = strtok(buf, "+"); t; t = strtok(NULL, "+")) {
+        if (!strcmp(t, "w8"))
+            o->q.wbits = 8;
+        else if (!strcmp(t, "w4"))
+            o->q.wbits = 4;
+        else if (!strcmp(t, "minmax"))
+            o->range.method = CAL_MINMAX;
+        else if (!strcmp(t, "percentile"))
+            o->range.method = CAL_PERCENTILE;
+        else if (!strcmp(t, "kl"))
+            o->range.method = CAL_KL;
+        else if (!strcmp(t, "mse"))
+            o->range.method = CAL_MSE;
+        else if (!strcmp(t, "bc"))
+            o->bias_correction = true;
+        else if (!strcmp(t, "cle"))
+            o->cle = true;
+        else if (!strcmp(t, "round"))
+            o->int4_rounding = Q_ROUND_ADAPTIVE;
+        else if (!strncmp(t, "budget=", 7))
+            o->accuracy_budget_db = atof(t + 7);
+        else
+            return false;
+    }
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 6) {
+        fprintf(stderr, "usage: ptq_accuracy MODEL.onnx CALIB_DIR TEST_X.npy TEST_Y.npy [-n N] CONFIG...\n");
+        return 2;
+    }
+    const char *model = argv[1], *calib = argv[2];
+    npu_err e;
+    npu_alloc a = npu_alloc_default();
+    npy_array x, y;
+    if (npy_read(argv[3], a, &x, &e) != NPU_OK || npy_read(argv[4], a, &y, &e) != NPU_OK)
+        die(&e);
+    int64_t n = x.dims[0];
+    int first = 5;
+    if (argc > 6 && !strcmp(argv[5], "-n")) {
+        n = atoll(argv[6]) < n ? atoll(argv[6]) : n;
+        first = 7;
+    }
+    ir_graph *g;
+    if (imp_load_onnx(model, &(imp_options){0}, a, &g, &e) != NPU_OK)
+        die(&e);
+    opt_options oo = {0};
+    part_caps caps = {NULL, NULL};
+    if (opt_run(g, &oo, &e) != NPU_OK || part_assign(g, &caps, &e) != NPU_OK)
+        die(&e);
+    void *ser;
+    size_t ser_n;
+    if (ir_serialize(g, a, &ser, &ser_n, &e) != NPU_OK)
+        die(&e);
+    const char *name = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
+    /* the machine is shared: the best of three runs */
+    double tf = 1e30;
+    for (int k = 0; k < 3; k++) {
+        double t = float_calib_time(g, calib);
+        tf = t < tf ? t : tf;
+    }
+    int64_t nout = ir_tensor_numel(g->outputs[0]);
+    float *fl = malloc(sizeof(float) * (size_t)(n * nout)), *ql = malloc(sizeof(float) * (size_t)(n * nout));
+    double f1 = run_test(g, &x, &y, n, fl);
+    printf("%-16s %-26s top-1 %6.2f%%  (%lld test images; float reference over the calibration set %.3f s)\n",
+           name, "float", f1, (long long)n, tf);
+    int status = 0;
+    for (int i = first; i < argc; i++) {
+        q_ptq_options o = {.model = model, .calib_dir = calib, .range = {CAL_MINMAX, 99.99, 8},
+                           .q = {.wbits = 8, .abits = 8}};
+        if (!parse_config(argv[i], &o)) {
+            fprintf(stderr, "ptq_accuracy: bad config '%s'\n", argv[i]);
+            return 2;
+        }
+        ir_graph *q = clone(ser, ser_n);
+        q_ptq_result r = {0};
+        double best = 1e30;
+        for (int k = 0; i == first && k < 2; k++) { /* the first configuration: calibration time, best of three */
+            ir_graph *t = clone(ser, ser_n);
+            if (q_ptq(t, &o, &r, &e) == NPU_OK && r.calib_seconds < best)
+                best = r.calib_seconds;
+            ir_graph_free(t);
+        }
+        double t0 = now();
+        if (q_ptq(q, &o, &r, &e) != NPU_OK) {
+            printf("%-16s %-26s FAILED: %s\n", name, argv[i], e.msg);
+            status = 1;
+            ir_graph_free(q);
+            continue;
+        }
+        r.calib_seconds = best < r.calib_seconds ? best : r.calib_seconds;
+        double tq = now() - t0;
+        double q1 = run_test(q, &x, &y, n, ql);
+        printf("%-16s %-26s top-1 %6.2f%%  (%+.2f)  logits SQNR %6.2f dB  calibration %.3f s = %.2fx float, "
+               "ptq %.3f s\n",
+               name, argv[i], q1, q1 - f1, sqnr(fl, ql, n * nout), r.calib_seconds,
+               r.calib_seconds / (tf > 0 ? tf : 1e-9), tq);
+        fflush(stdout);
+        ir_graph_free(q);
+    }
+    free(fl);
+    free(ql);
+    npu_free(a, ser, ser_n);
+    ir_graph_free(g);
+    npy_free(a, &x);
+    npy_free(a, &y);
+    return status;
+}

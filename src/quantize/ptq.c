@@ -1,0 +1,239 @@
+/* Post-training quantization from a calibration directory to the quantized
+ * graph: the sequence the driver runs (docs/numerics.md, "Post-training
+ * quantization"):
+ *   1. --cle: per-channel maxima of clipped conv outputs, then equalization;
+ *   2. one float pass over the set: histograms per tensor (and, for the
+ *      weight repairs, input patch statistics per Conv/Gemm);
+ *   3. ranges; --accuracy-budget: the mixed-precision search;
+ *   4. the rewrite; --report: float vs quantized on the set. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "quantize/quantize_internal.h"
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void progress(FILE *f, const char *what, int64_t done, int64_t total)
+{
+    if (!f || total <= 0)
+        return;
+    enum { WIDTH = 30 };
+    int fill = (int)(WIDTH * done / total);
+    fprintf(f, "\r%-12s [%.*s%*s] %lld/%lld", what, fill, "##############################", WIDTH - fill, "",
+            (long long)done, (long long)total);
+    if (done == total)
+        fputc('\n', f);
+    fflush(f);
+}
+
+/* Runs g over the whole set with an observer on every activation. */
+static npu_status float_pass(ir_graph *g, cal_dataset *ds, ref_observer_fn fn, void *ud, q_calib *qc,
+                             const q_ptq_options *o, const char *what, npu_err *err)
+{
+    ref_ctx *rc = ref_ctx_new(g, g->alloc, err);
+    if (!rc)
+        return err->code;
+    size_t ob = ir_tensor_bytes(g->outputs[0]) + 1;
+    void *out = g->n_outputs == 1 ? npu_malloc(g->alloc, ob) : NULL;
+    npu_status st = g->n_outputs == 1 && !out ? npu_fail(err, NPU_EINTERNAL, "out of memory") : NPU_OK;
+    int64_t total = cal_dataset_count(ds), done = 0;
+    cal_dataset_rewind(ds);
+    for (const float *x = NULL; st == NPU_OK;) {
+        if ((st = cal_dataset_next(ds, &x, err)) != NPU_OK || !x)
+            break;
+        const void *ins[1] = {x};
+        if (qc) {
+            st = q_calib_run(qc, rc, ins, err);
+        } else {
+            fn(ud, NULL, g->inputs[0], x);
+            ref_ctx_set_observer(rc, fn, ud);
+            void *outs[1] = {out};
+            st = ref_ctx_run(rc, ins, outs, err);
+        }
+        progress(o->progress, what, ++done, total);
+    }
+    npu_free(g->alloc, out, ob);
+    ref_ctx_free(rc);
+    return st;
+}
+
+/* ---- 1. cross-layer equalization ---- */
+
+typedef struct chan_max_ctx {
+    const ir_graph *g;
+    float **max; /* per tensor id: per-channel maxima, for outputs of clipped convs */
+} chan_max_ctx;
+
+static void observe_chan_max(void *ud, const ir_node *n, const ir_tensor *t, const void *data)
+{
+    chan_max_ctx *c = ud;
+    if (!n || t->id >= c->g->n_tensors || !c->max[t->id])
+        return;
+    const float *x = data;
+    int64_t ch = t->dims[1], inner = ir_tensor_numel(t) / (t->dims[0] * ch);
+    for (int64_t i = 0, total = ir_tensor_numel(t); i < total; i++) {
+        float *m = &c->max[t->id][(i / inner) % ch];
+        *m = x[i] > *m ? x[i] : *m;
+    }
+}
+
+static npu_status run_cle(ir_graph *g, cal_dataset *ds, const q_ptq_options *o, npu_err *err)
+{
+    size_t nt = (size_t)g->n_tensors;
+    chan_max_ctx c = {g, npu_malloc(g->alloc, sizeof(float *) * nt)};
+    if (!c.max)
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    memset(c.max, 0, sizeof(float *) * nt);
+    bool need = false;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        const ir_tensor *y = n->outputs[0];
+        if (n->dead || n->op != IR_OP_CONV || n->act.kind != IR_ACT_CLIP || y->rank < 2)
+            continue;
+        c.max[y->id] = npu_arena_alloc(g->arena, sizeof(float) * (size_t)y->dims[1]);
+        if (!c.max[y->id]) {
+            npu_free(g->alloc, c.max, sizeof(float *) * nt);
+            return npu_fail(err, NPU_EINTERNAL, "out of memory");
+        }
+        for (int64_t k = 0; k < y->dims[1]; k++)
+            c.max[y->id][k] = -INFINITY;
+        need = true;
+    }
+    npu_status st = need ? float_pass(g, ds, observe_chan_max, &c, NULL, o, "equalizing", err) : NPU_OK;
+    if (st == NPU_OK)
+        q_cle_apply(g, c.max, 4);
+    npu_free(g->alloc, c.max, sizeof(float *) * nt);
+    return st;
+}
+
+/* ---- the whole sequence ---- */
+
+typedef struct ptq_state {
+    cal_dataset *ds;
+    q_calib *qc;
+    q_lstats *ls;
+    float *lo, *hi;
+    size_t nt;
+    void *ser;          /* the float graph (after CLE), for the report and mixed precision */
+    size_t ser_size;
+    ir_graph *float_copy;
+    q_mixed_out mixed;
+    q_layer_bits *bits;
+} ptq_state;
+
+static void state_free(ptq_state *s, npu_alloc a, int n_bits)
+{
+    npu_free(a, s->lo, sizeof(float) * s->nt);
+    npu_free(a, s->hi, sizeof(float) * s->nt);
+    npu_free(a, s->ser, s->ser_size);
+    npu_free(a, s->bits, sizeof *s->bits * (size_t)(n_bits ? n_bits : 1));
+    ir_graph_free(s->float_copy);
+    q_mixed_free(&s->mixed, a);
+    q_lstats_free(s->ls);
+    q_calib_free(s->qc);
+    cal_dataset_close(s->ds);
+}
+
+static npu_status calibrate(ir_graph *g, ptq_state *s, const q_ptq_options *o, q_ptq_result *res, npu_err *err)
+{
+    bool stats = o->bias_correction || o->int4_rounding == Q_ROUND_ADAPTIVE;
+    double t0 = now();
+    if (!(s->qc = q_calib_new(g, g->alloc, err)))
+        return err->code;
+    if (stats) {
+        if (!(s->ls = q_lstats_new(g, o->int4_rounding == Q_ROUND_ADAPTIVE, g->alloc, err)))
+            return err->code;
+        q_calib_set_tap(s->qc, q_lstats_observe, s->ls);
+    }
+    npu_status st = float_pass(g, s->ds, NULL, NULL, s->qc, o, "calibrating", err);
+    if (st != NPU_OK)
+        return st;
+    if (s->ls)
+        q_lstats_finish(s->ls);
+    s->nt = (size_t)g->n_tensors;
+    s->lo = npu_malloc(g->alloc, sizeof(float) * s->nt);
+    s->hi = npu_malloc(g->alloc, sizeof(float) * s->nt);
+    if (!s->lo || !s->hi)
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    cal_range_opts ro = o->range;
+    ro.bits = o->q.abits;
+    q_calib_ranges(s->qc, &ro, s->lo, s->hi);
+    if (res) {
+        res->samples = (int64_t)q_calib_samples(s->qc);
+        res->calib_seconds = now() - t0;
+    }
+    return NPU_OK;
+}
+
+npu_status q_ptq(ir_graph *g, const q_ptq_options *o, q_ptq_result *res, npu_err *err)
+{
+    const char *model = o->model ? o->model : "model";
+    if (res)
+        memset(res, 0, sizeof *res);
+    if (!o->calib_dir)
+        return npu_fail(err, NPU_EUSER, "%s: quantizing needs a calibration set (--calib DIR)", model);
+    if (g->n_inputs != 1 || g->inputs[0]->dtype != IR_F32)
+        return npu_fail(err, NPU_EUSER, "%s: calibration supports one float32 input (the model has %d)", model,
+                        g->n_inputs);
+    if (o->accuracy_budget_db > 0 && o->q.wbits != 4)
+        return npu_fail(err, NPU_EUSER, "%s: --accuracy-budget chooses which layers keep 8 of 4 weight bits: "
+                        "it needs --wbits 4", model);
+    const ir_tensor *in = g->inputs[0];
+    cal_input_spec spec = {in->name, in->rank, in->dims};
+    ptq_state s = {0};
+    q_options qo = o->q;
+    npu_status st = cal_dataset_open(o->calib_dir, &spec, &o->read, g->alloc, &s.ds, err);
+    if (st == NPU_OK && o->cle)
+        st = run_cle(g, s.ds, o, err);
+    if (st == NPU_OK)
+        st = calibrate(g, &s, o, res, err);
+    if (st == NPU_OK && s.ls) {
+        qo.bias_correction = o->bias_correction;
+        qo.int4_rounding = o->int4_rounding;
+        qo.n_stats = q_lstats_count(s.ls);
+        qo.stats = q_lstats_items(s.ls);
+    }
+    bool mixed = o->accuracy_budget_db > 0;
+    if (st == NPU_OK && (mixed || o->report))
+        st = ir_serialize(g, g->alloc, &s.ser, &s.ser_size, err);
+    if (st == NPU_OK && mixed) {
+        q_mixed_in mi = {s.ser, s.ser_size, g, s.lo, s.hi, (int)s.nt, &qo, s.ds, o->accuracy_budget_db};
+        st = q_mixed_search(&mi, g->alloc, &s.mixed, err);
+        int nb = qo.n_layer_bits + s.mixed.n;
+        if (st == NPU_OK && !(s.bits = npu_malloc(g->alloc, sizeof *s.bits * (size_t)(nb ? nb : 1))))
+            st = npu_fail(err, NPU_EINTERNAL, "out of memory");
+        if (st == NPU_OK) {
+            for (int i = 0; i < qo.n_layer_bits; i++)
+                s.bits[i] = qo.layer_bits[i];
+            for (int i = 0; i < s.mixed.n; i++)
+                s.bits[qo.n_layer_bits + i] = s.mixed.bits[i];
+            qo.layer_bits = s.bits;
+            qo.n_layer_bits = nb;
+        }
+    }
+    /* names of kept layers point into g, which the rewrite keeps */
+    if (st == NPU_OK)
+        st = q_quantize(g, s.lo, s.hi, &qo, err);
+    if (st == NPU_OK && o->report && res) {
+        st = ir_deserialize(s.ser, s.ser_size, g->alloc, &s.float_copy, err);
+        if (st == NPU_OK)
+            st = q_report_compute(s.float_copy, g, s.ds, 0, g->alloc, &res->report, err);
+        for (int i = 0; st == NPU_OK && i < res->report->n_layers; i++) {
+            q_layer_sqnr *l = &res->report->layers[i];
+            for (int k = 0; k < s.mixed.n; k++)
+                if (!strcmp(s.mixed.bits[k].node, l->node))
+                    l->why8 = npu_arena_strdup(g->arena, s.mixed.why[k]);
+        }
+        if (st == NPU_OK && mixed)
+            res->report->budget_db = o->accuracy_budget_db;
+    }
+    state_free(&s, g->alloc, qo.n_layer_bits);
+    return st;
+}

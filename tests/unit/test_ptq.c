@@ -1,0 +1,609 @@
+/* Post-training quantization: the calibration readers, the repairs (bias
+ * correction, cross-layer equalization, mixed precision) and the report. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/npy.h"
+#include "driver/options.h"
+#include "kernels/kernels.h"
+#include "quantize/quantize_internal.h"
+
+/* ---- helpers ---- */
+
+static char *tmpdir(void)
+{
+    static char buf[8][64];
+    static int k;
+    char *d = buf[k++ % 8];
+    snprintf(d, 64, "/tmp/test_ptq_XXXXXX");
+    cr_assert_not_null(mkdtemp(d));
+    return d;
+}
+
+static void write_bytes(const char *dir, const char *name, const void *data, size_t n)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(data, 1, n, f), n);
+    fclose(f);
+}
+
+static void write_text(const char *dir, const char *name, const char *text)
+{
+    write_bytes(dir, name, text, strlen(text));
+}
+
+static void write_npy(const char *dir, const char *name, npy_dtype dt, int rank, const int64_t *dims, const void *v)
+{
+    char p[256];
+    npu_err e;
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    cr_assert_eq(npy_write(p, dt, rank, dims, v, &e), NPU_OK, "%s", e.msg);
+}
+
+/* deterministic pseudo-random floats in [-1, 1) */
+static float rnd(uint32_t *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return (float)(*s >> 8) / 8388608.0f - 1.0f;
+}
+
+static npu_status open_set(const char *dir, int rank, const int64_t *dims, const cal_read_opts *ro, cal_dataset **d,
+                           npu_err *e)
+{
+    cal_input_spec spec = {"x", rank, dims};
+    return cal_dataset_open(dir, &spec, ro, npu_alloc_default(), d, e);
+}
+
+/* expects opening dir to fail with a message containing both parts */
+static void expect_error(const char *dir, int rank, const int64_t *dims, const cal_read_opts *ro, const char *part1,
+                         const char *part2)
+{
+    cal_dataset *d = NULL;
+    npu_err e = {0};
+    cr_assert_eq(open_set(dir, rank, dims, ro, &d, &e), NPU_EUSER, "opened %s", dir);
+    cr_assert(strstr(e.msg, part1), "'%s' not in '%s'", part1, e.msg);
+    cr_assert(strstr(e.msg, part2), "'%s' not in '%s'", part2, e.msg);
+}
+
+/* ---- readers ---- */
+
+Test(calib_readers, npy_bin_and_pgm_samples_in_name_order)
+{
+    char *d = tmpdir();
+    int64_t dims[4] = {1, 1, 2, 2};
+    float a[4] = {1, 2, 3, 4};
+    write_npy(d, "a.npy", NPY_F32, 4, dims, a);
+    int64_t batch[4] = {2, 1, 2, 2};
+    uint8_t u[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    write_npy(d, "b.npy", NPY_U8, 4, batch, u);
+    float raw[8] = {-1, -2, -3, -4, 5, 6, 7, 8};
+    write_bytes(d, "c.bin", raw, sizeof raw);
+    const char pgm[] = "P5\n# a comment\n2 2\n255\n\x00\x33\xcc\xff";
+    write_bytes(d, "d.pgm", pgm, sizeof pgm - 1);
+    write_text(d, "notes.txt", "ignored: not a sample");
+    cal_dataset *ds;
+    npu_err e;
+    cr_assert_eq(open_set(d, 4, dims, NULL, &ds, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(cal_dataset_count(ds), 1 + 2 + 2 + 1);
+    float want[6][4] = {{1, 2, 3, 4}, {0, 1, 2, 3}, {4, 5, 6, 7}, {-1, -2, -3, -4}, {5, 6, 7, 8},
+                        {0, 0x33 / 255.0f, 0xcc / 255.0f, 1}};
+    for (int pass = 0; pass < 2; pass++) {
+        for (int s = 0; s < 6; s++) {
+            const float *x;
+            cr_assert_eq(cal_dataset_next(ds, &x, &e), NPU_OK, "%s", e.msg);
+            cr_assert_not_null(x, "sample %d", s);
+            for (int i = 0; i < 4; i++)
+                cr_assert_float_eq(x[i], want[s][i], 1e-6, "pass %d sample %d [%d]: %g", pass, s, i, (double)x[i]);
+        }
+        const float *end;
+        cr_assert_eq(cal_dataset_next(ds, &end, &e), NPU_OK);
+        cr_assert_null(end);
+        cal_dataset_rewind(ds);
+    }
+    cal_dataset_close(ds);
+}
+
+Test(calib_readers, ppm_nhwc_mean_std_and_bilinear_resize)
+{
+    char *d = tmpdir();
+    /* a 2x1 RGB image: left pixel (0, 255, 51), right (255, 0, 51) */
+    const char ppm[] = "P6 2 1 255\n\x00\xff\x33\xff\x00\x33";
+    write_bytes(d, "a.ppm", ppm, sizeof ppm - 1);
+    int64_t nchw[4] = {1, 3, 1, 4};
+    cal_read_opts ro = {.n_mean = 3, .mean = {0.5f, 0.5f, 0.2f}, .n_std = 1, .std = {0.5f},
+                        .resize = CAL_RESIZE_BILINEAR};
+    cal_dataset *ds;
+    npu_err e;
+    cr_assert_eq(open_set(d, 4, nchw, &ro, &ds, &e), NPU_OK, "%s", e.msg);
+    const float *x;
+    cr_assert_eq(cal_dataset_next(ds, &x, &e), NPU_OK, "%s", e.msg);
+    /* half-pixel centres: output x maps to (x + 0.5) / 2 - 0.5 = -0.25, 0.25, 0.75, 1.25 (clamped) */
+    float r[4] = {0, 0.25f, 0.75f, 1};
+    for (int i = 0; i < 4; i++) {
+        cr_assert_float_eq(x[i], (r[i] - 0.5f) / 0.5f, 1e-5, "R[%d] = %g", i, (double)x[i]);
+        cr_assert_float_eq(x[4 + i], ((1 - r[i]) - 0.5f) / 0.5f, 1e-5, "G[%d]", i);
+        cr_assert_float_eq(x[8 + i], (0.2f - 0.2f) / 0.5f, 1e-5, "B[%d]", i);
+    }
+    cal_dataset_close(ds);
+    /* the same image on an NHWC input of its own size: channels interleaved */
+    int64_t nhwc[4] = {1, 1, 2, 3};
+    cal_read_opts ro2 = {.layout = CAL_LAYOUT_NHWC};
+    cr_assert_eq(open_set(d, 4, nhwc, &ro2, &ds, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(cal_dataset_next(ds, &x, &e), NPU_OK);
+    float want[6] = {0, 1, 0.2f, 1, 0, 0.2f};
+    for (int i = 0; i < 6; i++)
+        cr_assert_float_eq(x[i], want[i], 1e-6, "[%d] = %g", i, (double)x[i]);
+    cal_dataset_close(ds);
+}
+
+Test(calib_readers, manifest_lists_files_and_sets_preprocessing)
+{
+    char *d = tmpdir();
+    int64_t dims[4] = {1, 1, 1, 2};
+    float a[2] = {1, 3}, b[2] = {5, 7};
+    write_npy(d, "a.npy", NPY_F32, 4, dims, a);
+    write_npy(d, "b.npy", NPY_F32, 4, dims, b);
+    write_text(d, "calib.yaml", "files: [b.npy]\nmean: 1\nstd: [2]\n");
+    cal_dataset *ds;
+    npu_err e;
+    cr_assert_eq(open_set(d, 4, dims, NULL, &ds, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(cal_dataset_count(ds), 1, "only the listed file");
+    const float *x;
+    cr_assert_eq(cal_dataset_next(ds, &x, &e), NPU_OK);
+    cr_assert_float_eq(x[0], 2.0f, 1e-6);
+    cr_assert_float_eq(x[1], 3.0f, 1e-6);
+    cal_dataset_close(ds);
+    /* the caller's options win over the manifest's */
+    cal_read_opts ro = {.n_mean = 1, .mean = {0}};
+    cr_assert_eq(open_set(d, 4, dims, &ro, &ds, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(cal_dataset_next(ds, &x, &e), NPU_OK);
+    cr_assert_float_eq(x[0], 2.5f, 1e-6);
+    cal_dataset_close(ds);
+}
+
+Test(calib_readers, every_bad_sample_is_named_with_what_was_expected)
+{
+    int64_t dims[4] = {1, 1, 2, 2};
+    float v[8] = {0};
+    char *d;
+
+    d = tmpdir();
+    write_npy(d, "bad_shape.npy", NPY_F32, 4, (int64_t[]){1, 1, 3, 2}, v);
+    expect_error(d, 4, dims, NULL, "bad_shape.npy: shape 1x1x3x2", "of shape 1x1x2x2");
+
+    d = tmpdir();
+    write_npy(d, "bad_type.npy", NPY_I32, 4, dims, v);
+    expect_error(d, 4, dims, NULL, "bad_type.npy: dtype <i4", "expected float32 or uint8");
+
+    d = tmpdir();
+    write_bytes(d, "short.bin", v, 20);
+    expect_error(d, 4, dims, NULL, "short.bin: 20 bytes", "expected a multiple of 16");
+
+    d = tmpdir();
+    write_text(d, "text.pgm", "P2\n2 2\n255\n0 0 0 0\n");
+    expect_error(d, 4, dims, NULL, "text.pgm", "expected a binary PGM (P5) or PPM (P6)");
+
+    d = tmpdir();
+    write_bytes(d, "cut.pgm", "P5 2 2 255\n\x01\x02", 13);
+    expect_error(d, 4, dims, NULL, "cut.pgm: 2 bytes of pixels", "expected 4 for 2x2");
+
+    d = tmpdir();
+    write_bytes(d, "big.pgm", "P5 3 2 255\n\x01\x02\x03\x04\x05\x06", 17);
+    expect_error(d, 4, dims, NULL, "big.pgm: image 3x2 (WxH), expected 2x2", "resize policy");
+
+    d = tmpdir();
+    write_bytes(d, "rgb.ppm", "P6 2 2 255\n000000000000", 23);
+    expect_error(d, 4, dims, NULL, "rgb.ppm: 3 channels", "expected 1 for input 'x'");
+
+    d = tmpdir();
+    write_text(d, "calib.yaml", "files: [a.npy]\nscale: 2\n");
+    write_npy(d, "a.npy", NPY_F32, 4, dims, v);
+    expect_error(d, 4, dims, NULL, "calib.yaml:2:1: unknown key 'scale'", "expected files, mean");
+
+    d = tmpdir();
+    write_text(d, "calib.yaml", "files: [missing.npy]\n");
+    expect_error(d, 4, dims, NULL, "missing.npy", "");
+
+    d = tmpdir();
+    write_text(d, "calib.yaml", "layout: chw\n");
+    expect_error(d, 4, dims, NULL, "calib.yaml:1:9:", "expected nchw or nhwc");
+
+    d = tmpdir();
+    write_npy(d, "a.npy", NPY_F32, 4, dims, v);
+    expect_error(d, 4, dims, &(cal_read_opts){.n_mean = 2, .mean = {1, 2}}, "2 mean / 0 std values",
+                 "expected 1 or 1");
+
+    d = tmpdir();
+    expect_error(d, 4, dims, NULL, "no calibration samples", "(.npy, .bin, .pgm, .ppm)");
+    expect_error("/nonexistent/calib", 4, dims, NULL, "/nonexistent/calib: cannot open the calibration directory", "");
+}
+
+Test(calib_readers, cli_flags)
+{
+    drv_options o;
+    npu_err e;
+    char *argv[] = {"npucc", "--target", "t", "--mean", "0.1,0.2,0.3", "--std=0.5", "--layout", "nhwc",
+                    "--resize", "bilinear", "--bias-correction", "--cle", "--int4-rounding", "adaptive", "m.onnx"};
+    cr_assert_eq(drv_parse_args(15, argv, &o, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(o.calib_read.n_mean, 3);
+    cr_assert_float_eq(o.calib_read.mean[2], 0.3f, 1e-7);
+    cr_assert_eq(o.calib_read.n_std, 1);
+    cr_assert_eq(o.calib_read.layout, CAL_LAYOUT_NHWC);
+    cr_assert_eq(o.calib_read.resize, CAL_RESIZE_BILINEAR);
+    cr_assert(o.bias_correction && o.cle && o.int4_adaptive);
+    char *bad[] = {"npucc", "--target", "t", "--mean", "0.1,x", "m.onnx"};
+    cr_assert_eq(drv_parse_args(6, bad, &o, &e), NPU_EUSAGE);
+    cr_assert(strstr(e.msg, "--mean"), "%s", e.msg);
+    char *bad2[] = {"npucc", "--target", "t", "--resize", "cubic", "m.onnx"};
+    cr_assert_eq(drv_parse_args(6, bad2, &o, &e), NPU_EUSAGE);
+    cr_assert(strstr(e.msg, "--resize: 'cubic'"), "%s", e.msg);
+}
+
+/* ---- graphs ---- */
+
+static void set_io(ir_graph *g, ir_tensor *x, ir_tensor *y)
+{
+    x->flags |= IR_TENSOR_INPUT;
+    y->flags |= IR_TENSOR_OUTPUT;
+    g->inputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
+    g->inputs[0] = x;
+    g->n_inputs = 1;
+    g->outputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
+    g->outputs[0] = y;
+    g->n_outputs = 1;
+}
+
+/* x[1, k] -> Gemm(w[n, k], b) -> y[1, n] */
+static ir_tensor *add_gemm(ir_graph *g, const char *name, ir_tensor *x, int64_t n, const float *w, const float *b)
+{
+    int64_t k = x->dims[1], wd[2] = {n, k}, yd[2] = {1, n};
+    char yn[64];
+    snprintf(yn, sizeof yn, "%s_out", name);
+    ir_tensor *y = ir_tensor_new(g, yn, IR_F32, 2, yd);
+    ir_tensor *in[3] = {x, ir_const_new(g, NULL, IR_F32, 2, wd, w), ir_const_new(g, NULL, IR_F32, 1, &n, b)};
+    ir_node *node = ir_node_new(g, IR_OP_GEMM, name, 3, in, 1, &y);
+    ir_set_int(g, node, "transB", 1);
+    return y;
+}
+
+/* n samples x[1, k] = base + spread * noise into a fresh directory */
+static char *calib_dir(int n, int64_t k, float base, float spread, uint32_t seed)
+{
+    char *d = tmpdir();
+    float *x = malloc(sizeof(float) * (size_t)k);
+    int64_t dims[2] = {1, k};
+    for (int s = 0; s < n; s++) {
+        for (int64_t i = 0; i < k; i++)
+            x[i] = base + spread * rnd(&seed);
+        char name[32];
+        snprintf(name, sizeof name, "%03d.npy", s);
+        write_npy(d, name, NPY_F32, 2, dims, x);
+    }
+    free(x);
+    return d;
+}
+
+static q_report *ptq_report(ir_graph *g, const char *dir, int wbits, bool bc, double budget)
+{
+    q_ptq_options o = {.calib_dir = dir, .range = {CAL_MINMAX, 99.99, 8}, .q = {.wbits = wbits, .abits = 8},
+                       .bias_correction = bc, .accuracy_budget_db = budget, .report = true};
+    q_ptq_result r;
+    npu_err e;
+    cr_assert_eq(q_ptq(g, &o, &r, &e), NPU_OK, "%s", e.msg);
+    cr_assert_not_null(r.report);
+    cr_assert_eq(r.samples, r.report->samples);
+    return r.report;
+}
+
+Test(ptq, bias_correction_lowers_the_output_error)
+{
+    /* inputs far from zero on average: the int4 weight error shifts the mean output */
+    enum { K = 32, N = 8 };
+    float w[N * K], b[N];
+    uint32_t s = 11;
+    for (int i = 0; i < N * K; i++)
+        w[i] = rnd(&s);
+    for (int i = 0; i < N; i++)
+        b[i] = 0.1f * rnd(&s);
+    char *dir = calib_dir(40, K, 2.0f, 0.2f, 5);
+    double sqnr[2];
+    for (int bc = 0; bc < 2; bc++) {
+        ir_graph *g = ir_graph_new(npu_alloc_default());
+        ir_tensor *x = ir_tensor_new(g, "x", IR_F32, 2, (int64_t[]){1, K});
+        set_io(g, x, add_gemm(g, "fc", x, N, w, b));
+        q_report *r = ptq_report(g, dir, 4, bc, 0);
+        sqnr[bc] = r->out_sqnr_db;
+        q_report_free(r);
+        ir_graph_free(g);
+    }
+    cr_assert_gt(sqnr[1], sqnr[0] + 3.0, "bias correction: %.2f dB, without: %.2f dB", sqnr[1], sqnr[0]);
+}
+
+Test(ptq, mixed_precision_keeps_the_sensitive_layer_at_8_bits)
+{
+    /* fc1: one large weight per row, the rest small (int4 per-channel scales
+     * flush them to zero); fc2: evenly spread weights (int4 copes) */
+    enum { K = 16 };
+    float w1[K * K], b1[K] = {0}, w2[8 * K], b2[8] = {0};
+    uint32_t s = 3;
+    for (int o = 0; o < K; o++)
+        for (int i = 0; i < K; i++)
+            w1[o * K + i] = i == o ? 1.0f : 0.06f * rnd(&s);
+    for (int i = 0; i < 8 * K; i++)
+        w2[i] = rnd(&s);
+    char *dir = calib_dir(30, K, 0.0f, 1.0f, 9);
+    double all4 = 0;
+    for (int run = 0; run < 3; run++) {
+        ir_graph *g = ir_graph_new(npu_alloc_default());
+        ir_tensor *x = ir_tensor_new(g, "x", IR_F32, 2, (int64_t[]){1, K});
+        ir_tensor *h = add_gemm(g, "fc1", x, K, w1, b1);
+        set_io(g, x, add_gemm(g, "fc2", h, 8, w2, b2));
+        /* run 0: no budget (the all-int4 SQNR); 1: just above it; 2: below it */
+        double budget = run == 0 ? 0 : run == 1 ? all4 + 0.5 : all4 - 1.0;
+        q_report *r = ptq_report(g, dir, 4, false, budget);
+        int kept = 0;
+        const q_layer_sqnr *fc1 = NULL;
+        for (int i = 0; i < r->n_layers; i++) {
+            kept += r->layers[i].wbits == 8;
+            if (!strcmp(r->layers[i].node, "fc1"))
+                fc1 = &r->layers[i];
+        }
+        cr_assert_not_null(fc1);
+        if (run == 0) {
+            all4 = r->out_sqnr_db;
+            cr_assert_eq(kept, 0);
+        } else if (run == 1) {
+            cr_assert_eq(fc1->wbits, 8, "the sensitive layer stays at 8 bits");
+            cr_assert_not_null(fc1->why8);
+            cr_assert(strstr(fc1->why8, "rank 1 of 2"), "%s", fc1->why8);
+            cr_assert_geq(r->out_sqnr_db, budget - 1.0, "%.2f vs budget %.2f (the search used the same set)",
+                          r->out_sqnr_db, budget);
+            cr_assert_float_eq(r->budget_db, budget, 1e-12);
+        } else {
+            cr_assert_eq(kept, 0, "a budget already met keeps every layer at 4 bits");
+        }
+        q_report_free(r);
+        ir_graph_free(g);
+    }
+}
+
+static double chan_range(const float *w, int64_t stride, int64_t count, int64_t step)
+{
+    double m = 0;
+    for (int64_t j = 0; j < count; j++)
+        m = fmax(m, fabs(w[j * step]));
+    (void)stride;
+    return m;
+}
+
+/* x[1,4,6,6] -> depthwise 3x3 (act) -> pointwise 4->3 -> y */
+static ir_graph *dw_pw(ir_act act, ir_tensor **dw_w, ir_tensor **pw_w)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    uint32_t s = 21;
+    float wd[4 * 9], bd[4], wp[3 * 4], bp[3] = {0.1f, -0.2f, 0.3f};
+    float scale[4] = {0.02f, 1.0f, 8.0f, 0.3f}; /* very different per-channel ranges */
+    for (int c = 0; c < 4; c++) {
+        for (int j = 0; j < 9; j++)
+            wd[c * 9 + j] = scale[c] * rnd(&s);
+        bd[c] = 0.05f * scale[c];
+    }
+    for (int i = 0; i < 12; i++)
+        wp[i] = rnd(&s);
+    int64_t xd[4] = {1, 4, 6, 6}, yd[4] = {1, 3, 6, 6};
+    ir_tensor *x = ir_tensor_new(g, "x", IR_F32, 4, xd), *h = ir_tensor_new(g, "h", IR_F32, 4, xd);
+    ir_tensor *y = ir_tensor_new(g, "y", IR_F32, 4, yd);
+    ir_tensor *dwin[3] = {x, ir_const_new(g, NULL, IR_F32, 4, (int64_t[]){4, 1, 3, 3}, wd),
+                          ir_const_new(g, NULL, IR_F32, 1, (int64_t[]){4}, bd)};
+    ir_node *dw = ir_node_new(g, IR_OP_CONV, "dw", 3, dwin, 1, &h);
+    ir_set_int(g, dw, "group", 4);
+    ir_set_ints(g, dw, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    ir_set_ints(g, dw, "kernel_shape", 2, (int64_t[]){3, 3});
+    dw->act = act;
+    ir_tensor *pwin[3] = {h, ir_const_new(g, NULL, IR_F32, 4, (int64_t[]){3, 4, 1, 1}, wp),
+                          ir_const_new(g, NULL, IR_F32, 1, (int64_t[]){3}, bp)};
+    ir_node *pw = ir_node_new(g, IR_OP_CONV, "pw", 3, pwin, 1, &y);
+    ir_set_ints(g, pw, "kernel_shape", 2, (int64_t[]){1, 1});
+    set_io(g, x, y);
+    *dw_w = NULL;
+    *pw_w = NULL;
+    (void)dw_w;
+    return g;
+}
+
+static void run_float(const ir_graph *g, const float *x, float *y)
+{
+    npu_err e;
+    ref_ctx *rc = ref_ctx_new(g, npu_alloc_default(), &e);
+    cr_assert_not_null(rc, "%s", e.msg);
+    const void *in[1] = {x};
+    void *out[1] = {y};
+    cr_assert_eq(ref_ctx_run(rc, in, out, &e), NPU_OK, "%s", e.msg);
+    ref_ctx_free(rc);
+}
+
+static const ir_node *node_named(const ir_graph *g, const char *name)
+{
+    for (int i = 0; i < g->n_nodes; i++)
+        if (!strcmp(g->nodes[i]->name, name))
+            return g->nodes[i];
+    return NULL;
+}
+
+Test(ptq, cle_equalizes_a_depthwise_pointwise_pair_and_keeps_the_float_outputs)
+{
+    ir_tensor *unused_a, *unused_b;
+    ir_graph *g = dw_pw((ir_act){IR_ACT_RELU, 0, 0, 0}, &unused_a, &unused_b);
+    float x[4 * 36], y0[3 * 36], y1[3 * 36];
+    uint32_t s = 77;
+    for (int i = 0; i < 4 * 36; i++)
+        x[i] = rnd(&s);
+    run_float(g, x, y0);
+    const float *wd0 = node_named(g, "dw")->inputs[1]->data;
+    cr_assert_gt(chan_range(wd0 + 2 * 9, 0, 9, 1) / chan_range(wd0, 0, 9, 1), 50.0, "ranges differ before");
+    cr_assert_eq(q_cle_apply(g, NULL, 4), 1, "one pair");
+    run_float(g, x, y1);
+    const float *wd = node_named(g, "dw")->inputs[1]->data, *wp = node_named(g, "pw")->inputs[1]->data;
+    for (int c = 0; c < 4; c++) {
+        double r1 = chan_range(wd + c * 9, 0, 9, 1), r2 = chan_range(wp + c, 0, 3, 4);
+        cr_assert_float_eq(r1, r2, 1e-5 * r1, "channel %d: dw range %g, pw range %g", c, r1, r2);
+    }
+    double ymax = 0;
+    for (int i = 0; i < 3 * 36; i++)
+        ymax = fmax(ymax, fabs(y0[i]));
+    for (int i = 0; i < 3 * 36; i++)
+        cr_assert_float_eq(y1[i], y0[i], 1e-5 * ymax, "y[%d]: %g vs %g", i, (double)y1[i], (double)y0[i]);
+    ir_graph_free(g);
+}
+
+Test(ptq, cle_leaves_a_saturating_relu6_channel_alone)
+{
+    ir_tensor *unused_a, *unused_b;
+    ir_graph *g = dw_pw((ir_act){IR_ACT_CLIP, 0.0f, 6.0f, 0}, &unused_a, &unused_b);
+    ir_node *dw = (ir_node *)node_named(g, "dw");
+    float before[36];
+    memcpy(before, dw->inputs[1]->data, sizeof before);
+    /* channel 2 reached 6 on the calibration data, the others stayed below */
+    float m[4] = {0.01f, 0.5f, 6.0f, 0.2f};
+    float **chan_max = calloc((size_t)g->n_tensors, sizeof *chan_max);
+    chan_max[dw->outputs[0]->id] = m;
+    cr_assert_eq(q_cle_apply(g, chan_max, 1), 1);
+    const float *wd = dw->inputs[1]->data;
+    for (int j = 0; j < 9; j++)
+        cr_assert_float_eq(wd[2 * 9 + j], before[2 * 9 + j], 0, "channel 2 must not be scaled");
+    int scaled = 0;
+    for (int c = 0; c < 4; c++) {
+        if (c == 2)
+            continue;
+        double ratio = before[c * 9] / wd[c * 9]; /* s_c */
+        scaled += fabs(ratio - 1.0) > 1e-3;
+        cr_assert_gt(ratio, m[c] / 6.0, "channel %d: s = %g would move the clip", c, ratio);
+    }
+    cr_assert_gt(scaled, 0);
+    free(chan_max);
+    ir_graph_free(g);
+}
+
+/* ---- report numbers ---- */
+
+Test(ptq_report, sqnr_formula)
+{
+    cr_assert(isinf(q_sqnr_db(1.0, 0.0)) && q_sqnr_db(1.0, 0.0) > 0);
+    cr_assert_float_eq(q_sqnr_db(100.0, 1.0), 20.0, 1e-12);
+    cr_assert_float_eq(q_sqnr_db(2.0, 3.0), 10.0 * log10(2.0 / 3.0), 1e-12);
+}
+
+/* y = x + c: the report of (c = 0) against (c = noise) */
+static ir_graph *add_const(const float *c)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t d[2] = {1, 8};
+    ir_tensor *x = ir_tensor_new(g, "x", IR_F32, 2, d), *y = ir_tensor_new(g, "y", IR_F32, 2, d);
+    ir_tensor *in[2] = {x, ir_const_new(g, NULL, IR_F32, 2, d, c)};
+    ir_node_new(g, IR_OP_ADD, "add", 2, in, 1, &y);
+    set_io(g, x, y);
+    return g;
+}
+
+Test(ptq_report, identical_and_noisy_pairs)
+{
+    float zero[8] = {0}, noise[8];
+    uint32_t s = 4;
+    for (int i = 0; i < 8; i++)
+        noise[i] = 0.1f * rnd(&s);
+    char *dir = calib_dir(10, 8, 0.5f, 1.0f, 13);
+    ir_graph *a = add_const(zero), *b = add_const(zero), *c = add_const(noise);
+    cal_dataset *ds;
+    npu_err e;
+    cr_assert_eq(open_set(dir, 2, (int64_t[]){1, 8}, NULL, &ds, &e), NPU_OK, "%s", e.msg);
+    q_report *r;
+    cr_assert_eq(q_report_compute(a, b, ds, 0, npu_alloc_default(), &r, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(r->samples, 10);
+    cr_assert(isinf(r->out_sqnr_db) && r->out_sqnr_db > 0, "identical: %g", r->out_sqnr_db);
+    cr_assert_float_eq(r->out_cosine, 1.0, 1e-12);
+    q_report_free(r);
+    /* the noisy pair against energies computed here */
+    double sig = 0, err = 0, dot = 0, qq = 0;
+    cal_dataset_rewind(ds);
+    for (const float *x; cal_dataset_next(ds, &x, &e) == NPU_OK && x;)
+        for (int i = 0; i < 8; i++) {
+            double f = x[i], q = (double)(x[i] + noise[i]);
+            sig += f * f, err += (q - f) * (q - f), dot += f * q, qq += q * q;
+        }
+    cr_assert_eq(q_report_compute(a, c, ds, 5, npu_alloc_default(), &r, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(r->samples, 5, "max_samples");
+    q_report_free(r);
+    cr_assert_eq(q_report_compute(a, c, ds, 0, npu_alloc_default(), &r, &e), NPU_OK, "%s", e.msg);
+    cr_assert_float_eq(r->out_sqnr_db, 10.0 * log10(sig / err), 1e-6, "%g", r->out_sqnr_db);
+    cr_assert_float_eq(r->out_cosine, dot / sqrt(sig * qq), 1e-9);
+    /* the Add's output is a layer of the report, with the same numbers */
+    cr_assert_eq(r->n_layers, 1);
+    cr_assert_str_eq(r->layers[0].node, "add");
+    cr_assert_float_eq(r->layers[0].sqnr_db, r->out_sqnr_db, 1e-9);
+    char *text;
+    size_t len;
+    FILE *f = open_memstream(&text, &len);
+    q_report_print(r, f);
+    fclose(f);
+    cr_assert(strstr(text, "output: cosine"), "%s", text);
+    cr_assert(strstr(text, "add"), "%s", text);
+    free(text);
+    q_report_free(r);
+    cal_dataset_close(ds);
+    ir_graph_free(a);
+    ir_graph_free(b);
+    ir_graph_free(c);
+}
+
+Test(ptq, adaptive_int4_rounding_lowers_the_output_error)
+{
+    /* correlated inputs (a shared component): errors of neighbouring weights
+     * can cancel, which rounding each weight to nearest ignores */
+    enum { K = 24, N = 6, S = 60 };
+    float w[N * K], b[N] = {0};
+    uint32_t s = 17;
+    for (int i = 0; i < N * K; i++)
+        w[i] = rnd(&s);
+    char *dir = tmpdir();
+    for (int n = 0; n < S; n++) {
+        float x[K], common = rnd(&s);
+        for (int i = 0; i < K; i++)
+            x[i] = common + 0.3f * rnd(&s);
+        char name[32];
+        snprintf(name, sizeof name, "%03d.npy", n);
+        write_npy(dir, name, NPY_F32, 2, (int64_t[]){1, K}, x);
+    }
+    double sqnr[2];
+    for (int adaptive = 0; adaptive < 2; adaptive++) {
+        ir_graph *g = ir_graph_new(npu_alloc_default());
+        ir_tensor *x = ir_tensor_new(g, "x", IR_F32, 2, (int64_t[]){1, K});
+        set_io(g, x, add_gemm(g, "fc", x, N, w, b));
+        q_ptq_options o = {.calib_dir = dir, .range = {CAL_MINMAX, 99.99, 8}, .q = {.wbits = 4, .abits = 8},
+                           .int4_rounding = adaptive ? Q_ROUND_ADAPTIVE : Q_ROUND_NEAREST, .report = true};
+        q_ptq_result r;
+        npu_err e;
+        cr_assert_eq(q_ptq(g, &o, &r, &e), NPU_OK, "%s", e.msg);
+        sqnr[adaptive] = r.report->out_sqnr_db;
+        /* the codes stay int4 and each is the floor or the ceiling of w / s */
+        const ir_tensor *wq = node_named(g, "fc")->inputs[1];
+        cr_assert_eq(wq->dtype, IR_I4);
+        for (int c = 0; c < N; c++)
+            for (int i = 0; i < K; i++) {
+                int q = nk_int4_get(wq->data, (size_t)(c * K + i));
+                double v = w[c * K + i] / wq->quant->scale[c];
+                cr_assert(q >= -7 && q <= 7);
+                cr_assert(fabs(q - v) < 1.0 + 1e-6 || abs(q) == 7, "code %d for %g", q, v);
+            }
+        q_report_free(r.report);
+        ir_graph_free(g);
+    }
+    cr_assert_gt(sqnr[1], sqnr[0] + 1.0, "adaptive %.2f dB vs nearest %.2f dB", sqnr[1], sqnr[0]);
+}
