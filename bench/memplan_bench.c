@@ -79,7 +79,7 @@ static int64_t greedy_on_plan(const mp_plan *p)
 
 typedef struct result {
     int64_t given_order, arena, bound, greedy, plain_arena, copied, without;
-    int tensors, concats, elided;
+    int tensors, concats, elided, inplace, splits, splits_in_place;
     double ms, order_ms;
     bool checked;
 } result;
@@ -120,6 +120,9 @@ static npu_status plan_one(ir_graph *g, result *r, npu_err *err)
     r->tensors = p.n_tensors;
     r->concats = p.concats;
     r->elided = p.concats_elided;
+    r->inplace = p.inplace_ops;
+    r->splits = p.splits;
+    r->splits_in_place = p.splits_in_place;
     return NPU_OK;
 }
 
@@ -127,10 +130,11 @@ static bool report(const char *name, const result *r)
 {
     double ratio = r->bound ? (double)r->arena / (double)r->bound : 1.0;
     bool ok = r->checked && r->arena * 100 <= r->bound * 101 && r->arena <= r->greedy;
-    printf("%-22s %7d %10lld %10lld %10lld %6.4f %10lld %10lld %5d/%-5d %10lld %10lld %6.1f %6.1f  %s\n", name,
-           r->tensors, (long long)r->given_order, (long long)r->arena, (long long)r->bound, ratio,
+    printf("%-22s %7d %10lld %10lld %10lld %6.4f %10lld %10lld %5d/%-5d %10lld %10lld %3d/%-3d %5d %6.1f %6.1f  %s\n",
+           name, r->tensors, (long long)r->given_order, (long long)r->arena, (long long)r->bound, ratio,
            (long long)r->greedy, (long long)r->plain_arena, r->elided, r->concats, (long long)r->copied,
-           (long long)r->without, r->ms, r->order_ms, ok ? "PASS" : r->checked ? "FAIL" : "FAIL (check)");
+           (long long)r->without, r->splits_in_place, r->splits, r->inplace, r->ms, r->order_ms,
+           ok ? "PASS" : r->checked ? "FAIL" : "FAIL (check)");
     return ok;
 }
 
@@ -284,8 +288,9 @@ int main(int argc, char **argv)
            "(int8 activations, %d-byte alignment, node-granularity lifetimes; targets: arena <= 1.01 x bound,\n"
            " arena <= greedy)\n\n",
            ALIGN);
-    printf("%-22s %7s %10s %10s %10s %6s %10s %10s %11s %10s %10s %6s %6s\n", "graph", "tensors", "given-ord",
-           "arena", "bound", "ratio", "tflm", "no-elision", "elided", "copied", "no-elis.", "ms", "ord-ms");
+    printf("%-22s %7s %10s %10s %10s %6s %10s %10s %11s %10s %10s %7s %5s %6s %6s\n", "graph", "tensors",
+           "given-ord", "arena", "bound", "ratio", "tflm", "no-elision", "elided", "copied", "no-elis.", "splits",
+           "inpl", "ms", "ord-ms");
     bool ok = true;
     for (int k = 0; k < 6; k++)
         ok &= run_synthetic(k);

@@ -10,8 +10,9 @@ typedef struct checker {
     const mp_plan *p;
     int horizon;   /* time steps on the plan's axis */
     int *pos_node; /* position -> node index */
-    int *uf;       /* union-find over tensors, joined by views and concats */
+    int *uf;       /* union-find over tensors, joined by the relations that alias */
     int64_t *prefix;
+    int *own_first, *own_last; /* per tensor, from the graph: write and last read positions */
 } checker;
 
 static const char *tname(const checker *c, int t)
@@ -133,9 +134,54 @@ static npu_status check_covered(const checker *c, const ir_node *n, int q, const
     return NPU_OK;
 }
 
-/* Views keep their input's offset; concat inputs in the output's root sit
- * at their prefix. Each such relation joins the two tensors. */
-static npu_status check_relations(checker *c, const ir_node *n, npu_err *err)
+/* The relations that let two tensors share a buffer, each only at its own
+ * offset: views (same offset), concat inputs and split outputs (at their
+ * prefix), elementwise outputs over an input (same offset, and nothing else
+ * on those bytes read afterwards). Each joins the two tensors; an alias no
+ * chain of them joins to its root is an error. */
+/* From the graph alone: where each tensor is written and last read. */
+static void own_lifetimes(checker *c)
+{
+    const ir_graph *g = c->g;
+    for (int t = 0; t < c->p->n_tensors; t++) {
+        npub_region r = expected_region(g, g->tensors[t]);
+        c->own_first[t] = r == NPUB_REGION_INPUT ? 0 : -1;
+        c->own_last[t] = c->own_first[t];
+    }
+    for (int q = 0; q < c->p->n_positions; q++) {
+        const ir_node *n = g->nodes[c->pos_node[q]];
+        for (int j = 0; j < n->n_outputs; j++)
+            if (n->outputs[j])
+                c->own_first[n->outputs[j]->id] = c->own_last[n->outputs[j]->id] = q;
+        for (int j = 0; j < n->n_inputs; j++)
+            if (n->inputs[j])
+                c->own_last[n->inputs[j]->id] = q;
+    }
+    for (int t = 0; t < c->p->n_tensors; t++)
+        if (c->own_first[t] >= 0 && expected_region(g, g->tensors[t]) == NPUB_REGION_OUTPUT)
+            c->own_last[t] = c->p->n_positions - 1;
+}
+
+/* y written over x at position q: every other tensor of the buffer on x's
+ * bytes that was written before q must be read for the last time by q. */
+static npu_status check_overwrite(const checker *c, const ir_tensor *x, const ir_tensor *y, int q, npu_err *err)
+{
+    const mp_tensor *t = c->p->t;
+    int root = root_of(c, x->id);
+    int64_t lo = t[x->id].offset, hi = lo + t[x->id].size;
+    for (int u = 0; u < c->p->n_tensors; u++) {
+        if (u == y->id || c->g->tensors[u]->data || t[u].first_pos < 0 || root_of(c, u) != root ||
+            c->own_first[u] < 0 || c->own_first[u] >= q || t[u].offset >= hi || t[u].offset + t[u].size <= lo)
+            continue;
+        if (c->own_last[u] > q)
+            return npu_fail(err, NPU_EINTERNAL,
+                            "memplan check: '%s' is written over '%s' at %d while '%s' on the same bytes is read until %d",
+                            y->name, x->name, q, tname(c, u), c->own_last[u]);
+    }
+    return NPU_OK;
+}
+
+static npu_status check_relations(checker *c, const ir_node *n, int q, npu_err *err)
 {
     const mp_tensor *t = c->p->t;
     const ir_tensor *o = n->n_outputs ? n->outputs[0] : NULL;
@@ -143,11 +189,16 @@ static npu_status check_relations(checker *c, const ir_node *n, npu_err *err)
         return NPU_OK;
     if (mp_is_view(n->op) && n->n_inputs && n->inputs[0] && !n->inputs[0]->data) {
         const ir_tensor *x = n->inputs[0];
-        if (root_of(c, x->id) != root_of(c, o->id))
-            return NPU_OK;
-        if (t[x->id].offset != t[o->id].offset)
-            return npu_fail(err, NPU_EINTERNAL, "memplan check: view '%s' at %lld is not on its input '%s' at %lld",
-                            o->name, (long long)t[o->id].offset, x->name, (long long)t[x->id].offset);
+        if (root_of(c, x->id) == root_of(c, o->id) && t[x->id].offset == t[o->id].offset)
+            c->uf[find(c->uf, x->id)] = find(c->uf, o->id);
+    }
+    for (int j = 0; mp_is_elementwise(n->op) && j < n->n_inputs; j++) {
+        const ir_tensor *x = n->inputs[j];
+        if (!mp_inplace_operand(n, x) || root_of(c, x->id) != root_of(c, o->id) || t[x->id].offset != t[o->id].offset)
+            continue;
+        npu_status st = check_overwrite(c, x, o, q, err);
+        if (st != NPU_OK)
+            return st;
         c->uf[find(c->uf, x->id)] = find(c->uf, o->id);
     }
     if (n->op == IR_OP_SPLIT && n->n_inputs && n->inputs[0] && !n->inputs[0]->data) {
@@ -157,10 +208,9 @@ static npu_status check_relations(checker *c, const ir_node *n, npu_err *err)
             const ir_tensor *y = n->outputs[j];
             if (!y || root_of(c, y->id) != root_of(c, x->id))
                 continue;
-            if (!layout || t[y->id].offset != t[x->id].offset + c->prefix[j])
-                return npu_fail(err, NPU_EINTERNAL, "memplan check: split output '%s' at %lld is not at its part of '%s'",
-                                y->name, (long long)t[y->id].offset, x->name);
-            c->uf[find(c->uf, y->id)] = find(c->uf, x->id);
+            /* elsewhere in the same buffer (a concat slice): the split copies it there */
+            if (layout && t[y->id].offset == t[x->id].offset + c->prefix[j])
+                c->uf[find(c->uf, y->id)] = find(c->uf, x->id);
         }
     }
     if (n->op == IR_OP_CONCAT) {
@@ -169,10 +219,9 @@ static npu_status check_relations(checker *c, const ir_node *n, npu_err *err)
             const ir_tensor *x = n->inputs[j];
             if (!x || x->data || root_of(c, x->id) != root_of(c, o->id))
                 continue;
-            if (!layout || t[x->id].offset != t[o->id].offset + c->prefix[j])
-                return npu_fail(err, NPU_EINTERNAL, "memplan check: concat input '%s' at %lld is not at its slice of '%s'",
-                                x->name, (long long)t[x->id].offset, o->name);
-            c->uf[find(c->uf, x->id)] = find(c->uf, o->id);
+            /* elsewhere in the same buffer: the concat copies it; some other relation must place it */
+            if (layout && t[x->id].offset == t[o->id].offset + c->prefix[j])
+                c->uf[find(c->uf, x->id)] = find(c->uf, o->id);
         }
     }
     return NPU_OK;
@@ -214,6 +263,8 @@ static npu_status run_checks(checker *c, npu_err *err)
     const ir_graph *g = c->g;
     const mp_plan *p = c->p;
     npu_status st = check_positions(c, err);
+    if (st == NPU_OK)
+        own_lifetimes(c);
     for (int t = 0; t < p->n_tensors && st == NPU_OK; t++)
         st = check_tensor(c, t, err);
     for (int q = 0; q < p->n_positions && st == NPU_OK; q++) {
@@ -225,7 +276,7 @@ static npu_status run_checks(checker *c, npu_err *err)
             if (n->outputs[j])
                 st = check_covered(c, n, q, n->outputs[j], true, err);
         if (st == NPU_OK)
-            st = check_relations(c, n, err);
+            st = check_relations(c, n, q, err);
     }
     for (int t = 0; t < p->n_tensors && st == NPU_OK; t++) {
         const mp_tensor *m = &p->t[t];
@@ -235,7 +286,7 @@ static npu_status run_checks(checker *c, npu_err *err)
             st = npu_fail(err, NPU_EINTERNAL, "memplan check: graph output '%s' dies at %d, before the end (%d)",
                           tname(c, t), m->last_pos, c->horizon - 1);
         else if (m->alias_of >= 0 && find(c->uf, t) != find(c->uf, m->alias_of))
-            st = npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' lies in '%s' but no view or concat relates them",
+            st = npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' lies in '%s' but no view, concat, split or in-place op relates them",
                           tname(c, t), tname(c, m->alias_of));
     }
     if (st == NPU_OK)
@@ -255,19 +306,23 @@ npu_status mp_check(const ir_graph *g, const mp_plan *p, npu_err *err)
         if (g->nodes[i]->n_outputs > max_in)
             max_in = g->nodes[i]->n_outputs;
     }
-    checker c = {g, p, p->by_step ? p->n_steps : p->n_positions, NULL, NULL, NULL};
+    checker c = {g, p, p->by_step ? p->n_steps : p->n_positions, NULL, NULL, NULL, NULL, NULL};
     size_t np = (size_t)(p->n_positions > 0 ? p->n_positions : 1), nt = (size_t)(p->n_tensors ? p->n_tensors : 1);
     c.pos_node = npu_malloc(g->alloc, sizeof(int) * np);
     c.uf = npu_malloc(g->alloc, sizeof(int) * nt);
     c.prefix = npu_malloc(g->alloc, sizeof(int64_t) * (size_t)max_in);
+    c.own_first = npu_malloc(g->alloc, sizeof(int) * nt);
+    c.own_last = npu_malloc(g->alloc, sizeof(int) * nt);
     npu_status st;
-    if (!c.pos_node || !c.uf || !c.prefix) {
+    if (!c.pos_node || !c.uf || !c.prefix || !c.own_first || !c.own_last) {
         st = npu_fail(err, NPU_EINTERNAL, "memplan check: out of memory");
     } else {
         for (int t = 0; t < p->n_tensors; t++)
             c.uf[t] = t;
         st = run_checks(&c, err);
     }
+    npu_free(g->alloc, c.own_last, sizeof(int) * nt);
+    npu_free(g->alloc, c.own_first, sizeof(int) * nt);
     npu_free(g->alloc, c.prefix, sizeof(int64_t) * (size_t)max_in);
     npu_free(g->alloc, c.uf, sizeof(int) * nt);
     npu_free(g->alloc, c.pos_node, sizeof(int) * np);

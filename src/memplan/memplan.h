@@ -60,6 +60,7 @@ typedef struct mp_plan {
     int64_t concat_bytes_without_elision;
     int concats, concats_elided; /* live Concat nodes; those with every input written in place */
     int splits, splits_in_place; /* live Split nodes; those whose outputs all lie in the input */
+    int inplace_ops;  /* elementwise nodes writing their output over an input */
     bool by_step;     /* first_pos/last_pos are steps (see mp_options) */
     int n_steps;
     int n_positions;  /* live nodes in the schedule */
@@ -70,6 +71,7 @@ typedef struct mp_plan {
 typedef struct mp_options {
     int64_t align;     /* DRAM alignment in bytes (the target's DMA alignment) */
     bool no_elision;   /* no concat elision, no split in place (for comparison); views still alias */
+    bool no_inplace;   /* no elementwise output written over its input */
     /* Plan with whole steps as the time unit. By default two tensors of one
      * NPU segment may share space when their node lifetimes do not overlap,
      * which needs the tiler to finish a node's reads before a later node of

@@ -13,4 +13,10 @@ bool mp_concat_layout(const ir_node *n, int64_t *prefix);
 /* The same for a split: its outputs as byte ranges of its input. */
 bool mp_split_layout(const ir_node *n, int64_t *prefix);
 
+/* Elementwise ops whose output may be written over an input. */
+bool mp_is_elementwise(ir_op op);
+/* True when n's output may overwrite x (an input of elementwise n with the
+ * output's element count and width: not a broadcast operand). */
+bool mp_inplace_operand(const ir_node *n, const ir_tensor *x);
+
 #endif

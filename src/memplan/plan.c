@@ -7,67 +7,6 @@
 
 #include "memplan/memplan_internal.h"
 
-bool mp_is_view(ir_op op)
-{
-    switch (op) {
-    case IR_OP_RESHAPE:
-    case IR_OP_FLATTEN:
-    case IR_OP_SQUEEZE:
-    case IR_OP_UNSQUEEZE:
-    case IR_OP_IDENTITY:
-        return true;
-    default:
-        return false;
-    }
-}
-
-int64_t mp_align_up(int64_t v, int64_t a)
-{
-    return (v + a - 1) / a * a;
-}
-
-/* Every dim before the axis is 1: then each part is one byte range. */
-static bool outer_dims_one(const ir_tensor *t, int64_t axis)
-{
-    if (axis < 0)
-        axis += t->rank;
-    if (axis < 0 || axis >= t->rank)
-        return false;
-    for (int d = 0; d < axis; d++)
-        if (t->dims[d] != 1)
-            return false;
-    return true;
-}
-
-/* prefix[i] = byte offset of parts[i] in whole; false unless they tile it
- * in whole bytes of one dtype. */
-static bool parts_tile(const ir_tensor *whole, ir_tensor *const *parts, int n, int64_t *prefix)
-{
-    int bits = ir_dtype_bits(whole->dtype);
-    int64_t acc = 0;
-    for (int i = 0; i < n; i++) {
-        const ir_tensor *x = parts[i];
-        if (!x || x->dtype != whole->dtype || (ir_tensor_numel(x) * bits) % 8 != 0)
-            return false;
-        prefix[i] = acc;
-        acc += (int64_t)ir_tensor_bytes(x);
-    }
-    return acc == (int64_t)ir_tensor_bytes(whole);
-}
-
-bool mp_split_layout(const ir_node *n, int64_t *prefix)
-{
-    const ir_tensor *x = n->n_inputs >= 1 ? n->inputs[0] : NULL;
-    return x && n->n_outputs >= 1 && outer_dims_one(x, ir_attr_int(n, "axis", 0)) &&
-           parts_tile(x, n->outputs, n->n_outputs, prefix);
-}
-
-bool mp_concat_layout(const ir_node *n, int64_t *prefix)
-{
-    const ir_tensor *o = n->n_outputs == 1 ? n->outputs[0] : NULL;
-    return o && outer_dims_one(o, ir_attr_int(n, "axis", 0)) && parts_tile(o, n->inputs, n->n_inputs, prefix);
-}
-
 typedef struct planner {
     ir_graph *g;
     int64_t align;
@@ -81,6 +20,7 @@ typedef struct planner {
     int64_t *rel;
     int *gfirst, *glast;      /* group lifetimes per root */
     int *concat_uses;
+    char *inplace;            /* tensor written over its parent by an elementwise op */
     int64_t *diff;            /* np + 1 */
     int64_t *prefix;          /* per concat input */
     int64_t *root_off;        /* placed offset per root */
@@ -225,6 +165,22 @@ static void group_lifetimes(planner *pl)
     }
 }
 
+/* The last position any tensor of root r's group is read, and whether the
+ * group holds a tensor written over another (its bytes change over time). */
+static int group_last_pos(const planner *pl, int r, bool *overwrites)
+{
+    int last = -1;
+    *overwrites = false;
+    for (int t = 0; t < pl->nt; t++) {
+        if (pl->first[t] < 0 || is_const(pl->g->tensors[t]) || tensor_root(pl, t, NULL) != r)
+            continue;
+        if (pl->last[t] > last)
+            last = pl->last[t];
+        *overwrites |= pl->inplace[t] != 0;
+    }
+    return last;
+}
+
 /* The max-live bound of the arena under the current aliasing (roots only). */
 static int64_t arena_bound(planner *pl)
 {
@@ -278,8 +234,49 @@ static bool concat_input_ok(planner *pl, const ir_tensor *x, int ro, int pos)
     int r = tensor_root(pl, x->id, &ox);
     if (r == ro || ox != 0 || is_pinned_root(pl, r) || ir_tensor_bytes(pl->g->tensors[r]) != ir_tensor_bytes(x))
         return false;
-    /* a view of a buffer that is still read after the concat stays apart */
-    return r == x->id || pl->glast[r] <= time_of(pl, pos);
+    /* A buffer still read after the concat stays apart when it is a view's
+     * (the brief's rule) or when either buffer has bytes overwritten by an
+     * elementwise op (x's bytes must not change while they are read). */
+    bool overwrites, dest_overwrites;
+    int last = group_last_pos(pl, r, &overwrites);
+    group_last_pos(pl, ro, &dest_overwrites);
+    return last <= pos || (r == x->id && !overwrites && !dest_overwrites);
+}
+
+/* An elementwise op writes its output over an input whose buffer is read
+ * for the last time by it (same element count and width, a whole root, not
+ * pinned). The bound can only fall: the two buffers met only here. Planned
+ * per node position, so not in by_step mode (a later node of the segment
+ * could still read the input). */
+static int write_in_place(planner *pl)
+{
+    ir_graph *g = pl->g;
+    int count = 0;
+    for (int pos = 0; pos < pl->np; pos++) {
+        const ir_node *n = g->nodes[pl->pos_node[pos]];
+        if (!mp_is_elementwise(n->op) || n->n_outputs != 1 || !n->outputs[0])
+            continue;
+        const ir_tensor *y = n->outputs[0];
+        if (pl->pin[y->id] || pl->parent[y->id] >= 0)
+            continue;
+        for (int j = 0; j < n->n_inputs; j++) {
+            const ir_tensor *x = n->inputs[j];
+            if (!mp_inplace_operand(n, x) || pl->pin[x->id])
+                continue;
+            int64_t ox;
+            int r = tensor_root(pl, x->id, &ox);
+            bool overwrites;
+            if (ox != 0 || is_pinned_root(pl, r) || ir_tensor_bytes(g->tensors[r]) != ir_tensor_bytes(x) ||
+                group_last_pos(pl, r, &overwrites) != pos)
+                continue;
+            pl->parent[y->id] = x->id;
+            pl->rel[y->id] = 0;
+            pl->inplace[y->id] = 1;
+            count++;
+            break;
+        }
+    }
+    return count;
 }
 
 /* Keeps the roots changed[0..nc), just given parents, where the arena bound
@@ -354,12 +351,19 @@ static void split_in_place(planner *pl)
         if (n->op != IR_OP_SPLIT || !mp_split_layout(n, pl->prefix) || is_const(n->inputs[0]))
             continue;
         const ir_tensor *x = n->inputs[0];
+        bool overwrites;
+        group_last_pos(pl, tensor_root(pl, x->id, NULL), &overwrites);
+        if (overwrites)
+            continue; /* the parts must keep the bytes they were split from */
         int64_t before = arena_bound(pl);
         int nc = 0;
         for (int j = 0; j < n->n_outputs; j++) {
             const ir_tensor *y = n->outputs[j];
             if (pl->pin[y->id] || pl->parent[y->id] >= 0 || tensor_root(pl, x->id, NULL) == y->id)
                 continue;
+            group_last_pos(pl, y->id, &overwrites);
+            if (overwrites)
+                continue; /* a part written over would change its input's bytes */
             pl->parent[y->id] = x->id;
             pl->rel[y->id] = pl->prefix[j];
             changed[nc++] = y->id;
@@ -506,7 +510,7 @@ npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_optio
         !SCRATCH(pl.last, nt) || !SCRATCH(pl.pin, nt) || !SCRATCH(pl.parent, nt) || !SCRATCH(pl.rel, nt) ||
         !SCRATCH(par_views, nt) || !SCRATCH(rel_views, nt) || !SCRATCH(par_elided, nt) ||
         !SCRATCH(rel_elided, nt) || !SCRATCH(pl.gfirst, nt) || !SCRATCH(pl.glast, nt) ||
-        !SCRATCH(pl.concat_uses, nt) || !SCRATCH(pl.diff, nn + 1) || !SCRATCH(pl.prefix, max_in) ||
+        !SCRATCH(pl.concat_uses, nt) || !SCRATCH(pl.inplace, nt) || !SCRATCH(pl.diff, nn + 1) || !SCRATCH(pl.prefix, max_in) ||
         !SCRATCH(pl.root_off, nt) || !SCRATCH(pl.best_off, nt) || !SCRATCH(pl.items, nt) ||
         !SCRATCH(pl.item_tensor, nt)) {
         npu_arena_free(tmp);
@@ -522,6 +526,8 @@ npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_optio
             pl.root_off[t] = -1;
         }
         alias_views(&pl);
+        if (!o->no_inplace && !o->by_step)
+            out->inplace_ops = write_in_place(&pl);
         memcpy(par_views, pl.parent, sizeof(int) * (size_t)nt);
         memcpy(rel_views, pl.rel, sizeof(int64_t) * (size_t)nt);
         int64_t views_bound = arena_bound(&pl);

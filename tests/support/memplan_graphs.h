@@ -119,11 +119,12 @@ static inline ir_tensor *mg_densenet(ir_graph *g, int blocks, int layers, int64_
     return mg_output(mg_op(g, IR_OP_GLOBAL_AVERAGE_POOL, 1, &x, x->dims[1], 1, 1));
 }
 
-/* About n tensors: a chain with skips and occasional concats of the last
- * tensors, sizes from a fixed-seed generator, so it is the same every run. */
+/* About n tensors: a chain with skips (Add), Relu, two-way Splits and
+ * concats of recent tensors, sizes from a fixed-seed generator, so it is the
+ * same every run. */
 static inline ir_tensor *mg_random(ir_graph *g, int n, uint32_t seed)
 {
-    ir_tensor **recent = npu_arena_alloc(g->arena, sizeof *recent * (size_t)n);
+    ir_tensor **recent = npu_arena_alloc(g->arena, sizeof *recent * (size_t)(n + 1));
     int nr = 0;
     recent[nr++] = mg_input(g, 8, 16, 16);
     while (g->n_tensors < n - 1) {
@@ -134,6 +135,14 @@ static inline ir_tensor *mg_random(ir_graph *g, int n, uint32_t seed)
         if (r % 7 == 0 && nr >= 3) {
             ir_tensor *a = recent[nr - 2 - (int)((r >> 3) % 2)];
             y = mg_concat(g, 2, (ir_tensor *[]){a, x});
+        } else if (r % 11 == 0) {
+            y = mg_op(g, IR_OP_RELU, 1, &x, x->dims[1], 16, 16);
+        } else if (r % 13 == 0 && x->dims[1] % 2 == 0) {
+            ir_tensor *h0 = mg_act(g, x->dims[1] / 2, 16, 16), *h1 = mg_act(g, x->dims[1] / 2, 16, 16);
+            ir_node *sp = ir_node_new(g, IR_OP_SPLIT, NULL, 1, &x, 2, (ir_tensor *[]){h0, h1});
+            ir_set_int(g, sp, "axis", 1);
+            recent[nr++] = h0;
+            y = h1;
         } else if (r % 5 == 0 && nr >= 4) {
             ir_tensor *s = recent[nr - 4];
             y = mg_op(g, IR_OP_ADD, 2, (ir_tensor *[]){s, x}, x->dims[1], 16, 16);

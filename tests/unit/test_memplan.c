@@ -677,3 +677,75 @@ Test(memplan, split_outputs_are_read_in_place)
     cr_assert_eq(q.t[s0->id].alias_of, -1);
     ir_graph_free(g);
 }
+
+/* Random graphs (skips, concats, splits, relus that may run in place) in
+ * both time modes, with and without elision: the checker accepts every plan,
+ * elision never makes the arena larger, and the bound is respected. */
+Test(memplan, random_graphs_pass_the_checker, .timeout = 60)
+{
+    int inplace = 0, splits = 0, elided = 0;
+    for (uint32_t seed = 1; seed <= 40; seed++) {
+        ir_graph *g = ir_graph_new(npu_alloc_default());
+        mg_random(g, 120 + (int)seed * 5, seed);
+        mp_plan p, q, r;
+        mp_options by_step = {.align = 8, .by_step = true};
+        plan_graph(g, &align1, &p);
+        plan_graph(g, &align1_plain, &q);
+        plan_graph(g, &by_step, &r);
+        cr_assert_leq(p.region_bytes[NPUB_REGION_ARENA], q.region_bytes[NPUB_REGION_ARENA], "seed %u", seed);
+        inplace += p.inplace_ops;
+        splits += p.splits_in_place;
+        elided += p.concats_elided;
+        ir_graph_free(g);
+    }
+    /* the generator does make every kind of alias */
+    cr_assert_gt(inplace, 0);
+    cr_assert_gt(splits, 0);
+    cr_assert_gt(elided, 0);
+}
+
+Test(memplan, elementwise_ops_write_over_a_dying_input)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    ir_tensor *x = mg_input(g, 8, 4, 4);
+    ir_tensor *a = mg_conv(g, x, 8, 4, 4);
+    ir_tensor *r = mg_op(g, IR_OP_RELU, 1, &a, 8, 4, 4);  /* a dies here: in place */
+    ir_tensor *b = mg_conv(g, r, 8, 4, 4);
+    ir_tensor *m = mg_op(g, IR_OP_ADD, 2, (ir_tensor *[]){r, b}, 8, 4, 4); /* r dies here too */
+    mg_output(mg_conv(g, m, 8, 4, 4));
+    mp_plan p, q;
+    plan_graph(g, &align1, &p);
+    cr_assert_eq(p.t[r->id].alias_of, a->id);
+    cr_assert_eq(p.t[m->id].alias_of, a->id);
+    cr_assert_eq(p.inplace_ops, 2);
+    /* two buffers: a-r-m and b; without in place three are live at the add */
+    cr_assert_eq(p.region_bytes[NPUB_REGION_ARENA], 2 * S);
+    mp_options plain = {.align = 1, .no_inplace = true};
+    plan_graph(g, &plain, &q);
+    cr_assert_eq(q.region_bytes[NPUB_REGION_ARENA], 3 * S);
+    ir_graph_free(g);
+}
+
+Test(memplan, check_rejects_an_overwrite_of_a_live_input)
+{
+    /* b reads a after the relu: writing r over a would corrupt b's input */
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    ir_tensor *x = mg_input(g, 8, 4, 4);
+    ir_tensor *a = mg_conv(g, x, 8, 4, 4);
+    ir_tensor *r = mg_op(g, IR_OP_RELU, 1, &a, 8, 4, 4);
+    ir_tensor *b = mg_conv(g, a, 8, 4, 4);
+    mg_output(mg_op(g, IR_OP_ADD, 2, (ir_tensor *[]){r, b}, 8, 4, 4));
+    a->name = "a";
+    r->name = "r";
+    mp_plan p;
+    plan_graph(g, &align1, &p);
+    cr_assert_eq(p.t[r->id].alias_of, -1);
+    p.t[r->id].alias_of = a->id;
+    p.t[r->id].offset = p.t[a->id].offset;
+    p.t[a->id].last_pos = p.t[r->id].last_pos;
+    p.t[a->id].last = p.t[r->id].last;
+    npu_err e;
+    cr_assert_neq(mp_check(g, &p, &e), NPU_OK);
+    cr_assert(strstr(e.msg, "'r' is written over 'a'"), "%s", e.msg);
+    ir_graph_free(g);
+}

@@ -1,0 +1,87 @@
+/* Which ops let an output share its input's bytes, and where: views
+ * (same bytes), concat inputs and split outputs (contiguous byte ranges),
+ * elementwise ops (an output may overwrite an input at its last read).
+ * Shared by the planner and the checker. */
+#include "memplan/memplan_internal.h"
+
+bool mp_is_view(ir_op op)
+{
+    switch (op) {
+    case IR_OP_RESHAPE:
+    case IR_OP_FLATTEN:
+    case IR_OP_SQUEEZE:
+    case IR_OP_UNSQUEEZE:
+    case IR_OP_IDENTITY:
+        return true;
+    default:
+        return false;
+    }
+}
+
+int64_t mp_align_up(int64_t v, int64_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+/* Every dim before the axis is 1: then each part is one byte range. */
+static bool outer_dims_one(const ir_tensor *t, int64_t axis)
+{
+    if (axis < 0)
+        axis += t->rank;
+    if (axis < 0 || axis >= t->rank)
+        return false;
+    for (int d = 0; d < axis; d++)
+        if (t->dims[d] != 1)
+            return false;
+    return true;
+}
+
+/* prefix[i] = byte offset of parts[i] in whole; false unless they tile it
+ * in whole bytes of one dtype. */
+static bool parts_tile(const ir_tensor *whole, ir_tensor *const *parts, int n, int64_t *prefix)
+{
+    int bits = ir_dtype_bits(whole->dtype);
+    int64_t acc = 0;
+    for (int i = 0; i < n; i++) {
+        const ir_tensor *x = parts[i];
+        if (!x || x->dtype != whole->dtype || (ir_tensor_numel(x) * bits) % 8 != 0)
+            return false;
+        prefix[i] = acc;
+        acc += (int64_t)ir_tensor_bytes(x);
+    }
+    return acc == (int64_t)ir_tensor_bytes(whole);
+}
+
+bool mp_split_layout(const ir_node *n, int64_t *prefix)
+{
+    const ir_tensor *x = n->n_inputs >= 1 ? n->inputs[0] : NULL;
+    return x && n->n_outputs >= 1 && outer_dims_one(x, ir_attr_int(n, "axis", 0)) &&
+           parts_tile(x, n->outputs, n->n_outputs, prefix);
+}
+
+bool mp_concat_layout(const ir_node *n, int64_t *prefix)
+{
+    const ir_tensor *o = n->n_outputs == 1 ? n->outputs[0] : NULL;
+    return o && outer_dims_one(o, ir_attr_int(n, "axis", 0)) && parts_tile(o, n->inputs, n->n_inputs, prefix);
+}
+
+bool mp_is_elementwise(ir_op op)
+{
+    switch (op) {
+    case IR_OP_ADD: case IR_OP_SUB: case IR_OP_MUL: case IR_OP_DIV: case IR_OP_MAX: case IR_OP_MIN:
+    case IR_OP_PRELU: case IR_OP_RELU: case IR_OP_LEAKY_RELU: case IR_OP_CLIP: case IR_OP_SIGMOID:
+    case IR_OP_TANH: case IR_OP_HARD_SIGMOID: case IR_OP_HARD_SWISH: case IR_OP_ERF: case IR_OP_EXP:
+    case IR_OP_LOG: case IR_OP_SQRT: case IR_OP_RECIPROCAL: case IR_OP_NEG: case IR_OP_ABS:
+    case IR_OP_REQUANTIZE: case IR_OP_LUT:
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool mp_inplace_operand(const ir_node *n, const ir_tensor *x)
+{
+    const ir_tensor *y = n->n_outputs == 1 ? n->outputs[0] : NULL;
+    return y && x && !x->data && mp_is_elementwise(n->op) && ir_tensor_numel(x) == ir_tensor_numel(y) &&
+           ir_dtype_bits(x->dtype) == ir_dtype_bits(y->dtype) && ir_tensor_bytes(x) == ir_tensor_bytes(y);
+}
