@@ -127,6 +127,11 @@ static npu_status stage_partition(drv_ctx *c, npu_err *err)
                           "runtime (%s)", c->o->model, n->name, ir_op_name(n->op), n->unit_reason,
                           why ? why : "no host kernel");
     }
+    /* the execution order that lowers the activation peak (branchy graphs) */
+    mp_options mo = {.align = 16};
+    bool reordered = false;
+    if (st == NPU_OK)
+        st = mp_choose_order(c->g, &mo, &reordered, err);
     if (st == NPU_OK)
         st = part_schedule_build(c->g, &c->sched, err);
     if (st == NPU_OK && c->o->report)

@@ -73,8 +73,7 @@ npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph 
         fprintf(out, "memory: arena %llu B (lower bound %llu B), weights %llu B, SRAM peak %llu B, host scratch %u B\n",
                 (unsigned long long)s.arena_bytes, (unsigned long long)s.arena_lower_bound_bytes,
                 (unsigned long long)s.weights_bytes, (unsigned long long)s.sram_peak_bytes, info->scratch_bytes);
-        fprintf(out, "concat bytes copied: %lld with elision, %lld without\n", (long long)plan->concat_bytes_copied,
-                (long long)plan->concat_bytes_without_elision);
+        mp_report(plan, out);
     }
     if (o->stats_json)
         st = npu_stats_save_json(&s, o->stats_json, err);
