@@ -107,41 +107,62 @@ static nk_qconv2d_params conv_params(const npum_insn *x, int32_t cin, int32_t co
         .w_format = V(W4) ? NK_W_I4 : NK_W_I8};
 }
 
-/* conv with partial sums: acc = (acc_in ? psum : bias) + the window's sum. */
-static void conv_accumulate(npu_model *m, const npum_insn *x, const qtab *q)
+/* floor(a / b) and ceil(a / b) for b > 0. */
+static int32_t fdiv(int32_t a, int32_t b)
+{
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+static int32_t cdiv(int32_t a, int32_t b)
+{
+    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+/* conv with partial sums: acc = (acc_in ? psum : bias) + the window's sum,
+ * tap by tap over one output channel's plane of int64 accumulators (acc). */
+static void conv_accumulate(npu_model *m, const npum_insn *x, const qtab *q, int64_t *acc)
 {
     const int8_t *in = (const int8_t *)m->sram + V(SRC);
     const uint8_t *w = m->sram + V(WGT);
     uint8_t *psum = m->sram + V(PSUM);
     int8_t *out = (int8_t *)m->sram + V(DST);
     const int32_t ic = V(IC), ih = V(IH), iw = V(IW), kh = V(KH), kw = V(KW), zp = V(IN_ZP);
+    const int32_t oh = V(OH), ow = V(OW), sh = V(SH), sw = V(SW);
+    const size_t plane = (size_t)oh * (size_t)ow;
     const bool w4 = V(W4), acc_in = V(ACC_IN), acc_out = V(ACC_OUT);
-    size_t o_idx = 0;
-    for (int32_t o = 0; o < V(OC); o++)
-        for (int32_t y = 0; y < V(OH); y++)
-            for (int32_t xx = 0; xx < V(OW); xx++, o_idx++) {
-                int64_t acc = acc_in ? rd32(psum + 4 * o_idx) : q->bias[o];
-                for (int32_t i = 0; i < ic; i++)
-                    for (int32_t ky = 0; ky < kh; ky++) {
-                        int32_t iy = y * V(SH) - V(PT) + ky * V(DH);
+    size_t wi = 0;
+    for (int32_t o = 0; o < V(OC); o++) {
+        uint8_t *ps = psum + 4 * (size_t)o * plane;
+        for (size_t p = 0; p < plane; p++)
+            acc[p] = acc_in ? rd32(ps + 4 * p) : q->bias[o];
+        for (int32_t i = 0; i < ic; i++)
+            for (int32_t ky = 0; ky < kh; ky++)
+                for (int32_t kx = 0; kx < kw; kx++, wi++) {
+                    int32_t wv = weight(w, wi, w4), dx = kx * V(DW) - V(PL);
+                    /* the outputs whose input column is inside: 0 <= x*sw + dx < iw */
+                    int32_t x0 = cdiv(-dx, sw), x1 = fdiv(iw - 1 - dx, sw);
+                    x0 = x0 < 0 ? 0 : x0;
+                    x1 = x1 > ow - 1 ? ow - 1 : x1;
+                    if (wv == 0 || x0 > x1)
+                        continue;
+                    for (int32_t y = 0; y < oh; y++) {
+                        int32_t iy = y * sh - V(PT) + ky * V(DH);
                         if (iy < 0 || iy >= ih)
                             continue;
-                        for (int32_t kx = 0; kx < kw; kx++) {
-                            int32_t ix = xx * V(SW) - V(PL) + kx * V(DW);
-                            if (ix < 0 || ix >= iw)
-                                continue;
-                            size_t wi = (((size_t)o * (size_t)ic + (size_t)i) * (size_t)kh + (size_t)ky) * (size_t)kw +
-                                        (size_t)kx;
-                            acc += (int64_t)(in[((size_t)i * (size_t)ih + (size_t)iy) * (size_t)iw + (size_t)ix] - zp) *
-                                   weight(w, wi, w4);
-                        }
+                        const int8_t *row = in + ((size_t)i * (size_t)ih + (size_t)iy) * (size_t)iw;
+                        int64_t *a = acc + (size_t)y * (size_t)ow;
+                        for (int32_t xx = x0; xx <= x1; xx++)
+                            a[xx] += (int64_t)((int32_t)row[xx * sw + dx] - zp) * wv;
                     }
-                if (acc_out)
-                    wr32(psum + 4 * o_idx, sat32(acc));
-                else
-                    out[o_idx] = (int8_t)nk_requant_out(sat32(acc), q->mult[o], q->shift[o], V(OUT_ZP), V(CLAMP_LO),
-                                                        V(CLAMP_HI));
-            }
+                }
+        for (size_t p = 0; p < plane; p++) {
+            if (acc_out)
+                wr32(ps + 4 * p, sat32(acc[p]));
+            else
+                out[(size_t)o * plane + p] = (int8_t)nk_requant_out(sat32(acc[p]), q->mult[o], q->shift[o],
+                                                                    V(OUT_ZP), V(CLAMP_LO), V(CLAMP_HI));
+        }
+    }
 }
 
 /* Scratch sizes are asked with a placeholder multiplier: the table is read after. */
@@ -152,7 +173,7 @@ static npu_status conv(npu_model *m, const npum_insn *x, bool depthwise, npu_err
     int32_t cin = depthwise ? V(C) : V(IC), cout = depthwise ? V(C) : V(OC);
     bool acc = !depthwise && (V(ACC_IN) || V(ACC_OUT));
     nk_qconv2d_params p = conv_params(x, cin, cout, depthwise ? cin : 1);
-    size_t ks = 0;
+    size_t ks = (size_t)V(OH) * (size_t)V(OW) * sizeof(int64_t); /* accumulators of the direct loop */
     if (!acc) {
         p.q = (nk_qmults){1, &unit_mult, &unit_shift};
         ks = nk_qconv2d_scratch_size(&p);
@@ -164,9 +185,11 @@ static npu_status conv(npu_model *m, const npum_insn *x, bool depthwise, npu_err
         npu_status st = load_qtab(m, x, cout, ks, !(acc && V(ACC_OUT)), &q, err);
         if (st)
             return st;
+    } else if (!(q.kscratch = npum_scratch(m, ks))) {
+        return npu_fail(err, NPU_EINTERNAL, "npu: out of memory for kernel scratch");
     }
     if (acc) {
-        conv_accumulate(m, x, &q);
+        conv_accumulate(m, x, &q, q.kscratch);
         return NPU_OK;
     }
     p.q = (nk_qmults){cout, q.mult, q.shift};

@@ -95,6 +95,12 @@ static bool drained(const npu_model *m)
     return true;
 }
 
+/* end, and a sync with drain, wait until every queue and unit is empty. */
+static bool drains(const npu_model *m, const npum_insn *x)
+{
+    return x->unit == TGT_UNIT_CTRL && (m->isa->insns[x->d.insn].sem == TGT_SEM_END || x->d.v[TGT_F_DRAIN]);
+}
+
 /* ---- start and completion ------------------------------------------------------------ */
 
 static npu_status start(npu_model *m, const npum_insn *x, npu_err *err)
@@ -104,6 +110,9 @@ static npu_status start(npu_model *m, const npum_insn *x, npu_err *err)
     insn_copy(m, r, x);
     vc_join(r->vc, m->queue_vc + (size_t)q * (size_t)nq, nq);
     tokens_take(m, r->wait, r->vc);
+    if (drains(m, r)) /* everything fetched before it has completed */
+        for (int k = 0; k < m->q_ctrl; k++)
+            vc_join(r->vc, m->queue_vc + (size_t)k * (size_t)nq, nq);
     r->seq = ++m->started[q];
     r->vc[q] = r->seq;
     memcpy(m->queue_vc + (size_t)q * (size_t)nq, r->vc, (size_t)nq * sizeof *r->vc);
@@ -252,9 +261,7 @@ static npu_status fetch(npu_model *m, bool *progress, npu_err *err)
             m->have_fetch = true;
         }
         if (x->unit == TGT_UNIT_CTRL) {
-            /* end, and a sync with drain, hold fetch until every unit is idle */
-            bool drains = m->isa->insns[x->d.insn].sem == TGT_SEM_END || x->d.v[TGT_F_DRAIN];
-            if (!tokens_ready(m, x->wait) || (drains && !drained(m)))
+            if (!tokens_ready(m, x->wait) || (drains(m, x) && !drained(m)))
                 return NPU_OK;
             if ((st = start(m, x, err)))
                 return st;

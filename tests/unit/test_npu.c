@@ -673,6 +673,26 @@ Test(npu, full_queue_stalls_fetch)
     rig_close(r);
 }
 
+/* A sync with drain orders everything before it before everything after it:
+ * a reload of the buffer another channel read needs no token then. */
+Test(npu, drain_sync_is_a_fence)
+{
+    for (int drain = 1; drain >= 0; drain--) {
+        rig *r = rig_open("edge-v1");
+        dma1(r, "dma_store", 1, TGT_REGION_OUTPUTS, 0, 0x100, 64, 0, 0);
+        uint32_t s = emit(r, "sync", KV({"drain", drain}));
+        uint32_t ld = dma1(r, "dma_load", 0, TGT_REGION_INPUTS, 0, 0x100, 64, 0, 0);
+        END(r, 0);
+        if (drain) {
+            run_ok(r);
+            cr_assert_eq(ev_of(r, s)->start, ev_of(r, 0)->end, "the fence waits for the store");
+        } else {
+            expect_fault(r, "unsynchronized access", ld);
+        }
+        rig_close(r);
+    }
+}
+
 /* Four tiles through two input and two output buffers: loads on channel 0,
  * convs, stores on channel 1, each buffer's reuse guarded by a token. */
 enum { T_LD = 0, T_CV = 2, T_INFREE = 4, T_OUTFREE = 6 }; /* + buffer */
