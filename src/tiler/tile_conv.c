@@ -195,7 +195,7 @@ static void search_plans(const tile_ctx *c, const win *w, search *s)
                     }
                 }
                 if (fit && owt < w->OW)
-                    break; /* narrower than the widest fitting tile only adds halo */
+                    break; /* the full width and one narrower: more only adds halo and tiles */
             }
             if (fit)
                 break; /* fewer reduction chunks are always better when they fit */
