@@ -502,7 +502,7 @@ static const tcase cases[] = {
     {"lut", mk_lut, 0},           {"lut_big", mk_lut, 1},      {"concat", mk_concat, 0},
 };
 
-Test(tiler, every_case_on_every_target, .timeout = 600)
+Test(tiler, every_case_on_every_target)
 {
     for (int ti = 0; ti < N_TARGETS; ti++) {
         tgt_target *t = load_target(targets[ti]);
@@ -884,7 +884,7 @@ static void fmnist_on(const char *target)
     tgt_free(t);
 }
 
-Test(tiler, fmnist_model_bit_exact, .timeout = 300)
+Test(tiler, fmnist_model_bit_exact)
 {
     for (int ti = 0; ti < N_TARGETS; ti++)
         fmnist_on(targets[ti]);
