@@ -115,11 +115,6 @@ static npu_status end_stream(tile_ctx *c)
     return tile_emit(c, TGT_SEM_END, v);
 }
 
-static int64_t ceil_div(int64_t a, int64_t b)
-{
-    return b > 0 ? (a + b - 1) / b : 0;
-}
-
 /* Peak-throughput bound of a layer: MACs on the array (int4 faster) or bytes over DRAM. */
 static int64_t bound_cycles(const tgt_target *t, const ir_node *n, int64_t macs, int64_t bytes)
 {
@@ -128,7 +123,7 @@ static int64_t bound_cycles(const tgt_target *t, const ir_node *n, int64_t macs,
               tgt_insn_field(t->isa, tgt_insn_for_sem(t->isa, TGT_SEM_CONV), TGT_F_W4);
     if (w4)
         peak *= t->p[TGT_P_MAC_INT4_SPEEDUP];
-    int64_t a = ceil_div(macs, peak), b = ceil_div(bytes, t->p[TGT_P_DRAM_BYTES_PER_CYCLE]);
+    int64_t a = tile_cdiv(macs, peak), b = tile_cdiv(bytes, t->p[TGT_P_DRAM_BYTES_PER_CYCLE]);
     return a > b ? a : b;
 }
 

@@ -27,16 +27,6 @@ typedef struct plan {
     int64_t cost, traffic; /* estimated cycles; DRAM bytes */
 } plan;
 
-static int64_t cdiv(int64_t a, int64_t b)
-{
-    return (a + b - 1) / b;
-}
-
-static int64_t min64(int64_t a, int64_t b)
-{
-    return a < b ? a : b;
-}
-
 static int64_t span(int64_t o, int64_t k, int64_t s, int64_t d)
 {
     return (o - 1) * s + d * (k - 1) + 1;
@@ -53,19 +43,19 @@ static int64_t block_bytes(const win *w, int64_t ct, int64_t icc)
 {
     if (w->sem == TGT_SEM_POOL)
         return 0;
-    int64_t b = 0, nch = w->sem == TGT_SEM_CONV ? cdiv(w->icg, icc) : 1;
+    int64_t b = 0, nch = w->sem == TGT_SEM_CONV ? tile_cdiv(w->icg, icc) : 1;
     for (int64_t k = 0; k < nch; k++)
-        b += chunk_bytes(w, ct, w->sem == TGT_SEM_CONV ? min64(icc, w->icg - k * icc) : 1);
+        b += chunk_bytes(w, ct, w->sem == TGT_SEM_CONV ? tile_min(icc, w->icg - k * icc) : 1);
     return b + ((12 * ct + 15) & ~(int64_t)15);
 }
 
 /* Fills the sizes of plan p; false when it does not fit the SRAM. */
 static bool size_plan(const tile_ctx *c, const win *w, plan *p)
 {
-    int64_t ih = min64(w->H, span(p->oht, w->kh, w->sh, w->dh)), iw = min64(w->W, span(p->owt, w->kw, w->sw, w->dw));
-    p->n_ct = w->G * cdiv(w->ocg, p->ct);
-    p->n_y = cdiv(w->OH, p->oht), p->n_x = cdiv(w->OW, p->owt);
-    p->n_chunks = w->sem == TGT_SEM_CONV ? cdiv(w->icg, p->icc) : 1;
+    int64_t ih = tile_min(w->H, span(p->oht, w->kh, w->sh, w->dh)), iw = tile_min(w->W, span(p->owt, w->kw, w->sw, w->dw));
+    p->n_ct = w->G * tile_cdiv(w->ocg, p->ct);
+    p->n_y = tile_cdiv(w->OH, p->oht), p->n_x = tile_cdiv(w->OW, p->owt);
+    p->n_chunks = w->sem == TGT_SEM_CONV ? tile_cdiv(w->icg, p->icc) : 1;
     int64_t n_sp = w->N * p->n_y * p->n_x, tiles = n_sp * p->n_ct;
     int64_t cin = w->sem == TGT_SEM_CONV ? w->icg : p->ct;
     bool in_per_ct = w->sem != TGT_SEM_CONV || w->G > 1;
@@ -86,7 +76,7 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
     int64_t v[TGT_F_COUNT];
     int ci = tile_insn(c, w->sem), di = tile_insn(c, TGT_SEM_DMA_LOAD);
     tgt_defaults(c->t->isa, ci, v);
-    v[TGT_F_IC] = min64(p->icc, w->icg), v[TGT_F_OC] = p->ct, v[TGT_F_C] = p->ct;
+    v[TGT_F_IC] = tile_min(p->icc, w->icg), v[TGT_F_OC] = p->ct, v[TGT_F_C] = p->ct;
     v[TGT_F_KH] = w->kh, v[TGT_F_KW] = w->kw, v[TGT_F_OH] = p->oht, v[TGT_F_OW] = p->owt;
     v[TGT_F_W4] = w->w4;
     int64_t comp = 0, ld = 0, stc = 0, wl = 0;
@@ -118,7 +108,7 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
 static bool fields_ok(const tile_ctx *c, const win *w, const plan *p)
 {
     tgt_sem s = w->sem;
-    int64_t ih = min64(w->H, span(p->oht, w->kh, w->sh, w->dh)), iw = min64(w->W, span(p->owt, w->kw, w->sw, w->dw));
+    int64_t ih = tile_min(w->H, span(p->oht, w->kh, w->sh, w->dh)), iw = tile_min(w->W, span(p->owt, w->kw, w->sw, w->dw));
     if (p->oht > tile_fmax(c, s, TGT_F_OH) || p->owt > tile_fmax(c, s, TGT_F_OW) || ih > tile_fmax(c, s, TGT_F_IH) ||
         iw > tile_fmax(c, s, TGT_F_IW))
         return false;
@@ -158,7 +148,7 @@ static void consider(const tile_ctx *c, const win *w, plan cand, search *s)
 /* Largest rows-per-tile that fits, by bisection (fit is monotone in rows). */
 static int64_t max_rows(const tile_ctx *c, const win *w, plan p)
 {
-    int64_t lo = 0, hi = min64(w->OH, tile_fmax(c, w->sem, TGT_F_OH));
+    int64_t lo = 0, hi = tile_min(w->OH, tile_fmax(c, w->sem, TGT_F_OH));
     while (lo < hi) {
         int64_t mid = (lo + hi + 1) / 2;
         p.oht = mid;
@@ -173,21 +163,21 @@ static int64_t max_rows(const tile_ctx *c, const win *w, plan p)
 static void search_plans(const tile_ctx *c, const win *w, search *s)
 {
     int64_t cols = c->t->p[TGT_P_MAC_COLS];
-    int64_t ctmax = min64(w->ocg, tile_fmax(c, w->sem, w->sem == TGT_SEM_CONV ? TGT_F_OC : TGT_F_C));
-    int64_t icmax = w->sem == TGT_SEM_CONV ? min64(w->icg, tile_fmax(c, w->sem, TGT_F_IC)) : 1;
+    int64_t ctmax = tile_min(w->ocg, tile_fmax(c, w->sem, w->sem == TGT_SEM_CONV ? TGT_F_OC : TGT_F_C));
+    int64_t icmax = w->sem == TGT_SEM_CONV ? tile_min(w->icg, tile_fmax(c, w->sem, TGT_F_IC)) : 1;
     for (int64_t ct = ctmax; ct >= 1; ct = ct > cols ? ((ct / 2 + cols - 1) / cols) * cols : ct / 2) {
-        int64_t nch0 = w->sem == TGT_SEM_CONV ? cdiv(w->icg, icmax) : 1, nchmax = w->sem == TGT_SEM_CONV ? w->icg : 1;
+        int64_t nch0 = w->sem == TGT_SEM_CONV ? tile_cdiv(w->icg, icmax) : 1, nchmax = w->sem == TGT_SEM_CONV ? w->icg : 1;
         for (int64_t nch = nch0; nch <= nchmax; nch *= 2) {
-            int64_t icc = w->sem == TGT_SEM_CONV ? cdiv(w->icg, nch) : 1;
+            int64_t icc = w->sem == TGT_SEM_CONV ? tile_cdiv(w->icg, nch) : 1;
             if (w->w4 && (w->kh * w->kw) % 2 && icc % 2 && icc != w->icg)
                 icc++;
             bool fit = false;
-            for (int64_t owt = min64(w->OW, tile_fmax(c, w->sem, TGT_F_OW)); owt >= 1; owt = owt > 1 ? cdiv(owt, 2) : 0) {
+            for (int64_t owt = tile_min(w->OW, tile_fmax(c, w->sem, TGT_F_OW)); owt >= 1; owt = owt > 1 ? tile_cdiv(owt, 2) : 0) {
                 for (int sp = 0; sp < 2; sp++) {
                     plan p = {.ct = ct, .icc = icc, .owt = owt, .sp_outer = sp};
                     int64_t rows = max_rows(c, w, p);
                     fit |= rows > 0;
-                    for (int64_t r = rows, k = 0; r >= 1 && k < 5; r = cdiv(r, 2), k++) {
+                    for (int64_t r = rows, k = 0; r >= 1 && k < 5; r = tile_cdiv(r, 2), k++) {
                         p.oht = r;
                         consider(c, w, p, s);
                         if (r == 1)
@@ -241,7 +231,7 @@ static npu_status build_block(tile_ctx *c, const ir_node *n, const win *w, const
     memset(blk, 0, (size_t)size);
     int64_t pos = 0;
     for (int64_t k = 0; k < p->n_chunks; k++) {
-        int64_t i0 = k * p->icc, icc = w->sem == TGT_SEM_CONV ? min64(p->icc, w->icg - i0) : 1;
+        int64_t i0 = k * p->icc, icc = w->sem == TGT_SEM_CONV ? tile_min(p->icc, w->icg - i0) : 1;
         int64_t e = 0;
         for (int64_t o = 0; o < ct; o++)
             for (int64_t i = 0; i < icc; i++)
@@ -285,8 +275,8 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
         if (!blk)
             return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
         for (int64_t t = 0; t < p->n_ct && st == NPU_OK; t++) {
-            int64_t gi = t / cdiv(w->ocg, p->ct), o0 = (t % cdiv(w->ocg, p->ct)) * p->ct;
-            st = build_block(c, n, w, p, gi * w->ocg + o0, min64(p->ct, w->ocg - o0), &blk[t]);
+            int64_t gi = t / tile_cdiv(w->ocg, p->ct), o0 = (t % tile_cdiv(w->ocg, p->ct)) * p->ct;
+            st = build_block(c, n, w, p, gi * w->ocg + o0, tile_min(p->ct, w->ocg - o0), &blk[t]);
         }
     }
     int64_t in_s[2], w_s[2] = {0, 0}, out_s[2], psum = 0;
@@ -300,14 +290,14 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
         psum = tile_sram_alloc(c, p->psum);
     if (c->sram_used > c->t->p[TGT_P_SRAM_BYTES] || in_s[0] < 0 || out_s[0] < 0 || psum < 0)
         st = tile_fail(c, "tiler bug: planned buffers exceed the SRAM");
-    int64_t n_sp = w->N * p->n_y * p->n_x, tiles = n_sp * p->n_ct, cpg = cdiv(w->ocg, p->ct);
+    int64_t n_sp = w->N * p->n_y * p->n_x, tiles = n_sp * p->n_ct, cpg = tile_cdiv(w->ocg, p->ct);
     int64_t prev_in = -1, prev_w = -1, in_loads = 0, w_loads = 0, cur_in = in_s[0], cur_w = w_s[0];
     for (int64_t t = 0; t < tiles && st == NPU_OK; t++) {
         int64_t ct_i = p->sp_outer ? t % p->n_ct : t / n_sp, sp = p->sp_outer ? t / p->n_ct : t % n_sp;
         int64_t b = sp / (p->n_y * p->n_x), yi = sp / p->n_x % p->n_y, xi = sp % p->n_x;
-        int64_t gi = ct_i / cpg, o0 = (ct_i % cpg) * p->ct, ct = min64(p->ct, w->ocg - o0);
+        int64_t gi = ct_i / cpg, o0 = (ct_i % cpg) * p->ct, ct = tile_min(p->ct, w->ocg - o0);
         int64_t oc_glob = gi * w->ocg + o0;
-        int64_t y0 = yi * p->oht, y1 = min64(w->OH, y0 + p->oht), x0 = xi * p->owt, x1 = min64(w->OW, x0 + p->owt);
+        int64_t y0 = yi * p->oht, y1 = tile_min(w->OH, y0 + p->oht), x0 = xi * p->owt, x1 = tile_min(w->OW, x0 + p->owt);
         tile_axis ay = tile_axis_range(y0, y1, w->H, w->kh, w->sh, w->dh, w->pt);
         tile_axis ax = tile_axis_range(x0, x1, w->W, w->kw, w->sw, w->dw, w->pl);
         int64_t ih = ay.i1 - ay.i0, iw = ax.i1 - ax.i0;
@@ -336,7 +326,7 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
         }
         int64_t dst = out_s[t % p->out_slots], oh = y1 - y0, ow = x1 - x0, wpos = 0;
         for (int64_t k = 0; k < p->n_chunks; k++) {
-            int64_t i0 = k * p->icc, icc = w->sem == TGT_SEM_CONV ? min64(p->icc, w->icg - i0) : ct;
+            int64_t i0 = k * p->icc, icc = w->sem == TGT_SEM_CONV ? tile_min(p->icc, w->icg - i0) : ct;
             tile_comp *cp = tile_comp_new(c, wk, w->sem);
             if (!cp) {
                 st = npu_fail(c->err, NPU_EINTERNAL, "out of memory");

@@ -23,11 +23,6 @@ int tile_insn(const tile_ctx *c, tgt_sem sem)
     return tgt_insn_for_sem(c->t->isa, sem);
 }
 
-static int64_t min64(int64_t a, int64_t b)
-{
-    return a < b ? a : b;
-}
-
 int64_t tile_fmax(const tile_ctx *c, tgt_sem sem, tgt_fid f)
 {
     int i = tile_insn(c, sem);
@@ -241,14 +236,30 @@ tile_box tile_box_chw(int region, int64_t dram, int64_t H, int64_t W, int64_t sr
 }
 
 /* A contiguous copy of bytes from a region into SRAM, as at most two boxes. */
-void tile_load_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram, int64_t sram, int64_t bytes)
+/* rows of r bytes (r within the w field and the SRAM row stride), then the rest */
+static int flat_boxes(const tile_ctx *c, tgt_sem sem, int region, int64_t dram, int64_t sram, int64_t bytes,
+                      tile_box out[2])
 {
-    int64_t r = min64(bytes, min64(tile_fmax(c, TGT_SEM_DMA_LOAD, TGT_F_W), tile_fmax(c, TGT_SEM_DMA_LOAD, TGT_F_SRAM_HS)));
+    int64_t r = tile_min(bytes, tile_min(tile_fmax(c, sem, TGT_F_W), tile_fmax(c, sem, TGT_F_SRAM_HS)));
     r = r < 1 ? 1 : r;
     int64_t rows = bytes / r, rest = bytes - rows * r;
-    tile_load(wk, (tile_box){region, dram, sram, 1, rows, r, r, rows * r, r, rows * r});
-    if (rest)
-        tile_load(wk, (tile_box){region, dram + rows * r, sram + rows * r, 1, 1, rest, rest, rest, rest, rest});
+    out[0] = (tile_box){region, dram, sram, 1, rows, r, r, rows * r, r, rows * r};
+    out[1] = (tile_box){region, dram + rows * r, sram + rows * r, 1, 1, rest, rest, rest, rest, rest};
+    return rest ? 2 : 1;
+}
+
+void tile_load_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram, int64_t sram, int64_t bytes)
+{
+    tile_box b[2];
+    for (int i = 0, n = flat_boxes(c, TGT_SEM_DMA_LOAD, region, dram, sram, bytes, b); i < n; i++)
+        tile_load(wk, b[i]);
+}
+
+void tile_store_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram, int64_t sram, int64_t bytes)
+{
+    tile_box b[2];
+    for (int i = 0, n = flat_boxes(c, TGT_SEM_DMA_STORE, region, dram, sram, bytes, b); i < n; i++)
+        tile_store(wk, b[i]);
 }
 
 /* ---- layer state ---- */

@@ -82,6 +82,16 @@ typedef struct tile_ctx {
     int lay_tiles;
 } tile_ctx;
 
+static inline int64_t tile_min(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+static inline int64_t tile_cdiv(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b;
+}
+
 /* ---- tile_emit.c ---- */
 int tile_insn(const tile_ctx *c, tgt_sem sem);
 /* Encodes one instruction after tgt_check; an illegal tile is an error naming the node. */
@@ -96,8 +106,9 @@ tile_work *tile_work_new(tile_ctx *c);
 tile_comp *tile_comp_new(tile_ctx *c, tile_work *w, tgt_sem sem);
 void tile_load(tile_work *w, tile_box b);
 void tile_store(tile_work *w, tile_box b);
-/* A contiguous copy of bytes from a region into SRAM, as at most two boxes. */
+/* A contiguous copy of bytes between a region and SRAM, as at most two boxes. */
 void tile_load_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram, int64_t sram, int64_t bytes);
+void tile_store_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram, int64_t sram, int64_t bytes);
 /* Emits every work of the layer with the token scheme and resets the list. */
 npu_status tile_pipeline(tile_ctx *c);
 
