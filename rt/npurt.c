@@ -78,7 +78,7 @@ static int env_fail(npub_error *err, const char *msg, int64_t a, int64_t b)
     put_s(&m, "npurt: ");
     put_fmt(&m, msg, a, b);
     *m.o = '\0';
-    err->offset = 0;
+    err->offset = NPUB_NONE;
     return -1;
 }
 
@@ -110,8 +110,8 @@ static int check_step(const npub_view *v, uint32_t i, npub_error *err)
         return step_fail(err, v, i, base + f.at, base + f.at, f.msg, f.a, f.b);
     const npurt_rec_header *h = rec;
     if (h->kernel != s->op)
-        return step_fail(err, v, i, base + 4, base + 4, "the record is kernel %d, the step says %d", h->kernel,
-                         s->op);
+        return step_fail(err, v, i, base + 4, base + 4, "the record is kernel %d, the step says %d",
+                         h->kernel, s->op);
     if (scratch > v->memory->scratch_bytes)
         return step_fail(err, v, i, -1, base, "needs %d bytes of scratch, the binary provides %d", scratch,
                          v->memory->scratch_bytes);
@@ -130,7 +130,8 @@ int npurt_open(const void *blob, size_t size, npub_view *v, npub_error *err)
 
 /* ---- run ------------------------------------------------------------------- */
 
-static int check_env(const npub_view *v, const npurt_env *env, uint8_t *base[NPUB_REGION_COUNT], npub_error *err)
+static int check_env(const npub_view *v, const npurt_env *env, uint8_t *base[NPUB_REGION_COUNT],
+                     npub_error *err)
 {
     static const char *const names[NPUB_REGION_COUNT] = {"const", "arena", "input", "output"};
     for (int r = 0; r < NPUB_REGION_COUNT; r++) {
@@ -145,9 +146,10 @@ static int check_env(const npub_view *v, const npurt_env *env, uint8_t *base[NPU
                 msgbuf m = {err->msg, err->msg + sizeof err->msg - 1};
                 put_s(&m, "npurt: the ");
                 put_s(&m, names[r]);
-                put_fmt(&m, " region has %d bytes, the binary needs %d", base[r] ? env->region_size[r] : 0, need);
+                put_fmt(&m, " region has %d bytes, the binary needs %d", base[r] ? env->region_size[r] : 0,
+                        need);
                 *m.o = '\0';
-                err->offset = 0;
+                err->offset = NPUB_NONE;
             }
             return -1;
         }
@@ -202,7 +204,8 @@ int npurt_run(const npub_view *v, const npurt_env *env, npub_error *err)
             env->on_step(env->step_ud, i, 0);
         if (s->kind == NPUB_STEP_NPU) {
             if (!env->npu_launch)
-                return step_fail(err, v, i, -1, i, "an NPU step, and the environment has no npu_launch", 0, 0);
+                return step_fail(err, v, i, -1, i, "an NPU step, and the environment has no npu_launch", 0,
+                                 0);
             int rc = env->npu_launch(env->npu_ud, v, s->a, s->b, base);
             if (rc)
                 return step_fail(err, v, i, -1, i, "the NPU reported fault %d", rc, 0);

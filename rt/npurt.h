@@ -49,7 +49,8 @@ int npurt_open(const void *blob, size_t size, npub_view *v, npub_error *err);
  * be in env->region[NPUB_REGION_INPUT]; outputs are in
  * env->region[NPUB_REGION_OUTPUT] after it returns 0. -1 with err naming
  * the step and node when an environment check, a kernel or an NPU launch
- * fails (err->offset is then the step index). */
+ * fails (err->offset is then the step index; NPUB_NONE when the environment
+ * is wrong before any step runs). */
 int npurt_run(const npub_view *v, const npurt_env *env, npub_error *err);
 
 /* The record of host step i (NULL for an NPU step or a bad index). */

@@ -8,8 +8,8 @@
 
 typedef struct kspec {
     const char *name;
-    uint32_t fixed;  /* bytes of the parameter block before its arrays */
-    int32_t n_in;    /* -1: one or more */
+    uint32_t fixed; /* bytes of the parameter block before its arrays */
+    int32_t n_in;   /* -1: one or more */
     int32_t n_out;
 } kspec;
 
@@ -30,6 +30,8 @@ static const kspec specs[NPURT_K_COUNT] = {
     [NPURT_K_SOFTMAX] = {"SOFTMAX", sizeof(npurt_p_softmax), 1, 1},
     [NPURT_K_UNARY_F32] = {"UNARY_F32", sizeof(npurt_p_unary), 1, 1},
     [NPURT_K_BINARY_F32] = {"BINARY_F32", sizeof(npurt_p_binary), 2, 1},
+    [NPURT_K_TRANSPOSE] = {"TRANSPOSE", sizeof(npurt_p_transpose), 1, 1},
+    [NPURT_K_REDUCE_F32] = {"REDUCE_F32", sizeof(npurt_p_reduce), 1, 1},
 };
 
 const char *npurt_kernel_name(uint32_t kernel)
@@ -125,7 +127,8 @@ static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_
                          (int32_t)q->n_scales);
         for (uint32_t i = 0; i < q->n_scales; i++)
             if (!(s[i] > 0.0f) || s[i] > 3.4e38f)
-                return fault(f, at + (uint32_t)sizeof *q + 4 * i, "scale %d is not finite and positive", (int32_t)i, 0);
+                return fault(f, at + (uint32_t)sizeof *q + 4 * i, "scale %d is not finite and positive",
+                             (int32_t)i, 0);
         return 0;
     }
     case NPURT_K_QCONV: {
@@ -160,8 +163,8 @@ static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_
     }
     case NPURT_K_QBMM: {
         const npurt_p_qbmm *r = p;
-        if (r->batch <= 0 || r->m <= 0 || r->k <= 0 || r->n <= 0 || (r->a_batch != 1 && r->a_batch != r->batch) ||
-            (r->b_batch != 1 && r->b_batch != r->batch))
+        if (r->batch <= 0 || r->m <= 0 || r->k <= 0 || r->n <= 0 ||
+            (r->a_batch != 1 && r->a_batch != r->batch) || (r->b_batch != 1 && r->b_batch != r->batch))
             return fault(f, at, "bad matmul shapes", 0, 0);
         nk_qbmm_params k;
         npurt_to_qbmm(r, &k);
@@ -189,7 +192,8 @@ static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_
             return fault(f, at, "input shapes do not broadcast to the output shape", 0, 0);
         return 0;
     }
-    case NPURT_K_QREQUANT: return ((const npurt_p_qrequant *)p)->count < 0 ? fault(f, at, "negative count", 0, 0) : 0;
+    case NPURT_K_QREQUANT:
+        return ((const npurt_p_qrequant *)p)->count < 0 ? fault(f, at, "negative count", 0, 0) : 0;
     case NPURT_K_QLUT: return ((const npurt_p_qlut *)p)->count < 0 ? fault(f, at, "negative count", 0, 0) : 0;
     case NPURT_K_QCONCAT: {
         const npurt_p_qconcat *r = p;
@@ -199,11 +203,13 @@ static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_
             return fault(f, at, "negative concat geometry", 0, 0);
         for (uint32_t i = 0; i < n_in; i++) {
             if (in[i].chunk < 0 || (in[i].same != 0 && in[i].same != 1))
-                return fault(f, at + (uint32_t)(sizeof *r + i * sizeof *in), "bad concat input %d", (int32_t)i, 0);
+                return fault(f, at + (uint32_t)(sizeof *r + i * sizeof *in), "bad concat input %d",
+                             (int32_t)i, 0);
             sum += in[i].chunk;
         }
         if (sum != r->row)
-            return fault(f, at, "concat inputs give rows of %d elements, the output %d", (int32_t)sum, r->row);
+            return fault(f, at, "concat inputs give rows of %d elements, the output %d", (int32_t)sum,
+                         r->row);
         return 0;
     }
     case NPURT_K_COPY: return 0;
@@ -231,6 +237,36 @@ static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_
             return fault(f, at, "input shapes do not broadcast to the output shape", 0, 0);
         return 0;
     }
+    case NPURT_K_TRANSPOSE: {
+        const npurt_p_transpose *r = p;
+        uint32_t seen = 0;
+        if (r->elem_size != 1 && r->elem_size != 2 && r->elem_size != 4 && r->elem_size != 8)
+            return fault(f, at, "element size %d", r->elem_size, 0);
+        if (!shape_ok(&r->in_shape))
+            return fault(f, at, "bad input shape", 0, 0);
+        for (int d = 0; d < r->in_shape.rank; d++) {
+            if (r->perm[d] < 0 || r->perm[d] >= r->in_shape.rank || (seen & (1u << r->perm[d])))
+                return fault(f, at, "perm is not a permutation of 0..%d", r->in_shape.rank - 1, 0);
+            seen |= 1u << r->perm[d];
+        }
+        return 0;
+    }
+    case NPURT_K_REDUCE_F32: {
+        const npurt_p_reduce *r = p;
+        if (r->op < NK_RED_SUM || r->op > NK_RED_MIN || !shape_ok(&r->x_shape) ||
+            (r->axes_mask >> r->x_shape.rank) != 0)
+            return fault(f, at, "unknown reduce op %d or bad axes", r->op, 0);
+        if (r->act.kind < NK_ACT_NONE || r->act.kind > NK_ACT_LEAKY_RELU)
+            return fault(f, at, "unknown fused activation %d", r->act.kind, 0);
+        uint64_t kept = 1;
+        for (int d = 0; d < r->x_shape.rank; d++)
+            if (!(r->axes_mask & (1u << d)))
+                kept = mul(kept, (uint64_t)r->x_shape.dims[d]);
+        if (r->out_count < 0 || kept != (uint64_t)r->out_count)
+            return fault(f, at, "the reduction keeps %d values, the record says %d",
+                         kept > 0x7fffffff ? INT32_MAX : (int32_t)kept, r->out_count);
+        return 0;
+    }
     default: return fault(f, 4, "unknown kernel id %d", (int32_t)kernel, 0);
     }
 }
@@ -243,19 +279,22 @@ int npurt_rec_check(const void *rec, uint32_t size, uint32_t *scratch, npurt_fau
         return fault(f, 0, "record of %d bytes (a header is %d, sizes are multiples of 4)", (int32_t)size,
                      (int32_t)sizeof *h);
     if (h->version != NPURT_REC_VERSION)
-        return fault(f, 0, "record version %d, this runtime knows %d", (int32_t)h->version, NPURT_REC_VERSION);
+        return fault(f, 0, "record version %d, this runtime knows %d", (int32_t)h->version,
+                     NPURT_REC_VERSION);
     if (h->kernel == 0 || h->kernel >= NPURT_K_COUNT)
         return fault(f, 4, "unknown kernel id %d", (int32_t)h->kernel, 0);
     if (h->size != size)
         return fault(f, 8, "record says %d bytes, its step %d", (int32_t)h->size, (int32_t)size);
     const kspec *k = &specs[h->kernel];
     if (h->n_inputs > NPURT_REC_MAX_IO || h->n_outputs > NPURT_REC_MAX_IO ||
-        (k->n_in >= 0 ? h->n_inputs != (uint32_t)k->n_in : h->n_inputs == 0) || h->n_outputs != (uint32_t)k->n_out)
+        (k->n_in >= 0 ? h->n_inputs != (uint32_t)k->n_in : h->n_inputs == 0) ||
+        h->n_outputs != (uint32_t)k->n_out)
         return fault(f, 12, "%d inputs and %d outputs: not what this kernel takes", (int32_t)h->n_inputs,
                      (int32_t)h->n_outputs);
     uint32_t at = (uint32_t)sizeof *h + 4u * (h->n_inputs + h->n_outputs);
     if ((uint64_t)at + k->fixed > size)
-        return fault(f, at, "truncated: %d bytes, the parameters need %d", (int32_t)size, (int32_t)(at + k->fixed));
+        return fault(f, at, "truncated: %d bytes, the parameters need %d", (int32_t)size,
+                     (int32_t)(at + k->fixed));
     const void *p = (const uint8_t *)rec + at;
     uint64_t total = (uint64_t)at + k->fixed + array_bytes(h->kernel, p, h->n_inputs);
     if (total != size)
@@ -299,7 +338,8 @@ static void requirements(const npurt_rec_header *h, const void *p, slot_req *r)
         break;
     case NPURT_K_QCONV: {
         const npurt_p_qconv *c = p;
-        uint64_t hw_in = mul((uint64_t)c->h_in, (uint64_t)c->w_in), hw_out = mul((uint64_t)c->h_out, (uint64_t)c->w_out);
+        uint64_t hw_in = mul((uint64_t)c->h_in, (uint64_t)c->w_in),
+                 hw_out = mul((uint64_t)c->h_out, (uint64_t)c->w_out);
         uint64_t kk = mul(mul((uint64_t)(c->c_in / c->groups), (uint64_t)c->k_h), (uint64_t)c->k_w);
         req(&r[0], DT(I8), mul(mul((uint64_t)c->n, (uint64_t)c->c_in), hw_in));
         req(&r[1], c->w_format == NK_W_I4 ? DT(I4) : DT(I8), mul((uint64_t)c->c_out, kk));
@@ -382,6 +422,20 @@ static void requirements(const npurt_rec_header *h, const void *p, slot_req *r)
         req(&r[2], DT(F32), shape_numel(&c->out_shape));
         break;
     }
+    case NPURT_K_TRANSPOSE: {
+        const npurt_p_transpose *c = p;
+        for (int i = 0; i < 2; i++) {
+            req(&r[i], 0xffffffffu, mul(shape_numel(&c->in_shape), (uint64_t)c->elem_size));
+            r[i].bytes_exact = 1;
+        }
+        break;
+    }
+    case NPURT_K_REDUCE_F32: {
+        const npurt_p_reduce *c = p;
+        req(&r[0], DT(F32), shape_numel(&c->x_shape));
+        req(&r[1], DT(F32), (uint64_t)c->out_count);
+        break;
+    }
     default: break;
     }
 }
@@ -406,14 +460,21 @@ int npurt_rec_check_tensors(const npub_view *v, const void *rec, npurt_fault *f)
             return fault(f, at, "tensor slot %d names tensor %d, out of range", si, (int32_t)slot[i]);
         const npub_tensor *t = &v->tensors[slot[i]];
         if (!(r[i].dtypes & (1u << t->dtype)))
-            return fault(f, at, "tensor slot %d has dtype %d, which this kernel does not take there", si, t->dtype);
+            return fault(f, at, "tensor slot %d has dtype %d, which this kernel does not take there", si,
+                         t->dtype);
         uint64_t bytes = r[i].bytes_exact ? r[i].n : (r[i].n * npub_dtype_bits(t->dtype) + 7) / 8;
         if (t->size != bytes)
-            return fault(f, at, "tensor slot %d holds %d bytes, not what the kernel uses", si, (int32_t)t->size);
+            return fault(f, at, "tensor slot %d holds %d bytes, not what the kernel uses", si,
+                         (int32_t)t->size);
         if (i >= h->n_inputs && t->region == NPUB_REGION_CONST)
             return fault(f, at, "output slot %d is a constant tensor", si, 0);
     }
-    if (h->kernel == NPURT_K_COPY && v->tensors[slot[0]].dtype != v->tensors[slot[1]].dtype)
+    if ((h->kernel == NPURT_K_COPY || h->kernel == NPURT_K_TRANSPOSE) &&
+        v->tensors[slot[0]].dtype != v->tensors[slot[1]].dtype)
         return fault(f, (uint32_t)sizeof *h, "a copy changes the dtype", 0, 0);
+    if (h->kernel == NPURT_K_TRANSPOSE &&
+        (uint32_t)((const npurt_p_transpose *)npurt_rec_params(rec))->elem_size * 8 !=
+            npub_dtype_bits(v->tensors[slot[0]].dtype))
+        return fault(f, (uint32_t)sizeof *h, "the element size is not the dtype's", 0, 0);
     return 0;
 }

@@ -22,26 +22,28 @@
 
 /* Bump on any change of a record layout or of a kernel's meaning. */
 #define NPURT_REC_VERSION 1u
-#define NPURT_REC_MAX_RANK 8  /* dims arrays (= NK_MAX_RANK) */
-#define NPURT_REC_MAX_IO 64   /* tensors of one record */
+#define NPURT_REC_MAX_RANK 8 /* dims arrays (= NK_MAX_RANK) */
+#define NPURT_REC_MAX_IO 64  /* tensors of one record */
 
 typedef enum npurt_kernel {
-    NPURT_K_QUANTIZE = 1,       /* f32 -> i8/u8, per tensor or per axis */
-    NPURT_K_DEQUANTIZE = 2,     /* i8/u8/i32 -> f32, per tensor or per axis */
-    NPURT_K_QCONV = 3,          /* int8 conv2d, any groups, int8/int4 weights */
-    NPURT_K_QFC = 4,            /* fully connected by constant weights ([N,K] or transposed [K,N]) */
-    NPURT_K_QBMM = 5,           /* batched matmul of two int8 activations */
+    NPURT_K_QUANTIZE = 1,   /* f32 -> i8/u8, per tensor or per axis */
+    NPURT_K_DEQUANTIZE = 2, /* i8/u8/i32 -> f32, per tensor or per axis */
+    NPURT_K_QCONV = 3,      /* int8 conv2d, any groups, int8/int4 weights */
+    NPURT_K_QFC = 4,        /* fully connected by constant weights ([N,K] or transposed [K,N]) */
+    NPURT_K_QBMM = 5,       /* batched matmul of two int8 activations */
     NPURT_K_QMAXPOOL = 6,
     NPURT_K_QAVGPOOL = 7,
     NPURT_K_QGLOBALAVGPOOL = 8,
-    NPURT_K_QBINARY = 9,        /* int8 add/sub/mul/min/max with broadcast */
-    NPURT_K_QREQUANT = 10,      /* int8 -> int8 change of scale */
-    NPURT_K_QLUT = 11,          /* int8 table lookup (a 256-entry constant tensor) */
-    NPURT_K_QCONCAT = 12,       /* int8 concat, requantizing inputs whose scale differs */
-    NPURT_K_COPY = 13,          /* byte copy: a reshape/view the memory plan did not alias */
-    NPURT_K_SOFTMAX = 14,       /* f32 softmax / log-softmax */
-    NPURT_K_UNARY_F32 = 15,     /* f32 nk_unary_f32 (sigmoid, tanh, relu, exp, ...) */
-    NPURT_K_BINARY_F32 = 16,    /* f32 nk_binary_f32 (add, sub, mul, div, max, min, pow, prelu) */
+    NPURT_K_QBINARY = 9,     /* int8 add/sub/mul/min/max with broadcast */
+    NPURT_K_QREQUANT = 10,   /* int8 -> int8 change of scale */
+    NPURT_K_QLUT = 11,       /* int8 table lookup (a 256-entry constant tensor) */
+    NPURT_K_QCONCAT = 12,    /* int8 concat, requantizing inputs whose scale differs */
+    NPURT_K_COPY = 13,       /* byte copy: a reshape/view the memory plan did not alias */
+    NPURT_K_SOFTMAX = 14,    /* f32 softmax / log-softmax */
+    NPURT_K_UNARY_F32 = 15,  /* f32 nk_unary_f32 (sigmoid, tanh, relu, exp, ...) */
+    NPURT_K_BINARY_F32 = 16, /* f32 nk_binary_f32 (add, sub, mul, div, max, min, pow, prelu) */
+    NPURT_K_TRANSPOSE = 17,  /* any whole-byte dtype: nk_transpose */
+    NPURT_K_REDUCE_F32 = 18, /* f32 reduce-sum/mean/max/min over an axes mask */
     NPURT_K_COUNT
 } npurt_kernel;
 
@@ -60,9 +62,9 @@ enum npurt_dtype {
 };
 
 typedef struct npurt_rec_header {
-    uint32_t version;   /* NPURT_REC_VERSION */
-    uint32_t kernel;    /* npurt_kernel */
-    uint32_t size;      /* bytes of the whole record, header included */
+    uint32_t version; /* NPURT_REC_VERSION */
+    uint32_t kernel;  /* npurt_kernel */
+    uint32_t size;    /* bytes of the whole record, header included */
     uint32_t n_inputs;
     uint32_t n_outputs;
 } npurt_rec_header;
@@ -206,6 +208,24 @@ typedef struct npurt_p_binary {
     npurt_p_shape a_shape, b_shape, out_shape;
     npurt_p_act act;
 } npurt_p_binary;
+
+/* TRANSPOSE: out dims[d] = in dims[perm[d]], elements of elem_size bytes
+ * (1, 2, 4 or 8; input and output of one dtype). */
+typedef struct npurt_p_transpose {
+    int32_t elem_size;
+    npurt_p_shape in_shape;
+    int32_t perm[NPURT_REC_MAX_RANK];
+} npurt_p_transpose;
+
+/* REDUCE_F32: y = act(reduce(x)) over the axes whose bit is set in
+ * axes_mask; y holds out_count values (the kept dims, C order). */
+typedef struct npurt_p_reduce {
+    int32_t op; /* nk_reduce_op */
+    npurt_p_shape x_shape;
+    uint32_t axes_mask;
+    int32_t out_count;
+    npurt_p_act act;
+} npurt_p_reduce;
 
 /* ---- shared by the compiler and the runtime -------------------------------- */
 

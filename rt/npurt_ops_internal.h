@@ -35,7 +35,8 @@ static inline void npurt_to_qconv(const npurt_p_qconv *r, nk_qconv2d_params *p)
     p->c_out = r->c_out, p->h_out = r->h_out, p->w_out = r->w_out;
     p->k_h = r->k_h, p->k_w = r->k_w, p->stride_h = r->stride_h, p->stride_w = r->stride_w;
     p->dil_h = r->dil_h, p->dil_w = r->dil_w;
-    p->pad_top = r->pad_top, p->pad_left = r->pad_left, p->pad_bottom = r->pad_bottom, p->pad_right = r->pad_right;
+    p->pad_top = r->pad_top, p->pad_left = r->pad_left, p->pad_bottom = r->pad_bottom,
+    p->pad_right = r->pad_right;
     p->groups = r->groups, p->in_zp = r->in_zp, p->out_zp = r->out_zp;
     p->act_min = r->act_min, p->act_max = r->act_max;
     p->w_format = (nk_wformat)r->w_format;
@@ -72,7 +73,8 @@ static inline void npurt_to_qpool(const npurt_p_qpool *r, nk_qpool_params *p)
     p->n = r->n, p->c = r->c, p->h_in = r->h_in, p->w_in = r->w_in, p->h_out = r->h_out, p->w_out = r->w_out;
     p->k_h = r->k_h, p->k_w = r->k_w, p->stride_h = r->stride_h, p->stride_w = r->stride_w;
     p->dil_h = r->dil_h, p->dil_w = r->dil_w;
-    p->pad_top = r->pad_top, p->pad_left = r->pad_left, p->pad_bottom = r->pad_bottom, p->pad_right = r->pad_right;
+    p->pad_top = r->pad_top, p->pad_left = r->pad_left, p->pad_bottom = r->pad_bottom,
+    p->pad_right = r->pad_right;
     p->count_include_pad = r->count_include_pad, p->in_zp = r->in_zp, p->out_zp = r->out_zp;
     p->mult = r->mult, p->shift = r->shift, p->act_min = r->act_min, p->act_max = r->act_max;
 }
@@ -88,8 +90,8 @@ static inline void npurt_to_qbinary(const npurt_p_qbinary *r, nk_qbinary_params 
     p->out_mult = r->out_mult, p->out_shift = r->out_shift, p->act_min = r->act_min, p->act_max = r->act_max;
 }
 
-static inline void npurt_to_qrequant(int32_t in_zp, int32_t out_zp, int32_t mult, int32_t shift, int32_t act_min,
-                                     int32_t act_max, nk_qrequant_params *p)
+static inline void npurt_to_qrequant(int32_t in_zp, int32_t out_zp, int32_t mult, int32_t shift,
+                                     int32_t act_min, int32_t act_max, nk_qrequant_params *p)
 {
     p->in_zp = in_zp, p->out_zp = out_zp, p->mult = mult, p->shift = shift;
     p->act_min = act_min, p->act_max = act_max;

@@ -15,8 +15,8 @@ static int kfail(npurt_fault *f, nk_status st)
     return -1;
 }
 
-static int run_qdq(uint32_t kernel, const npurt_p_qdq *p, uint32_t in_dt, uint32_t out_dt, const void *x, void *y,
-                   npurt_fault *f)
+static int run_qdq(uint32_t kernel, const npurt_p_qdq *p, uint32_t in_dt, uint32_t out_dt, const void *x,
+                   void *y, npurt_fault *f)
 {
     const float *scale = (const float *)(p + 1);
     const int32_t *zp = (const int32_t *)(scale + p->n_scales);
@@ -75,7 +75,8 @@ static int run_qconcat(const npurt_rec_header *h, const npurt_p_qconcat *r, void
         const int8_t *src = d[i];
         size_t chunk = (size_t)in[i].chunk;
         nk_qrequant_params p;
-        npurt_to_qrequant(in[i].in_zp, in[i].out_zp, in[i].mult, in[i].shift, in[i].act_min, in[i].act_max, &p);
+        npurt_to_qrequant(in[i].in_zp, in[i].out_zp, in[i].mult, in[i].shift, in[i].act_min, in[i].act_max,
+                          &p);
         for (size_t o = 0; o < (size_t)r->outer; o++) {
             int8_t *to = dst + o * row + off;
             if (in[i].same)
@@ -164,6 +165,29 @@ int npurt_rec_run(const void *rec, void *const *d, const uint8_t *dtypes, void *
         npurt_to_shape(&r->b_shape, &bs);
         npurt_to_shape(&r->out_shape, &ys);
         st = nk_binary_f32(&k, &as, d[0], &bs, d[1], &ys, d[2]);
+        break;
+    }
+    case NPURT_K_TRANSPOSE: {
+        const npurt_p_transpose *r = p;
+        nk_transpose_params k;
+        memset(&k, 0, sizeof k);
+        k.elem_size = (size_t)r->elem_size;
+        for (int i = 0; i < NK_MAX_RANK; i++)
+            k.perm[i] = r->perm[i];
+        nk_shape xs;
+        npurt_to_shape(&r->in_shape, &xs);
+        st = nk_transpose(&k, &xs, d[0], d[1]);
+        break;
+    }
+    case NPURT_K_REDUCE_F32: {
+        const npurt_p_reduce *r = p;
+        nk_shape xs;
+        npurt_to_shape(&r->x_shape, &xs);
+        st = nk_reduce_f32((nk_reduce_op)r->op, &xs, d[0], r->axes_mask, d[1]);
+        nk_act a = npurt_to_act(&r->act);
+        float *y = d[1];
+        for (int32_t i = 0; st == NK_OK && a.kind != NK_ACT_NONE && i < r->out_count; i++)
+            y[i] = nk_act_apply(a, y[i]);
         break;
     }
     default: f->msg = "unknown kernel id %d", f->a = (int32_t)h->kernel, f->b = 0, f->at = 4; return -1;

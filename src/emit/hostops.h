@@ -29,7 +29,7 @@ bool emit_host_supports(const ir_graph *g, const ir_node *n, const char **why);
  * binary's npub_memory.scratch_bytes must be at least the maximum over its
  * steps). Errors name the node. */
 npu_status emit_host_step(const ir_graph *g, const ir_node *n, const emit_tensor_map *map, emit_blob *params,
-                          uint16_t *kernel, uint32_t *params_offset, uint32_t *params_size, uint32_t *scratch_bytes,
-                          npu_err *err);
+                          uint16_t *kernel, uint32_t *params_offset, uint32_t *params_size,
+                          uint32_t *scratch_bytes, npu_err *err);
 
 #endif

@@ -8,11 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib/dataset.h"
 #include "emit/hostops.h"
+#include "import/import.h"
+#include "opt/opt.h"
+#include "quantize/quantize.h"
 #include "emit/npub_write.h"
 #include "kernels/kernels.h"
 #include "ref/ref.h"
+#include "ref/ref_qparams.h"
 #include "rt/npurt.h"
+#include "sim/npu.h"
+#include "sim/sim.h"
+#include "target/target.h"
 
 /* ---- graph building ---------------------------------------------------------- */
 
@@ -151,7 +159,7 @@ static void conv_attrs(ir_graph *g, ir_node *n, int k, int stride, int pad, int 
 
 typedef struct asm_state {
     const ir_graph *g;
-    uint32_t *index;  /* per tensor id: npub index or NPUB_NONE */
+    uint32_t *index; /* per tensor id: npub index or NPUB_NONE */
     npub_tensor tensors[256];
     uint32_t n_tensors;
     char strings[4096];
@@ -162,7 +170,7 @@ typedef struct asm_state {
     uint32_t n_steps;
     uint32_t scratch;
     uint32_t io[2 + 8];
-    uint32_t cmds[4];
+    uint32_t cmds[64];
     uint32_t n_cmds;
 } asm_state;
 
@@ -203,7 +211,7 @@ static uint32_t map_index(void *ud, const ir_tensor *t)
         o->region = NPUB_REGION_CONST;
         o->offset = (uint32_t)off;
     } else {
-        o->region = (t->flags & IR_TENSOR_INPUT) ? NPUB_REGION_INPUT
+        o->region = (t->flags & IR_TENSOR_INPUT)    ? NPUB_REGION_INPUT
                     : (t->flags & IR_TENSOR_OUTPUT) ? NPUB_REGION_OUTPUT
                                                     : NPUB_REGION_ARENA;
         uint32_t *rb = &a->region_bytes[o->region];
@@ -235,8 +243,8 @@ static void asm_init(asm_state *a, const ir_graph *g)
         uint16_t kernel;
         uint32_t scratch;
         npu_err e;
-        cr_assert_eq(emit_host_step(g, n, &map, &a->params, &kernel, &s->a, &s->b, &scratch, &e), NPU_OK, "%s",
-                     e.msg);
+        cr_assert_eq(emit_host_step(g, n, &map, &a->params, &kernel, &s->a, &s->b, &scratch, &e), NPU_OK,
+                     "%s", e.msg);
         s->kind = NPUB_STEP_HOST;
         s->op = kernel;
         s->name = add_string(a, n->name);
@@ -276,8 +284,8 @@ static void *assemble(asm_state *a, size_t *size)
     };
     void *buf;
     npu_err e;
-    cr_assert_eq(emit_npub_assemble("edge-v1", 1, 0, secs, 8, npu_alloc_default(), &buf, size, &e), NPU_OK, "%s",
-                 e.msg);
+    cr_assert_eq(emit_npub_assemble("edge-v1", 1, 0, secs, 8, npu_alloc_default(), &buf, size, &e), NPU_OK,
+                 "%s", e.msg);
     return buf;
 }
 
@@ -300,21 +308,39 @@ static void env_free(npurt_env *env)
     free(env->scratch);
 }
 
-/* Runs g with the reference and as an all-host .npub; the outputs must be
- * the same bytes, and not all equal (a test of something). */
-static void check_graph(ir_graph *g, const void *const *inputs)
+/* The reference's output bytes for g on inputs (malloc'ed). */
+static uint8_t *reference_output(ir_graph *g, const void *const *inputs, size_t *bytes)
 {
     npu_err e;
     cr_assert_eq(ir_graph_verify(g, &e), NPU_OK, "%s", e.msg);
     const ir_tensor *yt = g->outputs[0];
-    size_t out_bytes = ir_tensor_bytes(yt);
-    uint8_t *want = malloc(out_bytes);
+    *bytes = ir_tensor_bytes(yt);
+    uint8_t *want = malloc(*bytes);
     ref_ctx *ctx = ref_ctx_new(g, g->alloc, &e);
     cr_assert_not_null(ctx, "%s", e.msg);
     void *outs[1] = {want};
     cr_assert_eq(ref_ctx_run(ctx, inputs, outs, &e), NPU_OK, "%s", e.msg);
     ref_ctx_free(ctx);
+    size_t es = (size_t)ir_dtype_bits(yt->dtype) / 8, distinct = 0;
+    for (size_t i = es; i < *bytes; i += es)
+        distinct += memcmp(want + i, want, es) != 0;
+    cr_assert(distinct > 0, "the reference output is constant: the graph tests nothing");
+    return want;
+}
 
+static void compare_bytes(const uint8_t *got, const uint8_t *want, size_t n, const char *who)
+{
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(got[i], want[i], "output byte %zu: %s 0x%02x, reference 0x%02x", i, who, got[i],
+                     want[i]);
+}
+
+/* Runs g with the reference and as an all-host .npub; the outputs must be
+ * the same bytes. */
+static void check_graph(ir_graph *g, const void *const *inputs)
+{
+    size_t out_bytes;
+    uint8_t *want = reference_output(g, inputs, &out_bytes);
     asm_state *a = malloc(sizeof *a);
     asm_init(a, g);
     size_t size;
@@ -332,13 +358,7 @@ static void check_graph(ir_graph *g, const void *const *inputs)
     cr_assert_eq(npurt_run(&v, &env, &pe), 0, "%s", pe.msg);
     const npub_tensor *ot = &v.tensors[v.outputs[0]];
     cr_assert_eq(ot->size, out_bytes);
-    const uint8_t *got = env.region[ot->region] + ot->offset;
-    for (size_t i = 0; i < out_bytes; i++)
-        cr_assert_eq(got[i], want[i], "output byte %zu: runtime 0x%02x, reference 0x%02x", i, got[i], want[i]);
-    size_t es = ir_dtype_bits(yt->dtype) / 8, distinct = 0;
-    for (size_t i = es; i < out_bytes; i += es)
-        distinct += memcmp(want + i, want, es) != 0;
-    cr_assert(distinct > 0, "the reference output is constant: the graph tests nothing");
+    compare_bytes(env.region[ot->region] + ot->offset, want, out_bytes, "runtime");
     env_free(&env);
     free(blob);
     asm_free(a);
@@ -489,6 +509,68 @@ Test(npurt, matmul_of_activations_matches_reference)
     check_graph(g, in);
     free(av);
     free(bv);
+    ir_graph_free(g);
+}
+
+/* Broadcast binaries, a padded average pool counting the pad, a global max pool. */
+Test(npurt, binaries_and_pools_match_reference)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[4] = {1, 4, 4, 4}, bd[4] = {1, 4, 1, 1}, gd[4] = {1, 4, 1, 1};
+    ir_tensor *x = fact(g, "x", 4, xd), *b = fact(g, "b", 4, bd);
+    ir_tensor *qx = act(g, "qx", 4, xd, 1.0f / 127, 2), *qb = act(g, "qb", 4, bd, 1.0f / 64, -10);
+    ir_tensor *av = act(g, "av", 4, xd, 1.0f / 150, 0), *mu = act(g, "mu", 4, xd, 1.0f / 300, 4);
+    ir_tensor *mn = act(g, "mn", 4, xd, 1.0f / 200, -3), *sb = act(g, "sb", 4, xd, 1.0f / 90, 1);
+    ir_tensor *gm = act(g, "gm", 4, gd, 1.0f / 90, 1), *y = fact(g, "y", 4, gd);
+    quantize(g, "qx_node", x, qx);
+    quantize(g, "qb_node", b, qb);
+    ir_node *n = node(g, IR_OP_AVERAGE_POOL, "avg", 1, &qx, av);
+    conv_attrs(g, n, 3, 1, 1, 0);
+    ir_set_int(g, n, "count_include_pad", 1);
+    ir_tensor *mul_in[2] = {av, qb}, *min_in[2] = {mu, qx}, *sub_in[2] = {mn, qb};
+    node(g, IR_OP_MUL, "mul", 2, mul_in, mu);
+    node(g, IR_OP_MIN, "min", 2, min_in, mn);
+    node(g, IR_OP_SUB, "sub", 2, sub_in, sb)->act.kind = IR_ACT_RELU;
+    node(g, IR_OP_GLOBAL_MAX_POOL, "gmax", 1, &sb, gm);
+    dequantize(g, "dequant", gm, y);
+    ir_tensor *ins[2] = {x, b};
+    set_io(g, 2, ins, y);
+    float *xv = random_input(64, 6), *bv = random_input(4, 7);
+    const void *in[2] = {xv, bv};
+    check_graph(g, in);
+    free(xv);
+    free(bv);
+    ir_graph_free(g);
+}
+
+/* Per-axis uint8 QuantizeLinear and DequantizeLinear, then float unary and
+ * binary ops with broadcast, a Clip with constant bound inputs, LogSoftmax. */
+Test(npurt, per_axis_qdq_and_float_chain_match_reference)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[3] = {2, 3, 5}, cd[1] = {3}, kd[3] = {1, 3, 1};
+    ir_tensor *x = fact(g, "x", 3, xd), *q = ir_tensor_new(g, "q", IR_U8, 3, xd);
+    float scales[3] = {0.01f, 0.02f, 0.005f}, kv[3] = {0.5f, -2.0f, 3.0f}, lo = -0.4f, hi = 0.9f;
+    uint8_t zps[3] = {128, 100, 140};
+    ir_tensor *s = ir_const_new(g, "s", IR_F32, 1, cd, scales), *z = ir_const_new(g, "z", IR_U8, 1, cd, zps);
+    ir_tensor *qin[3] = {x, s, z};
+    ir_set_int(g, node(g, IR_OP_QUANTIZE_LINEAR, "quant", 3, qin, q), "axis", 1);
+    ir_tensor *dq = fact(g, "dq", 3, xd), *th = fact(g, "th", 3, xd), *dv = fact(g, "dv", 3, xd);
+    ir_tensor *cl = fact(g, "cl", 3, xd), *y = fact(g, "y", 3, xd);
+    ir_tensor *dqin[3] = {q, s, z};
+    ir_set_int(g, node(g, IR_OP_DEQUANTIZE_LINEAR, "dequant", 3, dqin, dq), "axis", 1);
+    node(g, IR_OP_TANH, "tanh", 1, &dq, th)->act.kind = IR_ACT_RELU;
+    ir_tensor *div_in[2] = {th, ir_const_new(g, "k", IR_F32, 3, kd, kv)};
+    node(g, IR_OP_DIV, "div", 2, div_in, dv);
+    ir_tensor *clip_in[3] = {dv, ir_const_new(g, "lo", IR_F32, 0, NULL, &lo),
+                             ir_const_new(g, "hi", IR_F32, 0, NULL, &hi)};
+    node(g, IR_OP_CLIP, "clip", 3, clip_in, cl);
+    ir_set_int(g, node(g, IR_OP_LOG_SOFTMAX, "logsoftmax", 1, &cl, y), "axis", 1);
+    set_io(g, 1, &x, y);
+    float *xv = random_input(30, 8);
+    const void *in[1] = {xv};
+    check_graph(g, in);
+    free(xv);
     ir_graph_free(g);
 }
 
@@ -798,4 +880,394 @@ Test(npurt, host_support_says_why_not)
     asm_free(a);
     free(a);
     ir_graph_free(g);
+}
+
+/* ---- the same binaries in the firmware on the simulated rv32 host ---------- */
+
+static const char *fw_path(void)
+{
+    static char path[512];
+    const char *b = getenv("NPUCC_BUILD");
+    snprintf(path, sizeof path, "%s/fw/npurt.elf", b && *b ? b : "build");
+    return path;
+}
+
+typedef struct console {
+    char text[4096];
+    size_t len;
+} console;
+
+static void console_fn(void *ud, const char *text, size_t len)
+{
+    console *c = ud;
+    size_t room = sizeof c->text - 1 - c->len;
+    len = len < room ? len : room;
+    memcpy(c->text + c->len, text, len);
+    c->len += len;
+    c->text[c->len] = '\0';
+}
+
+typedef struct fw_run {
+    fw_request back;
+    sim_result r;
+    uint8_t *out;    /* the output region after the run */
+    uint32_t *steps; /* the step-cycle table, or NULL */
+    console con;
+} fw_run;
+
+/* Places blob, inputs, arena and scratch, runs FW_CMD_RUN_NPUB (with an NPU
+ * model attached when npu is non-NULL). */
+static void run_firmware_npu(const void *blob, size_t size, const void *const *inputs, npu_model *npu,
+                             fw_run *run)
+{
+    npub_view v;
+    npub_error pe;
+    cr_assert_eq(npub_open(blob, size, &v, &pe), 0, "%s", pe.msg);
+    memset(run, 0, sizeof *run);
+    sim_config cfg;
+    sim_config_default(&cfg);
+    cfg.console_fn = console_fn;
+    cfg.console_ud = &run->con;
+    sim_ctx *s;
+    npu_err e;
+    cr_assert_eq(sim_new(&cfg, &s, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(sim_load_elf_file(s, fw_path(), &e), NPU_OK, "%s (run make first)", e.msg);
+    if (npu)
+        sim_attach_npu(s, npu_model_sim_ops(), npu);
+    uint32_t blob_at, in_at, out_at, arena_at, scratch_at;
+    cr_assert_eq(sim_place_flash(s, blob, size, 64, &blob_at, &e), NPU_OK, "%s", e.msg);
+    const uint32_t *rb = v.memory->region_bytes;
+    uint32_t scratch = v.memory->scratch_bytes + 8 * v.n_steps + 16;
+    uint8_t *in = calloc(1, rb[NPUB_REGION_INPUT] + 1), *zeros = calloc(1, scratch + rb[1] + rb[3] + 16);
+    for (uint32_t i = 0; i < v.io->n_inputs; i++)
+        memcpy(in + v.tensors[v.inputs[i]].offset, inputs[i], v.tensors[v.inputs[i]].size);
+    cr_assert_eq(sim_place_dram(s, in, rb[NPUB_REGION_INPUT], 16, &in_at, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(sim_place_dram(s, zeros, rb[NPUB_REGION_OUTPUT], 16, &out_at, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(sim_place_dram(s, zeros, rb[NPUB_REGION_ARENA] + 1, 16, &arena_at, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(sim_place_dram(s, zeros, scratch, 16, &scratch_at, &e), NPU_OK, "%s", e.msg);
+    fw_request req = {.magic = FW_REQ_MAGIC, .version = FW_REQ_VERSION, .command = FW_CMD_RUN_NPUB};
+    req.arg[FW_NPUB_ARG_BLOB] = blob_at;
+    req.arg[FW_NPUB_ARG_BLOB_SIZE] = (uint32_t)size;
+    req.arg[FW_NPUB_ARG_INPUT] = in_at;
+    req.arg[FW_NPUB_ARG_OUTPUT] = out_at;
+    req.arg[FW_NPUB_ARG_ARENA] = arena_at;
+    req.arg[FW_NPUB_ARG_ARENA_SIZE] = rb[NPUB_REGION_ARENA] + 1;
+    req.arg[FW_NPUB_ARG_SCRATCH] = scratch_at;
+    req.arg[FW_NPUB_ARG_SCRATCH_SIZE] = scratch;
+    uint32_t req_at;
+    cr_assert_eq(sim_place_request(s, &req, &req_at, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(sim_run(s, &run->r, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(sim_mem_read(s, req_at, &run->back, sizeof run->back, &e), NPU_OK, "%s", e.msg);
+    run->out = malloc(rb[NPUB_REGION_OUTPUT] + 1);
+    cr_assert_eq(sim_mem_read(s, out_at, run->out, rb[NPUB_REGION_OUTPUT], &e), NPU_OK, "%s", e.msg);
+    if (run->back.result[FW_NPUB_RES_STEP_TABLE]) {
+        run->steps = malloc(8 * v.n_steps);
+        cr_assert_eq(sim_mem_read(s, run->back.result[FW_NPUB_RES_STEP_TABLE], run->steps, 8 * v.n_steps, &e),
+                     NPU_OK, "%s", e.msg);
+    }
+    free(in);
+    free(zeros);
+    sim_free(s);
+}
+
+static void run_firmware(const void *blob, size_t size, const void *const *inputs, fw_run *run)
+{
+    run_firmware_npu(blob, size, inputs, NULL, run);
+}
+
+Test(npurt, firmware_runs_the_binary_bit_exactly)
+{
+    ir_graph *g = cnn_graph();
+    float *x = random_input(3 * 8 * 8, 1);
+    const void *in[1] = {x};
+    size_t out_bytes;
+    uint8_t *want = reference_output(g, in, &out_bytes);
+    asm_state *a = malloc(sizeof *a);
+    asm_init(a, g);
+    size_t size;
+    void *blob = assemble(a, &size);
+    fw_run *run = malloc(sizeof *run);
+    run_firmware(blob, size, in, run);
+    cr_assert_eq(run->r.exit_code, 0, "exit %d: %s", run->r.exit_code, run->con.text);
+    cr_assert_eq(run->back.status, FW_REQ_ST_DONE);
+    cr_assert_eq(run->back.result[FW_NPUB_RES_STATUS], 0);
+    cr_assert_eq(run->back.result[FW_NPUB_RES_STEPS], a->n_steps);
+    cr_assert_eq(run->back.result[FW_NPUB_RES_JOBS], 0, "an all-host binary starts no NPU job");
+    cr_assert_gt(run->back.result[FW_NPUB_RES_CYCLES_LO], 1000);
+    uint32_t y_off = a->tensors[a->io[2 + a->io[0]]].offset;
+    compare_bytes(run->out + y_off, want, out_bytes, "firmware");
+    cr_assert_not_null(run->steps, "the scratch had room for the step table");
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < a->n_steps; i++) {
+        cr_assert_gt(run->steps[2 * i], 0, "step %u took no cycles", i);
+        sum += run->steps[2 * i];
+    }
+    cr_assert_leq(sum, run->back.result[FW_NPUB_RES_CYCLES_LO]);
+    free(run->out);
+    free(run->steps);
+
+    /* a broken record: the firmware says which step and exits with its code */
+    rec_of(a, STEP_CONV1)->kernel = 99;
+    a->steps[STEP_CONV1].op = 99;
+    free(blob);
+    blob = assemble(a, &size);
+    run_firmware(blob, size, in, run);
+    cr_assert_eq(run->r.exit_code, FW_EXIT_NPUB_BAD, "exit %d", run->r.exit_code);
+    cr_assert_eq(run->back.result[FW_NPUB_RES_STATUS], FW_EXIT_NPUB_BAD);
+    cr_assert(strstr(run->con.text, "npurt:") && strstr(run->con.text, "step 1 (node 'conv1'"), "%s",
+              run->con.text);
+    free(run->out);
+    free(run->steps);
+    free(run);
+    free(blob);
+    asm_free(a);
+    free(a);
+    free(want);
+    free(x);
+    ir_graph_free(g);
+}
+
+/* Corrupting any byte of any record (the CRCs recomputed, so npub_open
+ * passes) never makes the runtime read or write outside its buffers: the
+ * record is rejected, or it runs within its tensors (ASan checks this). */
+Test(npurt, corrupted_records_are_rejected_or_run_in_bounds)
+{
+    ir_graph *g = cnn_graph();
+    asm_state *a = malloc(sizeof *a);
+    asm_init(a, g);
+    size_t size;
+    void *blob = assemble(a, &size);
+    npub_view v;
+    npub_error pe;
+    cr_assert_eq(npurt_open(blob, size, &v, &pe), 0, "%s", pe.msg);
+    npurt_env env;
+    env_alloc(&v, &env);
+    free(blob);
+    static const uint8_t flips[] = {0x01, 0x80, 0xff};
+    int rejected = 0, ran = 0;
+    for (size_t i = 0; i < a->params.size; i++) {
+        for (size_t k = 0; k < sizeof flips; k++) {
+            a->params.data[i] ^= flips[k];
+            blob = assemble(a, &size);
+            if (npurt_open(blob, size, &v, &pe) == 0) {
+                npurt_run(&v, &env, &pe);
+                ran++;
+            } else {
+                cr_assert(strstr(pe.msg, "step "), "%s", pe.msg);
+                rejected++;
+            }
+            free(blob);
+            a->params.data[i] ^= flips[k];
+        }
+    }
+    cr_log_info("%d rejected, %d ran", rejected, ran);
+    cr_assert_gt(rejected, 0);
+    cr_assert_gt(ran, 0, "changes to parameter values the kernels accept still run");
+    env_free(&env);
+    asm_free(a);
+    free(a);
+    ir_graph_free(g);
+}
+
+/* An NPU step in the firmware: the NPU model copies a constant (from the
+ * const region in flash) into an arena tensor, then a host step requantizes
+ * it into the output. This checks the region bases, the command range and
+ * the doorbell/status handshake the firmware performs. */
+Test(npurt, firmware_drives_the_npu_for_npu_steps)
+{
+    const char *root = getenv("NPUCC_ROOT");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/targets/edge-v1.yaml", root && *root ? root : ".");
+    tgt_target *t;
+    npu_model *m;
+    npu_err e;
+    cr_assert_eq(tgt_load(path, NULL, &t, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(npu_model_new(t, npu_alloc_default(), &m, &e), NPU_OK, "%s", e.msg);
+
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    enum { N = 64 };
+    int64_t d[1] = {N};
+    int8_t cv[N];
+    for (int i = 0; i < N; i++)
+        cv[i] = (int8_t)(i * 37 - 100);
+    ir_tensor *c = ir_const_new(g, "c", IR_I8, 1, d, cv);
+    ir_tensor *av = act(g, "a", 1, d, 0.05f, 3), *y = act(g, "y", 1, d, 0.08f, -2);
+    ir_node *rq = node(g, IR_OP_REQUANTIZE, "rq", 1, &av, y);
+    g->outputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
+    g->outputs[0] = y;
+    y->flags |= IR_TENSOR_OUTPUT;
+    g->n_outputs = 1;
+
+    asm_state *a = malloc(sizeof *a);
+    asm_init(a, g);
+    const npub_tensor *ct = &a->tensors[map_index(a, c)], *at = &a->tensors[map_index(a, av)];
+    size_t nw = 0, k;
+    const tgt_kv ld[] = {{"region", TGT_REGION_CONSTANTS},
+                         {"dram", ct->offset},
+                         {"sram", 0},
+                         {"c", 1},
+                         {"h", 1},
+                         {"w", N},
+                         {"dram_hs", N},
+                         {"dram_cs", N},
+                         {"sram_hs", N},
+                         {"sram_cs", N},
+                         {"signal", 1}};
+    const tgt_kv st[] = {{"ch", 1},
+                         {"region", TGT_REGION_ARENA},
+                         {"dram", at->offset},
+                         {"sram", 0},
+                         {"c", 1},
+                         {"h", 1},
+                         {"w", N},
+                         {"dram_hs", N},
+                         {"dram_cs", N},
+                         {"sram_hs", N},
+                         {"sram_cs", N},
+                         {"wait", 1}};
+    const tgt_kv end[] = {{"wait", 0}};
+    cr_assert_eq(tgt_encode_named(t->isa, "dma_load", ld, 11, a->cmds, 64, &k, &e), NPU_OK, "%s", e.msg);
+    nw += k;
+    cr_assert_eq(tgt_encode_named(t->isa, "dma_store", st, 12, a->cmds + nw, 64 - nw, &k, &e), NPU_OK, "%s",
+                 e.msg);
+    nw += k;
+    cr_assert_eq(tgt_encode_named(t->isa, "end", end, 1, a->cmds + nw, 64 - nw, &k, &e), NPU_OK, "%s", e.msg);
+    nw += k;
+    a->cmds[nw] = 0xffffffffu; /* past `end`: never read */
+    a->n_cmds = (uint32_t)nw + 1;
+    memmove(a->steps + 1, a->steps, sizeof(npub_step) * a->n_steps);
+    a->n_steps++;
+    a->steps[0] =
+        (npub_step){.kind = NPUB_STEP_NPU, .a = 0, .b = (uint32_t)nw, .name = add_string(a, "npu_copy")};
+    size_t size;
+    void *blob = assemble(a, &size);
+
+    fw_run *run = malloc(sizeof *run);
+    run_firmware_npu(blob, size, NULL, m, run);
+    cr_assert_eq(run->r.exit_code, 0, "exit %d: %s %s", run->r.exit_code, run->r.msg, run->con.text);
+    cr_assert_eq(run->back.result[FW_NPUB_RES_JOBS], 1);
+    cr_assert_not_null(run->steps);
+    cr_assert_gt(run->steps[0], 0);
+    nk_qrequant_params p;
+    cr_assert_eq(ref_qrequant_params(rq, av, y, &p, &e), NPU_OK, "%s", e.msg);
+    int8_t want[N];
+    cr_assert_eq(nk_qrequant(&p, cv, want, N), NK_OK);
+    compare_bytes(run->out + a->tensors[map_index(a, y)].offset, (const uint8_t *)want, N, "firmware + NPU");
+    cr_assert_eq(npu_model_totals(m)->dram_write, N, "the NPU wrote the arena tensor");
+    free(run->out);
+    free(run->steps);
+    free(run);
+    free(blob);
+    asm_free(a);
+    free(a);
+    ir_graph_free(g);
+    npu_model_free(m);
+    tgt_free(t);
+}
+
+/* Transposes (int8 in the quantized part, f32 after it) and a float
+ * reduction with a fused activation. */
+Test(npurt, transposes_and_reductions_match_reference)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[4] = {1, 3, 4, 5}, td[4] = {1, 4, 5, 3}, fd[4] = {3, 5, 4, 1}, rd[3] = {3, 4, 1};
+    ir_tensor *x = fact(g, "x", 4, xd), *q = act(g, "q", 4, xd, 1.0f / 127, 5);
+    ir_tensor *tq = act(g, "tq", 4, td, 1.0f / 127, 5), *dq = fact(g, "dq", 4, td);
+    ir_tensor *tf = fact(g, "tf", 4, fd), *y = fact(g, "y", 3, rd);
+    quantize(g, "quant", x, q);
+    int64_t p1[4] = {0, 2, 3, 1};
+    ir_set_ints(g, node(g, IR_OP_TRANSPOSE, "nhwc", 1, &q, tq), "perm", 4, p1);
+    dequantize(g, "dequant", tq, dq);
+    node(g, IR_OP_TRANSPOSE, "reverse", 1, &dq, tf); /* no perm: the dims reversed */
+    ir_node *r = node(g, IR_OP_REDUCE_MEAN, "mean", 1, &tf, y);
+    int64_t axes[1] = {-3};
+    ir_set_ints(g, r, "axes", 1, axes);
+    ir_set_int(g, r, "keepdims", 0);
+    r->act.kind = IR_ACT_RELU;
+    set_io(g, 1, &x, y);
+    float *xv = random_input(60, 9);
+    const void *in[1] = {xv};
+    check_graph(g, in);
+    free(xv);
+    ir_graph_free(g);
+}
+
+/* The example model through the real front end (import, opt, calibration
+ * on a few samples, quantization, int8 and int4 weights), then all-host on
+ * the runtime: the quantizer's graph as it is, not one written for the test. */
+static ir_graph *fmnist_quantized(int wbits)
+{
+    const char *root = getenv("NPUCC_ROOT");
+    char model[1024], calib[1024];
+    snprintf(model, sizeof model, "%s/examples/fmnist/fmnist_cnn.onnx", root && *root ? root : ".");
+    snprintf(calib, sizeof calib, "%s/examples/fmnist/calib", root && *root ? root : ".");
+    npu_alloc al = npu_alloc_default();
+    ir_graph *g;
+    npu_err e;
+    imp_options io = {0};
+    cr_assert_eq(imp_load_onnx(model, &io, al, &g, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(opt_run(g, NULL, &e), NPU_OK, "%s", e.msg);
+    const ir_tensor *in = g->inputs[0];
+    cal_input_spec spec = {in->name, in->rank, in->dims};
+    cal_dataset *ds;
+    cr_assert_eq(cal_dataset_open(calib, &spec, al, &ds, &e), NPU_OK, "%s", e.msg);
+    ref_ctx *rc = ref_ctx_new(g, al, &e);
+    q_calib *qc = q_calib_new(g, al, &e);
+    cr_assert(rc && qc, "%s", e.msg);
+    for (int i = 0; i < 8; i++) {
+        const float *x;
+        cr_assert_eq(cal_dataset_next(ds, &x, &e), NPU_OK, "%s", e.msg);
+        const void *ins[1] = {x};
+        cr_assert_eq(q_calib_run(qc, rc, ins, &e), NPU_OK, "%s", e.msg);
+    }
+    ref_ctx_free(rc);
+    size_t nt = (size_t)g->n_tensors;
+    float *lo = malloc(sizeof(float) * nt), *hi = malloc(sizeof(float) * nt);
+    cal_range_opts ro = {CAL_MINMAX, 0, 8};
+    q_calib_ranges(qc, &ro, lo, hi);
+    q_options qo = {.wbits = wbits, .abits = 8};
+    cr_assert_eq(q_quantize(g, lo, hi, &qo, &e), NPU_OK, "%s", e.msg);
+    free(lo);
+    free(hi);
+    q_calib_free(qc);
+    cal_dataset_close(ds);
+    return g;
+}
+
+Test(npurt, quantized_example_model_matches_reference)
+{
+    for (int wbits = 8; wbits >= 4; wbits -= 4) {
+        ir_graph *g = fmnist_quantized(wbits);
+        int i4 = 0;
+        for (int i = 0; i < g->n_tensors; i++)
+            i4 += g->tensors[i]->dtype == IR_I4;
+        cr_assert_eq(i4 > 0, wbits == 4, "%d int4 tensors with %d-bit weights", i4, wbits);
+        float *x = random_input(28 * 28, 10);
+        for (int i = 0; i < 28 * 28; i++)
+            x[i] = x[i] * 0.5f + 0.5f; /* images in [0, 1] */
+        const void *in[1] = {x};
+        check_graph(g, in);
+        if (wbits == 8) { /* and the same binary in the firmware */
+            size_t out_bytes, size;
+            uint8_t *want = reference_output(g, in, &out_bytes);
+            asm_state *a = malloc(sizeof *a);
+            asm_init(a, g);
+            void *blob = assemble(a, &size);
+            fw_run *run = malloc(sizeof *run);
+            run_firmware(blob, size, in, run);
+            cr_assert_eq(run->r.exit_code, 0, "exit %d: %s", run->r.exit_code, run->con.text);
+            compare_bytes(run->out + a->tensors[a->io[2 + a->io[0]]].offset, want, out_bytes, "firmware");
+            cr_log_info("fmnist in the firmware: %u host cycles, %llu instructions",
+                        run->back.result[FW_NPUB_RES_CYCLES_LO], (unsigned long long)run->r.stats.insns);
+            free(run->out);
+            free(run->steps);
+            free(run);
+            free(blob);
+            asm_free(a);
+            free(a);
+            free(want);
+        }
+        free(x);
+        ir_graph_free(g);
+    }
 }
