@@ -377,6 +377,9 @@ npu_status tile_pipeline(tile_ctx *c)
         int64_t v[TGT_F_COUNT];
         tgt_defaults(c->t->isa, tile_insn(c, TGT_SEM_SYNC), v);
         v[TGT_F_WAIT] = TILE_T_BAR;
+        /* BAR already implies an idle NPU; drain (where the ISA has it) says so to the hardware too */
+        if (tgt_insn_field(c->t->isa, tile_insn(c, TGT_SEM_SYNC), TGT_F_DRAIN))
+            v[TGT_F_DRAIN] = 1;
         st = tile_emit(c, TGT_SEM_SYNC, v);
     }
     c->pending_barrier = false;
