@@ -101,11 +101,13 @@ typedef struct conv_spec {
     int64_t n, c, h, w, oc, k, stride, pad, groups;
     ir_dtype wdt;
     bool relu;
+    int64_t dil; /* 0: 1 */
 } conv_spec;
 
 static ir_tensor *add_conv(ir_graph *g, ir_tensor *x, const conv_spec *s, const char *name, uint32_t seed)
 {
-    int64_t oh = (s->h + 2 * s->pad - s->k) / s->stride + 1, ow = (s->w + 2 * s->pad - s->k) / s->stride + 1;
+    int64_t d = s->dil ? s->dil : 1, ext = d * (s->k - 1) + 1;
+    int64_t oh = (s->h + 2 * s->pad - ext) / s->stride + 1, ow = (s->w + 2 * s->pad - ext) / s->stride + 1;
     int64_t yd[4] = {s->n, s->oc, oh, ow}, wd[4] = {s->oc, s->c / s->groups, s->k, s->k}, bd[1] = {s->oc};
     char nm[64];
     snprintf(nm, sizeof nm, "%s:y", name);
@@ -118,8 +120,9 @@ static ir_tensor *add_conv(ir_graph *g, ir_tensor *x, const conv_spec *s, const 
     ir_tensor *b = rand_const(g, nm, IR_I32, 1, bd, -2000, 2000, seed + 1);
     ir_tensor *ins[3] = {x, w, b};
     ir_node *n = ir_node_new(g, IR_OP_CONV, name, 3, ins, 1, &y);
-    int64_t st[2] = {s->stride, s->stride}, pads[4] = {s->pad, s->pad, s->pad, s->pad};
+    int64_t st[2] = {s->stride, s->stride}, pads[4] = {s->pad, s->pad, s->pad, s->pad}, dl[2] = {d, d};
     ir_set_ints(g, n, "strides", 2, st);
+    ir_set_ints(g, n, "dilations", 2, dl);
     ir_set_ints(g, n, "pads", 4, pads);
     ir_set_int(g, n, "group", s->groups);
     if (s->relu)
@@ -154,11 +157,12 @@ static ir_graph *gemm_graph(int64_t M, int64_t K, int64_t N, ir_dtype wdt)
     return g;
 }
 
-static ir_graph *pool_graph(ir_op op, int64_t C, int64_t H, int64_t k, int64_t s, int64_t p, float out_scale)
+static ir_graph *pool_graph_ex(ir_op op, int64_t C, int64_t H, int64_t k, int64_t s, int64_t p, float out_scale,
+                               bool ceil_mode, bool count_pad)
 {
     ir_graph *g = ir_graph_new(npu_alloc_default());
     bool global = op == IR_OP_GLOBAL_AVERAGE_POOL || op == IR_OP_GLOBAL_MAX_POOL;
-    int64_t oh = global ? 1 : (H + 2 * p - k) / s + 1;
+    int64_t oh = global ? 1 : (H + 2 * p - k + (ceil_mode ? s - 1 : 0)) / s + 1;
     int64_t xd[4] = {1, C, H, H}, yd[4] = {1, C, oh, oh};
     ir_tensor *x = act(g, "x", 4, xd, 0.05f, 4);
     ir_tensor *y = act(g, "y", 4, yd, out_scale, -3);
@@ -168,9 +172,16 @@ static ir_graph *pool_graph(ir_op op, int64_t C, int64_t H, int64_t k, int64_t s
         ir_set_ints(g, n, "kernel_shape", 2, ks);
         ir_set_ints(g, n, "strides", 2, st);
         ir_set_ints(g, n, "pads", 4, pads);
+        ir_set_int(g, n, "ceil_mode", ceil_mode);
+        ir_set_int(g, n, "count_include_pad", count_pad);
     }
     set_io(g, 1, &x, y);
     return g;
+}
+
+static ir_graph *pool_graph(ir_op op, int64_t C, int64_t H, int64_t k, int64_t s, int64_t p, float out_scale)
+{
+    return pool_graph_ex(op, C, H, k, s, p, out_scale, false, false);
 }
 
 static ir_graph *binary_graph(ir_op op, int rank, const int64_t *ad, const int64_t *bd, const int64_t *yd, bool relu)
@@ -206,7 +217,7 @@ static ir_graph *concat_graph(void)
     ir_graph *g = ir_graph_new(npu_alloc_default());
     int64_t xd[4] = {1, 8, 12, 12};
     ir_tensor *x = act(g, "x", 4, xd, 0.04f, 1);
-    conv_spec s1 = {1, 8, 12, 12, 16, 3, 1, 1, 1, IR_I8, true}, s2 = {1, 8, 12, 12, 8, 1, 1, 0, 1, IR_I8, false};
+    conv_spec s1 = {1, 8, 12, 12, 16, 3, 1, 1, 1, IR_I8, true, 1}, s2 = {1, 8, 12, 12, 8, 1, 1, 0, 1, IR_I8, false, 1};
     ir_tensor *a = add_conv(g, x, &s1, "c1", 21), *b = add_conv(g, x, &s2, "c2", 22);
     b->quant->scale[0] = 0.06f, b->quant->zero_point[0] = -2; /* requantized into its slice */
     a->quant->scale[0] = 0.05f, a->quant->zero_point[0] = 3;
@@ -438,15 +449,16 @@ typedef struct tcase {
 } tcase;
 
 static const conv_spec conv_specs[] = {
-    {1, 16, 20, 20, 32, 3, 1, 1, 1, IR_I8, true},  /* 0: 3x3 pad 1 */
-    {1, 8, 17, 17, 16, 3, 2, 1, 1, IR_I8, false},  /* 1: stride 2 */
-    {1, 32, 10, 10, 24, 1, 1, 0, 1, IR_I8, false}, /* 2: 1x1 */
-    {1, 16, 12, 12, 16, 3, 1, 1, 1, IR_I4, true},  /* 3: int4 */
-    {1, 3, 12, 12, 8, 3, 1, 1, 1, IR_I4, false},   /* 4: int4, odd filter (expanded) */
-    {1, 32, 14, 14, 32, 3, 1, 1, 32, IR_I8, true}, /* 5: depthwise */
-    {1, 8, 10, 10, 8, 3, 1, 1, 2, IR_I8, false},   /* 6: grouped */
-    {1, 64, 56, 56, 64, 3, 1, 1, 1, IR_I8, true},  /* 7: resnet-like, many tiles on lite */
-    {2, 300, 9, 9, 40, 3, 1, 1, 1, IR_I8, false},  /* 8: batch 2, reduction split on narrow */
+    {1, 16, 20, 20, 32, 3, 1, 1, 1, IR_I8, true, 1},  /* 0: 3x3 pad 1 */
+    {1, 8, 17, 17, 16, 3, 2, 1, 1, IR_I8, false, 1},  /* 1: stride 2 */
+    {1, 32, 10, 10, 24, 1, 1, 0, 1, IR_I8, false, 1}, /* 2: 1x1 */
+    {1, 16, 12, 12, 16, 3, 1, 1, 1, IR_I4, true, 1},  /* 3: int4 */
+    {1, 3, 12, 12, 8, 3, 1, 1, 1, IR_I4, false, 1},   /* 4: int4, odd filter (expanded) */
+    {1, 32, 14, 14, 32, 3, 1, 1, 32, IR_I8, true, 1}, /* 5: depthwise */
+    {1, 8, 10, 10, 8, 3, 1, 1, 2, IR_I8, false, 1},   /* 6: grouped */
+    {1, 64, 56, 56, 64, 3, 1, 1, 1, IR_I8, true, 1},  /* 7: resnet-like, many tiles on lite */
+    {2, 300, 9, 9, 40, 3, 1, 1, 1, IR_I8, false, 1},  /* 8: batch 2, reduction split on narrow */
+    {1, 8, 15, 15, 8, 3, 1, 2, 1, IR_I8, false, 2}, /* 9: dilation 2 */
 };
 
 static ir_graph *mk_conv(int i)
@@ -465,6 +477,8 @@ static ir_graph *mk_pool(int i)
     case 0: return pool_graph(IR_OP_MAX_POOL, 16, 20, 2, 2, 0, 0.05f);
     case 1: return pool_graph(IR_OP_MAX_POOL, 24, 15, 3, 2, 1, 0.05f);
     case 2: return pool_graph(IR_OP_AVERAGE_POOL, 8, 11, 3, 1, 1, 0.04f);
+    case 4: return pool_graph_ex(IR_OP_MAX_POOL, 12, 16, 3, 2, 0, 0.05f, true, false); /* ceil: last window clipped */
+    case 5: return pool_graph_ex(IR_OP_AVERAGE_POOL, 12, 13, 3, 2, 1, 0.05f, false, true); /* count_include_pad */
     default: return pool_graph(IR_OP_GLOBAL_AVERAGE_POOL, 64, 7, 7, 1, 0, 0.02f); /* rescale */
     }
 }
@@ -496,8 +510,8 @@ static ir_graph *mk_concat(int i)
 static const tcase cases[] = {
     {"conv3x3", mk_conv, 0},      {"conv_s2", mk_conv, 1},     {"conv1x1", mk_conv, 2},    {"conv_i4", mk_conv, 3},
     {"conv_i4_odd", mk_conv, 4},  {"dwconv", mk_conv, 5},      {"grouped", mk_conv, 6},    {"conv_big", mk_conv, 7},
-    {"conv_batch", mk_conv, 8},   {"gemm", mk_gemm, 0},        {"gemm_i4", mk_gemm, 1},    {"gemm_ksplit", mk_gemm, 2},
-    {"maxpool", mk_pool, 0},      {"maxpool_pad", mk_pool, 1}, {"avgpool", mk_pool, 2},    {"gavgpool", mk_pool, 3},
+    {"conv_batch", mk_conv, 8}, {"conv_dil", mk_conv, 9},   {"gemm", mk_gemm, 0},        {"gemm_i4", mk_gemm, 1},    {"gemm_ksplit", mk_gemm, 2},
+    {"maxpool", mk_pool, 0},      {"maxpool_pad", mk_pool, 1}, {"avgpool", mk_pool, 2},    {"gavgpool", mk_pool, 3}, {"maxpool_ceil", mk_pool, 4}, {"avgpool_cpad", mk_pool, 5},
     {"add_relu", mk_binary, 0},   {"add_bcast", mk_binary, 1}, {"mul_bcast", mk_binary, 2}, {"max", mk_binary, 3}, {"sub_nbcast", mk_binary, 4},
     {"lut", mk_lut, 0},           {"lut_big", mk_lut, 1},      {"concat", mk_concat, 0},
 };
@@ -533,7 +547,7 @@ static ir_graph *chain_graph(void)
     ir_graph *g = ir_graph_new(npu_alloc_default());
     int64_t xd[4] = {1, 4, 16, 16};
     ir_tensor *x = act(g, "x", 4, xd, 0.04f, -3);
-    conv_spec cs = {1, 4, 16, 16, 8, 3, 1, 1, 1, IR_I8, true};
+    conv_spec cs = {1, 4, 16, 16, 8, 3, 1, 1, 1, IR_I8, true, 1};
     ir_tensor *c = add_conv(g, x, &cs, "conv", 31);
     int64_t pd[4] = {1, 8, 8, 8}, fd[2] = {1, 512}, yd[2] = {1, 10}, wd[2] = {10, 512}, bd[1] = {10};
     ir_tensor *p = act(g, "pool", 4, pd, 0.05f, -128);
@@ -659,7 +673,7 @@ Test(tiler, supports_reasons)
 {
     tgt_target *nar = load_target("edge-v1-narrow"), *v1 = load_target("edge-v1");
     const char *why;
-    conv_spec big = {1, 3, 64, 64, 8, 11, 4, 2, 1, IR_I8, false};
+    conv_spec big = {1, 3, 64, 64, 8, 11, 4, 2, 1, IR_I8, false, 1};
     ir_graph *g = conv_graph(&big);
     cr_assert(!tile_supports(nar, g, g->nodes[0], &why));
     cr_assert(strstr(why, "11x11") && strstr(why, "max 8") && strstr(why, "npu-v1-narrow"), "%s", why);
@@ -698,7 +712,7 @@ Test(tiler, supports_reasons)
     cr_assert(strstr(why, "shift") && strstr(why, "'pool'"), "%s", why);
     ir_graph_free(g);
 
-    conv_spec grp = {1, 8, 8, 8, 8, 3, 1, 1, 4, IR_I8, false}; /* grouped, not depthwise: one conv per group */
+    conv_spec grp = {1, 8, 8, 8, 8, 3, 1, 1, 4, IR_I8, false, 1}; /* grouped, not depthwise: one conv per group */
     g = conv_graph(&grp);
     cr_assert(tile_supports(v1, g, g->nodes[0], &why), "%s", why);
     ir_graph_free(g);
