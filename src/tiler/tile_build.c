@@ -105,6 +105,40 @@ bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, con
     return false;
 }
 
+static bool overlap(const mp_plan *p, const ir_tensor *a, const ir_tensor *b)
+{
+    const mp_tensor *x = &p->t[a->id], *y = &p->t[b->id];
+    return x->region == y->region && x->offset < y->offset + y->size && y->offset < x->offset + x->size;
+}
+
+/* Can the eltwise m run inside the tiles of conv n? m reads n's output and
+ * nothing else does, the shapes are equal (no broadcast), the ISA has a token
+ * for the conv -> eltwise hand-over, and m's output, written tile by tile
+ * while the conv still reads, overlaps neither the conv's input nor, unless
+ * exactly in place, the other operand. */
+static bool fusable(const tile_ctx *c, const ir_node *n, const ir_node *m)
+{
+    if (n->op != IR_OP_CONV || tile_tokens(c->t) < 5 || tile_insn(c, TGT_SEM_ELTWISE) < 0)
+        return false;
+    if (m->op != IR_OP_ADD && m->op != IR_OP_SUB && m->op != IR_OP_MUL && m->op != IR_OP_MIN && m->op != IR_OP_MAX)
+        return false;
+    const ir_tensor *y = n->outputs[0], *z = m->outputs[0];
+    if (m->n_inputs != 2 || m->n_outputs != 1 || (m->inputs[0] == y) == (m->inputs[1] == y))
+        return false;
+    const ir_tensor *o = m->inputs[m->inputs[0] == y ? 1 : 0], *x = n->inputs[0];
+    if (ir_use_count(c->g, y) != 1 || (y->flags & IR_TENSOR_OUTPUT) || !ir_shape_equal(o, z) || !ir_shape_equal(y, z))
+        return false;
+    if (!o->quant || o->quant->count != 1 || o->dtype != IR_I8 || y->rank != 4)
+        return false;
+    const mp_plan *p = c->plan;
+    if (z->id >= p->n_tensors || x->id >= p->n_tensors || p->t[z->id].offset < 0 || overlap(p, z, x))
+        return false;
+    if (!o->data && (o->id >= p->n_tensors || p->t[o->id].offset < 0))
+        return false;
+    return o->data || !overlap(p, z, o) ||
+           (p->t[z->id].region == p->t[o->id].region && p->t[z->id].offset == p->t[o->id].offset);
+}
+
 static npu_status end_stream(tile_ctx *c)
 {
     int insn = tile_insn(c, TGT_SEM_END);
@@ -195,7 +229,9 @@ npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedul
             c.lay_dram_bytes = c.lay_sram = 0;
             c.lay_tiles = 0;
             tile_layer_begin(&c);
-            st = lower_node(&c, n);
+            const ir_node *m = k + 1 < ps->count ? g->nodes[ps->first + k + 1] : NULL;
+            bool fuse = m && fusable(&c, n, m);
+            st = fuse ? tile_conv_fused(&c, n, m) : lower_node(&c, n);
             L->n_words = (uint32_t)(c.n_words - L->first_word);
             L->cycles = c.s.end - t0;
             L->dram_bytes = c.lay_dram_bytes;
@@ -203,6 +239,16 @@ npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedul
             L->sram_bytes = c.lay_sram;
             L->macs = node_macs(n);
             L->bound_cycles = bound_cycles(t, n, L->macs, L->dram_bytes);
+            if (fuse && st == NPU_OK) { /* the eltwise ran inside the conv's tiles: a layer without words */
+                if ((st = grow_layers(&c, out, &cap_layers)) != NPU_OK)
+                    break;
+                L = &out->layers[out->n_layers++];
+                memset(L, 0, sizeof *L);
+                L->node = m;
+                L->first_word = (uint32_t)c.n_words;
+                L->fused = true;
+                k++;
+            }
         }
         c.node = NULL;
         if (st == NPU_OK)

@@ -16,6 +16,7 @@ typedef struct win {
     bool w4;
     const ir_tensor *wt;
     int64_t wbytes_el2; /* weight bytes per two elements: 1 (int4) or 2 (int8) */
+    const ir_node *fuse; /* an eltwise node applied to each output tile (tile_conv_fused), or NULL */
 } win;
 
 typedef struct plan {
@@ -69,7 +70,8 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
     p->in_slots = in_loads > 1 ? 2 : 1;
     p->w_slots = w_loads > 1 ? 2 : 1;
     p->out_slots = tiles > 1 ? 2 : 1;
-    int64_t total = 16 * 4 + p->in_slots * p->in_slot + p->w_slots * p->w_slot + p->out_slots * p->out_slot + p->psum;
+    int64_t total = 16 * 4 + p->in_slots * p->in_slot + p->w_slots * p->w_slot +
+                    (w->fuse ? 2 : 1) * p->out_slots * p->out_slot + p->psum; /* fused: the other operand's tile */
     if (total > c->t->p[TGT_P_SRAM_BYTES])
         return false;
     /* cost: the busiest queue over the layer, plus the first load and the last store that nothing hides */
@@ -96,7 +98,7 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
         if (tgt_timing(c->t, di, v, &wl, &e) != NPU_OK)
             return false;
     }
-    int64_t loads = in_loads * ld + w_loads * wl, q = tiles * comp;
+    int64_t loads = in_loads * ld + w_loads * wl + (w->fuse ? tiles * stc : 0), q = tiles * comp;
     q = q > loads ? q : loads;
     q = q > tiles * stc ? q : tiles * stc;
     p->cost = q + ld + wl + stc;
@@ -266,7 +268,18 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
     int64_t xoff, yoff;
     npu_status st = tile_tensor_addr(c, n->inputs[0], &xr, &xoff);
     if (st == NPU_OK)
-        st = tile_tensor_addr(c, n->outputs[0], &yr, &yoff);
+        st = tile_tensor_addr(c, (w->fuse ? w->fuse : n)->outputs[0], &yr, &yoff);
+    /* fused: the eltwise's other operand, and whether the conv's tile is its a or its b */
+    const ir_tensor *other = NULL;
+    bool conv_is_a = true;
+    int fr = 0;
+    int64_t foff = 0, elt[TGT_F_COUNT];
+    if (st == NPU_OK && w->fuse) {
+        conv_is_a = w->fuse->inputs[0] == n->outputs[0];
+        other = w->fuse->inputs[conv_is_a ? 1 : 0];
+        if ((st = tile_tensor_addr(c, other, &fr, &foff)) == NPU_OK)
+            st = tile_eltwise_fields(c, w->fuse, elt);
+    }
     if (st != NPU_OK)
         return st;
     int64_t *blk = NULL;
@@ -288,6 +301,11 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
         out_s[i] = tile_sram_alloc(c, p->out_slot);
     if (p->psum)
         psum = tile_sram_alloc(c, p->psum);
+    int64_t f_s[2] = {0, 0};
+    for (int i = 0; i < p->out_slots && w->fuse; i++)
+        f_s[i] = tile_sram_alloc(c, p->out_slot);
+    if (f_s[p->out_slots - 1] < 0)
+        st = tile_fail(c, "tiler bug: planned buffers exceed the SRAM");
     if (c->sram_used > c->t->p[TGT_P_SRAM_BYTES] || in_s[0] < 0 || out_s[0] < 0 || psum < 0)
         st = tile_fail(c, "tiler bug: planned buffers exceed the SRAM");
     int64_t n_sp = w->N * p->n_y * p->n_x, tiles = n_sp * p->n_ct, cpg = tile_cdiv(w->ocg, p->ct);
@@ -360,6 +378,19 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
                 v[TGT_F_ACC_OUT] = k < p->n_chunks - 1;
             }
         }
+        if (w->fuse && st == NPU_OK) { /* the other operand's tile, combined in place with the conv's */
+            int64_t fs = f_s[t % p->out_slots];
+            tile_load(wk, tile_box_chw(fr, foff + ((b * w->OC + oc_glob) * w->OH + y0) * w->OW + x0, w->OH, w->OW,
+                                       fs, ct, oh, ow));
+            tile_comp *cp = tile_comp_new(c, wk, TGT_SEM_ELTWISE);
+            if (!cp) {
+                st = npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+                break;
+            }
+            memcpy(cp->v, elt, sizeof elt);
+            cp->v[TGT_F_A] = conv_is_a ? dst : fs, cp->v[TGT_F_B] = conv_is_a ? fs : dst, cp->v[TGT_F_DST] = dst;
+            cp->v[TGT_F_C] = ct, cp->v[TGT_F_H] = oh, cp->v[TGT_F_W] = ow;
+        }
         tile_store(wk, tile_box_chw(yr, yoff + ((b * w->OC + oc_glob) * w->OH + y0) * w->OW + x0, w->OH, w->OW, dst,
                                     ct, oh, ow));
     }
@@ -391,7 +422,7 @@ static bool dwconv_ok(const tile_ctx *c, const win *w)
     return tgt_check(c->t, i, v, &e) == NPU_OK;
 }
 
-npu_status tile_conv(tile_ctx *c, const ir_node *n)
+static npu_status conv(tile_ctx *c, const ir_node *n, const ir_node *fuse)
 {
     nk_qconv2d_params k;
     npu_status st = ref_qconv_params(n, &k, c->err);
@@ -399,7 +430,7 @@ npu_status tile_conv(tile_ctx *c, const ir_node *n)
         return npu_err_prefix(c->err, "node '%s'", n->name);
     win w = {.sem = TGT_SEM_CONV, .N = k.n, .C = k.c_in, .H = k.h_in, .W = k.w_in, .OC = k.c_out, .OH = k.h_out,
              .OW = k.w_out, .kh = k.k_h, .kw = k.k_w, .sh = k.stride_h, .sw = k.stride_w, .dh = k.dil_h,
-             .dw = k.dil_w, .pt = k.pad_top, .pl = k.pad_left, .G = k.groups, .wt = n->inputs[1]};
+             .dw = k.dil_w, .pt = k.pad_top, .pl = k.pad_left, .G = k.groups, .wt = n->inputs[1], .fuse = fuse};
     w.icg = w.C / w.G, w.ocg = w.OC / w.G;
     if (w.G > 1 && w.G == w.C && w.OC == w.C && dwconv_ok(c, &w)) {
         w.sem = TGT_SEM_DWCONV;
@@ -410,6 +441,16 @@ npu_status tile_conv(tile_ctx *c, const ir_node *n)
     w.wbytes_el2 = w.w4 ? 1 : 2;
     qfields q = {k.in_zp, k.out_zp, k.act_min, k.act_max, 0, 0, 0, 0};
     return run_window(c, n, &w, &q);
+}
+
+npu_status tile_conv(tile_ctx *c, const ir_node *n)
+{
+    return conv(c, n, NULL);
+}
+
+npu_status tile_conv_fused(tile_ctx *c, const ir_node *n, const ir_node *m)
+{
+    return conv(c, n, m);
 }
 
 npu_status tile_pool(tile_ctx *c, const ir_node *n)

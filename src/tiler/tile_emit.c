@@ -23,6 +23,15 @@ int tile_insn(const tile_ctx *c, tgt_sem sem)
     return tgt_insn_for_sem(c->t->isa, sem);
 }
 
+int tile_tokens(const tgt_target *t)
+{
+    int64_t m = tgt_field_max(t->isa, tgt_insn_for_sem(t->isa, TGT_SEM_SYNC), TGT_F_WAIT);
+    int n = 0;
+    while (n < 62 && (m >> n) & 1)
+        n++;
+    return n;
+}
+
 int64_t tile_fmax(const tile_ctx *c, tgt_sem sem, tgt_fid f)
 {
     int i = tile_insn(c, sem);
@@ -345,6 +354,11 @@ static npu_status emit_group(tile_ctx *c, const tile_box *b, int n, bool store, 
     return NPU_OK;
 }
 
+static int comp_queue(const tile_ctx *c, const tile_comp *k)
+{
+    return queue_of(&c->t->isa->insns[tile_insn(c, k->sem)], NULL);
+}
+
 static npu_status emit_loads(tile_ctx *c, int j, int64_t first_wait)
 {
     const tile_work *w = &c->work[j];
@@ -396,8 +410,12 @@ npu_status tile_pipeline(tile_ctx *c)
         }
         for (int k = 0; k < w[j].n_comp && st == NPU_OK; k++) {
             tile_comp *cp = &c->comp[w[j].first_comp + k];
-            cp->v[TGT_F_WAIT] = k == 0 && w[j].n_load ? TILE_T_LOADED : 0;
-            cp->v[TGT_F_SIGNAL] = k == w[j].n_comp - 1 ? TILE_T_DONE : 0;
+            int q = comp_queue(c, cp), qn = k + 1 < w[j].n_comp ? comp_queue(c, cp + 1) : q;
+            int qp = k > 0 ? comp_queue(c, cp - 1) : q;
+            cp->v[TGT_F_WAIT] = (k == 0 && w[j].n_load ? TILE_T_LOADED : 0) | (qp != q ? TILE_T_CHAIN : 0);
+            cp->v[TGT_F_SIGNAL] = (k == w[j].n_comp - 1 ? TILE_T_DONE : 0) | (qn != q ? TILE_T_CHAIN : 0);
+            if ((qp != q || qn != q) && tile_tokens(c->t) < 5)
+                return tile_fail(c, "tiler bug: a chained tile needs a fifth token");
             st = tile_emit(c, cp->sem, cp->v);
         }
         if (st == NPU_OK)

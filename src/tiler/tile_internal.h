@@ -16,6 +16,7 @@ enum {
     TILE_T_FREE = 1 << 1,   /* ch1: store j -> the loads of work j+2 (its slots are free) */
     TILE_T_DONE = 1 << 2,   /* compute -> store */
     TILE_T_BAR = 1 << 3,    /* the last store of a pipeline -> the next pipeline (its only consumer) */
+    TILE_T_CHAIN = 1 << 4,  /* within a work, a compute -> the next one on another unit (ISAs with >= 5 tokens) */
 };
 
 typedef struct tile_box {
@@ -43,7 +44,7 @@ typedef struct tile_comp {
 
 /* Static schedule: when each queue is free and when each token was signalled. */
 enum { TILE_Q_DMA0, TILE_Q_DMA1, TILE_Q_MAC, TILE_Q_VEC, TILE_Q_CTRL, TILE_Q_COUNT };
-enum { TILE_TOKENS = 4, TILE_TOK_RING = 64 };
+enum { TILE_TOKENS = 8, TILE_TOK_RING = 64 };
 
 typedef struct tile_sched {
     int64_t q_free[TILE_Q_COUNT];
@@ -94,6 +95,8 @@ static inline int64_t tile_cdiv(int64_t a, int64_t b)
 
 /* ---- tile_emit.c ---- */
 int tile_insn(const tile_ctx *c, tgt_sem sem);
+/* Dependency tokens the ISA's wait field holds. */
+int tile_tokens(const tgt_target *t);
 /* Encodes one instruction after tgt_check; an illegal tile is an error naming the node. */
 npu_status tile_emit(tile_ctx *c, tgt_sem sem, const int64_t v[TGT_F_COUNT]);
 /* A DMA box, split into several instructions when a dimension exceeds its field. */
@@ -130,9 +133,15 @@ bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, con
 
 /* ---- per op: tile_conv.c, tile_fc.c, tile_vec.c ---- */
 npu_status tile_conv(tile_ctx *c, const ir_node *n);
+/* A conv whose output only feeds the eltwise node m (same shapes): each
+ * tile's output is combined with the other operand's tile in SRAM and m's
+ * output stored; the conv's own output never goes to DRAM. */
+npu_status tile_conv_fused(tile_ctx *c, const ir_node *n, const ir_node *m);
 npu_status tile_pool(tile_ctx *c, const ir_node *n);
 npu_status tile_matmul(tile_ctx *c, const ir_node *n);
 npu_status tile_eltwise(tile_ctx *c, const ir_node *n);
+/* The eltwise fields of a quantized binary node, addresses and sizes left to the caller. */
+npu_status tile_eltwise_fields(tile_ctx *c, const ir_node *n, int64_t base[TGT_F_COUNT]);
 npu_status tile_unary(tile_ctx *c, const ir_node *n); /* npu.Lut, npu.Requantize */
 npu_status tile_concat(tile_ctx *c, const ir_node *n);
 npu_status tile_view(tile_ctx *c, const ir_node *n);

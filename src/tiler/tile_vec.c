@@ -64,23 +64,16 @@ static tile_box operand_box(const operand *o, int64_t b, int64_t c0, int64_t ct,
     return tile_box_chw(o->region, dram, H, Wo, sram, cc, hh, ww);
 }
 
-npu_status tile_eltwise(tile_ctx *c, const ir_node *n)
+npu_status tile_eltwise_fields(tile_ctx *c, const ir_node *n, int64_t base[TGT_F_COUNT])
 {
     nk_qbinary_params p;
     npu_status st = ref_qbinary_params(n, &p, c->err);
     if (st != NPU_OK)
         return npu_err_prefix(c->err, "node '%s'", n->name);
-    const ir_tensor *y = n->outputs[0];
-    operand a, b, o;
-    if ((st = operand_of(c, n->inputs[0], y->rank, &a)) != NPU_OK ||
-        (st = operand_of(c, n->inputs[1], y->rank, &b)) != NPU_OK || (st = operand_of(c, y, y->rank, &o)) != NPU_OK)
-        return st;
     static const int ops[] = {[NK_QADD] = TGT_ELT_ADD, [NK_QSUB] = TGT_ELT_SUB, [NK_QMUL] = TGT_ELT_MUL,
                               [NK_QMIN] = TGT_ELT_MIN, [NK_QMAX] = TGT_ELT_MAX};
     bool minmax = p.op == NK_QMIN || p.op == NK_QMAX;
-    int64_t base[TGT_F_COUNT];
-    int insn = tile_insn(c, TGT_SEM_ELTWISE);
-    tgt_defaults(c->t->isa, insn, base);
+    tgt_defaults(c->t->isa, tile_insn(c, TGT_SEM_ELTWISE), base);
     base[TGT_F_OP] = ops[p.op];
     base[TGT_F_A_MULT] = p.a_mult, base[TGT_F_A_SHIFT] = p.a_shift;
     base[TGT_F_B_MULT] = p.b_mult, base[TGT_F_B_SHIFT] = p.b_shift;
@@ -89,6 +82,20 @@ npu_status tile_eltwise(tile_ctx *c, const ir_node *n)
     base[TGT_F_PRE_SHIFT] = p.left_shift;
     base[TGT_F_A_ZP] = p.a_zp, base[TGT_F_B_ZP] = p.b_zp, base[TGT_F_OUT_ZP] = p.out_zp;
     base[TGT_F_CLAMP_LO] = p.act_min, base[TGT_F_CLAMP_HI] = p.act_max;
+    return NPU_OK;
+}
+
+npu_status tile_eltwise(tile_ctx *c, const ir_node *n)
+{
+    int64_t base[TGT_F_COUNT];
+    npu_status st = tile_eltwise_fields(c, n, base);
+    if (st != NPU_OK)
+        return st;
+    const ir_tensor *y = n->outputs[0];
+    operand a, b, o;
+    if ((st = operand_of(c, n->inputs[0], y->rank, &a)) != NPU_OK ||
+        (st = operand_of(c, n->inputs[1], y->rank, &b)) != NPU_OK || (st = operand_of(c, y, y->rank, &o)) != NPU_OK)
+        return st;
     int abc = bc_bits(&a, o.d), bbc = bc_bits(&b, o.d);
     bool flat = !abc && !bbc && a.d[0] == o.d[0] && b.d[0] == o.d[0];
     int64_t N = o.d[0], C = o.d[1], H = o.d[2], W = o.d[3];

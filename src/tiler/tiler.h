@@ -32,6 +32,7 @@ typedef struct tile_layer {
     int64_t bound_cycles; /* max(macs / peak MACs per cycle, dram_bytes / bandwidth) */
     int tiles;            /* work items (a tile: its loads, computes and store) */
     int64_t sram_bytes;   /* SRAM the layer's buffers occupy */
+    bool fused;           /* an eltwise run inside the previous layer's (a conv's) tiles: no words of its own */
 } tile_layer;
 
 typedef struct tile_program {

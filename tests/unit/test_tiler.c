@@ -904,3 +904,43 @@ Test(tiler, fmnist_model_bit_exact)
         fmnist_on(targets[ti]);
 }
 #endif
+
+/* x -> conv -> add(x, conv): the add runs inside the conv's tiles where the ISA has a fifth token. */
+static ir_graph *residual_graph(void)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[4] = {1, 32, 28, 28};
+    ir_tensor *x = act(g, "x", 4, xd, 0.04f, -6);
+    conv_spec cs = {1, 32, 28, 28, 32, 3, 1, 1, 1, IR_I8, false, 1};
+    ir_tensor *c = add_conv(g, x, &cs, "conv", 41);
+    ir_tensor *y = act(g, "sum", 4, xd, 0.06f, -128);
+    ir_tensor *ins[2] = {x, c};
+    ir_node *n = ir_node_new(g, IR_OP_ADD, "add", 2, ins, 1, &y);
+    n->act.kind = IR_ACT_RELU;
+    set_io(g, 1, &x, y);
+    return g;
+}
+
+Test(tiler, conv_add_fused_where_tokens_allow)
+{
+    for (int ti = 0; ti < N_TARGETS; ti++) {
+        tgt_target *t = load_target(targets[ti]);
+        built b;
+        npu_err e;
+        cr_assert_eq(build(t, residual_graph(), &b, &e), NPU_OK, "%s", e.msg);
+        int counts[TGT_SEM_COUNT];
+        check_program(t, &b, "residual", counts);
+        cr_assert_eq(b.prog.n_layers, 2);
+        int64_t wmax = tgt_field_max(t->isa, tgt_insn_for_sem(t->isa, TGT_SEM_SYNC), TGT_F_WAIT);
+        bool five = wmax >= 31;
+        cr_assert_eq(b.prog.layers[1].fused, five, "%s: fused iff the ISA has a fifth token", t->name);
+        cr_assert_eq(b.prog.layers[1].n_words == 0, five);
+        if (five) /* one eltwise per conv tile, and the conv's output never stored */
+            cr_assert_eq(counts[TGT_SEM_ELTWISE], b.prog.layers[0].tiles, "%s", t->name);
+#ifdef HAVE_NPU_MODEL
+        run_functional(t, &b, "residual", 5);
+#endif
+        built_free(&b);
+        tgt_free(t);
+    }
+}
