@@ -25,7 +25,8 @@ static const conv_spec conv_specs[] = {
     {1, 8, 10, 10, 8, 3, 1, 1, 2, IR_I8, false, 1},   /* 6: grouped */
     {1, 64, 56, 56, 64, 3, 1, 1, 1, IR_I8, true, 1},  /* 7: resnet-like, many tiles on lite */
     {2, 300, 9, 9, 40, 3, 1, 1, 1, IR_I8, false, 1},  /* 8: batch 2, reduction split on narrow */
-    {1, 8, 15, 15, 8, 3, 1, 2, 1, IR_I8, false, 2}, /* 9: dilation 2 */
+    {1, 8, 15, 15, 8, 3, 1, 2, 1, IR_I8, false, 2},   /* 9: dilation 2 */
+    {1, 4, 6, 300, 8, 3, 1, 1, 1, IR_I8, false, 1},   /* 10: rows wider than npu-v1-narrow's 256: column tiles */
 };
 
 static ir_graph *mk_conv(int i)
@@ -35,7 +36,12 @@ static ir_graph *mk_conv(int i)
 
 static ir_graph *mk_gemm(int i)
 {
-    return i == 0 ? gemm_graph(1, 300, 70, IR_I8) : i == 1 ? gemm_graph(4, 64, 40, IR_I4) : gemm_graph(3, 5000, 20, IR_I8);
+    switch (i) {
+    case 0: return gemm_graph(1, 300, 70, IR_I8);
+    case 1: return gemm_graph(4, 64, 40, IR_I4);
+    case 2: return gemm_graph(3, 5000, 20, IR_I8); /* K split on npu-v1-narrow */
+    default: return gemm_graph(300, 64, 16, IR_I8); /* M tiles on npu-v1-narrow */
+    }
 }
 
 static ir_graph *mk_pool(int i)
@@ -68,19 +74,32 @@ static ir_graph *mk_lut(int i)
     return lut_graph(i ? 70000 : 5000);
 }
 
+/* Two graph inputs concatenated along W (strided rows), the second requantized. */
+static ir_graph *concat_w_graph(void)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t ad[4] = {1, 4, 6, 10}, bd[4] = {1, 4, 6, 7}, yd[4] = {1, 4, 6, 17};
+    ir_tensor *a = act(g, "a", 4, ad, 0.05f, 2), *b = act(g, "b", 4, bd, 0.03f, -7);
+    ir_tensor *y = act(g, "y", 4, yd, 0.05f, 2);
+    ir_tensor *ins[2] = {a, b};
+    ir_node *n = ir_node_new(g, IR_OP_CONCAT, "concat", 2, ins, 1, &y);
+    ir_set_int(g, n, "axis", 3);
+    set_io(g, 2, ins, y);
+    return g;
+}
+
 static ir_graph *mk_concat(int i)
 {
-    (void)i;
-    return concat_graph();
+    return i ? concat_w_graph() : concat_graph();
 }
 
 static const tcase cases[] = {
     {"conv3x3", mk_conv, 0},      {"conv_s2", mk_conv, 1},     {"conv1x1", mk_conv, 2},    {"conv_i4", mk_conv, 3},
     {"conv_i4_odd", mk_conv, 4},  {"dwconv", mk_conv, 5},      {"grouped", mk_conv, 6},    {"conv_big", mk_conv, 7},
-    {"conv_batch", mk_conv, 8}, {"conv_dil", mk_conv, 9},   {"gemm", mk_gemm, 0},        {"gemm_i4", mk_gemm, 1},    {"gemm_ksplit", mk_gemm, 2},
+    {"conv_batch", mk_conv, 8}, {"conv_dil", mk_conv, 9}, {"conv_wide_rows", mk_conv, 10}, {"gemm_mtiles", mk_gemm, 3},   {"gemm", mk_gemm, 0},        {"gemm_i4", mk_gemm, 1},    {"gemm_ksplit", mk_gemm, 2},
     {"maxpool", mk_pool, 0},      {"maxpool_pad", mk_pool, 1}, {"avgpool", mk_pool, 2},    {"gavgpool", mk_pool, 3}, {"maxpool_ceil", mk_pool, 4}, {"avgpool_cpad", mk_pool, 5},
     {"add_relu", mk_binary, 0},   {"add_bcast", mk_binary, 1}, {"mul_bcast", mk_binary, 2}, {"max", mk_binary, 3}, {"sub_nbcast", mk_binary, 4},
-    {"lut", mk_lut, 0},           {"lut_big", mk_lut, 1},      {"concat", mk_concat, 0},
+    {"lut", mk_lut, 0},           {"lut_big", mk_lut, 1},      {"concat", mk_concat, 0}, {"concat_w", mk_concat, 1},
 };
 
 Test(tiler, every_case_on_every_target)
