@@ -105,6 +105,11 @@ bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, con
     return false;
 }
 
+static bool same_place(const mp_plan *p, const ir_tensor *a, const ir_tensor *b)
+{
+    return p->t[a->id].region == p->t[b->id].region && p->t[a->id].offset == p->t[b->id].offset;
+}
+
 static bool overlap(const mp_plan *p, const ir_tensor *a, const ir_tensor *b)
 {
     const mp_tensor *x = &p->t[a->id], *y = &p->t[b->id];
@@ -112,31 +117,40 @@ static bool overlap(const mp_plan *p, const ir_tensor *a, const ir_tensor *b)
 }
 
 /* Can the eltwise m run inside the tiles of conv n? m reads n's output and
- * nothing else does, the shapes are equal (no broadcast), the ISA has a token
- * for the conv -> eltwise hand-over, and m's output, written tile by tile
- * while the conv still reads, overlaps neither the conv's input nor, unless
- * exactly in place, the other operand. */
-static bool fusable(const tile_ctx *c, const ir_node *n, const ir_node *m)
+ * nothing else does, the shapes are equal (no broadcast), and the ISA has a
+ * token for the conv -> eltwise hand-over. m's output is written tile by tile
+ * while the conv still reads: it must lie clear of the other operand or
+ * exactly on it, and clear of the conv's input or exactly on it (then the
+ * conv runs in row order with a sixth token, see tile_conv_fused).
+ * 0: no; 1: fuse; 2: fuse, in place over the conv's input. */
+static int fusable(const tile_ctx *c, const ir_node *n, const ir_node *m)
 {
     if (n->op != IR_OP_CONV || tile_tokens(c->t) < 5 || tile_insn(c, TGT_SEM_ELTWISE) < 0)
-        return false;
+        return 0;
     if (m->op != IR_OP_ADD && m->op != IR_OP_SUB && m->op != IR_OP_MUL && m->op != IR_OP_MIN && m->op != IR_OP_MAX)
-        return false;
+        return 0;
     const ir_tensor *y = n->outputs[0], *z = m->outputs[0];
     if (m->n_inputs != 2 || m->n_outputs != 1 || (m->inputs[0] == y) == (m->inputs[1] == y))
-        return false;
+        return 0;
     const ir_tensor *o = m->inputs[m->inputs[0] == y ? 1 : 0], *x = n->inputs[0];
     if (ir_use_count(c->g, y) != 1 || (y->flags & IR_TENSOR_OUTPUT) || !ir_shape_equal(o, z) || !ir_shape_equal(y, z))
-        return false;
+        return 0;
     if (!o->quant || o->quant->count != 1 || o->dtype != IR_I8 || y->rank != 4)
-        return false;
+        return 0;
     const mp_plan *p = c->plan;
-    if (z->id >= p->n_tensors || x->id >= p->n_tensors || p->t[z->id].offset < 0 || overlap(p, z, x))
-        return false;
+    if (z->id >= p->n_tensors || x->id >= p->n_tensors || p->t[z->id].offset < 0)
+        return 0;
     if (!o->data && (o->id >= p->n_tensors || p->t[o->id].offset < 0))
-        return false;
-    return o->data || !overlap(p, z, o) ||
-           (p->t[z->id].region == p->t[o->id].region && p->t[z->id].offset == p->t[o->id].offset);
+        return 0;
+    if (!o->data && overlap(p, z, o) && !same_place(p, z, o))
+        return 0;
+    if (!overlap(p, z, x))
+        return 1;
+    int64_t st[2] = {1, 1};
+    ir_attr_ints(n, "strides", st, 2);
+    bool over_input = same_place(p, z, x) && ir_shape_equal(x, z) && st[0] == 1 && st[1] == 1 &&
+                      ir_attr_int(n, "group", 1) == 1 && tile_tokens(c->t) >= 6;
+    return over_input ? 2 : 0;
 }
 
 static npu_status end_stream(tile_ctx *c)
@@ -230,8 +244,12 @@ npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedul
             c.lay_tiles = 0;
             tile_layer_begin(&c);
             const ir_node *m = k + 1 < ps->count ? g->nodes[ps->first + k + 1] : NULL;
-            bool fuse = m && fusable(&c, n, m);
-            st = fuse ? tile_conv_fused(&c, n, m) : lower_node(&c, n);
+            int how = m ? fusable(&c, n, m) : 0;
+            bool fuse = how > 0;
+            if (fuse)
+                st = tile_conv_fused(&c, n, m, how == 2, &fuse);
+            if (!fuse)
+                st = lower_node(&c, n);
             L->n_words = (uint32_t)(c.n_words - L->first_word);
             L->cycles = c.s.end - t0;
             L->dram_bytes = c.lay_dram_bytes;

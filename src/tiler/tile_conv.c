@@ -17,6 +17,7 @@ typedef struct win {
     const ir_tensor *wt;
     int64_t wbytes_el2; /* weight bytes per two elements: 1 (int4) or 2 (int8) */
     const ir_node *fuse; /* an eltwise node applied to each output tile (tile_conv_fused), or NULL */
+    bool in_place;       /* fused, and the output overwrites the conv's own input (same shape, stride 1) */
 } win;
 
 typedef struct plan {
@@ -131,6 +132,10 @@ typedef struct search {
 static void consider(const tile_ctx *c, const win *w, plan cand, search *s)
 {
     if (cand.ct < 1 || cand.icc < 1 || cand.oht < 1 || cand.owt < 1 || !fields_ok(c, w, &cand))
+        return;
+    /* in place: one pass over the input in row order (all channels, whole rows), and a tile at least as
+     * tall as the top padding, so that tile j+2 never reads rows tile j has overwritten */
+    if (w->in_place && (cand.ct != w->ocg || cand.owt != w->OW || !cand.sp_outer || cand.oht < w->pt))
         return;
     if (!size_plan(c, w, &cand))
         return;
@@ -395,13 +400,16 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
                                     ct, oh, ow));
     }
     npu_free(c->alloc, blk, sizeof(int64_t) * (size_t)p->n_ct);
+    c->gate_next = w->in_place; /* store j waits until the rows tile j+1 reads are loaded */
     return st == NPU_OK ? tile_pipeline(c) : st;
 }
 
 static npu_status run_window(tile_ctx *c, const ir_node *n, win *w, const qfields *q)
 {
     plan p = {0};
-    if (!choose_plan(c, w, &p))
+    if (!choose_plan(c, w, &p) && w->in_place)
+        return NPU_EUSER; /* no in-place plan: the caller lowers the two nodes apart */
+    if (!p.ct)
         return tile_fail(c, "no tile of this %s fits the SRAM (%lld bytes) and the fields of %s",
                          tgt_sem_name(w->sem), (long long)c->t->p[TGT_P_SRAM_BYTES], c->t->isa->name);
     return emit_tiles(c, n, w, &p, q);
@@ -422,7 +430,7 @@ static bool dwconv_ok(const tile_ctx *c, const win *w)
     return tgt_check(c->t, i, v, &e) == NPU_OK;
 }
 
-static npu_status conv(tile_ctx *c, const ir_node *n, const ir_node *fuse)
+static npu_status conv(tile_ctx *c, const ir_node *n, const ir_node *fuse, bool in_place)
 {
     nk_qconv2d_params k;
     npu_status st = ref_qconv_params(n, &k, c->err);
@@ -430,7 +438,8 @@ static npu_status conv(tile_ctx *c, const ir_node *n, const ir_node *fuse)
         return npu_err_prefix(c->err, "node '%s'", n->name);
     win w = {.sem = TGT_SEM_CONV, .N = k.n, .C = k.c_in, .H = k.h_in, .W = k.w_in, .OC = k.c_out, .OH = k.h_out,
              .OW = k.w_out, .kh = k.k_h, .kw = k.k_w, .sh = k.stride_h, .sw = k.stride_w, .dh = k.dil_h,
-             .dw = k.dil_w, .pt = k.pad_top, .pl = k.pad_left, .G = k.groups, .wt = n->inputs[1], .fuse = fuse};
+             .dw = k.dil_w, .pt = k.pad_top, .pl = k.pad_left, .G = k.groups, .wt = n->inputs[1], .fuse = fuse,
+             .in_place = in_place};
     w.icg = w.C / w.G, w.ocg = w.OC / w.G;
     if (w.G > 1 && w.G == w.C && w.OC == w.C && dwconv_ok(c, &w)) {
         w.sem = TGT_SEM_DWCONV;
@@ -445,12 +454,14 @@ static npu_status conv(tile_ctx *c, const ir_node *n, const ir_node *fuse)
 
 npu_status tile_conv(tile_ctx *c, const ir_node *n)
 {
-    return conv(c, n, NULL);
+    return conv(c, n, NULL, false);
 }
 
-npu_status tile_conv_fused(tile_ctx *c, const ir_node *n, const ir_node *m)
+npu_status tile_conv_fused(tile_ctx *c, const ir_node *n, const ir_node *m, bool in_place, bool *done)
 {
-    return conv(c, n, m);
+    npu_status st = conv(c, n, m, in_place);
+    *done = !(in_place && st == NPU_EUSER && c->n_work == 0 && c->n_words_at_layer == c->n_words);
+    return *done ? st : NPU_OK;
 }
 
 npu_status tile_pool(tile_ctx *c, const ir_node *n)

@@ -288,6 +288,7 @@ int64_t tile_sram_alloc(tile_ctx *c, int64_t bytes)
 
 void tile_layer_begin(tile_ctx *c)
 {
+    c->n_words_at_layer = c->n_words;
     c->sram_used = 0;
     c->n_work = 0;
     c->n_comp = 0;
@@ -359,12 +360,13 @@ static int comp_queue(const tile_ctx *c, const tile_comp *k)
     return queue_of(&c->t->isa->insns[tile_insn(c, k->sem)], NULL);
 }
 
-static npu_status emit_loads(tile_ctx *c, int j, int64_t first_wait)
+static npu_status emit_loads(tile_ctx *c, int j, int64_t first_wait, bool gate)
 {
     const tile_work *w = &c->work[j];
     if (!w->n_load)
         return NPU_OK;
-    return emit_group(c, w->load, w->n_load, false, (j >= 2 ? TILE_T_FREE : 0) | first_wait, TILE_T_LOADED);
+    return emit_group(c, w->load, w->n_load, false, (j >= 2 ? TILE_T_FREE : 0) | first_wait,
+                      TILE_T_LOADED | (gate && j >= 1 ? TILE_T_NEXT : 0));
 }
 
 /* Emits the works in the order L0 L1 C0 S0 L2 C1 S1 ...: loads of work j+1
@@ -385,7 +387,13 @@ npu_status tile_pipeline(tile_ctx *c)
      * order keeps the pairing and the first load alone waits for the barrier. */
     int kind = w[0].n_comp ? queue_of(&c->t->isa->insns[tile_insn(c, c->comp[w[0].first_comp].sem)], NULL)
                            : TILE_Q_DMA1;
-    bool barrier = c->pending_barrier, same = kind == c->last_kind;
+    bool barrier = c->pending_barrier, same = kind == c->last_kind, gate = c->gate_next;
+    c->gate_next = false;
+    if (gate && tile_tokens(c->t) < 6)
+        return tile_fail(c, "tiler bug: an in-place pipeline needs a sixth token");
+    for (int j = 1; gate && j < n; j++)
+        if (!w[j].n_load)
+            return tile_fail(c, "tiler bug: an in-place tile %d loads nothing", j);
     npu_status st = NPU_OK;
     if (barrier && !same) {
         int64_t v[TGT_F_COUNT];
@@ -399,10 +407,11 @@ npu_status tile_pipeline(tile_ctx *c)
     c->pending_barrier = false;
     c->last_kind = kind;
     if (st == NPU_OK)
-        st = emit_loads(c, 0, barrier && same ? TILE_T_BAR : 0);
+        st = emit_loads(c, 0, barrier && same ? TILE_T_BAR : 0, gate);
     for (int j = 0; j < n && st == NPU_OK; j++) {
-        if (j + 1 < n && (st = emit_loads(c, j + 1, 0)) != NPU_OK)
+        if (j + 1 < n && (st = emit_loads(c, j + 1, 0, gate)) != NPU_OK)
             break;
+        int64_t gate_wait = gate && j + 1 < n ? TILE_T_NEXT : 0;
         int64_t sig = (j + 2 < n ? TILE_T_FREE : 0) | (j == n - 1 ? TILE_T_BAR : 0);
         if (w[j].n_comp == 0) { /* a copy: the store waits for its load */
             st = emit_group(c, w[j].store, w[j].n_store, true, w[j].n_load ? TILE_T_LOADED : 0, sig);
@@ -419,7 +428,7 @@ npu_status tile_pipeline(tile_ctx *c)
             st = tile_emit(c, cp->sem, cp->v);
         }
         if (st == NPU_OK)
-            st = emit_group(c, w[j].store, w[j].n_store, true, TILE_T_DONE, sig);
+            st = emit_group(c, w[j].store, w[j].n_store, true, TILE_T_DONE | gate_wait, sig);
     }
     if (st == NPU_OK)
         c->pending_barrier = true;

@@ -17,6 +17,7 @@ enum {
     TILE_T_DONE = 1 << 2,   /* compute -> store */
     TILE_T_BAR = 1 << 3,    /* the last store of a pipeline -> the next pipeline (its only consumer) */
     TILE_T_CHAIN = 1 << 4,  /* within a work, a compute -> the next one on another unit (ISAs with >= 5 tokens) */
+    TILE_T_NEXT = 1 << 5,   /* in place over its input: the loads of work j+1 -> the store of work j */
 };
 
 typedef struct tile_box {
@@ -81,6 +82,8 @@ typedef struct tile_ctx {
     tile_sched s;
     int64_t lay_dram_bytes, lay_sram; /* of the current layer */
     int lay_tiles;
+    bool gate_next;          /* the next pipeline orders store j after the loads of work j+1 */
+    size_t n_words_at_layer; /* words when the current layer began */
 } tile_ctx;
 
 static inline int64_t tile_min(int64_t a, int64_t b)
@@ -135,8 +138,10 @@ bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, con
 npu_status tile_conv(tile_ctx *c, const ir_node *n);
 /* A conv whose output only feeds the eltwise node m (same shapes): each
  * tile's output is combined with the other operand's tile in SRAM and m's
- * output stored; the conv's own output never goes to DRAM. */
-npu_status tile_conv_fused(tile_ctx *c, const ir_node *n, const ir_node *m);
+ * output stored; the conv's own output never goes to DRAM. in_place: m's
+ * output lies exactly on the conv's input; when no plan can do that safely,
+ * *done is false and nothing was emitted. */
+npu_status tile_conv_fused(tile_ctx *c, const ir_node *n, const ir_node *m, bool in_place, bool *done);
 npu_status tile_pool(tile_ctx *c, const ir_node *n);
 npu_status tile_matmul(tile_ctx *c, const ir_node *n);
 npu_status tile_eltwise(tile_ctx *c, const ir_node *n);

@@ -374,3 +374,53 @@ Test(tiler, conv_add_fused_where_tokens_allow)
         tgt_free(t);
     }
 }
+
+/* x -> conv1 -> t -> conv2 -> u; z = add(u, x) -> lut -> y, with z planned exactly on t (the
+ * memory planner's reuse of a dead input): the fused conv2 + add overwrites its own input as it goes. */
+static ir_graph *inplace_graph(ir_tensor **t_out, ir_tensor **z_out)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[4] = {1, 64, 32, 32}, td[1] = {256};
+    ir_tensor *x = act(g, "x", 4, xd, 0.04f, -6);
+    conv_spec cs = {1, 64, 32, 32, 64, 3, 1, 1, 1, IR_I8, true, 1};
+    ir_tensor *t = add_conv(g, x, &cs, "conv1", 51);
+    ir_tensor *u = add_conv(g, t, &cs, "conv2", 52);
+    ir_tensor *z = act(g, "sum", 4, xd, 0.06f, -100);
+    ir_tensor *ins[2] = {u, x};
+    ir_node_new(g, IR_OP_ADD, "add", 2, ins, 1, &z);
+    ir_tensor *y = act(g, "y", 4, xd, 1.0f / 256, -128);
+    ir_tensor *lt[2] = {z, rand_const(g, "table", IR_I8, 1, td, -128, 127, 53)};
+    ir_node_new(g, IR_OP_LUT, "lut", 2, lt, 1, &y);
+    set_io(g, 1, &x, y);
+    *t_out = t;
+    *z_out = z;
+    return g;
+}
+
+Test(tiler, conv_add_in_place_over_the_conv_input)
+{
+    for (int ti = 0; ti < N_TARGETS; ti++) {
+        tgt_target *t = load_target(targets[ti]);
+        built b;
+        npu_err e;
+        ir_tensor *tt, *zz;
+        cr_assert_eq(build(t, inplace_graph(&tt, &zz), &b, &e), NPU_OK, "%s", e.msg);
+        tile_program_free(&b.prog, npu_alloc_default());
+        emit_blob_free(&b.consts);
+        emit_blob_init(&b.consts, npu_alloc_default());
+        b.plan.t[zz->id].offset = b.plan.t[tt->id].offset; /* z reuses t's bytes */
+        cr_assert_eq(tile_build(t, b.g, &b.sched, &b.plan, &b.consts, npu_alloc_default(), &b.prog, &e), NPU_OK, "%s",
+                     e.msg);
+        int counts[TGT_SEM_COUNT];
+        check_program(t, &b, "inplace", counts);
+        bool six = tgt_field_max(t->isa, tgt_insn_for_sem(t->isa, TGT_SEM_SYNC), TGT_F_WAIT) >= 63;
+        cr_assert_eq(b.prog.layers[2].fused, six, "%s: fused in place iff the ISA has a sixth token", t->name);
+        if (six)
+            cr_assert_gt(b.prog.layers[1].tiles, 1, "%s: several row tiles overwrite the input in turn", t->name);
+#ifdef HAVE_NPU_MODEL
+        run_functional(t, &b, "inplace", 9);
+#endif
+        built_free(&b);
+        tgt_free(t);
+    }
+}
