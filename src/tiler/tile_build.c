@@ -116,15 +116,42 @@ static bool overlap(const mp_plan *p, const ir_tensor *a, const ir_tensor *b)
     return x->region == y->region && x->offset < y->offset + y->size && y->offset < x->offset + x->size;
 }
 
+/* A depthwise conv n whose output only the 1x1 conv m reads (stride 1, no
+ * padding, one group), m's output clear of n's input (written while n reads). */
+static bool cascadable(const tile_ctx *c, const ir_node *n, const ir_node *m)
+{
+    const ir_tensor *x = n->inputs[0], *y = n->outputs[0], *z = m->outputs[0];
+    if (x->rank != 4 || m->inputs[0] != y || m->n_inputs < 2 || !m->inputs[1] || m->inputs[1]->rank != 4)
+        return false;
+    int64_t g = ir_attr_int(n, "group", 1);
+    if (g <= 1 || g != x->dims[1] || y->dims[1] != x->dims[1] || ir_attr_int(m, "group", 1) != 1)
+        return false;
+    const ir_tensor *w = m->inputs[1];
+    int64_t st[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
+    ir_attr_ints(m, "strides", st, 2);
+    ir_attr_ints(m, "pads", pads, 4);
+    const char *ap = ir_attr_string(m, "auto_pad", "NOTSET");
+    if (w->dims[2] != 1 || w->dims[3] != 1 || st[0] != 1 || st[1] != 1 || pads[0] || pads[1] || pads[2] ||
+        pads[3] || (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")))
+        return false;
+    if (ir_use_count(c->g, y) != 1 || (y->flags & IR_TENSOR_OUTPUT))
+        return false;
+    const mp_plan *p = c->plan;
+    return z->id < p->n_tensors && x->id < p->n_tensors && p->t[z->id].offset >= 0 && !overlap(p, z, x);
+}
+
 /* Can the eltwise m run inside the tiles of conv n? m reads n's output and
  * nothing else does, the shapes are equal (no broadcast), and the ISA has a
  * token for the conv -> eltwise hand-over. m's output is written tile by tile
  * while the conv still reads: it must lie clear of the other operand or
  * exactly on it, and clear of the conv's input or exactly on it (then the
  * conv runs in row order with a sixth token, see tile_conv_fused).
- * 0: no; 1: fuse; 2: fuse, in place over the conv's input. */
+ * 0: no; 1: fuse; 2: fuse, in place over the conv's input; 3: a depthwise
+ * conv and the 1x1 conv after it (tile_dw_pw). */
 static int fusable(const tile_ctx *c, const ir_node *n, const ir_node *m)
 {
+    if (n->op == IR_OP_CONV && m->op == IR_OP_CONV && cascadable(c, n, m))
+        return 3;
     if (n->op != IR_OP_CONV || tile_tokens(c->t) < 5 || tile_insn(c, TGT_SEM_ELTWISE) < 0)
         return 0;
     if (m->op != IR_OP_ADD && m->op != IR_OP_SUB && m->op != IR_OP_MUL && m->op != IR_OP_MIN && m->op != IR_OP_MAX)
@@ -246,9 +273,11 @@ npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedul
             const ir_node *m = k + 1 < ps->count ? g->nodes[ps->first + k + 1] : NULL;
             int how = m ? fusable(&c, n, m) : 0;
             bool fuse = how > 0;
-            if (fuse)
+            if (how == 3)
+                st = tile_dw_pw(&c, n, m, &fuse);
+            else if (fuse)
                 st = tile_conv_fused(&c, n, m, how == 2, &fuse);
-            if (!fuse)
+            if (!fuse && st == NPU_OK)
                 st = lower_node(&c, n);
             L->n_words = (uint32_t)(c.n_words - L->first_word);
             L->cycles = c.s.end - t0;
@@ -265,6 +294,7 @@ npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedul
                 L->node = m;
                 L->first_word = (uint32_t)c.n_words;
                 L->fused = true;
+                L->macs = node_macs(m);
                 k++;
             }
         }

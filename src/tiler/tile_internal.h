@@ -6,6 +6,7 @@
 #ifndef NPU_TILE_INTERNAL_H
 #define NPU_TILE_INTERNAL_H
 
+#include "kernels/nk_quant.h"
 #include "tiler/tiler.h"
 
 /* Tokens (bits of wait/signal); four, so the 4-token npu-v1-narrow works too.
@@ -134,7 +135,20 @@ bool tile_w4_ok(const tgt_target *t, int64_t elems_per_filter);
 /* tile_build.c: lowers n alone (a quantized node); false with the reason when it cannot. */
 bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason);
 
-/* ---- per op: tile_conv.c, tile_fc.c, tile_vec.c ---- */
+/* ---- per op: tile_conv.c, tile_cascade.c, tile_fc.c, tile_vec.c ---- */
+/* A conv as one weight block (all output channels, one reduction chunk):
+ * the instruction it runs on, its parameters, and the block in consts. */
+typedef struct tile_convinfo {
+    tgt_sem sem; /* TGT_SEM_CONV, or TGT_SEM_DWCONV for a depthwise conv the datapath takes */
+    nk_qconv2d_params k;
+    bool w4;
+    int64_t blk_off, blk_bytes, qtab_rel; /* offset in consts (when built), size, qtab inside the block */
+} tile_convinfo;
+npu_status tile_conv_info(tile_ctx *c, const ir_node *n, bool build, tile_convinfo *ci);
+/* A depthwise conv n whose output only feeds the 1x1 conv m: per row tile,
+ * dwconv into SRAM, then the 1x1 conv from there; n's output never goes to
+ * DRAM. *done is false (nothing emitted) when no such plan fits. */
+npu_status tile_dw_pw(tile_ctx *c, const ir_node *n, const ir_node *m, bool *done);
 npu_status tile_conv(tile_ctx *c, const ir_node *n);
 /* A conv whose output only feeds the eltwise node m (same shapes): each
  * tile's output is combined with the other operand's tile in SRAM and m's

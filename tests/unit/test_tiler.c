@@ -424,3 +424,42 @@ Test(tiler, conv_add_in_place_over_the_conv_input)
         tgt_free(t);
     }
 }
+
+/* depthwise 3x3 -> pointwise 1x1 (MobileNet): one pipeline, the intermediate stays in SRAM. */
+static ir_graph *dw_pw_graph(int64_t stride)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[4] = {1, 32, 40, 40};
+    ir_tensor *x = act(g, "x", 4, xd, 0.04f, -6);
+    conv_spec dw = {1, 32, 40, 40, 32, 3, stride, 1, 32, IR_I8, true, 1};
+    ir_tensor *d = add_conv(g, x, &dw, "dw", 61);
+    int64_t oh = (40 + 2 - 3) / stride + 1;
+    conv_spec pw = {1, 32, oh, oh, 48, 1, 1, 0, 1, IR_I8, false, 1};
+    ir_tensor *y = add_conv(g, d, &pw, "pw", 62);
+    set_io(g, 1, &x, y);
+    return g;
+}
+
+Test(tiler, depthwise_then_pointwise_cascaded)
+{
+    for (int ti = 0; ti < N_TARGETS; ti++) {
+        for (int64_t s = 1; s <= 2; s++) {
+            tgt_target *t = load_target(targets[ti]);
+            built b;
+            npu_err e;
+            cr_assert_eq(build(t, dw_pw_graph(s), &b, &e), NPU_OK, "%s", e.msg);
+            int counts[TGT_SEM_COUNT];
+            check_program(t, &b, "dw_pw", counts);
+            cr_assert(b.prog.layers[1].fused && b.prog.layers[1].n_words == 0, "%s: cascaded", t->name);
+            cr_assert_eq(counts[TGT_SEM_DWCONV], counts[TGT_SEM_CONV], "%s: one 1x1 conv per depthwise tile", t->name);
+            cr_assert_eq(counts[TGT_SEM_DMA_STORE], b.prog.layers[0].tiles, "%s: only the final tiles are stored",
+                         t->name);
+            cr_assert_gt(b.prog.layers[1].macs, 0);
+#ifdef HAVE_NPU_MODEL
+            run_functional(t, &b, "dw_pw", 13);
+#endif
+            built_free(&b);
+            tgt_free(t);
+        }
+    }
+}
