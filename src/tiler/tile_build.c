@@ -105,6 +105,81 @@ bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, con
     return false;
 }
 
+static bool same_place(const mp_plan *p, const ir_tensor *a, const ir_tensor *b)
+{
+    return p->t[a->id].region == p->t[b->id].region && p->t[a->id].offset == p->t[b->id].offset;
+}
+
+static bool overlap(const mp_plan *p, const ir_tensor *a, const ir_tensor *b)
+{
+    const mp_tensor *x = &p->t[a->id], *y = &p->t[b->id];
+    return x->region == y->region && x->offset < y->offset + y->size && y->offset < x->offset + x->size;
+}
+
+/* A depthwise conv n whose output only the 1x1 conv m reads (stride 1, no
+ * padding, one group), m's output clear of n's input (written while n reads). */
+static bool cascadable(const tile_ctx *c, const ir_node *n, const ir_node *m)
+{
+    const ir_tensor *x = n->inputs[0], *y = n->outputs[0], *z = m->outputs[0];
+    if (x->rank != 4 || m->inputs[0] != y || m->n_inputs < 2 || !m->inputs[1] || m->inputs[1]->rank != 4)
+        return false;
+    int64_t g = ir_attr_int(n, "group", 1);
+    if (g <= 1 || g != x->dims[1] || y->dims[1] != x->dims[1] || ir_attr_int(m, "group", 1) != 1)
+        return false;
+    const ir_tensor *w = m->inputs[1];
+    int64_t st[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
+    ir_attr_ints(m, "strides", st, 2);
+    ir_attr_ints(m, "pads", pads, 4);
+    const char *ap = ir_attr_string(m, "auto_pad", "NOTSET");
+    if (w->dims[2] != 1 || w->dims[3] != 1 || st[0] != 1 || st[1] != 1 || pads[0] || pads[1] || pads[2] ||
+        pads[3] || (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")))
+        return false;
+    if (ir_use_count(c->g, y) != 1 || (y->flags & IR_TENSOR_OUTPUT))
+        return false;
+    const mp_plan *p = c->plan;
+    return z->id < p->n_tensors && x->id < p->n_tensors && p->t[z->id].offset >= 0 && !overlap(p, z, x);
+}
+
+/* Can the eltwise m run inside the tiles of conv n? m reads n's output and
+ * nothing else does, the shapes are equal (no broadcast), and the ISA has a
+ * token for the conv -> eltwise hand-over. m's output is written tile by tile
+ * while the conv still reads: it must lie clear of the other operand or
+ * exactly on it, and clear of the conv's input or exactly on it (then the
+ * conv runs in row order with a sixth token, see tile_conv_fused).
+ * 0: no; 1: fuse; 2: fuse, in place over the conv's input; 3: a depthwise
+ * conv and the 1x1 conv after it (tile_dw_pw). */
+static int fusable(const tile_ctx *c, const ir_node *n, const ir_node *m)
+{
+    if (n->op == IR_OP_CONV && m->op == IR_OP_CONV && cascadable(c, n, m))
+        return 3;
+    if (n->op != IR_OP_CONV || tile_tokens(c->t) < 5 || tile_insn(c, TGT_SEM_ELTWISE) < 0)
+        return 0;
+    if (m->op != IR_OP_ADD && m->op != IR_OP_SUB && m->op != IR_OP_MUL && m->op != IR_OP_MIN && m->op != IR_OP_MAX)
+        return 0;
+    const ir_tensor *y = n->outputs[0], *z = m->outputs[0];
+    if (m->n_inputs != 2 || m->n_outputs != 1 || (m->inputs[0] == y) == (m->inputs[1] == y))
+        return 0;
+    const ir_tensor *o = m->inputs[m->inputs[0] == y ? 1 : 0], *x = n->inputs[0];
+    if (ir_use_count(c->g, y) != 1 || (y->flags & IR_TENSOR_OUTPUT) || !ir_shape_equal(o, z) || !ir_shape_equal(y, z))
+        return 0;
+    if (!o->quant || o->quant->count != 1 || o->dtype != IR_I8 || y->rank != 4)
+        return 0;
+    const mp_plan *p = c->plan;
+    if (z->id >= p->n_tensors || x->id >= p->n_tensors || p->t[z->id].offset < 0)
+        return 0;
+    if (!o->data && (o->id >= p->n_tensors || p->t[o->id].offset < 0))
+        return 0;
+    if (!o->data && overlap(p, z, o) && !same_place(p, z, o))
+        return 0;
+    if (!overlap(p, z, x))
+        return 1;
+    int64_t st[2] = {1, 1};
+    ir_attr_ints(n, "strides", st, 2);
+    bool over_input = same_place(p, z, x) && ir_shape_equal(x, z) && st[0] == 1 && st[1] == 1 &&
+                      ir_attr_int(n, "group", 1) == 1 && tile_tokens(c->t) >= 6;
+    return over_input ? 2 : 0;
+}
+
 static npu_status end_stream(tile_ctx *c)
 {
     int insn = tile_insn(c, TGT_SEM_END);
@@ -115,11 +190,6 @@ static npu_status end_stream(tile_ctx *c)
     return tile_emit(c, TGT_SEM_END, v);
 }
 
-static int64_t ceil_div(int64_t a, int64_t b)
-{
-    return b > 0 ? (a + b - 1) / b : 0;
-}
-
 /* Peak-throughput bound of a layer: MACs on the array (int4 faster) or bytes over DRAM. */
 static int64_t bound_cycles(const tgt_target *t, const ir_node *n, int64_t macs, int64_t bytes)
 {
@@ -128,7 +198,7 @@ static int64_t bound_cycles(const tgt_target *t, const ir_node *n, int64_t macs,
               tgt_insn_field(t->isa, tgt_insn_for_sem(t->isa, TGT_SEM_CONV), TGT_F_W4);
     if (w4)
         peak *= t->p[TGT_P_MAC_INT4_SPEEDUP];
-    int64_t a = ceil_div(macs, peak), b = ceil_div(bytes, t->p[TGT_P_DRAM_BYTES_PER_CYCLE]);
+    int64_t a = tile_cdiv(macs, peak), b = tile_cdiv(bytes, t->p[TGT_P_DRAM_BYTES_PER_CYCLE]);
     return a > b ? a : b;
 }
 
@@ -200,7 +270,15 @@ npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedul
             c.lay_dram_bytes = c.lay_sram = 0;
             c.lay_tiles = 0;
             tile_layer_begin(&c);
-            st = lower_node(&c, n);
+            const ir_node *m = k + 1 < ps->count ? g->nodes[ps->first + k + 1] : NULL;
+            int how = m ? fusable(&c, n, m) : 0;
+            bool fuse = how > 0;
+            if (how == 3)
+                st = tile_dw_pw(&c, n, m, &fuse);
+            else if (fuse)
+                st = tile_conv_fused(&c, n, m, how == 2, &fuse);
+            if (!fuse && st == NPU_OK)
+                st = lower_node(&c, n);
             L->n_words = (uint32_t)(c.n_words - L->first_word);
             L->cycles = c.s.end - t0;
             L->dram_bytes = c.lay_dram_bytes;
@@ -208,6 +286,17 @@ npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedul
             L->sram_bytes = c.lay_sram;
             L->macs = node_macs(n);
             L->bound_cycles = bound_cycles(t, n, L->macs, L->dram_bytes);
+            if (fuse && st == NPU_OK) { /* the eltwise ran inside the conv's tiles: a layer without words */
+                if ((st = grow_layers(&c, out, &cap_layers)) != NPU_OK)
+                    break;
+                L = &out->layers[out->n_layers++];
+                memset(L, 0, sizeof *L);
+                L->node = m;
+                L->first_word = (uint32_t)c.n_words;
+                L->fused = true;
+                L->macs = node_macs(m);
+                k++;
+            }
         }
         c.node = NULL;
         if (st == NPU_OK)

@@ -16,6 +16,8 @@ typedef struct win {
     bool w4;
     const ir_tensor *wt;
     int64_t wbytes_el2; /* weight bytes per two elements: 1 (int4) or 2 (int8) */
+    const ir_node *fuse; /* an eltwise node applied to each output tile (tile_conv_fused), or NULL */
+    bool in_place;       /* fused, and the output overwrites the conv's own input (same shape, stride 1) */
 } win;
 
 typedef struct plan {
@@ -26,16 +28,6 @@ typedef struct plan {
     int in_slots, w_slots, out_slots;
     int64_t cost, traffic; /* estimated cycles; DRAM bytes */
 } plan;
-
-static int64_t cdiv(int64_t a, int64_t b)
-{
-    return (a + b - 1) / b;
-}
-
-static int64_t min64(int64_t a, int64_t b)
-{
-    return a < b ? a : b;
-}
 
 static int64_t span(int64_t o, int64_t k, int64_t s, int64_t d)
 {
@@ -53,19 +45,19 @@ static int64_t block_bytes(const win *w, int64_t ct, int64_t icc)
 {
     if (w->sem == TGT_SEM_POOL)
         return 0;
-    int64_t b = 0, nch = w->sem == TGT_SEM_CONV ? cdiv(w->icg, icc) : 1;
+    int64_t b = 0, nch = w->sem == TGT_SEM_CONV ? tile_cdiv(w->icg, icc) : 1;
     for (int64_t k = 0; k < nch; k++)
-        b += chunk_bytes(w, ct, w->sem == TGT_SEM_CONV ? min64(icc, w->icg - k * icc) : 1);
+        b += chunk_bytes(w, ct, w->sem == TGT_SEM_CONV ? tile_min(icc, w->icg - k * icc) : 1);
     return b + ((12 * ct + 15) & ~(int64_t)15);
 }
 
 /* Fills the sizes of plan p; false when it does not fit the SRAM. */
 static bool size_plan(const tile_ctx *c, const win *w, plan *p)
 {
-    int64_t ih = min64(w->H, span(p->oht, w->kh, w->sh, w->dh)), iw = min64(w->W, span(p->owt, w->kw, w->sw, w->dw));
-    p->n_ct = w->G * cdiv(w->ocg, p->ct);
-    p->n_y = cdiv(w->OH, p->oht), p->n_x = cdiv(w->OW, p->owt);
-    p->n_chunks = w->sem == TGT_SEM_CONV ? cdiv(w->icg, p->icc) : 1;
+    int64_t ih = tile_min(w->H, span(p->oht, w->kh, w->sh, w->dh)), iw = tile_min(w->W, span(p->owt, w->kw, w->sw, w->dw));
+    p->n_ct = w->G * tile_cdiv(w->ocg, p->ct);
+    p->n_y = tile_cdiv(w->OH, p->oht), p->n_x = tile_cdiv(w->OW, p->owt);
+    p->n_chunks = w->sem == TGT_SEM_CONV ? tile_cdiv(w->icg, p->icc) : 1;
     int64_t n_sp = w->N * p->n_y * p->n_x, tiles = n_sp * p->n_ct;
     int64_t cin = w->sem == TGT_SEM_CONV ? w->icg : p->ct;
     bool in_per_ct = w->sem != TGT_SEM_CONV || w->G > 1;
@@ -79,14 +71,15 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
     p->in_slots = in_loads > 1 ? 2 : 1;
     p->w_slots = w_loads > 1 ? 2 : 1;
     p->out_slots = tiles > 1 ? 2 : 1;
-    int64_t total = 16 * 4 + p->in_slots * p->in_slot + p->w_slots * p->w_slot + p->out_slots * p->out_slot + p->psum;
+    int64_t total = 16 * 4 + p->in_slots * p->in_slot + p->w_slots * p->w_slot +
+                    (w->fuse ? 2 : 1) * p->out_slots * p->out_slot + p->psum; /* fused: the other operand's tile */
     if (total > c->t->p[TGT_P_SRAM_BYTES])
         return false;
     /* cost: the busiest queue over the layer, plus the first load and the last store that nothing hides */
     int64_t v[TGT_F_COUNT];
     int ci = tile_insn(c, w->sem), di = tile_insn(c, TGT_SEM_DMA_LOAD);
     tgt_defaults(c->t->isa, ci, v);
-    v[TGT_F_IC] = min64(p->icc, w->icg), v[TGT_F_OC] = p->ct, v[TGT_F_C] = p->ct;
+    v[TGT_F_IC] = tile_min(p->icc, w->icg), v[TGT_F_OC] = p->ct, v[TGT_F_C] = p->ct;
     v[TGT_F_KH] = w->kh, v[TGT_F_KW] = w->kw, v[TGT_F_OH] = p->oht, v[TGT_F_OW] = p->owt;
     v[TGT_F_W4] = w->w4;
     int64_t comp = 0, ld = 0, stc = 0, wl = 0;
@@ -106,7 +99,7 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
         if (tgt_timing(c->t, di, v, &wl, &e) != NPU_OK)
             return false;
     }
-    int64_t loads = in_loads * ld + w_loads * wl, q = tiles * comp;
+    int64_t loads = in_loads * ld + w_loads * wl + (w->fuse ? tiles * stc : 0), q = tiles * comp;
     q = q > loads ? q : loads;
     q = q > tiles * stc ? q : tiles * stc;
     p->cost = q + ld + wl + stc;
@@ -118,7 +111,7 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
 static bool fields_ok(const tile_ctx *c, const win *w, const plan *p)
 {
     tgt_sem s = w->sem;
-    int64_t ih = min64(w->H, span(p->oht, w->kh, w->sh, w->dh)), iw = min64(w->W, span(p->owt, w->kw, w->sw, w->dw));
+    int64_t ih = tile_min(w->H, span(p->oht, w->kh, w->sh, w->dh)), iw = tile_min(w->W, span(p->owt, w->kw, w->sw, w->dw));
     if (p->oht > tile_fmax(c, s, TGT_F_OH) || p->owt > tile_fmax(c, s, TGT_F_OW) || ih > tile_fmax(c, s, TGT_F_IH) ||
         iw > tile_fmax(c, s, TGT_F_IW))
         return false;
@@ -140,6 +133,10 @@ static void consider(const tile_ctx *c, const win *w, plan cand, search *s)
 {
     if (cand.ct < 1 || cand.icc < 1 || cand.oht < 1 || cand.owt < 1 || !fields_ok(c, w, &cand))
         return;
+    /* in place: one pass over the input in row order (all channels, whole rows), and a tile at least as
+     * tall as the top padding, so that tile j+2 never reads rows tile j has overwritten */
+    if (w->in_place && (cand.ct != w->ocg || cand.owt != w->OW || !cand.sp_outer || cand.oht < w->pt))
+        return;
     if (!size_plan(c, w, &cand))
         return;
     bool better;
@@ -158,7 +155,7 @@ static void consider(const tile_ctx *c, const win *w, plan cand, search *s)
 /* Largest rows-per-tile that fits, by bisection (fit is monotone in rows). */
 static int64_t max_rows(const tile_ctx *c, const win *w, plan p)
 {
-    int64_t lo = 0, hi = min64(w->OH, tile_fmax(c, w->sem, TGT_F_OH));
+    int64_t lo = 0, hi = tile_min(w->OH, tile_fmax(c, w->sem, TGT_F_OH));
     while (lo < hi) {
         int64_t mid = (lo + hi + 1) / 2;
         p.oht = mid;
@@ -173,21 +170,21 @@ static int64_t max_rows(const tile_ctx *c, const win *w, plan p)
 static void search_plans(const tile_ctx *c, const win *w, search *s)
 {
     int64_t cols = c->t->p[TGT_P_MAC_COLS];
-    int64_t ctmax = min64(w->ocg, tile_fmax(c, w->sem, w->sem == TGT_SEM_CONV ? TGT_F_OC : TGT_F_C));
-    int64_t icmax = w->sem == TGT_SEM_CONV ? min64(w->icg, tile_fmax(c, w->sem, TGT_F_IC)) : 1;
+    int64_t ctmax = tile_min(w->ocg, tile_fmax(c, w->sem, w->sem == TGT_SEM_CONV ? TGT_F_OC : TGT_F_C));
+    int64_t icmax = w->sem == TGT_SEM_CONV ? tile_min(w->icg, tile_fmax(c, w->sem, TGT_F_IC)) : 1;
     for (int64_t ct = ctmax; ct >= 1; ct = ct > cols ? ((ct / 2 + cols - 1) / cols) * cols : ct / 2) {
-        int64_t nch0 = w->sem == TGT_SEM_CONV ? cdiv(w->icg, icmax) : 1, nchmax = w->sem == TGT_SEM_CONV ? w->icg : 1;
+        int64_t nch0 = w->sem == TGT_SEM_CONV ? tile_cdiv(w->icg, icmax) : 1, nchmax = w->sem == TGT_SEM_CONV ? w->icg : 1;
         for (int64_t nch = nch0; nch <= nchmax; nch *= 2) {
-            int64_t icc = w->sem == TGT_SEM_CONV ? cdiv(w->icg, nch) : 1;
+            int64_t icc = w->sem == TGT_SEM_CONV ? tile_cdiv(w->icg, nch) : 1;
             if (w->w4 && (w->kh * w->kw) % 2 && icc % 2 && icc != w->icg)
                 icc++;
             bool fit = false;
-            for (int64_t owt = min64(w->OW, tile_fmax(c, w->sem, TGT_F_OW)); owt >= 1; owt = owt > 1 ? cdiv(owt, 2) : 0) {
+            for (int64_t owt = tile_min(w->OW, tile_fmax(c, w->sem, TGT_F_OW)); owt >= 1; owt = owt > 1 ? tile_cdiv(owt, 2) : 0) {
                 for (int sp = 0; sp < 2; sp++) {
                     plan p = {.ct = ct, .icc = icc, .owt = owt, .sp_outer = sp};
                     int64_t rows = max_rows(c, w, p);
                     fit |= rows > 0;
-                    for (int64_t r = rows, k = 0; r >= 1 && k < 5; r = cdiv(r, 2), k++) {
+                    for (int64_t r = rows, k = 0; r >= 1 && k < 5; r = tile_cdiv(r, 2), k++) {
                         p.oht = r;
                         consider(c, w, p, s);
                         if (r == 1)
@@ -195,7 +192,7 @@ static void search_plans(const tile_ctx *c, const win *w, search *s)
                     }
                 }
                 if (fit && owt < w->OW)
-                    break; /* narrower than the widest fitting tile only adds halo */
+                    break; /* the full width and one narrower: more only adds halo and tiles */
             }
             if (fit)
                 break; /* fewer reduction chunks are always better when they fit */
@@ -241,7 +238,7 @@ static npu_status build_block(tile_ctx *c, const ir_node *n, const win *w, const
     memset(blk, 0, (size_t)size);
     int64_t pos = 0;
     for (int64_t k = 0; k < p->n_chunks; k++) {
-        int64_t i0 = k * p->icc, icc = w->sem == TGT_SEM_CONV ? min64(p->icc, w->icg - i0) : 1;
+        int64_t i0 = k * p->icc, icc = w->sem == TGT_SEM_CONV ? tile_min(p->icc, w->icg - i0) : 1;
         int64_t e = 0;
         for (int64_t o = 0; o < ct; o++)
             for (int64_t i = 0; i < icc; i++)
@@ -276,7 +273,18 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
     int64_t xoff, yoff;
     npu_status st = tile_tensor_addr(c, n->inputs[0], &xr, &xoff);
     if (st == NPU_OK)
-        st = tile_tensor_addr(c, n->outputs[0], &yr, &yoff);
+        st = tile_tensor_addr(c, (w->fuse ? w->fuse : n)->outputs[0], &yr, &yoff);
+    /* fused: the eltwise's other operand, and whether the conv's tile is its a or its b */
+    const ir_tensor *other = NULL;
+    bool conv_is_a = true;
+    int fr = 0;
+    int64_t foff = 0, elt[TGT_F_COUNT];
+    if (st == NPU_OK && w->fuse) {
+        conv_is_a = w->fuse->inputs[0] == n->outputs[0];
+        other = w->fuse->inputs[conv_is_a ? 1 : 0];
+        if ((st = tile_tensor_addr(c, other, &fr, &foff)) == NPU_OK)
+            st = tile_eltwise_fields(c, w->fuse, elt);
+    }
     if (st != NPU_OK)
         return st;
     int64_t *blk = NULL;
@@ -285,8 +293,8 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
         if (!blk)
             return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
         for (int64_t t = 0; t < p->n_ct && st == NPU_OK; t++) {
-            int64_t gi = t / cdiv(w->ocg, p->ct), o0 = (t % cdiv(w->ocg, p->ct)) * p->ct;
-            st = build_block(c, n, w, p, gi * w->ocg + o0, min64(p->ct, w->ocg - o0), &blk[t]);
+            int64_t gi = t / tile_cdiv(w->ocg, p->ct), o0 = (t % tile_cdiv(w->ocg, p->ct)) * p->ct;
+            st = build_block(c, n, w, p, gi * w->ocg + o0, tile_min(p->ct, w->ocg - o0), &blk[t]);
         }
     }
     int64_t in_s[2], w_s[2] = {0, 0}, out_s[2], psum = 0;
@@ -298,16 +306,21 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
         out_s[i] = tile_sram_alloc(c, p->out_slot);
     if (p->psum)
         psum = tile_sram_alloc(c, p->psum);
+    int64_t f_s[2] = {0, 0};
+    for (int i = 0; i < p->out_slots && w->fuse; i++)
+        f_s[i] = tile_sram_alloc(c, p->out_slot);
+    if (f_s[p->out_slots - 1] < 0)
+        st = tile_fail(c, "tiler bug: planned buffers exceed the SRAM");
     if (c->sram_used > c->t->p[TGT_P_SRAM_BYTES] || in_s[0] < 0 || out_s[0] < 0 || psum < 0)
         st = tile_fail(c, "tiler bug: planned buffers exceed the SRAM");
-    int64_t n_sp = w->N * p->n_y * p->n_x, tiles = n_sp * p->n_ct, cpg = cdiv(w->ocg, p->ct);
+    int64_t n_sp = w->N * p->n_y * p->n_x, tiles = n_sp * p->n_ct, cpg = tile_cdiv(w->ocg, p->ct);
     int64_t prev_in = -1, prev_w = -1, in_loads = 0, w_loads = 0, cur_in = in_s[0], cur_w = w_s[0];
     for (int64_t t = 0; t < tiles && st == NPU_OK; t++) {
         int64_t ct_i = p->sp_outer ? t % p->n_ct : t / n_sp, sp = p->sp_outer ? t / p->n_ct : t % n_sp;
         int64_t b = sp / (p->n_y * p->n_x), yi = sp / p->n_x % p->n_y, xi = sp % p->n_x;
-        int64_t gi = ct_i / cpg, o0 = (ct_i % cpg) * p->ct, ct = min64(p->ct, w->ocg - o0);
+        int64_t gi = ct_i / cpg, o0 = (ct_i % cpg) * p->ct, ct = tile_min(p->ct, w->ocg - o0);
         int64_t oc_glob = gi * w->ocg + o0;
-        int64_t y0 = yi * p->oht, y1 = min64(w->OH, y0 + p->oht), x0 = xi * p->owt, x1 = min64(w->OW, x0 + p->owt);
+        int64_t y0 = yi * p->oht, y1 = tile_min(w->OH, y0 + p->oht), x0 = xi * p->owt, x1 = tile_min(w->OW, x0 + p->owt);
         tile_axis ay = tile_axis_range(y0, y1, w->H, w->kh, w->sh, w->dh, w->pt);
         tile_axis ax = tile_axis_range(x0, x1, w->W, w->kw, w->sw, w->dw, w->pl);
         int64_t ih = ay.i1 - ay.i0, iw = ax.i1 - ax.i0;
@@ -336,7 +349,7 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
         }
         int64_t dst = out_s[t % p->out_slots], oh = y1 - y0, ow = x1 - x0, wpos = 0;
         for (int64_t k = 0; k < p->n_chunks; k++) {
-            int64_t i0 = k * p->icc, icc = w->sem == TGT_SEM_CONV ? min64(p->icc, w->icg - i0) : ct;
+            int64_t i0 = k * p->icc, icc = w->sem == TGT_SEM_CONV ? tile_min(p->icc, w->icg - i0) : ct;
             tile_comp *cp = tile_comp_new(c, wk, w->sem);
             if (!cp) {
                 st = npu_fail(c->err, NPU_EINTERNAL, "out of memory");
@@ -370,17 +383,33 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
                 v[TGT_F_ACC_OUT] = k < p->n_chunks - 1;
             }
         }
+        if (w->fuse && st == NPU_OK) { /* the other operand's tile, combined in place with the conv's */
+            int64_t fs = f_s[t % p->out_slots];
+            tile_load(wk, tile_box_chw(fr, foff + ((b * w->OC + oc_glob) * w->OH + y0) * w->OW + x0, w->OH, w->OW,
+                                       fs, ct, oh, ow));
+            tile_comp *cp = tile_comp_new(c, wk, TGT_SEM_ELTWISE);
+            if (!cp) {
+                st = npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+                break;
+            }
+            memcpy(cp->v, elt, sizeof elt);
+            cp->v[TGT_F_A] = conv_is_a ? dst : fs, cp->v[TGT_F_B] = conv_is_a ? fs : dst, cp->v[TGT_F_DST] = dst;
+            cp->v[TGT_F_C] = ct, cp->v[TGT_F_H] = oh, cp->v[TGT_F_W] = ow;
+        }
         tile_store(wk, tile_box_chw(yr, yoff + ((b * w->OC + oc_glob) * w->OH + y0) * w->OW + x0, w->OH, w->OW, dst,
                                     ct, oh, ow));
     }
     npu_free(c->alloc, blk, sizeof(int64_t) * (size_t)p->n_ct);
+    c->gate_next = w->in_place; /* store j waits until the rows tile j+1 reads are loaded */
     return st == NPU_OK ? tile_pipeline(c) : st;
 }
 
 static npu_status run_window(tile_ctx *c, const ir_node *n, win *w, const qfields *q)
 {
     plan p = {0};
-    if (!choose_plan(c, w, &p))
+    if (!choose_plan(c, w, &p) && w->in_place)
+        return NPU_EUSER; /* no in-place plan: the caller lowers the two nodes apart */
+    if (!p.ct)
         return tile_fail(c, "no tile of this %s fits the SRAM (%lld bytes) and the fields of %s",
                          tgt_sem_name(w->sem), (long long)c->t->p[TGT_P_SRAM_BYTES], c->t->isa->name);
     return emit_tiles(c, n, w, &p, q);
@@ -401,7 +430,7 @@ static bool dwconv_ok(const tile_ctx *c, const win *w)
     return tgt_check(c->t, i, v, &e) == NPU_OK;
 }
 
-npu_status tile_conv(tile_ctx *c, const ir_node *n)
+static npu_status conv(tile_ctx *c, const ir_node *n, const ir_node *fuse, bool in_place)
 {
     nk_qconv2d_params k;
     npu_status st = ref_qconv_params(n, &k, c->err);
@@ -409,7 +438,8 @@ npu_status tile_conv(tile_ctx *c, const ir_node *n)
         return npu_err_prefix(c->err, "node '%s'", n->name);
     win w = {.sem = TGT_SEM_CONV, .N = k.n, .C = k.c_in, .H = k.h_in, .W = k.w_in, .OC = k.c_out, .OH = k.h_out,
              .OW = k.w_out, .kh = k.k_h, .kw = k.k_w, .sh = k.stride_h, .sw = k.stride_w, .dh = k.dil_h,
-             .dw = k.dil_w, .pt = k.pad_top, .pl = k.pad_left, .G = k.groups, .wt = n->inputs[1]};
+             .dw = k.dil_w, .pt = k.pad_top, .pl = k.pad_left, .G = k.groups, .wt = n->inputs[1], .fuse = fuse,
+             .in_place = in_place};
     w.icg = w.C / w.G, w.ocg = w.OC / w.G;
     if (w.G > 1 && w.G == w.C && w.OC == w.C && dwconv_ok(c, &w)) {
         w.sem = TGT_SEM_DWCONV;
@@ -420,6 +450,47 @@ npu_status tile_conv(tile_ctx *c, const ir_node *n)
     w.wbytes_el2 = w.w4 ? 1 : 2;
     qfields q = {k.in_zp, k.out_zp, k.act_min, k.act_max, 0, 0, 0, 0};
     return run_window(c, n, &w, &q);
+}
+
+npu_status tile_conv(tile_ctx *c, const ir_node *n)
+{
+    return conv(c, n, NULL, false);
+}
+
+npu_status tile_conv_info(tile_ctx *c, const ir_node *n, bool build, tile_convinfo *ci)
+{
+    memset(ci, 0, sizeof *ci);
+    npu_status st = ref_qconv_params(n, &ci->k, c->err);
+    if (st != NPU_OK)
+        return npu_err_prefix(c->err, "node '%s'", n->name);
+    const nk_qconv2d_params *k = &ci->k;
+    win w = {.sem = TGT_SEM_CONV, .N = k->n, .C = k->c_in, .H = k->h_in, .W = k->w_in, .OC = k->c_out,
+             .OH = k->h_out, .OW = k->w_out, .kh = k->k_h, .kw = k->k_w, .sh = k->stride_h, .sw = k->stride_w,
+             .dh = k->dil_h, .dw = k->dil_w, .pt = k->pad_top, .pl = k->pad_left, .G = k->groups,
+             .wt = n->inputs[1]};
+    w.icg = w.C / w.G, w.ocg = w.OC / w.G;
+    if (w.G > 1 && w.G == w.C && w.OC == w.C && dwconv_ok(c, &w)) {
+        w.sem = TGT_SEM_DWCONV;
+        w.G = 1, w.icg = w.ocg = w.C;
+    }
+    if (w.G != 1)
+        return tile_fail(c, "tiler bug: one weight block for a grouped conv");
+    w.w4 = w.wt->dtype == IR_I4 && tile_w4_ok(c->t, w.sem == TGT_SEM_CONV ? w.icg * w.kh * w.kw : 2) &&
+           tgt_insn_field(c->t->isa, tile_insn(c, w.sem), TGT_F_W4);
+    w.wbytes_el2 = w.w4 ? 1 : 2;
+    plan p = {.ct = w.ocg, .icc = w.icg, .n_chunks = 1};
+    ci->sem = w.sem;
+    ci->w4 = w.w4;
+    ci->blk_bytes = block_bytes(&w, w.ocg, w.icg);
+    ci->qtab_rel = ci->blk_bytes - ((12 * w.ocg + 15) & ~(int64_t)15);
+    return build ? build_block(c, n, &w, &p, 0, w.ocg, &ci->blk_off) : NPU_OK;
+}
+
+npu_status tile_conv_fused(tile_ctx *c, const ir_node *n, const ir_node *m, bool in_place, bool *done)
+{
+    npu_status st = conv(c, n, m, in_place);
+    *done = !(in_place && st == NPU_EUSER && c->n_work == 0 && c->n_words_at_layer == c->n_words);
+    return *done ? st : NPU_OK;
 }
 
 npu_status tile_pool(tile_ctx *c, const ir_node *n)

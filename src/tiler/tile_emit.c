@@ -23,9 +23,13 @@ int tile_insn(const tile_ctx *c, tgt_sem sem)
     return tgt_insn_for_sem(c->t->isa, sem);
 }
 
-static int64_t min64(int64_t a, int64_t b)
+int tile_tokens(const tgt_target *t)
 {
-    return a < b ? a : b;
+    int64_t m = tgt_field_max(t->isa, tgt_insn_for_sem(t->isa, TGT_SEM_SYNC), TGT_F_WAIT);
+    int n = 0;
+    while (n < 62 && (m >> n) & 1)
+        n++;
+    return n;
 }
 
 int64_t tile_fmax(const tile_ctx *c, tgt_sem sem, tgt_fid f)
@@ -241,14 +245,30 @@ tile_box tile_box_chw(int region, int64_t dram, int64_t H, int64_t W, int64_t sr
 }
 
 /* A contiguous copy of bytes from a region into SRAM, as at most two boxes. */
-void tile_load_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram, int64_t sram, int64_t bytes)
+/* rows of r bytes (r within the w field and the SRAM row stride), then the rest */
+static int flat_boxes(const tile_ctx *c, tgt_sem sem, int region, int64_t dram, int64_t sram, int64_t bytes,
+                      tile_box out[2])
 {
-    int64_t r = min64(bytes, min64(tile_fmax(c, TGT_SEM_DMA_LOAD, TGT_F_W), tile_fmax(c, TGT_SEM_DMA_LOAD, TGT_F_SRAM_HS)));
+    int64_t r = tile_min(bytes, tile_min(tile_fmax(c, sem, TGT_F_W), tile_fmax(c, sem, TGT_F_SRAM_HS)));
     r = r < 1 ? 1 : r;
     int64_t rows = bytes / r, rest = bytes - rows * r;
-    tile_load(wk, (tile_box){region, dram, sram, 1, rows, r, r, rows * r, r, rows * r});
-    if (rest)
-        tile_load(wk, (tile_box){region, dram + rows * r, sram + rows * r, 1, 1, rest, rest, rest, rest, rest});
+    out[0] = (tile_box){region, dram, sram, 1, rows, r, r, rows * r, r, rows * r};
+    out[1] = (tile_box){region, dram + rows * r, sram + rows * r, 1, 1, rest, rest, rest, rest, rest};
+    return rest ? 2 : 1;
+}
+
+void tile_load_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram, int64_t sram, int64_t bytes)
+{
+    tile_box b[2];
+    for (int i = 0, n = flat_boxes(c, TGT_SEM_DMA_LOAD, region, dram, sram, bytes, b); i < n; i++)
+        tile_load(wk, b[i]);
+}
+
+void tile_store_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram, int64_t sram, int64_t bytes)
+{
+    tile_box b[2];
+    for (int i = 0, n = flat_boxes(c, TGT_SEM_DMA_STORE, region, dram, sram, bytes, b); i < n; i++)
+        tile_store(wk, b[i]);
 }
 
 /* ---- layer state ---- */
@@ -268,6 +288,7 @@ int64_t tile_sram_alloc(tile_ctx *c, int64_t bytes)
 
 void tile_layer_begin(tile_ctx *c)
 {
+    c->n_words_at_layer = c->n_words;
     c->sram_used = 0;
     c->n_work = 0;
     c->n_comp = 0;
@@ -334,12 +355,18 @@ static npu_status emit_group(tile_ctx *c, const tile_box *b, int n, bool store, 
     return NPU_OK;
 }
 
-static npu_status emit_loads(tile_ctx *c, int j, int64_t first_wait)
+static int comp_queue(const tile_ctx *c, const tile_comp *k)
+{
+    return queue_of(&c->t->isa->insns[tile_insn(c, k->sem)], NULL);
+}
+
+static npu_status emit_loads(tile_ctx *c, int j, int64_t first_wait, bool gate)
 {
     const tile_work *w = &c->work[j];
     if (!w->n_load)
         return NPU_OK;
-    return emit_group(c, w->load, w->n_load, false, (j >= 2 ? TILE_T_FREE : 0) | first_wait, TILE_T_LOADED);
+    return emit_group(c, w->load, w->n_load, false, (j >= 2 ? TILE_T_FREE : 0) | first_wait,
+                      TILE_T_LOADED | (gate && j >= 1 ? TILE_T_NEXT : 0));
 }
 
 /* Emits the works in the order L0 L1 C0 S0 L2 C1 S1 ...: loads of work j+1
@@ -360,21 +387,31 @@ npu_status tile_pipeline(tile_ctx *c)
      * order keeps the pairing and the first load alone waits for the barrier. */
     int kind = w[0].n_comp ? queue_of(&c->t->isa->insns[tile_insn(c, c->comp[w[0].first_comp].sem)], NULL)
                            : TILE_Q_DMA1;
-    bool barrier = c->pending_barrier, same = kind == c->last_kind;
+    bool barrier = c->pending_barrier, same = kind == c->last_kind, gate = c->gate_next;
+    c->gate_next = false;
+    if (gate && tile_tokens(c->t) < 6)
+        return tile_fail(c, "tiler bug: an in-place pipeline needs a sixth token");
+    for (int j = 1; gate && j < n; j++)
+        if (!w[j].n_load)
+            return tile_fail(c, "tiler bug: an in-place tile %d loads nothing", j);
     npu_status st = NPU_OK;
     if (barrier && !same) {
         int64_t v[TGT_F_COUNT];
         tgt_defaults(c->t->isa, tile_insn(c, TGT_SEM_SYNC), v);
         v[TGT_F_WAIT] = TILE_T_BAR;
+        /* BAR already implies an idle NPU; drain (where the ISA has it) says so to the hardware too */
+        if (tgt_insn_field(c->t->isa, tile_insn(c, TGT_SEM_SYNC), TGT_F_DRAIN))
+            v[TGT_F_DRAIN] = 1;
         st = tile_emit(c, TGT_SEM_SYNC, v);
     }
     c->pending_barrier = false;
     c->last_kind = kind;
     if (st == NPU_OK)
-        st = emit_loads(c, 0, barrier && same ? TILE_T_BAR : 0);
+        st = emit_loads(c, 0, barrier && same ? TILE_T_BAR : 0, gate);
     for (int j = 0; j < n && st == NPU_OK; j++) {
-        if (j + 1 < n && (st = emit_loads(c, j + 1, 0)) != NPU_OK)
+        if (j + 1 < n && (st = emit_loads(c, j + 1, 0, gate)) != NPU_OK)
             break;
+        int64_t gate_wait = gate && j + 1 < n ? TILE_T_NEXT : 0;
         int64_t sig = (j + 2 < n ? TILE_T_FREE : 0) | (j == n - 1 ? TILE_T_BAR : 0);
         if (w[j].n_comp == 0) { /* a copy: the store waits for its load */
             st = emit_group(c, w[j].store, w[j].n_store, true, w[j].n_load ? TILE_T_LOADED : 0, sig);
@@ -382,12 +419,16 @@ npu_status tile_pipeline(tile_ctx *c)
         }
         for (int k = 0; k < w[j].n_comp && st == NPU_OK; k++) {
             tile_comp *cp = &c->comp[w[j].first_comp + k];
-            cp->v[TGT_F_WAIT] = k == 0 && w[j].n_load ? TILE_T_LOADED : 0;
-            cp->v[TGT_F_SIGNAL] = k == w[j].n_comp - 1 ? TILE_T_DONE : 0;
+            int q = comp_queue(c, cp), qn = k + 1 < w[j].n_comp ? comp_queue(c, cp + 1) : q;
+            int qp = k > 0 ? comp_queue(c, cp - 1) : q;
+            cp->v[TGT_F_WAIT] = (k == 0 && w[j].n_load ? TILE_T_LOADED : 0) | (qp != q ? TILE_T_CHAIN : 0);
+            cp->v[TGT_F_SIGNAL] = (k == w[j].n_comp - 1 ? TILE_T_DONE : 0) | (qn != q ? TILE_T_CHAIN : 0);
+            if ((qp != q || qn != q) && tile_tokens(c->t) < 5)
+                return tile_fail(c, "tiler bug: a chained tile needs a fifth token");
             st = tile_emit(c, cp->sem, cp->v);
         }
         if (st == NPU_OK)
-            st = emit_group(c, w[j].store, w[j].n_store, true, TILE_T_DONE, sig);
+            st = emit_group(c, w[j].store, w[j].n_store, true, TILE_T_DONE | gate_wait, sig);
     }
     if (st == NPU_OK)
         c->pending_barrier = true;

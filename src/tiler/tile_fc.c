@@ -8,16 +8,6 @@
 #include "ref/ref_qparams.h"
 #include "tiler/tile_internal.h"
 
-static int64_t cdiv(int64_t a, int64_t b)
-{
-    return (a + b - 1) / b;
-}
-
-static int64_t min64(int64_t a, int64_t b)
-{
-    return a < b ? a : b;
-}
-
 static int64_t al16(int64_t v)
 {
     return (v + 15) & ~(int64_t)15;
@@ -39,14 +29,14 @@ static int64_t block_bytes(const fc *f, int64_t nt)
 {
     int64_t b = 0;
     for (int64_t k = 0; k < f->n_k; k++)
-        b += chunk_bytes(f, nt, min64(f->kc, f->K - k * f->kc));
+        b += chunk_bytes(f, nt, tile_min(f->kc, f->K - k * f->kc));
     return b + al16(12 * nt);
 }
 
 static bool fits(const tile_ctx *c, fc *f)
 {
-    f->n_k = cdiv(f->K, f->kc);
-    int64_t n_m = cdiv(f->M, f->mt), n_n = cdiv(f->N, f->nt);
+    f->n_k = tile_cdiv(f->K, f->kc);
+    int64_t n_m = tile_cdiv(f->M, f->mt), n_n = tile_cdiv(f->N, f->nt);
     int64_t in = f->mt * f->K, wb = block_bytes(f, f->nt), out = f->mt * f->nt;
     int64_t total = 64 + (n_m > 1 ? 2 : 1) * in + (n_n > 1 ? 2 : 1) * wb + (n_m * n_n > 1 ? 2 : 1) * out +
                     (f->n_k > 1 ? 4 * out : 0);
@@ -57,15 +47,15 @@ static bool choose(const tile_ctx *c, fc *f)
 {
     int64_t kmax = tile_fmax(c, TGT_SEM_MATMUL, TGT_F_K), nmax = tile_fmax(c, TGT_SEM_MATMUL, TGT_F_N);
     int64_t mmax = tile_fmax(c, TGT_SEM_MATMUL, TGT_F_M), cols = c->t->p[TGT_P_MAC_COLS];
-    for (int64_t nk = cdiv(f->K, kmax); nk <= f->K; nk *= 2) {
-        f->kc = cdiv(f->K, nk);
+    for (int64_t nk = tile_cdiv(f->K, kmax); nk <= f->K; nk *= 2) {
+        f->kc = tile_cdiv(f->K, nk);
         if (f->w4 && f->kc % 2)
             f->kc++;
         if (f->kc > kmax)
             continue;
-        for (f->nt = min64(f->N, nmax); f->nt >= 1; f->nt = f->nt > cols ? al16(f->nt / 2) : f->nt / 2) {
-            f->nt = min64(f->nt, min64(f->N, nmax));
-            for (f->mt = min64(f->M, mmax); f->mt >= 1; f->mt = f->mt > 1 ? cdiv(f->mt, 2) : 0)
+        for (f->nt = tile_min(f->N, nmax); f->nt >= 1; f->nt = f->nt > cols ? al16(f->nt / 2) : f->nt / 2) {
+            f->nt = tile_min(f->nt, tile_min(f->N, nmax));
+            for (f->mt = tile_min(f->M, mmax); f->mt >= 1; f->mt = f->mt > 1 ? tile_cdiv(f->mt, 2) : 0)
                 if (fits(c, f))
                     return true;
             if (f->nt == 1)
@@ -94,7 +84,7 @@ static npu_status build_block(tile_ctx *c, const ir_node *n, const fc *f, int64_
     memset(blk, 0, (size_t)size);
     int64_t pos = 0;
     for (int64_t k = 0; k < f->n_k; k++) {
-        int64_t t0 = k * f->kc, kc = min64(f->kc, f->K - t0), e = 0;
+        int64_t t0 = k * f->kc, kc = tile_min(f->kc, f->K - t0), e = 0;
         for (int64_t j = 0; j < nt; j++)
             for (int64_t t = 0; t < kc; t++)
                 tmp[e++] = bval(f, n0 + j, t0 + t);
@@ -129,12 +119,12 @@ npu_status tile_matmul(tile_ctx *c, const ir_node *n)
     if ((st = tile_tensor_addr(c, n->inputs[0], &xr, &xoff)) != NPU_OK ||
         (st = tile_tensor_addr(c, n->outputs[0], &yr, &yoff)) != NPU_OK)
         return st;
-    int64_t n_m = cdiv(f.M, f.mt), n_n = cdiv(f.N, f.nt), tiles = n_m * n_n;
+    int64_t n_m = tile_cdiv(f.M, f.mt), n_n = tile_cdiv(f.N, f.nt), tiles = n_m * n_n;
     int64_t *blk = npu_malloc(c->alloc, sizeof(int64_t) * (size_t)n_n);
     if (!blk)
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
     for (int64_t j = 0; j < n_n && st == NPU_OK; j++)
-        st = build_block(c, n, &f, j * f.nt, min64(f.nt, f.N - j * f.nt), &blk[j]);
+        st = build_block(c, n, &f, j * f.nt, tile_min(f.nt, f.N - j * f.nt), &blk[j]);
     int in_slots = n_m > 1 ? 2 : 1, w_slots = n_n > 1 ? 2 : 1, out_slots = tiles > 1 ? 2 : 1;
     int64_t in_s[2], w_s[2], out_s[2], psum = 0, wb = block_bytes(&f, f.nt);
     for (int i = 0; i < in_slots; i++)
@@ -150,7 +140,7 @@ npu_status tile_matmul(tile_ctx *c, const ir_node *n)
     int64_t prev_m = -1, in_loads = 0, cur_in = in_s[0];
     for (int64_t t = 0; t < tiles && st == NPU_OK; t++) {
         int64_t nj = t / n_m, mi = t % n_m; /* column tiles outer: each weight block loads once */
-        int64_t m0 = mi * f.mt, mt = min64(f.mt, f.M - m0), n0 = nj * f.nt, nt = min64(f.nt, f.N - n0);
+        int64_t m0 = mi * f.mt, mt = tile_min(f.mt, f.M - m0), n0 = nj * f.nt, nt = tile_min(f.nt, f.N - n0);
         tile_work *wk = tile_work_new(c);
         if (!wk) {
             st = npu_fail(c->err, NPU_EINTERNAL, "out of memory");
@@ -171,7 +161,7 @@ npu_status tile_matmul(tile_ctx *c, const ir_node *n)
             tile_load_flat(c, wk, TGT_REGION_CONSTANTS, blk[nj], cur_w, block_bytes(&f, nt));
         int64_t dst = out_s[t % out_slots], wpos = 0;
         for (int64_t k = 0; k < f.n_k; k++) {
-            int64_t kc = min64(f.kc, f.K - k * f.kc);
+            int64_t kc = tile_min(f.kc, f.K - k * f.kc);
             tile_comp *cp = tile_comp_new(c, wk, TGT_SEM_MATMUL);
             if (!cp) {
                 st = npu_fail(c->err, NPU_EINTERNAL, "out of memory");

@@ -6,6 +6,7 @@
 #ifndef NPU_TILE_INTERNAL_H
 #define NPU_TILE_INTERNAL_H
 
+#include "kernels/nk_quant.h"
 #include "tiler/tiler.h"
 
 /* Tokens (bits of wait/signal); four, so the 4-token npu-v1-narrow works too.
@@ -16,6 +17,8 @@ enum {
     TILE_T_FREE = 1 << 1,   /* ch1: store j -> the loads of work j+2 (its slots are free) */
     TILE_T_DONE = 1 << 2,   /* compute -> store */
     TILE_T_BAR = 1 << 3,    /* the last store of a pipeline -> the next pipeline (its only consumer) */
+    TILE_T_CHAIN = 1 << 4,  /* within a work, a compute -> the next one on another unit (ISAs with >= 5 tokens) */
+    TILE_T_NEXT = 1 << 5,   /* in place over its input: the loads of work j+1 -> the store of work j */
 };
 
 typedef struct tile_box {
@@ -43,7 +46,7 @@ typedef struct tile_comp {
 
 /* Static schedule: when each queue is free and when each token was signalled. */
 enum { TILE_Q_DMA0, TILE_Q_DMA1, TILE_Q_MAC, TILE_Q_VEC, TILE_Q_CTRL, TILE_Q_COUNT };
-enum { TILE_TOKENS = 4, TILE_TOK_RING = 64 };
+enum { TILE_TOKENS = 8, TILE_TOK_RING = 64 };
 
 typedef struct tile_sched {
     int64_t q_free[TILE_Q_COUNT];
@@ -80,10 +83,24 @@ typedef struct tile_ctx {
     tile_sched s;
     int64_t lay_dram_bytes, lay_sram; /* of the current layer */
     int lay_tiles;
+    bool gate_next;          /* the next pipeline orders store j after the loads of work j+1 */
+    size_t n_words_at_layer; /* words when the current layer began */
 } tile_ctx;
+
+static inline int64_t tile_min(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+static inline int64_t tile_cdiv(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b;
+}
 
 /* ---- tile_emit.c ---- */
 int tile_insn(const tile_ctx *c, tgt_sem sem);
+/* Dependency tokens the ISA's wait field holds. */
+int tile_tokens(const tgt_target *t);
 /* Encodes one instruction after tgt_check; an illegal tile is an error naming the node. */
 npu_status tile_emit(tile_ctx *c, tgt_sem sem, const int64_t v[TGT_F_COUNT]);
 /* A DMA box, split into several instructions when a dimension exceeds its field. */
@@ -96,8 +113,9 @@ tile_work *tile_work_new(tile_ctx *c);
 tile_comp *tile_comp_new(tile_ctx *c, tile_work *w, tgt_sem sem);
 void tile_load(tile_work *w, tile_box b);
 void tile_store(tile_work *w, tile_box b);
-/* A contiguous copy of bytes from a region into SRAM, as at most two boxes. */
+/* A contiguous copy of bytes between a region and SRAM, as at most two boxes. */
 void tile_load_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram, int64_t sram, int64_t bytes);
+void tile_store_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram, int64_t sram, int64_t bytes);
 /* Emits every work of the layer with the token scheme and resets the list. */
 npu_status tile_pipeline(tile_ctx *c);
 
@@ -117,11 +135,32 @@ bool tile_w4_ok(const tgt_target *t, int64_t elems_per_filter);
 /* tile_build.c: lowers n alone (a quantized node); false with the reason when it cannot. */
 bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason);
 
-/* ---- per op: tile_conv.c, tile_fc.c, tile_vec.c ---- */
+/* ---- per op: tile_conv.c, tile_cascade.c, tile_fc.c, tile_vec.c ---- */
+/* A conv as one weight block (all output channels, one reduction chunk):
+ * the instruction it runs on, its parameters, and the block in consts. */
+typedef struct tile_convinfo {
+    tgt_sem sem; /* TGT_SEM_CONV, or TGT_SEM_DWCONV for a depthwise conv the datapath takes */
+    nk_qconv2d_params k;
+    bool w4;
+    int64_t blk_off, blk_bytes, qtab_rel; /* offset in consts (when built), size, qtab inside the block */
+} tile_convinfo;
+npu_status tile_conv_info(tile_ctx *c, const ir_node *n, bool build, tile_convinfo *ci);
+/* A depthwise conv n whose output only feeds the 1x1 conv m: per row tile,
+ * dwconv into SRAM, then the 1x1 conv from there; n's output never goes to
+ * DRAM. *done is false (nothing emitted) when no such plan fits. */
+npu_status tile_dw_pw(tile_ctx *c, const ir_node *n, const ir_node *m, bool *done);
 npu_status tile_conv(tile_ctx *c, const ir_node *n);
+/* A conv whose output only feeds the eltwise node m (same shapes): each
+ * tile's output is combined with the other operand's tile in SRAM and m's
+ * output stored; the conv's own output never goes to DRAM. in_place: m's
+ * output lies exactly on the conv's input; when no plan can do that safely,
+ * *done is false and nothing was emitted. */
+npu_status tile_conv_fused(tile_ctx *c, const ir_node *n, const ir_node *m, bool in_place, bool *done);
 npu_status tile_pool(tile_ctx *c, const ir_node *n);
 npu_status tile_matmul(tile_ctx *c, const ir_node *n);
 npu_status tile_eltwise(tile_ctx *c, const ir_node *n);
+/* The eltwise fields of a quantized binary node, addresses and sizes left to the caller. */
+npu_status tile_eltwise_fields(tile_ctx *c, const ir_node *n, int64_t base[TGT_F_COUNT]);
 npu_status tile_unary(tile_ctx *c, const ir_node *n); /* npu.Lut, npu.Requantize */
 npu_status tile_concat(tile_ctx *c, const ir_node *n);
 npu_status tile_view(tile_ctx *c, const ir_node *n);

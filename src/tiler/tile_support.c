@@ -180,11 +180,9 @@ static bool eltwise_ok(const tgt_target *t, const ir_graph *g, const ir_node *n,
         const ir_tensor *x = n->inputs[k];
         for (int i = 0; i < x->rank; i++) {
             int64_t o = y->dims[y->rank - x->rank + i];
+            /* the leading dim of a 4-D output is looped over, the rest broadcast in hardware */
             if (x->dims[i] != o && x->dims[i] != 1)
                 return no(g, reason, "shapes that do not broadcast");
-            /* the leading dim of a 4-D output is looped over, the rest broadcast in hardware */
-            if (y->rank == 4 && y->rank - x->rank + i == 0 && x->dims[i] != o && o > 1)
-                return no(g, reason, "broadcast over the batch dimension");
         }
     }
     return true;

@@ -7,16 +7,6 @@
 #include "ref/ref_qparams.h"
 #include "tiler/tile_internal.h"
 
-static int64_t min64(int64_t a, int64_t b)
-{
-    return a < b ? a : b;
-}
-
-static int64_t cdiv(int64_t a, int64_t b)
-{
-    return (a + b - 1) / b;
-}
-
 static npu_status oom(tile_ctx *c)
 {
     return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
@@ -28,18 +18,9 @@ static npu_status oom(tile_ctx *c)
 static int64_t flat_tile(const tile_ctx *c, int64_t total, int bufs, int64_t reserve, int64_t lenmax)
 {
     int64_t budget = (c->t->p[TGT_P_SRAM_BYTES] - reserve - 16 * 2 * bufs) / (2 * bufs);
-    int64_t want = cdiv(total, 4) > 4096 ? cdiv(total, 4) : 4096;
-    int64_t t = min64(min64(budget, want), lenmax);
+    int64_t want = tile_cdiv(total, 4) > 4096 ? tile_cdiv(total, 4) : 4096;
+    int64_t t = tile_min(tile_min(budget, want), lenmax);
     return t & ~(int64_t)15 ? t & ~(int64_t)15 : t;
-}
-
-static void store_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram, int64_t sram, int64_t bytes)
-{
-    int64_t r = min64(bytes, min64(tile_fmax(c, TGT_SEM_DMA_STORE, TGT_F_W), tile_fmax(c, TGT_SEM_DMA_STORE, TGT_F_SRAM_HS)));
-    int64_t rows = bytes / r, rest = bytes - rows * r;
-    tile_store(wk, (tile_box){region, dram, sram, 1, rows, r, r, rows * r, r, rows * r});
-    if (rest)
-        tile_store(wk, (tile_box){region, dram + rows * r, sram + rows * r, 1, 1, rest, rest, rest, rest, rest});
 }
 
 /* ---- eltwise ---- */
@@ -83,23 +64,16 @@ static tile_box operand_box(const operand *o, int64_t b, int64_t c0, int64_t ct,
     return tile_box_chw(o->region, dram, H, Wo, sram, cc, hh, ww);
 }
 
-npu_status tile_eltwise(tile_ctx *c, const ir_node *n)
+npu_status tile_eltwise_fields(tile_ctx *c, const ir_node *n, int64_t base[TGT_F_COUNT])
 {
     nk_qbinary_params p;
     npu_status st = ref_qbinary_params(n, &p, c->err);
     if (st != NPU_OK)
         return npu_err_prefix(c->err, "node '%s'", n->name);
-    const ir_tensor *y = n->outputs[0];
-    operand a, b, o;
-    if ((st = operand_of(c, n->inputs[0], y->rank, &a)) != NPU_OK ||
-        (st = operand_of(c, n->inputs[1], y->rank, &b)) != NPU_OK || (st = operand_of(c, y, y->rank, &o)) != NPU_OK)
-        return st;
     static const int ops[] = {[NK_QADD] = TGT_ELT_ADD, [NK_QSUB] = TGT_ELT_SUB, [NK_QMUL] = TGT_ELT_MUL,
                               [NK_QMIN] = TGT_ELT_MIN, [NK_QMAX] = TGT_ELT_MAX};
     bool minmax = p.op == NK_QMIN || p.op == NK_QMAX;
-    int64_t base[TGT_F_COUNT];
-    int insn = tile_insn(c, TGT_SEM_ELTWISE);
-    tgt_defaults(c->t->isa, insn, base);
+    tgt_defaults(c->t->isa, tile_insn(c, TGT_SEM_ELTWISE), base);
     base[TGT_F_OP] = ops[p.op];
     base[TGT_F_A_MULT] = p.a_mult, base[TGT_F_A_SHIFT] = p.a_shift;
     base[TGT_F_B_MULT] = p.b_mult, base[TGT_F_B_SHIFT] = p.b_shift;
@@ -108,17 +82,27 @@ npu_status tile_eltwise(tile_ctx *c, const ir_node *n)
     base[TGT_F_PRE_SHIFT] = p.left_shift;
     base[TGT_F_A_ZP] = p.a_zp, base[TGT_F_B_ZP] = p.b_zp, base[TGT_F_OUT_ZP] = p.out_zp;
     base[TGT_F_CLAMP_LO] = p.act_min, base[TGT_F_CLAMP_HI] = p.act_max;
+    return NPU_OK;
+}
+
+npu_status tile_eltwise(tile_ctx *c, const ir_node *n)
+{
+    int64_t base[TGT_F_COUNT];
+    npu_status st = tile_eltwise_fields(c, n, base);
+    if (st != NPU_OK)
+        return st;
+    const ir_tensor *y = n->outputs[0];
+    operand a, b, o;
+    if ((st = operand_of(c, n->inputs[0], y->rank, &a)) != NPU_OK ||
+        (st = operand_of(c, n->inputs[1], y->rank, &b)) != NPU_OK || (st = operand_of(c, y, y->rank, &o)) != NPU_OK)
+        return st;
     int abc = bc_bits(&a, o.d), bbc = bc_bits(&b, o.d);
     bool flat = !abc && !bbc && a.d[0] == o.d[0] && b.d[0] == o.d[0];
     int64_t N = o.d[0], C = o.d[1], H = o.d[2], W = o.d[3];
     int64_t cmax = tile_fmax(c, TGT_SEM_ELTWISE, TGT_F_C), hmax = tile_fmax(c, TGT_SEM_ELTWISE, TGT_F_H);
     int64_t wmax = tile_fmax(c, TGT_SEM_ELTWISE, TGT_F_W);
-    if (flat) { /* rows of R elements */
-        int64_t L = N * C * H * W, R = min64(L, wmax);
-        C = 1, H = cdiv(L, R), W = R, N = 1;
-        if (H * R != L) { /* the tail goes as its own tiles */
-            H = L / R;
-        }
+    if (flat) { /* tiles of whole rows of R elements; a shorter tail as its own tile */
+        int64_t L = N * C * H * W, R = tile_min(L, wmax);
         int64_t T = flat_tile(c, L, 3, 0, R * hmax);
         int64_t rows = T / R ? T / R : 1;
         int64_t ts = rows * R;
@@ -141,7 +125,7 @@ npu_status tile_eltwise(tile_ctx *c, const ir_node *n)
             memcpy(cp->v, base, sizeof base);
             cp->v[TGT_F_A] = s[j % 2][0], cp->v[TGT_F_B] = s[j % 2][1], cp->v[TGT_F_DST] = s[j % 2][2];
             cp->v[TGT_F_C] = 1, cp->v[TGT_F_H] = hh, cp->v[TGT_F_W] = ww;
-            store_flat(c, wk, o.region, o.off + e0, s[j % 2][2], cnt);
+            tile_store_flat(c, wk, o.region, o.off + e0, s[j % 2][2], cnt);
             e0 += cnt;
         }
         return tile_pipeline(c);
@@ -151,11 +135,11 @@ npu_status tile_eltwise(tile_ctx *c, const ir_node *n)
                          (long long)wmax);
     /* channel and row tiles; a broadcast operand's tile is its own (smaller) shape */
     int64_t budget = (c->t->p[TGT_P_SRAM_BYTES] - 6 * 16) / 2;
-    int64_t ht = min64(H, hmax), ct = min64(C, cmax);
+    int64_t ht = tile_min(H, hmax), ct = tile_min(C, cmax);
     while (ct > 1 && 3 * ct * ht * W > budget)
-        ct = cdiv(ct, 2);
+        ct = tile_cdiv(ct, 2);
     while (ht > 1 && 3 * ct * ht * W > budget)
-        ht = cdiv(ht, 2);
+        ht = tile_cdiv(ht, 2);
     if (3 * ct * ht * W > budget)
         return tile_fail(c, "no eltwise tile fits the SRAM");
     int64_t s[2][3];
@@ -166,7 +150,7 @@ npu_status tile_eltwise(tile_ctx *c, const ir_node *n)
     for (int64_t bi = 0; bi < N; bi++)
         for (int64_t c0 = 0; c0 < C; c0 += ct)
             for (int64_t y0 = 0; y0 < H; y0 += ht, j++) {
-                int64_t cc = min64(ct, C - c0), hh = min64(ht, H - y0);
+                int64_t cc = tile_min(ct, C - c0), hh = tile_min(ht, H - y0);
                 tile_work *wk = tile_work_new(c);
                 tile_comp *cp = wk ? tile_comp_new(c, wk, TGT_SEM_ELTWISE) : NULL;
                 if (!cp)
@@ -198,11 +182,11 @@ static npu_status copy2d(tile_ctx *c, int sr, int64_t so, int64_t ss, int dr, in
     if (s[1][bufs - 1] < 0)
         return tile_fail(c, "no copy tile fits the SRAM");
     int j = 0;
-    int64_t per = rb <= T ? min64(rows, T / rb) : 1; /* whole rows per tile, or pieces of one row */
+    int64_t per = rb <= T ? tile_min(rows, T / rb) : 1; /* whole rows per tile, or pieces of one row */
     for (int64_t r = 0; r < rows; r += per) {
-        int64_t nr = min64(per, rows - r);
+        int64_t nr = tile_min(per, rows - r);
         for (int64_t x = 0; x < rb; j++) {
-            int64_t w = rb <= T ? rb : min64(T, rb - x);
+            int64_t w = rb <= T ? rb : tile_min(T, rb - x);
             tile_work *wk = tile_work_new(c);
             if (!wk)
                 return oom(c);
@@ -259,7 +243,7 @@ npu_status tile_unary(tile_ctx *c, const ir_node *n)
         return tile_fail(c, "no lut tile fits the SRAM");
     int j = 0;
     for (int64_t e0 = 0; e0 < L; e0 += T, j++) {
-        int64_t cnt = min64(T, L - e0);
+        int64_t cnt = tile_min(T, L - e0);
         tile_work *wk = tile_work_new(c);
         tile_comp *cp = wk ? tile_comp_new(c, wk, TGT_SEM_LUT) : NULL;
         if (!cp)
@@ -269,7 +253,7 @@ npu_status tile_unary(tile_ctx *c, const ir_node *n)
         tile_load_flat(c, wk, xr, xo + e0, s[j % 2][0], cnt);
         cp->v[TGT_F_SRC] = s[j % 2][0], cp->v[TGT_F_DST] = s[j % 2][1], cp->v[TGT_F_TABLE] = table;
         cp->v[TGT_F_LEN] = cnt;
-        store_flat(c, wk, yr, yo + e0, s[j % 2][1], cnt);
+        tile_store_flat(c, wk, yr, yo + e0, s[j % 2][1], cnt);
     }
     return tile_pipeline(c);
 }

@@ -32,6 +32,8 @@ typedef struct tile_layer {
     int64_t bound_cycles; /* max(macs / peak MACs per cycle, dram_bytes / bandwidth) */
     int tiles;            /* work items (a tile: its loads, computes and store) */
     int64_t sram_bytes;   /* SRAM the layer's buffers occupy */
+    bool fused;           /* run inside the previous layer's tiles (an eltwise after a conv, a 1x1 conv
+                           * after a depthwise one): no words or cycles of its own, macs counted here */
 } tile_layer;
 
 typedef struct tile_program {
