@@ -63,8 +63,8 @@ static size_t dma(const tgt_target *t, const char *name, int ch, int region, uin
                          {"signal", signal}};
     size_t nw;
     npu_err e;
-    cr_assert_eq(tgt_encode_named(t->isa, name, kv, sizeof kv / sizeof kv[0], words, cap, &nw, &e), NPU_OK, "%s",
-                 e.msg);
+    npu_status st = tgt_encode_named(t->isa, name, kv, sizeof kv / sizeof kv[0], words, cap, &nw, &e);
+    cr_assert_eq(st, NPU_OK, "%s", e.msg);
     return nw;
 }
 
