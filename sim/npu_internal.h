@@ -45,14 +45,25 @@ typedef struct npum_insn {
     uint32_t *vc; /* vector clock (nq entries): at fetch, then at start */
 } npum_insn;
 
-/* A started instruction the race check still compares later ones with. */
-typedef struct npum_active {
-    uint32_t index, word;
+/* A started instruction the race check still compares later ones with,
+ * referenced from the page buckets its accesses touch. */
+typedef struct npum_entry {
+    uint32_t index, word, seq;
     int queue;
-    uint32_t seq;
     int nacc;
     npum_access acc[TGT_MAX_OPERANDS];
-} npum_active;
+    uint32_t refs;  /* bucket references; the entry is free at 0 */
+    uint64_t stamp; /* the last (instruction, access) compared with it */
+} npum_entry;
+
+/* The entries touching one 4 KiB page of host memory (open addressing). */
+typedef struct npum_bucket {
+    int64_t page; /* NPUM_NO_PAGE: an empty slot (ids kept for reuse) */
+    uint32_t *ids;
+    size_t n, cap;
+} npum_bucket;
+
+#define NPUM_NO_PAGE INT64_MIN
 
 /* Snapshots of a token's producers' clocks, consumed in order. */
 typedef struct npum_token {
@@ -97,8 +108,13 @@ struct npu_model {
     uint32_t *queue_vc; /* nq x nq: clock of the last instruction started on each queue */
     uint32_t *fetch_vc; /* clock the fetcher has learned from completed syncs */
     uint32_t *tok_cum;  /* ntok x nq: join of each token's producers so far */
-    npum_active *active;
-    size_t nactive, active_cap;
+    npum_entry *ent; /* race check: entries, their free list, page buckets, a page list */
+    size_t ent_cap, ent_free_cap;
+    uint32_t ent_used, *ent_free, nfree;
+    npum_bucket *tab;
+    size_t tab_cap, tab_used;
+    int64_t *pages;
+    size_t pages_cap;
 };
 
 /* npu_model.c */
@@ -106,6 +122,9 @@ npu_status npum_fault(npu_model *m, npu_err *err, uint32_t index, uint32_t word,
                       const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /* Decodes, checks and resolves the instruction at the fetcher into *x. */
 npu_status npum_prepare(npu_model *m, npum_insn *x, npu_err *err);
+/* Grows array p of *cap elements of elem bytes to hold need, doubling from
+ * first; NULL (p intact) when allocation fails. */
+void *npum_grow(npu_model *m, void *p, size_t *cap, size_t elem, size_t need, size_t first);
 /* Scratch of at least n bytes (16-byte aligned), NULL when allocation fails. */
 void *npum_scratch(npu_model *m, size_t n);
 /* "SRAM 0x40" or "arena+0x1000" for a host address the job maps. */
@@ -118,7 +137,11 @@ npu_status npum_execute(npu_model *m, const npum_insn *x, npu_err *err);
 npu_status npum_run(npu_model *m, npu_err *err);
 
 /* npu_hazard.c */
+/* A box, dense ones normalized to one row (so equal byte sets compare equal). */
+npum_box npum_box_make(int64_t base, int64_t c, int64_t cs, int64_t h, int64_t hs, int64_t w);
 bool npum_box_overlap(const npum_box *a, const npum_box *b);
+void npum_hazard_reset(npu_model *m);
+void npum_hazard_free(npu_model *m);
 /* At x's start (its clock set): retires what every queue is ordered after,
  * checks x against the rest, then remembers x. */
 npu_status npum_hazard_check(npu_model *m, const npum_insn *x, npu_err *err);

@@ -42,18 +42,24 @@ void npum_where(const npu_model *m, int64_t addr, char *buf, size_t cap)
     snprintf(buf, cap, "host address 0x%llx", (unsigned long long)addr);
 }
 
+void *npum_grow(npu_model *m, void *p, size_t *cap, size_t elem, size_t need, size_t first)
+{
+    if (need <= *cap)
+        return p;
+    size_t c = *cap ? *cap : first;
+    while (c < need)
+        c *= 2;
+    void *q = npu_realloc(m->alloc, p, *cap * elem, c * elem);
+    if (q)
+        *cap = c;
+    return q;
+}
+
 void *npum_scratch(npu_model *m, size_t n)
 {
-    if (n <= m->scratch_size)
-        return m->scratch;
-    size_t want = m->scratch_size ? m->scratch_size : 4096;
-    while (want < n)
-        want *= 2;
-    void *p = npu_realloc(m->alloc, m->scratch, m->scratch_size, want);
-    if (!p)
-        return NULL;
-    m->scratch = p;
-    m->scratch_size = want;
+    void *p = npum_grow(m, m->scratch, &m->scratch_size, 1, n, 4096);
+    if (p)
+        m->scratch = p;
     return p;
 }
 
@@ -134,7 +140,7 @@ void npu_model_free(npu_model *m)
     size_t nq = (size_t)m->nq, slots = nq * (size_t)m->depth + nq + 1;
     for (int i = 0; i < m->ntok; i++)
         npu_free(a, m->tok[i].snap, (size_t)m->tok[i].cap * nq * sizeof(uint32_t));
-    npu_free(a, m->active, m->active_cap * sizeof *m->active);
+    npum_hazard_free(m);
     npu_free(a, m->vc_pool, (slots + nq + 1 + (size_t)m->ntok) * nq * sizeof(uint32_t));
     npu_free(a, m->running, nq * sizeof *m->running);
     npu_free(a, m->run, nq * sizeof *m->run);
@@ -179,11 +185,6 @@ static int queue_of(const npu_model *m, tgt_unit u, int64_t ch)
     }
 }
 
-static npum_box dense(int64_t base, int64_t bytes)
-{
-    return (npum_box){base, 1, 0, 1, 0, bytes};
-}
-
 /* The DRAM side of a DMA: the region's checks, then its box. */
 static npu_status dma_dram(npu_model *m, npum_insn *x, const tgt_operand *op, npu_err *err)
 {
@@ -204,8 +205,8 @@ static npu_status dma_dram(npu_model *m, npum_insn *x, const tgt_operand *op, np
         return npum_fault(m, err, x->index, x->word, &x->d, "write to read-only region %s at [0x%llx, 0x%llx)", rn,
                           (unsigned long long)lo, (unsigned long long)hi);
     npum_access *a = &x->acc[x->nacc++];
-    a->box = (npum_box){(int64_t)(intptr_t)(g->ptr + lo), v[TGT_F_C], v[TGT_F_DRAM_CS], v[TGT_F_H], v[TGT_F_DRAM_HS],
-                        v[TGT_F_W]};
+    a->box = npum_box_make((int64_t)(intptr_t)(g->ptr + lo), v[TGT_F_C], v[TGT_F_DRAM_CS], v[TGT_F_H],
+                           v[TGT_F_DRAM_HS], v[TGT_F_W]);
     a->write = op->write;
     a->sram = false;
     a->field = op->addr;
@@ -250,9 +251,9 @@ static npu_status resolve_operands(npu_model *m, npum_insn *x, npu_err *err)
         npum_access *a = &x->acc[x->nacc++];
         int64_t at = v[ops[i].addr];
         if (in->sem == TGT_SEM_DMA_LOAD || in->sem == TGT_SEM_DMA_STORE)
-            a->box = (npum_box){sram + at, v[TGT_F_C], v[TGT_F_SRAM_CS], v[TGT_F_H], v[TGT_F_SRAM_HS], v[TGT_F_W]};
+            a->box = npum_box_make(sram + at, v[TGT_F_C], v[TGT_F_SRAM_CS], v[TGT_F_H], v[TGT_F_SRAM_HS], v[TGT_F_W]);
         else
-            a->box = dense(sram + at, ops[i].bytes);
+            a->box = npum_box_make(sram + at, 1, 0, 1, 0, ops[i].bytes);
         a->write = ops[i].write;
         a->sram = true;
         a->field = ops[i].addr;
@@ -363,13 +364,17 @@ static void add_stats(npu_run_stats *to, const npu_run_stats *s)
 npu_status npu_model_exec(npu_model *m, const npu_mem *mem, const uint32_t *words, size_t n_words,
                           npu_run_stats *st, npu_err *err)
 {
-    m->mem = mem;
+    static const npu_mem unmapped; /* mem NULL: no region */
+    m->mem = mem ? mem : &unmapped;
     m->words = words;
     m->nwords = n_words;
     memset(&m->st, 0, sizeof m->st);
     npu_status s = prescan(m, err);
-    if (!s)
+    if (!s) {
         s = npum_run(m, err);
+        if (s)
+            m->st.cycles = m->now; /* up to the fault */
+    }
     add_stats(&m->totals, &m->st);
     if (st)
         *st = m->st;
@@ -392,13 +397,10 @@ static npu_status sim_run_job(void *ctx, sim_ctx *sim, const sim_npu_job *job, u
         return npu_fail(err, NPU_EUSER, "npu: command stream [0x%08x, +0x%x) is not in ROM, flash or DRAM",
                         job->cmd_base, job->cmd_len);
     size_t n = job->cmd_len / 4;
-    if (n > m->words_cap) {
-        uint32_t *p = npu_realloc(m->alloc, m->words_buf, m->words_cap * sizeof *p, n * sizeof *p);
-        if (!p)
-            return npu_fail(err, NPU_EINTERNAL, "npu: out of memory");
-        m->words_buf = p;
-        m->words_cap = n;
-    }
+    uint32_t *wb = npum_grow(m, m->words_buf, &m->words_cap, sizeof *wb, n, 1024);
+    if (!wb)
+        return npu_fail(err, NPU_EINTERNAL, "npu: out of memory");
+    m->words_buf = wb;
     for (size_t i = 0; i < n; i++) /* little-endian guest words, possibly unaligned */
         m->words_buf[i] = (uint32_t)cmd[4 * i] | (uint32_t)cmd[4 * i + 1] << 8 | (uint32_t)cmd[4 * i + 2] << 16 |
                           (uint32_t)cmd[4 * i + 3] << 24;

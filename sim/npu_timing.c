@@ -212,7 +212,7 @@ static void reset(npu_model *m)
     memset(m->tok_cum, 0, (size_t)m->ntok * nq * sizeof *m->tok_cum);
     for (int t = 0; t < m->ntok; t++)
         m->tok[t].count = m->tok[t].head = m->tok[t].len = 0;
-    m->nactive = 0;
+    npum_hazard_reset(m);
 }
 
 /* Starts every queue head that can, oldest first; *progress when one did. */
@@ -252,8 +252,9 @@ static npu_status fetch(npu_model *m, bool *progress, npu_err *err)
             m->have_fetch = true;
         }
         if (x->unit == TGT_UNIT_CTRL) {
-            bool is_end = m->isa->insns[x->d.insn].sem == TGT_SEM_END;
-            if (!tokens_ready(m, x->wait) || (is_end && !drained(m)))
+            /* end, and a sync with drain, hold fetch until every unit is idle */
+            bool drains = m->isa->insns[x->d.insn].sem == TGT_SEM_END || x->d.v[TGT_F_DRAIN];
+            if (!tokens_ready(m, x->wait) || (drains && !drained(m)))
                 return NPU_OK;
             if ((st = start(m, x, err)))
                 return st;

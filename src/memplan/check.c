@@ -150,6 +150,19 @@ static npu_status check_relations(checker *c, const ir_node *n, npu_err *err)
                             o->name, (long long)t[o->id].offset, x->name, (long long)t[x->id].offset);
         c->uf[find(c->uf, x->id)] = find(c->uf, o->id);
     }
+    if (n->op == IR_OP_SPLIT && n->n_inputs && n->inputs[0] && !n->inputs[0]->data) {
+        const ir_tensor *x = n->inputs[0];
+        bool layout = mp_split_layout(n, c->prefix);
+        for (int j = 0; j < n->n_outputs; j++) {
+            const ir_tensor *y = n->outputs[j];
+            if (!y || root_of(c, y->id) != root_of(c, x->id))
+                continue;
+            if (!layout || t[y->id].offset != t[x->id].offset + c->prefix[j])
+                return npu_fail(err, NPU_EINTERNAL, "memplan check: split output '%s' at %lld is not at its part of '%s'",
+                                y->name, (long long)t[y->id].offset, x->name);
+            c->uf[find(c->uf, y->id)] = find(c->uf, x->id);
+        }
+    }
     if (n->op == IR_OP_CONCAT) {
         bool layout = mp_concat_layout(n, c->prefix);
         for (int j = 0; j < n->n_inputs; j++) {
@@ -235,10 +248,13 @@ npu_status mp_check(const ir_graph *g, const mp_plan *p, npu_err *err)
     if (p->n_tensors != g->n_tensors || !p->t || !p->node_pos || !p->pos_step)
         return npu_fail(err, NPU_EINTERNAL, "memplan check: the plan has %d tensors, the graph %d", p->n_tensors,
                         g->n_tensors);
-    int max_in = 1;
-    for (int i = 0; i < g->n_nodes; i++)
+    int max_in = 1; /* inputs of a concat, outputs of a split */
+    for (int i = 0; i < g->n_nodes; i++) {
         if (g->nodes[i]->n_inputs > max_in)
             max_in = g->nodes[i]->n_inputs;
+        if (g->nodes[i]->n_outputs > max_in)
+            max_in = g->nodes[i]->n_outputs;
+    }
     checker c = {g, p, p->by_step ? p->n_steps : p->n_positions, NULL, NULL, NULL};
     size_t np = (size_t)(p->n_positions > 0 ? p->n_positions : 1), nt = (size_t)(p->n_tensors ? p->n_tensors : 1);
     c.pos_node = npu_malloc(g->alloc, sizeof(int) * np);

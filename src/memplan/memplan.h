@@ -24,9 +24,11 @@ npu_status mp_place(mp_item *items, int n, int64_t align, npu_alloc alloc, int64
 /* max over steps of the sum of sizes live at that step */
 int64_t mp_lower_bound(const mp_item *items, int n);
 
-/* Effort of the improvement search in work units (one unit ~ one neighbour
- * visit while placing): about 60 ms for a 500-buffer graph on one core. */
-#define MP_EFFORT_DEFAULT ((int64_t)4000000)
+/* Effort of the improvement search in work units (one unit ~ one
+ * neighbour visit or one item moved, a few ns): the default costs some
+ * 10-20 ms on 500 buffers when the lower bound is out of reach (on real
+ * graphs the first orders tried usually reach it). */
+#define MP_EFFORT_DEFAULT ((int64_t)6000000)
 
 typedef struct mp_place_options {
     int64_t align;  /* offsets are multiples of it (<= 0: 1) */
@@ -57,6 +59,7 @@ typedef struct mp_plan {
     int64_t concat_bytes_copied;       /* with elision */
     int64_t concat_bytes_without_elision;
     int concats, concats_elided; /* live Concat nodes; those with every input written in place */
+    int splits, splits_in_place; /* live Split nodes; those whose outputs all lie in the input */
     bool by_step;     /* first_pos/last_pos are steps (see mp_options) */
     int n_steps;
     int n_positions;  /* live nodes in the schedule */
@@ -66,7 +69,7 @@ typedef struct mp_plan {
 
 typedef struct mp_options {
     int64_t align;     /* DRAM alignment in bytes (the target's DMA alignment) */
-    bool no_elision;   /* place concat inputs separately (for comparison) */
+    bool no_elision;   /* no concat elision, no split in place (for comparison); views still alias */
     /* Plan with whole steps as the time unit. By default two tensors of one
      * NPU segment may share space when their node lifetimes do not overlap,
      * which needs the tiler to finish a node's reads before a later node of
@@ -94,6 +97,10 @@ npu_status mp_choose_order(ir_graph *g, const mp_options *opts, bool *changed, n
  * inside its root in space and time and is justified by a view or a concat
  * at the right offset. Errors name the tensors involved. */
 npu_status mp_check(const ir_graph *g, const mp_plan *p, npu_err *err);
+
+/* The --report lines: arena and bound, concat bytes copied with and
+ * without elision, splits read in place. */
+void mp_report(const mp_plan *p, FILE *out);
 
 /* True for ops whose output is the input's bytes unchanged (aliased). */
 bool mp_is_view(ir_op op);

@@ -33,11 +33,6 @@ static int64_t align_up(int64_t v, int64_t a)
     return (v + a - 1) / a * a;
 }
 
-static bool live_together(const mp_item *a, const mp_item *b)
-{
-    return a->first <= b->last && b->first <= a->last;
-}
-
 int64_t mp_lower_bound(const mp_item *items, int n)
 {
     /* a sweep over lifetime events: +size at first, -size after last */
@@ -60,12 +55,19 @@ static int cmp_span(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo ? 1 : (x->hi > y->hi) - (x->hi < y->hi);
 }
 
-/* Places the items in order under rule; returns the total (highest end). */
-static int64_t place_order(placer *p, const int *order, place_rule rule)
+/* Places order[start..] under rule, order[..start) being placed already
+ * (p->off holds their offsets); returns the total (highest end). */
+static int64_t place_from(placer *p, const int *order, int start, place_rule rule)
 {
     int64_t total = 0;
     memset(p->placed, 0, (size_t)p->n);
-    for (int k = 0; k < p->n; k++) {
+    for (int k = 0; k < start; k++) {
+        int i = order[k];
+        p->placed[i] = 1;
+        if (p->off[i] + p->items[i].size > total)
+            total = p->off[i] + p->items[i].size;
+    }
+    for (int k = start; k < p->n; k++) {
         int i = order[k];
         int64_t size = p->items[i].size;
         int ns = 0;
@@ -74,9 +76,18 @@ static int64_t place_order(placer *p, const int *order, place_rule rule)
             if (p->placed[j])
                 p->spans[ns++] = (span){p->off[j], p->off[j] + p->items[j].size};
         }
+        /* insertion sort: few neighbours, mostly in order already */
+        for (int a = 1; a < ns; a++) {
+            span v = p->spans[a];
+            int b = a;
+            while (b > 0 && cmp_span(&p->spans[b - 1], &v) > 0) {
+                p->spans[b] = p->spans[b - 1];
+                b--;
+            }
+            p->spans[b] = v;
+            p->work += a - b;
+        }
         p->work += ns + 1;
-        if (ns > 1)
-            qsort(p->spans, (size_t)ns, sizeof *p->spans, cmp_span);
         int64_t best_off = -1, best_gap = INT64_MAX, cursor = 0;
         for (int s = 0; s < ns; s++) {
             int64_t lo = align_up(cursor, p->align);
@@ -98,6 +109,11 @@ static int64_t place_order(placer *p, const int *order, place_rule rule)
             total = best_off + size;
     }
     return total;
+}
+
+static int64_t place_order(placer *p, const int *order, place_rule rule)
+{
+    return place_from(p, order, 0, rule);
 }
 
 /* Orders the search starts from; each is a total order (ties by index). */
@@ -155,27 +171,78 @@ static uint64_t next_rand(uint64_t *s)
     return *s * 0x2545F4914F6CDD1DULL;
 }
 
+typedef struct start_ev {
+    int first, idx;
+} start_ev;
+
+static int cmp_start(const void *a, const void *b)
+{
+    const start_ev *x = a, *y = b;
+    return x->first != y->first ? (x->first > y->first) - (x->first < y->first) : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* Sweeps the items by first use with the set of those still live: each
+ * item meets exactly the live ones when it starts. With fill NULL it only
+ * counts each item's neighbours into deg; else it writes them at fill[i]++. */
+static void sweep_overlaps(const placer *p, const start_ev *ev, int *active, int *deg, int *fill)
+{
+    int na = 0;
+    for (int k = 0; k < p->n; k++) {
+        int i = ev[k].idx, keep = 0;
+        for (int a = 0; a < na; a++)
+            if (p->items[active[a]].last >= ev[k].first)
+                active[keep++] = active[a];
+        na = keep;
+        for (int a = 0; a < na; a++) {
+            int j = active[a];
+            if (fill) {
+                p->adj[fill[i]++] = j;
+                p->adj[fill[j]++] = i;
+            } else {
+                deg[i]++;
+                deg[j]++;
+            }
+        }
+        active[na++] = i;
+    }
+}
+
 static npu_status build_adjacency(placer *p, npu_alloc alloc, npu_err *err)
 {
     int n = p->n;
-    size_t edges = 0;
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++)
-            edges += i != j && live_together(&p->items[i], &p->items[j]);
-    p->adj_start = npu_malloc(alloc, sizeof(int) * (size_t)(n + 1));
-    p->n_adj = edges ? edges : 1;
-    p->adj = npu_malloc(alloc, sizeof(int) * p->n_adj);
-    if (!p->adj_start || !p->adj)
-        return npu_fail(err, NPU_EINTERNAL, "memplan: out of memory (%zu lifetime overlaps)", edges);
-    int e = 0;
-    for (int i = 0; i < n; i++) {
-        p->adj_start[i] = e;
-        for (int j = 0; j < n; j++)
-            if (i != j && live_together(&p->items[i], &p->items[j]))
-                p->adj[e++] = j;
+    size_t ni = (size_t)n;
+    start_ev *ev = npu_malloc(alloc, sizeof *ev * ni);
+    int *active = npu_malloc(alloc, sizeof(int) * ni);
+    int *fill = npu_malloc(alloc, sizeof(int) * ni);
+    p->adj_start = npu_malloc(alloc, sizeof(int) * (ni + 1));
+    npu_status st = NPU_OK;
+    if (!ev || !active || !fill || !p->adj_start) {
+        st = npu_fail(err, NPU_EINTERNAL, "memplan: out of memory placing %d buffers", n);
+    } else {
+        for (int i = 0; i < n; i++) {
+            ev[i] = (start_ev){p->items[i].first, i};
+            fill[i] = 0;
+        }
+        qsort(ev, ni, sizeof *ev, cmp_start);
+        sweep_overlaps(p, ev, active, fill, NULL);
+        size_t edges = 0;
+        for (int i = 0; i < n; i++) {
+            p->adj_start[i] = (int)edges;
+            edges += (size_t)fill[i];
+            fill[i] = p->adj_start[i];
+        }
+        p->adj_start[n] = (int)edges;
+        p->n_adj = edges ? edges : 1;
+        p->adj = npu_malloc(alloc, sizeof(int) * p->n_adj);
+        if (!p->adj)
+            st = npu_fail(err, NPU_EINTERNAL, "memplan: out of memory (%zu lifetime overlaps)", edges);
+        else
+            sweep_overlaps(p, ev, active, NULL, fill);
     }
-    p->adj_start[n] = e;
-    return NPU_OK;
+    npu_free(alloc, fill, sizeof(int) * ni);
+    npu_free(alloc, active, sizeof(int) * ni);
+    npu_free(alloc, ev, sizeof *ev * ni);
+    return st;
 }
 
 /* The search: several start orders under both rules, then hill climbing
@@ -211,26 +278,53 @@ static int64_t search(placer *p, int *best_order, int *cur, int *cand, int *tmp,
         memcpy(cand, cur, sizeof *cand * (size_t)n);
         uint64_t r = next_rand(&seed);
         p->work += 1; /* a skipped move costs too, so the loop always ends */
-        if (r & 1) {
-            /* lift a peak item: find the items that end at the total */
-            int peak[8], np = 0;
-            for (int k = 0; k < n && np < 8; k++)
-                if (cur_off[cur[k]] + p->items[cur[k]].size == cur_total)
-                    peak[np++] = k;
-            int from = np ? peak[(r >> 1) % (uint64_t)np] : (int)((r >> 1) % (uint64_t)n);
-            if (from == 0)
+        int lo; /* the order is unchanged before lo: those placements stay */
+        int peak[8], np = 0;
+        for (int k = 0; k < n && np < 8; k++)
+            if (cur_off[cur[k]] + p->items[cur[k]].size == cur_total)
+                peak[np++] = k;
+        int kind = (int)((r >> 1) % 10u);
+        int from, to;
+        if (kind < 4 && np) {
+            /* lift an item that ends at the peak */
+            from = peak[(r >> 5) % (uint64_t)np];
+            to = from ? (int)((r >> 12) % (uint64_t)from) : 0;
+        } else if (kind < 7 && np) {
+            /* move a buffer live beside a peak item, anywhere */
+            int i = cur[peak[(r >> 5) % (uint64_t)np]];
+            int deg = p->adj_start[i + 1] - p->adj_start[i];
+            if (!deg)
                 continue;
-            int to = (int)((r >> 8) % (uint64_t)from);
-            int item = cand[from];
-            memmove(cand + to + 1, cand + to, sizeof *cand * (size_t)(from - to));
-            cand[to] = item;
+            int j = p->adj[p->adj_start[i] + (int)((r >> 12) % (uint64_t)deg)];
+            for (from = 0; cand[from] != j; from++)
+                ;
+            p->work += from;
+            to = (int)((r >> 32) % (uint64_t)n);
+        } else if (kind < 9) {
+            from = (int)((r >> 5) % (uint64_t)n);
+            to = (int)((r >> 32) % (uint64_t)n);
         } else {
-            int a = (int)((r >> 1) % (uint64_t)n), b = (int)((r >> 24) % (uint64_t)n);
+            /* swap two */
+            int a = (int)((r >> 5) % (uint64_t)n), b = (int)((r >> 32) % (uint64_t)n);
             int t = cand[a];
             cand[a] = cand[b];
             cand[b] = t;
+            from = to = a < b ? a : b;
         }
-        int64_t t = place_order(p, cand, best_rule);
+        if (from == to && kind < 9)
+            continue;
+        if (kind < 9) {
+            int item = cand[from];
+            if (to < from)
+                memmove(cand + to + 1, cand + to, sizeof *cand * (size_t)(from - to));
+            else
+                memmove(cand + from, cand + from + 1, sizeof *cand * (size_t)(to - from));
+            cand[to] = item;
+        }
+        lo = to < from ? to : from;
+        memcpy(p->off, cur_off, sizeof *p->off * (size_t)n);
+        p->work += n;
+        int64_t t = place_from(p, cand, lo, best_rule);
         if (t <= cur_total) {
             cur_total = t;
             memcpy(cur, cand, sizeof *cur * (size_t)n);

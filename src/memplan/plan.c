@@ -3,8 +3,6 @@
  * regions. The alias structure is a forest: parent[t] is the tensor t lies
  * in, rel[t] its byte offset there; a root owns a buffer whose lifetime is
  * the union of its group's. */
-#include "memplan/memplan.h"
-
 #include <string.h>
 
 #include "memplan/memplan_internal.h"
@@ -28,30 +26,46 @@ int64_t mp_align_up(int64_t v, int64_t a)
     return (v + a - 1) / a * a;
 }
 
-bool mp_concat_layout(const ir_node *n, int64_t *prefix)
+/* Every dim before the axis is 1: then each part is one byte range. */
+static bool outer_dims_one(const ir_tensor *t, int64_t axis)
 {
-    const ir_tensor *o = n->n_outputs == 1 ? n->outputs[0] : NULL;
-    if (!o || o->rank < 1)
-        return false;
-    int64_t axis = ir_attr_int(n, "axis", 0);
     if (axis < 0)
-        axis += o->rank;
-    if (axis < 0 || axis >= o->rank)
+        axis += t->rank;
+    if (axis < 0 || axis >= t->rank)
         return false;
-    /* each input is one contiguous byte range only when every outer dim is 1 */
     for (int d = 0; d < axis; d++)
-        if (o->dims[d] != 1)
+        if (t->dims[d] != 1)
             return false;
-    int bits = ir_dtype_bits(o->dtype);
+    return true;
+}
+
+/* prefix[i] = byte offset of parts[i] in whole; false unless they tile it
+ * in whole bytes of one dtype. */
+static bool parts_tile(const ir_tensor *whole, ir_tensor *const *parts, int n, int64_t *prefix)
+{
+    int bits = ir_dtype_bits(whole->dtype);
     int64_t acc = 0;
-    for (int i = 0; i < n->n_inputs; i++) {
-        const ir_tensor *x = n->inputs[i];
-        if (!x || x->dtype != o->dtype || (ir_tensor_numel(x) * bits) % 8 != 0)
+    for (int i = 0; i < n; i++) {
+        const ir_tensor *x = parts[i];
+        if (!x || x->dtype != whole->dtype || (ir_tensor_numel(x) * bits) % 8 != 0)
             return false;
         prefix[i] = acc;
         acc += (int64_t)ir_tensor_bytes(x);
     }
-    return acc == (int64_t)ir_tensor_bytes(o);
+    return acc == (int64_t)ir_tensor_bytes(whole);
+}
+
+bool mp_split_layout(const ir_node *n, int64_t *prefix)
+{
+    const ir_tensor *x = n->n_inputs >= 1 ? n->inputs[0] : NULL;
+    return x && n->n_outputs >= 1 && outer_dims_one(x, ir_attr_int(n, "axis", 0)) &&
+           parts_tile(x, n->outputs, n->n_outputs, prefix);
+}
+
+bool mp_concat_layout(const ir_node *n, int64_t *prefix)
+{
+    const ir_tensor *o = n->n_outputs == 1 ? n->outputs[0] : NULL;
+    return o && outer_dims_one(o, ir_attr_int(n, "axis", 0)) && parts_tile(o, n->inputs, n->n_inputs, prefix);
 }
 
 typedef struct planner {
@@ -65,14 +79,12 @@ typedef struct planner {
     unsigned *pin;            /* IR_TENSOR_INPUT / OUTPUT, from flags and the graph's lists */
     int *parent;
     int64_t *rel;
-    int *save_parent;
-    int64_t *save_rel;
     int *gfirst, *glast;      /* group lifetimes per root */
     int *concat_uses;
     int64_t *diff;            /* np + 1 */
     int64_t *prefix;          /* per concat input */
     int64_t *root_off;        /* placed offset per root */
-    int64_t *best_off;
+    int64_t *best_off;        /* root_off of the plan with elision, while the other is tried */
     mp_item *items;
     int *item_tensor;
 } planner;
@@ -270,6 +282,25 @@ static bool concat_input_ok(planner *pl, const ir_tensor *x, int ro, int pos)
     return r == x->id || pl->glast[r] <= time_of(pl, pos);
 }
 
+/* Keeps the roots changed[0..nc), just given parents, where the arena bound
+ * stays at most before: all together, else each alone. Returns how many. */
+static int keep_if_no_growth(planner *pl, const int *changed, int nc, int parent, int64_t before)
+{
+    if (!nc || arena_bound(pl) <= before)
+        return nc;
+    for (int k = 0; k < nc; k++)
+        pl->parent[changed[k]] = -1;
+    int kept = 0;
+    for (int k = 0; k < nc; k++) {
+        pl->parent[changed[k]] = parent;
+        if (arena_bound(pl) > before)
+            pl->parent[changed[k]] = -1;
+        else
+            kept++;
+    }
+    return kept;
+}
+
 /* Writes the inputs of each concat into their slices of its output where
  * that does not raise the arena bound; returns how many inputs moved. Two
  * passes, because a later concat's decision can make an earlier one pay. */
@@ -304,24 +335,37 @@ static int elide_concats(planner *pl)
                 pl->rel[r] = pl->prefix[j];
                 changed[nc++] = r;
             }
-            if (nc && arena_bound(pl) > before) {
-                /* all at once raises the bound: keep the inputs that pay alone */
-                for (int k = 0; k < nc; k++)
-                    pl->parent[changed[k]] = -1;
-                int kept = 0;
-                for (int k = 0; k < nc; k++) {
-                    pl->parent[changed[k]] = n->outputs[0]->id;
-                    if (arena_bound(pl) > before)
-                        pl->parent[changed[k]] = -1;
-                    else
-                        kept++;
-                }
-                nc = kept;
-            }
-            moved += nc;
+            moved += keep_if_no_growth(pl, changed, nc, n->outputs[0]->id, before);
         }
     }
     return moved;
+}
+
+/* Split outputs read in place: each output lies in its input at its prefix
+ * (the split does nothing at run time) where the input's buffer living on
+ * while the outputs are read does not raise the bound. An output already
+ * written into a concat keeps that place: the split then copies it. */
+static void split_in_place(planner *pl)
+{
+    ir_graph *g = pl->g;
+    int *changed = pl->item_tensor;
+    for (int pos = 0; pos < pl->np; pos++) {
+        const ir_node *n = g->nodes[pl->pos_node[pos]];
+        if (n->op != IR_OP_SPLIT || !mp_split_layout(n, pl->prefix) || is_const(n->inputs[0]))
+            continue;
+        const ir_tensor *x = n->inputs[0];
+        int64_t before = arena_bound(pl);
+        int nc = 0;
+        for (int j = 0; j < n->n_outputs; j++) {
+            const ir_tensor *y = n->outputs[j];
+            if (pl->pin[y->id] || pl->parent[y->id] >= 0 || tensor_root(pl, x->id, NULL) == y->id)
+                continue;
+            pl->parent[y->id] = x->id;
+            pl->rel[y->id] = pl->prefix[j];
+            changed[nc++] = y->id;
+        }
+        keep_if_no_growth(pl, changed, nc, x->id, before);
+    }
 }
 
 /* Places the arena roots of the current aliasing; *total is the arena size. */
@@ -408,6 +452,13 @@ static void concat_stats(planner *pl, mp_plan *out)
     const ir_graph *g = pl->g;
     for (int pos = 0; pos < pl->np; pos++) {
         const ir_node *n = g->nodes[pl->pos_node[pos]];
+        if (n->op == IR_OP_SPLIT) {
+            int in_place = 0;
+            for (int j = 0; j < n->n_outputs; j++)
+                in_place += n->outputs[j] && pl->parent[n->outputs[j]->id] == n->inputs[0]->id;
+            out->splits++;
+            out->splits_in_place += n->n_outputs && in_place == n->n_outputs;
+        }
         if (n->op != IR_OP_CONCAT || n->n_outputs < 1 || !n->outputs[0])
             continue;
         bool layout = mp_concat_layout(n, pl->prefix), all = true;
@@ -439,9 +490,12 @@ npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_optio
     memset(out, 0, sizeof *out);
     planner pl = {.g = g, .align = o->align > 0 ? o->align : 1, .by_step = o->by_step, .nt = g->n_tensors};
     int max_in = 1, nn = g->n_nodes, nt = g->n_tensors;
-    for (int i = 0; i < nn; i++)
+    for (int i = 0; i < nn; i++) {
         if (g->nodes[i]->n_inputs > max_in)
             max_in = g->nodes[i]->n_inputs;
+        if (g->nodes[i]->n_outputs > max_in)
+            max_in = g->nodes[i]->n_outputs;
+    }
     npu_arena *tmp = npu_arena_new(g->alloc);
     out->t = npu_arena_alloc(g->arena, sizeof *out->t * (size_t)(nt ? nt : 1));
     out->node_pos = pl.node_pos = npu_arena_alloc(g->arena, sizeof(int) * (size_t)(nn ? nn : 1));
@@ -470,9 +524,13 @@ npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_optio
         alias_views(&pl);
         memcpy(par_views, pl.parent, sizeof(int) * (size_t)nt);
         memcpy(rel_views, pl.rel, sizeof(int64_t) * (size_t)nt);
+        int64_t views_bound = arena_bound(&pl);
         int moved = o->no_elision ? 0 : elide_concats(&pl);
+        if (!o->no_elision)
+            split_in_place(&pl);
         st = place_arena(&pl, o, &total, &lower, err);
-        if (st == NPU_OK && moved) {
+        /* without elision the arena is at least views_bound: no need to place it when we are below */
+        if (st == NPU_OK && moved && total > views_bound) {
             /* the bound guided each decision; the placed arena has the last word */
             memcpy(par_elided, pl.parent, sizeof(int) * (size_t)nt);
             memcpy(rel_elided, pl.rel, sizeof(int64_t) * (size_t)nt);

@@ -62,12 +62,55 @@ static npu_status lower_node(tile_ctx *c, const ir_node *n)
     }
 }
 
+/* Lowers one quantized node against a throw-away plan (every activation at
+ * offset 0 of the arena) and constants: whatever tile_build would refuse for
+ * it, with the message. tile_supports asks this of quantized nodes. */
+bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    npu_alloc a = g->alloc.fn ? g->alloc : npu_alloc_default();
+    npu_err err;
+    npu_err_clear(&err);
+    mp_plan plan = {.n_tensors = g->n_tensors};
+    plan.t = npu_malloc(a, sizeof *plan.t * (size_t)(g->n_tensors + 1));
+    int64_t *coff = npu_malloc(a, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
+    emit_blob consts;
+    emit_blob_init(&consts, a);
+    tile_ctx c = {.t = t, .g = g, .plan = &plan, .consts = &consts, .alloc = a, .err = &err, .node = n,
+                  .const_off = coff, .last_kind = -1};
+    npu_status st = NPU_OK;
+    if (!plan.t || !coff) {
+        st = npu_fail(&err, NPU_EINTERNAL, "out of memory");
+    } else {
+        for (int i = 0; i < g->n_tensors; i++) {
+            memset(&plan.t[i], 0, sizeof plan.t[i]);
+            plan.t[i].region = NPUB_REGION_ARENA;
+            plan.t[i].alias_of = -1;
+            coff[i] = -1;
+        }
+        tile_layer_begin(&c);
+        st = lower_node(&c, n);
+    }
+    npu_free(a, plan.t, sizeof *plan.t * (size_t)(g->n_tensors + 1));
+    npu_free(a, coff, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
+    npu_free(a, c.words, sizeof *c.words * c.cap_words);
+    npu_free(a, c.work, sizeof *c.work * (size_t)c.cap_work);
+    npu_free(a, c.comp, sizeof *c.comp * (size_t)c.cap_comp);
+    emit_blob_free(&consts);
+    if (st == NPU_OK)
+        return true;
+    if (reason) {
+        const char *m = npu_arena_strdup(g->arena, err.msg);
+        *reason = m ? m : "no legal NPU tile";
+    }
+    return false;
+}
+
 static npu_status end_stream(tile_ctx *c)
 {
     int insn = tile_insn(c, TGT_SEM_END);
     int64_t v[TGT_F_COUNT];
     tgt_defaults(c->t->isa, insn, v);
-    v[TGT_F_WAIT] = c->pending_barrier ? TILE_T_INFREE : 0;
+    v[TGT_F_WAIT] = c->pending_barrier ? TILE_T_BAR : 0;
     c->pending_barrier = false;
     return tile_emit(c, TGT_SEM_END, v);
 }
@@ -154,12 +197,15 @@ npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedul
             L->node = n;
             L->first_word = (uint32_t)c.n_words;
             int64_t t0 = c.s.end;
-            c.lay_dram_bytes = 0;
+            c.lay_dram_bytes = c.lay_sram = 0;
+            c.lay_tiles = 0;
             tile_layer_begin(&c);
             st = lower_node(&c, n);
             L->n_words = (uint32_t)(c.n_words - L->first_word);
             L->cycles = c.s.end - t0;
             L->dram_bytes = c.lay_dram_bytes;
+            L->tiles = c.lay_tiles;
+            L->sram_bytes = c.lay_sram;
             L->macs = node_macs(n);
             L->bound_cycles = bound_cycles(t, n, L->macs, L->dram_bytes);
         }
@@ -171,30 +217,35 @@ npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedul
     npu_free(alloc, c.const_off, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
     npu_free(alloc, c.work, sizeof *c.work * (size_t)c.cap_work);
     npu_free(alloc, c.comp, sizeof *c.comp * (size_t)c.cap_comp);
-    out->words = c.words;
-    out->n_words = c.n_words;
-    out->sram_peak = c.sram_peak;
+    /* exact sizes, so that tile_program_free knows what it frees */
+    uint32_t *w = NULL;
+    tile_layer *l = NULL;
+    tile_segment *sg = NULL;
+    if (st == NPU_OK) {
+        w = npu_realloc(alloc, c.words, sizeof *c.words * c.cap_words, sizeof *w * (c.n_words ? c.n_words : 1));
+        if (w)
+            c.words = w, c.cap_words = c.n_words ? c.n_words : 1;
+        l = npu_realloc(alloc, out->layers, sizeof *l * (size_t)cap_layers,
+                        sizeof *l * (size_t)(out->n_layers ? out->n_layers : 1));
+        if (l)
+            out->layers = l, cap_layers = out->n_layers ? out->n_layers : 1;
+        sg = npu_realloc(alloc, out->segments, sizeof *sg * (size_t)(n_npu + 1),
+                         sizeof *sg * (size_t)(out->n_segments ? out->n_segments : 1));
+        if (sg)
+            out->segments = sg, n_npu = (out->n_segments ? out->n_segments : 1) - 1;
+        if (!w || !l || !sg)
+            st = npu_fail(err, NPU_EINTERNAL, "out of memory");
+    }
     if (st != NPU_OK) {
         npu_free(alloc, c.words, sizeof *c.words * c.cap_words);
-        out->words = NULL;
-        out->n_words = 0;
         npu_free(alloc, out->layers, sizeof *out->layers * (size_t)cap_layers);
         npu_free(alloc, out->segments, sizeof *out->segments * (size_t)(n_npu + 1));
         memset(out, 0, sizeof *out);
         return st;
     }
-    /* shrink to exact sizes so that tile_program_free knows them */
-    uint32_t *w = npu_realloc(alloc, c.words, sizeof *c.words * c.cap_words, sizeof *w * (c.n_words ? c.n_words : 1));
-    if (w)
-        out->words = w;
-    tile_layer *l = npu_realloc(alloc, out->layers, sizeof *l * (size_t)cap_layers,
-                                sizeof *l * (size_t)(out->n_layers ? out->n_layers : 1));
-    if (l)
-        out->layers = l;
-    tile_segment *sg = npu_realloc(alloc, out->segments, sizeof *sg * (size_t)(n_npu + 1),
-                                   sizeof *sg * (size_t)(out->n_segments ? out->n_segments : 1));
-    if (sg)
-        out->segments = sg;
+    out->words = c.words;
+    out->n_words = c.n_words;
+    out->sram_peak = c.sram_peak;
     return NPU_OK;
 }
 

@@ -24,7 +24,7 @@ typedef struct plan {
     int64_t n_ct, n_y, n_x, n_chunks;
     int64_t in_slot, w_slot, out_slot, psum; /* bytes per slot */
     int in_slots, w_slots, out_slots;
-    int64_t cost;
+    int64_t cost, traffic; /* estimated cycles; DRAM bytes */
 } plan;
 
 static int64_t cdiv(int64_t a, int64_t b)
@@ -110,6 +110,7 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
     q = q > loads ? q : loads;
     q = q > tiles * stc ? q : tiles * stc;
     p->cost = q + ld + wl + stc;
+    p->traffic = in_loads * p->in_slot + w_loads * p->w_slot + w->N * w->OC * w->OH * w->OW;
     return true;
 }
 
@@ -126,15 +127,31 @@ static bool fields_ok(const tile_ctx *c, const win *w, const plan *p)
     return p->ct <= tile_fmax(c, s, TGT_F_C);
 }
 
-static void consider(const tile_ctx *c, const win *w, plan cand, plan *best, bool *found)
+/* Pass 0 finds the fewest cycles; pass 1 takes, among plans within 3% of
+ * them, the one that moves the fewest DRAM bytes (DRAM is shared with the host). */
+typedef struct search {
+    int pass;
+    int64_t min_cost;
+    plan best;
+    bool found;
+} search;
+
+static void consider(const tile_ctx *c, const win *w, plan cand, search *s)
 {
     if (cand.ct < 1 || cand.icc < 1 || cand.oht < 1 || cand.owt < 1 || !fields_ok(c, w, &cand))
         return;
     if (!size_plan(c, w, &cand))
         return;
-    if (!*found || cand.cost < best->cost) {
-        *best = cand;
-        *found = true;
+    bool better;
+    if (s->pass == 0)
+        better = !s->found || cand.cost < s->best.cost;
+    else
+        better = cand.cost * 100 <= s->min_cost * 103 &&
+                 (!s->found || cand.traffic < s->best.traffic ||
+                  (cand.traffic == s->best.traffic && cand.cost < s->best.cost));
+    if (better) {
+        s->best = cand;
+        s->found = true;
     }
 }
 
@@ -153,9 +170,8 @@ static int64_t max_rows(const tile_ctx *c, const win *w, plan p)
     return lo;
 }
 
-static bool choose_plan(const tile_ctx *c, const win *w, plan *best)
+static void search_plans(const tile_ctx *c, const win *w, search *s)
 {
-    bool found = false;
     int64_t cols = c->t->p[TGT_P_MAC_COLS];
     int64_t ctmax = min64(w->ocg, tile_fmax(c, w->sem, w->sem == TGT_SEM_CONV ? TGT_F_OC : TGT_F_C));
     int64_t icmax = w->sem == TGT_SEM_CONV ? min64(w->icg, tile_fmax(c, w->sem, TGT_F_IC)) : 1;
@@ -165,27 +181,40 @@ static bool choose_plan(const tile_ctx *c, const win *w, plan *best)
             int64_t icc = w->sem == TGT_SEM_CONV ? cdiv(w->icg, nch) : 1;
             if (w->w4 && (w->kh * w->kw) % 2 && icc % 2 && icc != w->icg)
                 icc++;
+            bool fit = false;
             for (int64_t owt = min64(w->OW, tile_fmax(c, w->sem, TGT_F_OW)); owt >= 1; owt = owt > 1 ? cdiv(owt, 2) : 0) {
                 for (int sp = 0; sp < 2; sp++) {
                     plan p = {.ct = ct, .icc = icc, .owt = owt, .sp_outer = sp};
                     int64_t rows = max_rows(c, w, p);
-                    for (int64_t r = rows, k = 0; r >= 1 && k < 4; r = cdiv(r, 2), k++) {
+                    fit |= rows > 0;
+                    for (int64_t r = rows, k = 0; r >= 1 && k < 5; r = cdiv(r, 2), k++) {
                         p.oht = r;
-                        consider(c, w, p, best, &found);
+                        consider(c, w, p, s);
                         if (r == 1)
                             break;
                     }
                 }
-                if (found && owt < w->OW && best->owt > owt)
-                    break;
+                if (fit && owt < w->OW)
+                    break; /* narrower than the widest fitting tile only adds halo */
             }
-            if (found)
+            if (fit)
                 break; /* fewer reduction chunks are always better when they fit */
         }
-        if (found && best->ct > ct * 2)
-            break;
     }
-    return found;
+}
+
+static bool choose_plan(const tile_ctx *c, const win *w, plan *best)
+{
+    search s = {0};
+    search_plans(c, w, &s);
+    if (!s.found)
+        return false;
+    s.min_cost = s.best.cost;
+    s.pass = 1;
+    s.found = false;
+    search_plans(c, w, &s);
+    *best = s.best;
+    return true;
 }
 
 /* Element (o, i, ky, kx) of the OIHW weights as int8. */

@@ -67,6 +67,14 @@ static npu_status sched_issue(tile_ctx *c, int insn, const int64_t *v, int64_t c
         start = t > start ? t : start;
     }
     int64_t end = start + cycles;
+    if (in->unit == TGT_UNIT_DMA) { /* latency on the channel, then the transfer on the shared bus */
+        bool flash = v[TGT_F_REGION] == TGT_REGION_FLASH;
+        int64_t lat = c->t->p[flash ? TGT_P_FLASH_LATENCY : TGT_P_DRAM_LATENCY];
+        lat = lat < cycles ? lat : cycles;
+        int64_t b0 = start + lat > s->bus_free[flash] ? start + lat : s->bus_free[flash];
+        end = b0 + cycles - lat;
+        s->bus_free[flash] = end;
+    }
     for (int b = 0; b < TILE_TOKENS; b++) {
         if (!(v[TGT_F_SIGNAL] >> b & 1))
             continue;
@@ -253,6 +261,8 @@ int64_t tile_sram_alloc(tile_ctx *c, int64_t bytes)
     c->sram_used = off + bytes;
     if (c->sram_used > c->sram_peak)
         c->sram_peak = c->sram_used;
+    if (c->sram_used > c->lay_sram)
+        c->lay_sram = c->sram_used;
     return off;
 }
 
@@ -324,67 +334,64 @@ static npu_status emit_group(tile_ctx *c, const tile_box *b, int n, bool store, 
     return NPU_OK;
 }
 
-static npu_status emit_loads(tile_ctx *c, int j)
+static npu_status emit_loads(tile_ctx *c, int j, int64_t first_wait)
 {
     const tile_work *w = &c->work[j];
     if (!w->n_load)
         return NPU_OK;
-    int64_t wait = j >= 2 || (j == 0 && c->pending_barrier) ? TILE_T_INFREE : 0;
-    if (j == 0)
-        c->pending_barrier = false;
-    return emit_group(c, w->load, w->n_load, false, wait, TILE_T_LOADED);
+    return emit_group(c, w->load, w->n_load, false, (j >= 2 ? TILE_T_FREE : 0) | first_wait, TILE_T_LOADED);
 }
 
+/* Emits the works in the order L0 L1 C0 S0 L2 C1 S1 ...: loads of work j+1
+ * go out while work j computes; the loads of work j+2 reuse work j's slots
+ * once its store is done, which also frees the output slot compute j+2 writes. */
 npu_status tile_pipeline(tile_ctx *c)
 {
     int n = c->n_work;
     tile_work *w = c->work;
     if (n == 0)
         return NPU_OK;
-    if (w[0].n_load == 0)
-        return tile_fail(c, "tiler bug: the first tile loads nothing");
     for (int j = 0; j < n; j++)
-        if (w[j].n_store == 0 || (w[j].n_comp == 0) != (w[0].n_comp == 0))
-            return tile_fail(c, "tiler bug: tile %d has no store or mixes copies and compute", j);
-    /* Fetch runs ahead: a consumer of LOADED on another queue than the last
-     * pipeline's would take that pipeline's tokens, so hold fetch until it is done. */
+        if (w[j].n_store == 0 || (w[j].n_comp == 0) != (w[0].n_comp == 0) || (w[j].n_load == 0 && (j == 0 || j >= 2)))
+            return tile_fail(c, "tiler bug: tile %d has no store or no load, or mixes copies and compute", j);
+    /* Fetch runs ahead: when this pipeline's LOADED consumer is another queue
+     * than the last one's, it could take that pipeline's tokens, so fetch
+     * holds (sync) until the last pipeline is done. On the same queue, FIFO
+     * order keeps the pairing and the first load alone waits for the barrier. */
     int kind = w[0].n_comp ? queue_of(&c->t->isa->insns[tile_insn(c, c->comp[w[0].first_comp].sem)], NULL)
                            : TILE_Q_DMA1;
+    bool barrier = c->pending_barrier, same = kind == c->last_kind;
     npu_status st = NPU_OK;
-    if (c->pending_barrier && kind != c->last_kind) {
+    if (barrier && !same) {
         int64_t v[TGT_F_COUNT];
         tgt_defaults(c->t->isa, tile_insn(c, TGT_SEM_SYNC), v);
-        v[TGT_F_WAIT] = TILE_T_INFREE;
-        c->pending_barrier = false;
+        v[TGT_F_WAIT] = TILE_T_BAR;
         st = tile_emit(c, TGT_SEM_SYNC, v);
     }
+    c->pending_barrier = false;
     c->last_kind = kind;
     if (st == NPU_OK)
-        st = emit_loads(c, 0);
+        st = emit_loads(c, 0, barrier && same ? TILE_T_BAR : 0);
     for (int j = 0; j < n && st == NPU_OK; j++) {
-        if (j + 1 < n && (st = emit_loads(c, j + 1)) != NPU_OK)
+        if (j + 1 < n && (st = emit_loads(c, j + 1, 0)) != NPU_OK)
             break;
-        bool last = j == n - 1;
-        if (w[j].n_comp == 0) { /* a copy: the store frees the load slot */
-            int64_t sig = (j + 2 < n && w[j + 2].n_load) || last ? TILE_T_INFREE : 0;
+        int64_t sig = (j + 2 < n ? TILE_T_FREE : 0) | (j == n - 1 ? TILE_T_BAR : 0);
+        if (w[j].n_comp == 0) { /* a copy: the store waits for its load */
             st = emit_group(c, w[j].store, w[j].n_store, true, w[j].n_load ? TILE_T_LOADED : 0, sig);
             continue;
         }
         for (int k = 0; k < w[j].n_comp && st == NPU_OK; k++) {
             tile_comp *cp = &c->comp[w[j].first_comp + k];
-            cp->v[TGT_F_WAIT] = 0, cp->v[TGT_F_SIGNAL] = 0;
-            if (k == 0)
-                cp->v[TGT_F_WAIT] = (w[j].n_load ? TILE_T_LOADED : 0) | (j >= 2 ? TILE_T_OUTFREE : 0);
-            if (k == w[j].n_comp - 1)
-                cp->v[TGT_F_SIGNAL] = TILE_T_DONE | (j + 2 < n && w[j + 2].n_load ? TILE_T_INFREE : 0);
+            cp->v[TGT_F_WAIT] = k == 0 && w[j].n_load ? TILE_T_LOADED : 0;
+            cp->v[TGT_F_SIGNAL] = k == w[j].n_comp - 1 ? TILE_T_DONE : 0;
             st = tile_emit(c, cp->sem, cp->v);
         }
         if (st == NPU_OK)
-            st = emit_group(c, w[j].store, w[j].n_store, true, TILE_T_DONE,
-                            (j + 2 < n ? TILE_T_OUTFREE : 0) | (last ? TILE_T_INFREE : 0));
+            st = emit_group(c, w[j].store, w[j].n_store, true, TILE_T_DONE, sig);
     }
     if (st == NPU_OK)
         c->pending_barrier = true;
+    c->lay_tiles += n;
     c->n_work = 0;
     c->n_comp = 0;
     return st;

@@ -8,12 +8,14 @@
 
 #include "tiler/tiler.h"
 
-/* Tokens (bits of wait/signal); four, so the 4-token npu-v1-narrow works too. */
+/* Tokens (bits of wait/signal); four, so the 4-token npu-v1-narrow works too.
+ * Each token has one consumer queue within a pipeline, so counting
+ * semaphores pair the k-th wait with the k-th signal (docs/tiler.md). */
 enum {
-    TILE_T_LOADED = 1 << 0,  /* ch0 loads of a work -> its compute (or its store in a copy) */
-    TILE_T_INFREE = 1 << 1,  /* compute j -> loads of work j+2 (slot free); last store -> next layer */
-    TILE_T_DONE = 1 << 2,    /* compute -> store */
-    TILE_T_OUTFREE = 1 << 3, /* store j -> compute j+2 (output slot free) */
+    TILE_T_LOADED = 1 << 0, /* ch0: the last load of a work -> its compute (a copy: its store) */
+    TILE_T_FREE = 1 << 1,   /* ch1: store j -> the loads of work j+2 (its slots are free) */
+    TILE_T_DONE = 1 << 2,   /* compute -> store */
+    TILE_T_BAR = 1 << 3,    /* the last store of a pipeline -> the next pipeline (its only consumer) */
 };
 
 typedef struct tile_box {
@@ -47,7 +49,8 @@ typedef struct tile_sched {
     int64_t q_free[TILE_Q_COUNT];
     int64_t tok_time[TILE_TOKENS][TILE_TOK_RING]; /* FIFO of signal times per token */
     int tok_head[TILE_TOKENS], tok_tail[TILE_TOKENS];
-    int64_t end; /* latest completion so far */
+    int64_t bus_free[2]; /* DRAM and flash: the channels share their bandwidth */
+    int64_t end;         /* latest completion so far */
 } tile_sched;
 
 typedef struct tile_ctx {
@@ -75,7 +78,8 @@ typedef struct tile_ctx {
     int64_t *const_off; /* per tensor id: offset of its copy in consts, -1 none */
 
     tile_sched s;
-    int64_t lay_dram_bytes;
+    int64_t lay_dram_bytes, lay_sram; /* of the current layer */
+    int lay_tiles;
 } tile_ctx;
 
 /* ---- tile_emit.c ---- */
@@ -109,6 +113,9 @@ npu_status tile_fail(tile_ctx *c, const char *fmt, ...) __attribute__((format(pr
 
 /* int4 weights run packed (w4) when the target has them and a filter fills whole bytes. */
 bool tile_w4_ok(const tgt_target *t, int64_t elems_per_filter);
+
+/* tile_build.c: lowers n alone (a quantized node); false with the reason when it cannot. */
+bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason);
 
 /* ---- per op: tile_conv.c, tile_fc.c, tile_vec.c ---- */
 npu_status tile_conv(tile_ctx *c, const ir_node *n);

@@ -216,9 +216,22 @@ static bool lut_op(const ir_node *n)
     }
 }
 
+static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason);
+
+/* Quantized nodes are also lowered once for real, which finds every field,
+ * SRAM or constraint limit a tile would hit (a pool's rescale shift, ...). */
 bool tile_supports(void *target, const ir_graph *g, const ir_node *n, const char **reason)
 {
     const tgt_target *t = target;
+    if (!supports_shape(t, g, n, reason))
+        return false;
+    const ir_tensor *x = n->n_inputs ? n->inputs[0] : NULL;
+    bool quantized = x && x->quant && x->dtype == IR_I8;
+    return !quantized || tile_try_node(t, g, n, reason);
+}
+
+static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
     if (reason)
         *reason = NULL;
     if (!t || !n || n->n_outputs < 1 || !n->outputs[0])

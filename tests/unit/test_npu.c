@@ -198,11 +198,32 @@ enum { SRC = 0x0, WGT = 0x10000, QT = 0x20000, DST = 0x30000, PSUM = 0x40000 };
 
 typedef struct convt {
     int ic, oc, ih, iw, kh, kw, sh, sw, pt, pl, pb, pr, w4, in_zp, out_zp, lo, hi;
+    int dh, dw; /* 0: 1 */
 } convt;
+
+static int dil(int d)
+{
+    return d ? d : 1;
+}
+
+static int odim_d(int in, int p0, int p1, int k, int d, int s)
+{
+    return (in + p0 + p1 - dil(d) * (k - 1) - 1) / s + 1;
+}
 
 static int odim(int in, int p0, int p1, int k, int s)
 {
-    return (in + p0 + p1 - k) / s + 1;
+    return odim_d(in, p0, p1, k, 1, s);
+}
+
+static int conv_oh(const convt *c)
+{
+    return odim_d(c->ih, c->pt, c->pb, c->kh, c->dh, c->sh);
+}
+
+static int conv_ow(const convt *c)
+{
+    return odim_d(c->iw, c->pl, c->pr, c->kw, c->dw, c->sw);
 }
 
 static uint32_t emit_conv(rig *r, const convt *c, int icount, int64_t src, int64_t wgt, int acc_in, int acc_out,
@@ -210,9 +231,8 @@ static uint32_t emit_conv(rig *r, const convt *c, int icount, int64_t src, int64
 {
     return emit(r, "conv", KV({"src", src}, {"dst", DST}, {"wgt", wgt}, {"qtab", QT}, {"psum", PSUM},
                               {"ic", icount}, {"oc", c->oc}, {"ih", c->ih}, {"iw", c->iw},
-                              {"oh", odim(c->ih, c->pt, c->pb, c->kh, c->sh)},
-                              {"ow", odim(c->iw, c->pl, c->pr, c->kw, c->sw)}, {"kh", c->kh}, {"kw", c->kw},
-                              {"sh", c->sh}, {"sw", c->sw}, {"pt", c->pt}, {"pl", c->pl}, {"pb", c->pb},
+                              {"oh", conv_oh(c)}, {"ow", conv_ow(c)}, {"kh", c->kh}, {"kw", c->kw},
+                              {"dh", dil(c->dh)}, {"dw", dil(c->dw)}, {"sh", c->sh}, {"sw", c->sw}, {"pt", c->pt}, {"pl", c->pl}, {"pb", c->pb},
                               {"pr", c->pr}, {"w4", c->w4}, {"in_zp", c->in_zp}, {"out_zp", c->out_zp},
                               {"clamp_lo", c->lo}, {"clamp_hi", c->hi}, {"acc_in", acc_in}, {"acc_out", acc_out},
                               {"wait", wait}, {"signal", signal}));
@@ -239,8 +259,8 @@ static void conv_ref(rig *r, const uint8_t *sram0, const convt *c, int groups, c
 {
     nk_qconv2d_params p = {
         .n = 1, .c_in = c->ic, .h_in = c->ih, .w_in = c->iw, .c_out = c->oc,
-        .h_out = odim(c->ih, c->pt, c->pb, c->kh, c->sh), .w_out = odim(c->iw, c->pl, c->pr, c->kw, c->sw),
-        .k_h = c->kh, .k_w = c->kw, .stride_h = c->sh, .stride_w = c->sw, .dil_h = 1, .dil_w = 1,
+        .h_out = conv_oh(c), .w_out = conv_ow(c),
+        .k_h = c->kh, .k_w = c->kw, .stride_h = c->sh, .stride_w = c->sw, .dil_h = dil(c->dh), .dil_w = dil(c->dw),
         .pad_top = c->pt, .pad_left = c->pl, .pad_bottom = c->pb, .pad_right = c->pr, .groups = groups,
         .in_zp = c->in_zp, .out_zp = c->out_zp, .act_min = c->lo, .act_max = c->hi,
         .w_format = c->w4 ? NK_W_I4 : NK_W_I8, .q = {c->oc, q->mult, q->shift}};
@@ -266,7 +286,7 @@ static void check_conv(const convt *c, uint32_t seed)
     uint32_t cv = emit_conv(r, c, c->ic, SRC, WGT, 0, 0, 0, 0);
     END(r, 0);
     run_ok(r);
-    size_t n = (size_t)c->oc * odim(c->ih, c->pt, c->pb, c->kh, c->sh) * odim(c->iw, c->pl, c->pr, c->kw, c->sw);
+    size_t n = (size_t)c->oc * conv_oh(c) * conv_ow(c);
     int8_t *want = malloc(n);
     conv_ref(r, s0, c, 1, &q, want);
     cr_assert(memcmp(want, r->sram + DST, n) == 0, "conv output differs from nk_qconv2d");
@@ -319,27 +339,93 @@ Test(npu, conv_partial_sums_equal_the_whole)
     rig_close(r);
 }
 
-Test(npu, dwconv)
+/* Random geometries (stride, dilation, padding, int4), each as one conv and
+ * as an ic split through partial sums, against nk_qconv2d. */
+Test(npu, conv_random_geometries_whole_and_split)
 {
-    rig *r = rig_open("edge-v1");
-    convt c = {.ic = 9, .oc = 9, .ih = 7, .iw = 6, .kh = 3, .kw = 3, .sh = 2, .sw = 1, .pt = 1, .pl = 1, .pb = 1,
-               .pr = 1, .in_zp = -5, .out_zp = 3, .lo = -100, .hi = 100};
-    qt q;
-    conv_data(r, &c, c.ic, &q, 53);
-    uint8_t *s0 = snapshot(r);
-    int oh = odim(c.ih, 1, 1, 3, 2), ow = odim(c.iw, 1, 1, 3, 1);
-    emit(r, "dwconv", KV({"src", SRC}, {"dst", DST}, {"wgt", WGT}, {"qtab", QT}, {"c", c.ic}, {"ih", c.ih},
-                         {"iw", c.iw}, {"oh", oh}, {"ow", ow}, {"kh", 3}, {"kw", 3}, {"sh", 2}, {"sw", 1}, {"pt", 1},
-                         {"pl", 1}, {"pb", 1}, {"pr", 1}, {"in_zp", c.in_zp}, {"out_zp", c.out_zp},
-                         {"clamp_lo", c.lo}, {"clamp_hi", c.hi}));
-    END(r, 0);
-    run_ok(r);
-    int8_t want[9 * 4 * 6];
-    cr_assert_eq(sizeof want, (size_t)9 * oh * ow);
-    conv_ref(r, s0, &c, c.ic, &q, want);
-    cr_assert(memcmp(want, r->sram + DST, sizeof want) == 0, "dwconv differs from nk_qconv2d groups=c");
-    free(s0);
-    rig_close(r);
+    uint32_t x = 12345;
+#define RND(n) ((int)((x = x * 1103515245u + 12345u) >> 16) % (n))
+    for (int it = 0; it < 24; it++) {
+        convt c = {.ic = 1 + RND(8), .oc = 1 + RND(9), .kh = 1 + RND(3), .kw = 1 + RND(3), .sh = 1 + RND(2),
+                   .sw = 1 + RND(2), .dh = 1 + RND(2), .dw = 1 + RND(2), .in_zp = RND(20) - 10,
+                   .out_zp = RND(20) - 10, .lo = -128 + RND(60), .hi = 127 - RND(60)};
+        c.pt = RND(c.kh * c.dh);
+        c.pb = RND(c.kh * c.dh);
+        c.pl = RND(c.kw * c.dw);
+        c.pr = RND(c.kw * c.dw);
+        c.ih = c.dh * (c.kh - 1) + 1 + RND(6);
+        c.iw = c.dw * (c.kw - 1) + 1 + RND(6);
+        int kk = c.kh * c.kw, i0 = c.ic / 2;
+        c.w4 = RND(2) && (c.ic * kk) % 2 == 0;
+        bool split = i0 > 0 && (!c.w4 || (i0 * kk % 2 == 0 && (c.ic - i0) * kk % 2 == 0));
+        rig *r = rig_open("edge-v1");
+        qt q;
+        conv_data(r, &c, 1, &q, 1000u + (uint32_t)it);
+        uint8_t *s0 = snapshot(r);
+        size_t n = (size_t)c.oc * conv_oh(&c) * conv_ow(&c), nw = (size_t)c.oc * c.ic * kk;
+        int8_t *want = malloc(n), *w8 = malloc(nw), *part = malloc(nw);
+        conv_ref(r, s0, &c, 1, &q, want);
+        emit_conv(r, &c, c.ic, SRC, WGT, 0, 0, 0, 0);
+        END(r, 0);
+        run_ok(r);
+        cr_assert(memcmp(want, r->sram + DST, n) == 0, "iteration %d: conv differs", it);
+        if (split) { /* weights of input channels [lo, hi) per output channel, packed again */
+            if (c.w4)
+                nk_int4_unpack(s0 + WGT, w8, nw);
+            else
+                memcpy(w8, s0 + WGT, nw);
+            int bounds[3] = {0, i0, c.ic};
+            for (int h = 0; h < 2; h++) {
+                int cnt = bounds[h + 1] - bounds[h];
+                for (int o = 0; o < c.oc; o++)
+                    memcpy(part + (size_t)o * cnt * kk, w8 + ((size_t)o * c.ic + bounds[h]) * kk, (size_t)cnt * kk);
+                uint8_t *dst = r->sram + WGT + 0x4000 * (h + 1);
+                if (c.w4)
+                    cr_assert_eq(nk_int4_pack(part, dst, (size_t)c.oc * cnt * kk), NK_OK);
+                else
+                    memcpy(dst, part, (size_t)c.oc * cnt * kk);
+            }
+            memset(r->sram + DST, 0, n);
+            r->n = r->ninsn = 0;
+            emit_conv(r, &c, i0, SRC, WGT + 0x4000, 0, 1, 0, 0);
+            emit_conv(r, &c, c.ic - i0, SRC + i0 * c.ih * c.iw, WGT + 0x8000, 1, 0, 0, 0);
+            END(r, 0);
+            run_ok(r);
+            cr_assert(memcmp(want, r->sram + DST, n) == 0, "iteration %d: split conv differs", it);
+        }
+        free(want);
+        free(w8);
+        free(part);
+        free(s0);
+        rig_close(r);
+    }
+#undef RND
+}
+
+Test(npu, dwconv_int8_and_int4)
+{
+    for (int w4 = 0; w4 < 2; w4++) {
+        rig *r = rig_open("edge-v1");
+        convt c = {.ic = 9, .oc = 9, .ih = 7, .iw = 6, .kh = 3, .kw = 3, .sh = 2, .sw = 1, .pt = 1, .pl = 1, .pb = 1,
+                   .pr = 1, .w4 = w4, .in_zp = -5, .out_zp = 3, .lo = -100, .hi = 100};
+        qt q;
+        conv_data(r, &c, c.ic, &q, 53);
+        uint8_t *s0 = snapshot(r);
+        int oh = odim(c.ih, 1, 1, 3, 2), ow = odim(c.iw, 1, 1, 3, 1);
+        emit(r, "dwconv", KV({"src", SRC}, {"dst", DST}, {"wgt", WGT}, {"qtab", QT}, {"c", c.ic}, {"ih", c.ih},
+                             {"iw", c.iw}, {"oh", oh}, {"ow", ow}, {"kh", 3}, {"kw", 3}, {"sh", 2}, {"sw", 1},
+                             {"pt", 1}, {"pl", 1}, {"pb", 1}, {"pr", 1}, {"w4", w4}, {"in_zp", c.in_zp},
+                             {"out_zp", c.out_zp}, {"clamp_lo", c.lo}, {"clamp_hi", c.hi}));
+        END(r, 0);
+        run_ok(r);
+        int8_t want[9 * 4 * 6];
+        cr_assert_eq(sizeof want, (size_t)9 * oh * ow);
+        conv_ref(r, s0, &c, c.ic, &q, want);
+        cr_assert(memcmp(want, r->sram + DST, sizeof want) == 0, "dwconv (w4=%d) differs from nk_qconv2d groups=c",
+                  w4);
+        free(s0);
+        rig_close(r);
+    }
 }
 
 /* ---- matmul ------------------------------------------------------------------------------ */
@@ -500,11 +586,15 @@ Test(npu, lut_and_requant)
 
 /* ---- timing ----------------------------------------------------------------------------- */
 
+/* The 1x1 conv tile of the timing and race tests: 4 channels of 4x4. */
+static const convt TILE = {.ic = 4, .oc = 4, .ih = 4, .iw = 4, .kh = 1, .kw = 1, .sh = 1, .sw = 1, .lo = -128,
+                           .hi = 127};
+
 /* load -> conv -> store through tokens: each starts when the previous ends. */
 Test(npu, token_chain_is_the_sum_of_durations)
 {
     rig *r = rig_open("edge-v1");
-    convt c = {.ic = 4, .oc = 4, .ih = 4, .iw = 4, .kh = 1, .kw = 1, .sh = 1, .sw = 1, .lo = -128, .hi = 127};
+    const convt c = TILE;
     qt q;
     make_qtab(r, &q, 4, QT, 5);
     fill(r->sram + WGT, 16, 6);
@@ -564,6 +654,25 @@ Test(npu, sync_holds_fetch)
     rig_close(r);
 }
 
+/* A full queue stalls fetch: the conv behind depth + 2 loads is fetched, and
+ * starts, only when the second load leaves the queue. */
+Test(npu, full_queue_stalls_fetch)
+{
+    rig *r = rig_open("edge-v1");
+    qt q;
+    make_qtab(r, &q, 4, QT, 5);
+    int nload = (int)r->t->p[TGT_P_QUEUE_DEPTH] + 2;
+    for (int i = 0; i < nload; i++)
+        dma1(r, "dma_load", 0, TGT_REGION_ARENA, 64 * i, 0x1000 + 64 * i, 64, 0, 0);
+    uint32_t cv = emit_conv(r, &TILE, 4, SRC, WGT, 0, 0, 0, 0);
+    END(r, 0);
+    run_ok(r);
+    cr_assert_eq(ev_of(r, cv)->start, ev_of(r, 0)->end);
+    cr_assert_eq(ev_of(r, 1)->start, ev_of(r, 0)->end);
+    cr_assert_eq(ev_of(r, (uint32_t)nload - 1)->end, (uint64_t)(nload * dur(r, 0)), "one channel: back to back");
+    rig_close(r);
+}
+
 /* Four tiles through two input and two output buffers: loads on channel 0,
  * convs, stores on channel 1, each buffer's reuse guarded by a token. */
 enum { T_LD = 0, T_CV = 2, T_INFREE = 4, T_OUTFREE = 6 }; /* + buffer */
@@ -603,7 +712,7 @@ static void tiled(rig *r, bool skip_free_token, const convt *c, uint32_t *conv0,
 Test(npu, double_buffered_tiles_overlap_and_are_exact)
 {
     rig *r = rig_open("edge-v1");
-    convt c = {.ic = 4, .oc = 4, .ih = 4, .iw = 4, .kh = 1, .kw = 1, .sh = 1, .sw = 1, .lo = -128, .hi = 127};
+    const convt c = TILE;
     qt q;
     make_qtab(r, &q, 4, QT, 9);
     fill(r->sram + WGT, 16, 10);
@@ -624,7 +733,7 @@ Test(npu, double_buffered_tiles_overlap_and_are_exact)
         memcpy(s0 + WGT, r->sram + WGT, 16);
         memcpy(s0 + SRC, r->reg[TGT_REGION_INPUTS] + 64 * i, 64);
         int8_t want[64];
-        conv_ref(r, s0 - 0, &c, 1, &q, want);
+        conv_ref(r, s0, &c, 1, &q, want);
         cr_assert(memcmp(want, r->reg[TGT_REGION_OUTPUTS] + 64 * i, 64) == 0, "tile %d", i);
     }
     rig_close(r);
@@ -635,7 +744,7 @@ Test(npu, double_buffered_tiles_overlap_and_are_exact)
 Test(npu, fault_race_on_a_missing_token)
 {
     rig *r = rig_open("edge-v1");
-    convt c = {.ic = 4, .oc = 4, .ih = 4, .iw = 4, .kh = 1, .kw = 1, .sh = 1, .sw = 1, .lo = -128, .hi = 127};
+    const convt c = TILE;
     qt q;
     make_qtab(r, &q, 4, QT, 9);
     uint32_t conv0 = 0, load2 = 0;
@@ -645,6 +754,52 @@ Test(npu, fault_race_on_a_missing_token)
     snprintf(other, sizeof other, "instruction %u (word %u)", conv0, r->off[conv0]);
     cr_assert(strstr(r->err.msg, other), "the message names the conv too: %s", r->err.msg);
     cr_assert(strstr(r->err.msg, "SRAM 0x0"), "%s", r->err.msg);
+    rig_close(r);
+}
+
+/* Two channels storing interleaved columns of one tensor touch disjoint bytes:
+ * no race; shifted by two bytes they overlap and fault. */
+Test(npu, interleaved_strided_stores_are_exact_about_overlap)
+{
+    for (int shift = 4; shift >= 2; shift -= 2) {
+        rig *r = rig_open("edge-v1");
+        fill(r->sram, 64, 3);
+        emit(r, "dma_store", KV({"ch", 0}, {"region", TGT_REGION_OUTPUTS}, {"dram", 0}, {"sram", 0}, {"c", 1},
+                                {"h", 8}, {"w", 4}, {"dram_hs", 8}, {"dram_cs", 64}, {"sram_hs", 4}, {"sram_cs", 32}));
+        uint32_t b = emit(r, "dma_store", KV({"ch", 1}, {"region", TGT_REGION_OUTPUTS}, {"dram", shift},
+                                             {"sram", 32}, {"c", 1}, {"h", 8}, {"w", 4}, {"dram_hs", 8},
+                                             {"dram_cs", 64}, {"sram_hs", 4}, {"sram_cs", 32}));
+        END(r, 0);
+        if (shift == 4) {
+            run_ok(r);
+            for (int y = 0; y < 8; y++)
+                for (int x = 0; x < 8; x++)
+                    cr_assert_eq(r->reg[TGT_REGION_OUTPUTS][y * 8 + x], r->sram[(x < 4 ? 0 : 32) + y * 4 + x % 4]);
+        } else {
+            expect_fault(r, "unsynchronized access", b);
+        }
+        rig_close(r);
+    }
+}
+
+/* The reload of a buffer covers the older accesses of it; a later unsynchronized
+ * reader still races, with the reload. */
+Test(npu, race_found_after_older_accesses_are_covered)
+{
+    rig *r = rig_open("edge-v1");
+    qt q;
+    make_qtab(r, &q, 4, QT, 9);
+    const convt c = TILE;
+    dma1(r, "dma_load", 0, TGT_REGION_INPUTS, 0, SRC, 64, 0, 1);
+    emit_conv(r, &c, 4, SRC, WGT, 0, 0, 1, 2 | 4);
+    uint32_t reload = dma1(r, "dma_load", 0, TGT_REGION_INPUTS, 64, SRC, 64, 2, 0);
+    /* ordered after the conv (so after the first load), not after the reload */
+    uint32_t bad = emit(r, "lut", KV({"src", SRC}, {"dst", 0x8000}, {"len", 64}, {"table", 0x9000}, {"wait", 4}));
+    END(r, 0);
+    expect_fault(r, "unsynchronized access", bad);
+    char other[48];
+    snprintf(other, sizeof other, "instruction %u (word %u)", reload, r->off[reload]);
+    cr_assert(strstr(r->err.msg, other), "%s", r->err.msg);
     rig_close(r);
 }
 
