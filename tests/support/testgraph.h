@@ -39,4 +39,19 @@ static inline ir_node *tg_node(ir_graph *g, ir_op op, int n_in, ir_tensor *const
     return ir_node_new(g, op, NULL, n_in, in, n_out, out);
 }
 
+/* Makes in[0..n_in) the graph's inputs and out its one output. */
+static inline void tg_set_io(ir_graph *g, int n_in, ir_tensor *const *in, ir_tensor *out)
+{
+    g->inputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *) * (size_t)(n_in ? n_in : 1));
+    for (int i = 0; i < n_in; i++) {
+        in[i]->flags |= IR_TENSOR_INPUT;
+        g->inputs[i] = in[i];
+    }
+    g->n_inputs = n_in;
+    g->outputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
+    g->outputs[0] = out;
+    out->flags |= IR_TENSOR_OUTPUT;
+    g->n_outputs = 1;
+}
+
 #endif

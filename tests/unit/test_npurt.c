@@ -4,415 +4,8 @@
  * the reference executor (ref_ctx_run) on the same graph bit for bit. Then
  * npurt_open against broken records, and npurt_run against a bad
  * environment and NPU steps. */
-#include <criterion/criterion.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "calib/dataset.h"
-#include "emit/hostops.h"
-#include "import/import.h"
-#include "opt/opt.h"
-#include "quantize/quantize.h"
-#include "emit/npub_write.h"
-#include "kernels/kernels.h"
-#include "ref/ref.h"
 #include "ref/ref_qparams.h"
-#include "rt/npurt.h"
-#include "sim/npu.h"
-#include "sim/sim.h"
-#include "target/target.h"
-
-/* ---- graph building ---------------------------------------------------------- */
-
-static uint32_t rng_next(uint32_t *s)
-{
-    *s = *s * 1664525u + 1013904223u;
-    return *s >> 8;
-}
-
-static float rng_unit(uint32_t *s) /* [-1, 1) */
-{
-    return (float)(rng_next(s) & 0xffff) / 32768.0f - 1.0f;
-}
-
-static ir_quant *quant(ir_graph *g, int count, const float *scales, int32_t zp)
-{
-    ir_quant *q = npu_arena_alloc(g->arena, sizeof *q);
-    q->axis = count > 1 ? 0 : -1;
-    q->count = count;
-    q->scale = npu_arena_alloc(g->arena, sizeof(float) * (size_t)count);
-    q->zero_point = npu_arena_alloc(g->arena, sizeof(int32_t) * (size_t)count);
-    for (int i = 0; i < count; i++) {
-        q->scale[i] = scales[i];
-        q->zero_point[i] = count > 1 ? 0 : zp;
-    }
-    return q;
-}
-
-static ir_tensor *act(ir_graph *g, const char *name, int rank, const int64_t *dims, float scale, int32_t zp)
-{
-    ir_tensor *t = ir_tensor_new(g, name, IR_I8, rank, dims);
-    cr_assert_not_null(t);
-    t->quant = quant(g, 1, &scale, zp);
-    return t;
-}
-
-static ir_tensor *fact(ir_graph *g, const char *name, int rank, const int64_t *dims)
-{
-    ir_tensor *t = ir_tensor_new(g, name, IR_F32, rank, dims);
-    cr_assert_not_null(t);
-    return t;
-}
-
-/* Per-channel int8 (or int4, packed) weights with random values. */
-static ir_tensor *weights(ir_graph *g, const char *name, bool i4, int rank, const int64_t *dims, int channels,
-                          uint32_t *seed)
-{
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++)
-        n *= dims[i];
-    int8_t *v = malloc((size_t)n);
-    for (int64_t i = 0; i < n; i++)
-        v[i] = (int8_t)(i4 ? (int)(rng_next(seed) % 16) - 8 : (int)(rng_next(seed) % 255) - 127);
-    ir_tensor *w = ir_const_new(g, name, i4 ? IR_I4 : IR_I8, rank, dims, NULL);
-    if (i4)
-        cr_assert_eq(nk_int4_pack(v, w->data, (size_t)n), NK_OK);
-    else
-        memcpy(w->data, v, (size_t)n);
-    free(v);
-    float *s = malloc(sizeof(float) * (size_t)channels);
-    for (int c = 0; c < channels; c++)
-        s[c] = (i4 ? 0.08f : 0.004f) * (1.0f + 0.1f * (float)c);
-    w->quant = quant(g, channels, s, 0);
-    free(s);
-    return w;
-}
-
-static ir_tensor *bias(ir_graph *g, const char *name, int n, uint32_t *seed)
-{
-    int32_t *b = malloc(sizeof(int32_t) * (size_t)n);
-    for (int i = 0; i < n; i++)
-        b[i] = (int32_t)(rng_next(seed) % 2001) - 1000;
-    int64_t d[1] = {n};
-    ir_tensor *t = ir_const_new(g, name, IR_I32, 1, d, b);
-    free(b);
-    return t;
-}
-
-static ir_node *node(ir_graph *g, ir_op op, const char *name, int n_in, ir_tensor *const *in, ir_tensor *out)
-{
-    ir_node *n = ir_node_new(g, op, name, n_in, in, 1, &out);
-    cr_assert_not_null(n);
-    return n;
-}
-
-/* QuantizeLinear(x) -> y with y's scale and zero point as constant inputs. */
-static void quantize(ir_graph *g, const char *name, ir_tensor *x, ir_tensor *y)
-{
-    char buf[64];
-    int8_t zp = (int8_t)y->quant->zero_point[0];
-    snprintf(buf, sizeof buf, "%s_s", name);
-    ir_tensor *s = ir_const_new(g, buf, IR_F32, 0, NULL, &y->quant->scale[0]);
-    snprintf(buf, sizeof buf, "%s_z", name);
-    ir_tensor *z = ir_const_new(g, buf, IR_I8, 0, NULL, &zp);
-    ir_tensor *in[3] = {x, s, z};
-    node(g, IR_OP_QUANTIZE_LINEAR, name, 3, in, y);
-}
-
-static void dequantize(ir_graph *g, const char *name, ir_tensor *x, ir_tensor *y)
-{
-    char buf[64];
-    int8_t zp = (int8_t)x->quant->zero_point[0];
-    snprintf(buf, sizeof buf, "%s_s", name);
-    ir_tensor *s = ir_const_new(g, buf, IR_F32, 0, NULL, &x->quant->scale[0]);
-    snprintf(buf, sizeof buf, "%s_z", name);
-    ir_tensor *z = ir_const_new(g, buf, IR_I8, 0, NULL, &zp);
-    ir_tensor *in[3] = {x, s, z};
-    node(g, IR_OP_DEQUANTIZE_LINEAR, name, 3, in, y);
-}
-
-static void set_io(ir_graph *g, int n_in, ir_tensor *const *in, ir_tensor *out)
-{
-    g->inputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *) * (size_t)n_in);
-    for (int i = 0; i < n_in; i++) {
-        in[i]->flags |= IR_TENSOR_INPUT;
-        g->inputs[i] = in[i];
-    }
-    g->n_inputs = n_in;
-    g->outputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
-    g->outputs[0] = out;
-    out->flags |= IR_TENSOR_OUTPUT;
-    g->n_outputs = 1;
-}
-
-static void conv_attrs(ir_graph *g, ir_node *n, int k, int stride, int pad, int group)
-{
-    int64_t ks[2] = {k, k}, st[2] = {stride, stride}, pads[4] = {pad, pad, pad, pad};
-    ir_set_ints(g, n, "kernel_shape", 2, ks);
-    ir_set_ints(g, n, "strides", 2, st);
-    ir_set_ints(g, n, "pads", 4, pads);
-    if (group)
-        ir_set_int(g, n, "group", group);
-}
-
-/* ---- the all-host .npub ----------------------------------------------------- */
-
-typedef struct asm_state {
-    const ir_graph *g;
-    uint32_t *index; /* per tensor id: npub index or NPUB_NONE */
-    npub_tensor tensors[256];
-    uint32_t n_tensors;
-    char strings[4096];
-    uint32_t strings_size;
-    emit_blob consts, params;
-    uint32_t region_bytes[NPUB_REGION_COUNT];
-    npub_step steps[64];
-    uint32_t n_steps;
-    uint32_t scratch;
-    uint32_t io[2 + 8];
-    uint32_t cmds[64];
-    uint32_t n_cmds;
-} asm_state;
-
-static uint32_t add_string(asm_state *a, const char *s)
-{
-    uint32_t at = a->strings_size;
-    size_t len = strlen(s) + 1;
-    cr_assert(at + len <= sizeof a->strings);
-    memcpy(a->strings + at, s, len);
-    a->strings_size += (uint32_t)len;
-    return at;
-}
-
-static uint32_t map_index(void *ud, const ir_tensor *t)
-{
-    asm_state *a = ud;
-    if (a->index[t->id] != NPUB_NONE)
-        return a->index[t->id];
-    cr_assert(a->n_tensors < 256 && t->rank <= NPUB_MAX_RANK);
-    npub_tensor *o = &a->tensors[a->n_tensors];
-    memset(o, 0, sizeof *o);
-    o->name = add_string(a, t->name);
-    o->dtype = (uint8_t)t->dtype;
-    o->rank = (uint8_t)t->rank;
-    for (int i = 0; i < t->rank; i++)
-        o->dims[i] = (int32_t)t->dims[i];
-    o->size = (uint32_t)ir_tensor_bytes(t);
-    o->alias_of = NPUB_NONE;
-    if (t->quant && t->quant->count == 1) {
-        o->has_quant = 1;
-        o->scale = t->quant->scale[0];
-        o->zero_point = t->quant->zero_point[0];
-    }
-    npu_err e;
-    if (t->data) {
-        size_t off;
-        cr_assert_eq(emit_blob_add(&a->consts, t->data, o->size, 16, &off, &e), NPU_OK);
-        o->region = NPUB_REGION_CONST;
-        o->offset = (uint32_t)off;
-    } else {
-        o->region = (t->flags & IR_TENSOR_INPUT)    ? NPUB_REGION_INPUT
-                    : (t->flags & IR_TENSOR_OUTPUT) ? NPUB_REGION_OUTPUT
-                                                    : NPUB_REGION_ARENA;
-        uint32_t *rb = &a->region_bytes[o->region];
-        o->offset = (*rb + 15u) & ~15u;
-        *rb = o->offset + o->size;
-    }
-    a->index[t->id] = a->n_tensors;
-    return a->n_tensors++;
-}
-
-static void asm_init(asm_state *a, const ir_graph *g)
-{
-    memset(a, 0, sizeof *a);
-    a->g = g;
-    a->index = malloc(sizeof(uint32_t) * (size_t)g->n_tensors);
-    for (int i = 0; i < g->n_tensors; i++)
-        a->index[i] = NPUB_NONE;
-    a->strings_size = 1; /* offset 0 is "" */
-    emit_blob_init(&a->consts, npu_alloc_default());
-    emit_blob_init(&a->params, npu_alloc_default());
-    emit_tensor_map map = {map_index, a};
-    for (int i = 0; i < g->n_inputs; i++)
-        map_index(a, g->inputs[i]);
-    for (int k = 0; k < g->n_nodes; k++) {
-        const ir_node *n = g->nodes[k];
-        const char *why = NULL;
-        cr_assert(emit_host_supports(g, n, &why), "node '%s': %s", n->name, why);
-        npub_step *s = &a->steps[a->n_steps++];
-        uint16_t kernel;
-        uint32_t scratch;
-        npu_err e;
-        cr_assert_eq(emit_host_step(g, n, &map, &a->params, &kernel, &s->a, &s->b, &scratch, &e), NPU_OK,
-                     "%s", e.msg);
-        s->kind = NPUB_STEP_HOST;
-        s->op = kernel;
-        s->name = add_string(a, n->name);
-        a->scratch = scratch > a->scratch ? scratch : a->scratch;
-    }
-    a->io[0] = (uint32_t)g->n_inputs;
-    a->io[1] = (uint32_t)g->n_outputs;
-    for (int i = 0; i < g->n_inputs; i++)
-        a->io[2 + i] = map_index(a, g->inputs[i]);
-    for (int i = 0; i < g->n_outputs; i++)
-        a->io[2 + g->n_inputs + i] = map_index(a, g->outputs[i]);
-}
-
-static void asm_free(asm_state *a)
-{
-    free(a->index);
-    emit_blob_free(&a->consts);
-    emit_blob_free(&a->params);
-}
-
-static void *assemble(asm_state *a, size_t *size)
-{
-    npub_memory mem;
-    memset(&mem, 0, sizeof mem);
-    memcpy(mem.region_bytes, a->region_bytes, sizeof mem.region_bytes);
-    mem.region_bytes[NPUB_REGION_CONST] = (uint32_t)a->consts.size;
-    mem.scratch_bytes = a->scratch;
-    emit_section secs[] = {
-        {NPUB_SEC_COMMANDS, a->cmds, a->n_cmds * 4},
-        {NPUB_SEC_CONSTANTS, a->consts.data, a->consts.size},
-        {NPUB_SEC_TENSORS, a->tensors, a->n_tensors * sizeof(npub_tensor)},
-        {NPUB_SEC_STEPS, a->steps, a->n_steps * sizeof(npub_step)},
-        {NPUB_SEC_IO, a->io, (2 + a->io[0] + a->io[1]) * 4},
-        {NPUB_SEC_STRINGS, a->strings, a->strings_size},
-        {NPUB_SEC_PARAMS, a->params.data, a->params.size},
-        {NPUB_SEC_MEMORY, &mem, sizeof mem},
-    };
-    void *buf;
-    npu_err e;
-    cr_assert_eq(emit_npub_assemble("edge-v1", 1, 0, secs, 8, npu_alloc_default(), &buf, size, &e), NPU_OK,
-                 "%s", e.msg);
-    return buf;
-}
-
-/* Buffers of one run, sized from the binary. */
-static void env_alloc(const npub_view *v, npurt_env *env)
-{
-    memset(env, 0, sizeof *env);
-    for (int r = 1; r < NPUB_REGION_COUNT; r++) {
-        env->region_size[r] = v->memory->region_bytes[r];
-        env->region[r] = calloc(1, env->region_size[r] + 16);
-    }
-    env->scratch_size = v->memory->scratch_bytes;
-    env->scratch = calloc(1, env->scratch_size + 16);
-}
-
-static void env_free(npurt_env *env)
-{
-    for (int r = 1; r < NPUB_REGION_COUNT; r++)
-        free(env->region[r]);
-    free(env->scratch);
-}
-
-/* The reference's output bytes for g on inputs (malloc'ed). */
-static uint8_t *reference_output(ir_graph *g, const void *const *inputs, size_t *bytes)
-{
-    npu_err e;
-    cr_assert_eq(ir_graph_verify(g, &e), NPU_OK, "%s", e.msg);
-    const ir_tensor *yt = g->outputs[0];
-    *bytes = ir_tensor_bytes(yt);
-    uint8_t *want = malloc(*bytes);
-    ref_ctx *ctx = ref_ctx_new(g, g->alloc, &e);
-    cr_assert_not_null(ctx, "%s", e.msg);
-    void *outs[1] = {want};
-    cr_assert_eq(ref_ctx_run(ctx, inputs, outs, &e), NPU_OK, "%s", e.msg);
-    ref_ctx_free(ctx);
-    size_t es = (size_t)ir_dtype_bits(yt->dtype) / 8, distinct = 0;
-    for (size_t i = es; i < *bytes; i += es)
-        distinct += memcmp(want + i, want, es) != 0;
-    cr_assert(distinct > 0, "the reference output is constant: the graph tests nothing");
-    return want;
-}
-
-static void compare_bytes(const uint8_t *got, const uint8_t *want, size_t n, const char *who)
-{
-    for (size_t i = 0; i < n; i++)
-        cr_assert_eq(got[i], want[i], "output byte %zu: %s 0x%02x, reference 0x%02x", i, who, got[i],
-                     want[i]);
-}
-
-/* Runs g with the reference and as an all-host .npub; the outputs must be
- * the same bytes. */
-static void check_graph(ir_graph *g, const void *const *inputs)
-{
-    size_t out_bytes;
-    uint8_t *want = reference_output(g, inputs, &out_bytes);
-    asm_state *a = malloc(sizeof *a);
-    asm_init(a, g);
-    size_t size;
-    void *blob = assemble(a, &size);
-    npub_view v;
-    npub_error pe;
-    cr_assert_eq(npurt_open(blob, size, &v, &pe), 0, "%s", pe.msg);
-    cr_assert_eq(v.n_steps, (uint32_t)g->n_nodes);
-    npurt_env env;
-    env_alloc(&v, &env);
-    for (uint32_t i = 0; i < v.io->n_inputs; i++) {
-        const npub_tensor *t = &v.tensors[v.inputs[i]];
-        memcpy(env.region[t->region] + t->offset, inputs[i], t->size);
-    }
-    cr_assert_eq(npurt_run(&v, &env, &pe), 0, "%s", pe.msg);
-    const npub_tensor *ot = &v.tensors[v.outputs[0]];
-    cr_assert_eq(ot->size, out_bytes);
-    compare_bytes(env.region[ot->region] + ot->offset, want, out_bytes, "runtime");
-    env_free(&env);
-    free(blob);
-    asm_free(a);
-    free(a);
-    free(want);
-}
-
-static float *random_input(size_t n, uint32_t seed)
-{
-    float *x = malloc(sizeof(float) * n);
-    for (size_t i = 0; i < n; i++)
-        x[i] = rng_unit(&seed);
-    return x;
-}
-
-/* ---- graphs ----------------------------------------------------------------- */
-
-/* Quantize -> Conv 3x3 pad 1 (Relu) -> MaxPool -> Add(depthwise conv) ->
- * GlobalAveragePool -> Flatten -> Gemm -> Dequantize -> Softmax */
-static ir_graph *cnn_graph(void)
-{
-    uint32_t seed = 7;
-    ir_graph *g = ir_graph_new(npu_alloc_default());
-    int64_t xd[4] = {1, 3, 8, 8}, cd[4] = {1, 8, 8, 8}, pd[4] = {1, 8, 4, 4}, gd[4] = {1, 8, 1, 1};
-    int64_t fd[2] = {1, 8}, yd[2] = {1, 10}, w1d[4] = {8, 3, 3, 3}, w2d[4] = {8, 1, 3, 3}, w3d[2] = {10, 8};
-    ir_tensor *x = fact(g, "x", 4, xd);
-    ir_tensor *q = act(g, "q", 4, xd, 1.0f / 127, 0);
-    ir_tensor *c1 = act(g, "c1", 4, cd, 0.02f, -128);
-    ir_tensor *mp = act(g, "mp", 4, pd, 0.02f, -128);
-    ir_tensor *dw = act(g, "dw", 4, pd, 0.01f, 5);
-    ir_tensor *ad = act(g, "ad", 4, pd, 0.03f, -20);
-    ir_tensor *gp = act(g, "gp", 4, gd, 0.02f, -30);
-    ir_tensor *fl = act(g, "fl", 2, fd, 0.02f, -30);
-    ir_tensor *fc = act(g, "fc", 2, yd, 0.05f, 3);
-    ir_tensor *dq = fact(g, "dq", 2, yd), *y = fact(g, "y", 2, yd);
-    quantize(g, "quant", x, q);
-    ir_tensor *conv_in[3] = {q, weights(g, "w1", false, 4, w1d, 8, &seed), bias(g, "b1", 8, &seed)};
-    ir_node *n = node(g, IR_OP_CONV, "conv1", 3, conv_in, c1);
-    conv_attrs(g, n, 3, 1, 1, 0);
-    n->act.kind = IR_ACT_RELU;
-    conv_attrs(g, node(g, IR_OP_MAX_POOL, "pool", 1, &c1, mp), 2, 2, 0, 0);
-    ir_tensor *dw_in[2] = {mp, weights(g, "w2", false, 4, w2d, 8, &seed)};
-    conv_attrs(g, node(g, IR_OP_CONV, "dwconv", 2, dw_in, dw), 3, 1, 1, 8);
-    ir_tensor *add_in[2] = {mp, dw};
-    node(g, IR_OP_ADD, "add", 2, add_in, ad);
-    node(g, IR_OP_GLOBAL_AVERAGE_POOL, "gap", 1, &ad, gp);
-    ir_set_int(g, node(g, IR_OP_FLATTEN, "flat", 1, &gp, fl), "axis", 1);
-    ir_tensor *fc_in[3] = {fl, weights(g, "w3", false, 2, w3d, 10, &seed), bias(g, "b3", 10, &seed)};
-    ir_set_int(g, node(g, IR_OP_GEMM, "fc", 3, fc_in, fc), "transB", 1);
-    dequantize(g, "dequant", fc, dq);
-    ir_set_int(g, node(g, IR_OP_SOFTMAX, "softmax", 1, &dq, y), "axis", -1);
-    set_io(g, 1, &x, y);
-    return g;
-}
+#include "tests/support/npurt_bin.h"
 
 Test(npurt, cnn_matches_reference)
 {
@@ -446,7 +39,7 @@ Test(npurt, int4_conv_and_matmul_match_reference)
     mm_in[1]->quant->axis = 1;
     node(g, IR_OP_MATMUL, "matmul", 2, mm_in, m);
     dequantize(g, "dequant", m, y);
-    set_io(g, 1, &x, y);
+    tg_set_io(g, 1, &x, y);
     float *xv = random_input(4 * 36, 2);
     const void *in[1] = {xv};
     check_graph(g, in);
@@ -479,7 +72,7 @@ Test(npurt, concat_requant_lut_and_float_ops_match_reference)
     float k = 0.25f;
     ir_tensor *add_in[2] = {sg, ir_const_new(g, "k", IR_F32, 1, kd, &k)};
     node(g, IR_OP_ADD, "fadd", 2, add_in, y);
-    set_io(g, 1, &x, y);
+    tg_set_io(g, 1, &x, y);
     float *xv = random_input(36, 3);
     for (int i = 0; i < 36; i++)
         xv[i] *= 6.0f; /* wide enough to saturate some values */
@@ -503,7 +96,7 @@ Test(npurt, matmul_of_activations_matches_reference)
     node(g, IR_OP_MATMUL, "bmm", 2, mm_in, m);
     dequantize(g, "dequant", m, y);
     ir_tensor *ins[2] = {a, b};
-    set_io(g, 2, ins, y);
+    tg_set_io(g, 2, ins, y);
     float *av = random_input(24, 4), *bv = random_input(40, 5);
     const void *in[2] = {av, bv};
     check_graph(g, in);
@@ -534,7 +127,7 @@ Test(npurt, binaries_and_pools_match_reference)
     node(g, IR_OP_GLOBAL_MAX_POOL, "gmax", 1, &sb, gm);
     dequantize(g, "dequant", gm, y);
     ir_tensor *ins[2] = {x, b};
-    set_io(g, 2, ins, y);
+    tg_set_io(g, 2, ins, y);
     float *xv = random_input(64, 6), *bv = random_input(4, 7);
     const void *in[2] = {xv, bv};
     check_graph(g, in);
@@ -566,8 +159,35 @@ Test(npurt, per_axis_qdq_and_float_chain_match_reference)
                              ir_const_new(g, "hi", IR_F32, 0, NULL, &hi)};
     node(g, IR_OP_CLIP, "clip", 3, clip_in, cl);
     ir_set_int(g, node(g, IR_OP_LOG_SOFTMAX, "logsoftmax", 1, &cl, y), "axis", 1);
-    set_io(g, 1, &x, y);
+    tg_set_io(g, 1, &x, y);
     float *xv = random_input(30, 8);
+    const void *in[1] = {xv};
+    check_graph(g, in);
+    free(xv);
+    ir_graph_free(g);
+}
+
+/* Transposes (int8 in the quantized part, f32 after it) and a float
+ * reduction with a fused activation. */
+Test(npurt, transposes_and_reductions_match_reference)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[4] = {1, 3, 4, 5}, td[4] = {1, 4, 5, 3}, fd[4] = {3, 5, 4, 1}, rd[3] = {3, 4, 1};
+    ir_tensor *x = fact(g, "x", 4, xd), *q = act(g, "q", 4, xd, 1.0f / 127, 5);
+    ir_tensor *tq = act(g, "tq", 4, td, 1.0f / 127, 5), *dq = fact(g, "dq", 4, td);
+    ir_tensor *tf = fact(g, "tf", 4, fd), *y = fact(g, "y", 3, rd);
+    quantize(g, "quant", x, q);
+    int64_t p1[4] = {0, 2, 3, 1};
+    ir_set_ints(g, node(g, IR_OP_TRANSPOSE, "nhwc", 1, &q, tq), "perm", 4, p1);
+    dequantize(g, "dequant", tq, dq);
+    node(g, IR_OP_TRANSPOSE, "reverse", 1, &dq, tf); /* no perm: the dims reversed */
+    ir_node *r = node(g, IR_OP_REDUCE_MEAN, "mean", 1, &tf, y);
+    int64_t axes[1] = {-3};
+    ir_set_ints(g, r, "axes", 1, axes);
+    ir_set_int(g, r, "keepdims", 0);
+    r->act.kind = IR_ACT_RELU;
+    tg_set_io(g, 1, &x, y);
+    float *xv = random_input(60, 9);
     const void *in[1] = {xv};
     check_graph(g, in);
     free(xv);
@@ -576,18 +196,6 @@ Test(npurt, per_axis_qdq_and_float_chain_match_reference)
 
 /* ---- npurt_open rejects broken records, naming the step -------------------- */
 
-enum { STEP_QUANT = 0, STEP_CONV1 = 1, STEP_POOL = 2, STEP_FC = 7 };
-
-static npurt_rec_header *rec_of(asm_state *a, uint32_t step)
-{
-    return (npurt_rec_header *)(a->params.data + a->steps[step].a);
-}
-
-static uint32_t *slots_of(asm_state *a, uint32_t step)
-{
-    return (uint32_t *)(rec_of(a, step) + 1);
-}
-
 typedef void (*mutate_fn)(asm_state *a);
 
 /* Assembles the cnn graph with one mutation; npurt_open must fail with a
@@ -595,8 +203,7 @@ typedef void (*mutate_fn)(asm_state *a);
 static void expect_open_fail(mutate_fn mutate, uint32_t step, const char *node_name, const char *what)
 {
     ir_graph *g = cnn_graph();
-    asm_state *a = malloc(sizeof *a);
-    asm_init(a, g);
+    asm_state *a = asm_new(g);
     mutate(a);
     size_t size;
     void *blob = assemble(a, &size);
@@ -609,8 +216,7 @@ static void expect_open_fail(mutate_fn mutate, uint32_t step, const char *node_n
     cr_assert(strstr(pe.msg, what), "'%s' does not say '%s'", pe.msg, what);
     cr_assert(pe.offset > 0 && pe.offset < size, "offset %u", pe.offset);
     free(blob);
-    asm_free(a);
-    free(a);
+    asm_delete(a);
     ir_graph_free(g);
 }
 
@@ -701,8 +307,7 @@ Test(npurt, open_rejects_broken_records)
 Test(npurt, every_record_truncation_is_rejected)
 {
     ir_graph *g = cnn_graph();
-    asm_state *a = malloc(sizeof *a);
-    asm_init(a, g);
+    asm_state *a = asm_new(g);
     for (uint32_t s = 0; s < a->n_steps; s++) {
         uint32_t size = a->steps[s].b, scratch;
         npurt_fault f;
@@ -716,8 +321,7 @@ Test(npurt, every_record_truncation_is_rejected)
         }
         free(copy);
     }
-    asm_free(a);
-    free(a);
+    asm_delete(a);
     ir_graph_free(g);
 }
 
@@ -750,15 +354,13 @@ static void count_steps(void *ud, uint32_t step, int done)
 /* The cnn graph with an NPU step (command words 1..2) in front. */
 static void *npu_blob(ir_graph *g, size_t *size)
 {
-    asm_state *a = malloc(sizeof *a);
-    asm_init(a, g);
+    asm_state *a = asm_new(g);
     memmove(a->steps + 1, a->steps, sizeof(npub_step) * a->n_steps);
     a->n_steps++;
     a->steps[0] = (npub_step){.kind = NPUB_STEP_NPU, .a = 1, .b = 2, .name = add_string(a, "npu0")};
     a->n_cmds = 4;
     void *blob = assemble(a, size);
-    asm_free(a);
-    free(a);
+    asm_delete(a);
     return blob;
 }
 
@@ -801,8 +403,7 @@ Test(npurt, run_launches_npu_steps_with_region_bases)
 Test(npurt, run_checks_the_environment)
 {
     ir_graph *g = cnn_graph();
-    asm_state *a = malloc(sizeof *a);
-    asm_init(a, g);
+    asm_state *a = asm_new(g);
     size_t size;
     void *blob = assemble(a, &size);
     npub_view v;
@@ -832,8 +433,7 @@ Test(npurt, run_checks_the_environment)
     free(cst);
     env_free(&env);
     free(blob);
-    asm_free(a);
-    free(a);
+    asm_delete(a);
     ir_graph_free(g);
 }
 
@@ -877,153 +477,7 @@ Test(npurt, host_support_says_why_not)
     cr_assert_not(emit_host_supports(g, sm, &why));
     cr_assert(why && strstr(why, "f32"), "%s", why ? why : "(null)");
     emit_blob_free(&params);
-    asm_free(a);
-    free(a);
-    ir_graph_free(g);
-}
-
-/* ---- the same binaries in the firmware on the simulated rv32 host ---------- */
-
-static const char *fw_path(void)
-{
-    static char path[512];
-    const char *b = getenv("NPUCC_BUILD");
-    snprintf(path, sizeof path, "%s/fw/npurt.elf", b && *b ? b : "build");
-    return path;
-}
-
-typedef struct console {
-    char text[4096];
-    size_t len;
-} console;
-
-static void console_fn(void *ud, const char *text, size_t len)
-{
-    console *c = ud;
-    size_t room = sizeof c->text - 1 - c->len;
-    len = len < room ? len : room;
-    memcpy(c->text + c->len, text, len);
-    c->len += len;
-    c->text[c->len] = '\0';
-}
-
-typedef struct fw_run {
-    fw_request back;
-    sim_result r;
-    uint8_t *out;    /* the output region after the run */
-    uint32_t *steps; /* the step-cycle table, or NULL */
-    console con;
-} fw_run;
-
-/* Places blob, inputs, arena and scratch, runs FW_CMD_RUN_NPUB (with an NPU
- * model attached when npu is non-NULL). */
-static void run_firmware_npu(const void *blob, size_t size, const void *const *inputs, npu_model *npu,
-                             fw_run *run)
-{
-    npub_view v;
-    npub_error pe;
-    cr_assert_eq(npub_open(blob, size, &v, &pe), 0, "%s", pe.msg);
-    memset(run, 0, sizeof *run);
-    sim_config cfg;
-    sim_config_default(&cfg);
-    cfg.console_fn = console_fn;
-    cfg.console_ud = &run->con;
-    sim_ctx *s;
-    npu_err e;
-    cr_assert_eq(sim_new(&cfg, &s, &e), NPU_OK, "%s", e.msg);
-    cr_assert_eq(sim_load_elf_file(s, fw_path(), &e), NPU_OK, "%s (run make first)", e.msg);
-    if (npu)
-        sim_attach_npu(s, npu_model_sim_ops(), npu);
-    uint32_t blob_at, in_at, out_at, arena_at, scratch_at;
-    cr_assert_eq(sim_place_flash(s, blob, size, 64, &blob_at, &e), NPU_OK, "%s", e.msg);
-    const uint32_t *rb = v.memory->region_bytes;
-    uint32_t scratch = v.memory->scratch_bytes + 8 * v.n_steps + 16;
-    uint8_t *in = calloc(1, rb[NPUB_REGION_INPUT] + 1), *zeros = calloc(1, scratch + rb[1] + rb[3] + 16);
-    for (uint32_t i = 0; i < v.io->n_inputs; i++)
-        memcpy(in + v.tensors[v.inputs[i]].offset, inputs[i], v.tensors[v.inputs[i]].size);
-    cr_assert_eq(sim_place_dram(s, in, rb[NPUB_REGION_INPUT], 16, &in_at, &e), NPU_OK, "%s", e.msg);
-    cr_assert_eq(sim_place_dram(s, zeros, rb[NPUB_REGION_OUTPUT], 16, &out_at, &e), NPU_OK, "%s", e.msg);
-    cr_assert_eq(sim_place_dram(s, zeros, rb[NPUB_REGION_ARENA] + 1, 16, &arena_at, &e), NPU_OK, "%s", e.msg);
-    cr_assert_eq(sim_place_dram(s, zeros, scratch, 16, &scratch_at, &e), NPU_OK, "%s", e.msg);
-    fw_request req = {.magic = FW_REQ_MAGIC, .version = FW_REQ_VERSION, .command = FW_CMD_RUN_NPUB};
-    req.arg[FW_NPUB_ARG_BLOB] = blob_at;
-    req.arg[FW_NPUB_ARG_BLOB_SIZE] = (uint32_t)size;
-    req.arg[FW_NPUB_ARG_INPUT] = in_at;
-    req.arg[FW_NPUB_ARG_OUTPUT] = out_at;
-    req.arg[FW_NPUB_ARG_ARENA] = arena_at;
-    req.arg[FW_NPUB_ARG_ARENA_SIZE] = rb[NPUB_REGION_ARENA] + 1;
-    req.arg[FW_NPUB_ARG_SCRATCH] = scratch_at;
-    req.arg[FW_NPUB_ARG_SCRATCH_SIZE] = scratch;
-    uint32_t req_at;
-    cr_assert_eq(sim_place_request(s, &req, &req_at, &e), NPU_OK, "%s", e.msg);
-    cr_assert_eq(sim_run(s, &run->r, &e), NPU_OK, "%s", e.msg);
-    cr_assert_eq(sim_mem_read(s, req_at, &run->back, sizeof run->back, &e), NPU_OK, "%s", e.msg);
-    run->out = malloc(rb[NPUB_REGION_OUTPUT] + 1);
-    cr_assert_eq(sim_mem_read(s, out_at, run->out, rb[NPUB_REGION_OUTPUT], &e), NPU_OK, "%s", e.msg);
-    if (run->back.result[FW_NPUB_RES_STEP_TABLE]) {
-        run->steps = malloc(8 * v.n_steps);
-        cr_assert_eq(sim_mem_read(s, run->back.result[FW_NPUB_RES_STEP_TABLE], run->steps, 8 * v.n_steps, &e),
-                     NPU_OK, "%s", e.msg);
-    }
-    free(in);
-    free(zeros);
-    sim_free(s);
-}
-
-static void run_firmware(const void *blob, size_t size, const void *const *inputs, fw_run *run)
-{
-    run_firmware_npu(blob, size, inputs, NULL, run);
-}
-
-Test(npurt, firmware_runs_the_binary_bit_exactly)
-{
-    ir_graph *g = cnn_graph();
-    float *x = random_input(3 * 8 * 8, 1);
-    const void *in[1] = {x};
-    size_t out_bytes;
-    uint8_t *want = reference_output(g, in, &out_bytes);
-    asm_state *a = malloc(sizeof *a);
-    asm_init(a, g);
-    size_t size;
-    void *blob = assemble(a, &size);
-    fw_run *run = malloc(sizeof *run);
-    run_firmware(blob, size, in, run);
-    cr_assert_eq(run->r.exit_code, 0, "exit %d: %s", run->r.exit_code, run->con.text);
-    cr_assert_eq(run->back.status, FW_REQ_ST_DONE);
-    cr_assert_eq(run->back.result[FW_NPUB_RES_STATUS], 0);
-    cr_assert_eq(run->back.result[FW_NPUB_RES_STEPS], a->n_steps);
-    cr_assert_eq(run->back.result[FW_NPUB_RES_JOBS], 0, "an all-host binary starts no NPU job");
-    cr_assert_gt(run->back.result[FW_NPUB_RES_CYCLES_LO], 1000);
-    uint32_t y_off = a->tensors[a->io[2 + a->io[0]]].offset;
-    compare_bytes(run->out + y_off, want, out_bytes, "firmware");
-    cr_assert_not_null(run->steps, "the scratch had room for the step table");
-    uint64_t sum = 0;
-    for (uint32_t i = 0; i < a->n_steps; i++) {
-        cr_assert_gt(run->steps[2 * i], 0, "step %u took no cycles", i);
-        sum += run->steps[2 * i];
-    }
-    cr_assert_leq(sum, run->back.result[FW_NPUB_RES_CYCLES_LO]);
-    free(run->out);
-    free(run->steps);
-
-    /* a broken record: the firmware says which step and exits with its code */
-    rec_of(a, STEP_CONV1)->kernel = 99;
-    a->steps[STEP_CONV1].op = 99;
-    free(blob);
-    blob = assemble(a, &size);
-    run_firmware(blob, size, in, run);
-    cr_assert_eq(run->r.exit_code, FW_EXIT_NPUB_BAD, "exit %d", run->r.exit_code);
-    cr_assert_eq(run->back.result[FW_NPUB_RES_STATUS], FW_EXIT_NPUB_BAD);
-    cr_assert(strstr(run->con.text, "npurt:") && strstr(run->con.text, "step 1 (node 'conv1'"), "%s",
-              run->con.text);
-    free(run->out);
-    free(run->steps);
-    free(run);
-    free(blob);
-    asm_free(a);
-    free(a);
-    free(want);
-    free(x);
+    asm_delete(a);
     ir_graph_free(g);
 }
 
@@ -1033,8 +487,7 @@ Test(npurt, firmware_runs_the_binary_bit_exactly)
 Test(npurt, corrupted_records_are_rejected_or_run_in_bounds)
 {
     ir_graph *g = cnn_graph();
-    asm_state *a = malloc(sizeof *a);
-    asm_init(a, g);
+    asm_state *a = asm_new(g);
     size_t size;
     void *blob = assemble(a, &size);
     npub_view v;
@@ -1064,210 +517,6 @@ Test(npurt, corrupted_records_are_rejected_or_run_in_bounds)
     cr_assert_gt(rejected, 0);
     cr_assert_gt(ran, 0, "changes to parameter values the kernels accept still run");
     env_free(&env);
-    asm_free(a);
-    free(a);
+    asm_delete(a);
     ir_graph_free(g);
-}
-
-/* An NPU step in the firmware: the NPU model copies a constant (from the
- * const region in flash) into an arena tensor, then a host step requantizes
- * it into the output. This checks the region bases, the command range and
- * the doorbell/status handshake the firmware performs. */
-Test(npurt, firmware_drives_the_npu_for_npu_steps)
-{
-    const char *root = getenv("NPUCC_ROOT");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/targets/edge-v1.yaml", root && *root ? root : ".");
-    tgt_target *t;
-    npu_model *m;
-    npu_err e;
-    cr_assert_eq(tgt_load(path, NULL, &t, &e), NPU_OK, "%s", e.msg);
-    cr_assert_eq(npu_model_new(t, npu_alloc_default(), &m, &e), NPU_OK, "%s", e.msg);
-
-    ir_graph *g = ir_graph_new(npu_alloc_default());
-    enum { N = 64 };
-    int64_t d[1] = {N};
-    int8_t cv[N];
-    for (int i = 0; i < N; i++)
-        cv[i] = (int8_t)(i * 37 - 100);
-    ir_tensor *c = ir_const_new(g, "c", IR_I8, 1, d, cv);
-    ir_tensor *av = act(g, "a", 1, d, 0.05f, 3), *y = act(g, "y", 1, d, 0.08f, -2);
-    ir_node *rq = node(g, IR_OP_REQUANTIZE, "rq", 1, &av, y);
-    g->outputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
-    g->outputs[0] = y;
-    y->flags |= IR_TENSOR_OUTPUT;
-    g->n_outputs = 1;
-
-    asm_state *a = malloc(sizeof *a);
-    asm_init(a, g);
-    const npub_tensor *ct = &a->tensors[map_index(a, c)], *at = &a->tensors[map_index(a, av)];
-    size_t nw = 0, k;
-    const tgt_kv ld[] = {{"region", TGT_REGION_CONSTANTS},
-                         {"dram", ct->offset},
-                         {"sram", 0},
-                         {"c", 1},
-                         {"h", 1},
-                         {"w", N},
-                         {"dram_hs", N},
-                         {"dram_cs", N},
-                         {"sram_hs", N},
-                         {"sram_cs", N},
-                         {"signal", 1}};
-    const tgt_kv st[] = {{"ch", 1},
-                         {"region", TGT_REGION_ARENA},
-                         {"dram", at->offset},
-                         {"sram", 0},
-                         {"c", 1},
-                         {"h", 1},
-                         {"w", N},
-                         {"dram_hs", N},
-                         {"dram_cs", N},
-                         {"sram_hs", N},
-                         {"sram_cs", N},
-                         {"wait", 1}};
-    const tgt_kv end[] = {{"wait", 0}};
-    cr_assert_eq(tgt_encode_named(t->isa, "dma_load", ld, 11, a->cmds, 64, &k, &e), NPU_OK, "%s", e.msg);
-    nw += k;
-    cr_assert_eq(tgt_encode_named(t->isa, "dma_store", st, 12, a->cmds + nw, 64 - nw, &k, &e), NPU_OK, "%s",
-                 e.msg);
-    nw += k;
-    cr_assert_eq(tgt_encode_named(t->isa, "end", end, 1, a->cmds + nw, 64 - nw, &k, &e), NPU_OK, "%s", e.msg);
-    nw += k;
-    a->cmds[nw] = 0xffffffffu; /* past `end`: never read */
-    a->n_cmds = (uint32_t)nw + 1;
-    memmove(a->steps + 1, a->steps, sizeof(npub_step) * a->n_steps);
-    a->n_steps++;
-    a->steps[0] =
-        (npub_step){.kind = NPUB_STEP_NPU, .a = 0, .b = (uint32_t)nw, .name = add_string(a, "npu_copy")};
-    size_t size;
-    void *blob = assemble(a, &size);
-
-    fw_run *run = malloc(sizeof *run);
-    run_firmware_npu(blob, size, NULL, m, run);
-    cr_assert_eq(run->r.exit_code, 0, "exit %d: %s %s", run->r.exit_code, run->r.msg, run->con.text);
-    cr_assert_eq(run->back.result[FW_NPUB_RES_JOBS], 1);
-    cr_assert_not_null(run->steps);
-    cr_assert_gt(run->steps[0], 0);
-    nk_qrequant_params p;
-    cr_assert_eq(ref_qrequant_params(rq, av, y, &p, &e), NPU_OK, "%s", e.msg);
-    int8_t want[N];
-    cr_assert_eq(nk_qrequant(&p, cv, want, N), NK_OK);
-    compare_bytes(run->out + a->tensors[map_index(a, y)].offset, (const uint8_t *)want, N, "firmware + NPU");
-    cr_assert_eq(npu_model_totals(m)->dram_write, N, "the NPU wrote the arena tensor");
-    free(run->out);
-    free(run->steps);
-    free(run);
-    free(blob);
-    asm_free(a);
-    free(a);
-    ir_graph_free(g);
-    npu_model_free(m);
-    tgt_free(t);
-}
-
-/* Transposes (int8 in the quantized part, f32 after it) and a float
- * reduction with a fused activation. */
-Test(npurt, transposes_and_reductions_match_reference)
-{
-    ir_graph *g = ir_graph_new(npu_alloc_default());
-    int64_t xd[4] = {1, 3, 4, 5}, td[4] = {1, 4, 5, 3}, fd[4] = {3, 5, 4, 1}, rd[3] = {3, 4, 1};
-    ir_tensor *x = fact(g, "x", 4, xd), *q = act(g, "q", 4, xd, 1.0f / 127, 5);
-    ir_tensor *tq = act(g, "tq", 4, td, 1.0f / 127, 5), *dq = fact(g, "dq", 4, td);
-    ir_tensor *tf = fact(g, "tf", 4, fd), *y = fact(g, "y", 3, rd);
-    quantize(g, "quant", x, q);
-    int64_t p1[4] = {0, 2, 3, 1};
-    ir_set_ints(g, node(g, IR_OP_TRANSPOSE, "nhwc", 1, &q, tq), "perm", 4, p1);
-    dequantize(g, "dequant", tq, dq);
-    node(g, IR_OP_TRANSPOSE, "reverse", 1, &dq, tf); /* no perm: the dims reversed */
-    ir_node *r = node(g, IR_OP_REDUCE_MEAN, "mean", 1, &tf, y);
-    int64_t axes[1] = {-3};
-    ir_set_ints(g, r, "axes", 1, axes);
-    ir_set_int(g, r, "keepdims", 0);
-    r->act.kind = IR_ACT_RELU;
-    set_io(g, 1, &x, y);
-    float *xv = random_input(60, 9);
-    const void *in[1] = {xv};
-    check_graph(g, in);
-    free(xv);
-    ir_graph_free(g);
-}
-
-/* The example model through the real front end (import, opt, calibration
- * on a few samples, quantization, int8 and int4 weights), then all-host on
- * the runtime: the quantizer's graph as it is, not one written for the test. */
-static ir_graph *fmnist_quantized(int wbits)
-{
-    const char *root = getenv("NPUCC_ROOT");
-    char model[1024], calib[1024];
-    snprintf(model, sizeof model, "%s/examples/fmnist/fmnist_cnn.onnx", root && *root ? root : ".");
-    snprintf(calib, sizeof calib, "%s/examples/fmnist/calib", root && *root ? root : ".");
-    npu_alloc al = npu_alloc_default();
-    ir_graph *g;
-    npu_err e;
-    imp_options io = {0};
-    cr_assert_eq(imp_load_onnx(model, &io, al, &g, &e), NPU_OK, "%s", e.msg);
-    cr_assert_eq(opt_run(g, NULL, &e), NPU_OK, "%s", e.msg);
-    const ir_tensor *in = g->inputs[0];
-    cal_input_spec spec = {in->name, in->rank, in->dims};
-    cal_dataset *ds;
-    cr_assert_eq(cal_dataset_open(calib, &spec, NULL, al, &ds, &e), NPU_OK, "%s", e.msg);
-    ref_ctx *rc = ref_ctx_new(g, al, &e);
-    q_calib *qc = q_calib_new(g, al, &e);
-    cr_assert(rc && qc, "%s", e.msg);
-    for (int i = 0; i < 8; i++) {
-        const float *x;
-        cr_assert_eq(cal_dataset_next(ds, &x, &e), NPU_OK, "%s", e.msg);
-        const void *ins[1] = {x};
-        cr_assert_eq(q_calib_run(qc, rc, ins, &e), NPU_OK, "%s", e.msg);
-    }
-    ref_ctx_free(rc);
-    size_t nt = (size_t)g->n_tensors;
-    float *lo = malloc(sizeof(float) * nt), *hi = malloc(sizeof(float) * nt);
-    cal_range_opts ro = {CAL_MINMAX, 0, 8};
-    q_calib_ranges(qc, &ro, lo, hi);
-    q_options qo = {.wbits = wbits, .abits = 8};
-    cr_assert_eq(q_quantize(g, lo, hi, &qo, &e), NPU_OK, "%s", e.msg);
-    free(lo);
-    free(hi);
-    q_calib_free(qc);
-    cal_dataset_close(ds);
-    return g;
-}
-
-Test(npurt, quantized_example_model_matches_reference)
-{
-    for (int wbits = 8; wbits >= 4; wbits -= 4) {
-        ir_graph *g = fmnist_quantized(wbits);
-        int i4 = 0;
-        for (int i = 0; i < g->n_tensors; i++)
-            i4 += g->tensors[i]->dtype == IR_I4;
-        cr_assert_eq(i4 > 0, wbits == 4, "%d int4 tensors with %d-bit weights", i4, wbits);
-        float *x = random_input(28 * 28, 10);
-        for (int i = 0; i < 28 * 28; i++)
-            x[i] = x[i] * 0.5f + 0.5f; /* images in [0, 1] */
-        const void *in[1] = {x};
-        check_graph(g, in);
-        if (wbits == 8) { /* and the same binary in the firmware */
-            size_t out_bytes, size;
-            uint8_t *want = reference_output(g, in, &out_bytes);
-            asm_state *a = malloc(sizeof *a);
-            asm_init(a, g);
-            void *blob = assemble(a, &size);
-            fw_run *run = malloc(sizeof *run);
-            run_firmware(blob, size, in, run);
-            cr_assert_eq(run->r.exit_code, 0, "exit %d: %s", run->r.exit_code, run->con.text);
-            compare_bytes(run->out + a->tensors[a->io[2 + a->io[0]]].offset, want, out_bytes, "firmware");
-            cr_log_info("fmnist in the firmware: %u host cycles, %llu instructions",
-                        run->back.result[FW_NPUB_RES_CYCLES_LO], (unsigned long long)run->r.stats.insns);
-            free(run->out);
-            free(run->steps);
-            free(run);
-            free(blob);
-            asm_free(a);
-            free(a);
-            free(want);
-        }
-        free(x);
-        ir_graph_free(g);
-    }
 }
