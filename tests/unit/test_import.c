@@ -358,14 +358,18 @@ static int64_t odd_int(uint64_t *s)
 static bool mutate_model(Onnx__ModelProto *m, uint64_t *s)
 {
     Onnx__GraphProto *g = m->graph;
-    switch (xorshift(s) % 8) {
-    case 0: { /* an int or ints attribute value */
+    switch (xorshift(s) % 9) {
+    case 0: { /* an attribute value */
         Onnx__NodeProto *n = g->node[xorshift(s) % g->n_node];
         if (!n->n_attribute)
             return false;
         Onnx__AttributeProto *a = n->attribute[xorshift(s) % n->n_attribute];
         if (a->n_ints)
             a->ints[xorshift(s) % a->n_ints] = odd_int(s);
+        else if (a->n_floats)
+            a->floats[xorshift(s) % a->n_floats] = odd_floats[xorshift(s) % (sizeof odd_floats / sizeof odd_floats[0])];
+        else if (a->t && a->t->n_dims)
+            a->t->dims[xorshift(s) % a->t->n_dims] = odd_int(s);
         else
             a->i = odd_int(s);
         return true;
@@ -406,7 +410,7 @@ static bool mutate_model(Onnx__ModelProto *m, uint64_t *s)
     }
     case 5: { /* an input swapped with an output */
         Onnx__NodeProto *a = g->node[xorshift(s) % g->n_node], *b = g->node[xorshift(s) % g->n_node];
-        if (!a->n_input)
+        if (!a->n_input || !b->n_output)
             return false;
         char **x = &a->input[xorshift(s) % a->n_input], **y = &b->output[xorshift(s) % b->n_output];
         char *t = *x;
@@ -419,6 +423,14 @@ static bool mutate_model(Onnx__ModelProto *m, uint64_t *s)
         char *t = a->op_type;
         a->op_type = b->op_type;
         b->op_type = t;
+        return true;
+    }
+    case 7: { /* a node's last input or output dropped (counts are restored before freeing) */
+        Onnx__NodeProto *n = g->node[xorshift(s) % g->n_node];
+        if (xorshift(s) % 2 && n->n_input)
+            n->n_input--;
+        else if (n->n_output)
+            n->n_output--;
         return true;
     }
     default: /* another opset in range (Softmax, Squeeze, Split, ... change form) */
@@ -439,6 +451,10 @@ static void structured_mutations(const char *file, int count, uint64_t seed_stat
     for (int k = 0; k < count; k++) {
         Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, seed);
         cr_assert_not_null(m, "%s does not unpack", file);
+        size_t counts[64][2], nn = m->graph->n_node;
+        cr_assert_leq(nn, 64);
+        for (size_t j = 0; j < nn; j++)
+            counts[j][0] = m->graph->node[j]->n_input, counts[j][1] = m->graph->node[j]->n_output;
         int changes = 1 + (int)(xorshift(&s) % 3);
         for (int j = 0; j < changes; j++)
             mutate_model(m, &s);
@@ -446,6 +462,8 @@ static void structured_mutations(const char *file, int count, uint64_t seed_stat
         unsigned char *buf = malloc(ml + 1);
         cr_assert_not_null(buf);
         onnx__model_proto__pack(m, buf);
+        for (size_t j = 0; j < nn; j++)
+            m->graph->node[j]->n_input = counts[j][0], m->graph->node[j]->n_output = counts[j][1];
         onnx__model_proto__free_unpacked(m, NULL);
         import_mutant(buf, ml, file, (size_t)k, &n_ok);
         total++;
