@@ -14,7 +14,7 @@ ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -I"$root" -I"$root/src" -I"$B/gen" 
     "$B/libnpucc.a" "$B/libnpurt.a" -lprotobuf-c -lyaml -lm -o "$out/ptq_accuracy" || exit 1
 nflag=""
 [ "$N" -gt 0 ] && nflag="-n $N"
-CONFIGS=${PTQ_CONFIGS:-"w8+minmax w8+percentile w8+kl w8+mse w4+minmax w4+percentile w4+kl w4+mse"}
+CONFIGS=${PTQ_CONFIGS:-"w8+minmax w8+percentile w8+kl w8+mse w8+mse+bc w4+minmax w4+percentile w4+kl w4+mse w4+mse+bc w4+mse+round w4+mse+bc+round w4+mse+cle w4+mse+cle+bc+round w4+mse+bc+round+budget=30"}
 status=0
 echo "== PTQ accuracy: top-1 on the test images, quantized reference vs float reference"
 # the example model: test images from the Debian dataset package
