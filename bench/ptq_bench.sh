@@ -11,7 +11,7 @@ root=$(cd "$here/.." && pwd)
 out=$B/bench
 mkdir -p "$out"
 ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -I"$root" -I"$root/src" -I"$B/gen" "$here/ptq_accuracy.c" \
-    "$B/libnpucc.a" "$B/libnpurt.a" -lprotobuf-c -lyaml -lm -o "$out/ptq_accuracy" || exit 1
+    "$B/libnpucc.a" "$B/libnpurt.a" -lprotobuf-c -lyaml -lpng -lm -o "$out/ptq_accuracy" || exit 1
 nflag=""
 [ "$N" -gt 0 ] && nflag="-n $N"
 CONFIGS=${PTQ_CONFIGS:-"w8+minmax w8+percentile w8+kl w8+mse w8+mse+bc w4+minmax w4+percentile w4+kl w4+mse w4+mse+bc w4+mse+round w4+mse+bc+round w4+mse+cle w4+mse+cle+bc+round w4+mse+bc+round+budget=30"}

@@ -3,8 +3,9 @@
  *   - .npy: float32 or uint8 (values as stored), one sample or a batch
  *     whose first dimension is a multiple of the model's batch;
  *   - .bin: raw little-endian float32, a whole number of model inputs;
- *   - .pgm / .ppm (binary P5 / P6, 8 or 16 bits): one image, scaled to
- *     [0, 1], placed on the input by its layout, resized by policy.
+ *   - .pgm / .ppm (binary P5 / P6, 8 or 16 bits) and .png (gray or RGB,
+ *     libpng): one image, scaled to [0, 1], placed on the input by its
+ *     layout, resized by policy.
  * (x - mean) / std per channel is applied to every kind. A manifest
  * (calib.yaml in the directory) may list the files and set the
  * preprocessing; options given by the caller win over it. Every file is
@@ -67,7 +68,7 @@ typedef struct cal_image {
 } cal_image;
 
 size_t cal_image_bytes(const cal_image *im);
-/* Parses a binary PGM (P5) or PPM (P6); name is for messages. */
+/* Parses a binary PGM (P5), PPM (P6) or PNG; name is for messages. */
 npu_status cal_image_parse(const void *buf, size_t size, const char *name, npu_alloc alloc, cal_image *out,
                            npu_err *err);
 /* Writes the image onto one model input sample (dims: the input shape,

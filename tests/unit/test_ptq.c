@@ -3,9 +3,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <math.h>
+#include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/npy.h"
@@ -144,6 +146,42 @@ Test(calib_readers, ppm_nhwc_mean_std_and_bilinear_resize)
     cal_dataset_close(ds);
 }
 
+Test(calib_readers, png_gray_and_rgb)
+{
+    char *d = tmpdir();
+    /* written with libpng's simplified API: 2x2 gray, then 2x2 RGB */
+    uint8_t gray[4] = {0, 85, 170, 255}, rgb[12] = {255, 0, 0, 0, 255, 0, 0, 0, 255, 10, 20, 30};
+    const uint8_t *px[2] = {gray, rgb};
+    for (int k = 0; k < 2; k++) {
+        png_image im;
+        memset(&im, 0, sizeof im);
+        im.version = PNG_IMAGE_VERSION;
+        im.width = im.height = 2;
+        im.format = k ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY;
+        size_t n = 0;
+        cr_assert(png_image_write_to_memory(&im, NULL, &n, 0, px[k], 0, NULL));
+        void *buf = malloc(n);
+        cr_assert(png_image_write_to_memory(&im, buf, &n, 0, px[k], 0, NULL), "%s", im.message);
+        char dir_k[80];
+        snprintf(dir_k, sizeof dir_k, "%s/%d", d, k);
+        cr_assert_eq(mkdir(dir_k, 0700), 0);
+        write_bytes(dir_k, "a.png", buf, n);
+        free(buf);
+        int64_t dims[4] = {1, k ? 3 : 1, 2, 2};
+        cal_dataset *ds;
+        npu_err e;
+        cr_assert_eq(open_set(dir_k, 4, dims, NULL, &ds, &e), NPU_OK, "%s", e.msg);
+        const float *x;
+        cr_assert_eq(cal_dataset_next(ds, &x, &e), NPU_OK, "%s", e.msg);
+        for (int c = 0; c < (k ? 3 : 1); c++)
+            for (int i = 0; i < 4; i++) {
+                uint8_t want = k ? rgb[i * 3 + c] : gray[i]; /* HWC in the file, CHW in the sample */
+                cr_assert_float_eq(x[c * 4 + i], want / 255.0f, 1e-6, "png %d c%d [%d]", k, c, i);
+            }
+        cal_dataset_close(ds);
+    }
+}
+
 Test(calib_readers, manifest_lists_files_and_sets_preprocessing)
 {
     char *d = tmpdir();
@@ -189,7 +227,11 @@ Test(calib_readers, every_bad_sample_is_named_with_what_was_expected)
 
     d = tmpdir();
     write_text(d, "text.pgm", "P2\n2 2\n255\n0 0 0 0\n");
-    expect_error(d, 4, dims, NULL, "text.pgm", "expected a binary PGM (P5) or PPM (P6)");
+    expect_error(d, 4, dims, NULL, "text.pgm", "expected a binary PGM (P5), PPM (P6) or PNG");
+
+    d = tmpdir();
+    write_bytes(d, "broken.png", "\x89PNG\r\n\x1a\nnot really", 18);
+    expect_error(d, 4, dims, NULL, "broken.png: ", "PNG");
 
     d = tmpdir();
     write_bytes(d, "cut.pgm", "P5 2 2 255\n\x01\x02", 13);
@@ -222,7 +264,7 @@ Test(calib_readers, every_bad_sample_is_named_with_what_was_expected)
                  "expected 1 or 1");
 
     d = tmpdir();
-    expect_error(d, 4, dims, NULL, "no calibration samples", "(.npy, .bin, .pgm, .ppm)");
+    expect_error(d, 4, dims, NULL, "no calibration samples", "(.npy, .bin, .pgm, .ppm, .png)");
     expect_error("/nonexistent/calib", 4, dims, NULL, "/nonexistent/calib: cannot open the calibration directory", "");
 }
 
