@@ -53,6 +53,7 @@ static npu_status parse_png(const void *buf, size_t size, const char *name, npu_
         png_image_free(&im);
         return npu_fail(err, NPU_EINTERNAL, "out of memory");
     }
+    memset(px, 0, n); /* without a background colour libpng composites alpha onto the buffer: black */
     if (!png_image_finish_read(&im, NULL, px, 0, NULL)) {
         npu_status st = npu_fail(err, NPU_EUSER, "%s: unreadable PNG: %s", name, im.message);
         npu_free(alloc, px, n);
