@@ -87,7 +87,7 @@ static double float_calib_time(const ir_graph *g, const char *dir)
     const ir_tensor *in = g->inputs[0];
     cal_input_spec spec = {in->name, in->rank, in->dims};
     cal_dataset *ds;
-    if (cal_dataset_open(dir, &spec, NULL, npu_alloc_default(), &ds, &e) != NPU_OK)
+    if (cal_dataset_open(dir, &spec, npu_alloc_default(), &ds, &e) != NPU_OK)
         die(&e);
     ref_ctx *rc = ref_ctx_new(g, npu_alloc_default(), &e);
     float *out = malloc(ir_tensor_bytes(g->outputs[0]));

@@ -166,8 +166,14 @@ static npu_status check_opts(cal_dataset *d, const char *dir, npu_err *err)
     return NPU_OK;
 }
 
-npu_status cal_dataset_open(const char *dir, const cal_input_spec *spec, const cal_read_opts *ro, npu_alloc alloc,
-                            cal_dataset **out, npu_err *err)
+npu_status cal_dataset_open(const char *dir, const cal_input_spec *spec, npu_alloc alloc, cal_dataset **out,
+                            npu_err *err)
+{
+    return cal_dataset_open_opts(dir, spec, NULL, alloc, out, err);
+}
+
+npu_status cal_dataset_open_opts(const char *dir, const cal_input_spec *spec, const cal_read_opts *ro,
+                                 npu_alloc alloc, cal_dataset **out, npu_err *err)
 {
     if (spec->rank > CAL_SPEC_MAX_RANK)
         return npu_fail(err, NPU_EUSER, "input '%s': rank %d, calibration supports up to %d", spec->name, spec->rank,

@@ -48,9 +48,12 @@ npu_status cal_parse_floats(const char *s, float *v, int *n, npu_err *err);
 
 typedef struct cal_dataset cal_dataset;
 
-/* ro may be NULL (defaults). */
-npu_status cal_dataset_open(const char *dir, const cal_input_spec *spec, const cal_read_opts *ro, npu_alloc alloc,
-                            cal_dataset **out, npu_err *err);
+/* ro may be NULL (defaults, or the manifest's). */
+npu_status cal_dataset_open_opts(const char *dir, const cal_input_spec *spec, const cal_read_opts *ro,
+                                 npu_alloc alloc, cal_dataset **out, npu_err *err);
+/* cal_dataset_open_opts with ro NULL. */
+npu_status cal_dataset_open(const char *dir, const cal_input_spec *spec, npu_alloc alloc, cal_dataset **out,
+                            npu_err *err);
 void cal_dataset_close(cal_dataset *d);
 /* Samples (model batches) in the whole set. */
 int64_t cal_dataset_count(const cal_dataset *d);

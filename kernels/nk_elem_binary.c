@@ -4,6 +4,7 @@
  * compiler can vectorize the common cases. */
 #include <math.h>
 
+#include "kernels/nk_math.h"
 #include "kernels/nk_elem.h"
 #include "kernels/nk_shape_internal.h"
 
@@ -81,7 +82,7 @@ nk_status nk_binary_f32(const nk_binary_params *p, const nk_shape *a_shape, cons
     case NK_BIN_SUB: NK_BIN_ROWS(float, float, float, x - z, NK_ACT_AFTER); break;
     case NK_BIN_MUL: NK_BIN_ROWS(float, float, float, x * z, NK_ACT_AFTER); break;
     case NK_BIN_DIV: NK_BIN_ROWS(float, float, float, x / z, NK_ACT_AFTER); break;
-    case NK_BIN_POW: NK_BIN_ROWS(float, float, float, powf(x, z), NK_ACT_AFTER); break;
+    case NK_BIN_POW: NK_BIN_ROWS(float, float, float, nk_powf(x, z), NK_ACT_AFTER); break;
     case NK_BIN_MAX: NK_BIN_ROWS(float, float, float, (x > z || x != x) ? x : z, NK_ACT_AFTER); break;
     case NK_BIN_MIN: NK_BIN_ROWS(float, float, float, (x < z || x != x) ? x : z, NK_ACT_AFTER); break;
     case NK_BIN_PRELU: NK_BIN_ROWS(float, float, float, x < 0.0f ? z * x : x, NK_ACT_AFTER); break;

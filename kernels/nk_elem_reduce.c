@@ -1,6 +1,7 @@
 /* Softmax, LogSoftmax and the reductions. */
 #include <math.h>
 
+#include "kernels/nk_math.h"
 #include "kernels/nk_elem.h"
 #include "kernels/nk_shape_internal.h"
 
@@ -21,13 +22,13 @@ nk_status nk_softmax_f32(const nk_softmax_params *p, const float *x, float *y)
             float sum = 0.0f;
             if (p->log) {
                 for (int64_t k = 0; k < len; k++)
-                    sum += expf(xr[k * inner] - m);
-                float ls = logf(sum);
+                    sum += nk_expf(xr[k * inner] - m);
+                float ls = nk_logf(sum);
                 for (int64_t k = 0; k < len; k++)
                     yr[k * inner] = xr[k * inner] - m - ls;
             } else {
                 for (int64_t k = 0; k < len; k++) {
-                    float e = expf(xr[k * inner] - m);
+                    float e = nk_expf(xr[k * inner] - m);
                     yr[k * inner] = e;
                     sum += e;
                 }

@@ -1,14 +1,15 @@
 /* Unary float ops, integer Neg/Abs, Not. */
 #include <math.h>
 
+#include "kernels/nk_math.h"
 #include "kernels/nk_elem.h"
 
 static float sigmoid(float x)
 {
     /* never divides inf by inf: for x < 0 use e^x / (1 + e^x) */
     if (x >= 0.0f)
-        return 1.0f / (1.0f + expf(-x));
-    float e = expf(x);
+        return 1.0f / (1.0f + nk_expf(-x));
+    float e = nk_expf(x);
     return e / (1.0f + e);
 }
 
@@ -35,12 +36,12 @@ nk_status nk_unary_f32(const nk_unary_params *p, const float *xs, float *y, int6
     case NK_UN_LEAKY_RELU: NK_MAP(x < 0.0f ? a * x : x);
     case NK_UN_CLIP: NK_MAP(x < lo ? lo : (x > hi ? hi : x));
     case NK_UN_SIGMOID: NK_MAP(sigmoid(x));
-    case NK_UN_TANH: NK_MAP(tanhf(x));
+    case NK_UN_TANH: NK_MAP(nk_tanhf(x));
     case NK_UN_HARD_SIGMOID: NK_MAP(hard_sigmoid(x, a, b));
     case NK_UN_HARD_SWISH: NK_MAP(x * hard_sigmoid(x, 1.0f / 6.0f, 0.5f));
-    case NK_UN_ERF: NK_MAP(erff(x));
-    case NK_UN_EXP: NK_MAP(expf(x));
-    case NK_UN_LOG: NK_MAP(logf(x));
+    case NK_UN_ERF: NK_MAP(nk_erff(x));
+    case NK_UN_EXP: NK_MAP(nk_expf(x));
+    case NK_UN_LOG: NK_MAP(nk_logf(x));
     case NK_UN_SQRT: NK_MAP(sqrtf(x));
     case NK_UN_RECIPROCAL: NK_MAP(1.0f / x);
     case NK_UN_NEG: NK_MAP(-x);

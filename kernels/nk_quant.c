@@ -1,5 +1,6 @@
 /* Quantization math: multipliers, float <-> int, int4 packing, activation
  * ranges, requantize and LUT kernels. The kernels proper live in nk_q*.c. */
+#include "kernels/nk_math.h"
 #include "kernels/nk_quant.h"
 
 #include <math.h>
@@ -211,13 +212,13 @@ nk_status nk_lut_build_i8(int8_t *lut, nk_lut_fn fn, const void *ctx, float in_s
 float nk_lut_sigmoid(float x, const void *ctx)
 {
     (void)ctx;
-    return 1.0f / (1.0f + expf(-x));
+    return 1.0f / (1.0f + nk_expf(-x));
 }
 
 float nk_lut_tanh(float x, const void *ctx)
 {
     (void)ctx;
-    return tanhf(x);
+    return nk_tanhf(x);
 }
 
 float nk_lut_hardswish(float x, const void *ctx)
@@ -245,5 +246,5 @@ float nk_lut_leaky_relu(float x, const void *ctx)
 float nk_lut_gelu(float x, const void *ctx)
 {
     (void)ctx;
-    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    return 0.5f * x * (1.0f + nk_erff(x * 0.70710678118654752f));
 }

@@ -72,7 +72,32 @@ enum fw_cmd {
     FW_CMD_ILLEGAL = 7,   /* execute an illegal instruction; result0 = its pc */
     FW_CMD_EXIT = 8,      /* print arg0 bytes of text at arg1 (if any), exit with code arg2 */
     FW_CMD_WFI = 9,       /* wfi with no NPU job running (the simulator must call that a deadlock) */
-    FW_CMD_RUN_NPUB = 16, /* reserved for libnpurt: run a .npub (arguments defined by rt/npurt.h) */
+    FW_CMD_RUN_NPUB = 16, /* run a .npub with libnpurt: see FW_NPUB_ARG_* and FW_NPUB_RES_* */
+};
+
+/* FW_CMD_RUN_NPUB (docs/runtime.md). The blob lies in flash (8-byte
+ * aligned); inputs are in place before the run, outputs are there after.
+ * The input and output regions hold npub_memory.region_bytes of theirs. */
+enum fw_npub_arg {
+    FW_NPUB_ARG_BLOB = 0,         /* guest address of the .npub */
+    FW_NPUB_ARG_BLOB_SIZE = 1,    /* its size in bytes */
+    FW_NPUB_ARG_INPUT = 2,        /* input region base */
+    FW_NPUB_ARG_OUTPUT = 3,       /* output region base */
+    FW_NPUB_ARG_ARENA = 4,        /* arena region base */
+    FW_NPUB_ARG_ARENA_SIZE = 5,   /* its size (>= npub_memory.region_bytes[arena]) */
+    FW_NPUB_ARG_SCRATCH = 6,      /* host-kernel scratch base (4-byte aligned, 16 recommended) */
+    FW_NPUB_ARG_SCRATCH_SIZE = 7, /* >= scratch_bytes; 8 * steps more for the step-cycle table */
+};
+
+enum fw_npub_result {
+    FW_NPUB_RES_STATUS = 0,      /* 0, or the exit code (FW_EXIT_NPUB_*) */
+    FW_NPUB_RES_STEP = 1,        /* index of the failing step, 0xffffffff when none or not a step */
+    FW_NPUB_RES_CYCLES_LO = 2,   /* host cycles of npurt_run (NPU waits included) */
+    FW_NPUB_RES_CYCLES_HI = 3,
+    FW_NPUB_RES_JOBS = 4,        /* NPU jobs started by the run */
+    FW_NPUB_RES_OFFSET = 5,      /* npurt_open's error: file offset of what is wrong */
+    FW_NPUB_RES_STEP_TABLE = 6,  /* address of uint32 {cycles lo, hi}[steps] per step, or 0 */
+    FW_NPUB_RES_STEPS = 7,       /* step count of the binary */
 };
 
 /* Firmware exit codes (the value written to FW_CTL_EXIT). */
@@ -83,6 +108,9 @@ enum fw_exit {
     FW_EXIT_BAD_COMMAND = 3,  /* unknown command */
     FW_EXIT_NO_SIM = 4,       /* the sim-control page does not answer with its magic */
     FW_EXIT_ABORT = 5,        /* abort()/assert in the firmware */
+    FW_EXIT_NPUB_BAD = 6,     /* FW_CMD_RUN_NPUB: npurt_open rejected the binary */
+    FW_EXIT_NPUB_ENV = 7,     /* FW_CMD_RUN_NPUB: regions or scratch smaller than the binary needs */
+    FW_EXIT_NPUB_STEP = 8,    /* FW_CMD_RUN_NPUB: a step failed (host kernel, or NPU status) */
 };
 
 /* Request status written back by the firmware. */

@@ -1,14 +1,16 @@
 /* Firmware entry of the simulated SoC. picolibc's crt0 sets sp, gp, mstatus.FS,
  * copies .data and clears .bss, then calls main. main reads the request block
  * the simulator placed in DRAM (rt/fw_abi.h) and runs its command: the
- * self-check and a few diagnostics the simulator's tests use; libnpurt's
- * FW_CMD_RUN_NPUB joins here later. The run ends through FW_CTL_EXIT.
+ * self-check, a few diagnostics the simulator's tests use, and
+ * FW_CMD_RUN_NPUB, which runs a .npub with libnpurt. The run ends through
+ * FW_CTL_EXIT.
  * Target-only (a *_main.c file is not part of the native libnpurt.a). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "rt/fw_hal.h"
+#include "rt/npurt.h"
 
 /* Integer part of the self-check: an LCG through the M extension's mul,
  * checked against a shift-and-add multiply that uses only base instructions. */
@@ -143,6 +145,89 @@ static int cmd_exit(volatile fw_request *req)
     return (int)req->arg[2];
 }
 
+/* ---- FW_CMD_RUN_NPUB ------------------------------------------------------ */
+
+typedef struct fw_npub_ctx {
+    uint32_t blob, blob_size;
+    uint32_t region_size[NPUB_REGION_COUNT];
+    uint32_t step;            /* the step being run (the doorbell value) */
+    uint64_t step_start;
+    uint32_t *step_cycles;    /* {lo, hi} per step, or NULL */
+} fw_npub_ctx;
+
+/* One NPU step: region bases and sizes, the flash window, the command range
+ * inside the blob, the doorbell; the STATUS read waits for completion. */
+static int fw_npub_launch(void *ud, const npub_view *v, uint32_t first, uint32_t count, uint8_t *const region[4])
+{
+    fw_npub_ctx *c = ud;
+    for (unsigned r = 0; r < NPUB_REGION_COUNT; r++)
+        fw_npu_set_region(r, (uint32_t)(uintptr_t)region[r], c->region_size[r]);
+    fw_npu_set_region(FW_NPU_REGION_FLASH, c->blob, c->blob_size);
+    fw_npu_start((uint32_t)(uintptr_t)(v->commands + first), count * 4u, c->step);
+    uint32_t st = fw_npu_wait();
+    return st & FW_NPU_ST_DONE ? 0 : (int)(st | 0x100u);
+}
+
+static void fw_npub_on_step(void *ud, uint32_t step, int done)
+{
+    fw_npub_ctx *c = ud;
+    uint64_t now = fw_host_cycles();
+    c->step = step;
+    if (!done) {
+        c->step_start = now;
+    } else if (c->step_cycles) {
+        c->step_cycles[2 * step] = (uint32_t)(now - c->step_start);
+        c->step_cycles[2 * step + 1] = (uint32_t)((now - c->step_start) >> 32);
+    }
+}
+
+static int cmd_run_npub(volatile fw_request *req)
+{
+    const void *blob = (const void *)(uintptr_t)req->arg[FW_NPUB_ARG_BLOB];
+    npub_view v;
+    npub_error err;
+    for (int i = 0; i < 8; i++)
+        req->result[i] = 0;
+    req->result[FW_NPUB_RES_STEP] = NPUB_NONE;
+    if (npurt_open(blob, req->arg[FW_NPUB_ARG_BLOB_SIZE], &v, &err)) {
+        printf("npurt: the binary at 0x%08x is rejected: %s\n", (unsigned)req->arg[FW_NPUB_ARG_BLOB], err.msg);
+        req->result[FW_NPUB_RES_OFFSET] = err.offset;
+        return req->result[FW_NPUB_RES_STATUS] = FW_EXIT_NPUB_BAD;
+    }
+    fw_npub_ctx c = {.blob = req->arg[FW_NPUB_ARG_BLOB], .blob_size = req->arg[FW_NPUB_ARG_BLOB_SIZE]};
+    npurt_env env = {.npu_launch = fw_npub_launch, .npu_ud = &c, .on_step = fw_npub_on_step, .step_ud = &c};
+    env.region[NPUB_REGION_ARENA] = (uint8_t *)(uintptr_t)req->arg[FW_NPUB_ARG_ARENA];
+    env.region_size[NPUB_REGION_ARENA] = req->arg[FW_NPUB_ARG_ARENA_SIZE];
+    env.region[NPUB_REGION_INPUT] = (uint8_t *)(uintptr_t)req->arg[FW_NPUB_ARG_INPUT];
+    env.region_size[NPUB_REGION_INPUT] = v.memory->region_bytes[NPUB_REGION_INPUT];
+    env.region[NPUB_REGION_OUTPUT] = (uint8_t *)(uintptr_t)req->arg[FW_NPUB_ARG_OUTPUT];
+    env.region_size[NPUB_REGION_OUTPUT] = v.memory->region_bytes[NPUB_REGION_OUTPUT];
+    env.scratch = (void *)(uintptr_t)req->arg[FW_NPUB_ARG_SCRATCH];
+    env.scratch_size = req->arg[FW_NPUB_ARG_SCRATCH_SIZE];
+    for (int r = 0; r < NPUB_REGION_COUNT; r++)
+        c.region_size[r] = r == NPUB_REGION_CONST ? v.constants_size : env.region_size[r];
+    /* the step-cycle table takes the end of the scratch area when it fits */
+    uint32_t need = (v.memory->scratch_bytes + 7u) & ~7u, table = 8u * v.n_steps;
+    if (env.scratch && env.scratch_size >= need + table && table) {
+        c.step_cycles = (uint32_t *)((uint8_t *)env.scratch + need);
+        req->result[FW_NPUB_RES_STEP_TABLE] = (uint32_t)(uintptr_t)c.step_cycles;
+    }
+    req->result[FW_NPUB_RES_STEPS] = v.n_steps;
+    uint32_t jobs0 = fw_npu_read(FW_NPU_JOBS);
+    uint64_t t0 = fw_host_cycles();
+    int rc = npurt_run(&v, &env, &err);
+    uint64_t t1 = fw_host_cycles();
+    req->result[FW_NPUB_RES_CYCLES_LO] = (uint32_t)(t1 - t0);
+    req->result[FW_NPUB_RES_CYCLES_HI] = (uint32_t)((t1 - t0) >> 32);
+    req->result[FW_NPUB_RES_JOBS] = fw_npu_read(FW_NPU_JOBS) - jobs0;
+    if (rc) {
+        printf("npurt: %s\n", err.msg);
+        req->result[FW_NPUB_RES_STEP] = err.offset;
+        return req->result[FW_NPUB_RES_STATUS] = err.offset == NPUB_NONE ? FW_EXIT_NPUB_ENV : FW_EXIT_NPUB_STEP;
+    }
+    return FW_EXIT_OK;
+}
+
 static int run_request(volatile fw_request *req)
 {
     switch (req->command) {
@@ -157,6 +242,7 @@ static int run_request(volatile fw_request *req)
     case FW_CMD_ILLEGAL: return cmd_illegal(req);
     case FW_CMD_EXIT: return cmd_exit(req);
     case FW_CMD_WFI: __asm__ volatile("wfi"); return FW_EXIT_OK;
+    case FW_CMD_RUN_NPUB: return cmd_run_npub(req);
     default:
         fw_puts("fw: unknown command ");
         fw_put_u32(req->command);

@@ -68,7 +68,8 @@ typedef struct npub_memory {
     uint32_t region_bytes[NPUB_REGION_COUNT];
     uint32_t sram_peak_bytes;
     uint32_t scratch_bytes; /* host-kernel scratch the runtime must provide */
-    uint32_t reserved[2];
+    uint32_t arena_lower_bound; /* the memory plan's max-live bound (reports) */
+    uint32_t reserved;
 } npub_memory;
 
 /* dtype codes are ir_dtype's (src/ir/ir.h) */

@@ -4,8 +4,10 @@
  *       memory map and clocks (built-in edge-v1 numbers without --target)
  *   npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy] [--stats]
  *          [--stats-json FILE] [--trace FILE.json]
- *       the model path: the options are parsed now, running arrives with the
- *       NPU model and the .npub reader (run_model below is the place).
+ *       runs a compiled model: the firmware (libnpurt) on the emulated host
+ *       drives the NPU model; outputs, a summary (--stats), --stats-json and
+ *       a Chrome trace of the first inference (--trace). A binary built for
+ *       another version of its target is refused unless --any-target.
  * The firmware defaults to fw/npurt.elf next to this executable. */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,6 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/npy.h"
+#include "common/stats.h"
+#include "ir/ir.h"
+#include "sim/npub_run.h"
 #include "sim/sim.h"
 #include "target/target.h"
 
@@ -29,13 +35,15 @@ typedef struct opts {
     int have_max_insns;
     uint32_t iters;
     int stats;
+    int any_target;
 } opts;
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: npusim [--target NAME|FILE.yaml] [--firmware ELF] [--max-insns N] [--iters N] [--stats]\n"
                "       npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy] [--stats]\n"
-               "              [--stats-json FILE] [--trace FILE.json] [--firmware ELF] [--max-insns N]\n");
+               "              [--stats-json FILE] [--trace FILE.json] [--firmware ELF] [--max-insns N]\n"
+               "              [--target NAME|FILE.yaml] [--any-target]\n");
 }
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -69,6 +77,8 @@ static int parse_args(int argc, char **argv, opts *o)
         uint64_t u;
         if (!strcmp(a, "--stats")) {
             o->stats = 1;
+        } else if (!strcmp(a, "--any-target")) {
+            o->any_target = 1;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             exit(0);
@@ -195,13 +205,174 @@ static int run_selfcheck(const opts *o, const char *fw)
     return 0;
 }
 
+static bool npy_of_dtype(uint32_t dt, npy_dtype *out)
+{
+    switch (dt) {
+    case IR_F32: *out = NPY_F32; return true;
+    case IR_I8: *out = NPY_I8; return true;
+    case IR_U8: *out = NPY_U8; return true;
+    case IR_I32: *out = NPY_I32; return true;
+    case IR_I64: *out = NPY_I64; return true;
+    default: return false;
+    }
+}
+
+/* Checks an input file against the binary's input tensor; *runs = the
+ * number of inferences it holds (its first dimension / the model's batch). */
+static npu_status check_input(const char *file, const npub_tensor *t, npy_array *a, int64_t *runs, npu_err *err)
+{
+    npy_dtype want;
+    if (!npy_of_dtype(t->dtype, &want))
+        return npu_fail(err, NPU_EUSER, "%s: the model input has a dtype npusim cannot feed", file);
+    if (a->dtype == NPY_F64 && want == NPY_F32) {
+        for (int64_t i = 0, n = npy_numel(a); i < n; i++)
+            ((float *)a->data)[i] = (float)((double *)a->data)[i];
+        a->dtype = NPY_F32;
+    }
+    if (a->dtype != want)
+        return npu_fail(err, NPU_EUSER, "%s: holds '%s', the model input is '%s'", file, npy_dtype_descr(a->dtype),
+                        npy_dtype_descr(want));
+    bool ok = a->rank == t->rank && t->rank > 0;
+    for (int d = 1; ok && d < t->rank; d++)
+        ok = a->dims[d] == t->dims[d];
+    if (!ok || a->dims[0] == 0 || a->dims[0] % t->dims[0] != 0) {
+        char want_s[128] = "", got_s[128] = "";
+        for (int d = 0; d < t->rank; d++)
+            snprintf(want_s + strlen(want_s), sizeof want_s - strlen(want_s), "%s%d", d ? "x" : "", (int)t->dims[d]);
+        for (int d = 0; d < a->rank; d++)
+            snprintf(got_s + strlen(got_s), sizeof got_s - strlen(got_s), "%s%lld", d ? "x" : "",
+                     (long long)a->dims[d]);
+        return npu_fail(err, NPU_EUSER, "%s: shape %s does not fit the model input %s (the first dimension may be "
+                        "a multiple of %d)", file, got_s, want_s, (int)t->dims[0]);
+    }
+    *runs = a->dims[0] / t->dims[0];
+    return NPU_OK;
+}
+
+static void print_model_stats(const npu_stats *s, uint64_t n)
+{
+    printf("inferences: %" PRIu64 "\n", n);
+    printf("cycles:     %" PRIu64 " per inference (NPU %" PRIu64 ", host %" PRIu64 ") = %.3f ms at %.0f MHz\n",
+           s->cycles_total, s->cycles_npu, s->cycles_host, npu_stats_time_ms(s), s->clock_mhz);
+    printf("MACs:       %" PRIu64 ", utilization %.1f%% of %.0f MACs/cycle over NPU time\n", s->macs,
+           100.0 * npu_stats_mac_utilization(s), s->peak_macs_per_cycle);
+    printf("DRAM:       %" PRIu64 " B read, %" PRIu64 " B written per inference\n", s->dram_read_bytes,
+           s->dram_write_bytes);
+    printf("memory:     arena %" PRIu64 " B (lower bound %" PRIu64 " B), weights %" PRIu64 " B, SRAM peak %" PRIu64
+           " B\n", s->arena_bytes, s->arena_lower_bound_bytes, s->weights_bytes, s->sram_peak_bytes);
+    printf("%-40s %12s %12s %12s\n", "layer", "cycles", "MACs", "DRAM B");
+    for (int i = 0; i < s->n_layers; i++)
+        printf("%-40.40s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", s->layers[i].name, s->layers[i].cycles,
+               s->layers[i].macs, s->layers[i].dram_bytes);
+}
+
+typedef struct model_run {
+    simrun *r;
+    npy_array in[MAX_INPUTS];
+    void *out[MAX_INPUTS];
+    size_t out_bytes[MAX_INPUTS];
+    FILE *trace;
+    char trace_tmp[4200];
+} model_run;
+
+static npu_status run_model_inner(const opts *o, const char *fw, model_run *m, npu_err *err)
+{
+    npu_alloc a = npu_alloc_default();
+    if (o->trace) {
+        snprintf(m->trace_tmp, sizeof m->trace_tmp, "%s.tmp", o->trace);
+        if (!(m->trace = fopen(m->trace_tmp, "w")))
+            return npu_fail(err, NPU_EUSER, "%s: cannot write: %s", o->trace, strerror(errno));
+    }
+    simrun_options so = {.firmware = fw, .target = o->target, .any_target = o->any_target,
+                         .max_insns = o->have_max_insns ? o->max_insns : 0, .console = stdout, .trace = m->trace};
+    npu_status st = simrun_open(o->model, &so, &m->r, err);
+    if (st != NPU_OK)
+        return st;
+    const npub_view *v = simrun_view(m->r);
+    if ((uint32_t)o->ninputs != v->io->n_inputs)
+        return npu_fail(err, NPU_EUSAGE, "npusim: %s has %u input%s, %d --input given", o->model, v->io->n_inputs,
+                        v->io->n_inputs == 1 ? "" : "s", o->ninputs);
+    if (v->io->n_outputs > MAX_INPUTS)
+        return npu_fail(err, NPU_EUSER, "%s: more than %d outputs", o->model, MAX_INPUTS);
+    int64_t runs = 1, k[MAX_INPUTS];
+    for (int i = 0; i < o->ninputs; i++) {
+        if ((st = npy_read(o->inputs[i], a, &m->in[i], err)) ||
+            (st = check_input(o->inputs[i], &v->tensors[v->inputs[i]], &m->in[i], &k[i], err)))
+            return st;
+        if (k[i] > 1 && runs > 1 && k[i] != runs)
+            return npu_fail(err, NPU_EUSER, "%s: holds %lld inferences, another input %lld", o->inputs[i],
+                            (long long)k[i], (long long)runs);
+        if (k[i] > runs)
+            runs = k[i];
+    }
+    for (uint32_t j = 0; j < v->io->n_outputs; j++) {
+        m->out_bytes[j] = (size_t)v->tensors[v->outputs[j]].size * (size_t)runs;
+        if (!(m->out[j] = npu_malloc(a, m->out_bytes[j] ? m->out_bytes[j] : 1)))
+            return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    }
+    for (int64_t n = 0; n < runs && st == NPU_OK; n++) {
+        const void *ins[MAX_INPUTS];
+        void *outs[MAX_INPUTS];
+        for (int i = 0; i < o->ninputs; i++)
+            ins[i] = (const uint8_t *)m->in[i].data + (k[i] > 1 ? (size_t)n * v->tensors[v->inputs[i]].size : 0);
+        for (uint32_t j = 0; j < v->io->n_outputs; j++)
+            outs[j] = (uint8_t *)m->out[j] + (size_t)n * v->tensors[v->outputs[j]].size;
+        if ((st = simrun_infer(m->r, ins, outs, err)) != NPU_OK && runs > 1)
+            npu_err_prefix(err, "inference %lld", (long long)n);
+    }
+    if (st != NPU_OK)
+        return st;
+    npu_stats s;
+    simrun_stats(m->r, &s);
+    if (o->output) {
+        const npub_tensor *t = &v->tensors[v->outputs[0]];
+        int64_t dims[NPUB_MAX_RANK];
+        for (int d = 0; d < t->rank; d++)
+            dims[d] = t->dims[d];
+        dims[0] *= runs;
+        npy_dtype dt = NPY_F32;
+        if (!npy_of_dtype(t->dtype, &dt))
+            return npu_fail(err, NPU_EUSER, "%s: output dtype cannot be written as .npy", o->model);
+        if ((st = npy_write(o->output, dt, t->rank, dims, m->out[0], err)) != NPU_OK)
+            return st;
+    }
+    if (o->stats)
+        print_model_stats(&s, simrun_inferences(m->r));
+    if (o->stats_json && (st = npu_stats_save_json(&s, o->stats_json, err)) != NPU_OK)
+        return st;
+    if (m->trace) {
+        bool bad = fclose(m->trace) != 0;
+        m->trace = NULL;
+        if (bad || rename(m->trace_tmp, o->trace) != 0)
+            return npu_fail(err, NPU_EUSER, "%s: cannot write the trace", o->trace);
+    }
+    return NPU_OK;
+}
+
 static int run_model(const opts *o, const char *fw)
 {
-    (void)fw;
-    if (o->ninputs == 0)
+    npu_err err;
+    npu_err_clear(&err);
+    if (o->ninputs == 0) {
         fprintf(stderr, "npusim: %s: no --input given\n", o->model);
-    fprintf(stderr, "npusim: %s: running a .npub is not implemented yet\n", o->model);
-    return 1;
+        return NPU_EUSAGE;
+    }
+    static model_run m; /* large: not on the stack */
+    npu_status st = run_model_inner(o, fw, &m, &err);
+    npu_alloc a = npu_alloc_default();
+    for (int i = 0; i < MAX_INPUTS; i++) {
+        npy_free(a, &m.in[i]);
+        if (m.out[i])
+            npu_free(a, m.out[i], m.out_bytes[i] ? m.out_bytes[i] : 1);
+    }
+    if (m.trace) { /* failed: never leave a partial trace */
+        fclose(m.trace);
+        remove(m.trace_tmp);
+    }
+    simrun_free(m.r);
+    if (st != NPU_OK)
+        fprintf(stderr, "%s\n", err.msg);
+    return exit_code(st);
 }
 
 int main(int argc, char **argv)

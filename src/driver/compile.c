@@ -4,6 +4,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <stdlib.h>
+
+#include "common/file.h"
+#include "driver/report.h"
+#include "emit/emit.h"
+#include "emit/hostops.h"
+#include "memplan/memplan.h"
+#include "tiler/tiler.h"
 #include "import/import.h"
 #include "opt/opt.h"
 #include "partition/partition.h"
@@ -16,6 +24,12 @@ typedef struct drv_ctx {
     npu_alloc alloc;
     tgt_target *target;
     ir_graph *g;
+    part_schedule sched;
+    mp_plan plan;
+    emit_blob consts;
+    tile_program prog;
+    emit_info info;
+    bool have_consts, have_prog;
 } drv_ctx;
 
 static void dump_after_pass(void *ud, const char *pass, const ir_graph *g)
@@ -95,6 +109,116 @@ static npu_status stage_quantize(drv_ctx *c, npu_err *err)
     return st;
 }
 
+/* NPU where the tiler can run a node, else the host runtime, which must
+ * then take it: a node neither can run is an error naming it. */
+static bool npu_caps(void *ud, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    return tile_supports(ud, g, n, reason);
+}
+
+static npu_status stage_partition(drv_ctx *c, npu_err *err)
+{
+    part_caps caps = {npu_caps, c->target};
+    npu_status st = part_assign(c->g, &caps, err);
+    for (int i = 0; st == NPU_OK && i < c->g->n_nodes; i++) {
+        const ir_node *n = c->g->nodes[i];
+        const char *why = NULL;
+        if (!n->dead && n->unit == IR_UNIT_HOST && !emit_host_supports(c->g, n, &why))
+            st = npu_fail(err, NPU_EUSER, "%s: node '%s' (%s): the NPU cannot run it (%s) and neither can the host "
+                          "runtime (%s)", c->o->model, n->name, ir_op_name(n->op), n->unit_reason,
+                          why ? why : "no host kernel");
+    }
+    if (st == NPU_OK)
+        st = part_schedule_build(c->g, &c->sched, err);
+    if (st == NPU_OK && c->o->report)
+        part_report(c->g, c->out);
+    return st;
+}
+
+static npu_status stage_memplan(drv_ctx *c, npu_err *err)
+{
+    mp_options mo = {.align = 16};
+    npu_status st = mp_plan_graph(c->g, &c->sched, &mo, &c->plan, err);
+    if (st == NPU_OK)
+        st = mp_check(c->g, &c->plan, err);
+    return st;
+}
+
+static npu_status stage_tile(drv_ctx *c, npu_err *err)
+{
+    emit_blob_init(&c->consts, c->alloc);
+    c->have_consts = true;
+    npu_status st = tile_build(c->target, c->g, &c->sched, &c->plan, &c->consts, c->alloc, &c->prog, err);
+    c->have_prog = st == NPU_OK;
+    return st;
+}
+
+/* OUT from -o or the model's name: "dir/model.onnx" -> "dir/model" + ext. */
+static void out_path(const drv_options *o, const char *ext, char *buf, size_t cap)
+{
+    const char *src = o->output ? o->output : o->model;
+    size_t n = strlen(src);
+    const char *dot = strrchr(src, '.'), *slash = strrchr(src, '/');
+    bool strip_ext = dot && (!slash || dot > slash) &&
+                     (!o->output || o->emit == DRV_EMIT_C || !strcmp(dot, ".onnx"));
+    if (o->output && o->emit != DRV_EMIT_C) {
+        snprintf(buf, cap, "%s", src);
+        return;
+    }
+    snprintf(buf, cap, "%.*s%s", (int)(strip_ext ? (size_t)(dot - src) : n), src, ext);
+}
+
+static npu_status write_outputs(drv_ctx *c, const void *bin, size_t size, npu_err *err)
+{
+    char path[4096], hpath[4096];
+    switch (c->o->emit) {
+    case DRV_EMIT_C:
+        out_path(c->o, ".c", path, sizeof path);
+        out_path(c->o, ".h", hpath, sizeof hpath);
+        return emit_c_files(bin, size, path, hpath, err);
+    case DRV_EMIT_LISTING: {
+        out_path(c->o, ".lst", path, sizeof path);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        if (!f)
+            return npu_fail(err, NPU_EINTERNAL, "out of memory for the listing");
+        npub_view v;
+        npub_error ne;
+        npu_status st = npub_open(bin, size, &v, &ne) == 0
+                            ? emit_listing(&v, c->target->isa, f, err)
+                            : npu_fail(err, NPU_EINTERNAL, "emitted binary does not validate: %s", ne.msg);
+        fclose(f);
+        if (st == NPU_OK)
+            st = npu_write_file_atomic(path, text, len, err);
+        free(text);
+        return st;
+    }
+    case DRV_EMIT_QDQ:
+        return npu_fail(err, NPU_EUSER, "%s: --emit qdq is not implemented yet", c->o->model);
+    default:
+        out_path(c->o, ".npub", path, sizeof path);
+        return npu_write_file_atomic(path, bin, size, err);
+    }
+}
+
+static npu_status stage_emit(drv_ctx *c, npu_err *err)
+{
+    emit_model em = {c->target, c->g, &c->sched, &c->plan, c->prog.n_words ? &c->prog : NULL, &c->consts,
+                     c->o->strip};
+    void *bin = NULL;
+    size_t size = 0;
+    npu_status st = emit_npub(&em, c->alloc, &bin, &size, &c->info, err);
+    if (st == NPU_OK)
+        st = write_outputs(c, bin, size, err);
+    if (st == NPU_OK && c->o->verbose)
+        fprintf(c->out, "%s: %u steps (%u on the NPU), %zu bytes\n", c->o->model, c->info.n_steps,
+                c->info.n_npu_steps, size);
+    if (bin)
+        npu_free(c->alloc, bin, size);
+    return st;
+}
+
 npu_status drv_compile(const drv_options *o, FILE *out, npu_err *err)
 {
     drv_ctx c = {.o = o, .out = out, .alloc = npu_alloc_default()};
@@ -108,20 +232,25 @@ npu_status drv_compile(const drv_options *o, FILE *out, npu_err *err)
         st = stage_import(&c, err);
     if (st == NPU_OK)
         st = stage_opt(&c, err);
-    if (st == NPU_OK) {
-        /* until the tiler answers, every node is placed on the host */
-        part_caps caps = {NULL, NULL};
-        st = part_assign(c.g, &caps, err);
-    }
     if (st == NPU_OK)
         st = stage_quantize(&c, err);
-    /* Code generation (memplan, tiler, emit) is not in the pipeline yet:
-     * say so rather than pretend an output was written. */
-    if (st == NPU_OK && !o->dump_after)
-        st = npu_fail(err, NPU_EINTERNAL,
-                      "%s: quantized; code generation (memory plan, tiler, emit) is not implemented yet, "
-                      "so no binary was written (inspect the quantized graph with --dump-after=quantize)",
-                      o->model);
+    if (st == NPU_OK && o->dump_after) /* inspection only: nothing is written */
+        goto done;
+    if (st == NPU_OK)
+        st = stage_partition(&c, err);
+    if (st == NPU_OK)
+        st = stage_memplan(&c, err);
+    if (st == NPU_OK)
+        st = stage_tile(&c, err);
+    if (st == NPU_OK)
+        st = stage_emit(&c, err);
+    if (st == NPU_OK && (o->stats_json || o->report))
+        st = drv_report(c.o, c.target, c.g, &c.sched, &c.plan, &c.prog, &c.info, out, err);
+done:
+    if (c.have_prog)
+        tile_program_free(&c.prog, c.alloc);
+    if (c.have_consts)
+        emit_blob_free(&c.consts);
     ir_graph_free(c.g);
     tgt_free(c.target);
     return st;

@@ -2,7 +2,7 @@
  *
  *   npudis --isa NAME|FILE.yaml STREAM.bin      raw little-endian 32-bit words
  *   npudis --target NAME|FILE.yaml STREAM.bin   the target's ISA
- *   npudis MODEL.npub                           (once the .npub reader lands)
+ *   npudis [--target NAME|FILE.yaml] MODEL.npub  the whole binary, listed
  *
  * Each input kind fills a dis_input (ISA, words, optional labels from a
  * debug section); the disassembly itself is tgt_disasm. */
@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/file.h"
+#include "emit/emit.h"
+#include "rt/npub.h"
 #include "target/target.h"
 
 typedef struct dis_input {
@@ -83,13 +86,40 @@ static npu_status open_raw(const char *isa_arg, const char *target_arg, const ch
     return read_words(path, in, err);
 }
 
-/* The .npub reader (command streams, target hash, debug section) plugs in
- * here: it fills in->target from the recorded target name, in->words from
- * the stream section, and in->label from the debug section. */
-static npu_status open_npub(const char *path, dis_input *in, npu_err *err)
+/* A .npub: validated, then listed whole (tensors, steps, streams with the
+ * source node of each range) with the ISA of the target it was built for.
+ * A binary built for another variant of the target is refused unless
+ * --target names the description to decode with. */
+static npu_status dis_npub(const char *path, const char *target_arg, npu_err *err)
 {
-    (void)in;
-    return npu_fail(err, NPU_EUSER, "%s: .npub files are not supported yet; expected --isa FILE STREAM.bin", path);
+    npu_alloc a = npu_alloc_default();
+    void *buf = NULL;
+    size_t size = 0;
+    npu_status st = npu_read_file(path, a, &buf, &size, err);
+    if (st)
+        return st;
+    npub_view v;
+    npub_error ne;
+    tgt_target *t = NULL;
+    char name[sizeof v.header->target + 1];
+    if (npub_open(buf, size, &v, &ne) != 0) {
+        st = npu_fail(err, NPU_EUSER, "%s: %s", path, ne.msg);
+    } else {
+        memcpy(name, v.header->target, sizeof v.header->target);
+        name[sizeof v.header->target] = 0;
+        st = tgt_load(target_arg ? target_arg : name, NULL, &t, err);
+    }
+    if (st == NPU_OK && !target_arg && t->hash != v.header->target_hash)
+        st = npu_fail(err, NPU_EUSER,
+                      "%s: built for target '%s' with hash %016llx, but %s has hash %016llx (the description "
+                      "changed): recompile, or name the description with --target",
+                      path, name, (unsigned long long)v.header->target_hash, t->file, (unsigned long long)t->hash);
+    if (st == NPU_OK && (st = emit_listing(&v, t->isa, stdout, err)) != NPU_OK)
+        npu_err_prefix(err, "%s", path);
+    if (t)
+        tgt_free(t);
+    npu_free(a, buf, size);
+    return st;
 }
 
 static void release(dis_input *in)
@@ -128,13 +158,19 @@ int main(int argc, char **argv)
     npu_err err;
     npu_err_clear(&err);
     size_t len = strlen(file);
-    bool npub = !isa && !target && len > 5 && strcmp(file + len - 5, ".npub") == 0;
-    if (!npub && !isa && !target) {
+    bool npub = !isa && len > 5 && strcmp(file + len - 5, ".npub") == 0;
+    if (npub) {
+        npu_status st = dis_npub(file, target, &err);
+        if (st)
+            fprintf(stderr, "npudis: %s\n", err.msg);
+        return (int)st;
+    }
+    if (!isa && !target) {
         fprintf(stderr, "npudis: %s: a raw stream needs --isa or --target\n", file);
         usage(stderr);
         return NPU_EUSAGE;
     }
-    npu_status st = npub ? open_npub(file, &in, &err) : open_raw(isa, target, file, &in, &err);
+    npu_status st = open_raw(isa, target, file, &in, &err);
     if (!st) {
         printf("; %s: ISA %s (hash %016llx), %zu words\n", file, in.isa->name, (unsigned long long)in.isa->hash,
                in.n);

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/file.h"
 #include "common/npy.h"
+#include "rt/npub.h"
 #include "import/import.h"
 #include "opt/opt.h"
 #include "ref/ref.h"
@@ -29,7 +31,7 @@ typedef struct args {
 
 static void usage(FILE *f)
 {
-    fputs("usage: npuref MODEL.onnx --input X.npy [--input ...] [--output Y.npy ...]\n"
+    fputs("usage: npuref MODEL.onnx|MODEL.npub --input X.npy [--input ...] [--output Y.npy ...]\n"
           "              [--input-shape NAME=1x3x224x224] [--no-opt]\n"
           "  --input [NAME=]X.npy   one per graph input, in order (or by name)\n"
           "  --output [NAME=]Y.npy  graph outputs, in order (or by name); the rest are summarized\n"
@@ -211,18 +213,38 @@ static void run_free(run *r)
         ir_graph_free(r->g);
 }
 
+/* The quantized graph a compiled model carries (its GRAPH section): the
+ * integer oracle npusim must match. */
+static npu_status load_npub_graph(const char *path, npu_alloc alloc, ir_graph **g, npu_err *err)
+{
+    void *buf = NULL;
+    size_t size = 0;
+    npu_status st = npu_read_file(path, alloc, &buf, &size, err);
+    if (st)
+        return st;
+    npub_view v;
+    npub_error ne;
+    if (npub_open(buf, size, &v, &ne) != 0)
+        st = npu_fail(err, NPU_EUSER, "%s: %s", path, ne.msg);
+    else if (!v.graph)
+        st = npu_fail(err, NPU_EUSER, "%s: the binary is stripped (no graph section): compile without --strip",
+                      path);
+    else if ((st = ir_deserialize(v.graph, v.graph_size, alloc, g, err)) != NPU_OK)
+        npu_err_prefix(err, "%s: graph section", path);
+    npu_free(alloc, buf, size);
+    return st;
+}
+
 static npu_status run_model(const args *a, run *r, npu_err *err)
 {
     size_t len = strlen(a->model);
-    if (len >= 5 && !strcmp(a->model + len - 5, ".npub"))
-        /* TODO(npub): run the quantized graph of a compiled model */
-        return npu_fail(err, NPU_EUSER, "%s: running a compiled .npub is not supported yet", a->model);
-    imp_options io = {a->n_shapes, a->shapes};
-    npu_status st = imp_load_onnx(a->model, &io, r->alloc, &r->g, err);
+    bool npub = len >= 5 && !strcmp(a->model + len - 5, ".npub");
+    npu_status st = npub ? load_npub_graph(a->model, r->alloc, &r->g, err)
+                         : imp_load_onnx(a->model, &(imp_options){a->n_shapes, a->shapes}, r->alloc, &r->g, err);
     if (st)
         return st;
     ir_graph *g = r->g;
-    if (!a->no_opt && (st = opt_run(g, NULL, err)))
+    if (!npub && !a->no_opt && (st = opt_run(g, NULL, err)))
         return npu_err_prefix(err, "%s", a->model);
     if (g->n_inputs > MAX_FILES || g->n_outputs > MAX_FILES)
         return npu_fail(err, NPU_EUSER, "%s: more than %d graph inputs or outputs", a->model, MAX_FILES);

@@ -75,17 +75,21 @@ static npu_status add_input(imp_ctx *c, const Onnx__ValueInfoProto *vi)
             const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
             char hint[256];
             shape_hint(hint, sizeof hint, name, rank, dims, dyn);
-            return imp_fail(c, "graph input '%s': dimension %d%s%s%s is dynamic; fix it with --input-shape (e.g. %s)",
-                            name, i, d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? " ('" : "",
-                            d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? d->dim_param : "",
-                            d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? "')" : "", hint);
+            char what[80] = "";
+            if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
+                snprintf(what, sizeof what, " ('%.64s')", d->dim_param);
+            else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+                snprintf(what, sizeof what, " (%lld)", (long long)d->dim_value);
+            return imp_fail(c, "graph input '%s': dimension %d%s is dynamic; fix it with --input-shape (e.g. %s)",
+                            name, i, what, hint);
         }
     }
     int64_t numel = 1;
     for (int i = 0; i < rank; i++) {
-        if (dims[i] && numel > IMP_MAX_NUMEL / dims[i])
+        int64_t d = dims[i] ? dims[i] : 1; /* an empty tensor's other dims stay bounded too */
+        if (numel > IMP_MAX_NUMEL / d)
             return imp_fail(c, "graph input '%s' is too large", name);
-        numel *= dims[i];
+        numel *= d;
     }
     if (ir_graph_find(c->g, name))
         return imp_fail(c, "graph input '%s' is listed twice", name);
@@ -97,17 +101,34 @@ static npu_status add_input(imp_ctx *c, const Onnx__ValueInfoProto *vi)
     return NPU_OK;
 }
 
+/* A graph input proper: listed in GraphProto.input and not an initializer. */
+static bool is_graph_input(const imp_ctx *c, const char *name)
+{
+    for (size_t j = 0; j < c->gp->n_input; j++) {
+        const char *in = c->gp->input[j]->name;
+        if (in && !strcmp(in, name)) {
+            const ir_tensor *t = ir_graph_find(c->g, name);
+            return !t || !t->data;
+        }
+    }
+    return false;
+}
+
+/* Before the inputs are read, so a misspelt name is reported rather than
+ * the dynamic dimension it meant to fix. */
 static npu_status check_overrides(imp_ctx *c)
 {
     for (int i = 0; c->opt && i < c->opt->n_input_shapes; i++) {
         const char *name = c->opt->input_shapes[i].name;
-        ir_tensor *t = ir_graph_find(c->g, name);
-        if (!t || !(t->flags & IR_TENSOR_INPUT)) {
+        if (!is_graph_input(c, name)) {
             char list[512];
             size_t k = 0;
             list[0] = '\0';
-            for (int j = 0; j < c->g->n_inputs && k + 1 < sizeof list; j++)
-                k += (size_t)snprintf(list + k, sizeof list - k, "%s'%s'", j ? ", " : "", c->g->inputs[j]->name);
+            for (size_t j = 0; j < c->gp->n_input && k + 1 < sizeof list; j++) {
+                const char *in = c->gp->input[j]->name ? c->gp->input[j]->name : "";
+                if (is_graph_input(c, in))
+                    k += (size_t)snprintf(list + k, sizeof list - k, "%s'%s'", k ? ", " : "", in);
+            }
             return imp_fail(c, "--input-shape names '%s', which is not a graph input (inputs: %s)", name,
                             *list ? list : "none");
         }
@@ -317,9 +338,15 @@ static npu_status check_output(imp_ctx *c, const Onnx__ValueInfoProto *vi, ir_te
         return NPU_OK;
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
     ir_dtype dt;
-    if (tt->has_elem_type && tt->elem_type && (!ir_dtype_from_onnx(tt->elem_type, &dt) || dt != t->dtype))
+    if (tt->has_elem_type && tt->elem_type && (!ir_dtype_from_onnx(tt->elem_type, &dt) || dt != t->dtype)) {
+        int computed = 0; /* the ONNX name of the IR dtype, so both sides read alike */
+        for (int k = 1; k <= 16 && !computed; k++)
+            if (ir_dtype_from_onnx(k, &dt) && dt == t->dtype)
+                computed = k;
         return imp_fail(c, "graph output '%s' is declared %s but computes %s", vi->name,
-                        imp_onnx_dtype_name(tt->elem_type), ir_dtype_name(t->dtype));
+                        imp_onnx_dtype_name(tt->elem_type),
+                        computed ? imp_onnx_dtype_name(computed) : ir_dtype_name(t->dtype));
+    }
     if (!tt->shape)
         return NPU_OK;
     bool ok = (int)tt->shape->n_dim == t->rank;
@@ -328,11 +355,21 @@ static npu_status check_output(imp_ctx *c, const Onnx__ValueInfoProto *vi, ir_te
         ok = d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE || d->dim_value == t->dims[i];
     }
     if (!ok) {
-        char b[160];
-        size_t k = (size_t)snprintf(b, sizeof b, "[");
-        for (int i = 0; i < t->rank && k < sizeof b; i++)
-            k += (size_t)snprintf(b + k, sizeof b - k, "%s%lld", i ? "," : "", (long long)t->dims[i]);
-        return imp_fail(c, "graph output '%s': the model declares another shape than the inferred %s]", vi->name, b);
+        char inferred[160], declared[200];
+        size_t k = (size_t)snprintf(inferred, sizeof inferred, "[");
+        for (int i = 0; i < t->rank && k < sizeof inferred; i++)
+            k += (size_t)snprintf(inferred + k, sizeof inferred - k, "%s%lld", i ? "," : "", (long long)t->dims[i]);
+        k = (size_t)snprintf(declared, sizeof declared, "[");
+        for (size_t i = 0; i < tt->shape->n_dim && k < sizeof declared; i++) {
+            const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+            if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+                k += (size_t)snprintf(declared + k, sizeof declared - k, "%s%lld", i ? "," : "",
+                                      (long long)d->dim_value);
+            else
+                k += (size_t)snprintf(declared + k, sizeof declared - k, "%s?", i ? "," : "");
+        }
+        return imp_fail(c, "graph output '%s' is declared with shape %s], but its inferred shape is %s]", vi->name,
+                        declared, inferred);
     }
     return NPU_OK;
 }
@@ -368,6 +405,8 @@ npu_status imp_build_graph(imp_ctx *c)
     g->outputs = npu_arena_alloc(g->arena, sizeof *g->outputs * (gp->n_output + 1));
     if (!g->inputs || !g->outputs)
         return imp_oom(c);
+    if ((st = check_overrides(c)))
+        return st;
     for (size_t i = 0; i < gp->n_input; i++) {
         const ir_tensor *t = gp->input[i]->name ? ir_graph_find(g, gp->input[i]->name) : NULL;
         if (t && t->data)
@@ -375,8 +414,6 @@ npu_status imp_build_graph(imp_ctx *c)
         if ((st = add_input(c, gp->input[i])))
             return st;
     }
-    if ((st = check_overrides(c)))
-        return st;
     const char **names = npu_arena_alloc(g->arena, sizeof *names * (gp->n_node + 1));
     ir_op *ops = npu_arena_alloc(g->arena, sizeof *ops * (gp->n_node + 1));
     if (!names || !ops)

@@ -7,6 +7,11 @@
 
 /* Largest element count of a tensor the importer accepts (as shape.c). */
 #define IMP_MAX_NUMEL ((int64_t)1 << 40)
+/* ModelProto ir_version range. IR 3 introduced opset_import; the system's
+ * onnx.proto is IR 8, and IR 9 to 11 only add types and fields that opsets
+ * 11 to 17 do not use. A later IR may carry fields protobuf-c would skip. */
+#define IMP_IR_VERSION_MIN 3
+#define IMP_IR_VERSION_MAX 11
 /* Import-time folding evaluates a node only when its outputs fit in this. */
 #define IMP_FOLD_MAX_BYTES ((size_t)64 << 20)
 
@@ -25,6 +30,10 @@ npu_status imp_fail(imp_ctx *c, const char *fmt, ...) __attribute__((format(prin
 npu_status imp_node_fail(imp_ctx *c, const char *node, const char *op, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 npu_status imp_oom(imp_ctx *c);
+
+/* imp_wire.c: bounds the nesting depth and explains a truncated or
+ * corrupt file (byte offsets, field names) before protobuf-c unpacks it. */
+npu_status imp_wire_check(imp_ctx *c, const void *data, size_t size);
 
 /* imp_tensor.c: TensorProto data and ValueInfo types. */
 const char *imp_onnx_dtype_name(int onnx_type);

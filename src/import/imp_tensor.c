@@ -103,13 +103,15 @@ npu_status imp_tensor(imp_ctx *c, const Onnx__TensorProto *tp, const char *name,
     if (tp->n_dims > IR_MAX_RANK)
         return imp_fail(c, "%s: rank %zu exceeds the supported %d", what, tp->n_dims, IR_MAX_RANK);
     int rank = (int)tp->n_dims;
-    int64_t numel = 1, dims[IR_MAX_RANK] = {0}; /* never NULL: rank 0 is a known shape */
+    int64_t numel = 1, bound = 1, dims[IR_MAX_RANK] = {0}; /* never NULL: rank 0 is a known shape */
     for (int i = 0; i < rank; i++) {
         int64_t d = dims[i] = tp->dims[i];
         if (d < 0)
             return imp_fail(c, "%s: dimension %d is negative (%lld)", what, i, (long long)d);
-        if (d && numel > IMP_MAX_NUMEL / d)
+        /* with 0 counted as 1, so an empty tensor's other dims stay bounded too */
+        if (bound > IMP_MAX_NUMEL / (d ? d : 1))
             return imp_fail(c, "%s: shape is too large", what);
+        bound *= d ? d : 1;
         numel *= d;
     }
     /* where the values are; checked against numel before allocating */

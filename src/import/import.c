@@ -106,79 +106,15 @@ static void pb_free_fn(void *ud, void *ptr)
     npu_free(p->a, m, size + PB_HDR);
 }
 
-/* Walks the wire format before protobuf-c does: protobuf-c recurses without
- * a limit, so a crafted file nesting messages deeply would overflow the
- * stack. Also gives the byte offset of a truncation. Returns 0 when fine,
- * else fills *where and returns 1 (malformed) or 2 (too deep). */
-enum { PB_MAX_DEPTH = 48 };
-
-static bool varint(const uint8_t *d, size_t len, size_t *pos, uint64_t *v)
-{
-    *v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (*pos >= len)
-            return false;
-        uint8_t b = d[(*pos)++];
-        *v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            return true;
-    }
-    return false;
-}
-
-static int pb_scan(const uint8_t *d, size_t len, size_t base, const ProtobufCMessageDescriptor *desc, int depth,
-                   size_t *where)
-{
-    size_t pos = 0;
-    while (pos < len) {
-        uint64_t key, n;
-        *where = base + pos;
-        if (!varint(d, len, &pos, &key))
-            return 1;
-        switch (key & 7) {
-        case 0:
-            if (!varint(d, len, &pos, &n))
-                return 1;
-            break;
-        case 1:
-            if (len - pos < 8)
-                return 1;
-            pos += 8;
-            break;
-        case 5:
-            if (len - pos < 4)
-                return 1;
-            pos += 4;
-            break;
-        case 2: {
-            if (!varint(d, len, &pos, &n) || n > len - pos)
-                return 1;
-            const ProtobufCFieldDescriptor *f =
-                key >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(desc, (unsigned)(key >> 3)) : NULL;
-            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
-                if (depth >= PB_MAX_DEPTH) {
-                    *where = base + pos;
-                    return 2;
-                }
-                int r = pb_scan(d + pos, (size_t)n, base + pos, f->descriptor, depth + 1, where);
-                if (r)
-                    return r;
-            }
-            pos += (size_t)n;
-            break;
-        }
-        default: return 1; /* groups (3, 4) and undefined wire types */
-        }
-    }
-    return 0;
-}
-
 /* ---- the model ------------------------------------------------------------------- */
 
 static npu_status check_model(imp_ctx *c, const Onnx__ModelProto *m)
 {
     if (!m->graph || !m->has_ir_version)
         return imp_fail(c, "not an ONNX model (no %s)", m->graph ? "ir_version" : "graph");
+    if (m->ir_version < IMP_IR_VERSION_MIN || m->ir_version > IMP_IR_VERSION_MAX)
+        return imp_fail(c, "ir_version %lld is not supported (supported: %d to %d)", (long long)m->ir_version,
+                        IMP_IR_VERSION_MIN, IMP_IR_VERSION_MAX);
     int opset = 0;
     for (size_t i = 0; i < m->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *o = m->opset_import[i];
@@ -202,18 +138,15 @@ npu_status imp_load_onnx_buffer(const void *data, size_t size, const char *path,
     *out = NULL;
     if (size == 0)
         return imp_fail(c, "the file is empty");
-    size_t where = 0;
-    int scan = pb_scan(data, size, 0, &onnx__model_proto__descriptor, 0, &where);
-    if (scan == 1)
-        return imp_fail(c, "not a valid ONNX file (protobuf data is truncated or corrupt at byte %zu)", where);
-    if (scan == 2)
-        return imp_fail(c, "not a valid ONNX file (messages nested more than %d deep at byte %zu)", PB_MAX_DEPTH, where);
+    npu_status st = imp_wire_check(c, data, size);
+    if (st)
+        return st;
     pb_alloc pa = {.a = alloc};
     ProtobufCAllocator pballoc = {pb_alloc_fn, pb_free_fn, &pa};
     Onnx__ModelProto *m = onnx__model_proto__unpack(&pballoc, size, data);
     if (!m)
-        return pa.failed ? imp_oom(c) : imp_fail(c, "not a valid ONNX file (protobuf fields have the wrong types)");
-    npu_status st = check_model(c, m);
+        return pa.failed ? imp_oom(c) : imp_fail(c, "not a valid ONNX file (protobuf-c cannot unpack it)");
+    st = check_model(c, m);
     if (!st) {
         c->gp = m->graph;
         if (!(c->g = ir_graph_new(alloc)))
@@ -226,6 +159,10 @@ npu_status imp_load_onnx_buffer(const void *data, size_t size, const char *path,
     onnx__model_proto__free_unpacked(m, &pballoc);
     if (st) {
         ir_graph_free(c->g);
+        /* names from a corrupt file may hold control bytes: keep the terminal sane */
+        for (char *p = err ? err->msg : ""; *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                *p = '?';
         return st;
     }
     *out = c->g;

@@ -67,9 +67,12 @@ npu_status sh_set(sctx *c, int i, ir_dtype dt, int rank, const int64_t *dims)
     for (int k = 0; k < rank; k++) {
         if (dims[k] < 0)
             return sh_fail(c, "output shape %s has a negative dimension", sh_fmt(b, sizeof b, rank, dims));
-        if (dims[k] && numel > SHAPE_MAX_NUMEL / dims[k])
+        /* a 0 counts as 1: the other dimensions of an empty tensor stay
+         * bounded too (Flatten and Reshape multiply them) */
+        int64_t dk = dims[k] ? dims[k] : 1;
+        if (numel > SHAPE_MAX_NUMEL / dk)
             return sh_fail(c, "output shape %s is too large", sh_fmt(b, sizeof b, rank, dims));
-        numel *= dims[k];
+        numel *= dk;
     }
     ir_tensor *t = c->n->outputs[i];
     t->dtype = dt;
@@ -300,8 +303,13 @@ static npu_status conv_geometry(sctx *c, const ir_tensor *x, const int64_t *kern
     for (int i = 0; i < nsp; i++) {
         if (strides[i] < 1 || dil[i] < 1 || kernel[i] < 1)
             return sh_fail(c, "kernel_shape, strides and dilations must be positive");
+        /* bounded so that the arithmetic below cannot overflow */
+        if (strides[i] > SHAPE_MAX_NUMEL || kernel[i] - 1 > SHAPE_MAX_NUMEL / dil[i])
+            return sh_fail(c, "kernel_shape, strides or dilations are too large");
         if (pads[i] < 0 || pads[i + nsp] < 0)
             return sh_fail(c, "pads must not be negative");
+        if (pads[i] > SHAPE_MAX_NUMEL || pads[i + nsp] > SHAPE_MAX_NUMEL)
+            return sh_fail(c, "pads are too large");
         int64_t in = x->dims[2 + i], ek = (kernel[i] - 1) * dil[i] + 1;
         if (!strcmp(ap, "VALID")) {
             pads[i] = pads[i + nsp] = 0;

@@ -73,6 +73,9 @@ static npu_status infer_split(sctx *c)
     for (int i = 0; i < n; i++) {
         if (split[i] < 0)
             return sh_fail(c, "split sizes must not be negative");
+        if (split[i] > dim) /* also keeps the sum from overflowing */
+            return sh_fail(c, "split size %lld exceeds axis %lld's %lld", (long long)split[i], (long long)axis,
+                           (long long)dim);
         sum += split[i];
     }
     if (sum != dim)
@@ -317,6 +320,9 @@ static npu_status infer_pad(sctx *c)
         return sh_fail(c, "pads has %d values; expected %d for rank %d", n, 2 * x->rank, x->rank);
     int64_t d[IR_MAX_RANK];
     for (int i = 0; i < x->rank; i++) {
+        if (pads[i] < -SHAPE_MAX_NUMEL || pads[i] > SHAPE_MAX_NUMEL || pads[i + x->rank] < -SHAPE_MAX_NUMEL ||
+            pads[i + x->rank] > SHAPE_MAX_NUMEL)
+            return sh_fail(c, "pads for dimension %d are too large", i);
         d[i] = x->dims[i] + pads[i] + pads[i + x->rank];
         if (d[i] < 0)
             return sh_fail(c, "pads remove more than dimension %d holds", i);

@@ -9,8 +9,9 @@
 #include "partition/partition.h"
 #include "rt/npub.h"
 
-/* One buffer to place: live from step first (its write) to step last (its
- * last read), inclusive. */
+/* One buffer to place: live from time first (its write) to time last (its
+ * last read), inclusive. Time is whatever axis the caller uses (node
+ * positions for mp_plan_graph, steps, instruction indices for SRAM). */
 typedef struct mp_item {
     int64_t size;
     int first, last;
@@ -23,12 +24,31 @@ npu_status mp_place(mp_item *items, int n, int64_t align, npu_alloc alloc, int64
 /* max over steps of the sum of sizes live at that step */
 int64_t mp_lower_bound(const mp_item *items, int n);
 
+/* Effort of the improvement search in work units (one unit ~ one
+ * neighbour visit or one item moved, a few ns): the default costs some
+ * 10-20 ms on 500 buffers when the lower bound is out of reach (on real
+ * graphs the first orders tried usually reach it). */
+#define MP_EFFORT_DEFAULT ((int64_t)6000000)
+
+typedef struct mp_place_options {
+    int64_t align;  /* offsets are multiples of it (<= 0: 1) */
+    int64_t effort; /* work-unit budget of the search (<= 0: MP_EFFORT_DEFAULT) */
+} mp_place_options;
+
+/* mp_place with options; the search stops early at the lower bound. */
+npu_status mp_place_ex(mp_item *items, int n, const mp_place_options *o, npu_alloc alloc, int64_t *total,
+                       npu_err *err);
+
 typedef struct mp_tensor {
     npub_region region; /* graph inputs: INPUT, outputs: OUTPUT, constants: CONST, others: ARENA */
     int64_t offset;     /* byte offset in the region (-1: not placed, e.g. CONST before emit) */
     int64_t size;
-    int first, last;    /* step indices of the first write and the last read */
+    int first, last;    /* step indices of the first write and the last read (-1: unused tensor) */
     int alias_of;       /* tensor id of the root buffer it lies in, or -1 */
+    /* The planner's time axis: positions of nodes in schedule order (the
+     * n-th live node executed), or steps when planned with by_step. A root's
+     * lifetime covers those of all tensors aliased into it. */
+    int first_pos, last_pos;
 } mp_tensor;
 
 typedef struct mp_plan {
@@ -38,15 +58,51 @@ typedef struct mp_plan {
     int64_t arena_lower_bound;
     int64_t concat_bytes_copied;       /* with elision */
     int64_t concat_bytes_without_elision;
+    int concats, concats_elided; /* live Concat nodes; those with every input written in place */
+    int splits, splits_in_place; /* live Split nodes; those whose outputs all lie in the input */
+    bool by_step;     /* first_pos/last_pos are steps (see mp_options) */
+    int n_steps;
+    int n_positions;  /* live nodes in the schedule */
+    int *node_pos;    /* per index into g->nodes: its position, -1 when not scheduled */
+    int *pos_step;    /* per position: the step holding that node */
 } mp_plan;
 
 typedef struct mp_options {
     int64_t align;     /* DRAM alignment in bytes (the target's DMA alignment) */
-    bool no_elision;   /* place concat inputs separately (for comparison) */
+    bool no_elision;   /* no concat elision, no split in place (for comparison); views still alias */
+    /* Plan with whole steps as the time unit. By default two tensors of one
+     * NPU segment may share space when their node lifetimes do not overlap,
+     * which needs the tiler to finish a node's reads before a later node of
+     * the segment writes (see docs/memplan.md). */
+    bool by_step;
+    int64_t effort;    /* mp_place_options.effort */
 } mp_options;
 
 /* Plans the quantized graph g along the schedule. */
 npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_options *opts, mp_plan *out,
                          npu_err *err);
+
+/* Reorders g's live nodes into the topological order (of a few candidates:
+ * least-growth list scheduling, depth-first from the outputs both ways)
+ * whose plan has the smallest arena; the current order wins ties and a
+ * candidate with more steps (split NPU segments) is refused. Units must be
+ * assigned. *changed says whether g->nodes changed: then rebuild the
+ * schedule (part_schedule_build) before mp_plan_graph. Plans the graph four
+ * times, so it leaves their arrays in the graph's arena. */
+npu_status mp_choose_order(ir_graph *g, const mp_options *opts, bool *changed, npu_err *err);
+
+/* Checks a plan against the graph without trusting the planner: lifetimes
+ * cover every write and read, no two buffers of a region live at the same
+ * time overlap, every buffer lies inside its region, and every alias lies
+ * inside its root in space and time and is justified by a view or a concat
+ * at the right offset. Errors name the tensors involved. */
+npu_status mp_check(const ir_graph *g, const mp_plan *p, npu_err *err);
+
+/* The --report lines: arena and bound, concat bytes copied with and
+ * without elision, splits read in place. */
+void mp_report(const mp_plan *p, FILE *out);
+
+/* True for ops whose output is the input's bytes unchanged (aliased). */
+bool mp_is_view(ir_op op);
 
 #endif

@@ -198,7 +198,7 @@ npu_status q_ptq(ir_graph *g, const q_ptq_options *o, q_ptq_result *res, npu_err
     cal_input_spec spec = {in->name, in->rank, in->dims};
     ptq_state s = {0};
     q_options qo = o->q;
-    npu_status st = cal_dataset_open(o->calib_dir, &spec, &o->read, g->alloc, &s.ds, err);
+    npu_status st = cal_dataset_open_opts(o->calib_dir, &spec, &o->read, g->alloc, &s.ds, err);
     if (st == NPU_OK && o->cle)
         st = run_cle(g, s.ds, o, err);
     if (st == NPU_OK)

@@ -94,14 +94,16 @@ npu_status tgt_sem_check(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COU
     case TGT_SEM_CONV:
     case TGT_SEM_DWCONV:
     case TGT_SEM_POOL: {
-        int64_t oh = out_size(V(IH), V(PT), V(PB), V(KH), V(DH), V(SH));
-        int64_t ow = out_size(V(IW), V(PL), V(PR), V(KW), V(DW), V(SW));
+        /* pool has no dilation fields: its window is undilated (their default 0 is "not read") */
+        int64_t dh = in->sem == TGT_SEM_POOL ? 1 : V(DH), dw = in->sem == TGT_SEM_POOL ? 1 : V(DW);
+        int64_t oh = out_size(V(IH), V(PT), V(PB), V(KH), dh, V(SH));
+        int64_t ow = out_size(V(IW), V(PL), V(PR), V(KW), dw, V(SW));
         if (oh != V(OH) || ow != V(OW))
             return npu_fail(err, NPU_EUSER, "%s: output %lldx%lld does not match its window: a %lldx%lld input "
                             "with this kernel, stride, dilation and padding gives %lldx%lld", in->name,
                             (long long)V(OH), (long long)V(OW), (long long)V(IH), (long long)V(IW),
                             (long long)oh, (long long)ow);
-        if (V(PT) >= V(KH) * V(DH) || V(PB) >= V(KH) * V(DH) || V(PL) >= V(KW) * V(DW) || V(PR) >= V(KW) * V(DW))
+        if (V(PT) >= V(KH) * dh || V(PB) >= V(KH) * dh || V(PL) >= V(KW) * dw || V(PR) >= V(KW) * dw)
             return npu_fail(err, NPU_EUSER, "%s: padding must be smaller than the kernel's extent", in->name);
         break;
     }

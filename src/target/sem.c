@@ -108,6 +108,7 @@ static const tgt_sem_field f_requant[] = {
     COMMON, R(SRC), R(DST), R(LEN), R(MULT), O(SHIFT, 0), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(COPY, 0),
 };
 static const tgt_sem_field f_ctrl[] = {COMMON};
+static const tgt_sem_field f_sync[] = {COMMON, O(DRAIN, 0)};
 
 #define U(u) (1u << TGT_UNIT_##u)
 #define ROW(id, name, units, f) [TGT_SEM_##id] = {name, units, (int)(sizeof f / sizeof f[0]), f}
@@ -122,7 +123,7 @@ static const tgt_sem_info sems[TGT_SEM_COUNT] = {
     ROW(ELTWISE, "eltwise", U(MAC) | U(VECTOR), f_eltwise),
     ROW(LUT, "lut", U(MAC) | U(VECTOR), f_lut),
     ROW(REQUANT, "requant", U(MAC) | U(VECTOR), f_requant),
-    ROW(SYNC, "sync", U(CTRL), f_ctrl),
+    ROW(SYNC, "sync", U(CTRL), f_sync),
     ROW(END, "end", U(CTRL), f_ctrl),
 };
 

@@ -25,10 +25,13 @@ typedef struct tile_segment {
 typedef struct tile_layer {
     const ir_node *node;
     uint32_t first_word, n_words;
-    int64_t cycles;       /* static estimate from the ISA timing expressions and overlap */
+    int64_t cycles;       /* static estimate: the token schedule of the layer's instructions on the
+                           * unit queues and the shared DRAM bus (docs/tiler.md) */
     int64_t macs;
     int64_t dram_bytes;   /* DMA traffic of the layer */
     int64_t bound_cycles; /* max(macs / peak MACs per cycle, dram_bytes / bandwidth) */
+    int tiles;            /* work items (a tile: its loads, computes and store) */
+    int64_t sram_bytes;   /* SRAM the layer's buffers occupy */
 } tile_layer;
 
 typedef struct tile_program {

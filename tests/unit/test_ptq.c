@@ -61,7 +61,7 @@ static npu_status open_set(const char *dir, int rank, const int64_t *dims, const
                            npu_err *e)
 {
     cal_input_spec spec = {"x", rank, dims};
-    return cal_dataset_open(dir, &spec, ro, npu_alloc_default(), d, e);
+    return cal_dataset_open_opts(dir, &spec, ro, npu_alloc_default(), d, e);
 }
 
 /* expects opening dir to fail with a message containing both parts */

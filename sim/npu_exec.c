@@ -1,0 +1,291 @@
+/* The functional semantics of each instruction (docs/isa.md "Semantics"),
+ * computed by the reference kernels of kernels/nk_quant.h on the SRAM
+ * operands, so the model is bit-exact with the reference executor. Only the
+ * partial-sum forms (acc_in / acc_out) and matmul with a weight zero point
+ * have no kernel: they are direct loops that accumulate in int64, saturate to
+ * int32 and end in the same nk_requant_out. Bounds were checked when the
+ * instruction was prepared (npu_model.c). */
+#include <string.h>
+
+#include "kernels/nk_quant.h"
+#include "sim/npu_internal.h"
+
+#define V(f) ((int32_t)x->d.v[TGT_F_##f])
+
+static int32_t rd32(const uint8_t *p)
+{
+    return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+}
+
+static void wr32(uint8_t *p, int32_t v)
+{
+    uint32_t u = (uint32_t)v;
+    p[0] = (uint8_t)u;
+    p[1] = (uint8_t)(u >> 8);
+    p[2] = (uint8_t)(u >> 16);
+    p[3] = (uint8_t)(u >> 24);
+}
+
+static int32_t sat32(int64_t v)
+{
+    return v > INT32_MAX ? INT32_MAX : (v < INT32_MIN ? INT32_MIN : (int32_t)v);
+}
+
+static size_t align16(size_t n)
+{
+    return (n + 15) & ~(size_t)15;
+}
+
+static npu_status kernel_status(npu_model *m, const npum_insn *x, nk_status s, const char *kernel, npu_err *err)
+{
+    if (s == NK_OK)
+        return NPU_OK;
+    return npum_fault(m, err, x->index, x->word, &x->d, "%s refuses these parameters (%s)", kernel,
+                      s == NK_EUNSUPPORTED ? "unsupported" : "invalid");
+}
+
+/* The per-channel table: {int32 bias, mult, shift} little-endian per channel,
+ * unpacked into int32 arrays behind the kernel's scratch. */
+typedef struct qtab {
+    int32_t *bias, *mult, *shift;
+    void *kscratch;
+} qtab;
+
+static npu_status load_qtab(npu_model *m, const npum_insn *x, int32_t n, size_t kscratch, bool need_mult, qtab *q,
+                            npu_err *err)
+{
+    size_t arr = align16((size_t)n * sizeof(int32_t));
+    uint8_t *s = npum_scratch(m, align16(kscratch) + 3 * arr);
+    if (!s)
+        return npu_fail(err, NPU_EINTERNAL, "npu: out of memory for kernel scratch");
+    q->kscratch = s;
+    q->bias = (int32_t *)(void *)(s + align16(kscratch));
+    q->mult = q->bias + arr / sizeof(int32_t);
+    q->shift = q->mult + arr / sizeof(int32_t);
+    const uint8_t *t = m->sram + x->d.v[TGT_F_QTAB];
+    for (int32_t o = 0; o < n; o++, t += 12) {
+        q->bias[o] = rd32(t);
+        q->mult[o] = rd32(t + 4);
+        q->shift[o] = rd32(t + 8);
+        if (need_mult && (q->mult[o] < 0 || q->shift[o] < NK_SHIFT_MIN || q->shift[o] > NK_SHIFT_MAX))
+            return npum_fault(m, err, x->index, x->word, &x->d,
+                              "qtab channel %d (SRAM 0x%llx): multiplier %d shift %d outside [0, 2^31) x [%d, %d]",
+                              o, (unsigned long long)(x->d.v[TGT_F_QTAB] + 12 * o), q->mult[o], q->shift[o],
+                              NK_SHIFT_MIN, NK_SHIFT_MAX);
+    }
+    return NPU_OK;
+}
+
+static void dma(npu_model *m, const npum_insn *x, bool load)
+{
+    const int64_t *v = x->d.v;
+    uint8_t *d = m->mem->region[v[TGT_F_REGION]].ptr + v[TGT_F_DRAM], *s = m->sram + v[TGT_F_SRAM];
+    for (int64_t z = 0; z < v[TGT_F_C]; z++)
+        for (int64_t y = 0; y < v[TGT_F_H]; y++) {
+            uint8_t *dr = d + z * v[TGT_F_DRAM_CS] + y * v[TGT_F_DRAM_HS];
+            uint8_t *sr = s + z * v[TGT_F_SRAM_CS] + y * v[TGT_F_SRAM_HS];
+            if (load)
+                memmove(sr, dr, (size_t)v[TGT_F_W]);
+            else
+                memmove(dr, sr, (size_t)v[TGT_F_W]);
+        }
+}
+
+static int8_t weight(const uint8_t *w, size_t idx, bool w4)
+{
+    return w4 ? nk_int4_get(w, idx) : (int8_t)w[idx];
+}
+
+/* The window of conv and dwconv as the kernel's parameters. */
+static nk_qconv2d_params conv_params(const npum_insn *x, int32_t cin, int32_t cout, int32_t groups)
+{
+    return (nk_qconv2d_params){
+        .n = 1, .c_in = cin, .h_in = V(IH), .w_in = V(IW), .c_out = cout, .h_out = V(OH), .w_out = V(OW),
+        .k_h = V(KH), .k_w = V(KW), .stride_h = V(SH), .stride_w = V(SW), .dil_h = V(DH), .dil_w = V(DW),
+        .pad_top = V(PT), .pad_left = V(PL), .pad_bottom = V(PB), .pad_right = V(PR), .groups = groups,
+        .in_zp = V(IN_ZP), .out_zp = V(OUT_ZP), .act_min = V(CLAMP_LO), .act_max = V(CLAMP_HI),
+        .w_format = V(W4) ? NK_W_I4 : NK_W_I8};
+}
+
+/* conv with partial sums: acc = (acc_in ? psum : bias) + the window's sum. */
+static void conv_accumulate(npu_model *m, const npum_insn *x, const qtab *q)
+{
+    const int8_t *in = (const int8_t *)m->sram + V(SRC);
+    const uint8_t *w = m->sram + V(WGT);
+    uint8_t *psum = m->sram + V(PSUM);
+    int8_t *out = (int8_t *)m->sram + V(DST);
+    const int32_t ic = V(IC), ih = V(IH), iw = V(IW), kh = V(KH), kw = V(KW), zp = V(IN_ZP);
+    const bool w4 = V(W4), acc_in = V(ACC_IN), acc_out = V(ACC_OUT);
+    size_t o_idx = 0;
+    for (int32_t o = 0; o < V(OC); o++)
+        for (int32_t y = 0; y < V(OH); y++)
+            for (int32_t xx = 0; xx < V(OW); xx++, o_idx++) {
+                int64_t acc = acc_in ? rd32(psum + 4 * o_idx) : q->bias[o];
+                for (int32_t i = 0; i < ic; i++)
+                    for (int32_t ky = 0; ky < kh; ky++) {
+                        int32_t iy = y * V(SH) - V(PT) + ky * V(DH);
+                        if (iy < 0 || iy >= ih)
+                            continue;
+                        for (int32_t kx = 0; kx < kw; kx++) {
+                            int32_t ix = xx * V(SW) - V(PL) + kx * V(DW);
+                            if (ix < 0 || ix >= iw)
+                                continue;
+                            size_t wi = (((size_t)o * (size_t)ic + (size_t)i) * (size_t)kh + (size_t)ky) * (size_t)kw +
+                                        (size_t)kx;
+                            acc += (int64_t)(in[((size_t)i * (size_t)ih + (size_t)iy) * (size_t)iw + (size_t)ix] - zp) *
+                                   weight(w, wi, w4);
+                        }
+                    }
+                if (acc_out)
+                    wr32(psum + 4 * o_idx, sat32(acc));
+                else
+                    out[o_idx] = (int8_t)nk_requant_out(sat32(acc), q->mult[o], q->shift[o], V(OUT_ZP), V(CLAMP_LO),
+                                                        V(CLAMP_HI));
+            }
+}
+
+/* Scratch sizes are asked with a placeholder multiplier: the table is read after. */
+static const int32_t unit_mult = 1 << 30, unit_shift = 1;
+
+static npu_status conv(npu_model *m, const npum_insn *x, bool depthwise, npu_err *err)
+{
+    int32_t cin = depthwise ? V(C) : V(IC), cout = depthwise ? V(C) : V(OC);
+    bool acc = !depthwise && (V(ACC_IN) || V(ACC_OUT));
+    nk_qconv2d_params p = conv_params(x, cin, cout, depthwise ? cin : 1);
+    size_t ks = 0;
+    if (!acc) {
+        p.q = (nk_qmults){1, &unit_mult, &unit_shift};
+        ks = nk_qconv2d_scratch_size(&p);
+        if (ks == 0)
+            return kernel_status(m, x, NK_EARG, "nk_qconv2d", err);
+    }
+    qtab q = {0};
+    if (!(acc && V(ACC_IN) && V(ACC_OUT))) {
+        npu_status st = load_qtab(m, x, cout, ks, !(acc && V(ACC_OUT)), &q, err);
+        if (st)
+            return st;
+    }
+    if (acc) {
+        conv_accumulate(m, x, &q);
+        return NPU_OK;
+    }
+    p.q = (nk_qmults){cout, q.mult, q.shift};
+    nk_status s = nk_qconv2d(&p, (const int8_t *)m->sram + V(SRC), m->sram + V(WGT), q.bias,
+                             (int8_t *)m->sram + V(DST), q.kscratch);
+    return kernel_status(m, x, s, "nk_qconv2d", err);
+}
+
+/* matmul without a kernel: partial sums or a weight zero point. */
+static void matmul_direct(npu_model *m, const npum_insn *x, const qtab *q)
+{
+    const int8_t *a = (const int8_t *)m->sram + V(SRC);
+    const uint8_t *b = m->sram + V(WGT);
+    uint8_t *psum = m->sram + V(PSUM);
+    int8_t *out = (int8_t *)m->sram + V(DST);
+    const int32_t k = V(K), n = V(N);
+    const bool w4 = V(W4), acc_in = V(ACC_IN), acc_out = V(ACC_OUT);
+    for (int32_t r = 0; r < V(M); r++)
+        for (int32_t j = 0; j < n; j++) {
+            size_t o = (size_t)r * (size_t)n + (size_t)j;
+            int64_t acc = acc_in ? rd32(psum + 4 * o) : q->bias[j];
+            for (int32_t t = 0; t < k; t++)
+                acc += (int64_t)(a[(size_t)r * (size_t)k + (size_t)t] - V(IN_ZP)) *
+                       (weight(b, (size_t)j * (size_t)k + (size_t)t, w4) - V(W_ZP));
+            if (acc_out)
+                wr32(psum + 4 * o, sat32(acc));
+            else
+                out[o] = (int8_t)nk_requant_out(sat32(acc), q->mult[j], q->shift[j], V(OUT_ZP), V(CLAMP_LO),
+                                                V(CLAMP_HI));
+        }
+}
+
+static npu_status matmul(npu_model *m, const npum_insn *x, npu_err *err)
+{
+    bool direct = V(ACC_IN) || V(ACC_OUT) || V(W_ZP) != 0;
+    nk_qfc_params p = {.batch = V(M), .in_features = V(K), .out_features = V(N), .in_zp = V(IN_ZP),
+                       .out_zp = V(OUT_ZP), .act_min = V(CLAMP_LO), .act_max = V(CLAMP_HI),
+                       .w_format = V(W4) ? NK_W_I4 : NK_W_I8};
+    p.q = (nk_qmults){1, &unit_mult, &unit_shift};
+    size_t ks = direct ? 0 : nk_qfc_scratch_size(&p);
+    qtab q = {0};
+    if (!(V(ACC_IN) && V(ACC_OUT))) {
+        npu_status st = load_qtab(m, x, V(N), ks, !V(ACC_OUT), &q, err);
+        if (st)
+            return st;
+    }
+    if (direct) {
+        matmul_direct(m, x, &q);
+        return NPU_OK;
+    }
+    p.q = (nk_qmults){V(N), q.mult, q.shift};
+    nk_status s = nk_qfc(&p, (const int8_t *)m->sram + V(SRC), m->sram + V(WGT), q.bias, (int8_t *)m->sram + V(DST),
+                         V(W4) ? q.kscratch : NULL);
+    return kernel_status(m, x, s, "nk_qfc", err);
+}
+
+static npu_status pool(npu_model *m, const npum_insn *x, npu_err *err)
+{
+    nk_qpool_params p = {.n = 1, .c = V(C), .h_in = V(IH), .w_in = V(IW), .h_out = V(OH), .w_out = V(OW),
+                         .k_h = V(KH), .k_w = V(KW), .stride_h = V(SH), .stride_w = V(SW), .dil_h = 1, .dil_w = 1,
+                         .pad_top = V(PT), .pad_left = V(PL), .pad_bottom = V(PB), .pad_right = V(PR),
+                         .count_include_pad = V(COUNT_PAD), .in_zp = V(IN_ZP), .out_zp = V(OUT_ZP),
+                         .mult = V(MULT), .shift = V(SHIFT), .act_min = V(CLAMP_LO), .act_max = V(CLAMP_HI)};
+    const int8_t *in = (const int8_t *)m->sram + V(SRC);
+    int8_t *out = (int8_t *)m->sram + V(DST);
+    bool avg = V(MODE) == TGT_POOL_AVG;
+    nk_status s = avg ? nk_qavgpool(&p, in, out) : nk_qmaxpool(&p, in, out);
+    return kernel_status(m, x, s, avg ? "nk_qavgpool" : "nk_qmaxpool", err);
+}
+
+static nk_shape chw(const npum_insn *x, int32_t bc)
+{
+    return (nk_shape){3, {bc & TGT_BC_C ? 1 : V(C), bc & TGT_BC_H ? 1 : V(H), bc & TGT_BC_W ? 1 : V(W)}};
+}
+
+static npu_status eltwise(npu_model *m, const npum_insn *x, npu_err *err)
+{
+    static const nk_qbin_op ops[TGT_ELT_COUNT] = {
+        [TGT_ELT_ADD] = NK_QADD, [TGT_ELT_SUB] = NK_QSUB, [TGT_ELT_MUL] = NK_QMUL,
+        [TGT_ELT_MIN] = NK_QMIN, [TGT_ELT_MAX] = NK_QMAX,
+    };
+    nk_qbinary_params p = {.op = ops[V(OP)], .a_shape = chw(x, V(A_BC)), .b_shape = chw(x, V(B_BC)),
+                           .out_shape = chw(x, 0), .a_zp = V(A_ZP), .b_zp = V(B_ZP), .out_zp = V(OUT_ZP),
+                           .left_shift = V(PRE_SHIFT), .a_mult = V(A_MULT), .a_shift = V(A_SHIFT),
+                           .b_mult = V(B_MULT), .b_shift = V(B_SHIFT), .out_mult = V(OUT_MULT),
+                           .out_shift = V(OUT_SHIFT), .act_min = V(CLAMP_LO), .act_max = V(CLAMP_HI)};
+    nk_status s = nk_qbinary(&p, (const int8_t *)m->sram + V(A), (const int8_t *)m->sram + V(B),
+                             (int8_t *)m->sram + V(DST));
+    return kernel_status(m, x, s, "nk_qbinary", err);
+}
+
+static npu_status requant(npu_model *m, const npum_insn *x, npu_err *err)
+{
+    const int8_t *in = (const int8_t *)m->sram + V(SRC);
+    int8_t *out = (int8_t *)m->sram + V(DST);
+    if (V(COPY)) {
+        memmove(out, in, (size_t)V(LEN));
+        return NPU_OK;
+    }
+    nk_qrequant_params p = {.in_zp = V(IN_ZP), .out_zp = V(OUT_ZP), .mult = V(MULT), .shift = V(SHIFT),
+                            .act_min = V(CLAMP_LO), .act_max = V(CLAMP_HI)};
+    return kernel_status(m, x, nk_qrequant(&p, in, out, (size_t)V(LEN)), "nk_qrequant", err);
+}
+
+npu_status npum_execute(npu_model *m, const npum_insn *x, npu_err *err)
+{
+    switch (m->isa->insns[x->d.insn].sem) {
+    case TGT_SEM_DMA_LOAD: dma(m, x, true); return NPU_OK;
+    case TGT_SEM_DMA_STORE: dma(m, x, false); return NPU_OK;
+    case TGT_SEM_CONV: return conv(m, x, false, err);
+    case TGT_SEM_DWCONV: return conv(m, x, true, err);
+    case TGT_SEM_MATMUL: return matmul(m, x, err);
+    case TGT_SEM_POOL: return pool(m, x, err);
+    case TGT_SEM_ELTWISE: return eltwise(m, x, err);
+    case TGT_SEM_LUT:
+        nk_lut_apply_i8((const int8_t *)m->sram + V(TABLE), (const int8_t *)m->sram + V(SRC),
+                        (int8_t *)m->sram + V(DST), (size_t)V(LEN));
+        return NPU_OK;
+    case TGT_SEM_REQUANT: return requant(m, x, err);
+    default: return NPU_OK; /* sync, end: tokens only */
+    }
+}

@@ -1,0 +1,385 @@
+/* The model path of the simulator: lays the binary and its regions out in
+ * the SoC's memory, runs the firmware once per inference, and attributes
+ * the NPU model's instruction events to layers through the binary's debug
+ * section. */
+#include "sim/npub_run.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "common/file.h"
+#include "emit/npub_write.h"
+#include "sim/npu.h"
+#include "target/target.h"
+
+typedef struct layer_acc {
+    uint64_t cycles, macs, dram;
+    uint64_t job_start, job_end; /* span inside the current job */
+    uint64_t job;                /* job number the span belongs to, +1 (0: none yet) */
+} layer_acc;
+
+struct simrun {
+    npu_alloc alloc;
+    const char *path;
+    void *blob;
+    size_t size;
+    npub_view v;        /* the whole file: names, debug ranges */
+    void *dev;          /* what goes to flash: the file without its debug and graph sections */
+    size_t dev_size;
+    npub_view dv;
+    tgt_target *t;
+    sim_config cfg;
+    sim_ctx *sim;
+    npu_model *npu;
+    uint32_t blob_addr, cmd_addr, req_addr;
+    uint32_t region_addr[NPUB_REGION_COUNT];
+    uint32_t scratch_addr;
+    uint64_t inferences, jobs;
+    uint64_t host_cycles, npu_cycles, total_cycles;
+    uint64_t dram_read, dram_write, macs;
+    int32_t *layer_of_word; /* debug range of each command word, -1 for none */
+    layer_acc *layers;      /* one per debug range */
+    uint32_t base_word;     /* first word of the running job */
+    uint64_t job_host_start;
+    FILE *trace;
+    bool trace_open;
+    npu_stats_layer *stat_layers; /* filled by simrun_stats */
+    uint64_t *step_host;          /* host cycles per step (NPU waits included), summed */
+    uint64_t run_host;            /* host cycles of npurt_run, summed (boot and open excluded) */
+};
+
+static const char *unit_track(tgt_unit u)
+{
+    return tgt_unit_name(u);
+}
+
+static void on_event(void *ud, const npu_insn_event *e)
+{
+    simrun *r = ud;
+    uint32_t w = r->base_word + e->word;
+    int32_t li = w < r->v.n_commands ? r->layer_of_word[w] : -1;
+    r->macs += e->macs;
+    r->dram_read += e->dram_read;
+    r->dram_write += e->dram_write;
+    if (li >= 0) {
+        layer_acc *L = &r->layers[li];
+        if (L->job != r->jobs + 1) {
+            L->job = r->jobs + 1;
+            L->job_start = e->start;
+            L->job_end = e->end;
+        }
+        if (e->start < L->job_start)
+            L->job_start = e->start;
+        if (e->end > L->job_end)
+            L->job_end = e->end;
+        L->macs += e->macs;
+        L->dram += e->dram_read + e->dram_write;
+    }
+    if (r->trace && r->inferences == 0) {
+        /* timestamps in microseconds: the job's start on the host clock plus NPU time */
+        double t0 = (double)r->job_host_start / r->cfg.host_hz * 1e6;
+        double ts = t0 + (double)e->start / r->cfg.npu_hz * 1e6, dur = (double)(e->end - e->start) / r->cfg.npu_hz * 1e6;
+        const char *name = r->t->isa->insns[e->insn].name;
+        fprintf(r->trace, "%s{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":\"%s%d\",\"ts\":%.4f,"
+                          "\"dur\":%.4f,\"args\":{\"word\":%" PRIu32 ",\"layer\":",
+                r->trace_open ? ",\n" : "", name, unit_track(e->unit), unit_track(e->unit), e->queue, ts, dur, w);
+        npu_json_string(r->trace, li >= 0 ? npub_string(&r->v, r->v.debug[li].name) : "");
+        fprintf(r->trace, "}}");
+        r->trace_open = true;
+    }
+}
+
+/* Wraps the model's seam to learn where each job's stream starts. */
+static npu_status run_job(void *ud, sim_ctx *sim, const sim_npu_job *job, uint64_t *npu_cycles, npu_err *err)
+{
+    simrun *r = ud;
+    r->base_word = job->cmd_base >= r->cmd_addr ? (job->cmd_base - r->cmd_addr) / 4 : 0;
+    r->job_host_start = job->start_cycle;
+    npu_status st = npu_model_sim_ops()->run(r->npu, sim, job, npu_cycles, err);
+    for (uint32_t i = 0; i < r->v.n_debug; i++)
+        if (r->layers[i].job == r->jobs + 1)
+            r->layers[i].cycles += r->layers[i].job_end - r->layers[i].job_start;
+    r->jobs++;
+    return st;
+}
+
+static const sim_npu_ops run_ops = {run_job};
+
+const npub_view *simrun_view(const simrun *r)
+{
+    return &r->v;
+}
+
+uint64_t simrun_inferences(const simrun *r)
+{
+    return r->inferences;
+}
+
+static npu_status load_target(simrun *r, const simrun_options *o, npu_err *err)
+{
+    char name[sizeof r->v.header->target + 1];
+    memcpy(name, r->v.header->target, sizeof r->v.header->target);
+    name[sizeof r->v.header->target] = 0;
+    npu_status st = tgt_load(o->target ? o->target : name, NULL, &r->t, err);
+    if (st != NPU_OK)
+        return npu_err_prefix(err, "%s: target of the binary", r->path);
+    if (r->t->hash != r->v.header->target_hash && !o->any_target)
+        return npu_fail(err, NPU_EUSER,
+                        "%s: built for target '%s' (hash %016" PRIx64 "), but %s has hash %016" PRIx64
+                        ": the description changed; recompile the model",
+                        r->path, name, r->v.header->target_hash, r->t->file, r->t->hash);
+    return NPU_OK;
+}
+
+/* The host kernels' scratch plus the firmware's per-step cycle table. */
+static uint32_t scratch_size(const simrun *r)
+{
+    return (r->v.memory->scratch_bytes + 15u) / 16u * 16u + 8u * r->v.n_steps + 16u;
+}
+
+/* Flash: the binary. DRAM: the regions the binary's memory section sizes,
+ * the host scratch, the request block. */
+static npu_status place(simrun *r, npu_err *err)
+{
+    npu_status st = sim_place_flash(r->sim, r->dev, r->dev_size, 64, &r->blob_addr, err);
+    const npub_memory *m = r->v.memory;
+    for (int i = NPUB_REGION_ARENA; st == NPU_OK && i < NPUB_REGION_COUNT; i++)
+        st = sim_place_dram(r->sim, NULL, m->region_bytes[i] ? m->region_bytes[i] : 16, 64, &r->region_addr[i], err);
+    if (st == NPU_OK)
+        st = sim_place_dram(r->sim, NULL, scratch_size(r), 64, &r->scratch_addr, err);
+    fw_request req = {.magic = FW_REQ_MAGIC, .version = FW_REQ_VERSION, .command = FW_CMD_RUN_NPUB};
+    if (st == NPU_OK)
+        st = sim_place_request(r->sim, &req, &r->req_addr, err);
+    if (st != NPU_OK)
+        return npu_err_prefix(err, "%s: does not fit the target's memory", r->path);
+    r->region_addr[NPUB_REGION_CONST] = r->blob_addr + (uint32_t)(r->dv.constants - r->dv.base);
+    r->cmd_addr = r->blob_addr + (uint32_t)((const uint8_t *)r->dv.commands - r->dv.base);
+    return NPU_OK;
+}
+
+/* The device holds what a production build (--strip) holds: the debug and
+ * graph sections are for the host tools, and a large model's graph section
+ * (its weights again) would not fit the flash. */
+static npu_status make_device_blob(simrun *r, npu_err *err)
+{
+    emit_section secs[NPUB_SEC_KIND_MAX];
+    int n = 0;
+    for (uint32_t i = 0; i < r->v.header->section_count; i++) {
+        const npub_section *sec = &r->v.sections[i];
+        if (sec->kind != NPUB_SEC_DEBUG && sec->kind != NPUB_SEC_GRAPH && n < NPUB_SEC_KIND_MAX)
+            secs[n++] = (emit_section){(npub_section_kind)sec->kind, r->v.base + sec->offset, sec->size};
+    }
+    char name[sizeof r->v.header->target + 1];
+    memcpy(name, r->v.header->target, sizeof r->v.header->target);
+    name[sizeof r->v.header->target] = 0;
+    npu_status st = emit_npub_assemble(name, r->v.header->target_hash, r->v.header->flags | NPUB_F_STRIPPED, secs,
+                                       n, r->alloc, &r->dev, &r->dev_size, err);
+    npub_error ne;
+    if (st == NPU_OK && npub_open(r->dev, r->dev_size, &r->dv, &ne) != 0)
+        st = npu_fail(err, NPU_EINTERNAL, "%s: the stripped copy does not validate: %s", r->path, ne.msg);
+    return st;
+}
+
+static npu_status index_layers(simrun *r, npu_err *err)
+{
+    size_t nw = r->v.n_commands ? r->v.n_commands : 1, nd = r->v.n_debug ? r->v.n_debug : 1;
+    r->layer_of_word = npu_malloc(r->alloc, sizeof(int32_t) * nw);
+    r->layers = npu_malloc(r->alloc, sizeof(layer_acc) * nd);
+    size_t ns = r->v.n_steps ? r->v.n_steps : 1;
+    r->stat_layers = npu_malloc(r->alloc, sizeof(npu_stats_layer) * (nd + ns));
+    r->step_host = npu_malloc(r->alloc, sizeof(uint64_t) * ns);
+    if (!r->layer_of_word || !r->layers || !r->stat_layers || !r->step_host)
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    memset(r->layers, 0, sizeof(layer_acc) * nd);
+    memset(r->step_host, 0, sizeof(uint64_t) * ns);
+    for (size_t i = 0; i < nw; i++)
+        r->layer_of_word[i] = -1;
+    for (uint32_t d = 0; d < r->v.n_debug; d++)
+        for (uint32_t w = 0; w < r->v.debug[d].word_count; w++)
+            r->layer_of_word[r->v.debug[d].first_word + w] = (int32_t)d;
+    return NPU_OK;
+}
+
+npu_status simrun_open(const char *npub_path, const simrun_options *o, simrun **out, npu_err *err)
+{
+    npu_alloc a = npu_alloc_default();
+    simrun *r = npu_malloc(a, sizeof *r);
+    *out = NULL;
+    if (!r)
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    memset(r, 0, sizeof *r);
+    r->alloc = a;
+    r->path = npub_path;
+    r->trace = o->trace;
+    npub_error ne;
+    npu_status st = npu_read_file(npub_path, a, &r->blob, &r->size, err);
+    if (st == NPU_OK && npub_open(r->blob, r->size, &r->v, &ne) != 0)
+        st = npu_fail(err, NPU_EUSER, "%s: %s", npub_path, ne.msg);
+    if (st == NPU_OK && !r->v.memory)
+        st = npu_fail(err, NPU_EUSER, "%s: no memory section", npub_path);
+    if (st == NPU_OK)
+        st = load_target(r, o, err);
+    if (st == NPU_OK)
+        st = make_device_blob(r, err);
+    if (st == NPU_OK) {
+        sim_config_default(&r->cfg);
+        r->cfg.console = o->console;
+        if (o->max_insns)
+            r->cfg.max_insns = o->max_insns;
+        st = sim_config_from_target(r->t, &r->cfg, err);
+    }
+    if (st == NPU_OK)
+        st = sim_new(&r->cfg, &r->sim, err);
+    if (st == NPU_OK)
+        st = sim_load_elf_file(r->sim, o->firmware, err);
+    if (st == NPU_OK)
+        st = npu_model_new(r->t, a, &r->npu, err);
+    if (st == NPU_OK)
+        st = index_layers(r, err);
+    if (st == NPU_OK)
+        st = place(r, err);
+    if (st != NPU_OK) {
+        simrun_free(r);
+        return st;
+    }
+    npu_model_set_events(r->npu, on_event, r);
+    sim_attach_npu(r->sim, &run_ops, r);
+    *out = r;
+    return NPU_OK;
+}
+
+void simrun_free(simrun *r)
+{
+    if (!r)
+        return;
+    if (r->npu)
+        npu_model_free(r->npu);
+    if (r->sim)
+        sim_free(r->sim);
+    if (r->t)
+        tgt_free(r->t);
+    npu_free(r->alloc, r->layer_of_word, sizeof(int32_t) * (r->v.n_commands ? r->v.n_commands : 1));
+    npu_free(r->alloc, r->layers, sizeof(layer_acc) * (r->v.n_debug ? r->v.n_debug : 1));
+    size_t ns = r->v.n_steps ? r->v.n_steps : 1;
+    npu_free(r->alloc, r->stat_layers, sizeof(npu_stats_layer) * ((r->v.n_debug ? r->v.n_debug : 1) + ns));
+    npu_free(r->alloc, r->step_host, sizeof(uint64_t) * ns);
+    if (r->blob)
+        npu_free(r->alloc, r->blob, r->size);
+    if (r->dev)
+        npu_free(r->alloc, r->dev, r->dev_size);
+    npu_free(r->alloc, r, sizeof *r);
+}
+
+static npu_status write_request(simrun *r, npu_err *err)
+{
+    const npub_memory *m = r->v.memory;
+    fw_request req = {.magic = FW_REQ_MAGIC, .version = FW_REQ_VERSION, .command = FW_CMD_RUN_NPUB};
+    req.arg[0] = r->blob_addr;
+    req.arg[1] = (uint32_t)r->dev_size;
+    req.arg[2] = r->region_addr[NPUB_REGION_INPUT];
+    req.arg[3] = r->region_addr[NPUB_REGION_OUTPUT];
+    req.arg[4] = r->region_addr[NPUB_REGION_ARENA];
+    req.arg[5] = m->region_bytes[NPUB_REGION_ARENA];
+    req.arg[6] = r->scratch_addr;
+    req.arg[7] = scratch_size(r);
+    (void)m;
+    sim_set_request_addr(r->sim, r->req_addr);
+    return sim_mem_write(r->sim, r->req_addr, &req, sizeof req, err);
+}
+
+/* The runtime's own account: host cycles of the inference (from the start
+ * of npurt_run, so firmware boot and binary validation are excluded) and of
+ * each step. */
+static npu_status read_results(simrun *r, npu_err *err)
+{
+    fw_request req;
+    npu_status st = sim_mem_read(r->sim, r->req_addr, &req, sizeof req, err);
+    if (st != NPU_OK)
+        return st;
+    if (req.status != FW_REQ_ST_DONE || req.result[FW_NPUB_RES_STATUS] != 0)
+        return npu_fail(err, NPU_EUSER, "%s: the runtime reported failure %u at step %d", r->path,
+                        req.result[FW_NPUB_RES_STATUS], (int)req.result[FW_NPUB_RES_STEP]);
+    r->run_host += (uint64_t)req.result[FW_NPUB_RES_CYCLES_HI] << 32 | req.result[FW_NPUB_RES_CYCLES_LO];
+    uint32_t table = req.result[FW_NPUB_RES_STEP_TABLE], n = r->v.n_steps;
+    for (uint32_t i = 0; table && i < n && st == NPU_OK; i++) {
+        uint32_t c[2];
+        if ((st = sim_mem_read(r->sim, table + 8 * i, c, sizeof c, err)) == NPU_OK)
+            r->step_host[i] += (uint64_t)c[1] << 32 | c[0];
+    }
+    return st;
+}
+
+npu_status simrun_infer(simrun *r, const void *const *inputs, void *const *outputs, npu_err *err)
+{
+    const npub_view *v = &r->v;
+    npu_status st = NPU_OK;
+    for (uint32_t i = 0; st == NPU_OK && i < v->io->n_inputs; i++) {
+        const npub_tensor *t = &v->tensors[v->inputs[i]];
+        st = sim_mem_write(r->sim, r->region_addr[t->region] + t->offset, inputs[i], t->size, err);
+    }
+    if (st == NPU_OK)
+        st = write_request(r, err);
+    if (st == NPU_OK && r->trace && r->inferences == 0)
+        fputs("{\"traceEvents\":[\n", r->trace);
+    sim_result res;
+    if (st == NPU_OK)
+        st = sim_run(r->sim, &res, err);
+    if (r->trace && r->inferences == 0)
+        fputs("\n]}\n", r->trace);
+    if (st != NPU_OK)
+        return npu_err_prefix(err, "%s", r->path);
+    if (res.exit_code != 0)
+        return npu_fail(err, NPU_EUSER, "%s: the runtime failed on the simulated host (exit code %d): %s", r->path,
+                        (int)res.exit_code, res.msg);
+    if ((st = read_results(r, err)) != NPU_OK)
+        return st;
+    for (uint32_t j = 0; st == NPU_OK && j < v->io->n_outputs; j++) {
+        const npub_tensor *t = &v->tensors[v->outputs[j]];
+        st = sim_mem_read(r->sim, r->region_addr[t->region] + t->offset, outputs[j], t->size, err);
+    }
+    r->host_cycles += res.stats.host_cycles;
+    r->npu_cycles += res.stats.npu_cycles;
+    r->total_cycles += res.stats.total_cycles;
+    r->inferences++;
+    return st;
+}
+
+void simrun_stats(simrun *r, npu_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    s->target = r->t->name;
+    s->model = r->path;
+    uint64_t n = r->inferences ? r->inferences : 1;
+    /* per inference: the figures an architect compares */
+    double host_per_npu = r->cfg.npu_hz / r->cfg.host_hz;
+    s->cycles_npu = r->npu_cycles / n;
+    s->cycles_total = (uint64_t)((double)r->run_host / (double)n * host_per_npu + 0.5);
+    s->cycles_host = s->cycles_total > s->cycles_npu ? s->cycles_total - s->cycles_npu : 0;
+    s->clock_mhz = r->cfg.npu_hz / 1e6;
+    s->macs = r->macs / n;
+    s->peak_macs_per_cycle = (double)(r->t->p[TGT_P_MAC_ROWS] * r->t->p[TGT_P_MAC_COLS]);
+    s->dram_read_bytes = r->dram_read / n;
+    s->dram_write_bytes = r->dram_write / n;
+    s->arena_bytes = r->v.memory->region_bytes[NPUB_REGION_ARENA];
+    s->sram_peak_bytes = npu_model_totals(r->npu)->sram_peak;
+    s->weights_bytes = r->v.memory->region_bytes[NPUB_REGION_CONST];
+    s->arena_lower_bound_bytes = r->v.memory->arena_lower_bound;
+    /* in step order: an NPU step's layers from the debug section, a host step as itself */
+    int nl = 0;
+    for (uint32_t i = 0; i < r->v.n_steps; i++) {
+        const npub_step *st = &r->v.steps[i];
+        if (st->kind == NPUB_STEP_HOST) {
+            uint64_t c = (uint64_t)((double)r->step_host[i] / (double)n * host_per_npu + 0.5);
+            r->stat_layers[nl++] = (npu_stats_layer){npub_string(&r->v, st->name), "", "host", c, 0, 0, 0};
+            continue;
+        }
+        for (uint32_t d = 0; d < r->v.n_debug; d++) {
+            const layer_acc *L = &r->layers[d];
+            if (r->v.debug[d].step == i)
+                r->stat_layers[nl++] = (npu_stats_layer){npub_string(&r->v, r->v.debug[d].name), "", "npu",
+                                                         L->cycles / n, L->macs / n, L->dram / n, 0};
+        }
+    }
+    s->n_layers = nl;
+    s->layers = r->stat_layers;
+}

@@ -1,0 +1,46 @@
+/* Running a compiled model on the simulated SoC: the firmware (libnpurt)
+ * on the emulated host, the NPU model behind the MMIO registers, the .npub
+ * in flash and the arena, inputs and outputs in DRAM. npusim's model mode
+ * and the end-to-end tests both go through here. A context runs any number
+ * of inferences; per-layer NPU cycles accumulate over them. */
+#ifndef SIM_NPUB_RUN_H
+#define SIM_NPUB_RUN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "common/stats.h"
+#include "rt/npub.h"
+#include "sim/sim.h"
+
+typedef struct simrun_options {
+    const char *firmware;  /* the firmware ELF (fw/npurt.elf) */
+    const char *target;    /* NULL: the target named in the binary */
+    bool any_target;       /* run even when the target's hash differs from the binary's */
+    uint64_t max_insns;    /* 0: the default limit */
+    FILE *console;         /* firmware console (NULL: discarded) */
+    FILE *trace;           /* Chrome trace JSON of the first inference (NULL: none) */
+} simrun_options;
+
+typedef struct simrun simrun;
+
+/* Validates the binary (npub_open), loads its target and the firmware,
+ * places everything. Errors name the file. */
+npu_status simrun_open(const char *npub_path, const simrun_options *o, simrun **out, npu_err *err);
+void simrun_free(simrun *r);
+
+/* The validated binary (tensor table, IO) of the run. */
+const npub_view *simrun_view(const simrun *r);
+
+/* One inference: inputs[i] holds the data of graph input i (dense, its
+ * dtype), outputs[j] receives output j. A firmware error or an NPU fault
+ * is an error with the firmware's or the model's message. */
+npu_status simrun_infer(simrun *r, const void *const *inputs, void *const *outputs, npu_err *err);
+
+/* Totals over every inference so far, in the --stats-json shape (per-layer
+ * cycles, MACs and DRAM bytes from the NPU model's instruction events). The
+ * strings point into the run; valid until simrun_free. */
+void simrun_stats(simrun *r, npu_stats *s);
+uint64_t simrun_inferences(const simrun *r);
+
+#endif

@@ -1,0 +1,49 @@
+/* The emitter: the compiled model as a .npub (rt/npub.h, docs/npub.md), or
+ * as a C array and header for firmware, or as a readable listing. It takes
+ * what the stages before it decided — the schedule, the memory plan, the
+ * tiler's command streams and constants — and only lays them out. */
+#ifndef NPU_EMIT_H
+#define NPU_EMIT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "emit/blob.h"
+#include "ir/ir.h"
+#include "memplan/memplan.h"
+#include "partition/partition.h"
+#include "rt/npub.h"
+#include "target/target.h"
+#include "tiler/tiler.h"
+
+typedef struct emit_model {
+    const tgt_target *target;
+    const ir_graph *g;           /* quantized, units assigned */
+    const part_schedule *sched;
+    const mp_plan *plan;
+    const tile_program *prog;    /* the NPU command streams (NULL: no NPU step) */
+    emit_blob *consts;           /* the tiler's constants; host-step constants are appended */
+    bool strip;                  /* leave the debug and graph sections out */
+} emit_model;
+
+typedef struct emit_info {
+    uint32_t n_steps, n_host_steps, n_npu_steps;
+    uint32_t scratch_bytes; /* host-kernel scratch the runtime must provide */
+    uint64_t weights_bytes; /* the CONSTANTS section */
+} emit_info;
+
+/* A complete .npub in a new buffer (free with npu_free(alloc, *out, *size)). */
+npu_status emit_npub(const emit_model *m, npu_alloc alloc, void **out, size_t *size, emit_info *info,
+                     npu_err *err);
+
+/* --emit c: OUT.c holds the binary as `const uint8_t NAME_npub[]` (16-byte
+ * aligned) and its size; OUT.h the sizes a firmware allocates (arena,
+ * inputs, outputs, scratch) as macros. NAME is derived from the header's
+ * file name. Both files are written atomically. */
+npu_status emit_c_files(const void *npub, size_t size, const char *c_path, const char *h_path, npu_err *err);
+
+/* --emit listing and npudis: header, memory, tensors, steps, and every
+ * command stream disassembled with the source node of each range. */
+npu_status emit_listing(const npub_view *v, const tgt_isa *isa, FILE *out, npu_err *err);
+
+#endif

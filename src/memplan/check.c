@@ -1,0 +1,275 @@
+/* mp_check: an independent check of a plan against its graph. It re-derives
+ * what must hold from the graph (who writes and reads what, where, views and
+ * concat layouts) and trusts nothing the planner computed but the plan. */
+#include <string.h>
+
+#include "memplan/memplan_internal.h"
+
+typedef struct checker {
+    const ir_graph *g;
+    const mp_plan *p;
+    int horizon;   /* time steps on the plan's axis */
+    int *pos_node; /* position -> node index */
+    int *uf;       /* union-find over tensors, joined by views and concats */
+    int64_t *prefix;
+} checker;
+
+static const char *tname(const checker *c, int t)
+{
+    return c->g->tensors[t]->name;
+}
+
+static int find(int *uf, int t)
+{
+    while (uf[t] != t)
+        t = uf[t] = uf[uf[t]];
+    return t;
+}
+
+static int root_of(const checker *c, int t)
+{
+    return c->p->t[t].alias_of >= 0 ? c->p->t[t].alias_of : t;
+}
+
+static int step_at(const checker *c, int time)
+{
+    return c->p->by_step ? time : c->p->pos_step[time];
+}
+
+static npub_region expected_region(const ir_graph *g, const ir_tensor *x)
+{
+    if (x->data)
+        return NPUB_REGION_CONST;
+    unsigned f = x->flags;
+    for (int i = 0; i < g->n_inputs; i++)
+        f |= g->inputs[i] == x ? IR_TENSOR_INPUT : 0;
+    for (int i = 0; i < g->n_outputs; i++)
+        f |= g->outputs[i] == x ? IR_TENSOR_OUTPUT : 0;
+    return f & IR_TENSOR_INPUT ? NPUB_REGION_INPUT : f & IR_TENSOR_OUTPUT ? NPUB_REGION_OUTPUT : NPUB_REGION_ARENA;
+}
+
+static npu_status check_positions(checker *c, npu_err *err)
+{
+    const ir_graph *g = c->g;
+    const mp_plan *p = c->p;
+    for (int k = 0; k < p->n_positions; k++)
+        c->pos_node[k] = -1;
+    for (int i = 0; i < g->n_nodes; i++) {
+        int q = p->node_pos[i];
+        if (g->nodes[i]->dead)
+            continue;
+        if (q < 0 || q >= p->n_positions || c->pos_node[q] >= 0)
+            return npu_fail(err, NPU_EINTERNAL, "memplan check: node '%s' has position %d", g->nodes[i]->name, q);
+        c->pos_node[q] = i;
+    }
+    for (int k = 0; k < p->n_positions; k++) {
+        int s = p->pos_step[k];
+        if (c->pos_node[k] < 0 || s < 0 || s >= p->n_steps || (k && s < p->pos_step[k - 1]))
+            return npu_fail(err, NPU_EINTERNAL, "memplan check: position %d has no node or step %d is out of order",
+                            k, s);
+    }
+    return NPU_OK;
+}
+
+static npu_status check_tensor(const checker *c, int t, npu_err *err)
+{
+    const ir_tensor *x = c->g->tensors[t];
+    const mp_tensor *m = &c->p->t[t];
+    if (x->data)
+        return m->region == NPUB_REGION_CONST && m->alias_of < 0
+                   ? NPU_OK
+                   : npu_fail(err, NPU_EINTERNAL, "memplan check: constant '%s' is not in the CONST region", x->name);
+    if (m->first_pos < 0)
+        return NPU_OK;
+    if (m->first_pos > m->last_pos || m->last_pos >= c->horizon || m->first != step_at(c, m->first_pos) ||
+        m->last != step_at(c, m->last_pos))
+        return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' has lifetime %d..%d (steps %d..%d)", x->name,
+                        m->first_pos, m->last_pos, m->first, m->last);
+    if (m->size < (int64_t)ir_tensor_bytes(x) || m->offset < 0)
+        return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' has %lld bytes at offset %lld, needs %zu", x->name,
+                        (long long)m->size, (long long)m->offset, ir_tensor_bytes(x));
+    if (m->alias_of < 0) {
+        if (m->region != expected_region(c->g, x))
+            return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' is in region %d, not %d", x->name, m->region,
+                            expected_region(c->g, x));
+        if (m->offset + m->size > c->p->region_bytes[m->region])
+            return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' ends at %lld, past its region's %lld bytes",
+                            x->name, (long long)(m->offset + m->size), (long long)c->p->region_bytes[m->region]);
+        return NPU_OK;
+    }
+    int r = m->alias_of;
+    if (r >= c->p->n_tensors || r == t || c->p->t[r].alias_of >= 0 || c->p->t[r].first_pos < 0 ||
+        c->g->tensors[r]->data)
+        return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' aliases tensor %d, which is not a root buffer",
+                        x->name, r);
+    const mp_tensor *rm = &c->p->t[r];
+    npub_region want = expected_region(c->g, x);
+    if (want != NPUB_REGION_ARENA && want != rm->region)
+        return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' belongs in region %d but lies in '%s' (region %d)",
+                        x->name, want, tname(c, r), rm->region);
+    if (m->region != rm->region || m->offset < rm->offset || m->offset + m->size > rm->offset + rm->size)
+        return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' [%lld, %lld) is not inside its root '%s' [%lld, %lld)",
+                        x->name, (long long)m->offset, (long long)(m->offset + m->size), tname(c, r),
+                        (long long)rm->offset, (long long)(rm->offset + rm->size));
+    if (m->first_pos < rm->first_pos || m->last_pos > rm->last_pos)
+        return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' lives %d..%d, outside its root '%s' (%d..%d)", x->name,
+                        m->first_pos, m->last_pos, tname(c, r), rm->first_pos, rm->last_pos);
+    return NPU_OK;
+}
+
+static npu_status check_covered(const checker *c, const ir_node *n, int q, const ir_tensor *x, bool is_output,
+                                npu_err *err)
+{
+    const mp_tensor *m = &c->p->t[x->id];
+    int time = c->p->by_step ? c->p->pos_step[q] : q;
+    if (m->first_pos < 0 || time < m->first_pos || time > m->last_pos)
+        return npu_fail(err, NPU_EINTERNAL, "memplan check: node '%s' %s '%s' at %d, outside its lifetime %d..%d",
+                        n->name, is_output ? "writes" : "reads", x->name, time, m->first_pos, m->last_pos);
+    const ir_node *pr = x->producer;
+    bool indexed = pr && pr->id >= 0 && pr->id < c->g->n_nodes && c->g->nodes[pr->id] == pr;
+    if (!is_output && indexed && (pr->dead || c->p->node_pos[pr->id] >= q))
+        return npu_fail(err, NPU_EINTERNAL, "memplan check: node '%s' reads '%s' before node '%s' writes it", n->name,
+                        x->name, x->producer->name);
+    return NPU_OK;
+}
+
+/* Views keep their input's offset; concat inputs in the output's root sit
+ * at their prefix. Each such relation joins the two tensors. */
+static npu_status check_relations(checker *c, const ir_node *n, npu_err *err)
+{
+    const mp_tensor *t = c->p->t;
+    const ir_tensor *o = n->n_outputs ? n->outputs[0] : NULL;
+    if (!o)
+        return NPU_OK;
+    if (mp_is_view(n->op) && n->n_inputs && n->inputs[0] && !n->inputs[0]->data) {
+        const ir_tensor *x = n->inputs[0];
+        if (root_of(c, x->id) != root_of(c, o->id))
+            return NPU_OK;
+        if (t[x->id].offset != t[o->id].offset)
+            return npu_fail(err, NPU_EINTERNAL, "memplan check: view '%s' at %lld is not on its input '%s' at %lld",
+                            o->name, (long long)t[o->id].offset, x->name, (long long)t[x->id].offset);
+        c->uf[find(c->uf, x->id)] = find(c->uf, o->id);
+    }
+    if (n->op == IR_OP_SPLIT && n->n_inputs && n->inputs[0] && !n->inputs[0]->data) {
+        const ir_tensor *x = n->inputs[0];
+        bool layout = mp_split_layout(n, c->prefix);
+        for (int j = 0; j < n->n_outputs; j++) {
+            const ir_tensor *y = n->outputs[j];
+            if (!y || root_of(c, y->id) != root_of(c, x->id))
+                continue;
+            if (!layout || t[y->id].offset != t[x->id].offset + c->prefix[j])
+                return npu_fail(err, NPU_EINTERNAL, "memplan check: split output '%s' at %lld is not at its part of '%s'",
+                                y->name, (long long)t[y->id].offset, x->name);
+            c->uf[find(c->uf, y->id)] = find(c->uf, x->id);
+        }
+    }
+    if (n->op == IR_OP_CONCAT) {
+        bool layout = mp_concat_layout(n, c->prefix);
+        for (int j = 0; j < n->n_inputs; j++) {
+            const ir_tensor *x = n->inputs[j];
+            if (!x || x->data || root_of(c, x->id) != root_of(c, o->id))
+                continue;
+            if (!layout || t[x->id].offset != t[o->id].offset + c->prefix[j])
+                return npu_fail(err, NPU_EINTERNAL, "memplan check: concat input '%s' at %lld is not at its slice of '%s'",
+                                x->name, (long long)t[x->id].offset, o->name);
+            c->uf[find(c->uf, x->id)] = find(c->uf, o->id);
+        }
+    }
+    return NPU_OK;
+}
+
+static bool live_together(const mp_tensor *a, const mp_tensor *b)
+{
+    return a->first_pos <= b->last_pos && b->first_pos <= a->last_pos;
+}
+
+static npu_status check_overlaps(const checker *c, npu_err *err)
+{
+    const mp_tensor *t = c->p->t;
+    int n = c->p->n_tensors;
+    for (int a = 0; a < n; a++) {
+        if (c->g->tensors[a]->data || t[a].alias_of >= 0 || t[a].first_pos < 0 || t[a].size == 0)
+            continue;
+        for (int b = a + 1; b < n; b++) {
+            if (c->g->tensors[b]->data || t[b].alias_of >= 0 || t[b].first_pos < 0 || t[b].size == 0 ||
+                t[b].region != t[a].region)
+                continue;
+            /* input and output buffers are all live for the whole inference */
+            bool timed = t[a].region == NPUB_REGION_ARENA;
+            if ((timed && !live_together(&t[a], &t[b])) || t[a].offset >= t[b].offset + t[b].size ||
+                t[b].offset >= t[a].offset + t[a].size)
+                continue;
+            return npu_fail(err, NPU_EINTERNAL,
+                            "memplan check: '%s' [%lld, %lld) live %d..%d overlaps '%s' [%lld, %lld) live %d..%d",
+                            tname(c, a), (long long)t[a].offset, (long long)(t[a].offset + t[a].size), t[a].first_pos,
+                            t[a].last_pos, tname(c, b), (long long)t[b].offset, (long long)(t[b].offset + t[b].size),
+                            t[b].first_pos, t[b].last_pos);
+        }
+    }
+    return NPU_OK;
+}
+
+static npu_status run_checks(checker *c, npu_err *err)
+{
+    const ir_graph *g = c->g;
+    const mp_plan *p = c->p;
+    npu_status st = check_positions(c, err);
+    for (int t = 0; t < p->n_tensors && st == NPU_OK; t++)
+        st = check_tensor(c, t, err);
+    for (int q = 0; q < p->n_positions && st == NPU_OK; q++) {
+        const ir_node *n = g->nodes[c->pos_node[q]];
+        for (int j = 0; j < n->n_inputs && st == NPU_OK; j++)
+            if (n->inputs[j] && !n->inputs[j]->data)
+                st = check_covered(c, n, q, n->inputs[j], false, err);
+        for (int j = 0; j < n->n_outputs && st == NPU_OK; j++)
+            if (n->outputs[j])
+                st = check_covered(c, n, q, n->outputs[j], true, err);
+        if (st == NPU_OK)
+            st = check_relations(c, n, err);
+    }
+    for (int t = 0; t < p->n_tensors && st == NPU_OK; t++) {
+        const mp_tensor *m = &p->t[t];
+        if (m->first_pos < 0 || g->tensors[t]->data)
+            continue;
+        if (expected_region(g, g->tensors[t]) == NPUB_REGION_OUTPUT && m->last_pos != c->horizon - 1)
+            st = npu_fail(err, NPU_EINTERNAL, "memplan check: graph output '%s' dies at %d, before the end (%d)",
+                          tname(c, t), m->last_pos, c->horizon - 1);
+        else if (m->alias_of >= 0 && find(c->uf, t) != find(c->uf, m->alias_of))
+            st = npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' lies in '%s' but no view or concat relates them",
+                          tname(c, t), tname(c, m->alias_of));
+    }
+    if (st == NPU_OK)
+        st = check_overlaps(c, err);
+    return st;
+}
+
+npu_status mp_check(const ir_graph *g, const mp_plan *p, npu_err *err)
+{
+    if (p->n_tensors != g->n_tensors || !p->t || !p->node_pos || !p->pos_step)
+        return npu_fail(err, NPU_EINTERNAL, "memplan check: the plan has %d tensors, the graph %d", p->n_tensors,
+                        g->n_tensors);
+    int max_in = 1; /* inputs of a concat, outputs of a split */
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i]->n_inputs > max_in)
+            max_in = g->nodes[i]->n_inputs;
+        if (g->nodes[i]->n_outputs > max_in)
+            max_in = g->nodes[i]->n_outputs;
+    }
+    checker c = {g, p, p->by_step ? p->n_steps : p->n_positions, NULL, NULL, NULL};
+    size_t np = (size_t)(p->n_positions > 0 ? p->n_positions : 1), nt = (size_t)(p->n_tensors ? p->n_tensors : 1);
+    c.pos_node = npu_malloc(g->alloc, sizeof(int) * np);
+    c.uf = npu_malloc(g->alloc, sizeof(int) * nt);
+    c.prefix = npu_malloc(g->alloc, sizeof(int64_t) * (size_t)max_in);
+    npu_status st;
+    if (!c.pos_node || !c.uf || !c.prefix) {
+        st = npu_fail(err, NPU_EINTERNAL, "memplan check: out of memory");
+    } else {
+        for (int t = 0; t < p->n_tensors; t++)
+            c.uf[t] = t;
+        st = run_checks(&c, err);
+    }
+    npu_free(g->alloc, c.prefix, sizeof(int64_t) * (size_t)max_in);
+    npu_free(g->alloc, c.uf, sizeof(int) * nt);
+    npu_free(g->alloc, c.pos_node, sizeof(int) * np);
+    return st;
+}

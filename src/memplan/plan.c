@@ -1,0 +1,566 @@
+/* mp_plan_graph: lifetimes over the schedule, aliasing (views, concat
+ * elision), then placement of the arena roots and dense input/output
+ * regions. The alias structure is a forest: parent[t] is the tensor t lies
+ * in, rel[t] its byte offset there; a root owns a buffer whose lifetime is
+ * the union of its group's. */
+#include <string.h>
+
+#include "memplan/memplan_internal.h"
+
+bool mp_is_view(ir_op op)
+{
+    switch (op) {
+    case IR_OP_RESHAPE:
+    case IR_OP_FLATTEN:
+    case IR_OP_SQUEEZE:
+    case IR_OP_UNSQUEEZE:
+    case IR_OP_IDENTITY:
+        return true;
+    default:
+        return false;
+    }
+}
+
+int64_t mp_align_up(int64_t v, int64_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+/* Every dim before the axis is 1: then each part is one byte range. */
+static bool outer_dims_one(const ir_tensor *t, int64_t axis)
+{
+    if (axis < 0)
+        axis += t->rank;
+    if (axis < 0 || axis >= t->rank)
+        return false;
+    for (int d = 0; d < axis; d++)
+        if (t->dims[d] != 1)
+            return false;
+    return true;
+}
+
+/* prefix[i] = byte offset of parts[i] in whole; false unless they tile it
+ * in whole bytes of one dtype. */
+static bool parts_tile(const ir_tensor *whole, ir_tensor *const *parts, int n, int64_t *prefix)
+{
+    int bits = ir_dtype_bits(whole->dtype);
+    int64_t acc = 0;
+    for (int i = 0; i < n; i++) {
+        const ir_tensor *x = parts[i];
+        if (!x || x->dtype != whole->dtype || (ir_tensor_numel(x) * bits) % 8 != 0)
+            return false;
+        prefix[i] = acc;
+        acc += (int64_t)ir_tensor_bytes(x);
+    }
+    return acc == (int64_t)ir_tensor_bytes(whole);
+}
+
+bool mp_split_layout(const ir_node *n, int64_t *prefix)
+{
+    const ir_tensor *x = n->n_inputs >= 1 ? n->inputs[0] : NULL;
+    return x && n->n_outputs >= 1 && outer_dims_one(x, ir_attr_int(n, "axis", 0)) &&
+           parts_tile(x, n->outputs, n->n_outputs, prefix);
+}
+
+bool mp_concat_layout(const ir_node *n, int64_t *prefix)
+{
+    const ir_tensor *o = n->n_outputs == 1 ? n->outputs[0] : NULL;
+    return o && outer_dims_one(o, ir_attr_int(n, "axis", 0)) && parts_tile(o, n->inputs, n->n_inputs, prefix);
+}
+
+typedef struct planner {
+    ir_graph *g;
+    int64_t align;
+    bool by_step;
+    int nt, np;
+    int *node_pos, *pos_step; /* the plan's, in the graph's arena */
+    int *pos_node;            /* position -> index into g->nodes */
+    int *first, *last;        /* own lifetime per tensor, positions; -1 unused */
+    unsigned *pin;            /* IR_TENSOR_INPUT / OUTPUT, from flags and the graph's lists */
+    int *parent;
+    int64_t *rel;
+    int *gfirst, *glast;      /* group lifetimes per root */
+    int *concat_uses;
+    int64_t *diff;            /* np + 1 */
+    int64_t *prefix;          /* per concat input */
+    int64_t *root_off;        /* placed offset per root */
+    int64_t *best_off;        /* root_off of the plan with elision, while the other is tried */
+    mp_item *items;
+    int *item_tensor;
+} planner;
+
+static int tensor_root(const planner *pl, int t, int64_t *off)
+{
+    int64_t o = 0;
+    while (pl->parent[t] >= 0) {
+        o += pl->rel[t];
+        t = pl->parent[t];
+    }
+    if (off)
+        *off = o;
+    return t;
+}
+
+static bool is_const(const ir_tensor *t)
+{
+    return t->data != NULL;
+}
+
+static npub_region own_region(const planner *pl, const ir_tensor *t)
+{
+    if (is_const(t))
+        return NPUB_REGION_CONST;
+    if (pl->pin[t->id] & IR_TENSOR_INPUT)
+        return NPUB_REGION_INPUT;
+    if (pl->pin[t->id] & IR_TENSOR_OUTPUT)
+        return NPUB_REGION_OUTPUT;
+    return NPUB_REGION_ARENA;
+}
+
+static int64_t root_size(const planner *pl, int t)
+{
+    return mp_align_up((int64_t)ir_tensor_bytes(pl->g->tensors[t]), pl->align);
+}
+
+static npu_status build_positions(planner *pl, const part_schedule *s, npu_err *err)
+{
+    ir_graph *g = pl->g;
+    for (int i = 0; i < g->n_nodes; i++)
+        pl->node_pos[i] = -1;
+    int np = 0;
+    for (int k = 0; k < s->n_steps; k++) {
+        const part_step *st = &s->steps[k];
+        if (st->first < 0 || st->count < 0 || st->first + st->count > g->n_nodes)
+            return npu_fail(err, NPU_EINTERNAL, "memplan: step %d covers nodes %d..%d of %d", k, st->first,
+                            st->first + st->count - 1, g->n_nodes);
+        for (int i = st->first; i < st->first + st->count; i++) {
+            if (g->nodes[i]->dead || pl->node_pos[i] >= 0)
+                return npu_fail(err, NPU_EINTERNAL, "memplan: node '%s' is %s in the schedule", g->nodes[i]->name,
+                                g->nodes[i]->dead ? "dead but" : "twice");
+            pl->pos_step[np] = k;
+            pl->pos_node[np] = i;
+            pl->node_pos[i] = np++;
+        }
+    }
+    for (int i = 0; i < g->n_nodes; i++)
+        if (!g->nodes[i]->dead && pl->node_pos[i] < 0)
+            return npu_fail(err, NPU_EINTERNAL, "memplan: node '%s' (%s) is not in the schedule", g->nodes[i]->name,
+                            ir_op_name(g->nodes[i]->op));
+    pl->np = np;
+    return NPU_OK;
+}
+
+static int time_of(const planner *pl, int pos)
+{
+    return pl->by_step ? pl->pos_step[pos] : pos;
+}
+
+/* Own lifetimes: written at the producer's position (graph inputs at 0),
+ * read until the last consumer (graph outputs until the end). */
+static npu_status own_lifetimes(planner *pl, npu_err *err)
+{
+    ir_graph *g = pl->g;
+    for (int t = 0; t < pl->nt; t++) {
+        if (g->tensors[t]->id != t)
+            return npu_fail(err, NPU_EINTERNAL, "memplan: tensor '%s' has id %d at index %d (compact the graph)",
+                            g->tensors[t]->name, g->tensors[t]->id, t);
+        pl->first[t] = pl->last[t] = -1;
+        pl->pin[t] = g->tensors[t]->flags & (IR_TENSOR_INPUT | IR_TENSOR_OUTPUT);
+    }
+    for (int i = 0; i < g->n_inputs; i++)
+        pl->pin[g->inputs[i]->id] |= IR_TENSOR_INPUT;
+    for (int i = 0; i < g->n_outputs; i++)
+        pl->pin[g->outputs[i]->id] |= IR_TENSOR_OUTPUT;
+    for (int t = 0; t < pl->nt; t++)
+        if ((pl->pin[t] & IR_TENSOR_INPUT) && !is_const(g->tensors[t]))
+            pl->first[t] = pl->last[t] = 0;
+    for (int pos = 0; pos < pl->np; pos++) {
+        const ir_node *n = g->nodes[pl->pos_node[pos]];
+        for (int j = 0; j < n->n_inputs; j++) {
+            const ir_tensor *x = n->inputs[j];
+            if (!x)
+                continue;
+            if (!is_const(x) && pl->first[x->id] < 0)
+                return npu_fail(err, NPU_EINTERNAL, "memplan: node '%s' (%s) reads '%s' before it is written",
+                                n->name, ir_op_name(n->op), x->name);
+            if (pl->first[x->id] < 0)
+                pl->first[x->id] = pos;
+            pl->last[x->id] = pos;
+        }
+        for (int j = 0; j < n->n_outputs; j++) {
+            const ir_tensor *y = n->outputs[j];
+            if (!y)
+                continue;
+            if (pl->first[y->id] >= 0)
+                return npu_fail(err, NPU_EINTERNAL, "memplan: '%s' is written twice (again by node '%s')", y->name,
+                                n->name);
+            pl->first[y->id] = pl->last[y->id] = pos;
+        }
+    }
+    for (int t = 0; t < pl->nt; t++)
+        if ((pl->pin[t] & IR_TENSOR_OUTPUT) && pl->first[t] >= 0)
+            pl->last[t] = pl->np - 1;
+    return NPU_OK;
+}
+
+static bool is_pinned_root(const planner *pl, int t)
+{
+    return is_const(pl->g->tensors[t]) || pl->pin[t] != 0;
+}
+
+/* Group lifetimes on the planner's time axis, per root. */
+static void group_lifetimes(planner *pl)
+{
+    for (int t = 0; t < pl->nt; t++)
+        pl->gfirst[t] = pl->glast[t] = -1;
+    for (int t = 0; t < pl->nt; t++) {
+        if (pl->first[t] < 0 || is_const(pl->g->tensors[t]))
+            continue;
+        int r = tensor_root(pl, t, NULL);
+        int f = time_of(pl, pl->first[t]), l = time_of(pl, pl->last[t]);
+        if (pl->gfirst[r] < 0 || f < pl->gfirst[r])
+            pl->gfirst[r] = f;
+        if (l > pl->glast[r])
+            pl->glast[r] = l;
+    }
+}
+
+/* The max-live bound of the arena under the current aliasing (roots only). */
+static int64_t arena_bound(planner *pl)
+{
+    group_lifetimes(pl);
+    memset(pl->diff, 0, sizeof *pl->diff * (size_t)(pl->np + 1));
+    for (int t = 0; t < pl->nt; t++) {
+        if (pl->gfirst[t] < 0 || own_region(pl, pl->g->tensors[t]) != NPUB_REGION_ARENA)
+            continue;
+        pl->diff[pl->gfirst[t]] += root_size(pl, t);
+        pl->diff[pl->glast[t] + 1] -= root_size(pl, t);
+    }
+    int64_t live = 0, best = 0;
+    for (int k = 0; k < pl->np; k++) {
+        live += pl->diff[k];
+        if (live > best)
+            best = live;
+    }
+    return best;
+}
+
+/* A view's output lies on its input. When the output is a graph output the
+ * group moves into the output region instead (the output becomes the root);
+ * when both ends are pinned (an input viewed as an output) the view copies. */
+static void alias_views(planner *pl)
+{
+    ir_graph *g = pl->g;
+    for (int pos = 0; pos < pl->np; pos++) {
+        const ir_node *n = g->nodes[pl->pos_node[pos]];
+        if (!mp_is_view(n->op) || n->n_inputs < 1 || n->n_outputs != 1 || !n->inputs[0] || !n->outputs[0])
+            continue;
+        const ir_tensor *x = n->inputs[0], *y = n->outputs[0];
+        if (is_const(x) || ir_tensor_bytes(x) != ir_tensor_bytes(y))
+            continue;
+        int64_t ox;
+        int rx = tensor_root(pl, x->id, &ox);
+        if (!pl->pin[y->id]) {
+            pl->parent[y->id] = x->id;
+            pl->rel[y->id] = 0;
+        } else if (!is_pinned_root(pl, rx) && ox == 0 && ir_tensor_bytes(g->tensors[rx]) == ir_tensor_bytes(y)) {
+            pl->parent[rx] = y->id;
+            pl->rel[rx] = 0;
+        }
+    }
+}
+
+static bool concat_input_ok(planner *pl, const ir_tensor *x, int ro, int pos)
+{
+    if (is_const(x) || !x->producer || pl->pin[x->id] || pl->concat_uses[x->id] != 1)
+        return false;
+    int64_t ox;
+    int r = tensor_root(pl, x->id, &ox);
+    if (r == ro || ox != 0 || is_pinned_root(pl, r) || ir_tensor_bytes(pl->g->tensors[r]) != ir_tensor_bytes(x))
+        return false;
+    /* a view of a buffer that is still read after the concat stays apart */
+    return r == x->id || pl->glast[r] <= time_of(pl, pos);
+}
+
+/* Keeps the roots changed[0..nc), just given parents, where the arena bound
+ * stays at most before: all together, else each alone. Returns how many. */
+static int keep_if_no_growth(planner *pl, const int *changed, int nc, int parent, int64_t before)
+{
+    if (!nc || arena_bound(pl) <= before)
+        return nc;
+    for (int k = 0; k < nc; k++)
+        pl->parent[changed[k]] = -1;
+    int kept = 0;
+    for (int k = 0; k < nc; k++) {
+        pl->parent[changed[k]] = parent;
+        if (arena_bound(pl) > before)
+            pl->parent[changed[k]] = -1;
+        else
+            kept++;
+    }
+    return kept;
+}
+
+/* Writes the inputs of each concat into their slices of its output where
+ * that does not raise the arena bound; returns how many inputs moved. Two
+ * passes, because a later concat's decision can make an earlier one pay. */
+static int elide_concats(planner *pl)
+{
+    ir_graph *g = pl->g;
+    for (int t = 0; t < pl->nt; t++)
+        pl->concat_uses[t] = 0;
+    for (int pos = 0; pos < pl->np; pos++) {
+        const ir_node *n = g->nodes[pl->pos_node[pos]];
+        if (n->op == IR_OP_CONCAT)
+            for (int j = 0; j < n->n_inputs; j++)
+                if (n->inputs[j])
+                    pl->concat_uses[n->inputs[j]->id]++;
+    }
+    int moved = 0;
+    int *changed = pl->item_tensor; /* scratch: roots given a parent for one concat */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int pos = 0; pos < pl->np; pos++) {
+            const ir_node *n = g->nodes[pl->pos_node[pos]];
+            if (n->op != IR_OP_CONCAT || !mp_concat_layout(n, pl->prefix))
+                continue;
+            int64_t before = arena_bound(pl); /* also fills the group lifetimes */
+            int ro = tensor_root(pl, n->outputs[0]->id, NULL);
+            int nc = 0;
+            for (int j = 0; j < n->n_inputs; j++) {
+                const ir_tensor *x = n->inputs[j];
+                if (!concat_input_ok(pl, x, ro, pos))
+                    continue;
+                int r = tensor_root(pl, x->id, NULL);
+                pl->parent[r] = n->outputs[0]->id;
+                pl->rel[r] = pl->prefix[j];
+                changed[nc++] = r;
+            }
+            moved += keep_if_no_growth(pl, changed, nc, n->outputs[0]->id, before);
+        }
+    }
+    return moved;
+}
+
+/* Split outputs read in place: each output lies in its input at its prefix
+ * (the split does nothing at run time) where the input's buffer living on
+ * while the outputs are read does not raise the bound. An output already
+ * written into a concat keeps that place: the split then copies it. */
+static void split_in_place(planner *pl)
+{
+    ir_graph *g = pl->g;
+    int *changed = pl->item_tensor;
+    for (int pos = 0; pos < pl->np; pos++) {
+        const ir_node *n = g->nodes[pl->pos_node[pos]];
+        if (n->op != IR_OP_SPLIT || !mp_split_layout(n, pl->prefix) || is_const(n->inputs[0]))
+            continue;
+        const ir_tensor *x = n->inputs[0];
+        int64_t before = arena_bound(pl);
+        int nc = 0;
+        for (int j = 0; j < n->n_outputs; j++) {
+            const ir_tensor *y = n->outputs[j];
+            if (pl->pin[y->id] || pl->parent[y->id] >= 0 || tensor_root(pl, x->id, NULL) == y->id)
+                continue;
+            pl->parent[y->id] = x->id;
+            pl->rel[y->id] = pl->prefix[j];
+            changed[nc++] = y->id;
+        }
+        keep_if_no_growth(pl, changed, nc, x->id, before);
+    }
+}
+
+/* Places the arena roots of the current aliasing; *total is the arena size. */
+static npu_status place_arena(planner *pl, const mp_options *o, int64_t *total, int64_t *lower, npu_err *err)
+{
+    group_lifetimes(pl);
+    int n = 0;
+    for (int t = 0; t < pl->nt; t++) {
+        if (pl->gfirst[t] < 0 || own_region(pl, pl->g->tensors[t]) != NPUB_REGION_ARENA)
+            continue;
+        pl->items[n] = (mp_item){root_size(pl, t), pl->gfirst[t], pl->glast[t], 0};
+        pl->item_tensor[n++] = t;
+    }
+    mp_place_options po = {.align = pl->align, .effort = o->effort};
+    npu_status st = mp_place_ex(pl->items, n, &po, pl->g->alloc, total, err);
+    if (st != NPU_OK)
+        return st;
+    *lower = mp_lower_bound(pl->items, n);
+    for (int k = 0; k < n; k++)
+        pl->root_off[pl->item_tensor[k]] = pl->items[k].offset;
+    return NPU_OK;
+}
+
+/* Graph inputs and outputs each get their own region, packed in the order of
+ * the graph's lists (then by tensor id for tensors only flagged). */
+static int64_t place_dense(planner *pl, npub_region region)
+{
+    ir_graph *g = pl->g;
+    int64_t cursor = 0;
+    for (int pass = 0; pass < 3; pass++) {
+        int n = pass == 0 ? g->n_inputs : pass == 1 ? g->n_outputs : pl->nt;
+        for (int i = 0; i < n; i++) {
+            const ir_tensor *x = pass == 0 ? g->inputs[i] : pass == 1 ? g->outputs[i] : g->tensors[i];
+            int t = x->id;
+            if (pl->first[t] < 0 || pl->parent[t] >= 0 || pl->root_off[t] >= 0 || own_region(pl, x) != region)
+                continue;
+            pl->root_off[t] = cursor;
+            cursor += root_size(pl, t);
+        }
+    }
+    return cursor;
+}
+
+static int step_of(const planner *pl, int time)
+{
+    return time < 0 ? -1 : pl->by_step ? time : pl->pos_step[time];
+}
+
+static void fill_tensors(planner *pl, mp_plan *out)
+{
+    group_lifetimes(pl);
+    for (int t = 0; t < pl->nt; t++) {
+        const ir_tensor *x = pl->g->tensors[t];
+        mp_tensor *m = &out->t[t];
+        *m = (mp_tensor){own_region(pl, x), -1, root_size(pl, t), -1, -1, -1, -1, -1};
+        if (pl->first[t] < 0)
+            continue;
+        if (is_const(x)) {
+            m->first_pos = time_of(pl, pl->first[t]);
+            m->last_pos = time_of(pl, pl->last[t]);
+        } else {
+            int64_t off;
+            int r = tensor_root(pl, t, &off);
+            if (r == t) {
+                m->offset = pl->root_off[t];
+                m->first_pos = pl->gfirst[t];
+                m->last_pos = pl->glast[t];
+            } else {
+                m->alias_of = r;
+                m->region = own_region(pl, pl->g->tensors[r]);
+                m->size = (int64_t)ir_tensor_bytes(x); /* a slice keeps its exact bytes */
+                m->offset = pl->root_off[r] + off;
+                m->first_pos = time_of(pl, pl->first[t]);
+                m->last_pos = time_of(pl, pl->last[t]);
+            }
+        }
+        m->first = step_of(pl, m->first_pos);
+        m->last = step_of(pl, m->last_pos);
+    }
+}
+
+static void concat_stats(planner *pl, mp_plan *out)
+{
+    const ir_graph *g = pl->g;
+    for (int pos = 0; pos < pl->np; pos++) {
+        const ir_node *n = g->nodes[pl->pos_node[pos]];
+        if (n->op == IR_OP_SPLIT) {
+            int in_place = 0;
+            for (int j = 0; j < n->n_outputs; j++)
+                in_place += n->outputs[j] && pl->parent[n->outputs[j]->id] == n->inputs[0]->id;
+            out->splits++;
+            out->splits_in_place += n->n_outputs && in_place == n->n_outputs;
+        }
+        if (n->op != IR_OP_CONCAT || n->n_outputs < 1 || !n->outputs[0])
+            continue;
+        bool layout = mp_concat_layout(n, pl->prefix), all = true;
+        int64_t oo;
+        int ro = tensor_root(pl, n->outputs[0]->id, &oo);
+        out->concats++;
+        for (int j = 0; j < n->n_inputs; j++) {
+            const ir_tensor *x = n->inputs[j];
+            if (!x)
+                continue;
+            int64_t b = (int64_t)ir_tensor_bytes(x), ox;
+            out->concat_bytes_without_elision += b;
+            if (!(layout && !is_const(x) && tensor_root(pl, x->id, &ox) == ro && ox == oo + pl->prefix[j])) {
+                out->concat_bytes_copied += b;
+                all = false;
+            }
+        }
+        out->concats_elided += all;
+    }
+}
+
+#define SCRATCH(ptr, count) ((ptr) = npu_arena_alloc(tmp, sizeof *(ptr) * (size_t)((count) > 0 ? (count) : 1)))
+
+npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_options *opts, mp_plan *out,
+                         npu_err *err)
+{
+    static const mp_options defaults = {.align = 1};
+    const mp_options *o = opts ? opts : &defaults;
+    memset(out, 0, sizeof *out);
+    planner pl = {.g = g, .align = o->align > 0 ? o->align : 1, .by_step = o->by_step, .nt = g->n_tensors};
+    int max_in = 1, nn = g->n_nodes, nt = g->n_tensors;
+    for (int i = 0; i < nn; i++) {
+        if (g->nodes[i]->n_inputs > max_in)
+            max_in = g->nodes[i]->n_inputs;
+        if (g->nodes[i]->n_outputs > max_in)
+            max_in = g->nodes[i]->n_outputs;
+    }
+    npu_arena *tmp = npu_arena_new(g->alloc);
+    out->t = npu_arena_alloc(g->arena, sizeof *out->t * (size_t)(nt ? nt : 1));
+    out->node_pos = pl.node_pos = npu_arena_alloc(g->arena, sizeof(int) * (size_t)(nn ? nn : 1));
+    out->pos_step = pl.pos_step = npu_arena_alloc(g->arena, sizeof(int) * (size_t)(nn ? nn : 1));
+    int *par_views = NULL, *par_elided = NULL;
+    int64_t *rel_views = NULL, *rel_elided = NULL;
+    if (!tmp || !out->t || !pl.node_pos || !pl.pos_step || !SCRATCH(pl.pos_node, nn) || !SCRATCH(pl.first, nt) ||
+        !SCRATCH(pl.last, nt) || !SCRATCH(pl.pin, nt) || !SCRATCH(pl.parent, nt) || !SCRATCH(pl.rel, nt) ||
+        !SCRATCH(par_views, nt) || !SCRATCH(rel_views, nt) || !SCRATCH(par_elided, nt) ||
+        !SCRATCH(rel_elided, nt) || !SCRATCH(pl.gfirst, nt) || !SCRATCH(pl.glast, nt) ||
+        !SCRATCH(pl.concat_uses, nt) || !SCRATCH(pl.diff, nn + 1) || !SCRATCH(pl.prefix, max_in) ||
+        !SCRATCH(pl.root_off, nt) || !SCRATCH(pl.best_off, nt) || !SCRATCH(pl.items, nt) ||
+        !SCRATCH(pl.item_tensor, nt)) {
+        npu_arena_free(tmp);
+        return npu_fail(err, NPU_EINTERNAL, "memplan: out of memory for %d tensors", nt);
+    }
+    npu_status st = build_positions(&pl, sched, err);
+    if (st == NPU_OK)
+        st = own_lifetimes(&pl, err);
+    int64_t total = 0, lower = 0;
+    if (st == NPU_OK) {
+        for (int t = 0; t < nt; t++) {
+            pl.parent[t] = -1;
+            pl.root_off[t] = -1;
+        }
+        alias_views(&pl);
+        memcpy(par_views, pl.parent, sizeof(int) * (size_t)nt);
+        memcpy(rel_views, pl.rel, sizeof(int64_t) * (size_t)nt);
+        int64_t views_bound = arena_bound(&pl);
+        int moved = o->no_elision ? 0 : elide_concats(&pl);
+        if (!o->no_elision)
+            split_in_place(&pl);
+        st = place_arena(&pl, o, &total, &lower, err);
+        /* without elision the arena is at least views_bound: no need to place it when we are below */
+        if (st == NPU_OK && moved && total > views_bound) {
+            /* the bound guided each decision; the placed arena has the last word */
+            memcpy(par_elided, pl.parent, sizeof(int) * (size_t)nt);
+            memcpy(rel_elided, pl.rel, sizeof(int64_t) * (size_t)nt);
+            memcpy(pl.best_off, pl.root_off, sizeof(int64_t) * (size_t)nt);
+            memcpy(pl.parent, par_views, sizeof(int) * (size_t)nt);
+            memcpy(pl.rel, rel_views, sizeof(int64_t) * (size_t)nt);
+            int64_t total2 = 0, lower2 = 0;
+            st = place_arena(&pl, o, &total2, &lower2, err);
+            if (st == NPU_OK && total2 < total) {
+                total = total2;
+                lower = lower2;
+            } else {
+                memcpy(pl.parent, par_elided, sizeof(int) * (size_t)nt);
+                memcpy(pl.rel, rel_elided, sizeof(int64_t) * (size_t)nt);
+                memcpy(pl.root_off, pl.best_off, sizeof(int64_t) * (size_t)nt);
+            }
+        }
+    }
+    if (st == NPU_OK) {
+        out->n_tensors = nt;
+        out->by_step = pl.by_step;
+        out->n_steps = sched->n_steps;
+        out->n_positions = pl.np;
+        out->region_bytes[NPUB_REGION_ARENA] = total;
+        out->region_bytes[NPUB_REGION_INPUT] = place_dense(&pl, NPUB_REGION_INPUT);
+        out->region_bytes[NPUB_REGION_OUTPUT] = place_dense(&pl, NPUB_REGION_OUTPUT);
+        out->arena_lower_bound = lower;
+        fill_tensors(&pl, out);
+        concat_stats(&pl, out);
+    }
+    npu_arena_free(tmp);
+    return st;
+}

@@ -1,0 +1,260 @@
+/* tile_build: every NPU step of the schedule becomes one command stream
+ * (ending with `end`); every node in it a layer record. */
+#include <string.h>
+
+#include "ref/ref_qparams.h"
+#include "tiler/tile_internal.h"
+
+npu_status tile_qtab(tile_ctx *c, const ir_node *n, int64_t c0, int64_t cnt, uint8_t *out)
+{
+    const ir_tensor *x = n->inputs[0], *w = n->inputs[1], *y = n->outputs[0];
+    const ir_tensor *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    int nq = w->quant->count;
+    int32_t *mult = npu_malloc(c->alloc, sizeof(int32_t) * 2 * (size_t)nq);
+    if (!mult)
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    int32_t *shift = mult + nq;
+    npu_status st = ref_qmults(x, w, y, mult, shift, c->err);
+    for (int64_t i = 0; i < cnt && st == NPU_OK; i++) {
+        int64_t o = c0 + i;
+        int32_t e[3];
+        e[0] = b && b->data ? ((const int32_t *)b->data)[o] : 0;
+        e[1] = mult[nq == 1 ? 0 : o];
+        e[2] = shift[nq == 1 ? 0 : o];
+        for (int k = 0; k < 3; k++)
+            for (int by = 0; by < 4; by++)
+                out[12 * i + 4 * k + by] = (uint8_t)((uint32_t)e[k] >> (8 * by));
+    }
+    npu_free(c->alloc, mult, sizeof(int32_t) * 2 * (size_t)nq);
+    if (st != NPU_OK)
+        return npu_err_prefix(c->err, "node '%s'", n->name);
+    return NPU_OK;
+}
+
+static bool is_view_op(ir_op op)
+{
+    return op == IR_OP_RESHAPE || op == IR_OP_FLATTEN || op == IR_OP_SQUEEZE || op == IR_OP_UNSQUEEZE ||
+           op == IR_OP_IDENTITY;
+}
+
+static npu_status lower_node(tile_ctx *c, const ir_node *n)
+{
+    switch (n->op) {
+    case IR_OP_CONV: return tile_conv(c, n);
+    case IR_OP_GEMM:
+    case IR_OP_MATMUL: return tile_matmul(c, n);
+    case IR_OP_MAX_POOL:
+    case IR_OP_AVERAGE_POOL:
+    case IR_OP_GLOBAL_AVERAGE_POOL:
+    case IR_OP_GLOBAL_MAX_POOL: return tile_pool(c, n);
+    case IR_OP_ADD:
+    case IR_OP_SUB:
+    case IR_OP_MUL:
+    case IR_OP_MIN:
+    case IR_OP_MAX: return tile_eltwise(c, n);
+    case IR_OP_LUT:
+    case IR_OP_REQUANTIZE: return tile_unary(c, n);
+    case IR_OP_CONCAT: return tile_concat(c, n);
+    default:
+        if (is_view_op(n->op))
+            return tile_view(c, n);
+        return tile_fail(c, "the NPU tiler has no lowering for this op");
+    }
+}
+
+/* Lowers one quantized node against a throw-away plan (every activation at
+ * offset 0 of the arena) and constants: whatever tile_build would refuse for
+ * it, with the message. tile_supports asks this of quantized nodes. */
+bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    npu_alloc a = g->alloc.fn ? g->alloc : npu_alloc_default();
+    npu_err err;
+    npu_err_clear(&err);
+    mp_plan plan = {.n_tensors = g->n_tensors};
+    plan.t = npu_malloc(a, sizeof *plan.t * (size_t)(g->n_tensors + 1));
+    int64_t *coff = npu_malloc(a, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
+    emit_blob consts;
+    emit_blob_init(&consts, a);
+    tile_ctx c = {.t = t, .g = g, .plan = &plan, .consts = &consts, .alloc = a, .err = &err, .node = n,
+                  .const_off = coff, .last_kind = -1};
+    npu_status st = NPU_OK;
+    if (!plan.t || !coff) {
+        st = npu_fail(&err, NPU_EINTERNAL, "out of memory");
+    } else {
+        for (int i = 0; i < g->n_tensors; i++) {
+            memset(&plan.t[i], 0, sizeof plan.t[i]);
+            plan.t[i].region = NPUB_REGION_ARENA;
+            plan.t[i].alias_of = -1;
+            coff[i] = -1;
+        }
+        tile_layer_begin(&c);
+        st = lower_node(&c, n);
+    }
+    npu_free(a, plan.t, sizeof *plan.t * (size_t)(g->n_tensors + 1));
+    npu_free(a, coff, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
+    npu_free(a, c.words, sizeof *c.words * c.cap_words);
+    npu_free(a, c.work, sizeof *c.work * (size_t)c.cap_work);
+    npu_free(a, c.comp, sizeof *c.comp * (size_t)c.cap_comp);
+    emit_blob_free(&consts);
+    if (st == NPU_OK)
+        return true;
+    if (reason) {
+        const char *m = npu_arena_strdup(g->arena, err.msg);
+        *reason = m ? m : "no legal NPU tile";
+    }
+    return false;
+}
+
+static npu_status end_stream(tile_ctx *c)
+{
+    int insn = tile_insn(c, TGT_SEM_END);
+    int64_t v[TGT_F_COUNT];
+    tgt_defaults(c->t->isa, insn, v);
+    v[TGT_F_WAIT] = c->pending_barrier ? TILE_T_BAR : 0;
+    c->pending_barrier = false;
+    return tile_emit(c, TGT_SEM_END, v);
+}
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+    return b > 0 ? (a + b - 1) / b : 0;
+}
+
+/* Peak-throughput bound of a layer: MACs on the array (int4 faster) or bytes over DRAM. */
+static int64_t bound_cycles(const tgt_target *t, const ir_node *n, int64_t macs, int64_t bytes)
+{
+    int64_t peak = t->p[TGT_P_MAC_ROWS] * t->p[TGT_P_MAC_COLS];
+    bool w4 = n->n_inputs > 1 && n->inputs[1] && n->inputs[1]->dtype == IR_I4 &&
+              tgt_insn_field(t->isa, tgt_insn_for_sem(t->isa, TGT_SEM_CONV), TGT_F_W4);
+    if (w4)
+        peak *= t->p[TGT_P_MAC_INT4_SPEEDUP];
+    int64_t a = ceil_div(macs, peak), b = ceil_div(bytes, t->p[TGT_P_DRAM_BYTES_PER_CYCLE]);
+    return a > b ? a : b;
+}
+
+static int64_t node_macs(const ir_node *n)
+{
+    const ir_tensor *y = n->outputs[0];
+    if (n->op == IR_OP_CONV) {
+        const ir_tensor *w = n->inputs[1];
+        return ir_tensor_numel(y) * (ir_tensor_numel(w) / w->dims[0]);
+    }
+    if (n->op == IR_OP_GEMM || n->op == IR_OP_MATMUL) {
+        const ir_tensor *x = n->inputs[0];
+        return ir_tensor_numel(y) * x->dims[x->rank - 1];
+    }
+    return 0;
+}
+
+static npu_status grow_layers(tile_ctx *c, tile_program *out, int *cap)
+{
+    if (out->n_layers < *cap)
+        return NPU_OK;
+    int ncap = *cap ? *cap * 2 : 32;
+    tile_layer *nl = npu_realloc(c->alloc, out->layers, sizeof *nl * (size_t)*cap, sizeof *nl * (size_t)ncap);
+    if (!nl)
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    out->layers = nl;
+    *cap = ncap;
+    return NPU_OK;
+}
+
+npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedule *sched, const mp_plan *plan,
+                      emit_blob *consts, npu_alloc alloc, tile_program *out, npu_err *err)
+{
+    memset(out, 0, sizeof *out);
+    tile_ctx c = {.t = t, .g = g, .plan = plan, .consts = consts, .alloc = alloc, .err = err};
+    c.const_off = npu_malloc(alloc, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
+    int n_npu = 0;
+    for (int s = 0; s < sched->n_steps; s++)
+        n_npu += sched->steps[s].unit == IR_UNIT_NPU;
+    out->segments = npu_malloc(alloc, sizeof *out->segments * (size_t)(n_npu + 1));
+    if (!c.const_off || !out->segments) {
+        npu_free(alloc, c.const_off, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    }
+    for (int i = 0; i <= g->n_tensors; i++)
+        c.const_off[i] = -1;
+    int cap_layers = 0;
+    npu_status st = NPU_OK;
+    for (int s = 0; s < sched->n_steps && st == NPU_OK; s++) {
+        const part_step *ps = &sched->steps[s];
+        if (ps->unit != IR_UNIT_NPU)
+            continue;
+        tile_segment *seg = &out->segments[out->n_segments++];
+        seg->step = s;
+        seg->first_word = (uint32_t)c.n_words;
+        memset(&c.s, 0, sizeof c.s);
+        c.pending_barrier = false;
+        c.last_kind = -1;
+        for (int k = 0; k < ps->count && st == NPU_OK; k++) {
+            const ir_node *n = g->nodes[ps->first + k];
+            c.node = n;
+            if ((st = grow_layers(&c, out, &cap_layers)) != NPU_OK)
+                break;
+            tile_layer *L = &out->layers[out->n_layers++];
+            memset(L, 0, sizeof *L);
+            L->node = n;
+            L->first_word = (uint32_t)c.n_words;
+            int64_t t0 = c.s.end;
+            c.lay_dram_bytes = c.lay_sram = 0;
+            c.lay_tiles = 0;
+            tile_layer_begin(&c);
+            st = lower_node(&c, n);
+            L->n_words = (uint32_t)(c.n_words - L->first_word);
+            L->cycles = c.s.end - t0;
+            L->dram_bytes = c.lay_dram_bytes;
+            L->tiles = c.lay_tiles;
+            L->sram_bytes = c.lay_sram;
+            L->macs = node_macs(n);
+            L->bound_cycles = bound_cycles(t, n, L->macs, L->dram_bytes);
+        }
+        c.node = NULL;
+        if (st == NPU_OK)
+            st = end_stream(&c);
+        seg->n_words = (uint32_t)(c.n_words - seg->first_word);
+    }
+    npu_free(alloc, c.const_off, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
+    npu_free(alloc, c.work, sizeof *c.work * (size_t)c.cap_work);
+    npu_free(alloc, c.comp, sizeof *c.comp * (size_t)c.cap_comp);
+    /* exact sizes, so that tile_program_free knows what it frees */
+    uint32_t *w = NULL;
+    tile_layer *l = NULL;
+    tile_segment *sg = NULL;
+    if (st == NPU_OK) {
+        w = npu_realloc(alloc, c.words, sizeof *c.words * c.cap_words, sizeof *w * (c.n_words ? c.n_words : 1));
+        if (w)
+            c.words = w, c.cap_words = c.n_words ? c.n_words : 1;
+        l = npu_realloc(alloc, out->layers, sizeof *l * (size_t)cap_layers,
+                        sizeof *l * (size_t)(out->n_layers ? out->n_layers : 1));
+        if (l)
+            out->layers = l, cap_layers = out->n_layers ? out->n_layers : 1;
+        sg = npu_realloc(alloc, out->segments, sizeof *sg * (size_t)(n_npu + 1),
+                         sizeof *sg * (size_t)(out->n_segments ? out->n_segments : 1));
+        if (sg)
+            out->segments = sg, n_npu = (out->n_segments ? out->n_segments : 1) - 1;
+        if (!w || !l || !sg)
+            st = npu_fail(err, NPU_EINTERNAL, "out of memory");
+    }
+    if (st != NPU_OK) {
+        npu_free(alloc, c.words, sizeof *c.words * c.cap_words);
+        npu_free(alloc, out->layers, sizeof *out->layers * (size_t)cap_layers);
+        npu_free(alloc, out->segments, sizeof *out->segments * (size_t)(n_npu + 1));
+        memset(out, 0, sizeof *out);
+        return st;
+    }
+    out->words = c.words;
+    out->n_words = c.n_words;
+    out->sram_peak = c.sram_peak;
+    return NPU_OK;
+}
+
+void tile_program_free(tile_program *p, npu_alloc alloc)
+{
+    if (!p)
+        return;
+    npu_free(alloc, p->words, sizeof *p->words * (p->n_words ? p->n_words : 1));
+    npu_free(alloc, p->layers, sizeof *p->layers * (size_t)(p->n_layers ? p->n_layers : 1));
+    npu_free(alloc, p->segments, sizeof *p->segments * (size_t)(p->n_segments ? p->n_segments : 1));
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,440 @@
+/* Window ops: conv, depthwise conv and pools. Tiles split output channels
+ * (one weight block per channel tile), rows and columns (input rows with
+ * their halo; border tiles carry the padding), and for conv the reduction
+ * over input channels (partial sums in SRAM). The plan with the lowest
+ * estimated cycles among a few candidate tile shapes wins. */
+#include <string.h>
+
+#include "ref/ref_qparams.h"
+#include "tiler/tile_internal.h"
+
+typedef struct win {
+    tgt_sem sem; /* CONV, DWCONV or POOL */
+    int64_t N, C, H, W, OC, OH, OW;
+    int64_t kh, kw, sh, sw, dh, dw, pt, pl;
+    int64_t G, icg, ocg; /* conv groups; dw/pool: G = 1, icg = ocg = C */
+    bool w4;
+    const ir_tensor *wt;
+    int64_t wbytes_el2; /* weight bytes per two elements: 1 (int4) or 2 (int8) */
+} win;
+
+typedef struct plan {
+    int64_t ct, icc, oht, owt; /* channel tile, reduction chunk, output rows, cols */
+    bool sp_outer;             /* spatial tiles outer, channel tiles inner */
+    int64_t n_ct, n_y, n_x, n_chunks;
+    int64_t in_slot, w_slot, out_slot, psum; /* bytes per slot */
+    int in_slots, w_slots, out_slots;
+    int64_t cost, traffic; /* estimated cycles; DRAM bytes */
+} plan;
+
+static int64_t cdiv(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+static int64_t span(int64_t o, int64_t k, int64_t s, int64_t d)
+{
+    return (o - 1) * s + d * (k - 1) + 1;
+}
+
+/* Weight block of one channel tile: the chunk blocks (16-aligned), then the qtab. */
+static int64_t chunk_bytes(const win *w, int64_t ct, int64_t icc)
+{
+    int64_t el = ct * (w->sem == TGT_SEM_CONV ? icc : 1) * w->kh * w->kw;
+    return ((el * w->wbytes_el2 + 1) / 2 + 15) & ~(int64_t)15;
+}
+
+static int64_t block_bytes(const win *w, int64_t ct, int64_t icc)
+{
+    if (w->sem == TGT_SEM_POOL)
+        return 0;
+    int64_t b = 0, nch = w->sem == TGT_SEM_CONV ? cdiv(w->icg, icc) : 1;
+    for (int64_t k = 0; k < nch; k++)
+        b += chunk_bytes(w, ct, w->sem == TGT_SEM_CONV ? min64(icc, w->icg - k * icc) : 1);
+    return b + ((12 * ct + 15) & ~(int64_t)15);
+}
+
+/* Fills the sizes of plan p; false when it does not fit the SRAM. */
+static bool size_plan(const tile_ctx *c, const win *w, plan *p)
+{
+    int64_t ih = min64(w->H, span(p->oht, w->kh, w->sh, w->dh)), iw = min64(w->W, span(p->owt, w->kw, w->sw, w->dw));
+    p->n_ct = w->G * cdiv(w->ocg, p->ct);
+    p->n_y = cdiv(w->OH, p->oht), p->n_x = cdiv(w->OW, p->owt);
+    p->n_chunks = w->sem == TGT_SEM_CONV ? cdiv(w->icg, p->icc) : 1;
+    int64_t n_sp = w->N * p->n_y * p->n_x, tiles = n_sp * p->n_ct;
+    int64_t cin = w->sem == TGT_SEM_CONV ? w->icg : p->ct;
+    bool in_per_ct = w->sem != TGT_SEM_CONV || w->G > 1;
+    int64_t in_loads = p->sp_outer ? n_sp * (in_per_ct ? p->n_ct : 1)
+                                   : (n_sp > 1 || in_per_ct ? tiles : 1);
+    int64_t w_loads = p->sp_outer ? (p->n_ct > 1 ? tiles : 1) : p->n_ct;
+    p->in_slot = cin * ih * iw;
+    p->w_slot = block_bytes(w, p->ct, p->icc);
+    p->out_slot = p->ct * p->oht * p->owt;
+    p->psum = p->n_chunks > 1 ? 4 * p->out_slot : 0;
+    p->in_slots = in_loads > 1 ? 2 : 1;
+    p->w_slots = w_loads > 1 ? 2 : 1;
+    p->out_slots = tiles > 1 ? 2 : 1;
+    int64_t total = 16 * 4 + p->in_slots * p->in_slot + p->w_slots * p->w_slot + p->out_slots * p->out_slot + p->psum;
+    if (total > c->t->p[TGT_P_SRAM_BYTES])
+        return false;
+    /* cost: the busiest queue over the layer, plus the first load and the last store that nothing hides */
+    int64_t v[TGT_F_COUNT];
+    int ci = tile_insn(c, w->sem), di = tile_insn(c, TGT_SEM_DMA_LOAD);
+    tgt_defaults(c->t->isa, ci, v);
+    v[TGT_F_IC] = min64(p->icc, w->icg), v[TGT_F_OC] = p->ct, v[TGT_F_C] = p->ct;
+    v[TGT_F_KH] = w->kh, v[TGT_F_KW] = w->kw, v[TGT_F_OH] = p->oht, v[TGT_F_OW] = p->owt;
+    v[TGT_F_W4] = w->w4;
+    int64_t comp = 0, ld = 0, stc = 0, wl = 0;
+    npu_err e;
+    if (tgt_timing(c->t, ci, v, &comp, &e) != NPU_OK)
+        return false;
+    comp *= p->n_chunks;
+    tgt_defaults(c->t->isa, di, v);
+    v[TGT_F_C] = cin, v[TGT_F_H] = ih, v[TGT_F_W] = iw, v[TGT_F_DRAM_HS] = w->W, v[TGT_F_SRAM_HS] = iw;
+    if (tgt_timing(c->t, di, v, &ld, &e) != NPU_OK)
+        return false;
+    v[TGT_F_C] = p->ct, v[TGT_F_H] = p->oht, v[TGT_F_W] = p->owt, v[TGT_F_DRAM_HS] = w->OW, v[TGT_F_SRAM_HS] = p->owt;
+    if (tgt_timing(c->t, di, v, &stc, &e) != NPU_OK)
+        return false;
+    if (p->w_slot) {
+        v[TGT_F_C] = 1, v[TGT_F_H] = 1, v[TGT_F_W] = p->w_slot, v[TGT_F_DRAM_HS] = v[TGT_F_SRAM_HS] = p->w_slot;
+        if (tgt_timing(c->t, di, v, &wl, &e) != NPU_OK)
+            return false;
+    }
+    int64_t loads = in_loads * ld + w_loads * wl, q = tiles * comp;
+    q = q > loads ? q : loads;
+    q = q > tiles * stc ? q : tiles * stc;
+    p->cost = q + ld + wl + stc;
+    p->traffic = in_loads * p->in_slot + w_loads * p->w_slot + w->N * w->OC * w->OH * w->OW;
+    return true;
+}
+
+/* Field limits of one tile of w under plan p. */
+static bool fields_ok(const tile_ctx *c, const win *w, const plan *p)
+{
+    tgt_sem s = w->sem;
+    int64_t ih = min64(w->H, span(p->oht, w->kh, w->sh, w->dh)), iw = min64(w->W, span(p->owt, w->kw, w->sw, w->dw));
+    if (p->oht > tile_fmax(c, s, TGT_F_OH) || p->owt > tile_fmax(c, s, TGT_F_OW) || ih > tile_fmax(c, s, TGT_F_IH) ||
+        iw > tile_fmax(c, s, TGT_F_IW))
+        return false;
+    if (s == TGT_SEM_CONV)
+        return p->ct <= tile_fmax(c, s, TGT_F_OC) && p->icc <= tile_fmax(c, s, TGT_F_IC);
+    return p->ct <= tile_fmax(c, s, TGT_F_C);
+}
+
+/* Pass 0 finds the fewest cycles; pass 1 takes, among plans within 3% of
+ * them, the one that moves the fewest DRAM bytes (DRAM is shared with the host). */
+typedef struct search {
+    int pass;
+    int64_t min_cost;
+    plan best;
+    bool found;
+} search;
+
+static void consider(const tile_ctx *c, const win *w, plan cand, search *s)
+{
+    if (cand.ct < 1 || cand.icc < 1 || cand.oht < 1 || cand.owt < 1 || !fields_ok(c, w, &cand))
+        return;
+    if (!size_plan(c, w, &cand))
+        return;
+    bool better;
+    if (s->pass == 0)
+        better = !s->found || cand.cost < s->best.cost;
+    else
+        better = cand.cost * 100 <= s->min_cost * 103 &&
+                 (!s->found || cand.traffic < s->best.traffic ||
+                  (cand.traffic == s->best.traffic && cand.cost < s->best.cost));
+    if (better) {
+        s->best = cand;
+        s->found = true;
+    }
+}
+
+/* Largest rows-per-tile that fits, by bisection (fit is monotone in rows). */
+static int64_t max_rows(const tile_ctx *c, const win *w, plan p)
+{
+    int64_t lo = 0, hi = min64(w->OH, tile_fmax(c, w->sem, TGT_F_OH));
+    while (lo < hi) {
+        int64_t mid = (lo + hi + 1) / 2;
+        p.oht = mid;
+        if (fields_ok(c, w, &p) && size_plan(c, w, &p))
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+static void search_plans(const tile_ctx *c, const win *w, search *s)
+{
+    int64_t cols = c->t->p[TGT_P_MAC_COLS];
+    int64_t ctmax = min64(w->ocg, tile_fmax(c, w->sem, w->sem == TGT_SEM_CONV ? TGT_F_OC : TGT_F_C));
+    int64_t icmax = w->sem == TGT_SEM_CONV ? min64(w->icg, tile_fmax(c, w->sem, TGT_F_IC)) : 1;
+    for (int64_t ct = ctmax; ct >= 1; ct = ct > cols ? ((ct / 2 + cols - 1) / cols) * cols : ct / 2) {
+        int64_t nch0 = w->sem == TGT_SEM_CONV ? cdiv(w->icg, icmax) : 1, nchmax = w->sem == TGT_SEM_CONV ? w->icg : 1;
+        for (int64_t nch = nch0; nch <= nchmax; nch *= 2) {
+            int64_t icc = w->sem == TGT_SEM_CONV ? cdiv(w->icg, nch) : 1;
+            if (w->w4 && (w->kh * w->kw) % 2 && icc % 2 && icc != w->icg)
+                icc++;
+            bool fit = false;
+            for (int64_t owt = min64(w->OW, tile_fmax(c, w->sem, TGT_F_OW)); owt >= 1; owt = owt > 1 ? cdiv(owt, 2) : 0) {
+                for (int sp = 0; sp < 2; sp++) {
+                    plan p = {.ct = ct, .icc = icc, .owt = owt, .sp_outer = sp};
+                    int64_t rows = max_rows(c, w, p);
+                    fit |= rows > 0;
+                    for (int64_t r = rows, k = 0; r >= 1 && k < 5; r = cdiv(r, 2), k++) {
+                        p.oht = r;
+                        consider(c, w, p, s);
+                        if (r == 1)
+                            break;
+                    }
+                }
+                if (fit && owt < w->OW)
+                    break; /* narrower than the widest fitting tile only adds halo */
+            }
+            if (fit)
+                break; /* fewer reduction chunks are always better when they fit */
+        }
+    }
+}
+
+static bool choose_plan(const tile_ctx *c, const win *w, plan *best)
+{
+    search s = {0};
+    search_plans(c, w, &s);
+    if (!s.found)
+        return false;
+    s.min_cost = s.best.cost;
+    s.pass = 1;
+    s.found = false;
+    search_plans(c, w, &s);
+    *best = s.best;
+    return true;
+}
+
+/* Element (o, i, ky, kx) of the OIHW weights as int8. */
+static int8_t wval(const win *w, int64_t o, int64_t i, int64_t ky, int64_t kx)
+{
+    int64_t cin = w->sem == TGT_SEM_CONV ? w->icg : 1;
+    int64_t idx = ((o * cin + i) * w->kh + ky) * w->kw + kx;
+    return w->wt->dtype == IR_I4 ? nk_int4_get(w->wt->data, (size_t)idx) : ((const int8_t *)w->wt->data)[idx];
+}
+
+/* Builds the weight block of output channels [o0, o0+ct) (conv: of group gi). */
+static npu_status build_block(tile_ctx *c, const ir_node *n, const win *w, const plan *p, int64_t o0, int64_t ct,
+                              int64_t *off)
+{
+    int64_t size = block_bytes(w, ct, p->icc);
+    int64_t cin = w->sem == TGT_SEM_CONV ? w->icg : 1;
+    uint8_t *blk = npu_malloc(c->alloc, (size_t)size);
+    int8_t *tmp = npu_malloc(c->alloc, (size_t)(ct * cin * w->kh * w->kw + 1));
+    npu_status st = NPU_OK;
+    if (!blk || !tmp) {
+        st = npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+        goto done;
+    }
+    memset(blk, 0, (size_t)size);
+    int64_t pos = 0;
+    for (int64_t k = 0; k < p->n_chunks; k++) {
+        int64_t i0 = k * p->icc, icc = w->sem == TGT_SEM_CONV ? min64(p->icc, w->icg - i0) : 1;
+        int64_t e = 0;
+        for (int64_t o = 0; o < ct; o++)
+            for (int64_t i = 0; i < icc; i++)
+                for (int64_t ky = 0; ky < w->kh; ky++)
+                    for (int64_t kx = 0; kx < w->kw; kx++)
+                        tmp[e++] = wval(w, o0 + o, i0 + i, ky, kx);
+        if (w->w4) {
+            if (nk_int4_pack(tmp, blk + pos, (size_t)e) != NK_OK) {
+                st = tile_fail(c, "int4 weights out of range");
+                goto done;
+            }
+        } else {
+            memcpy(blk + pos, tmp, (size_t)e);
+        }
+        pos += chunk_bytes(w, ct, icc);
+    }
+    if ((st = tile_qtab(c, n, o0, ct, blk + pos)) == NPU_OK)
+        st = tile_const_add(c, blk, (size_t)size, off);
+done:
+    npu_free(c->alloc, blk, (size_t)size);
+    npu_free(c->alloc, tmp, (size_t)(ct * cin * w->kh * w->kw + 1));
+    return st;
+}
+
+typedef struct qfields {
+    int64_t in_zp, out_zp, lo, hi, mult, shift, count_pad, mode;
+} qfields;
+
+static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const plan *p, const qfields *q)
+{
+    int xr, yr;
+    int64_t xoff, yoff;
+    npu_status st = tile_tensor_addr(c, n->inputs[0], &xr, &xoff);
+    if (st == NPU_OK)
+        st = tile_tensor_addr(c, n->outputs[0], &yr, &yoff);
+    if (st != NPU_OK)
+        return st;
+    int64_t *blk = NULL;
+    if (w->sem != TGT_SEM_POOL) {
+        blk = npu_malloc(c->alloc, sizeof(int64_t) * (size_t)p->n_ct);
+        if (!blk)
+            return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+        for (int64_t t = 0; t < p->n_ct && st == NPU_OK; t++) {
+            int64_t gi = t / cdiv(w->ocg, p->ct), o0 = (t % cdiv(w->ocg, p->ct)) * p->ct;
+            st = build_block(c, n, w, p, gi * w->ocg + o0, min64(p->ct, w->ocg - o0), &blk[t]);
+        }
+    }
+    int64_t in_s[2], w_s[2] = {0, 0}, out_s[2], psum = 0;
+    for (int i = 0; i < p->in_slots; i++)
+        in_s[i] = tile_sram_alloc(c, p->in_slot);
+    for (int i = 0; i < p->w_slots && p->w_slot; i++)
+        w_s[i] = tile_sram_alloc(c, p->w_slot);
+    for (int i = 0; i < p->out_slots; i++)
+        out_s[i] = tile_sram_alloc(c, p->out_slot);
+    if (p->psum)
+        psum = tile_sram_alloc(c, p->psum);
+    if (c->sram_used > c->t->p[TGT_P_SRAM_BYTES] || in_s[0] < 0 || out_s[0] < 0 || psum < 0)
+        st = tile_fail(c, "tiler bug: planned buffers exceed the SRAM");
+    int64_t n_sp = w->N * p->n_y * p->n_x, tiles = n_sp * p->n_ct, cpg = cdiv(w->ocg, p->ct);
+    int64_t prev_in = -1, prev_w = -1, in_loads = 0, w_loads = 0, cur_in = in_s[0], cur_w = w_s[0];
+    for (int64_t t = 0; t < tiles && st == NPU_OK; t++) {
+        int64_t ct_i = p->sp_outer ? t % p->n_ct : t / n_sp, sp = p->sp_outer ? t / p->n_ct : t % n_sp;
+        int64_t b = sp / (p->n_y * p->n_x), yi = sp / p->n_x % p->n_y, xi = sp % p->n_x;
+        int64_t gi = ct_i / cpg, o0 = (ct_i % cpg) * p->ct, ct = min64(p->ct, w->ocg - o0);
+        int64_t oc_glob = gi * w->ocg + o0;
+        int64_t y0 = yi * p->oht, y1 = min64(w->OH, y0 + p->oht), x0 = xi * p->owt, x1 = min64(w->OW, x0 + p->owt);
+        tile_axis ay = tile_axis_range(y0, y1, w->H, w->kh, w->sh, w->dh, w->pt);
+        tile_axis ax = tile_axis_range(x0, x1, w->W, w->kw, w->sw, w->dw, w->pl);
+        int64_t ih = ay.i1 - ay.i0, iw = ax.i1 - ax.i0;
+        if (ih < 1 || iw < 1) {
+            st = tile_fail(c, "an output tile whose window lies entirely in the padding");
+            break;
+        }
+        int64_t cin0 = w->sem == TGT_SEM_CONV ? gi * w->icg : oc_glob, cin = w->sem == TGT_SEM_CONV ? w->icg : ct;
+        int64_t in_key = ((b * p->n_y + yi) * p->n_x + xi) * (p->n_ct + 1) +
+                         (w->sem == TGT_SEM_CONV && w->G == 1 ? 0 : ct_i + 1);
+        tile_work *wk = tile_work_new(c);
+        if (!wk) {
+            st = npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+            break;
+        }
+        if (in_key != prev_in) {
+            cur_in = in_s[in_loads++ % p->in_slots];
+            tile_load(wk, tile_box_chw(xr, xoff + ((b * w->C + cin0) * w->H + ay.i0) * w->W + ax.i0, w->H, w->W, cur_in,
+                                       cin, ih, iw));
+            prev_in = in_key;
+        }
+        if (blk && ct_i != prev_w) {
+            cur_w = w_s[w_loads++ % p->w_slots];
+            tile_load_flat(c, wk, TGT_REGION_CONSTANTS, blk[ct_i], cur_w, block_bytes(w, ct, p->icc));
+            prev_w = ct_i;
+        }
+        int64_t dst = out_s[t % p->out_slots], oh = y1 - y0, ow = x1 - x0, wpos = 0;
+        for (int64_t k = 0; k < p->n_chunks; k++) {
+            int64_t i0 = k * p->icc, icc = w->sem == TGT_SEM_CONV ? min64(p->icc, w->icg - i0) : ct;
+            tile_comp *cp = tile_comp_new(c, wk, w->sem);
+            if (!cp) {
+                st = npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+                break;
+            }
+            int64_t *v = cp->v;
+            v[TGT_F_SRC] = cur_in + (w->sem == TGT_SEM_CONV ? i0 * ih * iw : 0);
+            v[TGT_F_DST] = dst;
+            v[TGT_F_IH] = ih, v[TGT_F_IW] = iw, v[TGT_F_OH] = oh, v[TGT_F_OW] = ow;
+            v[TGT_F_KH] = w->kh, v[TGT_F_KW] = w->kw, v[TGT_F_SH] = w->sh, v[TGT_F_SW] = w->sw;
+            v[TGT_F_PT] = ay.p0, v[TGT_F_PB] = ay.p1, v[TGT_F_PL] = ax.p0, v[TGT_F_PR] = ax.p1;
+            v[TGT_F_IN_ZP] = q->in_zp, v[TGT_F_OUT_ZP] = q->out_zp;
+            v[TGT_F_CLAMP_LO] = q->lo, v[TGT_F_CLAMP_HI] = q->hi;
+            if (w->sem == TGT_SEM_POOL) {
+                v[TGT_F_C] = ct, v[TGT_F_MODE] = q->mode, v[TGT_F_COUNT_PAD] = q->count_pad;
+                v[TGT_F_MULT] = q->mult, v[TGT_F_SHIFT] = q->shift;
+                continue;
+            }
+            v[TGT_F_DH] = w->dh, v[TGT_F_DW] = w->dw, v[TGT_F_W4] = w->w4;
+            v[TGT_F_WGT] = cur_w + wpos;
+            v[TGT_F_QTAB] = cur_w + block_bytes(w, ct, p->icc) - ((12 * ct + 15) & ~(int64_t)15);
+            wpos += chunk_bytes(w, ct, w->sem == TGT_SEM_CONV ? icc : 1);
+            if (w->sem == TGT_SEM_DWCONV) {
+                v[TGT_F_C] = ct;
+                continue;
+            }
+            v[TGT_F_IC] = icc, v[TGT_F_OC] = ct;
+            if (p->n_chunks > 1) {
+                v[TGT_F_PSUM] = psum;
+                v[TGT_F_ACC_IN] = k > 0;
+                v[TGT_F_ACC_OUT] = k < p->n_chunks - 1;
+            }
+        }
+        tile_store(wk, tile_box_chw(yr, yoff + ((b * w->OC + oc_glob) * w->OH + y0) * w->OW + x0, w->OH, w->OW, dst,
+                                    ct, oh, ow));
+    }
+    npu_free(c->alloc, blk, sizeof(int64_t) * (size_t)p->n_ct);
+    return st == NPU_OK ? tile_pipeline(c) : st;
+}
+
+static npu_status run_window(tile_ctx *c, const ir_node *n, win *w, const qfields *q)
+{
+    plan p = {0};
+    if (!choose_plan(c, w, &p))
+        return tile_fail(c, "no tile of this %s fits the SRAM (%lld bytes) and the fields of %s",
+                         tgt_sem_name(w->sem), (long long)c->t->p[TGT_P_SRAM_BYTES], c->t->isa->name);
+    return emit_tiles(c, n, w, &p, q);
+}
+
+/* Would one small tile of this depthwise conv pass the target's checks? */
+static bool dwconv_ok(const tile_ctx *c, const win *w)
+{
+    int i = tile_insn(c, TGT_SEM_DWCONV);
+    if (i < 0 || w->kh > tgt_field_max(c->t->isa, i, TGT_F_KH) || w->kw > tgt_field_max(c->t->isa, i, TGT_F_KW))
+        return false;
+    int64_t v[TGT_F_COUNT];
+    tgt_defaults(c->t->isa, i, v);
+    v[TGT_F_C] = 1, v[TGT_F_KH] = w->kh, v[TGT_F_KW] = w->kw, v[TGT_F_SH] = w->sh, v[TGT_F_SW] = w->sw;
+    v[TGT_F_DH] = w->dh, v[TGT_F_DW] = w->dw;
+    v[TGT_F_IH] = span(1, w->kh, 1, w->dh), v[TGT_F_IW] = span(1, w->kw, 1, w->dw), v[TGT_F_OH] = v[TGT_F_OW] = 1;
+    npu_err e;
+    return tgt_check(c->t, i, v, &e) == NPU_OK;
+}
+
+npu_status tile_conv(tile_ctx *c, const ir_node *n)
+{
+    nk_qconv2d_params k;
+    npu_status st = ref_qconv_params(n, &k, c->err);
+    if (st != NPU_OK)
+        return npu_err_prefix(c->err, "node '%s'", n->name);
+    win w = {.sem = TGT_SEM_CONV, .N = k.n, .C = k.c_in, .H = k.h_in, .W = k.w_in, .OC = k.c_out, .OH = k.h_out,
+             .OW = k.w_out, .kh = k.k_h, .kw = k.k_w, .sh = k.stride_h, .sw = k.stride_w, .dh = k.dil_h,
+             .dw = k.dil_w, .pt = k.pad_top, .pl = k.pad_left, .G = k.groups, .wt = n->inputs[1]};
+    w.icg = w.C / w.G, w.ocg = w.OC / w.G;
+    if (w.G > 1 && w.G == w.C && w.OC == w.C && dwconv_ok(c, &w)) {
+        w.sem = TGT_SEM_DWCONV;
+        w.G = 1, w.icg = w.ocg = w.C;
+    }
+    w.w4 = w.wt->dtype == IR_I4 && tile_w4_ok(c->t, w.sem == TGT_SEM_CONV ? w.icg * w.kh * w.kw : 2) &&
+           tgt_insn_field(c->t->isa, tile_insn(c, w.sem), TGT_F_W4);
+    w.wbytes_el2 = w.w4 ? 1 : 2;
+    qfields q = {k.in_zp, k.out_zp, k.act_min, k.act_max, 0, 0, 0, 0};
+    return run_window(c, n, &w, &q);
+}
+
+npu_status tile_pool(tile_ctx *c, const ir_node *n)
+{
+    nk_qpool_params k;
+    npu_status st = ref_qpool_params(n, &k, c->err);
+    if (st != NPU_OK)
+        return npu_err_prefix(c->err, "node '%s'", n->name);
+    win w = {.sem = TGT_SEM_POOL, .N = k.n, .C = k.c, .H = k.h_in, .W = k.w_in, .OC = k.c, .OH = k.h_out,
+             .OW = k.w_out, .kh = k.k_h, .kw = k.k_w, .sh = k.stride_h, .sw = k.stride_w, .dh = 1, .dw = 1,
+             .pt = k.pad_top, .pl = k.pad_left, .G = 1, .icg = k.c, .ocg = k.c, .wbytes_el2 = 2};
+    bool max = n->op == IR_OP_MAX_POOL || n->op == IR_OP_GLOBAL_MAX_POOL;
+    qfields q = {k.in_zp, k.out_zp, k.act_min, k.act_max, k.mult, k.shift, k.count_include_pad,
+                 max ? TGT_POOL_MAX : TGT_POOL_AVG};
+    if (k.dil_h != 1 || k.dil_w != 1)
+        return tile_fail(c, "dilated pool");
+    return run_window(c, n, &w, &q);
+}

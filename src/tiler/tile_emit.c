@@ -1,0 +1,440 @@
+/* Instruction emission: checked encoding, DMA boxes split to the ISA's
+ * field widths, the double-buffered pipeline with its tokens, and the static
+ * schedule that gives each layer its cycle estimate. */
+#include <stdarg.h>
+#include <string.h>
+
+#include "tiler/tile_internal.h"
+
+npu_status tile_fail(tile_ctx *c, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (c->node)
+        return npu_fail(c->err, NPU_EUSER, "node '%s' (%s): %s", c->node->name, ir_op_name(c->node->op), msg);
+    return npu_fail(c->err, NPU_EUSER, "%s", msg);
+}
+
+int tile_insn(const tile_ctx *c, tgt_sem sem)
+{
+    return tgt_insn_for_sem(c->t->isa, sem);
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+int64_t tile_fmax(const tile_ctx *c, tgt_sem sem, tgt_fid f)
+{
+    int i = tile_insn(c, sem);
+    return i < 0 ? 0 : tgt_field_max(c->t->isa, i, f);
+}
+
+/* ---- static schedule ---- */
+
+static int queue_of(const tgt_insn *in, const int64_t *v)
+{
+    switch (in->unit) {
+    case TGT_UNIT_DMA: return v && v[TGT_F_CH] ? TILE_Q_DMA1 : TILE_Q_DMA0;
+    case TGT_UNIT_MAC: return TILE_Q_MAC;
+    case TGT_UNIT_VECTOR: return TILE_Q_VEC;
+    default: return TILE_Q_CTRL;
+    }
+}
+
+/* Issues the instruction into the schedule. A wait no earlier instruction
+ * signals would deadlock the NPU: that is a tiler bug, reported as such. */
+static npu_status sched_issue(tile_ctx *c, int insn, const int64_t *v, int64_t cycles)
+{
+    tile_sched *s = &c->s;
+    const tgt_insn *in = &c->t->isa->insns[insn];
+    int q = queue_of(in, v);
+    int64_t start = s->q_free[q];
+    if (q == TILE_Q_CTRL)
+        for (int i = 0; i < TILE_Q_COUNT; i++)
+            start = s->q_free[i] > start ? s->q_free[i] : start;
+    for (int b = 0; b < TILE_TOKENS; b++) {
+        if (!(v[TGT_F_WAIT] >> b & 1))
+            continue;
+        if (s->tok_head[b] == s->tok_tail[b])
+            return npu_fail(c->err, NPU_EINTERNAL, "node '%s': tiler bug: %s waits on token %d that nothing signals",
+                            c->node ? c->node->name : "?", in->name, b);
+        int64_t t = s->tok_time[b][s->tok_head[b]++ % TILE_TOK_RING];
+        start = t > start ? t : start;
+    }
+    int64_t end = start + cycles;
+    if (in->unit == TGT_UNIT_DMA) { /* latency on the channel, then the transfer on the shared bus */
+        bool flash = v[TGT_F_REGION] == TGT_REGION_FLASH;
+        int64_t lat = c->t->p[flash ? TGT_P_FLASH_LATENCY : TGT_P_DRAM_LATENCY];
+        lat = lat < cycles ? lat : cycles;
+        int64_t b0 = start + lat > s->bus_free[flash] ? start + lat : s->bus_free[flash];
+        end = b0 + cycles - lat;
+        s->bus_free[flash] = end;
+    }
+    for (int b = 0; b < TILE_TOKENS; b++) {
+        if (!(v[TGT_F_SIGNAL] >> b & 1))
+            continue;
+        if (s->tok_tail[b] - s->tok_head[b] >= TILE_TOK_RING)
+            return npu_fail(c->err, NPU_EINTERNAL, "tiler bug: token %d signalled without waits", b);
+        s->tok_time[b][s->tok_tail[b]++ % TILE_TOK_RING] = end;
+    }
+    s->q_free[q] = end;
+    if (q == TILE_Q_CTRL)
+        for (int i = 0; i < TILE_Q_COUNT; i++)
+            s->q_free[i] = s->q_free[i] > end ? s->q_free[i] : end;
+    s->end = end > s->end ? end : s->end;
+    return NPU_OK;
+}
+
+npu_status tile_emit(tile_ctx *c, tgt_sem sem, const int64_t v[TGT_F_COUNT])
+{
+    int insn = tile_insn(c, sem);
+    if (insn < 0)
+        return tile_fail(c, "the ISA %s has no %s instruction", c->t->isa->name, tgt_sem_name(sem));
+    npu_err e;
+    if (tgt_check(c->t, insn, v, &e) != NPU_OK)
+        return tile_fail(c, "no legal tile: %s", e.msg);
+    int64_t cycles = 0;
+    if (tgt_timing(c->t, insn, v, &cycles, &e) != NPU_OK)
+        return tile_fail(c, "timing: %s", e.msg);
+    size_t need = c->n_words + (size_t)c->t->isa->max_words;
+    if (need > c->cap_words) {
+        size_t ncap = c->cap_words ? c->cap_words * 2 : 1024;
+        while (ncap < need)
+            ncap *= 2;
+        uint32_t *nw = npu_realloc(c->alloc, c->words, c->cap_words * sizeof *nw, ncap * sizeof *nw);
+        if (!nw)
+            return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+        c->words = nw;
+        c->cap_words = ncap;
+    }
+    size_t nw = 0;
+    if (tgt_encode(c->t->isa, insn, v, c->words + c->n_words, c->cap_words - c->n_words, &nw, &e) != NPU_OK)
+        return tile_fail(c, "encoding: %s", e.msg);
+    c->n_words += nw;
+    if (sem == TGT_SEM_DMA_LOAD || sem == TGT_SEM_DMA_STORE)
+        c->lay_dram_bytes += v[TGT_F_C] * v[TGT_F_H] * v[TGT_F_W];
+    return sched_issue(c, insn, v, cycles);
+}
+
+/* ---- DMA ---- */
+
+enum { MAX_PIECES = 64 };
+
+typedef struct pieces {
+    int n;
+    tile_box b[MAX_PIECES];
+} pieces;
+
+static int64_t fmax_dma(const tile_ctx *c, tgt_fid f)
+{
+    return tile_fmax(c, TGT_SEM_DMA_LOAD, f);
+}
+
+/* A stride that does not matter (one row / one plane) takes the dense value if it fits. */
+static int64_t free_stride(const tile_ctx *c, tgt_fid f, int64_t dense)
+{
+    return dense <= fmax_dma(c, f) ? dense : 0;
+}
+
+static npu_status split_box(tile_ctx *c, tile_box b, pieces *p)
+{
+    if (b.c <= 0 || b.h <= 0 || b.w <= 0)
+        return NPU_OK;
+    if (b.h == 1) {
+        b.dram_hs = free_stride(c, TGT_F_DRAM_HS, b.w);
+        b.sram_hs = free_stride(c, TGT_F_SRAM_HS, b.w);
+    }
+    if (b.c == 1) {
+        b.dram_cs = free_stride(c, TGT_F_DRAM_CS, b.h * b.w);
+        b.sram_cs = free_stride(c, TGT_F_SRAM_CS, b.h * b.w);
+    }
+    /* rows whose stride a narrow field cannot hold become planes */
+    if (b.c == 1 && b.h > 1 && (b.dram_hs > fmax_dma(c, TGT_F_DRAM_HS) || b.sram_hs > fmax_dma(c, TGT_F_SRAM_HS))) {
+        tile_box t = b;
+        t.c = b.h, t.h = 1, t.dram_cs = b.dram_hs, t.sram_cs = b.sram_hs;
+        if (t.dram_cs <= fmax_dma(c, TGT_F_DRAM_CS) && t.sram_cs <= fmax_dma(c, TGT_F_SRAM_CS))
+            return split_box(c, t, p);
+    }
+    int64_t cm = fmax_dma(c, TGT_F_C), hm = fmax_dma(c, TGT_F_H), wm = fmax_dma(c, TGT_F_W);
+    if (b.c > cm) {
+        for (int64_t z = 0; z < b.c; z += cm) {
+            tile_box t = b;
+            t.c = b.c - z < cm ? b.c - z : cm;
+            t.dram += z * b.dram_cs, t.sram += z * b.sram_cs;
+            npu_status st = split_box(c, t, p);
+            if (st != NPU_OK)
+                return st;
+        }
+        return NPU_OK;
+    }
+    if (b.h > hm) {
+        for (int64_t y = 0; y < b.h; y += hm) {
+            tile_box t = b;
+            t.h = b.h - y < hm ? b.h - y : hm;
+            t.dram += y * b.dram_hs, t.sram += y * b.sram_hs;
+            npu_status st = split_box(c, t, p);
+            if (st != NPU_OK)
+                return st;
+        }
+        return NPU_OK;
+    }
+    if (b.w > wm) {
+        for (int64_t x = 0; x < b.w; x += wm) {
+            tile_box t = b;
+            t.w = b.w - x < wm ? b.w - x : wm;
+            t.dram += x, t.sram += x;
+            if (t.h == 1)
+                t.dram_hs = t.sram_hs = 0;
+            npu_status st = split_box(c, t, p);
+            if (st != NPU_OK)
+                return st;
+        }
+        return NPU_OK;
+    }
+    if (p->n == MAX_PIECES)
+        return tile_fail(c, "a DMA box of %lldx%lldx%lld needs more than %d transfers", (long long)b.c,
+                         (long long)b.h, (long long)b.w, MAX_PIECES);
+    p->b[p->n++] = b;
+    return NPU_OK;
+}
+
+npu_status tile_dma(tile_ctx *c, bool store, int ch, const tile_box *b, int64_t wait, int64_t signal)
+{
+    pieces p = {0};
+    npu_status st = split_box(c, *b, &p);
+    if (st != NPU_OK)
+        return st;
+    if (p.n == 0)
+        return tile_fail(c, "tiler bug: an empty DMA box");
+    tgt_sem sem = store ? TGT_SEM_DMA_STORE : TGT_SEM_DMA_LOAD;
+    int insn = tile_insn(c, sem);
+    if (insn < 0)
+        return tile_fail(c, "the ISA has no %s", tgt_sem_name(sem));
+    if (ch >= c->t->p[TGT_P_DMA_CHANNELS])
+        ch = 0;
+    for (int i = 0; i < p.n; i++) {
+        int64_t v[TGT_F_COUNT];
+        tgt_defaults(c->t->isa, insn, v);
+        const tile_box *q = &p.b[i];
+        v[TGT_F_WAIT] = i == 0 ? wait : 0;
+        v[TGT_F_SIGNAL] = i == p.n - 1 ? signal : 0;
+        v[TGT_F_CH] = ch;
+        v[TGT_F_REGION] = q->region;
+        v[TGT_F_DRAM] = q->dram, v[TGT_F_SRAM] = q->sram;
+        v[TGT_F_C] = q->c, v[TGT_F_H] = q->h, v[TGT_F_W] = q->w;
+        v[TGT_F_DRAM_HS] = q->dram_hs, v[TGT_F_DRAM_CS] = q->dram_cs;
+        v[TGT_F_SRAM_HS] = q->sram_hs, v[TGT_F_SRAM_CS] = q->sram_cs;
+        if ((st = tile_emit(c, sem, v)) != NPU_OK)
+            return st;
+    }
+    return NPU_OK;
+}
+
+tile_box tile_box_chw(int region, int64_t dram, int64_t H, int64_t W, int64_t sram, int64_t c, int64_t h, int64_t w)
+{
+    return (tile_box){region, dram, sram, c, h, w, W, H * W, w, h * w};
+}
+
+/* A contiguous copy of bytes from a region into SRAM, as at most two boxes. */
+void tile_load_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram, int64_t sram, int64_t bytes)
+{
+    int64_t r = min64(bytes, min64(tile_fmax(c, TGT_SEM_DMA_LOAD, TGT_F_W), tile_fmax(c, TGT_SEM_DMA_LOAD, TGT_F_SRAM_HS)));
+    r = r < 1 ? 1 : r;
+    int64_t rows = bytes / r, rest = bytes - rows * r;
+    tile_load(wk, (tile_box){region, dram, sram, 1, rows, r, r, rows * r, r, rows * r});
+    if (rest)
+        tile_load(wk, (tile_box){region, dram + rows * r, sram + rows * r, 1, 1, rest, rest, rest, rest, rest});
+}
+
+/* ---- layer state ---- */
+
+int64_t tile_sram_alloc(tile_ctx *c, int64_t bytes)
+{
+    int64_t off = (c->sram_used + 15) & ~(int64_t)15;
+    if (bytes < 0 || off + bytes > c->t->p[TGT_P_SRAM_BYTES])
+        return -1;
+    c->sram_used = off + bytes;
+    if (c->sram_used > c->sram_peak)
+        c->sram_peak = c->sram_used;
+    if (c->sram_used > c->lay_sram)
+        c->lay_sram = c->sram_used;
+    return off;
+}
+
+void tile_layer_begin(tile_ctx *c)
+{
+    c->sram_used = 0;
+    c->n_work = 0;
+    c->n_comp = 0;
+}
+
+tile_work *tile_work_new(tile_ctx *c)
+{
+    if (c->n_work == c->cap_work) {
+        int ncap = c->cap_work ? c->cap_work * 2 : 64;
+        tile_work *nw = npu_realloc(c->alloc, c->work, sizeof *nw * (size_t)c->cap_work, sizeof *nw * (size_t)ncap);
+        if (!nw)
+            return NULL;
+        c->work = nw;
+        c->cap_work = ncap;
+    }
+    tile_work *w = &c->work[c->n_work++];
+    memset(w, 0, sizeof *w);
+    w->first_comp = c->n_comp;
+    return w;
+}
+
+tile_comp *tile_comp_new(tile_ctx *c, tile_work *w, tgt_sem sem)
+{
+    if (c->n_comp == c->cap_comp) {
+        int ncap = c->cap_comp ? c->cap_comp * 2 : 64;
+        tile_comp *nc = npu_realloc(c->alloc, c->comp, sizeof *nc * (size_t)c->cap_comp, sizeof *nc * (size_t)ncap);
+        if (!nc)
+            return NULL;
+        c->comp = nc;
+        c->cap_comp = ncap;
+    }
+    tile_comp *k = &c->comp[c->n_comp++];
+    k->sem = sem;
+    int insn = tile_insn(c, sem);
+    if (insn >= 0)
+        tgt_defaults(c->t->isa, insn, k->v);
+    else
+        memset(k->v, 0, sizeof k->v);
+    w->n_comp++;
+    return k;
+}
+
+void tile_load(tile_work *w, tile_box b)
+{
+    if (w->n_load < TILE_MAX_LOADS)
+        w->load[w->n_load++] = b;
+}
+
+void tile_store(tile_work *w, tile_box b)
+{
+    if (w->n_store < TILE_MAX_STORES)
+        w->store[w->n_store++] = b;
+}
+
+/* ---- the pipeline ---- */
+
+static npu_status emit_group(tile_ctx *c, const tile_box *b, int n, bool store, int64_t wait, int64_t signal)
+{
+    for (int i = 0; i < n; i++) {
+        npu_status st = tile_dma(c, store, store ? 1 : 0, &b[i], i == 0 ? wait : 0, i == n - 1 ? signal : 0);
+        if (st != NPU_OK)
+            return st;
+    }
+    return NPU_OK;
+}
+
+static npu_status emit_loads(tile_ctx *c, int j, int64_t first_wait)
+{
+    const tile_work *w = &c->work[j];
+    if (!w->n_load)
+        return NPU_OK;
+    return emit_group(c, w->load, w->n_load, false, (j >= 2 ? TILE_T_FREE : 0) | first_wait, TILE_T_LOADED);
+}
+
+/* Emits the works in the order L0 L1 C0 S0 L2 C1 S1 ...: loads of work j+1
+ * go out while work j computes; the loads of work j+2 reuse work j's slots
+ * once its store is done, which also frees the output slot compute j+2 writes. */
+npu_status tile_pipeline(tile_ctx *c)
+{
+    int n = c->n_work;
+    tile_work *w = c->work;
+    if (n == 0)
+        return NPU_OK;
+    for (int j = 0; j < n; j++)
+        if (w[j].n_store == 0 || (w[j].n_comp == 0) != (w[0].n_comp == 0) || (w[j].n_load == 0 && (j == 0 || j >= 2)))
+            return tile_fail(c, "tiler bug: tile %d has no store or no load, or mixes copies and compute", j);
+    /* Fetch runs ahead: when this pipeline's LOADED consumer is another queue
+     * than the last one's, it could take that pipeline's tokens, so fetch
+     * holds (sync) until the last pipeline is done. On the same queue, FIFO
+     * order keeps the pairing and the first load alone waits for the barrier. */
+    int kind = w[0].n_comp ? queue_of(&c->t->isa->insns[tile_insn(c, c->comp[w[0].first_comp].sem)], NULL)
+                           : TILE_Q_DMA1;
+    bool barrier = c->pending_barrier, same = kind == c->last_kind;
+    npu_status st = NPU_OK;
+    if (barrier && !same) {
+        int64_t v[TGT_F_COUNT];
+        tgt_defaults(c->t->isa, tile_insn(c, TGT_SEM_SYNC), v);
+        v[TGT_F_WAIT] = TILE_T_BAR;
+        st = tile_emit(c, TGT_SEM_SYNC, v);
+    }
+    c->pending_barrier = false;
+    c->last_kind = kind;
+    if (st == NPU_OK)
+        st = emit_loads(c, 0, barrier && same ? TILE_T_BAR : 0);
+    for (int j = 0; j < n && st == NPU_OK; j++) {
+        if (j + 1 < n && (st = emit_loads(c, j + 1, 0)) != NPU_OK)
+            break;
+        int64_t sig = (j + 2 < n ? TILE_T_FREE : 0) | (j == n - 1 ? TILE_T_BAR : 0);
+        if (w[j].n_comp == 0) { /* a copy: the store waits for its load */
+            st = emit_group(c, w[j].store, w[j].n_store, true, w[j].n_load ? TILE_T_LOADED : 0, sig);
+            continue;
+        }
+        for (int k = 0; k < w[j].n_comp && st == NPU_OK; k++) {
+            tile_comp *cp = &c->comp[w[j].first_comp + k];
+            cp->v[TGT_F_WAIT] = k == 0 && w[j].n_load ? TILE_T_LOADED : 0;
+            cp->v[TGT_F_SIGNAL] = k == w[j].n_comp - 1 ? TILE_T_DONE : 0;
+            st = tile_emit(c, cp->sem, cp->v);
+        }
+        if (st == NPU_OK)
+            st = emit_group(c, w[j].store, w[j].n_store, true, TILE_T_DONE, sig);
+    }
+    if (st == NPU_OK)
+        c->pending_barrier = true;
+    c->lay_tiles += n;
+    c->n_work = 0;
+    c->n_comp = 0;
+    return st;
+}
+
+/* ---- tensors and constants ---- */
+
+npu_status tile_const_add(tile_ctx *c, const void *data, size_t size, int64_t *off)
+{
+    size_t o;
+    npu_status st = emit_blob_add(c->consts, data, size, 16, &o, c->err);
+    *off = (int64_t)o;
+    return st;
+}
+
+npu_status tile_tensor_addr(tile_ctx *c, const ir_tensor *t, int *region, int64_t *off)
+{
+    if (t->data) {
+        if (c->const_off[t->id] < 0) {
+            int64_t o;
+            npu_status st = tile_const_add(c, t->data, ir_tensor_bytes(t), &o);
+            if (st != NPU_OK)
+                return st;
+            c->const_off[t->id] = o;
+        }
+        *region = TGT_REGION_CONSTANTS;
+        *off = c->const_off[t->id];
+        return NPU_OK;
+    }
+    if (t->id < 0 || t->id >= c->plan->n_tensors || c->plan->t[t->id].offset < 0)
+        return tile_fail(c, "tensor '%s' has no place in the memory plan", t->name);
+    *region = (int)c->plan->t[t->id].region;
+    *off = c->plan->t[t->id].offset;
+    return NPU_OK;
+}
+
+tile_axis tile_axis_range(int64_t o0, int64_t o1, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad0)
+{
+    int64_t a = o0 * s - pad0, b = (o1 - 1) * s - pad0 + d * (k - 1) + 1; /* [a, b) */
+    tile_axis r;
+    r.i0 = a < 0 ? 0 : a;
+    r.i1 = b > in ? in : b;
+    r.p0 = r.i0 - a;
+    r.p1 = b - r.i1;
+    return r;
+}

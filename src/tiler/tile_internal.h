@@ -1,0 +1,138 @@
+/* Tiler internals shared by its files (not for other modules).
+ *
+ * A layer is lowered to a list of tile_work items; tile_pipeline emits them
+ * with the token scheme of docs/tiler.md: loads of work j+1 on DMA channel 0
+ * overlap the compute of work j, its stores go out on channel 1. */
+#ifndef NPU_TILE_INTERNAL_H
+#define NPU_TILE_INTERNAL_H
+
+#include "tiler/tiler.h"
+
+/* Tokens (bits of wait/signal); four, so the 4-token npu-v1-narrow works too.
+ * Each token has one consumer queue within a pipeline, so counting
+ * semaphores pair the k-th wait with the k-th signal (docs/tiler.md). */
+enum {
+    TILE_T_LOADED = 1 << 0, /* ch0: the last load of a work -> its compute (a copy: its store) */
+    TILE_T_FREE = 1 << 1,   /* ch1: store j -> the loads of work j+2 (its slots are free) */
+    TILE_T_DONE = 1 << 2,   /* compute -> store */
+    TILE_T_BAR = 1 << 3,    /* the last store of a pipeline -> the next pipeline (its only consumer) */
+};
+
+typedef struct tile_box {
+    int region;
+    int64_t dram, sram;
+    int64_t c, h, w;
+    int64_t dram_hs, dram_cs, sram_hs, sram_cs;
+} tile_box;
+
+enum { TILE_MAX_LOADS = 8, TILE_MAX_STORES = 2 };
+
+typedef struct tile_work {
+    int n_load;
+    tile_box load[TILE_MAX_LOADS];
+    int first_comp, n_comp; /* range of tile_ctx.comp */
+    int n_store;
+    tile_box store[TILE_MAX_STORES];
+} tile_work;
+
+/* A compute instruction: its semantics and field values (wait/signal set by the pipeline). */
+typedef struct tile_comp {
+    tgt_sem sem;
+    int64_t v[TGT_F_COUNT];
+} tile_comp;
+
+/* Static schedule: when each queue is free and when each token was signalled. */
+enum { TILE_Q_DMA0, TILE_Q_DMA1, TILE_Q_MAC, TILE_Q_VEC, TILE_Q_CTRL, TILE_Q_COUNT };
+enum { TILE_TOKENS = 4, TILE_TOK_RING = 64 };
+
+typedef struct tile_sched {
+    int64_t q_free[TILE_Q_COUNT];
+    int64_t tok_time[TILE_TOKENS][TILE_TOK_RING]; /* FIFO of signal times per token */
+    int tok_head[TILE_TOKENS], tok_tail[TILE_TOKENS];
+    int64_t bus_free[2]; /* DRAM and flash: the channels share their bandwidth */
+    int64_t end;         /* latest completion so far */
+} tile_sched;
+
+typedef struct tile_ctx {
+    const tgt_target *t;
+    const ir_graph *g;
+    const mp_plan *plan;
+    emit_blob *consts;
+    npu_alloc alloc;
+    npu_err *err;
+    const ir_node *node; /* the node being lowered (error messages) */
+
+    uint32_t *words;
+    size_t n_words, cap_words;
+
+    tile_work *work;
+    int n_work, cap_work;
+    tile_comp *comp;
+    int n_comp, cap_comp;
+
+    int64_t sram_used; /* bump allocator of the current layer */
+    int64_t sram_peak;
+    bool pending_barrier; /* the last store of the previous pipeline signalled INFREE */
+    int last_kind;        /* queue the previous pipeline's loads fed (TILE_Q_*), -1 none */
+
+    int64_t *const_off; /* per tensor id: offset of its copy in consts, -1 none */
+
+    tile_sched s;
+    int64_t lay_dram_bytes, lay_sram; /* of the current layer */
+    int lay_tiles;
+} tile_ctx;
+
+/* ---- tile_emit.c ---- */
+int tile_insn(const tile_ctx *c, tgt_sem sem);
+/* Encodes one instruction after tgt_check; an illegal tile is an error naming the node. */
+npu_status tile_emit(tile_ctx *c, tgt_sem sem, const int64_t v[TGT_F_COUNT]);
+/* A DMA box, split into several instructions when a dimension exceeds its field. */
+npu_status tile_dma(tile_ctx *c, bool store, int ch, const tile_box *b, int64_t wait, int64_t signal);
+/* SRAM of the current layer: 16-byte aligned bump allocation; -1 when it does not fit. */
+int64_t tile_sram_alloc(tile_ctx *c, int64_t bytes);
+void tile_layer_begin(tile_ctx *c);
+/* New work item and compute slots (pointers valid until the next call). */
+tile_work *tile_work_new(tile_ctx *c);
+tile_comp *tile_comp_new(tile_ctx *c, tile_work *w, tgt_sem sem);
+void tile_load(tile_work *w, tile_box b);
+void tile_store(tile_work *w, tile_box b);
+/* A contiguous copy of bytes from a region into SRAM, as at most two boxes. */
+void tile_load_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram, int64_t sram, int64_t bytes);
+/* Emits every work of the layer with the token scheme and resets the list. */
+npu_status tile_pipeline(tile_ctx *c);
+
+/* Where a tensor lives: its plan entry, or constant data copied into consts. */
+npu_status tile_tensor_addr(tile_ctx *c, const ir_tensor *t, int *region, int64_t *off);
+npu_status tile_const_add(tile_ctx *c, const void *data, size_t size, int64_t *off);
+/* A dense box of a CHW tensor region (all sizes in bytes). */
+tile_box tile_box_chw(int region, int64_t dram, int64_t H, int64_t W, int64_t sram, int64_t c, int64_t h,
+                      int64_t w);
+/* Largest field value an instruction accepts. */
+int64_t tile_fmax(const tile_ctx *c, tgt_sem sem, tgt_fid f);
+npu_status tile_fail(tile_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* int4 weights run packed (w4) when the target has them and a filter fills whole bytes. */
+bool tile_w4_ok(const tgt_target *t, int64_t elems_per_filter);
+
+/* tile_build.c: lowers n alone (a quantized node); false with the reason when it cannot. */
+bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason);
+
+/* ---- per op: tile_conv.c, tile_fc.c, tile_vec.c ---- */
+npu_status tile_conv(tile_ctx *c, const ir_node *n);
+npu_status tile_pool(tile_ctx *c, const ir_node *n);
+npu_status tile_matmul(tile_ctx *c, const ir_node *n);
+npu_status tile_eltwise(tile_ctx *c, const ir_node *n);
+npu_status tile_unary(tile_ctx *c, const ir_node *n); /* npu.Lut, npu.Requantize */
+npu_status tile_concat(tile_ctx *c, const ir_node *n);
+npu_status tile_view(tile_ctx *c, const ir_node *n);
+
+/* One axis of a window op tile: outputs [o0, o1) need inputs [i0, i1) and these pads. */
+typedef struct tile_axis {
+    int64_t i0, i1, p0, p1;
+} tile_axis;
+tile_axis tile_axis_range(int64_t o0, int64_t o1, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad0);
+
+/* Per-channel {bias, mult, shift} table of a weighted node for channels [c0, c0+n). */
+npu_status tile_qtab(tile_ctx *c, const ir_node *n, int64_t c0, int64_t cnt, uint8_t *out);
+
+#endif

@@ -1,0 +1,274 @@
+/* tile_supports: can the NPU of this target run the node (as it will be
+ * after quantization)? Limits come from the ISA's field widths and the
+ * target's constraints; the reason names the limit that fails. */
+#include <string.h>
+
+#include "tiler/tile_internal.h"
+
+bool tile_w4_ok(const tgt_target *t, int64_t elems_per_filter)
+{
+    return (t->weight_dtypes & TGT_DT_INT4) && elems_per_filter % 2 == 0;
+}
+
+static bool no(const ir_graph *g, const char **reason, const char *text)
+{
+    if (reason)
+        *reason = text;
+    (void)g;
+    return false;
+}
+
+/* A reason with numbers, in the graph's arena (static text when that fails). */
+#define NO(...)                                                                                                       \
+    do {                                                                                                              \
+        const char *r_ = npu_arena_printf(g->arena, __VA_ARGS__);                                                    \
+        return no(g, reason, r_ ? r_ : "exceeds an NPU field limit");                                                \
+    } while (0)
+
+static int64_t fmax_of(const tgt_target *t, tgt_sem s, tgt_fid f)
+{
+    int i = tgt_insn_for_sem(t->isa, s);
+    return i < 0 ? 0 : tgt_field_max(t->isa, i, f);
+}
+
+static int ints2(const ir_node *n, const char *name, int64_t *v, int64_t def)
+{
+    v[0] = v[1] = def;
+    int k = ir_attr_ints(n, name, v, 2);
+    if (k == 1)
+        v[1] = v[0];
+    return k;
+}
+
+/* Kernel, stride, dilation and pads of a window op against instruction s. */
+static bool window_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, tgt_sem s, const int64_t *k,
+                      const char **reason)
+{
+    int64_t st[2], dl[2], pads[4] = {0, 0, 0, 0};
+    ints2(n, "strides", st, 1);
+    ints2(n, "dilations", dl, 1);
+    int np = ir_attr_ints(n, "pads", pads, 4);
+    if (np == 2)
+        pads[2] = pads[1], pads[1] = 0, pads[3] = 0; /* 1-D: begin, end */
+    const char *isa = t->isa->name, *what = tgt_sem_name(s);
+    if (k[0] > fmax_of(t, s, TGT_F_KH) || k[1] > fmax_of(t, s, TGT_F_KW))
+        NO("kernel %lldx%lld exceeds the %s kh/kw field (max %lld) of %s", (long long)k[0], (long long)k[1], what,
+           (long long)fmax_of(t, s, TGT_F_KH), isa);
+    if (st[0] > fmax_of(t, s, TGT_F_SH) || st[1] > fmax_of(t, s, TGT_F_SW))
+        NO("stride %lld exceeds the %s sh field (max %lld) of %s", (long long)(st[0] > st[1] ? st[0] : st[1]), what,
+           (long long)fmax_of(t, s, TGT_F_SH), isa);
+    if (s == TGT_SEM_POOL && (dl[0] != 1 || dl[1] != 1))
+        return no(g, reason, n->op == IR_OP_MAX_POOL ? "dilated max pool" : "dilated pool");
+    if (s != TGT_SEM_POOL && (dl[0] > fmax_of(t, s, TGT_F_DH) || dl[1] > fmax_of(t, s, TGT_F_DW)))
+        NO("dilation %lld exceeds the %s dh field (max %lld) of %s", (long long)(dl[0] > dl[1] ? dl[0] : dl[1]),
+           what, (long long)fmax_of(t, s, TGT_F_DH), isa);
+    for (int i = 0; i < 4; i++) {
+        int64_t ext = k[i % 2] * (s == TGT_SEM_POOL ? 1 : dl[i % 2]);
+        if (pads[i] > fmax_of(t, s, TGT_F_PT))
+            NO("padding %lld exceeds the %s pt field (max %lld) of %s", (long long)pads[i], what,
+               (long long)fmax_of(t, s, TGT_F_PT), isa);
+        if (pads[i] >= ext)
+            NO("padding %lld is not smaller than the kernel's extent %lld", (long long)pads[i], (long long)ext);
+    }
+    return true;
+}
+
+static bool conv_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    const ir_tensor *x = n->inputs[0], *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
+    if (!w || !w->data || (n->n_inputs > 2 && n->inputs[2] && !n->inputs[2]->data))
+        return no(g, reason, "convolution with non-constant weights or bias");
+    if (x->rank != 4 && x->rank != 3)
+        return no(g, reason, "only 1-D and 2-D convolutions run on the NPU");
+    int64_t k[2] = {x->rank == 4 ? w->dims[2] : 1, w->dims[x->rank - 1]};
+    int64_t G = ir_attr_int(n, "group", 1), C = x->dims[1], OC = w->dims[0];
+    bool dw = G > 1 && G == C && OC == C;
+    if (dw && tgt_insn_for_sem(t->isa, TGT_SEM_DWCONV) >= 0) {
+        /* the depthwise unit when its datapath takes the window, else one conv per group */
+        int i = tgt_insn_for_sem(t->isa, TGT_SEM_DWCONV);
+        int64_t v[TGT_F_COUNT];
+        tgt_defaults(t->isa, i, v);
+        int64_t st[2], dl[2];
+        ints2(n, "strides", st, 1);
+        ints2(n, "dilations", dl, 1);
+        v[TGT_F_C] = 1, v[TGT_F_KH] = k[0], v[TGT_F_KW] = k[1], v[TGT_F_SH] = st[0], v[TGT_F_SW] = st[1];
+        v[TGT_F_DH] = dl[0], v[TGT_F_DW] = dl[1];
+        v[TGT_F_IH] = (k[0] - 1) * dl[0] + 1, v[TGT_F_IW] = (k[1] - 1) * dl[1] + 1, v[TGT_F_OH] = v[TGT_F_OW] = 1;
+        npu_err e;
+        if (tgt_check(t, i, v, &e) == NPU_OK)
+            return window_ok(t, g, n, TGT_SEM_DWCONV, k, reason);
+    }
+    if (tgt_insn_for_sem(t->isa, TGT_SEM_CONV) < 0)
+        return no(g, reason, "the ISA has no conv instruction");
+    if (G > 1 && (C / G) * k[0] * k[1] > 65536)
+        return no(g, reason, "grouped convolution whose reduction exceeds the int32 accumulator limits");
+    return window_ok(t, g, n, TGT_SEM_CONV, k, reason);
+}
+
+static bool pool_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    const ir_tensor *x = n->inputs[0];
+    if (x->rank != 4 && x->rank != 3)
+        return no(g, reason, "only 1-D and 2-D pools run on the NPU");
+    if (tgt_insn_for_sem(t->isa, TGT_SEM_POOL) < 0)
+        return no(g, reason, "the ISA has no pool instruction");
+    bool global = n->op == IR_OP_GLOBAL_AVERAGE_POOL || n->op == IR_OP_GLOBAL_MAX_POOL;
+    bool avg = n->op == IR_OP_AVERAGE_POOL || n->op == IR_OP_GLOBAL_AVERAGE_POOL;
+    int64_t k[2];
+    if (global) {
+        k[0] = x->rank == 4 ? x->dims[2] : 1, k[1] = x->dims[x->rank - 1];
+        if (k[0] > fmax_of(t, TGT_SEM_POOL, TGT_F_IH) || k[1] > fmax_of(t, TGT_SEM_POOL, TGT_F_IW))
+            NO("global pool over %lldx%lld exceeds the pool ih/iw field (max %lld) of %s", (long long)k[0],
+               (long long)k[1], (long long)fmax_of(t, TGT_SEM_POOL, TGT_F_IH), t->isa->name);
+    } else {
+        int nk = ir_attr_ints(n, "kernel_shape", k, 2);
+        if (nk != x->rank - 2)
+            return no(g, reason, "pool without a kernel_shape of the input's rank");
+        if (nk == 1)
+            k[1] = k[0], k[0] = 1;
+        if (ir_attr_int(n, "storage_order", 0) != 0)
+            return no(g, reason, "MaxPool storage_order 1");
+        if (ir_attr_int(n, "ceil_mode", 0) && ir_attr_int(n, "count_include_pad", 0))
+            return no(g, reason, "ceil_mode average pool counting padding");
+    }
+    if (n->n_outputs > 1 && n->outputs[1])
+        return no(g, reason, "MaxPool with an Indices output");
+    if (avg && k[0] * k[1] > 4096)
+        NO("average window %lldx%lld exceeds the divider (4096)", (long long)k[0], (long long)k[1]);
+    if (global) {
+        if (k[0] > fmax_of(t, TGT_SEM_POOL, TGT_F_KH) || k[1] > fmax_of(t, TGT_SEM_POOL, TGT_F_KW))
+            NO("global pool window %lldx%lld exceeds the pool kh field (max %lld) of %s", (long long)k[0],
+               (long long)k[1], (long long)fmax_of(t, TGT_SEM_POOL, TGT_F_KH), t->isa->name);
+        return true;
+    }
+    return window_ok(t, g, n, TGT_SEM_POOL, k, reason);
+}
+
+static bool matmul_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    const ir_tensor *x = n->inputs[0], *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
+    if (tgt_insn_for_sem(t->isa, TGT_SEM_MATMUL) < 0)
+        return no(g, reason, "the ISA has no matmul instruction");
+    if (!w || !w->data)
+        return no(g, reason, "MatMul of two activations (the NPU multiplies by constant weights)");
+    if (w->rank != 2 || x->rank != 2)
+        return no(g, reason, "matrix multiply of other than 2-D operands");
+    if (n->op == IR_OP_GEMM && ir_attr_int(n, "transA", 0))
+        return no(g, reason, "Gemm with transA");
+    const ir_tensor *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    if (b && !b->data)
+        return no(g, reason, "Gemm with a non-constant bias");
+    return true;
+}
+
+static bool eltwise_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    if (n->n_inputs != 2 || !n->inputs[0] || !n->inputs[1])
+        return no(g, reason, "elementwise op without two inputs");
+    if (tgt_insn_for_sem(t->isa, TGT_SEM_ELTWISE) < 0)
+        return no(g, reason, "the ISA has no eltwise instruction");
+    const ir_tensor *a = n->inputs[0], *b = n->inputs[1], *y = n->outputs[0];
+    if (ir_shape_equal(a, b) && ir_shape_equal(a, y))
+        return true;
+    if (y->rank > 4 || y->rank < 1)
+        return no(g, reason, "broadcast over more than 4 dimensions");
+    int64_t W = y->dims[y->rank - 1];
+    if (W > fmax_of(t, TGT_SEM_ELTWISE, TGT_F_W))
+        NO("broadcast eltwise rows of %lld exceed the w field (max %lld) of %s", (long long)W,
+           (long long)fmax_of(t, TGT_SEM_ELTWISE, TGT_F_W), t->isa->name);
+    for (int k = 0; k < 2; k++) {
+        const ir_tensor *x = n->inputs[k];
+        for (int i = 0; i < x->rank; i++) {
+            int64_t o = y->dims[y->rank - x->rank + i];
+            if (x->dims[i] != o && x->dims[i] != 1)
+                return no(g, reason, "shapes that do not broadcast");
+            /* the leading dim of a 4-D output is looped over, the rest broadcast in hardware */
+            if (y->rank == 4 && y->rank - x->rank + i == 0 && x->dims[i] != o && o > 1)
+                return no(g, reason, "broadcast over the batch dimension");
+        }
+    }
+    return true;
+}
+
+/* Unary ops the quantizer turns into a 256-entry npu.Lut (constant extra inputs only). */
+static bool lut_op(const ir_node *n)
+{
+    switch (n->op) {
+    case IR_OP_RELU:
+    case IR_OP_LEAKY_RELU:
+    case IR_OP_CLIP:
+    case IR_OP_SIGMOID:
+    case IR_OP_TANH:
+    case IR_OP_HARD_SIGMOID:
+    case IR_OP_HARD_SWISH:
+    case IR_OP_ERF:
+    case IR_OP_EXP:
+    case IR_OP_LOG:
+    case IR_OP_SQRT:
+    case IR_OP_RECIPROCAL:
+    case IR_OP_NEG:
+    case IR_OP_ABS:
+        for (int i = 1; i < n->n_inputs; i++)
+            if (n->inputs[i] && !n->inputs[i]->data)
+                return false;
+        return true;
+    default: return false;
+    }
+}
+
+static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason);
+
+/* Quantized nodes are also lowered once for real, which finds every field,
+ * SRAM or constraint limit a tile would hit (a pool's rescale shift, ...). */
+bool tile_supports(void *target, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    const tgt_target *t = target;
+    if (!supports_shape(t, g, n, reason))
+        return false;
+    const ir_tensor *x = n->n_inputs ? n->inputs[0] : NULL;
+    bool quantized = x && x->quant && x->dtype == IR_I8;
+    return !quantized || tile_try_node(t, g, n, reason);
+}
+
+static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    if (reason)
+        *reason = NULL;
+    if (!t || !n || n->n_outputs < 1 || !n->outputs[0])
+        return no(g, reason, "no target");
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] && n->inputs[i]->quant == NULL && n->inputs[i]->dtype == IR_I8 && !n->inputs[i]->data)
+            return no(g, reason, "int8 tensor without quantization parameters");
+    if (n->act.kind == IR_ACT_LEAKY_RELU && n->op != IR_OP_LEAKY_RELU)
+        return no(g, reason, "fused LeakyRelu (not a clamp)");
+    switch (n->op) {
+    case IR_OP_CONV: return conv_ok(t, g, n, reason);
+    case IR_OP_GEMM:
+    case IR_OP_MATMUL: return matmul_ok(t, g, n, reason);
+    case IR_OP_MAX_POOL:
+    case IR_OP_AVERAGE_POOL:
+    case IR_OP_GLOBAL_AVERAGE_POOL:
+    case IR_OP_GLOBAL_MAX_POOL: return pool_ok(t, g, n, reason);
+    case IR_OP_ADD:
+    case IR_OP_SUB:
+    case IR_OP_MUL:
+    case IR_OP_MIN:
+    case IR_OP_MAX: return eltwise_ok(t, g, n, reason);
+    case IR_OP_LUT:
+        return tgt_insn_for_sem(t->isa, TGT_SEM_LUT) >= 0 ? true : no(g, reason, "the ISA has no lut instruction");
+    case IR_OP_REQUANTIZE:
+        return tgt_insn_for_sem(t->isa, TGT_SEM_REQUANT) >= 0 ? true
+                                                              : no(g, reason, "the ISA has no requant instruction");
+    case IR_OP_CONCAT:
+    case IR_OP_RESHAPE:
+    case IR_OP_FLATTEN:
+    case IR_OP_SQUEEZE:
+    case IR_OP_UNSQUEEZE:
+    case IR_OP_IDENTITY: return true;
+    default:
+        if (lut_op(n))
+            return tgt_insn_for_sem(t->isa, TGT_SEM_LUT) >= 0 ? true
+                                                               : no(g, reason, "the ISA has no lut instruction");
+        NO("float op: no integer form (%s)", ir_op_name(n->op));
+    }
+}

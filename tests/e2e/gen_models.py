@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""Generates the end-to-end test models (small ONNX graphs with seeded
+random weights), a calibration set per model and a batch of test inputs.
+Run by `make fixtures`; the outputs are committed under tests/e2e/models so
+a fresh clone needs neither this script nor ../shared.
+
+    /usr/bin/python3 tests/e2e/gen_models.py tests/e2e/models
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(1234)
+
+
+def W(name, *shape, scale=None):
+    fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else shape[0]
+    s = scale if scale is not None else 1.0 / np.sqrt(fan_in)
+    return numpy_helper.from_array((rng.standard_normal(shape) * s).astype(np.float32), name)
+
+
+def B(name, n):
+    return numpy_helper.from_array((rng.standard_normal(n) * 0.1).astype(np.float32), name)
+
+
+class G:
+    def __init__(self, name, shape):
+        self.name, self.shape = name, shape
+        self.nodes, self.inits, self.k = [], [], 0
+
+    def t(self, p="t"):
+        self.k += 1
+        return f"{p}{self.k}"
+
+    def conv(self, x, cin, cout, k=3, stride=1, pad=None, group=1, relu=True, dil=1):
+        pad = (k // 2) * dil if pad is None else pad
+        w, b, y = self.t("w"), self.t("b"), self.t("conv")
+        self.inits += [W(w, cout, cin // group, k, k), B(b, cout)]
+        self.nodes.append(helper.make_node("Conv", [x, w, b], [y], name=y, kernel_shape=[k, k],
+                                           strides=[stride, stride], pads=[pad] * 4, group=group,
+                                           dilations=[dil, dil]))
+        if relu:
+            r = self.t("relu")
+            self.nodes.append(helper.make_node("Relu", [y], [r], name=r))
+            return r
+        return y
+
+    def op(self, kind, ins, **attrs):
+        y = self.t(kind.lower())
+        self.nodes.append(helper.make_node(kind, ins, [y], name=y, **attrs))
+        return y
+
+    def gemm(self, x, k, n):
+        w, b = self.t("w"), self.t("b")
+        self.inits += [W(w, n, k), B(b, n)]
+        return self.op("Gemm", [x, w, b], transB=1)
+
+    def save(self, out, y, out_shape, d):
+        graph = helper.make_graph(self.nodes, self.name,
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, self.shape)],
+                                  [helper.make_tensor_value_info(y, TensorProto.FLOAT, out_shape)], self.inits)
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        m.ir_version = 7
+        onnx.checker.check_model(m)
+        os.makedirs(os.path.join(d, self.name + "_calib"), exist_ok=True)
+        onnx.save(m, os.path.join(d, self.name + ".onnx"))
+        for i in range(8):
+            x = rng.uniform(-1, 1, self.shape).astype(np.float32)
+            np.save(os.path.join(d, self.name + "_calib", f"{i:03d}.npy"), x)
+        xs = rng.uniform(-1, 1, [4] + self.shape[1:]).astype(np.float32)
+        np.save(os.path.join(d, self.name + "_input.npy"), xs)
+
+
+def models(d):
+    g = G("conv", [1, 3, 16, 16])
+    y = g.conv("x", 3, 8)
+    y = g.conv(y, 8, 16, stride=2)
+    g.save(d, y, [1, 16, 8, 8], d)
+
+    g = G("dwconv", [1, 3, 16, 16])
+    y = g.conv("x", 3, 16, k=1)
+    y = g.conv(y, 16, 16, group=16)
+    y = g.conv(y, 16, 16, group=16, stride=2)
+    y = g.conv(y, 16, 8, k=1, relu=False)
+    g.save(d, y, [1, 8, 8, 8], d)
+
+    g = G("residual", [1, 8, 12, 12])
+    a = g.conv("x", 8, 8)
+    b = g.conv(a, 8, 8, relu=False)
+    s = g.op("Add", [a, b])
+    y = g.op("Relu", [s])
+    g.save(d, y, [1, 8, 12, 12], d)
+
+    g = G("concat", [1, 4, 12, 12])
+    a = g.conv("x", 4, 8)
+    b = g.conv("x", 4, 4, k=1)
+    c = g.op("Concat", [a, b], axis=1)
+    y = g.conv(c, 12, 8, k=1)
+    g.save(d, y, [1, 8, 12, 12], d)
+
+    g = G("pool", [1, 4, 16, 16])
+    a = g.conv("x", 4, 8)
+    p = g.op("MaxPool", [a], kernel_shape=[2, 2], strides=[2, 2])
+    q = g.op("AveragePool", [p], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1])
+    y = g.op("GlobalAveragePool", [q])
+    g.save(d, y, [1, 8, 1, 1], d)
+
+    g = G("fc", [1, 2, 6, 6])
+    f = g.op("Flatten", ["x"], axis=1)
+    h = g.gemm(f, 72, 32)
+    r = g.op("Relu", [h])
+    y = g.gemm(r, 32, 10)
+    g.save(d, y, [1, 10], d)
+
+    g = G("hostop", [1, 3, 8, 8])
+    a = g.conv("x", 3, 8)
+    p = g.op("GlobalAveragePool", [a])
+    f = g.op("Flatten", [p], axis=1)
+    h = g.gemm(f, 8, 10)
+    y = g.op("Softmax", [h], axis=1)
+    g.save(d, y, [1, 10], d)
+
+    # large enough that every target needs several tiles (lite has 128 KiB SRAM)
+    g = G("bigconv", [1, 16, 64, 64])
+    a = g.conv("x", 16, 32)
+    y = g.conv(a, 32, 32, stride=2)
+    g.save(d, y, [1, 32, 32, 32], d)
+
+
+if __name__ == "__main__":
+    out = sys.argv[1] if len(sys.argv) > 1 else "tests/e2e/models"
+    os.makedirs(out, exist_ok=True)
+    models(out)

@@ -1,0 +1,70 @@
+#!/bin/sh
+# End-to-end: every test model compiled for every target under targets/,
+# run on npusim, compared bit for bit with `npuref MODEL.npub` and with the
+# float model within a quantization tolerance; malformed binaries rejected
+# by npusim, npudis and npuref alike. Usage: tests/e2e/run.sh [BUILD]
+set -u
+B=${1:-build}
+W=$B/e2e
+PY=/usr/bin/python3
+fail=0 pass=0
+[ -f $W/models/bigconv.onnx ] || $PY tests/e2e/gen_models.py $W/models || exit 1
+
+check() { # name, min cosine, npucc flags...
+    name=$1 cos=$2; shift 2
+    m=$W/models/$name
+    for tf in targets/*.yaml; do
+        t=$(basename $tf .yaml)
+        o=$W/$t
+        mkdir -p $o
+        tag="$t/$name${*:+ $*}"
+        if ! msg=$($B/npucc --target $tf --calib ${m}_calib -o $o/$name.npub "$@" $m.onnx 2>&1); then
+            echo "FAIL $tag: npucc: $msg"; fail=$((fail + 1)); continue
+        fi
+        if ! msg=$($B/npusim $o/$name.npub --input ${m}_input.npy --output $o/$name.sim.npy 2>&1); then
+            echo "FAIL $tag: npusim: $msg" | head -c 2000; fail=$((fail + 1)); continue
+        fi
+        if ! msg=$($B/npuref $o/$name.npub --input ${m}_input.npy --output $o/$name.ref.npy 2>&1); then
+            echo "FAIL $tag: npuref: $msg"; fail=$((fail + 1)); continue
+        fi
+        [ -f $W/models/$name.float.npy ] ||
+            $B/npuref $m.onnx --input ${m}_input.npy --output $W/models/$name.float.npy >/dev/null
+        if msg=$($PY tests/e2e/compare.py $o/$name.sim.npy $o/$name.ref.npy $W/models/$name.float.npy $cos 2>&1); then
+            echo "ok   $tag: $msg"; pass=$((pass + 1))
+        else
+            echo "FAIL $tag: $msg"; fail=$((fail + 1))
+        fi
+    done
+}
+
+for m in conv dwconv residual concat pool fc hostop bigconv; do
+    check $m 0.98
+done
+check conv 0.95 --wbits 4
+check residual 0.95 --wbits 4
+
+# malformed binaries: every tool refuses them with a message and exit 1
+good=$W/edge-v1/conv.npub
+bad=$W/bad.npub
+reject() { # what, file
+    for tool in "npusim $2 --input $W/models/conv_input.npy" "npudis $2" "npuref $2 --input $W/models/conv_input.npy"; do
+        msg=$($B/$tool 2>&1); rc=$?
+        if [ $rc -eq 1 ] && [ -n "$msg" ]; then pass=$((pass + 1))
+        else echo "FAIL malformed ($1): $tool exit $rc: $msg" | head -c 500; echo; fail=$((fail + 1)); fi
+    done
+}
+if [ -f $good ]; then
+    { printf 'XXXX'; tail -c +5 $good; } > $bad; reject "bad magic" $bad
+    head -c 200 $good > $bad; reject "truncated" $bad
+    size=$(wc -c < $good)
+    head -c $((size / 2)) $good > $bad; reject "truncated section" $bad
+    # a section offset pointing past the end (section table at byte 64: kind, offset, size, crc)
+    $PY -c "import sys,struct;b=bytearray(open(sys.argv[1],'rb').read());struct.pack_into('<I',b,64+4,len(b)+64);open(sys.argv[2],'wb').write(b)" $good $bad
+    reject "offset out of range" $bad
+    # a binary for another target hash
+    $PY -c "import sys,struct,zlib;b=bytearray(open(sys.argv[1],'rb').read());b[16]^=1;struct.pack_into('<I',b,56,0);struct.pack_into('<I',b,56,zlib.crc32(bytes(b[:64])));open(sys.argv[2],'wb').write(b)" $good $bad
+    msg=$($B/npusim $bad --input $W/models/conv_input.npy 2>&1); rc=$?
+    if [ $rc -eq 1 ] && echo "$msg" | grep -q hash; then pass=$((pass + 1)); else echo "FAIL wrong target hash: exit $rc: $msg"; fail=$((fail + 1)); fi
+fi
+echo "e2e: $pass passed, $fail failed"
+[ $fail -eq 0 ]
