@@ -432,9 +432,9 @@ static double chan_range(const float *w, int64_t stride, int64_t count, int64_t 
 }
 
 /* x[1,4,6,6] -> depthwise 3x3 (act) -> pointwise 4->3 -> y */
-static ir_graph *dw_pw(ir_act act, ir_tensor **dw_w, ir_tensor **pw_w)
+static ir_graph *dw_pw_in(npu_alloc alloc, ir_act act)
 {
-    ir_graph *g = ir_graph_new(npu_alloc_default());
+    ir_graph *g = ir_graph_new(alloc);
     uint32_t s = 21;
     float wd[4 * 9], bd[4], wp[3 * 4], bp[3] = {0.1f, -0.2f, 0.3f};
     float scale[4] = {0.02f, 1.0f, 8.0f, 0.3f}; /* very different per-channel ranges */
@@ -460,10 +460,13 @@ static ir_graph *dw_pw(ir_act act, ir_tensor **dw_w, ir_tensor **pw_w)
     ir_node *pw = ir_node_new(g, IR_OP_CONV, "pw", 3, pwin, 1, &y);
     ir_set_ints(g, pw, "kernel_shape", 2, (int64_t[]){1, 1});
     set_io(g, x, y);
-    *dw_w = NULL;
-    *pw_w = NULL;
-    (void)dw_w;
     return g;
+}
+
+static ir_graph *dw_pw(ir_act act, ir_tensor **dw_w, ir_tensor **pw_w)
+{
+    *dw_w = *pw_w = NULL;
+    return dw_pw_in(npu_alloc_default(), act);
 }
 
 static void run_float(const ir_graph *g, const float *x, float *y)
@@ -653,4 +656,70 @@ Test(ptq, adaptive_int4_rounding_lowers_the_output_error)
         ir_graph_free(g);
     }
     cr_assert_gt(sqnr[1], sqnr[0] + 1.0, "adaptive %.2f dB vs nearest %.2f dB", sqnr[1], sqnr[0]);
+}
+
+static ir_graph *two_gemms(npu_alloc alloc)
+{
+    enum { K = 8, N = 4 };
+    float w1[K * K], b1[K] = {0}, w2[N * K], b2[N] = {0};
+    uint32_t s = 5;
+    for (int i = 0; i < K * K; i++)
+        w1[i] = rnd(&s);
+    for (int i = 0; i < N * K; i++)
+        w2[i] = rnd(&s);
+    ir_graph *g = ir_graph_new(alloc);
+    ir_tensor *x = ir_tensor_new(g, "x", IR_F32, 2, (int64_t[]){1, K});
+    ir_tensor *h = add_gemm(g, "fc1", x, K, w1, b1);
+    set_io(g, x, add_gemm(g, "fc2", h, N, w2, b2));
+    return g;
+}
+
+static ir_graph *dw_pw_relu6(npu_alloc alloc)
+{
+    return dw_pw_in(alloc, (ir_act){IR_ACT_CLIP, 0.0f, 6.0f, 0});
+}
+
+/* Fails allocation k = 1, 2, ... of q_ptq (every option on) until it succeeds. */
+static void allocation_failures(ir_graph *(*build)(npu_alloc), const char *dir)
+{
+    bool succeeded = false;
+    for (size_t k = 1; !succeeded && k < 20000; k++) {
+        npu_alloc_counter cnt = {0};
+        ir_graph *g = build(npu_alloc_counting(&cnt));
+        cr_assert_not_null(g);
+        cnt.fail_at = cnt.count + k;
+        q_ptq_options o = {.calib_dir = dir, .range = {CAL_MSE, 99.99, 8}, .q = {.wbits = 4, .abits = 8},
+                           .bias_correction = true, .int4_rounding = Q_ROUND_ADAPTIVE, .cle = true,
+                           .accuracy_budget_db = 100.0, .report = true};
+        q_ptq_result r;
+        npu_err e = {0};
+        npu_status st = q_ptq(g, &o, &r, &e);
+        if (st == NPU_OK) {
+            succeeded = true;
+            cr_assert_not_null(r.report);
+            q_report_free(r.report);
+        } else {
+            cr_assert_eq(st, NPU_EINTERNAL, "allocation %zu: %s", k, e.msg);
+            cr_assert(strstr(e.msg, "out of memory"), "allocation %zu: '%s'", k, e.msg);
+        }
+        ir_graph_free(g);
+        cr_assert_eq(cnt.live_bytes, 0, "allocation %zu: %zu bytes leaked (%s)", k, cnt.live_bytes, e.msg);
+    }
+    cr_assert(succeeded);
+}
+
+Test(ptq, every_allocation_failure_is_reported_and_leaks_nothing)
+{
+    allocation_failures(two_gemms, calib_dir(6, 8, 0.5f, 1.0f, 2));
+    char *d = tmpdir();
+    uint32_t s = 8;
+    for (int n = 0; n < 4; n++) {
+        float x[4 * 36];
+        for (int i = 0; i < 4 * 36; i++)
+            x[i] = 2.0f * rnd(&s);
+        char name[32];
+        snprintf(name, sizeof name, "%d.npy", n);
+        write_npy(d, name, NPY_F32, 4, (int64_t[]){1, 4, 6, 6}, x);
+    }
+    allocation_failures(dw_pw_relu6, d);
 }
