@@ -723,3 +723,43 @@ Test(ptq, every_allocation_failure_is_reported_and_leaks_nothing)
     }
     allocation_failures(dw_pw_relu6, d);
 }
+
+Test(ptq, bias_correction_adds_a_bias_removing_the_mean_weight_error)
+{
+    /* y = Gemm(x[1,4], w[2,4]) without bias; inputs have mean mu */
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[2] = {1, 4}, wd[2] = {2, 4}, yd[2] = {1, 2};
+    float w[8] = {0.3f, -0.55f, 0.8f, 0.1f, -1.0f, 0.45f, 0.2f, 0.66f};
+    ir_tensor *x = ir_tensor_new(g, "x", IR_F32, 2, xd), *y = ir_tensor_new(g, "y", IR_F32, 2, yd);
+    ir_tensor *in[2] = {x, ir_const_new(g, "w", IR_F32, 2, wd, w)};
+    ir_node *fc = ir_node_new(g, IR_OP_GEMM, "fc", 2, in, 1, &y);
+    ir_set_int(g, fc, "transB", 1);
+    set_io(g, x, y);
+    double mu[4] = {1.0, 2.0, -0.5, 3.0};
+    q_layer_stats st = {.node = "fc", .groups = 1, .k = 4, .n = 10, .mean = mu};
+    float lo[8] = {0}, hi[8];
+    for (int i = 0; i < 8; i++)
+        hi[i] = 4.0f;
+    lo[x->id] = -1.0f;
+    q_options o = {.wbits = 4, .abits = 8, .bias_correction = true, .n_stats = 1, .stats = &st};
+    npu_err e;
+    cr_assert_eq(q_quantize(g, lo, hi, &o, &e), NPU_OK, "%s", e.msg);
+    const ir_node *q = ir_graph_find(g, "y:q")->producer;
+    cr_assert_eq(q->n_inputs, 3, "a bias input was added");
+    const int32_t *bias = q->inputs[2]->data;
+    float xs = q->inputs[0]->quant->scale[0];
+    for (int c = 0; c < 2; c++) {
+        float amax = 0;
+        for (int j = 0; j < 4; j++)
+            amax = fmaxf(amax, fabsf(w[c * 4 + j]));
+        float s = amax / 7.0f;
+        cr_assert_float_eq(q->inputs[1]->quant->scale[c], s, 1e-9);
+        double shift = 0;
+        for (int j = 0; j < 4; j++)
+            shift += ((double)s * roundf(w[c * 4 + j] / s) - w[c * 4 + j]) * mu[j];
+        int32_t want = (int32_t)round(-shift / ((double)xs * s));
+        cr_assert_neq(want, 0, "the case must need a correction");
+        cr_assert_eq(bias[c], want, "channel %d: %d vs %d", c, bias[c], want);
+    }
+    ir_graph_free(g);
+}
