@@ -15,7 +15,7 @@ CFLAGS_BASE += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-
 LDFLAGS     += -fsanitize=address,undefined
 endif
 CFLAGS  += $(CFLAGS_BASE)
-LDLIBS  += -lprotobuf-c -lyaml -lm
+LDLIBS  += -lprotobuf-c -lyaml -lpng -lm
 
 # ---- sources -------------------------------------------------------------
 LIB_DIRS  = src/common src/ir src/import src/opt src/ref src/target src/partition \
@@ -58,7 +58,7 @@ all: $(TOOLS) $(UNIT_BINS) $(if $(wildcard rt/fw.ld),$(FW_ELF))
 # ---- set-up on a fresh Debian machine -------------------------------------
 DEB_PKGS = build-essential libunicorn-dev libprotobuf-c-dev protobuf-c-compiler libyaml-dev \
            libcriterion-dev libonnx-dev gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf \
-           python3-onnx python3-numpy
+           python3-onnx python3-numpy libpng-dev
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	  | grep -q 'install ok installed' || echo $$p; done); \

@@ -43,7 +43,7 @@ static bool kind_of(const char *name, file_kind *k)
         *k = KIND_NPY;
     else if (ends_with(name, ".bin"))
         *k = KIND_BIN;
-    else if (ends_with(name, ".pgm") || ends_with(name, ".ppm"))
+    else if (ends_with(name, ".pgm") || ends_with(name, ".ppm") || ends_with(name, ".png"))
         *k = KIND_IMAGE;
     else
         return false;
@@ -166,8 +166,14 @@ static npu_status check_opts(cal_dataset *d, const char *dir, npu_err *err)
     return NPU_OK;
 }
 
-npu_status cal_dataset_open(const char *dir, const cal_input_spec *spec, const cal_read_opts *ro, npu_alloc alloc,
-                            cal_dataset **out, npu_err *err)
+npu_status cal_dataset_open(const char *dir, const cal_input_spec *spec, npu_alloc alloc, cal_dataset **out,
+                            npu_err *err)
+{
+    return cal_dataset_open_opts(dir, spec, NULL, alloc, out, err);
+}
+
+npu_status cal_dataset_open_opts(const char *dir, const cal_input_spec *spec, const cal_read_opts *ro,
+                                 npu_alloc alloc, cal_dataset **out, npu_err *err)
 {
     if (spec->rank > CAL_SPEC_MAX_RANK)
         return npu_fail(err, NPU_EUSER, "input '%s': rank %d, calibration supports up to %d", spec->name, spec->rank,
@@ -205,7 +211,7 @@ npu_status cal_dataset_open(const char *dir, const cal_input_spec *spec, const c
     if (st == NPU_OK)
         st = check_opts(d, dir, err);
     if (st == NPU_OK && d->files.n == 0)
-        st = npu_fail(err, NPU_EUSER, "%s: no calibration samples (.npy, .bin, .pgm, .ppm) in the directory", dir);
+        st = npu_fail(err, NPU_EUSER, "%s: no calibration samples (.npy, .bin, .pgm, .ppm, .png) in the directory", dir);
     if (st == NPU_OK) {
         d->kinds = calloc((size_t)d->files.n, sizeof *d->kinds);
         d->file_samples = calloc((size_t)d->files.n, sizeof *d->file_samples);
@@ -215,7 +221,7 @@ npu_status cal_dataset_open(const char *dir, const cal_input_spec *spec, const c
     }
     for (int i = 0; st == NPU_OK && i < d->files.n; i++)
         if (!kind_of(d->files.paths[i], &d->kinds[i]))
-            st = npu_fail(err, NPU_EUSER, "%s: not a calibration sample: expected .npy, .bin, .pgm or .ppm",
+            st = npu_fail(err, NPU_EUSER, "%s: not a calibration sample: expected .npy, .bin, .pgm, .ppm or .png",
                           d->files.paths[i]);
     /* check every file up front: a bad sample fails before minutes of calibration */
     for (int i = 0; st == NPU_OK && i < d->files.n; i++) {

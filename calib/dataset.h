@@ -3,8 +3,9 @@
  *   - .npy: float32 or uint8 (values as stored), one sample or a batch
  *     whose first dimension is a multiple of the model's batch;
  *   - .bin: raw little-endian float32, a whole number of model inputs;
- *   - .pgm / .ppm (binary P5 / P6, 8 or 16 bits): one image, scaled to
- *     [0, 1], placed on the input by its layout, resized by policy.
+ *   - .pgm / .ppm (binary P5 / P6, 8 or 16 bits) and .png (gray or RGB,
+ *     libpng): one image, scaled to [0, 1], placed on the input by its
+ *     layout, resized by policy.
  * (x - mean) / std per channel is applied to every kind. A manifest
  * (calib.yaml in the directory) may list the files and set the
  * preprocessing; options given by the caller win over it. Every file is
@@ -47,9 +48,12 @@ npu_status cal_parse_floats(const char *s, float *v, int *n, npu_err *err);
 
 typedef struct cal_dataset cal_dataset;
 
-/* ro may be NULL (defaults). */
-npu_status cal_dataset_open(const char *dir, const cal_input_spec *spec, const cal_read_opts *ro, npu_alloc alloc,
-                            cal_dataset **out, npu_err *err);
+/* ro may be NULL (defaults, or the manifest's). */
+npu_status cal_dataset_open_opts(const char *dir, const cal_input_spec *spec, const cal_read_opts *ro,
+                                 npu_alloc alloc, cal_dataset **out, npu_err *err);
+/* cal_dataset_open_opts with ro NULL. */
+npu_status cal_dataset_open(const char *dir, const cal_input_spec *spec, npu_alloc alloc, cal_dataset **out,
+                            npu_err *err);
 void cal_dataset_close(cal_dataset *d);
 /* Samples (model batches) in the whole set. */
 int64_t cal_dataset_count(const cal_dataset *d);
@@ -67,7 +71,7 @@ typedef struct cal_image {
 } cal_image;
 
 size_t cal_image_bytes(const cal_image *im);
-/* Parses a binary PGM (P5) or PPM (P6); name is for messages. */
+/* Parses a binary PGM (P5), PPM (P6) or PNG; name is for messages. */
 npu_status cal_image_parse(const void *buf, size_t size, const char *name, npu_alloc alloc, cal_image *out,
                            npu_err *err);
 /* Writes the image onto one model input sample (dims: the input shape,

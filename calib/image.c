@@ -1,7 +1,8 @@
-/* Binary PGM / PPM calibration images and their mapping onto a model input
+/* Binary PGM / PPM and PNG calibration images and their mapping onto a model input
  * (layout, resize policy, mean / std). */
 #include <ctype.h>
 #include <math.h>
+#include <png.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,13 +35,50 @@ static bool header_int(const unsigned char *b, size_t size, size_t *at, long *v)
     return true;
 }
 
+/* PNG through libpng's simplified API: gray stays one channel, anything in
+ * colour becomes RGB; alpha is composited onto black. */
+static npu_status parse_png(const void *buf, size_t size, const char *name, npu_alloc alloc, cal_image *out,
+                            npu_err *err)
+{
+    png_image im;
+    memset(&im, 0, sizeof im);
+    im.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_memory(&im, buf, size))
+        return npu_fail(err, NPU_EUSER, "%s: expected a PNG image: %s", name, im.message);
+    int channels = im.format & PNG_FORMAT_FLAG_COLOR ? 3 : 1;
+    im.format = channels == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY;
+    size_t n = PNG_IMAGE_SIZE(im);
+    unsigned char *px = npu_malloc(alloc, n);
+    if (!px) {
+        png_image_free(&im);
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    }
+    memset(px, 0, n); /* without a background colour libpng composites alpha onto the buffer: black */
+    if (!png_image_finish_read(&im, NULL, px, 0, NULL)) {
+        npu_status st = npu_fail(err, NPU_EUSER, "%s: unreadable PNG: %s", name, im.message);
+        npu_free(alloc, px, n);
+        return st;
+    }
+    out->width = (int)im.width, out->height = (int)im.height, out->channels = channels;
+    if (!(out->pixels = npu_malloc(alloc, cal_image_bytes(out)))) {
+        npu_free(alloc, px, n);
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    }
+    for (size_t i = 0, m = (size_t)out->width * (size_t)out->height * (size_t)channels; i < m; i++)
+        out->pixels[i] = (float)px[i] / 255.0f;
+    npu_free(alloc, px, n);
+    return NPU_OK;
+}
+
 npu_status cal_image_parse(const void *buf, size_t size, const char *name, npu_alloc alloc, cal_image *out,
                            npu_err *err)
 {
     const unsigned char *b = buf;
     memset(out, 0, sizeof *out);
+    if (size >= 8 && !memcmp(b, "\x89PNG\r\n\x1a\n", 8))
+        return parse_png(buf, size, name, alloc, out, err);
     if (size < 2 || b[0] != 'P' || (b[1] != '5' && b[1] != '6'))
-        return npu_fail(err, NPU_EUSER, "%s: expected a binary PGM (P5) or PPM (P6) image", name);
+        return npu_fail(err, NPU_EUSER, "%s: expected a binary PGM (P5), PPM (P6) or PNG image", name);
     int channels = b[1] == '5' ? 1 : 3;
     size_t at = 2;
     long w, h, maxval;

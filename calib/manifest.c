@@ -49,9 +49,9 @@ static int cmp_names(const void *a, const void *b)
 
 static bool sample_name(const char *s)
 {
-    static const char *const ext[] = {".npy", ".bin", ".pgm", ".ppm"};
+    static const char *const ext[] = {".npy", ".bin", ".pgm", ".ppm", ".png"};
     size_t n = strlen(s);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (n > 4 && strcmp(s + n - 4, ext[i]) == 0)
             return true;
     return false;

@@ -9,7 +9,7 @@ void drv_print_usage(FILE *out)
           "             [--wbits 8|4] [--abits 8|4] [--calib-method minmax|percentile|kl|mse]\n"
           "             [--percentile P] [--layer-bits NAME=8] [--accuracy-budget DB]\n"
           "             [--mean M[,M..]] [--std S[,S..]] [--layout nchw|nhwc] [--resize error|nearest|bilinear]\n"
-          "             [--bias-correction] [--cle] [--int4-rounding nearest|adaptive]\n"
+          "             [--[no-]bias-correction] [--cle] [--int4-rounding adaptive|nearest]\n"
           "             [--input-shape NAME=1x3x224x224] [--report] [--stats-json FILE]\n"
           "             [--dump-ir] [--dump-after=PASS|all] [--strip] MODEL.onnx\n"
           "       npucc --target NAME|FILE.yaml --validate\n",
@@ -54,7 +54,10 @@ npu_status drv_parse_args(int argc, char **argv, drv_options *o, npu_err *err)
     memset(o, 0, sizeof *o);
     o->wbits = o->abits = 8;
     o->percentile = 99.99f;
-    o->calib_method = DRV_CALIB_MINMAX;
+    /* defaults chosen by measurement (docs/numerics.md, "Post-training quantization") */
+    o->calib_method = DRV_CALIB_MSE;
+    o->bias_correction = -1;
+    o->int4_adaptive = true;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool m;
@@ -162,8 +165,8 @@ npu_status drv_parse_args(int argc, char **argv, drv_options *o, npu_err *err)
             if (strcmp(v, "nearest") && strcmp(v, "adaptive"))
                 return npu_fail(err, NPU_EUSAGE, "--int4-rounding: '%s' is not nearest or adaptive", v);
             o->int4_adaptive = strcmp(v, "adaptive") == 0;
-        } else if (strcmp(a, "--bias-correction") == 0) {
-            o->bias_correction = true;
+        } else if (strcmp(a, "--bias-correction") == 0 || strcmp(a, "--no-bias-correction") == 0) {
+            o->bias_correction = a[2] != 'n';
         } else if (strcmp(a, "--cle") == 0) {
             o->cle = true;
         } else if (VALUE("--layer-bits")) {

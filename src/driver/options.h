@@ -39,9 +39,9 @@ typedef struct drv_options {
     bool verbose;
     double accuracy_budget_db; /* --accuracy-budget; 0: none */
     cal_read_opts calib_read;  /* --mean, --std, --layout, --resize */
-    bool bias_correction;      /* --bias-correction */
+    int bias_correction;       /* --bias-correction 1, --no-bias-correction 0; -1: on for --wbits 4 */
     bool cle;                  /* --cle */
-    bool int4_adaptive;        /* --int4-rounding adaptive (default nearest) */
+    bool int4_adaptive;        /* --int4-rounding adaptive (the default) or nearest */
     int n_input_shapes;
     imp_input_shape input_shapes[DRV_MAX_INPUT_SHAPES];
     int n_layer_bits;

@@ -159,6 +159,15 @@ npu_status ir_serialize(const ir_graph *g, npu_alloc alloc, void **out, size_t *
         npu_free(alloc, w.buf, w.cap);
         return npu_fail(err, NPU_EINTERNAL, "serialize: out of memory");
     }
+    /* callers free *out with *out_size: give back exactly that much */
+    if (w.cap != w.len) {
+        unsigned char *nb = npu_realloc(alloc, w.buf, w.cap, w.len ? w.len : 1);
+        if (!nb) {
+            npu_free(alloc, w.buf, w.cap);
+            return npu_fail(err, NPU_EINTERNAL, "serialize: out of memory");
+        }
+        w.buf = nb;
+    }
     *out = w.buf;
     *out_size = w.len;
     return NPU_OK;

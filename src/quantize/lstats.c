@@ -22,7 +22,7 @@ typedef struct geom {
 
 struct q_lstats {
     npu_alloc alloc;
-    int n;
+    int n, cap;                    /* layers, and the arrays' length */
     q_layer_stats *l;
     geom *geo;
     int *input_id;                 /* tensor id of each layer's input */
@@ -82,10 +82,11 @@ void q_lstats_free(q_lstats *s)
         if (l->gram)
             npu_free(s->alloc, l->gram, sizeof(double) * (size_t)(l->groups * l->k * l->k));
     }
-    npu_free(s->alloc, s->l, sizeof *s->l * (size_t)(s->n ? s->n : 1));
-    npu_free(s->alloc, s->geo, sizeof *s->geo * (size_t)(s->n ? s->n : 1));
-    npu_free(s->alloc, s->input_id, sizeof *s->input_id * (size_t)(s->n ? s->n : 1));
-    npu_free(s->alloc, s->samples, sizeof *s->samples * (size_t)(s->n ? s->n : 1));
+    size_t c1 = (size_t)(s->cap ? s->cap : 1);
+    npu_free(s->alloc, s->l, sizeof *s->l * c1);
+    npu_free(s->alloc, s->geo, sizeof *s->geo * c1);
+    npu_free(s->alloc, s->input_id, sizeof *s->input_id * c1);
+    npu_free(s->alloc, s->samples, sizeof *s->samples * c1);
     npu_free(s->alloc, s->patch, sizeof(double) * (size_t)s->patch_cap);
     npu_free(s->alloc, s, sizeof *s);
 }
@@ -103,12 +104,12 @@ q_lstats *q_lstats_new(const ir_graph *g, bool gram, npu_alloc alloc, npu_err *e
     for (int i = 0; i < g->n_nodes; i++)
         cap += !g->nodes[i]->dead && q_classify(g->nodes[i]) == Q_KIND_WEIGHTED;
     size_t c1 = (size_t)(cap ? cap : 1);
+    s->cap = cap;
     s->l = npu_malloc(alloc, sizeof *s->l * c1);
     s->geo = npu_malloc(alloc, sizeof *s->geo * c1);
     s->input_id = npu_malloc(alloc, sizeof *s->input_id * c1);
     s->samples = npu_malloc(alloc, sizeof *s->samples * c1);
     if (!s->l || !s->geo || !s->input_id || !s->samples) {
-        npu_free(alloc, s->l, sizeof *s->l * c1), s->l = NULL;
         q_lstats_free(s);
         npu_fail(err, NPU_EINTERNAL, "out of memory");
         return NULL;

@@ -37,12 +37,18 @@ static void progress(FILE *f, const char *what, int64_t done, int64_t total)
 static npu_status float_pass(ir_graph *g, cal_dataset *ds, ref_observer_fn fn, void *ud, q_calib *qc,
                              const q_ptq_options *o, const char *what, npu_err *err)
 {
+    enum { MAX_OUT = 16 };
+    if (g->n_outputs > MAX_OUT)
+        return npu_fail(err, NPU_EUSER, "calibration: more than %d graph outputs", MAX_OUT);
     ref_ctx *rc = ref_ctx_new(g, g->alloc, err);
     if (!rc)
         return err->code;
-    size_t ob = ir_tensor_bytes(g->outputs[0]) + 1;
-    void *out = g->n_outputs == 1 ? npu_malloc(g->alloc, ob) : NULL;
-    npu_status st = g->n_outputs == 1 && !out ? npu_fail(err, NPU_EINTERNAL, "out of memory") : NPU_OK;
+    /* outputs are discarded (q_calib_run has its own) */
+    void *outs[MAX_OUT] = {0};
+    npu_status st = NPU_OK;
+    for (int k = 0; !qc && st == NPU_OK && k < g->n_outputs; k++)
+        if (!(outs[k] = npu_malloc(g->alloc, ir_tensor_bytes(g->outputs[k]) + 1)))
+            st = npu_fail(err, NPU_EINTERNAL, "out of memory");
     int64_t total = cal_dataset_count(ds), done = 0;
     cal_dataset_rewind(ds);
     for (const float *x = NULL; st == NPU_OK;) {
@@ -54,12 +60,15 @@ static npu_status float_pass(ir_graph *g, cal_dataset *ds, ref_observer_fn fn, v
         } else {
             fn(ud, NULL, g->inputs[0], x);
             ref_ctx_set_observer(rc, fn, ud);
-            void *outs[1] = {out};
             st = ref_ctx_run(rc, ins, outs, err);
         }
         progress(o->progress, what, ++done, total);
     }
-    npu_free(g->alloc, out, ob);
+    if (st != NPU_OK && o->progress && done && done < total)
+        fputc('\n', o->progress); /* the error message starts on its own line */
+    for (int k = 0; k < g->n_outputs; k++)
+        if (outs[k])
+            npu_free(g->alloc, outs[k], ir_tensor_bytes(g->outputs[k]) + 1);
     ref_ctx_free(rc);
     return st;
 }
@@ -189,7 +198,7 @@ npu_status q_ptq(ir_graph *g, const q_ptq_options *o, q_ptq_result *res, npu_err
     cal_input_spec spec = {in->name, in->rank, in->dims};
     ptq_state s = {0};
     q_options qo = o->q;
-    npu_status st = cal_dataset_open(o->calib_dir, &spec, &o->read, g->alloc, &s.ds, err);
+    npu_status st = cal_dataset_open_opts(o->calib_dir, &spec, &o->read, g->alloc, &s.ds, err);
     if (st == NPU_OK && o->cle)
         st = run_cle(g, s.ds, o, err);
     if (st == NPU_OK)

@@ -107,19 +107,26 @@ static int weight_bits(const ir_node *n)
     return n->inputs[1]->dtype == IR_I4 ? 4 : n->inputs[1]->dtype == IR_I8 ? 8 : 0;
 }
 
+static void *zalloc(npu_alloc a, size_t n)
+{
+    void *p = npu_malloc(a, n);
+    if (p)
+        memset(p, 0, n);
+    return p;
+}
+
 static npu_status setup(cmp_ctx *c, npu_err *err)
 {
     size_t nf = (size_t)c->fg->n_tensors + 1, nq = (size_t)c->qg->n_tensors + 1;
-    c->fbuf = npu_malloc(c->alloc, sizeof *c->fbuf * nf);
-    c->fbytes = npu_malloc(c->alloc, sizeof *c->fbytes * nf);
-    c->layer_of = npu_malloc(c->alloc, sizeof *c->layer_of * nq);
-    c->orig = npu_malloc(c->alloc, sizeof *c->orig * nq);
-    c->layers = npu_malloc(c->alloc, sizeof *c->layers * nq);
-    c->rows = npu_malloc(c->alloc, sizeof *c->rows * nq);
+    /* each zeroed as it comes: teardown frees whatever exists */
+    c->fbuf = zalloc(c->alloc, sizeof *c->fbuf * nf);
+    c->fbytes = zalloc(c->alloc, sizeof *c->fbytes * nf);
+    c->layer_of = zalloc(c->alloc, sizeof *c->layer_of * nq);
+    c->orig = zalloc(c->alloc, sizeof *c->orig * nq);
+    c->layers = zalloc(c->alloc, sizeof *c->layers * nq);
+    c->rows = zalloc(c->alloc, sizeof *c->rows * nq);
     if (!c->fbuf || !c->fbytes || !c->layer_of || !c->orig || !c->layers || !c->rows)
         return npu_fail(err, NPU_EINTERNAL, "out of memory");
-    memset(c->fbuf, 0, sizeof *c->fbuf * nf);
-    memset(c->layers, 0, sizeof *c->layers * nq);
     for (size_t i = 0; i < nq; i++)
         c->layer_of[i] = -1;
     for (int i = 0; i < c->qg->n_nodes; i++) {
@@ -142,7 +149,7 @@ static npu_status setup(cmp_ctx *c, npu_err *err)
 static void teardown(cmp_ctx *c)
 {
     size_t nf = (size_t)c->fg->n_tensors + 1, nq = (size_t)c->qg->n_tensors + 1;
-    if (c->fbuf)
+    if (c->fbuf && c->fbytes)
         for (size_t i = 0; i < nf; i++)
             if (c->fbuf[i])
                 npu_free(c->alloc, c->fbuf[i], c->fbytes[i]);

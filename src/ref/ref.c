@@ -150,6 +150,8 @@ ref_ctx *ref_ctx_new(const ir_graph *g, npu_alloc alloc, npu_err *err)
         npu_free(alloc, ctx->owned, sizeof(bool) * n);
         npu_free(alloc, ctx->sizes, sizeof(size_t) * n);
         ctx->bufs = NULL;
+        ctx->owned = NULL; /* freed just above: ref_ctx_free must not free them again */
+        ctx->sizes = NULL;
         ref_ctx_free(ctx);
         npu_fail(err, NPU_EINTERNAL, "out of memory");
         return NULL;

@@ -446,7 +446,7 @@ static inline ir_graph *fmnist_quantized(int wbits)
     const ir_tensor *in = g->inputs[0];
     cal_input_spec spec = {in->name, in->rank, in->dims};
     cal_dataset *ds;
-    cr_assert_eq(cal_dataset_open(calib, &spec, NULL, al, &ds, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(cal_dataset_open(calib, &spec, al, &ds, &e), NPU_OK, "%s", e.msg);
     ref_ctx *rc = ref_ctx_new(g, al, &e);
     q_calib *qc = q_calib_new(g, al, &e);
     cr_assert(rc && qc, "%s", e.msg);

@@ -1,4 +1,4 @@
-/* Post-training quantization: the calibration readers, the repairs (bias
+/* Post-training quantization: the repairs (bias
  * correction, cross-layer equalization, mixed precision) and the report. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
@@ -6,246 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/npy.h"
-#include "driver/options.h"
+#include "tests/support/calibfiles.h"
 #include "kernels/kernels.h"
 #include "quantize/quantize_internal.h"
-
-/* ---- helpers ---- */
-
-static char *tmpdir(void)
-{
-    static char buf[8][64];
-    static int k;
-    char *d = buf[k++ % 8];
-    snprintf(d, 64, "/tmp/test_ptq_XXXXXX");
-    cr_assert_not_null(mkdtemp(d));
-    return d;
-}
-
-static void write_bytes(const char *dir, const char *name, const void *data, size_t n)
-{
-    char p[256];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "wb");
-    cr_assert_not_null(f);
-    cr_assert_eq(fwrite(data, 1, n, f), n);
-    fclose(f);
-}
-
-static void write_text(const char *dir, const char *name, const char *text)
-{
-    write_bytes(dir, name, text, strlen(text));
-}
-
-static void write_npy(const char *dir, const char *name, npy_dtype dt, int rank, const int64_t *dims, const void *v)
-{
-    char p[256];
-    npu_err e;
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    cr_assert_eq(npy_write(p, dt, rank, dims, v, &e), NPU_OK, "%s", e.msg);
-}
-
-/* deterministic pseudo-random floats in [-1, 1) */
-static float rnd(uint32_t *s)
-{
-    *s = *s * 1664525u + 1013904223u;
-    return (float)(*s >> 8) / 8388608.0f - 1.0f;
-}
-
-static npu_status open_set(const char *dir, int rank, const int64_t *dims, const cal_read_opts *ro, cal_dataset **d,
-                           npu_err *e)
-{
-    cal_input_spec spec = {"x", rank, dims};
-    return cal_dataset_open(dir, &spec, ro, npu_alloc_default(), d, e);
-}
-
-/* expects opening dir to fail with a message containing both parts */
-static void expect_error(const char *dir, int rank, const int64_t *dims, const cal_read_opts *ro, const char *part1,
-                         const char *part2)
-{
-    cal_dataset *d = NULL;
-    npu_err e = {0};
-    cr_assert_eq(open_set(dir, rank, dims, ro, &d, &e), NPU_EUSER, "opened %s", dir);
-    cr_assert(strstr(e.msg, part1), "'%s' not in '%s'", part1, e.msg);
-    cr_assert(strstr(e.msg, part2), "'%s' not in '%s'", part2, e.msg);
-}
-
-/* ---- readers ---- */
-
-Test(calib_readers, npy_bin_and_pgm_samples_in_name_order)
-{
-    char *d = tmpdir();
-    int64_t dims[4] = {1, 1, 2, 2};
-    float a[4] = {1, 2, 3, 4};
-    write_npy(d, "a.npy", NPY_F32, 4, dims, a);
-    int64_t batch[4] = {2, 1, 2, 2};
-    uint8_t u[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    write_npy(d, "b.npy", NPY_U8, 4, batch, u);
-    float raw[8] = {-1, -2, -3, -4, 5, 6, 7, 8};
-    write_bytes(d, "c.bin", raw, sizeof raw);
-    const char pgm[] = "P5\n# a comment\n2 2\n255\n\x00\x33\xcc\xff";
-    write_bytes(d, "d.pgm", pgm, sizeof pgm - 1);
-    write_text(d, "notes.txt", "ignored: not a sample");
-    cal_dataset *ds;
-    npu_err e;
-    cr_assert_eq(open_set(d, 4, dims, NULL, &ds, &e), NPU_OK, "%s", e.msg);
-    cr_assert_eq(cal_dataset_count(ds), 1 + 2 + 2 + 1);
-    float want[6][4] = {{1, 2, 3, 4}, {0, 1, 2, 3}, {4, 5, 6, 7}, {-1, -2, -3, -4}, {5, 6, 7, 8},
-                        {0, 0x33 / 255.0f, 0xcc / 255.0f, 1}};
-    for (int pass = 0; pass < 2; pass++) {
-        for (int s = 0; s < 6; s++) {
-            const float *x;
-            cr_assert_eq(cal_dataset_next(ds, &x, &e), NPU_OK, "%s", e.msg);
-            cr_assert_not_null(x, "sample %d", s);
-            for (int i = 0; i < 4; i++)
-                cr_assert_float_eq(x[i], want[s][i], 1e-6, "pass %d sample %d [%d]: %g", pass, s, i, (double)x[i]);
-        }
-        const float *end;
-        cr_assert_eq(cal_dataset_next(ds, &end, &e), NPU_OK);
-        cr_assert_null(end);
-        cal_dataset_rewind(ds);
-    }
-    cal_dataset_close(ds);
-}
-
-Test(calib_readers, ppm_nhwc_mean_std_and_bilinear_resize)
-{
-    char *d = tmpdir();
-    /* a 2x1 RGB image: left pixel (0, 255, 51), right (255, 0, 51) */
-    const char ppm[] = "P6 2 1 255\n\x00\xff\x33\xff\x00\x33";
-    write_bytes(d, "a.ppm", ppm, sizeof ppm - 1);
-    int64_t nchw[4] = {1, 3, 1, 4};
-    cal_read_opts ro = {.n_mean = 3, .mean = {0.5f, 0.5f, 0.2f}, .n_std = 1, .std = {0.5f},
-                        .resize = CAL_RESIZE_BILINEAR};
-    cal_dataset *ds;
-    npu_err e;
-    cr_assert_eq(open_set(d, 4, nchw, &ro, &ds, &e), NPU_OK, "%s", e.msg);
-    const float *x;
-    cr_assert_eq(cal_dataset_next(ds, &x, &e), NPU_OK, "%s", e.msg);
-    /* half-pixel centres: output x maps to (x + 0.5) / 2 - 0.5 = -0.25, 0.25, 0.75, 1.25 (clamped) */
-    float r[4] = {0, 0.25f, 0.75f, 1};
-    for (int i = 0; i < 4; i++) {
-        cr_assert_float_eq(x[i], (r[i] - 0.5f) / 0.5f, 1e-5, "R[%d] = %g", i, (double)x[i]);
-        cr_assert_float_eq(x[4 + i], ((1 - r[i]) - 0.5f) / 0.5f, 1e-5, "G[%d]", i);
-        cr_assert_float_eq(x[8 + i], (0.2f - 0.2f) / 0.5f, 1e-5, "B[%d]", i);
-    }
-    cal_dataset_close(ds);
-    /* the same image on an NHWC input of its own size: channels interleaved */
-    int64_t nhwc[4] = {1, 1, 2, 3};
-    cal_read_opts ro2 = {.layout = CAL_LAYOUT_NHWC};
-    cr_assert_eq(open_set(d, 4, nhwc, &ro2, &ds, &e), NPU_OK, "%s", e.msg);
-    cr_assert_eq(cal_dataset_next(ds, &x, &e), NPU_OK);
-    float want[6] = {0, 1, 0.2f, 1, 0, 0.2f};
-    for (int i = 0; i < 6; i++)
-        cr_assert_float_eq(x[i], want[i], 1e-6, "[%d] = %g", i, (double)x[i]);
-    cal_dataset_close(ds);
-}
-
-Test(calib_readers, manifest_lists_files_and_sets_preprocessing)
-{
-    char *d = tmpdir();
-    int64_t dims[4] = {1, 1, 1, 2};
-    float a[2] = {1, 3}, b[2] = {5, 7};
-    write_npy(d, "a.npy", NPY_F32, 4, dims, a);
-    write_npy(d, "b.npy", NPY_F32, 4, dims, b);
-    write_text(d, "calib.yaml", "files: [b.npy]\nmean: 1\nstd: [2]\n");
-    cal_dataset *ds;
-    npu_err e;
-    cr_assert_eq(open_set(d, 4, dims, NULL, &ds, &e), NPU_OK, "%s", e.msg);
-    cr_assert_eq(cal_dataset_count(ds), 1, "only the listed file");
-    const float *x;
-    cr_assert_eq(cal_dataset_next(ds, &x, &e), NPU_OK);
-    cr_assert_float_eq(x[0], 2.0f, 1e-6);
-    cr_assert_float_eq(x[1], 3.0f, 1e-6);
-    cal_dataset_close(ds);
-    /* the caller's options win over the manifest's */
-    cal_read_opts ro = {.n_mean = 1, .mean = {0}};
-    cr_assert_eq(open_set(d, 4, dims, &ro, &ds, &e), NPU_OK, "%s", e.msg);
-    cr_assert_eq(cal_dataset_next(ds, &x, &e), NPU_OK);
-    cr_assert_float_eq(x[0], 2.5f, 1e-6);
-    cal_dataset_close(ds);
-}
-
-Test(calib_readers, every_bad_sample_is_named_with_what_was_expected)
-{
-    int64_t dims[4] = {1, 1, 2, 2};
-    float v[8] = {0};
-    char *d;
-
-    d = tmpdir();
-    write_npy(d, "bad_shape.npy", NPY_F32, 4, (int64_t[]){1, 1, 3, 2}, v);
-    expect_error(d, 4, dims, NULL, "bad_shape.npy: shape 1x1x3x2", "of shape 1x1x2x2");
-
-    d = tmpdir();
-    write_npy(d, "bad_type.npy", NPY_I32, 4, dims, v);
-    expect_error(d, 4, dims, NULL, "bad_type.npy: dtype <i4", "expected float32 or uint8");
-
-    d = tmpdir();
-    write_bytes(d, "short.bin", v, 20);
-    expect_error(d, 4, dims, NULL, "short.bin: 20 bytes", "expected a multiple of 16");
-
-    d = tmpdir();
-    write_text(d, "text.pgm", "P2\n2 2\n255\n0 0 0 0\n");
-    expect_error(d, 4, dims, NULL, "text.pgm", "expected a binary PGM (P5) or PPM (P6)");
-
-    d = tmpdir();
-    write_bytes(d, "cut.pgm", "P5 2 2 255\n\x01\x02", 13);
-    expect_error(d, 4, dims, NULL, "cut.pgm: 2 bytes of pixels", "expected 4 for 2x2");
-
-    d = tmpdir();
-    write_bytes(d, "big.pgm", "P5 3 2 255\n\x01\x02\x03\x04\x05\x06", 17);
-    expect_error(d, 4, dims, NULL, "big.pgm: image 3x2 (WxH), expected 2x2", "resize policy");
-
-    d = tmpdir();
-    write_bytes(d, "rgb.ppm", "P6 2 2 255\n000000000000", 23);
-    expect_error(d, 4, dims, NULL, "rgb.ppm: 3 channels", "expected 1 for input 'x'");
-
-    d = tmpdir();
-    write_text(d, "calib.yaml", "files: [a.npy]\nscale: 2\n");
-    write_npy(d, "a.npy", NPY_F32, 4, dims, v);
-    expect_error(d, 4, dims, NULL, "calib.yaml:2:1: unknown key 'scale'", "expected files, mean");
-
-    d = tmpdir();
-    write_text(d, "calib.yaml", "files: [missing.npy]\n");
-    expect_error(d, 4, dims, NULL, "missing.npy", "");
-
-    d = tmpdir();
-    write_text(d, "calib.yaml", "layout: chw\n");
-    expect_error(d, 4, dims, NULL, "calib.yaml:1:9:", "expected nchw or nhwc");
-
-    d = tmpdir();
-    write_npy(d, "a.npy", NPY_F32, 4, dims, v);
-    expect_error(d, 4, dims, &(cal_read_opts){.n_mean = 2, .mean = {1, 2}}, "2 mean / 0 std values",
-                 "expected 1 or 1");
-
-    d = tmpdir();
-    expect_error(d, 4, dims, NULL, "no calibration samples", "(.npy, .bin, .pgm, .ppm)");
-    expect_error("/nonexistent/calib", 4, dims, NULL, "/nonexistent/calib: cannot open the calibration directory", "");
-}
-
-Test(calib_readers, cli_flags)
-{
-    drv_options o;
-    npu_err e;
-    char *argv[] = {"npucc", "--target", "t", "--mean", "0.1,0.2,0.3", "--std=0.5", "--layout", "nhwc",
-                    "--resize", "bilinear", "--bias-correction", "--cle", "--int4-rounding", "adaptive", "m.onnx"};
-    cr_assert_eq(drv_parse_args(15, argv, &o, &e), NPU_OK, "%s", e.msg);
-    cr_assert_eq(o.calib_read.n_mean, 3);
-    cr_assert_float_eq(o.calib_read.mean[2], 0.3f, 1e-7);
-    cr_assert_eq(o.calib_read.n_std, 1);
-    cr_assert_eq(o.calib_read.layout, CAL_LAYOUT_NHWC);
-    cr_assert_eq(o.calib_read.resize, CAL_RESIZE_BILINEAR);
-    cr_assert(o.bias_correction && o.cle && o.int4_adaptive);
-    char *bad[] = {"npucc", "--target", "t", "--mean", "0.1,x", "m.onnx"};
-    cr_assert_eq(drv_parse_args(6, bad, &o, &e), NPU_EUSAGE);
-    cr_assert(strstr(e.msg, "--mean"), "%s", e.msg);
-    char *bad2[] = {"npucc", "--target", "t", "--resize", "cubic", "m.onnx"};
-    cr_assert_eq(drv_parse_args(6, bad2, &o, &e), NPU_EUSAGE);
-    cr_assert(strstr(e.msg, "--resize: 'cubic'"), "%s", e.msg);
-}
 
 /* ---- graphs ---- */
 
@@ -277,15 +44,15 @@ static ir_tensor *add_gemm(ir_graph *g, const char *name, ir_tensor *x, int64_t 
 /* n samples x[1, k] = base + spread * noise into a fresh directory */
 static char *calib_dir(int n, int64_t k, float base, float spread, uint32_t seed)
 {
-    char *d = tmpdir();
+    char *d = tf_tmpdir();
     float *x = malloc(sizeof(float) * (size_t)k);
     int64_t dims[2] = {1, k};
     for (int s = 0; s < n; s++) {
         for (int64_t i = 0; i < k; i++)
-            x[i] = base + spread * rnd(&seed);
+            x[i] = base + spread * tf_rnd(&seed);
         char name[32];
         snprintf(name, sizeof name, "%03d.npy", s);
-        write_npy(d, name, NPY_F32, 2, dims, x);
+        tf_write_npy(d, name, NPY_F32, 2, dims, x);
     }
     free(x);
     return d;
@@ -310,9 +77,9 @@ Test(ptq, bias_correction_lowers_the_output_error)
     float w[N * K], b[N];
     uint32_t s = 11;
     for (int i = 0; i < N * K; i++)
-        w[i] = rnd(&s);
+        w[i] = tf_rnd(&s);
     for (int i = 0; i < N; i++)
-        b[i] = 0.1f * rnd(&s);
+        b[i] = 0.1f * tf_rnd(&s);
     char *dir = calib_dir(40, K, 2.0f, 0.2f, 5);
     double sqnr[2];
     for (int bc = 0; bc < 2; bc++) {
@@ -336,9 +103,9 @@ Test(ptq, mixed_precision_keeps_the_sensitive_layer_at_8_bits)
     uint32_t s = 3;
     for (int o = 0; o < K; o++)
         for (int i = 0; i < K; i++)
-            w1[o * K + i] = i == o ? 1.0f : 0.06f * rnd(&s);
+            w1[o * K + i] = i == o ? 1.0f : 0.06f * tf_rnd(&s);
     for (int i = 0; i < 8 * K; i++)
-        w2[i] = rnd(&s);
+        w2[i] = tf_rnd(&s);
     char *dir = calib_dir(30, K, 0.0f, 1.0f, 9);
     double all4 = 0;
     for (int run = 0; run < 3; run++) {
@@ -385,19 +152,19 @@ static double chan_range(const float *w, int64_t stride, int64_t count, int64_t 
 }
 
 /* x[1,4,6,6] -> depthwise 3x3 (act) -> pointwise 4->3 -> y */
-static ir_graph *dw_pw(ir_act act, ir_tensor **dw_w, ir_tensor **pw_w)
+static ir_graph *dw_pw_in(npu_alloc alloc, ir_act act)
 {
-    ir_graph *g = ir_graph_new(npu_alloc_default());
+    ir_graph *g = ir_graph_new(alloc);
     uint32_t s = 21;
     float wd[4 * 9], bd[4], wp[3 * 4], bp[3] = {0.1f, -0.2f, 0.3f};
     float scale[4] = {0.02f, 1.0f, 8.0f, 0.3f}; /* very different per-channel ranges */
     for (int c = 0; c < 4; c++) {
         for (int j = 0; j < 9; j++)
-            wd[c * 9 + j] = scale[c] * rnd(&s);
+            wd[c * 9 + j] = scale[c] * tf_rnd(&s);
         bd[c] = 0.05f * scale[c];
     }
     for (int i = 0; i < 12; i++)
-        wp[i] = rnd(&s);
+        wp[i] = tf_rnd(&s);
     int64_t xd[4] = {1, 4, 6, 6}, yd[4] = {1, 3, 6, 6};
     ir_tensor *x = ir_tensor_new(g, "x", IR_F32, 4, xd), *h = ir_tensor_new(g, "h", IR_F32, 4, xd);
     ir_tensor *y = ir_tensor_new(g, "y", IR_F32, 4, yd);
@@ -413,10 +180,13 @@ static ir_graph *dw_pw(ir_act act, ir_tensor **dw_w, ir_tensor **pw_w)
     ir_node *pw = ir_node_new(g, IR_OP_CONV, "pw", 3, pwin, 1, &y);
     ir_set_ints(g, pw, "kernel_shape", 2, (int64_t[]){1, 1});
     set_io(g, x, y);
-    *dw_w = NULL;
-    *pw_w = NULL;
-    (void)dw_w;
     return g;
+}
+
+static ir_graph *dw_pw(ir_act act, ir_tensor **dw_w, ir_tensor **pw_w)
+{
+    *dw_w = *pw_w = NULL;
+    return dw_pw_in(npu_alloc_default(), act);
 }
 
 static void run_float(const ir_graph *g, const float *x, float *y)
@@ -445,7 +215,7 @@ Test(ptq, cle_equalizes_a_depthwise_pointwise_pair_and_keeps_the_float_outputs)
     float x[4 * 36], y0[3 * 36], y1[3 * 36];
     uint32_t s = 77;
     for (int i = 0; i < 4 * 36; i++)
-        x[i] = rnd(&s);
+        x[i] = tf_rnd(&s);
     run_float(g, x, y0);
     const float *wd0 = node_named(g, "dw")->inputs[1]->data;
     cr_assert_gt(chan_range(wd0 + 2 * 9, 0, 9, 1) / chan_range(wd0, 0, 9, 1), 50.0, "ranges differ before");
@@ -518,12 +288,12 @@ Test(ptq_report, identical_and_noisy_pairs)
     float zero[8] = {0}, noise[8];
     uint32_t s = 4;
     for (int i = 0; i < 8; i++)
-        noise[i] = 0.1f * rnd(&s);
+        noise[i] = 0.1f * tf_rnd(&s);
     char *dir = calib_dir(10, 8, 0.5f, 1.0f, 13);
     ir_graph *a = add_const(zero), *b = add_const(zero), *c = add_const(noise);
     cal_dataset *ds;
     npu_err e;
-    cr_assert_eq(open_set(dir, 2, (int64_t[]){1, 8}, NULL, &ds, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(tf_open_set(dir, 2, (int64_t[]){1, 8}, NULL, &ds, &e), NPU_OK, "%s", e.msg);
     q_report *r;
     cr_assert_eq(q_report_compute(a, b, ds, 0, npu_alloc_default(), &r, &e), NPU_OK, "%s", e.msg);
     cr_assert_eq(r->samples, 10);
@@ -571,15 +341,15 @@ Test(ptq, adaptive_int4_rounding_lowers_the_output_error)
     float w[N * K], b[N] = {0};
     uint32_t s = 17;
     for (int i = 0; i < N * K; i++)
-        w[i] = rnd(&s);
-    char *dir = tmpdir();
+        w[i] = tf_rnd(&s);
+    char *dir = tf_tmpdir();
     for (int n = 0; n < S; n++) {
-        float x[K], common = rnd(&s);
+        float x[K], common = tf_rnd(&s);
         for (int i = 0; i < K; i++)
-            x[i] = common + 0.3f * rnd(&s);
+            x[i] = common + 0.3f * tf_rnd(&s);
         char name[32];
         snprintf(name, sizeof name, "%03d.npy", n);
-        write_npy(dir, name, NPY_F32, 2, (int64_t[]){1, K}, x);
+        tf_write_npy(dir, name, NPY_F32, 2, (int64_t[]){1, K}, x);
     }
     double sqnr[2];
     for (int adaptive = 0; adaptive < 2; adaptive++) {
@@ -606,4 +376,110 @@ Test(ptq, adaptive_int4_rounding_lowers_the_output_error)
         ir_graph_free(g);
     }
     cr_assert_gt(sqnr[1], sqnr[0] + 1.0, "adaptive %.2f dB vs nearest %.2f dB", sqnr[1], sqnr[0]);
+}
+
+static ir_graph *two_gemms(npu_alloc alloc)
+{
+    enum { K = 8, N = 4 };
+    float w1[K * K], b1[K] = {0}, w2[N * K], b2[N] = {0};
+    uint32_t s = 5;
+    for (int i = 0; i < K * K; i++)
+        w1[i] = tf_rnd(&s);
+    for (int i = 0; i < N * K; i++)
+        w2[i] = tf_rnd(&s);
+    ir_graph *g = ir_graph_new(alloc);
+    ir_tensor *x = ir_tensor_new(g, "x", IR_F32, 2, (int64_t[]){1, K});
+    ir_tensor *h = add_gemm(g, "fc1", x, K, w1, b1);
+    set_io(g, x, add_gemm(g, "fc2", h, N, w2, b2));
+    return g;
+}
+
+static ir_graph *dw_pw_relu6(npu_alloc alloc)
+{
+    return dw_pw_in(alloc, (ir_act){IR_ACT_CLIP, 0.0f, 6.0f, 0});
+}
+
+/* Fails allocation k = 1, 2, ... of q_ptq (every option on) until it succeeds. */
+static void allocation_failures(ir_graph *(*build)(npu_alloc), const char *dir)
+{
+    bool succeeded = false;
+    for (size_t k = 1; !succeeded && k < 20000; k++) {
+        npu_alloc_counter cnt = {0};
+        ir_graph *g = build(npu_alloc_counting(&cnt));
+        cr_assert_not_null(g);
+        cnt.fail_at = cnt.count + k;
+        q_ptq_options o = {.calib_dir = dir, .range = {CAL_MSE, 99.99, 8}, .q = {.wbits = 4, .abits = 8},
+                           .bias_correction = true, .int4_rounding = Q_ROUND_ADAPTIVE, .cle = true,
+                           .accuracy_budget_db = 100.0, .report = true};
+        q_ptq_result r;
+        npu_err e = {0};
+        npu_status st = q_ptq(g, &o, &r, &e);
+        if (st == NPU_OK) {
+            succeeded = true;
+            cr_assert_not_null(r.report);
+            q_report_free(r.report);
+        } else {
+            cr_assert_eq(st, NPU_EINTERNAL, "allocation %zu: %s", k, e.msg);
+            cr_assert(strstr(e.msg, "out of memory"), "allocation %zu: '%s'", k, e.msg);
+        }
+        ir_graph_free(g);
+        cr_assert_eq(cnt.live_bytes, 0, "allocation %zu: %zu bytes leaked (%s)", k, cnt.live_bytes, e.msg);
+    }
+    cr_assert(succeeded);
+}
+
+Test(ptq, every_allocation_failure_is_reported_and_leaks_nothing)
+{
+    allocation_failures(two_gemms, calib_dir(6, 8, 0.5f, 1.0f, 2));
+    char *d = tf_tmpdir();
+    uint32_t s = 8;
+    for (int n = 0; n < 4; n++) {
+        float x[4 * 36];
+        for (int i = 0; i < 4 * 36; i++)
+            x[i] = 2.0f * tf_rnd(&s);
+        char name[32];
+        snprintf(name, sizeof name, "%d.npy", n);
+        tf_write_npy(d, name, NPY_F32, 4, (int64_t[]){1, 4, 6, 6}, x);
+    }
+    allocation_failures(dw_pw_relu6, d);
+}
+
+Test(ptq, bias_correction_adds_a_bias_removing_the_mean_weight_error)
+{
+    /* y = Gemm(x[1,4], w[2,4]) without bias; inputs have mean mu */
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[2] = {1, 4}, wd[2] = {2, 4}, yd[2] = {1, 2};
+    float w[8] = {0.3f, -0.55f, 0.8f, 0.1f, -1.0f, 0.45f, 0.2f, 0.66f};
+    ir_tensor *x = ir_tensor_new(g, "x", IR_F32, 2, xd), *y = ir_tensor_new(g, "y", IR_F32, 2, yd);
+    ir_tensor *in[2] = {x, ir_const_new(g, "w", IR_F32, 2, wd, w)};
+    ir_node *fc = ir_node_new(g, IR_OP_GEMM, "fc", 2, in, 1, &y);
+    ir_set_int(g, fc, "transB", 1);
+    set_io(g, x, y);
+    double mu[4] = {1.0, 2.0, -0.5, 3.0};
+    q_layer_stats st = {.node = "fc", .groups = 1, .k = 4, .n = 10, .mean = mu};
+    float lo[8] = {0}, hi[8];
+    for (int i = 0; i < 8; i++)
+        hi[i] = 4.0f;
+    lo[x->id] = -1.0f;
+    q_options o = {.wbits = 4, .abits = 8, .bias_correction = true, .n_stats = 1, .stats = &st};
+    npu_err e;
+    cr_assert_eq(q_quantize(g, lo, hi, &o, &e), NPU_OK, "%s", e.msg);
+    const ir_node *q = ir_graph_find(g, "y:q")->producer;
+    cr_assert_eq(q->n_inputs, 3, "a bias input was added");
+    const int32_t *bias = q->inputs[2]->data;
+    float xs = q->inputs[0]->quant->scale[0];
+    for (int c = 0; c < 2; c++) {
+        float amax = 0;
+        for (int j = 0; j < 4; j++)
+            amax = fmaxf(amax, fabsf(w[c * 4 + j]));
+        float s = amax / 7.0f;
+        cr_assert_float_eq(q->inputs[1]->quant->scale[c], s, 1e-9);
+        double shift = 0;
+        for (int j = 0; j < 4; j++)
+            shift += ((double)s * roundf(w[c * 4 + j] / s) - w[c * 4 + j]) * mu[j];
+        int32_t want = (int32_t)round(-shift / ((double)xs * s));
+        cr_assert_neq(want, 0, "the case must need a correction");
+        cr_assert_eq(bias[c], want, "channel %d: %d vs %d", c, bias[c], want);
+    }
+    ir_graph_free(g);
 }
