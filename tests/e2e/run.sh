@@ -6,6 +6,7 @@
 set -u
 B=${1:-build}
 W=$B/e2e
+mkdir -p $W/fw
 PY=/usr/bin/python3
 fail=0 pass=0
 [ -f $W/models/bigconv.onnx ] || $PY tests/e2e/gen_models.py $W/models || exit 1
@@ -65,6 +66,23 @@ if [ -f $good ]; then
     $PY -c "import sys,struct,zlib;b=bytearray(open(sys.argv[1],'rb').read());b[16]^=1;struct.pack_into('<I',b,56,0);struct.pack_into('<I',b,56,zlib.crc32(bytes(b[:64])));open(sys.argv[2],'wb').write(b)" $good $bad
     msg=$($B/npusim $bad --input $W/models/conv_input.npy 2>&1); rc=$?
     if [ $rc -eq 1 ] && echo "$msg" | grep -q hash; then pass=$((pass + 1)); else echo "FAIL wrong target hash: exit $rc: $msg"; fail=$((fail + 1)); fi
+fi
+# the other outputs of npucc and the tools on a good binary
+m=$W/models/conv
+if [ -f $good ]; then
+    out=$($B/npudis $good 2>&1)
+    if echo "$out" | grep -q "^; conv" && echo "$out" | grep -q ": conv .*oc=" && echo "$out" | grep -q "host  kernel"; then
+        pass=$((pass + 1)); else echo "FAIL npudis: no labelled listing"; fail=$((fail + 1)); fi
+    if $B/npucc --target edge-v1 --calib ${m}_calib --emit c -o $W/fw/conv_model $m.onnx >/dev/null 2>&1 &&
+       grep -q "conv_model_ARENA_BYTES" $W/fw/conv_model.h 2>/dev/null && cc -std=c11 -Wall -Werror -c $W/fw/conv_model.c -o $W/fw/conv_model.o; then
+        pass=$((pass + 1)); else echo "FAIL --emit c: no compilable OUT.c/OUT.h"; fail=$((fail + 1)); fi
+    if $B/npucc --target edge-v1 --calib ${m}_calib --emit listing -o $W/conv.lst $m.onnx >/dev/null 2>&1 &&
+       grep -q "^steps" $W/conv.lst && grep -q "dma_load" $W/conv.lst; then
+        pass=$((pass + 1)); else echo "FAIL --emit listing"; fail=$((fail + 1)); fi
+    $B/npucc --target edge-v1 --calib ${m}_calib --strip -o $W/stripped.npub $m.onnx >/dev/null 2>&1
+    msg=$($B/npuref $W/stripped.npub --input ${m}_input.npy 2>&1); rc=$?
+    if [ $rc -eq 1 ] && echo "$msg" | grep -q stripped && $B/npusim $W/stripped.npub --input ${m}_input.npy >/dev/null 2>&1; then
+        pass=$((pass + 1)); else echo "FAIL --strip: npuref exit $rc: $msg"; fail=$((fail + 1)); fi
 fi
 echo "e2e: $pass passed, $fail failed"
 [ $fail -eq 0 ]
