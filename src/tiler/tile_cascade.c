@@ -120,13 +120,13 @@ npu_status tile_dw_pw(tile_ctx *c, const ir_node *n, const ir_node *m, bool *don
         (st = tile_tensor_addr(c, m->outputs[0], &zr, &zo)) != NPU_OK)
         return st;
     int slots = q.n_tiles > 1 ? 2 : 1;
-    int64_t in_s[2], out_s[2];
+    int64_t in_s[2], out_s[2], mid, wd, wp;
+    tile_sram_req rq[7] = {{q.mid, &mid}, {q.d.blk_bytes, &wd}, {q.p.blk_bytes, &wp}};
+    int nr = 3;
     for (int i = 0; i < slots; i++)
-        in_s[i] = tile_sram_alloc(c, q.in_slot), out_s[i] = tile_sram_alloc(c, q.out_slot);
-    int64_t mid = tile_sram_alloc(c, q.mid), wd = tile_sram_alloc(c, q.d.blk_bytes);
-    int64_t wp = tile_sram_alloc(c, q.p.blk_bytes);
-    if (wp < 0 || in_s[slots - 1] < 0)
-        return tile_fail(c, "tiler bug: the cascade's buffers exceed the SRAM");
+        rq[nr++] = (tile_sram_req){q.in_slot, &in_s[i]}, rq[nr++] = (tile_sram_req){q.out_slot, &out_s[i]};
+    if ((st = tile_sram_place(c, rq, nr, "tiler bug: the cascade's buffers exceed the SRAM")) != NPU_OK)
+        return st;
     for (int j = 0; j < q.n_tiles; j++) {
         int64_t y0 = j * q.oht, y1 = tile_min(q.OH, y0 + q.oht), oh = y1 - y0;
         tile_axis ay = tile_axis_range(y0, y1, q.H, k->k_h, k->stride_h, k->dil_h, k->pad_top);

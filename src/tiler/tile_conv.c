@@ -297,21 +297,22 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
             st = build_block(c, n, w, p, gi * w->ocg + o0, tile_min(p->ct, w->ocg - o0), &blk[t]);
         }
     }
-    int64_t in_s[2], w_s[2] = {0, 0}, out_s[2], psum = 0;
+    int64_t in_s[2] = {-1, -1}, w_s[2] = {0, 0}, out_s[2] = {-1, -1}, psum = 0, f_s[2] = {0, 0};
+    tile_sram_req rq[9];
+    int nr = 0;
     for (int i = 0; i < p->in_slots; i++)
-        in_s[i] = tile_sram_alloc(c, p->in_slot);
+        rq[nr++] = (tile_sram_req){p->in_slot, &in_s[i]};
     for (int i = 0; i < p->w_slots && p->w_slot; i++)
-        w_s[i] = tile_sram_alloc(c, p->w_slot);
+        rq[nr++] = (tile_sram_req){p->w_slot, &w_s[i]};
     for (int i = 0; i < p->out_slots; i++)
-        out_s[i] = tile_sram_alloc(c, p->out_slot);
+        rq[nr++] = (tile_sram_req){p->out_slot, &out_s[i]};
     if (p->psum)
-        psum = tile_sram_alloc(c, p->psum);
-    int64_t f_s[2] = {0, 0};
+        rq[nr++] = (tile_sram_req){p->psum, &psum};
     for (int i = 0; i < p->out_slots && w->fuse; i++)
-        f_s[i] = tile_sram_alloc(c, p->out_slot);
-    if (f_s[p->out_slots - 1] < 0)
-        st = tile_fail(c, "tiler bug: planned buffers exceed the SRAM");
-    if (c->sram_used > c->t->p[TGT_P_SRAM_BYTES] || in_s[0] < 0 || out_s[0] < 0 || psum < 0)
+        rq[nr++] = (tile_sram_req){p->out_slot, &f_s[i]};
+    if (st == NPU_OK)
+        st = tile_sram_place(c, rq, nr, "tiler bug: planned buffers exceed the SRAM");
+    if (st == NPU_OK && (c->sram_used > c->t->p[TGT_P_SRAM_BYTES] || in_s[0] < 0 || out_s[0] < 0 || psum < 0))
         st = tile_fail(c, "tiler bug: planned buffers exceed the SRAM");
     int64_t n_sp = w->N * p->n_y * p->n_x, tiles = n_sp * p->n_ct, cpg = tile_cdiv(w->ocg, p->ct);
     int64_t prev_in = -1, prev_w = -1, in_loads = 0, w_loads = 0, cur_in = in_s[0], cur_w = w_s[0];

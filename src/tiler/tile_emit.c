@@ -273,17 +273,33 @@ void tile_store_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram,
 
 /* ---- layer state ---- */
 
-int64_t tile_sram_alloc(tile_ctx *c, int64_t bytes)
+npu_status tile_sram_place(tile_ctx *c, const tile_sram_req *r, int n, const char *misfit)
 {
-    int64_t off = (c->sram_used + 15) & ~(int64_t)15;
-    if (bytes < 0 || off + bytes > c->t->p[TGT_P_SRAM_BYTES])
-        return -1;
-    c->sram_used = off + bytes;
+    enum { MAX_REQ = 16 };
+    mp_item items[MAX_REQ];
+    int64_t base = (c->sram_used + 15) & ~(int64_t)15, total = 0;
+    for (int i = 0; i < n; i++)
+        *r[i].off = -1;
+    if (n <= 0 || n > MAX_REQ)
+        return tile_fail(c, "tiler bug: %d SRAM buffers for one pipeline", n);
+    for (int i = 0; i < n; i++) {
+        if (r[i].bytes < 0)
+            return tile_fail(c, "%s", misfit);
+        items[i] = (mp_item){r[i].bytes, 0, 0, 0};
+    }
+    npu_status st = mp_place(items, n, 16, c->alloc, &total, c->err);
+    if (st != NPU_OK)
+        return st;
+    if (base + total > c->t->p[TGT_P_SRAM_BYTES])
+        return tile_fail(c, "%s", misfit);
+    for (int i = 0; i < n; i++)
+        *r[i].off = base + items[i].offset;
+    c->sram_used = base + total;
     if (c->sram_used > c->sram_peak)
         c->sram_peak = c->sram_used;
     if (c->sram_used > c->lay_sram)
         c->lay_sram = c->sram_used;
-    return off;
+    return NPU_OK;
 }
 
 void tile_layer_begin(tile_ctx *c)

@@ -126,17 +126,19 @@ npu_status tile_matmul(tile_ctx *c, const ir_node *n)
     for (int64_t j = 0; j < n_n && st == NPU_OK; j++)
         st = build_block(c, n, &f, j * f.nt, tile_min(f.nt, f.N - j * f.nt), &blk[j]);
     int in_slots = n_m > 1 ? 2 : 1, w_slots = n_n > 1 ? 2 : 1, out_slots = tiles > 1 ? 2 : 1;
-    int64_t in_s[2], w_s[2], out_s[2], psum = 0, wb = block_bytes(&f, f.nt);
+    int64_t in_s[2] = {-1, -1}, w_s[2] = {-1, -1}, out_s[2] = {-1, -1}, psum = 0, wb = block_bytes(&f, f.nt);
+    tile_sram_req rq[7];
+    int nr = 0;
     for (int i = 0; i < in_slots; i++)
-        in_s[i] = tile_sram_alloc(c, f.mt * f.K);
+        rq[nr++] = (tile_sram_req){f.mt * f.K, &in_s[i]};
     for (int i = 0; i < w_slots; i++)
-        w_s[i] = tile_sram_alloc(c, wb);
+        rq[nr++] = (tile_sram_req){wb, &w_s[i]};
     for (int i = 0; i < out_slots; i++)
-        out_s[i] = tile_sram_alloc(c, f.mt * f.nt);
+        rq[nr++] = (tile_sram_req){f.mt * f.nt, &out_s[i]};
     if (f.n_k > 1)
-        psum = tile_sram_alloc(c, 4 * f.mt * f.nt);
-    if (in_s[0] < 0 || out_s[out_slots - 1] < 0 || w_s[w_slots - 1] < 0 || psum < 0)
-        st = tile_fail(c, "tiler bug: planned buffers exceed the SRAM");
+        rq[nr++] = (tile_sram_req){4 * f.mt * f.nt, &psum};
+    if (st == NPU_OK)
+        st = tile_sram_place(c, rq, nr, "tiler bug: planned buffers exceed the SRAM");
     int64_t prev_m = -1, in_loads = 0, cur_in = in_s[0];
     for (int64_t t = 0; t < tiles && st == NPU_OK; t++) {
         int64_t nj = t / n_m, mi = t % n_m; /* column tiles outer: each weight block loads once */

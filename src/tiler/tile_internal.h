@@ -106,7 +106,16 @@ npu_status tile_emit(tile_ctx *c, tgt_sem sem, const int64_t v[TGT_F_COUNT]);
 /* A DMA box, split into several instructions when a dimension exceeds its field. */
 npu_status tile_dma(tile_ctx *c, bool store, int ch, const tile_box *b, int64_t wait, int64_t signal);
 /* SRAM of the current layer: 16-byte aligned bump allocation; -1 when it does not fit. */
-int64_t tile_sram_alloc(tile_ctx *c, int64_t bytes);
+/* The buffers of one pipeline (its double-buffered slots, weights, partial
+ * sums), placed together by the memory planner's mp_place above what the
+ * layer already holds: every one is live while the pipeline runs. When they
+ * do not fit the SRAM: tile_fail(c, "%s", misfit) and every *off = -1;
+ * NPU_EINTERNAL when memory runs out. */
+typedef struct tile_sram_req {
+    int64_t bytes;
+    int64_t *off;
+} tile_sram_req;
+npu_status tile_sram_place(tile_ctx *c, const tile_sram_req *r, int n, const char *misfit);
 void tile_layer_begin(tile_ctx *c);
 /* New work item and compute slots (pointers valid until the next call). */
 tile_work *tile_work_new(tile_ctx *c);

@@ -7,6 +7,15 @@
 #include "ref/ref_qparams.h"
 #include "tiler/tile_internal.h"
 
+/* n equal slots of bytes each, placed together. */
+static npu_status slots_place(tile_ctx *c, int64_t *off, int n, int64_t bytes, const char *misfit)
+{
+    tile_sram_req rq[6];
+    for (int i = 0; i < n; i++)
+        rq[i] = (tile_sram_req){bytes, &off[i]};
+    return tile_sram_place(c, rq, n, misfit);
+}
+
 static npu_status oom(tile_ctx *c)
 {
     return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
@@ -107,11 +116,9 @@ npu_status tile_eltwise(tile_ctx *c, const ir_node *n)
         int64_t rows = T / R ? T / R : 1;
         int64_t ts = rows * R;
         int64_t s[2][3];
-        for (int i = 0; i < 2; i++)
-            for (int k = 0; k < 3; k++)
-                s[i][k] = tile_sram_alloc(c, ts);
-        if (s[1][2] < 0)
-            return tile_fail(c, "no eltwise tile fits the SRAM");
+        npu_status sp = slots_place(c, &s[0][0], 6, ts, "no eltwise tile fits the SRAM");
+        if (sp != NPU_OK)
+            return sp;
         int j = 0;
         for (int64_t e0 = 0; e0 < L; j++) {
             int64_t cnt = L - e0 >= ts ? ts : (L - e0 >= R ? (L - e0) / R * R : L - e0);
@@ -143,9 +150,9 @@ npu_status tile_eltwise(tile_ctx *c, const ir_node *n)
     if (3 * ct * ht * W > budget)
         return tile_fail(c, "no eltwise tile fits the SRAM");
     int64_t s[2][3];
-    for (int i = 0; i < 2; i++)
-        for (int k = 0; k < 3; k++)
-            s[i][k] = tile_sram_alloc(c, ct * ht * W);
+    npu_status sp = slots_place(c, &s[0][0], 6, ct * ht * W, "no eltwise tile fits the SRAM");
+    if (sp != NPU_OK)
+        return sp;
     int j = 0;
     for (int64_t bi = 0; bi < N; bi++)
         for (int64_t c0 = 0; c0 < C; c0 += ct)
@@ -176,11 +183,11 @@ static npu_status copy2d(tile_ctx *c, int sr, int64_t so, int64_t ss, int dr, in
     int bufs = rq ? 2 : 1;
     int64_t T = flat_tile(c, rows * rb, bufs, 0, tile_fmax(c, TGT_SEM_REQUANT, TGT_F_LEN));
     int64_t s[2][2];
-    for (int i = 0; i < 2; i++)
-        for (int k = 0; k < bufs; k++)
-            s[i][k] = tile_sram_alloc(c, T);
-    if (s[1][bufs - 1] < 0)
-        return tile_fail(c, "no copy tile fits the SRAM");
+    for (int i = 0; i < 2; i++) { /* a row of bufs slots per double-buffer half */
+        npu_status sp = slots_place(c, s[i], bufs, T, "no copy tile fits the SRAM");
+        if (sp != NPU_OK)
+            return sp;
+    }
     int j = 0;
     int64_t per = rb <= T ? tile_min(rows, T / rb) : 1; /* whole rows per tile, or pieces of one row */
     for (int64_t r = 0; r < rows; r += per) {
@@ -233,14 +240,12 @@ npu_status tile_unary(tile_ctx *c, const ir_node *n)
     int64_t to;
     if ((st = tile_tensor_addr(c, tab, &tr, &to)) != NPU_OK)
         return st;
-    int64_t table = tile_sram_alloc(c, 256);
     int64_t T = flat_tile(c, L, 2, 256 + 16, tile_fmax(c, TGT_SEM_LUT, TGT_F_LEN));
-    int64_t s[2][2];
-    for (int i = 0; i < 2; i++)
-        for (int k = 0; k < 2; k++)
-            s[i][k] = tile_sram_alloc(c, T);
-    if (table < 0 || s[1][1] < 0)
-        return tile_fail(c, "no lut tile fits the SRAM");
+    int64_t s[2][2], table;
+    tile_sram_req rq[5] = {{256, &table}, {T, &s[0][0]}, {T, &s[0][1]}, {T, &s[1][0]}, {T, &s[1][1]}};
+    npu_status sp = tile_sram_place(c, rq, 5, "no lut tile fits the SRAM");
+    if (sp != NPU_OK)
+        return sp;
     int j = 0;
     for (int64_t e0 = 0; e0 < L; e0 += T, j++) {
         int64_t cnt = tile_min(T, L - e0);
