@@ -96,8 +96,9 @@ static npu_status stage_quantize(drv_ctx *c, npu_err *err)
         .report = c->o->report,
         .progress = isatty(fileno(stderr)) ? stderr : NULL, /* a bar only where someone watches */
     };
-    q_ptq_result res;
-    npu_status st = q_ptq(c->g, &po, &res, err);
+    q_ptq_result res = {0};
+    /* a pre-quantized model brings its scales: no calibration */
+    npu_status st = q_graph_is_qdq(c->g) ? q_from_qdq(c->g, err) : q_ptq(c->g, &po, &res, err);
     if (st == NPU_OK && res.report)
         q_report_print(res.report, c->out);
     q_report_free(res.report);

@@ -104,6 +104,18 @@ typedef struct q_ptq_result {
 /* result may be NULL. */
 npu_status q_ptq(ir_graph *g, const q_ptq_options *o, q_ptq_result *result, npu_err *err);
 
+/* ---- pre-quantized (QDQ) models: src/quantize/qdq_import.c ---- */
+
+/* Whether g carries its own quantization (QuantizeLinear/DequantizeLinear
+ * nodes, or QLinear ops). */
+bool q_graph_is_qdq(const ir_graph *g);
+/* Rewrites a QDQ graph in place into the quantized graph with the model's
+ * scales and zero points (no calibration): DQ -> op -> Q chains become the
+ * integer op, int8 weights and int32 biases behind DQ become quantized
+ * constants; Q of graph inputs and DQ of graph outputs stay as boundaries.
+ * What does not map is an error naming the node. */
+npu_status q_from_qdq(ir_graph *g, npu_err *err);
+
 /* ---- the --report: float reference vs quantized reference ---- */
 
 typedef struct q_layer_sqnr {

@@ -1,0 +1,132 @@
+#!/usr/bin/python3
+"""Small pre-quantized (QDQ) ONNX models for tests/unit/test_qdq_import.c and
+tests/qdq/run.sh: a float Conv -> Relu -> Conv -> Add -> GlobalAveragePool
+-> Flatten -> Gemm model written in QDQ form with hand-made quantization:
+weights int8 symmetric per output channel (axis 0), biases int32 at
+in_scale * w_scale, activations per tensor with scales from the float
+activations' ranges on the shipped input (computed here in numpy).
+
+Usage: gen_qdq.py OUTDIR  -> OUTDIR/qdq_s8.onnx (int8 activations),
+OUTDIR/qdq_u8.onnx (uint8 activations, onnxruntime's default) and
+OUTDIR/qdq_input.npy. Fixed seed: reruns write identical files."""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(1234)
+C0, C1, H, W, NCLS = 3, 8, 8, 8, 10
+x = rng.uniform(-1, 1, (1, C0, H, W)).astype(np.float32)
+w1 = rng.normal(0, 0.4, (C1, C0, 3, 3)).astype(np.float32)
+b1 = rng.normal(0, 0.1, C1).astype(np.float32)
+w2 = rng.normal(0, 0.2, (C1, C1, 3, 3)).astype(np.float32)
+b2 = rng.normal(0, 0.1, C1).astype(np.float32)
+wf = rng.normal(0, 0.3, (NCLS, C1)).astype(np.float32)
+bf = rng.normal(0, 0.1, NCLS).astype(np.float32)
+
+
+def conv3x3(a, w, b):
+    n, c, h, wd = a.shape
+    p = np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    out = np.zeros((n, w.shape[0], h, wd), np.float64)
+    for i in range(3):
+        for j in range(3):
+            out += np.einsum("nchw,oc->nohw", p[:, :, i:i + h, j:j + wd], w[:, :, i, j])
+    return (out + b[None, :, None, None]).astype(np.float32)
+
+
+def act_params(t, unsigned):
+    lo, hi = min(float(t.min()), 0.0), max(float(t.max()), 0.0)
+    s = np.float32((hi - lo) / 255.0)
+    zp = int(round(-128 - lo / s))
+    zp = max(-128, min(127, zp))
+    return s, (zp + 128 if unsigned else zp)
+
+
+# float activations (the ranges the hand-made scales come from)
+r1 = np.maximum(conv3x3(x, w1, b1), 0)
+c2 = conv3x3(r1, w2, b2)
+a = r1 + c2
+gp = a.mean(axis=(2, 3), keepdims=True)
+fl = gp.reshape(1, C1)
+y = fl @ wf.T + bf
+
+
+def build(unsigned):
+    adt = TensorProto.UINT8 if unsigned else TensorProto.INT8
+    npdt = np.uint8 if unsigned else np.int8
+    inits, nodes = [], []
+
+    def const(name, arr):
+        inits.append(numpy_helper.from_array(arr, name))
+        return name
+
+    def qdq(src, t, name):
+        s, zp = act_params(t, unsigned)
+        sn = const(name + "_scale", np.array(s, np.float32))
+        zn = const(name + "_zp", np.array(zp, npdt))
+        nodes.append(helper.make_node("QuantizeLinear", [src, sn, zn], [name + "_q"], name=name + "_Q"))
+        nodes.append(helper.make_node("DequantizeLinear", [name + "_q", sn, zn], [name + "_dq"], name=name + "_DQ"))
+        return name + "_dq", s
+
+    def weight(name, w, in_scale, b):
+        amax = np.abs(w.reshape(w.shape[0], -1)).max(axis=1)
+        ws = (amax / 127).astype(np.float32)
+        wq = np.clip(np.round(w / ws.reshape(-1, *([1] * (w.ndim - 1)))), -127, 127).astype(np.int8)
+        const(name + "_wq", wq)
+        const(name + "_ws", ws)
+        const(name + "_wzp", np.zeros(w.shape[0], np.int8))
+        nodes.append(helper.make_node("DequantizeLinear", [name + "_wq", name + "_ws", name + "_wzp"],
+                                      [name + "_w"], name=name + "_wDQ", axis=0))
+        bs = (np.float64(in_scale) * ws.astype(np.float64)).astype(np.float32)
+        bq = np.round(b / bs).astype(np.int32)
+        const(name + "_bq", bq)
+        const(name + "_bs", bs)
+        const(name + "_bzp", np.zeros(w.shape[0], np.int32))
+        nodes.append(helper.make_node("DequantizeLinear", [name + "_bq", name + "_bs", name + "_bzp"],
+                                      [name + "_b"], name=name + "_bDQ", axis=0))
+        return name + "_w", name + "_b"
+
+    xin, sx = qdq("x", x, "xin")
+    cw, cb = weight("conv1", w1, sx, b1)
+    nodes.append(helper.make_node("Conv", [xin, cw, cb], ["c1"], name="conv1", pads=[1, 1, 1, 1]))
+    nodes.append(helper.make_node("Relu", ["c1"], ["r1"], name="relu1"))  # ONNX QDQ: Relu inside the Q
+    r1in, sr1 = qdq("r1", r1, "r1")
+    cw, cb = weight("conv2", w2, sr1, b2)
+    nodes.append(helper.make_node("Conv", [r1in, cw, cb], ["c2"], name="conv2", pads=[1, 1, 1, 1]))
+    c2in, _ = qdq("c2", c2, "c2")
+    nodes.append(helper.make_node("Add", [r1in, c2in], ["a"], name="add"))
+    ain, _ = qdq("a", a, "a")
+    nodes.append(helper.make_node("GlobalAveragePool", [ain], ["gp"], name="gap"))
+    gpin, sgp = qdq("gp", gp, "gp")
+    nodes.append(helper.make_node("Flatten", [gpin], ["fl"], name="flatten"))
+    # Flatten keeps the scale: its Q/DQ uses gp's parameters
+    nodes.append(helper.make_node("QuantizeLinear", ["fl", "gp_scale", "gp_zp"], ["fl_q"], name="fl_Q"))
+    nodes.append(helper.make_node("DequantizeLinear", ["fl_q", "gp_scale", "gp_zp"], ["fl_dq"], name="fl_DQ"))
+    gw, gb = weight("fc", wf, sgp, bf)
+    nodes.append(helper.make_node("Gemm", ["fl_dq", gw, gb], ["logits"], name="fc", transB=1))
+    s, zp = act_params(y, unsigned)
+    const("y_scale", np.array(s, np.float32))
+    const("y_zp", np.array(zp, npdt))
+    nodes.append(helper.make_node("QuantizeLinear", ["logits", "y_scale", "y_zp"], ["y_q"], name="y_Q"))
+    nodes.append(helper.make_node("DequantizeLinear", ["y_q", "y_scale", "y_zp"], ["y"], name="y_DQ"))
+    graph = helper.make_graph(nodes, "qdq_" + ("u8" if unsigned else "s8"),
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C0, H, W])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, NCLS])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="gen_qdq.py")
+    onnx.checker.check_model(m)
+    return m
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "tests/data/qdq"
+    os.makedirs(out, exist_ok=True)
+    onnx.save(build(False), os.path.join(out, "qdq_s8.onnx"))
+    onnx.save(build(True), os.path.join(out, "qdq_u8.onnx"))
+    np.save(os.path.join(out, "qdq_input.npy"), x)
+
+
+if __name__ == "__main__":
+    main()
