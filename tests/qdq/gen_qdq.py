@@ -6,7 +6,7 @@ weights int8 symmetric per output channel (axis 0), biases int32 at
 in_scale * w_scale, activations per tensor with scales from the float
 activations' ranges on the shipped input (computed here in numpy).
 
-Usage: gen_qdq.py OUTDIR  -> OUTDIR/qdq_s8.onnx (int8 activations),
+Usage: gen_qdq.py [OUTDIR (tests/qdq)] -> OUTDIR/qdq_s8.onnx (int8 activations),
 OUTDIR/qdq_u8.onnx (uint8 activations, onnxruntime's default) and
 OUTDIR/qdq_input.npy. Fixed seed: reruns write identical files."""
 import os
@@ -121,7 +121,7 @@ def build(unsigned):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "tests/data/qdq"
+    out = sys.argv[1] if len(sys.argv) > 1 else "tests/qdq"
     os.makedirs(out, exist_ok=True)
     onnx.save(build(False), os.path.join(out, "qdq_s8.onnx"))
     onnx.save(build(True), os.path.join(out, "qdq_u8.onnx"))

@@ -1,0 +1,45 @@
+#!/bin/sh
+# Pre-quantized QDQ models compiled with no --calib (their own scales) for
+# every target, run on npusim, compared bit for bit with `npuref MODEL.npub`
+# and within one output step with the float evaluation of the QDQ model
+# (`npuref MODEL.onnx`, which executes the Q/DQ ops). Usage: tests/qdq/run.sh [BUILD]
+set -u
+B=${1:-build}
+W=$B/qdq
+PY=/usr/bin/python3
+mkdir -p $W
+fail=0 pass=0
+for name in qdq_s8 qdq_u8; do
+    m=tests/qdq/$name.onnx in=tests/qdq/qdq_input.npy
+    $B/npuref $m --input $in --output $W/$name.float.npy >/dev/null || { echo "FAIL $name: npuref float"; exit 1; }
+    for tf in targets/*.yaml; do
+        t=$(basename $tf .yaml) o=$W/$(basename $tf .yaml)
+        mkdir -p $o
+        if ! msg=$($B/npucc --target $tf -o $o/$name.npub $m 2>&1); then
+            echo "FAIL $t/$name: npucc: $msg"; fail=$((fail + 1)); continue
+        fi
+        if ! msg=$($B/npusim $o/$name.npub --input $in --output $o/$name.sim.npy 2>&1) ||
+           ! msg=$($B/npuref $o/$name.npub --input $in --output $o/$name.ref.npy 2>&1); then
+            echo "FAIL $t/$name: $msg" | head -c 2000; fail=$((fail + 1)); continue
+        fi
+        if msg=$($PY - $o/$name.sim.npy $o/$name.ref.npy $W/$name.float.npy $m 2>&1 <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+from onnx import numpy_helper
+sim, ref, flt = (np.load(p) for p in sys.argv[1:4])
+step = float(next(numpy_helper.to_array(i) for i in onnx.load(sys.argv[4]).graph.initializer if i.name == "y_scale"))
+assert sim.tobytes() == ref.tobytes(), "npusim and npuref differ"
+err = float(np.abs(ref - flt).max())
+assert err <= step * 1.001, "%g from the QDQ model's float evaluation (step %g)" % (err, step)
+print("bit-exact, %.2f steps from the QDQ model" % (err / step))
+PYEOF
+        ); then
+            echo "ok   $t/$name: $msg"; pass=$((pass + 1))
+        else
+            echo "FAIL $t/$name: $msg" | tail -n 3; fail=$((fail + 1))
+        fi
+    done
+done
+echo "qdq: $pass passed, $fail failed"
+[ $fail -eq 0 ]
