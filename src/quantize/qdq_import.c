@@ -303,6 +303,22 @@ npu_status q_from_qdq(ir_graph *g, npu_err *err)
         if (q)
             st = convert(&c, n, q);
     }
+    /* DQ -> Q (a change of scale, as before a Concat): an npu.Requantize */
+    for (int i = 0; st == NPU_OK && i < n_orig; i++) {
+        ir_node *n = g->nodes[i];
+        ir_node *dq = n->dead || n->op != IR_OP_QUANTIZE_LINEAR ? NULL : dq_of(n->inputs[0]);
+        if (!dq || dq->inputs[0]->dtype != IR_I8 || dq->inputs[0]->quant->axis >= 0 || n->outputs[0]->quant->axis >= 0)
+            continue;
+        ir_tensor **in = npu_arena_alloc(g->arena, sizeof *in);
+        if (!in)
+            return oom(err);
+        in[0] = dq->inputs[0];
+        n->op = IR_OP_REQUANTIZE;
+        n->inputs = in;
+        n->n_inputs = 1;
+        n->n_attrs = 0;
+        n->attrs = NULL;
+    }
     /* DQs read by nothing now (their readers became integer) go */
     for (int i = 0; st == NPU_OK && i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];

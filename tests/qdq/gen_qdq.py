@@ -8,7 +8,7 @@ activations' ranges on the shipped input (computed here in numpy).
 
 Usage: gen_qdq.py [OUTDIR (tests/qdq)] -> OUTDIR/qdq_s8.onnx (int8 activations),
 OUTDIR/qdq_u8.onnx (uint8 activations, onnxruntime's default) and
-OUTDIR/qdq_input.npy. Fixed seed: reruns write identical files."""
+OUTDIR/qdq_input.npy; OUTDIR/qdq_ops.onnx and qdq_ops_input.npy (below). Fixed seed: reruns write identical files."""
 import os
 import sys
 
@@ -120,12 +120,80 @@ def build(unsigned):
     return m
 
 
+# second model: MaxPool, a per-tensor 1x1 Conv, Sigmoid (a table), Concat,
+# Reshape, MatMul by [K, N] weights quantized along axis 1, and a float
+# Softmax after the last DequantizeLinear (a float island at the output)
+x2 = rng.uniform(-1, 1, (1, 4, 8, 8)).astype(np.float32)
+wc = rng.normal(0, 0.5, (4, 4, 1, 1)).astype(np.float32)
+wm = rng.normal(0, 0.1, (128, 6)).astype(np.float32)
+
+
+def build_ops():
+    inits, nodes = [], []
+
+    def const(name, arr):
+        inits.append(numpy_helper.from_array(arr, name))
+        return name
+
+    def qdq(src, name, s, zp):
+        const(name + "_scale", np.array(s, np.float32))
+        const(name + "_zp", np.array(zp, np.int8))
+        nodes.append(helper.make_node("QuantizeLinear", [src, name + "_scale", name + "_zp"], [name + "_q"]))
+        nodes.append(helper.make_node("DequantizeLinear", [name + "_q", name + "_scale", name + "_zp"],
+                                      [name + "_dq"]))
+        return name + "_dq"
+
+    mp = x2.reshape(1, 4, 4, 2, 4, 2).max(axis=(3, 5))
+    cv = np.einsum("nchw,oc->nohw", mp, wc[:, :, 0, 0])
+    sg = 1 / (1 + np.exp(-cv))
+    cat = np.concatenate([mp, sg], axis=1)
+    mm = cat.reshape(1, 128) @ wm
+    sx, zx = act_params(x2, False)
+    # MaxPool, Sigmoid and Concat share one scale: the concat is a copy
+    s_cat, z_cat = act_params(np.concatenate([mp.ravel(), [0.0, 1.0]]), False)
+    xin = qdq("x", "xin", sx, zx)
+    nodes.append(helper.make_node("MaxPool", [xin], ["mp"], name="pool", kernel_shape=[2, 2], strides=[2, 2]))
+    mpin = qdq("mp", "mp", sx, zx)  # MaxPool keeps its input's parameters
+    wsc = np.float32(np.abs(wc).max() / 127)
+    const("wc_q", np.clip(np.round(wc / wsc), -127, 127).astype(np.int8))
+    const("wc_s", np.array(wsc, np.float32))
+    nodes.append(helper.make_node("DequantizeLinear", ["wc_q", "wc_s"], ["wc"], name="wc_DQ"))
+    nodes.append(helper.make_node("Conv", [mpin, "wc"], ["cv"], name="conv"))
+    s, zp = act_params(cv, False)
+    cvin = qdq("cv", "cv", s, zp)
+    nodes.append(helper.make_node("Sigmoid", [cvin], ["sg"], name="sigmoid"))
+    sgin = qdq("sg", "sg", s_cat, z_cat)
+    mpin2 = qdq("mp_dq", "mp2", s_cat, z_cat)
+    nodes.append(helper.make_node("Concat", [mpin2, sgin], ["cat"], name="cat", axis=1))
+    catin = qdq("cat", "cat", s_cat, z_cat)
+    const("shape", np.array([1, 128], np.int64))
+    nodes.append(helper.make_node("Reshape", [catin, "shape"], ["flat"], name="reshape"))
+    flin = qdq("flat", "flat", s_cat, z_cat)
+    ws = (np.abs(wm).max(axis=0) / 127).astype(np.float32)
+    const("wm_q", np.clip(np.round(wm / ws), -127, 127).astype(np.int8))
+    const("wm_s", ws)
+    const("wm_zp", np.zeros(6, np.int8))
+    nodes.append(helper.make_node("DequantizeLinear", ["wm_q", "wm_s", "wm_zp"], ["wm"], name="wm_DQ", axis=1))
+    nodes.append(helper.make_node("MatMul", [flin, "wm"], ["mm"], name="matmul"))
+    s, zp = act_params(mm, False)
+    mmin = qdq("mm", "y", s, zp)
+    nodes.append(helper.make_node("Softmax", [mmin], ["prob"], name="softmax", axis=1))
+    graph = helper.make_graph(nodes, "qdq_ops",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                              [helper.make_tensor_value_info("prob", TensorProto.FLOAT, [1, 6])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="gen_qdq.py")
+    onnx.checker.check_model(m)
+    return m
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/qdq"
     os.makedirs(out, exist_ok=True)
     onnx.save(build(False), os.path.join(out, "qdq_s8.onnx"))
     onnx.save(build(True), os.path.join(out, "qdq_u8.onnx"))
     np.save(os.path.join(out, "qdq_input.npy"), x)
+    onnx.save(build_ops(), os.path.join(out, "qdq_ops.onnx"))
+    np.save(os.path.join(out, "qdq_ops_input.npy"), x2)
 
 
 if __name__ == "__main__":

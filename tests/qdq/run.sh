@@ -2,15 +2,17 @@
 # Pre-quantized QDQ models compiled with no --calib (their own scales) for
 # every target, run on npusim, compared bit for bit with `npuref MODEL.npub`
 # and within one output step with the float evaluation of the QDQ model
-# (`npuref MODEL.onnx`, which executes the Q/DQ ops). Usage: tests/qdq/run.sh [BUILD]
+# (`npuref MODEL.onnx`, which executes the Q/DQ ops; for qdq_ops, whose
+# output is a float Softmax of the last DequantizeLinear, one step of its input). Usage: tests/qdq/run.sh [BUILD]
 set -u
 B=${1:-build}
 W=$B/qdq
 PY=/usr/bin/python3
 mkdir -p $W
 fail=0 pass=0
-for name in qdq_s8 qdq_u8; do
+for name in qdq_s8 qdq_u8 qdq_ops; do
     m=tests/qdq/$name.onnx in=tests/qdq/qdq_input.npy
+    [ $name = qdq_ops ] && in=tests/qdq/qdq_ops_input.npy
     $B/npuref $m --input $in --output $W/$name.float.npy >/dev/null || { echo "FAIL $name: npuref float"; exit 1; }
     for tf in targets/*.yaml; do
         t=$(basename $tf .yaml) o=$W/$(basename $tf .yaml)

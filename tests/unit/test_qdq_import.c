@@ -162,3 +162,41 @@ Test(qdq_import, asymmetric_weights_are_rejected_naming_the_node)
     cr_assert(strstr(err.msg, "conv2") && strstr(err.msg, "symmetric"), "%s", err.msg);
     ir_graph_free(g);
 }
+
+Test(qdq_import, pools_tables_concat_matmul_and_a_float_softmax)
+{
+    ir_graph *f = load("qdq_ops.onnx"), *g = load_converted("qdq_ops.onnx");
+    cr_assert_eq(node_named(g, "pool")->outputs[0]->dtype, IR_I8);
+    cr_assert_eq(node_named(g, "sigmoid")->op, IR_OP_LUT);
+    cr_assert_eq(node_named(g, "cat")->inputs[0]->producer->op, IR_OP_REQUANTIZE, "DQ -> Q is a requantize");
+    const ir_node *mm = node_named(g, "matmul");
+    cr_assert_eq(mm->op, IR_OP_GEMM);
+    const ir_tensor *w = mm->inputs[1], *wm = ir_graph_find(f, "wm_q");
+    cr_assert_eq(w->dims[0], 6);
+    cr_assert_eq(w->dims[1], 128);
+    for (int c = 0; c < 6; c++) {
+        cr_assert_eq(w->quant->scale[c], const_f32(f, "wm_s", c), "axis-1 scales follow the output columns");
+        for (int j = 0; j < 128; j++)
+            cr_assert_eq(((const int8_t *)w->data)[c * 128 + j], ((const int8_t *)wm->data)[j * 6 + c]);
+    }
+    const ir_node *sm = node_named(g, "softmax");
+    cr_assert_eq(sm->op, IR_OP_SOFTMAX);
+    cr_assert_eq(sm->inputs[0]->dtype, IR_F32, "no integer Softmax: it stays float after the DQ");
+    float step = const_f32(f, "y_scale", 0);
+    enum { N_IN = 4 * 8 * 8, N_OUT = 6 };
+    float x[N_IN], yf[N_OUT], yg[N_OUT];
+    unsigned seed = 11;
+    for (int s = 0; s < 50; s++) {
+        for (int i = 0; i < N_IN; i++) {
+            seed = seed * 1103515245u + 12345u;
+            x[i] = (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
+        }
+        run(f, x, yf);
+        run(g, x, yg);
+        for (int i = 0; i < N_OUT; i++)
+            cr_assert_leq(fabsf(yf[i] - yg[i]), step, "sample %d prob %d: %g vs %g", s, i, (double)yf[i],
+                          (double)yg[i]);
+    }
+    ir_graph_free(f);
+    ir_graph_free(g);
+}
