@@ -19,8 +19,10 @@ static bool is_qdq(ir_op op)
 
 bool q_graph_is_qdq(const ir_graph *g)
 {
+    /* a QuantizeLinear of activations: DQ of constants alone is weight-only
+     * quantization, which still needs activation ranges from calibration */
     for (int i = 0; i < g->n_nodes; i++)
-        if (!g->nodes[i]->dead && (is_qdq(g->nodes[i]->op) || g->nodes[i]->op == IR_OP_QLINEAR_CONV ||
+        if (!g->nodes[i]->dead && (g->nodes[i]->op == IR_OP_QUANTIZE_LINEAR || g->nodes[i]->op == IR_OP_QLINEAR_CONV ||
                                    g->nodes[i]->op == IR_OP_QLINEAR_MATMUL))
             return true;
     return false;
@@ -33,8 +35,10 @@ static npu_status oom(npu_err *err)
 
 /* The (scale, zero point) of a Q/DQ node as an ir_quant (per tensor, or per
  * channel along its axis of x); uint8 zero points moved to int8. */
-static npu_status node_quant(ir_graph *g, const ir_node *n, const ir_tensor *x, ir_quant **out, npu_err *err)
+static npu_status node_quant(ir_graph *g, const ir_node *n, const ir_tensor *x, bool u8, ir_quant **out,
+                             npu_err *err)
 {
+    int32_t shift = u8 ? -128 : 0; /* uint8 codes become int8 ones */
     const ir_tensor *s = n->inputs[1], *z = n->n_inputs > 2 ? n->inputs[2] : NULL;
     if (!s || !s->data || s->dtype != IR_F32 || (z && !z->data))
         return npu_fail(err, NPU_EUSER, "node '%s' (%s): scale and zero point must be constants", n->name,
@@ -58,7 +62,7 @@ static npu_status node_quant(ir_graph *g, const ir_node *n, const ir_tensor *x, 
         return oom(err);
     for (int64_t k = 0; k < cnt; k++) {
         q->scale[k] = ((const float *)s->data)[k];
-        int32_t zp = 0;
+        int32_t zp = shift; /* no zero point: 0 in x's type */
         if (z && z->dtype == IR_I8)
             zp = ((const int8_t *)z->data)[k];
         else if (z && z->dtype == IR_U8)
@@ -98,6 +102,13 @@ static npu_status to_int8(ir_node *n, ir_tensor *t, npu_err *err)
  * node's parameters; uint8 becomes int8 (zero point constants rewritten). */
 static npu_status annotate(ir_graph *g, npu_err *err)
 {
+    /* which tensors were uint8 before any is converted (a Q and its DQs
+     * each see the tensor) */
+    bool *u8 = npu_arena_alloc(g->arena, sizeof *u8 * (size_t)(g->n_tensors + 1));
+    if (!u8)
+        return oom(err);
+    for (int i = 0; i < g->n_tensors; i++)
+        u8[i] = g->tensors[i]->dtype == IR_U8;
     for (int i = 0; i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
         if (n->dead || !is_qdq(n->op))
@@ -106,7 +117,8 @@ static npu_status annotate(ir_graph *g, npu_err *err)
         if (qt->dtype == IR_I32 && qt->data)
             continue; /* a bias: read where its op is converted */
         ir_quant *q;
-        npu_status st = node_quant(g, n, qt, &q, err);
+        bool was_u8 = u8[qt->id];
+        npu_status st = node_quant(g, n, qt, was_u8, &q, err);
         if (st == NPU_OK)
             st = to_int8(n, qt, err);
         if (st != NPU_OK)
@@ -115,14 +127,18 @@ static npu_status annotate(ir_graph *g, npu_err *err)
             return npu_fail(err, NPU_EUSER, "tensor '%s': its QuantizeLinear and DequantizeLinear nodes disagree "
                             "on the scale or zero point", qt->name);
         qt->quant = q;
-        ir_tensor *z = n->n_inputs > 2 ? n->inputs[2] : NULL;
-        if (z && z->dtype == IR_U8) {
-            int8_t zi = (int8_t)(((const uint8_t *)z->data)[0] - 128);
-            ir_tensor *nz = q->count == 1 ? ir_const_new(g, NULL, IR_I8, 0, NULL, &zi) : NULL;
-            if (!nz)
+        if (was_u8) { /* the node's own zero point input, now int8 (added when it had none) */
+            int8_t zi = (int8_t)q->zero_point[0];
+            if (q->count != 1)
                 return npu_fail(err, NPU_EUSER, "node '%s' (%s): per-axis uint8 activations are not supported",
                                 n->name, ir_op_name(n->op));
-            n->inputs[2] = nz;
+            ir_tensor *nz = ir_const_new(g, NULL, IR_I8, 0, NULL, &zi);
+            ir_tensor **in = npu_arena_alloc(g->arena, 3 * sizeof *in);
+            if (!nz || !in)
+                return oom(err);
+            in[0] = n->inputs[0], in[1] = n->inputs[1], in[2] = nz;
+            n->inputs = in;
+            n->n_inputs = 3;
         }
     }
     return NPU_OK;
@@ -213,7 +229,7 @@ static npu_status weighted(ir_graph *g, ir_node *n, ir_tensor *const *orig, npu_
                         "DequantizeLinear (or float), one per output channel", n->name, ir_op_name(n->op));
     ir_quant *bq0 = NULL;
     if (bdq) {
-        npu_status st = node_quant(g, bdq, b, &bq0, err);
+        npu_status st = node_quant(g, bdq, b, false, &bq0, err);
         if (st != NPU_OK)
             return st;
     }
@@ -262,6 +278,9 @@ static npu_status convert(q_ctx *c, ir_node *n, ir_node *q)
         bool bias = k == Q_KIND_WEIGHTED && i == 2;
         if (x && x != orig[i] && !(x->dtype == IR_I8 || (bias && x->dtype == IR_I32)))
             ok = false;
+        if (ok && x && !x->data && x->quant->axis >= 0)
+            return npu_fail(c->err, NPU_EUSER, "node '%s' (%s): input '%s' is quantized per axis; activations "
+                            "must be per tensor", n->name, ir_op_name(n->op), x->name);
     }
     if (!ok) {
         memcpy(n->inputs, orig, sizeof *orig * (size_t)n->n_inputs);

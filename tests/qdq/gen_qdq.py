@@ -67,8 +67,10 @@ def build(unsigned):
         s, zp = act_params(t, unsigned)
         sn = const(name + "_scale", np.array(s, np.float32))
         zn = const(name + "_zp", np.array(zp, npdt))
-        nodes.append(helper.make_node("QuantizeLinear", [src, sn, zn], [name + "_q"], name=name + "_Q"))
-        nodes.append(helper.make_node("DequantizeLinear", [name + "_q", sn, zn], [name + "_dq"], name=name + "_DQ"))
+        # uint8 Relu output: zero point 0 is ONNX's default, omitted (the type is then uint8)
+        args = [sn] if unsigned and zp == 0 and name == "r1" else [sn, zn]
+        nodes.append(helper.make_node("QuantizeLinear", [src] + args, [name + "_q"], name=name + "_Q"))
+        nodes.append(helper.make_node("DequantizeLinear", [name + "_q"] + args, [name + "_dq"], name=name + "_DQ"))
         return name + "_dq", s
 
     def weight(name, w, in_scale, b):
