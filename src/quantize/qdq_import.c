@@ -33,20 +33,19 @@ static npu_status oom(npu_err *err)
     return npu_fail(err, NPU_EINTERNAL, "out of memory");
 }
 
-/* The (scale, zero point) of a Q/DQ node as an ir_quant (per tensor, or per
- * channel along its axis of x); uint8 zero points moved to int8. */
-static npu_status node_quant(ir_graph *g, const ir_node *n, const ir_tensor *x, bool u8, ir_quant **out,
-                             npu_err *err)
+/* Scale s and zero point z (may be NULL) of x as an ir_quant: per tensor,
+ * or per channel along axis; uint8 zero points moved to int8. n: for messages. */
+static npu_status params_quant(ir_graph *g, const ir_node *n, const ir_tensor *x, const ir_tensor *s,
+                               const ir_tensor *z, int64_t axis_attr, bool u8, ir_quant **out, npu_err *err)
 {
     int32_t shift = u8 ? -128 : 0; /* uint8 codes become int8 ones */
-    const ir_tensor *s = n->inputs[1], *z = n->n_inputs > 2 ? n->inputs[2] : NULL;
     if (!s || !s->data || s->dtype != IR_F32 || (z && !z->data))
         return npu_fail(err, NPU_EUSER, "node '%s' (%s): scale and zero point must be constants", n->name,
                         ir_op_name(n->op));
     int64_t cnt = ir_tensor_numel(s);
     int axis = -1;
     if (cnt > 1) {
-        int64_t a = ir_attr_int(n, "axis", 1);
+        int64_t a = axis_attr;
         if (a < 0)
             a += x->rank;
         if (a < 0 || a >= x->rank || x->dims[a] != cnt)
@@ -82,6 +81,14 @@ static npu_status node_quant(ir_graph *g, const ir_node *n, const ir_tensor *x, 
 }
 
 /* uint8 tensors of a Q/DQ become int8: the Q node's zero point input too. */
+/* The (scale, zero point) of a Q/DQ node. */
+static npu_status node_quant(ir_graph *g, const ir_node *n, const ir_tensor *x, bool u8, ir_quant **out,
+                             npu_err *err)
+{
+    return params_quant(g, n, x, n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : NULL, ir_attr_int(n, "axis", 1),
+                        u8, out, err);
+}
+
 static npu_status to_int8(ir_node *n, ir_tensor *t, npu_err *err)
 {
     if (t->dtype == IR_I8)
@@ -100,15 +107,8 @@ static npu_status to_int8(ir_node *n, ir_tensor *t, npu_err *err)
 
 /* Every Q/DQ node reading or writing an int8 tensor: the tensor gets the
  * node's parameters; uint8 becomes int8 (zero point constants rewritten). */
-static npu_status annotate(ir_graph *g, npu_err *err)
+static npu_status annotate(ir_graph *g, const bool *u8, npu_err *err)
 {
-    /* which tensors were uint8 before any is converted (a Q and its DQs
-     * each see the tensor) */
-    bool *u8 = npu_arena_alloc(g->arena, sizeof *u8 * (size_t)(g->n_tensors + 1));
-    if (!u8)
-        return oom(err);
-    for (int i = 0; i < g->n_tensors; i++)
-        u8[i] = g->tensors[i]->dtype == IR_U8;
     for (int i = 0; i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
         if (n->dead || !is_qdq(n->op))
@@ -173,7 +173,7 @@ static ir_node *sole_q_reader(const ir_graph *g, const ir_tensor *y)
 /* Conv / Gemm / MatMul: int8 symmetric weights [N, K] (Gemm) or OIHW per
  * output channel; bias rescaled to in_scale * w_scale[c] (exact when the
  * model's bias scale is that already, as QDQ exporters write it). */
-static npu_status weighted(ir_graph *g, ir_node *n, ir_tensor *const *orig, npu_err *err)
+static npu_status weighted(ir_graph *g, ir_node *n, const ir_quant *bq0, npu_err *err)
 {
     ir_tensor *w = n->inputs[1];
     if (!w || !w->data || w->dtype != IR_I8 || !w->quant)
@@ -223,16 +223,9 @@ static npu_status weighted(ir_graph *g, ir_node *n, ir_tensor *const *orig, npu_
     ir_tensor *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
     if (!b)
         return NPU_OK;
-    ir_node *bdq = dq_of(orig[2]);
-    if (!b->data || ir_tensor_numel(b) != oc || (bdq ? b->dtype != IR_I32 : b->dtype != IR_F32))
+    if (!b->data || ir_tensor_numel(b) != oc || (bq0 ? b->dtype != IR_I32 : b->dtype != IR_F32))
         return npu_fail(err, NPU_EUSER, "node '%s' (%s): the bias must be an int32 constant behind "
                         "DequantizeLinear (or float), one per output channel", n->name, ir_op_name(n->op));
-    ir_quant *bq0 = NULL;
-    if (bdq) {
-        npu_status st = node_quant(g, bdq, b, false, &bq0, err);
-        if (st != NPU_OK)
-            return st;
-    }
     ir_tensor *bt = ir_const_new(g, NULL, IR_I32, 1, &oc, NULL);
     ir_quant *bq = bt ? q_quant_new(g, 0, (int)oc) : NULL;
     if (!bq)
@@ -250,6 +243,55 @@ static npu_status weighted(ir_graph *g, ir_node *n, ir_tensor *const *orig, npu_
     bt->quant = bq;
     n->inputs[2] = bt;
     return NPU_OK;
+}
+
+/* QLinearConv / QLinearMatMul (the QOperator form): the Conv / MatMul by
+ * constant weights with the node's own parameters. MaxPool and reshapes
+ * between them (no Q of their own) keep their input's. */
+static npu_status qlinear(ir_graph *g, ir_node *n, const bool *u8, npu_err *err)
+{
+    bool conv = n->op == IR_OP_QLINEAR_CONV;
+    ir_tensor *x = n->inputs[0], *w = n->inputs[3], *y = n->outputs[0];
+    ir_tensor *b = conv && n->n_inputs > 8 ? n->inputs[8] : NULL;
+    if (!w || !w->data)
+        return npu_fail(err, NPU_EUSER, "node '%s' (%s): the weights (input 3) must be a constant", n->name,
+                        ir_op_name(n->op));
+    ir_quant *xq, *wq, *yq;
+    npu_status st = params_quant(g, n, x, n->inputs[1], n->inputs[2], -1, u8[x->id], &xq, err);
+    if (st == NPU_OK)
+        st = params_quant(g, n, w, n->inputs[4], n->inputs[5], conv ? 0 : w->rank - 1, u8[w->id], &wq, err);
+    if (st == NPU_OK)
+        st = params_quant(g, n, y, n->inputs[6], n->inputs[7], -1, u8[y->id], &yq, err);
+    if (st == NPU_OK && x->quant && !q_same_quant(x->quant, xq))
+        st = npu_fail(err, NPU_EUSER, "node '%s' (%s): its input's scale or zero point differs from the producer's",
+                      n->name, ir_op_name(n->op));
+    if (st == NPU_OK && xq->axis >= 0)
+        st = npu_fail(err, NPU_EUSER, "node '%s' (%s): activations must be quantized per tensor", n->name,
+                      ir_op_name(n->op));
+    if (st == NPU_OK)
+        st = to_int8(n, x, err);
+    if (st == NPU_OK)
+        st = to_int8(n, w, err);
+    if (st == NPU_OK)
+        st = to_int8(n, y, err);
+    ir_quant *bq = b ? q_quant_new(g, wq->axis >= 0 ? 0 : -1, wq->count) : NULL;
+    ir_tensor **in = npu_arena_alloc(g->arena, 3 * sizeof *in);
+    if (st != NPU_OK)
+        return st;
+    if (!in || (b && !bq))
+        return oom(err);
+    for (int c = 0; bq && c < bq->count; c++) {
+        bq->scale[c] = (float)((double)xq->scale[0] * wq->scale[c]); /* ONNX: bias at x_scale * w_scale */
+        bq->zero_point[c] = 0;
+    }
+    x->quant = xq, w->quant = wq, y->quant = yq;
+    in[0] = x, in[1] = w, in[2] = b;
+    n->inputs = in;
+    n->n_inputs = b ? 3 : 2;
+    n->op = conv ? IR_OP_CONV : IR_OP_MATMUL;
+    if (!conv && (w->rank != 2 || x->rank != 2))
+        return npu_fail(err, NPU_EUSER, "node '%s' (QLinearMatMul): supported are 2-D input and weights", n->name);
+    return weighted(g, n, bq, err);
 }
 
 /* DQ -> n -> Q: n becomes its integer form. An op without one stays float
@@ -291,7 +333,12 @@ static npu_status convert(q_ctx *c, ir_node *n, ir_node *q)
     y->producer = n;
     q->dead = true;
     switch (k) {
-    case Q_KIND_WEIGHTED: return weighted(c->g, n, orig, c->err);
+    case Q_KIND_WEIGHTED: {
+        ir_node *bdq = n->n_inputs > 2 ? dq_of(orig[2]) : NULL;
+        ir_quant *bq = NULL;
+        npu_status st = bdq ? node_quant(c->g, bdq, bdq->inputs[0], false, &bq, c->err) : NPU_OK;
+        return st == NPU_OK ? weighted(c->g, n, bq, c->err) : st;
+    }
     case Q_KIND_BINARY: return q_binary_consts(c, n);
     case Q_KIND_LUT: return q_lut(c, n, y);
     case Q_KIND_CONCAT: return q_concat_inputs(c, n);
@@ -306,11 +353,26 @@ static npu_status convert(q_ctx *c, ir_node *n, ir_node *q)
 
 npu_status q_from_qdq(ir_graph *g, npu_err *err)
 {
-    for (int i = 0; i < g->n_nodes; i++)
-        if (!g->nodes[i]->dead && (g->nodes[i]->op == IR_OP_QLINEAR_CONV || g->nodes[i]->op == IR_OP_QLINEAR_MATMUL))
-            return npu_fail(err, NPU_EUSER, "node '%s' (%s): QLinear ops are not supported yet; export the model "
-                            "in QDQ form", g->nodes[i]->name, ir_op_name(g->nodes[i]->op));
-    npu_status st = annotate(g, err);
+    /* which tensors were uint8 before any is converted (a Q and its DQs
+     * each see the tensor) */
+    bool *u8 = npu_arena_alloc(g->arena, sizeof *u8 * (size_t)(g->n_tensors + 1));
+    if (!u8)
+        return oom(err);
+    for (int i = 0; i < g->n_tensors; i++)
+        u8[i] = g->tensors[i]->dtype == IR_U8;
+    npu_status st = annotate(g, u8, err);
+    for (int i = 0; st == NPU_OK && i < g->n_nodes; i++) {
+        ir_node *n = g->nodes[i];
+        if (n->dead)
+            continue;
+        if (n->op == IR_OP_QLINEAR_CONV || n->op == IR_OP_QLINEAR_MATMUL)
+            st = qlinear(g, n, u8, err);
+        else if (q_classify(n) == Q_KIND_INHERIT && n->inputs[0]->quant && !n->outputs[0]->quant &&
+                 (n->outputs[0]->dtype == IR_I8 || n->outputs[0]->dtype == IR_U8)) {
+            n->outputs[0]->quant = n->inputs[0]->quant;
+            st = to_int8(n, n->outputs[0], err);
+        }
+    }
     q_options o = {.wbits = 8, .abits = 8};
     q_ctx c = {.g = g, .opts = &o, .err = err};
     int n_orig = g->n_nodes;

@@ -8,7 +8,8 @@ activations' ranges on the shipped input (computed here in numpy).
 
 Usage: gen_qdq.py [OUTDIR (tests/qdq)] -> OUTDIR/qdq_s8.onnx (int8 activations),
 OUTDIR/qdq_u8.onnx (uint8 activations, onnxruntime's default) and
-OUTDIR/qdq_input.npy; OUTDIR/qdq_ops.onnx and qdq_ops_input.npy (below). Fixed seed: reruns write identical files."""
+OUTDIR/qdq_input.npy; OUTDIR/qdq_ops.onnx and qdq_ops_input.npy, qlinear_u8.onnx and its QDQ twin
+qlinear_twin.onnx (below). Fixed seed: reruns write identical files."""
 import os
 import sys
 
@@ -188,6 +189,87 @@ def build_ops():
     return m
 
 
+# third pair: the QOperator form (QuantizeLinear -> QLinearConv -> MaxPool
+# -> QLinearConv -> Reshape -> QLinearMatMul -> DequantizeLinear, uint8
+# activations, int8 weights) and its QDQ twin with the same parameters
+wm2 = rng.normal(0, 0.1, (C1 * 16, 6)).astype(np.float32)
+
+
+def build_qlinear(qdq_form):
+    inits, nodes = [], []
+
+    def const(name, arr):
+        inits.append(numpy_helper.from_array(arr, name))
+        return name
+
+    def params(name, t):
+        s, zp = act_params(t, True)
+        return const(name + "_s", np.array(s, np.float32)), const(name + "_z", np.array(zp, np.uint8)), s
+
+    def wconst(name, w, axis):
+        red = tuple(i for i in range(w.ndim) if i != axis)
+        ws = (np.abs(w).max(axis=red) / 127).astype(np.float32)
+        shape = [1] * w.ndim
+        shape[axis] = -1
+        const(name + "_q", np.clip(np.round(w / ws.reshape(shape)), -127, 127).astype(np.int8))
+        const(name + "_s", ws)
+        const(name + "_z", np.zeros(w.shape[axis], np.int8))
+        return ws
+
+    def qdq_pair(src, p, out):
+        nodes.append(helper.make_node("QuantizeLinear", [src, p[0], p[1]], [out + "_q"]))
+        nodes.append(helper.make_node("DequantizeLinear", [out + "_q", p[0], p[1]], [out]))
+
+    def wdq(name, axis):
+        nodes.append(helper.make_node("DequantizeLinear", [name + "_q", name + "_s", name + "_z"], [name],
+                                      axis=axis))
+
+    r1 = np.maximum(conv3x3(x, w1, b1), 0)
+    mp = r1.reshape(1, C1, 4, 2, 4, 2).max(axis=(3, 5))
+    c2 = conv3x3(mp, w2, b2)
+    mm = c2.reshape(1, -1) @ wm2
+    px, pr, pc, py = params("x", x), params("r1", r1), params("c2", c2), params("y", mm)
+    ws1, ws2 = wconst("w1", w1, 0), wconst("w2", w2, 0)
+    wconst("wm", wm2, 1)
+    const("b1q", np.round(b1 / (np.float64(px[2]) * ws1)).astype(np.int32))
+    const("b2q", np.round(b2 / (np.float64(pr[2]) * ws2)).astype(np.int32))
+    const("shape", np.array([1, C1 * 16], np.int64))
+    if qdq_form:
+        for name, sc, ws in (("b1q", px[2], ws1), ("b2q", pr[2], ws2)):
+            const(name + "_s", (np.float64(sc) * ws).astype(np.float32))
+            nodes.append(helper.make_node("DequantizeLinear", [name, name + "_s"], [name + "_f"], axis=0))
+        wdq("w1", 0), wdq("w2", 0), wdq("wm", 1)
+        qdq_pair("x", px, "xd")
+        nodes.append(helper.make_node("Conv", ["xd", "w1", "b1q_f"], ["c1"], name="conv1", pads=[1, 1, 1, 1]))
+        nodes.append(helper.make_node("Relu", ["c1"], ["r1"], name="relu1"))
+        qdq_pair("r1", pr, "r1d")
+        nodes.append(helper.make_node("MaxPool", ["r1d"], ["mp"], name="pool", kernel_shape=[2, 2], strides=[2, 2]))
+        qdq_pair("mp", pr, "mpd")
+        nodes.append(helper.make_node("Conv", ["mpd", "w2", "b2q_f"], ["c2"], name="conv2", pads=[1, 1, 1, 1]))
+        qdq_pair("c2", pc, "c2d")
+        nodes.append(helper.make_node("Reshape", ["c2d", "shape"], ["fl"], name="reshape"))
+        qdq_pair("fl", pc, "fld")
+        nodes.append(helper.make_node("MatMul", ["fld", "wm"], ["mm"], name="matmul"))
+        qdq_pair("mm", py, "y")
+    else:
+        nodes.append(helper.make_node("QuantizeLinear", ["x", px[0], px[1]], ["xq"]))
+        nodes.append(helper.make_node("QLinearConv", ["xq", px[0], px[1], "w1_q", "w1_s", "w1_z", pr[0], pr[1],
+                                                      "b1q"], ["r1q"], name="conv1", pads=[1, 1, 1, 1]))
+        nodes.append(helper.make_node("MaxPool", ["r1q"], ["mpq"], name="pool", kernel_shape=[2, 2], strides=[2, 2]))
+        nodes.append(helper.make_node("QLinearConv", ["mpq", pr[0], pr[1], "w2_q", "w2_s", "w2_z", pc[0], pc[1],
+                                                      "b2q"], ["c2q"], name="conv2", pads=[1, 1, 1, 1]))
+        nodes.append(helper.make_node("Reshape", ["c2q", "shape"], ["flq"], name="reshape"))
+        nodes.append(helper.make_node("QLinearMatMul", ["flq", pc[0], pc[1], "wm_q", "wm_s", "wm_z", py[0], py[1]],
+                                      ["mmq"], name="matmul"))
+        nodes.append(helper.make_node("DequantizeLinear", ["mmq", py[0], py[1]], ["y"]))
+    graph = helper.make_graph(nodes, "qlinear_twin" if qdq_form else "qlinear_u8",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C0, H, W])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="gen_qdq.py")
+    onnx.checker.check_model(m)
+    return m
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/qdq"
     os.makedirs(out, exist_ok=True)
@@ -196,6 +278,8 @@ def main():
     np.save(os.path.join(out, "qdq_input.npy"), x)
     onnx.save(build_ops(), os.path.join(out, "qdq_ops.onnx"))
     np.save(os.path.join(out, "qdq_ops_input.npy"), x2)
+    onnx.save(build_qlinear(False), os.path.join(out, "qlinear_u8.onnx"))
+    onnx.save(build_qlinear(True), os.path.join(out, "qlinear_twin.onnx"))
 
 
 if __name__ == "__main__":

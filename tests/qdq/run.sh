@@ -3,17 +3,19 @@
 # every target, run on npusim, compared bit for bit with `npuref MODEL.npub`
 # and within one output step with the float evaluation of the QDQ model
 # (`npuref MODEL.onnx`, which executes the Q/DQ ops; for qdq_ops, whose
-# output is a float Softmax of the last DequantizeLinear, one step of its input). Usage: tests/qdq/run.sh [BUILD]
+# output is a float Softmax of the last DequantizeLinear, one step of its input;
+# qlinear_u8 against its QDQ twin, as npuref has no float QLinearConv). Usage: tests/qdq/run.sh [BUILD]
 set -u
 B=${1:-build}
 W=$B/qdq
 PY=/usr/bin/python3
 mkdir -p $W
 fail=0 pass=0
-for name in qdq_s8 qdq_u8 qdq_ops; do
-    m=tests/qdq/$name.onnx in=tests/qdq/qdq_input.npy
+for name in qdq_s8 qdq_u8 qdq_ops qlinear_u8; do
+    m=tests/qdq/$name.onnx in=tests/qdq/qdq_input.npy fm=$m
     [ $name = qdq_ops ] && in=tests/qdq/qdq_ops_input.npy
-    $B/npuref $m --input $in --output $W/$name.float.npy >/dev/null || { echo "FAIL $name: npuref float"; exit 1; }
+    [ $name = qlinear_u8 ] && fm=tests/qdq/qlinear_twin.onnx # npuref has no QLinear float kernels
+    $B/npuref $fm --input $in --output $W/$name.float.npy >/dev/null || { echo "FAIL $name: npuref float"; exit 1; }
     for tf in targets/*.yaml; do
         t=$(basename $tf .yaml) o=$W/$(basename $tf .yaml)
         mkdir -p $o
@@ -30,7 +32,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 sim, ref, flt = (np.load(p) for p in sys.argv[1:4])
-step = float(next(numpy_helper.to_array(i) for i in onnx.load(sys.argv[4]).graph.initializer if i.name == "y_scale"))
+step = float(next(numpy_helper.to_array(i) for i in onnx.load(sys.argv[4]).graph.initializer
+                  if i.name in ("y_scale", "y_s")))
 assert sim.tobytes() == ref.tobytes(), "npusim and npuref differ"
 err = float(np.abs(ref - flt).max())
 assert err <= step * 1.001, "%g from the QDQ model's float evaluation (step %g)" % (err, step)

@@ -200,3 +200,33 @@ Test(qdq_import, pools_tables_concat_matmul_and_a_float_softmax)
     ir_graph_free(f);
     ir_graph_free(g);
 }
+
+Test(qdq_import, qlinear_ops_equal_their_qdq_twin)
+{
+    ir_graph *ql = load_converted("qlinear_u8.onnx"), *tw = load_converted("qlinear_twin.onnx");
+    ir_graph *tf = load("qlinear_twin.onnx");
+    cr_assert_eq(node_named(ql, "conv1")->op, IR_OP_CONV);
+    cr_assert_eq(node_named(ql, "matmul")->op, IR_OP_GEMM);
+    cr_assert_eq(node_named(ql, "pool")->outputs[0]->quant->scale[0], const_f32(tf, "r1_s", 0),
+                 "MaxPool without a Q keeps its input's parameters");
+    float step = const_f32(tf, "y_s", 0);
+    enum { N_IN = 3 * 8 * 8, N_OUT = 6 };
+    float x[N_IN], yq[N_OUT], yt[N_OUT], yf[N_OUT];
+    unsigned seed = 3;
+    for (int s = 0; s < 50; s++) {
+        for (int i = 0; i < N_IN; i++) {
+            seed = seed * 1103515245u + 12345u;
+            x[i] = (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
+        }
+        run(ql, x, yq);
+        run(tw, x, yt);
+        run(tf, x, yf);
+        cr_assert(!memcmp(yq, yt, sizeof yq), "sample %d: QLinear and QDQ forms differ", s);
+        for (int i = 0; i < N_OUT; i++)
+            cr_assert_leq(fabsf(yf[i] - yt[i]), step * 1.001f, "sample %d out %d: %g vs %g", s, i, (double)yf[i],
+                          (double)yt[i]);
+    }
+    ir_graph_free(ql);
+    ir_graph_free(tw);
+    ir_graph_free(tf);
+}
