@@ -90,7 +90,7 @@ static npu_status stage_quantize(drv_ctx *c, npu_err *err)
         .range = {calib_method(c->o->calib_method), c->o->percentile, c->o->abits},
         .q = {.wbits = c->o->wbits, .abits = c->o->abits, .n_layer_bits = c->o->n_layer_bits, .layer_bits = lb},
         .cle = c->o->cle,
-        .bias_correction = c->o->bias_correction < 0 ? c->o->wbits == 4 : c->o->bias_correction > 0,
+        .bias_correction = c->o->bias_correction > 0,
         .int4_rounding = c->o->int4_adaptive ? Q_ROUND_ADAPTIVE : Q_ROUND_NEAREST,
         .accuracy_budget_db = c->o->accuracy_budget_db,
         .report = c->o->report,

@@ -55,8 +55,8 @@ npu_status drv_parse_args(int argc, char **argv, drv_options *o, npu_err *err)
     o->wbits = o->abits = 8;
     o->percentile = 99.99f;
     /* defaults chosen by measurement (docs/numerics.md, "Post-training quantization") */
-    o->calib_method = DRV_CALIB_MSE;
-    o->bias_correction = -1;
+    o->calib_method = DRV_CALIB_MINMAX;
+    o->bias_correction = 0;
     o->int4_adaptive = true;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];

@@ -39,7 +39,7 @@ typedef struct drv_options {
     bool verbose;
     double accuracy_budget_db; /* --accuracy-budget; 0: none */
     cal_read_opts calib_read;  /* --mean, --std, --layout, --resize */
-    int bias_correction;       /* --bias-correction 1, --no-bias-correction 0; -1: on for --wbits 4 */
+    int bias_correction;       /* --bias-correction 1, --no-bias-correction 0 (the default) */
     bool cle;                  /* --cle */
     bool int4_adaptive;        /* --int4-rounding adaptive (the default) or nearest */
     int n_input_shapes;

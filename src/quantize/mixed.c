@@ -1,7 +1,9 @@
 /* Automatic mixed precision for int4 weights: with every layer at 4 bits
  * the output SQNR on the calibration set is below the budget, so layers go
  * back to 8 bits, most sensitive first, until it is met. A layer's
- * sensitivity is the output SQNR gained when it alone has 8-bit weights.
+ * sensitivity is the output SQNR lost when it alone has 4-bit weights (the
+ * others 8); a layer whose promotion does not raise the SQNR is skipped
+ * first.
  * Each trial quantizes a copy of the float graph with the same ranges and
  * repairs and compares it with the float graph (report.c). */
 #include <math.h>
@@ -19,6 +21,8 @@ typedef struct trial_ctx {
     int n_cand;
     const char **cand;  /* candidate layer names (at 4 bits by default) */
     q_layer_bits *bits; /* the user's overrides, then the trial's */
+    int *keep;          /* candidates kept at 8 bits so far, in order */
+    bool *used;         /* per candidate: kept */
     npu_err *err;
 } trial_ctx;
 
@@ -102,11 +106,15 @@ npu_status q_mixed_search(const q_mixed_in *in, npu_alloc alloc, q_mixed_out *ou
     t.bits = npu_malloc(alloc, sizeof *t.bits * (c1 + (size_t)in->base->n_layer_bits));
     double *gain = npu_malloc(alloc, sizeof *gain * c1);
     int *order = npu_malloc(alloc, sizeof *order * c1);
+    t.keep = npu_malloc(alloc, sizeof *t.keep * c1);
+    t.used = npu_malloc(alloc, sizeof *t.used * c1);
+    if (t.used)
+        memset(t.used, 0, sizeof *t.used * c1);
     out->cap = cap;
     out->bits = npu_malloc(alloc, sizeof *out->bits * c1);
     out->why = npu_malloc(alloc, sizeof *out->why * c1);
     npu_status st = NPU_OK;
-    if (!t.cand || !t.bits || !gain || !order || !out->bits || !out->why)
+    if (!t.cand || !t.bits || !gain || !order || !t.keep || !t.used || !out->bits || !out->why)
         st = npu_fail(err, NPU_EINTERNAL, "out of memory");
     for (int i = 0; st == NPU_OK && i < g->n_nodes; i++) {
         const ir_node *n = g->nodes[i];
@@ -120,10 +128,22 @@ npu_status q_mixed_search(const q_mixed_in *in, npu_alloc alloc, q_mixed_out *ou
     out->sqnr = all4;
     if (st != NPU_OK || in->base->wbits != 4 || all4 >= in->budget_db || !t.n_cand)
         goto done;
+    /* sensitivity: the output SQNR lost when the layer alone has 4-bit
+     * weights and the others 8 (gain[i], dB; the 4-bit layers interact, so
+     * "alone at 8 among 4-bit layers" ranks worse) */
+    double all8 = 0;
+    for (int i = 0; i < t.n_cand; i++)
+        t.keep[i] = i;
+    if (st == NPU_OK)
+        st = trial(&t, t.keep, t.n_cand, &all8);
     for (int i = 0; st == NPU_OK && i < t.n_cand; i++) {
         double s;
-        st = trial(&t, &i, 1, &s);
-        gain[i] = s - all4;
+        int n = 0;
+        for (int j = 0; j < t.n_cand; j++)
+            if (j != i)
+                t.keep[n++] = j;
+        st = trial(&t, t.keep, n, &s);
+        gain[i] = all8 - s;
         order[i] = i;
     }
     /* most sensitive first; ties by graph order */
@@ -133,28 +153,44 @@ npu_status q_mixed_search(const q_mixed_in *in, npu_alloc alloc, q_mixed_out *ou
             order[j] = order[j - 1];
             order[j - 1] = x;
         }
+    /* Pass 1 keeps a layer at 8 bits only if that raises the output SQNR
+     * (layers interact: one at 8 bits can make the rest worse); pass 2, if
+     * the budget is still not met, adds the skipped ones in order. */
     double s = all4;
-    int k = 0;
-    while (st == NPU_OK && k < t.n_cand && s < in->budget_db) {
-        k++;
-        if ((st = trial(&t, order, k, &s)) != NPU_OK)
-            break;
-        int c = order[k - 1];
-        char why[256];
-        snprintf(why, sizeof why, "kept at 8 bits: rank %d of %d by sensitivity (+%.2f dB alone); output %.2f dB %s %.2f dB budget",
-                 k, t.n_cand, gain[c], s, s >= in->budget_db ? ">=" : "<", in->budget_db);
-        out->bits[out->n] = (q_layer_bits){t.cand[c], 8};
-        if (!(out->why[out->n] = dup_str(alloc, why)))
-            st = npu_fail(err, NPU_EINTERNAL, "out of memory");
-        else
-            out->n++;
-    }
+    int *kept = t.keep, nk = 0;
+    bool *used = t.used;
+    for (int pass = 0; pass < 2 && st == NPU_OK && s < in->budget_db; pass++)
+        for (int r = 0; r < t.n_cand && st == NPU_OK && s < in->budget_db; r++) {
+            int c = order[r];
+            if (used[c])
+                continue;
+            kept[nk] = c;
+            double s2;
+            if ((st = trial(&t, kept, nk + 1, &s2)) != NPU_OK)
+                break;
+            if (pass == 0 && s2 <= s)
+                continue; /* no help on its own: stays at 4 bits for now */
+            used[c] = true;
+            nk++;
+            s = s2;
+            char why[256];
+            snprintf(why, sizeof why,
+                     "kept at 8 bits: rank %d of %d by sensitivity (alone at 4 bits it costs %.2f dB); output %.2f dB %s %.2f dB budget",
+                     r + 1, t.n_cand, gain[c], s, s >= in->budget_db ? ">=" : "<", in->budget_db);
+            out->bits[out->n] = (q_layer_bits){t.cand[c], 8};
+            if (!(out->why[out->n] = dup_str(alloc, why)))
+                st = npu_fail(err, NPU_EINTERNAL, "out of memory");
+            else
+                out->n++;
+        }
     out->sqnr = s;
 done:
     npu_free(alloc, t.cand, sizeof *t.cand * c1);
     npu_free(alloc, t.bits, sizeof *t.bits * (c1 + (size_t)in->base->n_layer_bits));
     npu_free(alloc, gain, sizeof *gain * c1);
     npu_free(alloc, order, sizeof *order * c1);
+    npu_free(alloc, t.keep, sizeof *t.keep * c1);
+    npu_free(alloc, t.used, sizeof *t.used * c1);
     if (st != NPU_OK)
         q_mixed_free(out, alloc);
     return st;

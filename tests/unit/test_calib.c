@@ -359,7 +359,7 @@ Test(calib_readers, cli_flags)
     cr_assert_eq(drv_parse_args(6, defaults, &o, &e), NPU_OK, "%s", e.msg);
     cr_assert_eq(o.bias_correction, 0);
     cr_assert(!o.int4_adaptive && !o.cle);
-    cr_assert_eq(o.calib_method, DRV_CALIB_MSE, "the measured default");
+    cr_assert_eq(o.calib_method, DRV_CALIB_MINMAX, "the measured default");
     char *bad[] = {"npucc", "--target", "t", "--mean", "0.1,x", "m.onnx"};
     cr_assert_eq(drv_parse_args(6, bad, &o, &e), NPU_EUSAGE);
     cr_assert(strstr(e.msg, "--mean"), "%s", e.msg);
