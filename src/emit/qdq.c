@@ -256,6 +256,31 @@ static bool copy_attr(qdq_w *w, Onnx__NodeProto *n, const ir_attr *ia)
     return false;
 }
 
+/* Attributes the IR normalizes in that opset 13 does not know (AveragePool
+ * has dilations only from opset 19): dropped when they are the default. */
+static bool attr_known(const ir_node *n, const ir_attr *a, bool *default_value)
+{
+    *default_value = true;
+    if (n->op != IR_OP_AVERAGE_POOL || strcmp(a->name, "dilations") != 0)
+        return true;
+    for (int i = 0; a->kind == IR_ATTR_INTS && i < a->n; i++)
+        *default_value = *default_value && a->ints[i] == 1;
+    return false;
+}
+
+static npu_status copy_attrs(qdq_w *w, Onnx__NodeProto *p, const ir_node *n)
+{
+    for (int i = 0; i < n->n_attrs; i++) {
+        bool dflt;
+        if (!attr_known(n, &n->attrs[i], &dflt) && !dflt)
+            return npu_fail(w->err, NPU_EUSER, "--emit qdq: node '%s' (%s): attribute %s is not in opset %d", n->name,
+                            ir_op_name(n->op), n->attrs[i].name, QDQ_OPSET);
+        if (attr_known(n, &n->attrs[i], &dflt) && !copy_attr(w, p, &n->attrs[i]))
+            return oom(w);
+    }
+    return NPU_OK;
+}
+
 /* Name of the float view of a quantized tensor: DequantizeLinear(t), made once. */
 static const char *float_view(qdq_w *w, const ir_tensor *t)
 {
@@ -353,51 +378,49 @@ static bool emit_lut(qdq_w *w, const ir_node *n)
            (gather = add_node(w, "Gather", n->name, 2, gather_in, 1, &o->name)) && attr_int(w, gather, "axis", 0);
 }
 
+/* n's ONNX op with its attributes on the given input and output names. */
+static npu_status onnx_node(qdq_w *w, const ir_node *n, const char *const *in, const char *const *out)
+{
+    Onnx__NodeProto *p = add_node(w, ir_op_name(n->op), n->name, n->n_inputs, in, n->n_outputs, out);
+    return p ? copy_attrs(w, p, n) : oom(w);
+}
+
 /* An integer op: DQ(inputs) -> float op -> fused act -> Q(outputs). */
-static bool emit_integer(qdq_w *w, const ir_node *n)
+static npu_status emit_integer(qdq_w *w, const ir_node *n)
 {
     const char **in = input_names(w, n, true);
     const char **out = npu_arena_alloc(w->a, sizeof *out * (size_t)n->n_outputs);
     if (!in || !out)
-        return false;
+        return oom(w);
     if (n->op == IR_OP_REQUANTIZE)
-        return quantize_to(w, in[0], n->outputs[0]);
+        return quantize_to(w, in[0], n->outputs[0]) ? NPU_OK : oom(w);
     for (int i = 0; i < n->n_outputs; i++) {
         const ir_tensor *o = n->outputs[i];
         out[i] = is_quantized(o) ? npu_arena_printf(w->a, "%s/f", o->name) : o->name;
         if (!out[i])
-            return false;
+            return oom(w);
     }
-    Onnx__NodeProto *p = add_node(w, ir_op_name(n->op), n->name, n->n_inputs, in, n->n_outputs, out);
-    for (int i = 0; p && i < n->n_attrs; i++)
-        if (!copy_attr(w, p, &n->attrs[i]))
-            return false;
-    if (!p)
-        return false;
-    for (int i = 0; i < n->n_outputs; i++) {
+    npu_status st = onnx_node(w, n, in, out);
+    for (int i = 0; st == NPU_OK && i < n->n_outputs; i++) {
         const ir_tensor *o = n->outputs[i];
         const char *f = is_quantized(o) ? fused_act(w, n, out[i], o) : o->name;
         if (!f || (is_quantized(o) && !quantize_to(w, f, o)))
-            return false;
+            st = oom(w);
     }
-    return true;
+    return st;
 }
 
 /* A node as it is: the float ops and the graph's own Q/DQ boundaries. */
-static bool emit_plain(qdq_w *w, const ir_node *n)
+static npu_status emit_plain(qdq_w *w, const ir_node *n)
 {
     bool boundary = n->op == IR_OP_QUANTIZE_LINEAR || n->op == IR_OP_DEQUANTIZE_LINEAR;
     const char **in = input_names(w, n, !boundary);
-    const char **out = npu_arena_alloc(w->a, sizeof *out * (size_t)n->n_outputs);
+    const char **out = npu_arena_alloc(w->a, sizeof *out * (size_t)(n->n_outputs ? n->n_outputs : 1));
     if (!in || !out)
-        return false;
+        return oom(w);
     for (int i = 0; i < n->n_outputs; i++)
         out[i] = n->outputs[i] ? n->outputs[i]->name : "";
-    Onnx__NodeProto *p = add_node(w, ir_op_name(n->op), n->name, n->n_inputs, in, n->n_outputs, out);
-    for (int i = 0; p && i < n->n_attrs; i++)
-        if (!copy_attr(w, p, &n->attrs[i]))
-            return false;
-    return p != NULL;
+    return onnx_node(w, n, in, out);
 }
 
 /* ---- the model ------------------------------------------------------------------------ */
@@ -469,9 +492,11 @@ static npu_status build(qdq_w *w, Onnx__ModelProto *m)
         if (n->dead)
             continue;
         bool integer = n->op != IR_OP_QUANTIZE_LINEAR && n->n_outputs && is_quantized(n->outputs[0]);
-        bool ok = n->op == IR_OP_LUT ? emit_lut(w, n) : integer ? emit_integer(w, n) : emit_plain(w, n);
-        if (!ok)
-            return oom(w);
+        npu_status st = n->op == IR_OP_LUT ? (emit_lut(w, n) ? NPU_OK : oom(w))
+                         : integer       ? emit_integer(w, n)
+                                         : emit_plain(w, n);
+        if (st != NPU_OK)
+            return st;
     }
     Onnx__GraphProto *gp = npu_arena_alloc(w->a, sizeof *gp);
     Onnx__ValueInfoProto **ins = npu_arena_alloc(w->a, sizeof *ins * (size_t)(g->n_inputs + 1));
