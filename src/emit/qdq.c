@@ -4,7 +4,8 @@
  * parameters. Integer ops become DQ -> the float ONNX op (plus the fused
  * activation) -> Q; weights and biases are int initializers behind a
  * per-axis DQ; npu.Requantize is DQ -> Q; npu.Lut is an exact Gather on its
- * table. The IR is read only; the protobuf lives in one arena. */
+ * table. The IR is read only; the protobuf lives in one arena. Opset 13, or
+ * the source model's when newer (up to the importer's 17). */
 #include <string.h>
 
 #include "common/file.h"
@@ -12,7 +13,8 @@
 #include "kernels/nk_quant.h"
 #include "onnx/onnx.pb-c.h"
 
-enum { QDQ_OPSET = 13, QDQ_IR_VERSION = 7 };
+/* Per-axis QuantizeLinear/DequantizeLinear need opset 13. */
+enum { QDQ_OPSET = 13, QDQ_IR_VERSION = 8 };
 
 typedef struct qdq_w {
     npu_arena *a;
@@ -462,9 +464,6 @@ static Onnx__ValueInfoProto *value_info(qdq_w *w, const ir_tensor *t)
 static npu_status check_supported(qdq_w *w)
 {
     const ir_graph *g = w->g;
-    if (g->opset > QDQ_OPSET)
-        return npu_fail(w->err, NPU_EUSER, "--emit qdq: the model has opset %d; only models up to opset %d can be "
-                        "written as QDQ (opset %d)", g->opset, QDQ_OPSET, QDQ_OPSET);
     for (int i = 0; i < g->n_nodes; i++) {
         const ir_node *n = g->nodes[i];
         if (n->dead)
@@ -524,7 +523,8 @@ static npu_status build(qdq_w *w, Onnx__ModelProto *m)
     *os = (Onnx__OperatorSetIdProto)ONNX__OPERATOR_SET_ID_PROTO__INIT;
     os->domain = "";
     os->has_version = 1;
-    os->version = QDQ_OPSET;
+    /* a newer source opset is kept: the IR holds its ops in that opset's form */
+    os->version = g->opset > QDQ_OPSET ? g->opset : QDQ_OPSET;
     osp[0] = os;
     m->has_ir_version = 1;
     m->ir_version = QDQ_IR_VERSION;

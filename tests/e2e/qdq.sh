@@ -23,7 +23,7 @@ fail=0 pass=0
 
 check() { # name, npucc flags...
     name=$1; shift
-    m=$W/models/$name
+    m=${MD:-$W/models}/$name
     tag="$name${*:+ $*}"
     o=$Q/$name$(echo "$*" | tr -d ' -')
     if ! msg=$($B/npucc --target $T --calib ${m}_calib --emit qdq -o $o.onnx "$@" $m.onnx 2>&1) ||
@@ -74,5 +74,23 @@ for m in conv dwconv residual concat pool fc hostop bigconv; do
 done
 check conv --wbits 4
 check residual --wbits 4
+# the table ops (npu.Lut: Sigmoid, Tanh, HardSigmoid), a Relu6 clip and Mul
+[ -f $Q/models/lut.onnx ] || $PY - $Q/models <<'EOF' || exit 1
+import os, sys
+sys.path.insert(0, "tests/e2e")
+import numpy as np
+from onnx import numpy_helper
+import gen_models as gm
+d = sys.argv[1]
+os.makedirs(d, exist_ok=True)
+g = gm.G("lut", [1, 3, 12, 12])
+s = g.op("Sigmoid", [g.conv("x", 3, 8, relu=False)])
+t = g.op("Tanh", [g.conv(s, 8, 8, relu=False)])
+g.inits += [numpy_helper.from_array(np.float32(0), "lo"), numpy_helper.from_array(np.float32(6), "hi")]
+r = g.op("Clip", [g.conv(t, 8, 8, relu=False), "lo", "hi"])
+h = g.op("HardSigmoid", [g.conv(r, 8, 8, relu=False)])
+g.save(d, g.op("Mul", [h, t]), [1, 8, 12, 12], d)
+EOF
+MD=$Q/models check lut
 echo "qdq: $pass passed, $fail failed"
 [ $fail -eq 0 ]
