@@ -80,7 +80,8 @@ static Onnx__TensorProto *tensor_proto(qdq_w *w, const char *name, int dt, int r
     if (!t || !d || !data)
         return NULL;
     *t = (Onnx__TensorProto)ONNX__TENSOR_PROTO__INIT;
-    memcpy(d, dims, sizeof *d * (size_t)rank);
+    if (rank)
+        memcpy(d, dims, sizeof *d * (size_t)rank);
     if (nbytes)
         memcpy(data, raw, nbytes); /* little-endian host, as ONNX raw_data */
     t->n_dims = (size_t)rank;
