@@ -271,10 +271,13 @@ static bool attr_known(const ir_node *n, const ir_attr *a, bool *default_value)
     return false;
 }
 
-static npu_status copy_attrs(qdq_w *w, Onnx__NodeProto *p, const ir_node *n)
+/* All of n's attributes but skip (one that became an input). */
+static npu_status copy_attrs(qdq_w *w, Onnx__NodeProto *p, const ir_node *n, const char *skip)
 {
     for (int i = 0; i < n->n_attrs; i++) {
         bool dflt;
+        if (skip && !strcmp(n->attrs[i].name, skip))
+            continue;
         if (!attr_known(n, &n->attrs[i], &dflt) && !dflt)
             return npu_fail(w->err, NPU_EUSER, "--emit qdq: node '%s' (%s): attribute %s is not in opset %d", n->name,
                             ir_op_name(n->op), n->attrs[i].name, QDQ_OPSET);
@@ -382,10 +385,37 @@ static bool emit_lut(qdq_w *w, const ir_node *n)
 }
 
 /* n's ONNX op with its attributes on the given input and output names. */
+/* The attribute opset 13 turned into input 1 (the IR keeps a source model's
+ * older form), or NULL. */
+static const char *attr_now_input(const qdq_w *w, const ir_node *n)
+{
+    if (w->g->opset >= QDQ_OPSET || n->n_inputs != 1)
+        return NULL;
+    switch (n->op) {
+    case IR_OP_SQUEEZE:
+    case IR_OP_UNSQUEEZE:
+    case IR_OP_REDUCE_SUM: return ir_attr_find(n, "axes") ? "axes" : NULL;
+    case IR_OP_SPLIT: return ir_attr_find(n, "split") ? "split" : NULL;
+    default: return NULL;
+    }
+}
+
 static npu_status onnx_node(qdq_w *w, const ir_node *n, const char *const *in, const char *const *out)
 {
-    Onnx__NodeProto *p = add_node(w, ir_op_name(n->op), n->name, n->n_inputs, in, n->n_outputs, out);
-    return p ? copy_attrs(w, p, n) : oom(w);
+    const char *moved = attr_now_input(w, n);
+    const char *in2[2] = {in[0], NULL};
+    if (moved) {
+        const ir_attr *a = ir_attr_find(n, moved);
+        int64_t len = a->n;
+        in2[1] = add_init(w, npu_arena_printf(w->a, "%s/%s", n->name, moved), ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 1,
+                          &len, a->ints, sizeof(int64_t) * (size_t)a->n);
+        if (!in2[1])
+            return oom(w);
+    }
+    Onnx__NodeProto *p = add_node(w, ir_op_name(n->op), n->name, moved ? 2 : n->n_inputs, moved ? in2 : in,
+                                  n->n_outputs, out);
+    /* (Softmax's old form and default axis the importer has already made explicit) */
+    return p ? copy_attrs(w, p, n, moved) : oom(w);
 }
 
 /* An integer op: DQ(inputs) -> float op -> fused act -> Q(outputs). */
@@ -473,13 +503,6 @@ static npu_status check_supported(qdq_w *w)
             if (n->outputs[k] && (n->outputs[k]->dtype == IR_I4 || n->outputs[k]->dtype == IR_U4))
                 return npu_fail(w->err, NPU_EUSER, "--emit qdq: node '%s' (%s) has an int4 activation, which "
                                 "opset %d cannot hold", n->name, ir_op_name(n->op), QDQ_OPSET);
-        /* opset 13 moved these attributes to inputs: the IR keeps the source's form */
-        bool moved = n->op == IR_OP_SQUEEZE || n->op == IR_OP_UNSQUEEZE || n->op == IR_OP_SPLIT ||
-                     n->op == IR_OP_REDUCE_SUM || n->op == IR_OP_SOFTMAX || n->op == IR_OP_LOG_SOFTMAX;
-        if (g->opset < QDQ_OPSET && moved)
-            return npu_fail(w->err, NPU_EUSER, "--emit qdq: node '%s' (%s) is in the form of opset %d, which differs "
-                            "in opset %d; convert the model to opset %d first", n->name, ir_op_name(n->op), g->opset,
-                            QDQ_OPSET, QDQ_OPSET);
     }
     return NPU_OK;
 }

@@ -243,3 +243,43 @@ Test(qdq, keeps_a_newer_source_opset)
     ir_graph_free(back);
     ir_graph_free(g);
 }
+
+/* An opset-12 graph: Unsqueeze's axes attribute becomes an input; Softmax
+ * keeps the explicit axis the importer gives old forms. */
+Test(qdq, converts_the_forms_opset_13_changed)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    g->opset = 12;
+    /* [2, 3] -> [2, 3, 1]: the dims after Softmax's axis are 1, the one old
+     * form the importer leaves as it is */
+    int64_t xd[2] = {2, 3}, ud[3] = {2, 3, 1}, axes[1] = {2};
+    ir_tensor *x = ir_tensor_new(g, "x", IR_F32, 2, xd), *u = ir_tensor_new(g, "u", IR_F32, 3, ud);
+    ir_tensor *y = ir_tensor_new(g, "y", IR_F32, 3, ud);
+    ir_node *un = ir_node_new(g, IR_OP_UNSQUEEZE, "unsqueeze", 1, &x, 1, &u);
+    ir_set_ints(g, un, "axes", 1, axes);
+    ir_set_int(g, ir_node_new(g, IR_OP_SOFTMAX, "softmax", 1, &u, 1, &y), "axis", 1);
+    g->inputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
+    g->outputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
+    g->inputs[0] = x;
+    g->outputs[0] = y;
+    g->n_inputs = g->n_outputs = 1;
+    char path[256];
+    tmp_path(path, sizeof path, "opset12");
+    npu_err e = {0};
+    cr_assert_eq(emit_qdq(g, path, &e), NPU_OK, "%s", e.msg);
+    ir_graph *back = NULL;
+    npu_status st = imp_load_onnx(path, NULL, npu_alloc_default(), &back, &e);
+    unlink(path);
+    cr_assert_eq(st, NPU_OK, "%s", e.msg);
+    cr_assert_eq(back->opset, 13);
+    const ir_node *sm = find_op(back, IR_OP_SOFTMAX);
+    cr_assert_not_null(sm);
+    cr_assert_eq(ir_attr_int(sm, "axis", -1), 1);
+    float xv[6] = {0.5f, -1, 2, 0, 3, -0.25f}, want[6], got[6];
+    run(g, xv, want);
+    run(back, xv, got);
+    for (int i = 0; i < 6; i++)
+        cr_assert_float_eq(got[i], want[i], 1e-6f, "element %d: %g vs %g", i, got[i], want[i]);
+    ir_graph_free(back);
+    ir_graph_free(g);
+}
