@@ -150,17 +150,24 @@ static void tmp_path(char *buf, size_t cap, const char *tag)
     snprintf(buf, cap, "/tmp/test_qdq_%s_%ld.onnx", tag, (long)getpid());
 }
 
-Test(qdq, reimports_with_the_expected_ops_and_runs_within_one_lsb)
+/* g written by emit_qdq and read back by the importer. */
+static ir_graph *emit_and_reimport(const ir_graph *g, const char *tag)
 {
-    ir_graph *g = sample_graph();
     char path[256];
-    tmp_path(path, sizeof path, "sample");
+    tmp_path(path, sizeof path, tag);
     npu_err e = {0};
     cr_assert_eq(emit_qdq(g, path, &e), NPU_OK, "%s", e.msg);
     ir_graph *back = NULL;
     npu_status st = imp_load_onnx(path, NULL, npu_alloc_default(), &back, &e);
     unlink(path);
     cr_assert_eq(st, NPU_OK, "the QDQ model does not import: %s", e.msg);
+    return back;
+}
+
+Test(qdq, reimports_with_the_expected_ops_and_runs_within_one_lsb)
+{
+    ir_graph *g = sample_graph();
+    ir_graph *back = emit_and_reimport(g, "sample");
 
     cr_assert_eq(back->opset, 13);
     cr_assert_eq(back->n_inputs, 1);
@@ -231,14 +238,7 @@ Test(qdq, keeps_a_newer_source_opset)
 {
     ir_graph *g = sample_graph();
     g->opset = 17;
-    char path[256];
-    tmp_path(path, sizeof path, "opset");
-    npu_err e = {0};
-    cr_assert_eq(emit_qdq(g, path, &e), NPU_OK, "%s", e.msg);
-    ir_graph *back = NULL;
-    npu_status st = imp_load_onnx(path, NULL, npu_alloc_default(), &back, &e);
-    unlink(path);
-    cr_assert_eq(st, NPU_OK, "%s", e.msg);
+    ir_graph *back = emit_and_reimport(g, "opset");
     cr_assert_eq(back->opset, 17);
     ir_graph_free(back);
     ir_graph_free(g);
@@ -263,14 +263,7 @@ Test(qdq, converts_the_forms_opset_13_changed)
     g->inputs[0] = x;
     g->outputs[0] = y;
     g->n_inputs = g->n_outputs = 1;
-    char path[256];
-    tmp_path(path, sizeof path, "opset12");
-    npu_err e = {0};
-    cr_assert_eq(emit_qdq(g, path, &e), NPU_OK, "%s", e.msg);
-    ir_graph *back = NULL;
-    npu_status st = imp_load_onnx(path, NULL, npu_alloc_default(), &back, &e);
-    unlink(path);
-    cr_assert_eq(st, NPU_OK, "%s", e.msg);
+    ir_graph *back = emit_and_reimport(g, "opset12");
     cr_assert_eq(back->opset, 13);
     const ir_node *sm = find_op(back, IR_OP_SOFTMAX);
     cr_assert_not_null(sm);
