@@ -200,7 +200,8 @@ static npu_status write_outputs(drv_ctx *c, const void *bin, size_t size, npu_er
         return st;
     }
     case DRV_EMIT_QDQ:
-        return npu_fail(err, NPU_EUSER, "%s: --emit qdq is not implemented yet", c->o->model);
+        out_path(c->o, ".qdq.onnx", path, sizeof path);
+        return emit_qdq(c->g, path, err);
     default:
         out_path(c->o, ".npub", path, sizeof path);
         return npu_write_file_atomic(path, bin, size, err);

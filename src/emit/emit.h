@@ -46,4 +46,8 @@ npu_status emit_c_files(const void *npub, size_t size, const char *c_path, const
  * command stream disassembled with the source node of each range. */
 npu_status emit_listing(const npub_view *v, const tgt_isa *isa, FILE *out, npu_err *err);
 
+/* --emit qdq: the quantized graph g as a QDQ ONNX model (opset 13) that
+ * onnxruntime runs (src/emit/qdq.c), written atomically to path. */
+npu_status emit_qdq(const ir_graph *g, const char *path, npu_err *err);
+
 #endif

@@ -84,5 +84,7 @@ if [ -f $good ]; then
     if [ $rc -eq 1 ] && echo "$msg" | grep -q stripped && $B/npusim $W/stripped.npub --input ${m}_input.npy >/dev/null 2>&1; then
         pass=$((pass + 1)); else echo "FAIL --strip: npuref exit $rc: $msg"; fail=$((fail + 1)); fi
 fi
+# --emit qdq under onnxruntime against npuref (skips without tools/ort/node_modules)
+if tests/e2e/qdq.sh $B; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 echo "e2e: $pass passed, $fail failed"
 [ $fail -eq 0 ]
