@@ -13,6 +13,10 @@ W=$B/e2e
 Q=$W/qdq
 PY=/usr/bin/python3
 T=targets/edge-v1.yaml
+# a fresh machine installs it from the npm registry when it can (bounded time)
+if command -v npm >/dev/null 2>&1 && ! (cd tools/ort && node -e "require('onnxruntime-node')") >/dev/null 2>&1; then
+    timeout 600 tools/ort/setup.sh >/dev/null 2>&1 || true
+fi
 if ! (cd tools/ort && node -e "require('onnxruntime-node')") >/dev/null 2>&1; then
     echo "qdq: skipped (onnxruntime-node not installed: run tools/ort/setup.sh)"
     exit 0
