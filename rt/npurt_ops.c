@@ -446,7 +446,10 @@ int npurt_rec_check_tensors(const npub_view *v, const void *rec, npurt_fault *f)
     const uint32_t *slot = npurt_rec_tensors(rec);
     uint32_t n = h->n_inputs + h->n_outputs;
     slot_req r[NPURT_REC_MAX_IO * 2];
-    memset(r, 0, sizeof r);
+    if (n > NPURT_REC_MAX_IO * 2)
+        return fault(f, 0, "%d tensor slots, more than a record holds", (int32_t)n, 0);
+    /* only the slots in use: the whole table is 3 KB, a byte loop on the host CPU */
+    memset(r, 0, sizeof r[0] * n);
     requirements(h, npurt_rec_params(rec), r);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t at = (uint32_t)sizeof *h + 4u * i;
