@@ -123,7 +123,7 @@ static npu_status stage_partition(drv_ctx *c, npu_err *err)
     for (int i = 0; st == NPU_OK && i < c->g->n_nodes; i++) {
         const ir_node *n = c->g->nodes[i];
         const char *why = NULL;
-        if (!n->dead && n->unit == IR_UNIT_HOST && !emit_host_supports(c->g, n, &why))
+        if (!n->dead && n->unit == IR_UNIT_HOST && !emit_is_part_copy(n) && !emit_host_supports(c->g, n, &why))
             st = npu_fail(err, NPU_EUSER, "%s: node '%s' (%s): the NPU cannot run it (%s) and neither can the host "
                           "runtime (%s)", c->o->model, n->name, ir_op_name(n->op), n->unit_reason,
                           why ? why : "no host kernel");

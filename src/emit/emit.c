@@ -6,6 +6,7 @@
 
 #include "emit/hostops.h"
 #include "emit/npub_write.h"
+#include "rt/npurt_ops.h"
 
 /* Everything being built, freed in one place. */
 typedef struct emitter {
@@ -88,6 +89,22 @@ static npu_status add_step(emitter *e, uint16_t kind, uint16_t op, uint32_t a, u
     return e->st != NPU_OK ? e->st : emit_blob_add(&e->steps, &s, sizeof s, 4, &off, e->err);
 }
 
+bool emit_is_part_copy(const ir_node *n)
+{
+    int64_t prefix[64];
+    if ((n->op != IR_OP_SPLIT && n->op != IR_OP_SLICE) || n->n_outputs > 64 || !n->inputs[0] || n->inputs[0]->data ||
+        !mp_split_layout(n, prefix))
+        return false;
+    const ir_quant *qx = n->inputs[0]->quant;
+    for (int j = 0; j < n->n_outputs; j++) { /* the bytes keep their meaning */
+        const ir_quant *qy = n->outputs[j]->quant;
+        if (!qx != !qy || (qx && (qx->count != 1 || qy->count != 1 || qx->scale[0] != qy->scale[0] ||
+                                  qx->zero_point[0] != qy->zero_point[0])))
+            return false;
+    }
+    return true;
+}
+
 /* A view whose output the plan put on its input's bytes moves nothing. */
 static bool is_noop_view(const emitter *e, const ir_node *n)
 {
@@ -97,6 +114,55 @@ static bool is_noop_view(const emitter *e, const ir_node *n)
         return false;
     const mp_tensor *x = &e->m->plan->t[n->inputs[0]->id], *y = &e->m->plan->t[n->outputs[0]->id];
     return x->region == y->region && x->offset == y->offset;
+}
+
+/* A tensor table entry for the bytes [prefix, prefix + size) of x, shaped as
+ * y: the source of a Split/Slice part's copy. */
+static uint32_t sub_tensor(emitter *e, const ir_tensor *x, const ir_tensor *y, int64_t prefix)
+{
+    uint32_t xi = tensor_index(e, x), yi = tensor_index(e, y);
+    if (e->st != NPU_OK || xi == NPUB_NONE || yi == NPUB_NONE)
+        return NPUB_NONE;
+    npub_tensor nt = ((const npub_tensor *)e->tensors.data)[yi];
+    const npub_tensor *xt = &((const npub_tensor *)e->tensors.data)[xi];
+    nt.region = xt->region;
+    nt.offset = xt->offset + (uint32_t)prefix;
+    nt.alias_of = xt->alias_of != NPUB_NONE ? xt->alias_of : xi;
+    size_t off;
+    if ((e->st = emit_blob_add(&e->tensors, &nt, sizeof nt, 4, &off, e->err)) != NPU_OK)
+        return NPUB_NONE;
+    return e->n_tensors++;
+}
+
+/* Split and contiguous Slice: each output is a byte range of the input
+ * (mp_split_layout). Where the plan left it in place there is nothing to
+ * do; elsewhere (a concat's slice, say) a byte copy from that range. */
+static npu_status emit_parts(emitter *e, const ir_node *n, emit_info *info)
+{
+    int64_t prefix[64];
+    const ir_tensor *x = n->inputs[0];
+    if (n->n_outputs > 64 || !mp_split_layout(n, prefix))
+        return npu_fail(e->err, NPU_EUSER, "node '%s' (%s): its parts are not byte ranges of its input", n->name,
+                        ir_op_name(n->op));
+    for (int j = 0; j < n->n_outputs && e->st == NPU_OK; j++) {
+        const ir_tensor *y = n->outputs[j];
+        const mp_tensor *px = &e->m->plan->t[x->id], *py = &e->m->plan->t[y->id];
+        if (px->region == py->region && py->offset == px->offset + prefix[j])
+            continue;
+        uint32_t src = sub_tensor(e, x, y, prefix[j]), dst = tensor_index(e, y);
+        struct {
+            npurt_rec_header h;
+            uint32_t slot[2];
+            npurt_p_copy p;
+        } rec = {{NPURT_REC_VERSION, NPURT_K_COPY, sizeof rec, 1, 1}, {src, dst}, {(uint32_t)ir_tensor_bytes(y)}};
+        size_t off;
+        if (e->st == NPU_OK)
+            e->st = emit_blob_add(&e->params, &rec, sizeof rec, 4, &off, e->err);
+        if (e->st == NPU_OK)
+            e->st = add_step(e, NPUB_STEP_HOST, NPURT_K_COPY, (uint32_t)off, sizeof rec, n->name);
+        info->n_host_steps++;
+    }
+    return e->st;
 }
 
 static npu_status emit_steps(emitter *e, emit_info *info)
@@ -120,6 +186,11 @@ static npu_status emit_steps(emitter *e, emit_info *info)
             const ir_node *n = m->g->nodes[ps->first + k];
             if (n->dead || is_noop_view(e, n))
                 continue;
+            if (emit_is_part_copy(n)) {
+                if (emit_parts(e, n, info) != NPU_OK)
+                    return e->st;
+                continue;
+            }
             emit_tensor_map map = {tensor_index, e};
             uint16_t kernel;
             uint32_t off, size, scratch = 0;

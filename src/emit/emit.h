@@ -32,6 +32,10 @@ typedef struct emit_info {
     uint64_t weights_bytes; /* the CONSTANTS section */
 } emit_info;
 
+/* A Split or Slice the emitter runs itself: its outputs are byte ranges of
+ * its input (read in place where the memory plan allows, else copied). */
+bool emit_is_part_copy(const ir_node *n);
+
 /* A complete .npub in a new buffer (free with npu_free(alloc, *out, *size)). */
 npu_status emit_npub(const emit_model *m, npu_alloc alloc, void **out, size_t *size, emit_info *info,
                      npu_err *err);

@@ -201,7 +201,7 @@ static npu_status check_relations(checker *c, const ir_node *n, int q, npu_err *
             return st;
         c->uf[find(c->uf, x->id)] = find(c->uf, o->id);
     }
-    if (n->op == IR_OP_SPLIT && n->n_inputs && n->inputs[0] && !n->inputs[0]->data) {
+    if ((n->op == IR_OP_SPLIT || n->op == IR_OP_SLICE) && n->n_inputs && n->inputs[0] && !n->inputs[0]->data) {
         const ir_tensor *x = n->inputs[0];
         bool layout = mp_split_layout(n, c->prefix);
         for (int j = 0; j < n->n_outputs; j++) {

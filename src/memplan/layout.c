@@ -1,5 +1,5 @@
 /* Which ops let an output share its input's bytes, and where: views
- * (same bytes), concat inputs and split outputs (contiguous byte ranges),
+ * (same bytes), concat inputs and split/slice outputs (contiguous byte ranges),
  * elementwise ops (an output may overwrite an input at its last read).
  * Shared by the planner and the checker. */
 #include "memplan/memplan_internal.h"
@@ -52,8 +52,47 @@ static bool parts_tile(const ir_tensor *whole, ir_tensor *const *parts, int n, i
     return acc == (int64_t)ir_tensor_bytes(whole);
 }
 
+/* A Slice (as the importer normalizes it: starts/ends/axes/steps over
+ * every dim) that cuts one axis with step 1 and whose dims before that
+ * axis are 1: its output is one byte range of its input, at *prefix. */
+static bool slice_layout(const ir_node *n, int64_t *prefix)
+{
+    const ir_tensor *x = n->n_inputs >= 1 ? n->inputs[0] : NULL, *y = n->n_outputs == 1 ? n->outputs[0] : NULL;
+    if (!x || !y || x->dtype != y->dtype || y->rank != x->rank || x->rank > IR_MAX_RANK)
+        return false;
+    int64_t st[IR_MAX_RANK], en[IR_MAX_RANK], ax[IR_MAX_RANK], sp[IR_MAX_RANK];
+    int r = x->rank;
+    if (ir_attr_ints(n, "starts", st, r) != r || ir_attr_ints(n, "ends", en, r) != r ||
+        ir_attr_ints(n, "axes", ax, r) != r || ir_attr_ints(n, "steps", sp, r) != r)
+        return false;
+    int cut = -1;
+    int64_t start = 0;
+    for (int d = 0; d < r; d++) {
+        if (ax[d] != d || sp[d] != 1 || y->dims[d] != en[d] - st[d] || st[d] < 0 || en[d] > x->dims[d])
+            return false;
+        if (y->dims[d] == x->dims[d])
+            continue;
+        if (cut >= 0)
+            return false; /* two axes cut: not one byte range */
+        cut = d, start = st[d];
+    }
+    if (cut < 0)
+        cut = 0;
+    if (!outer_dims_one(x, cut))
+        return false;
+    int64_t inner_bits = ir_dtype_bits(x->dtype);
+    for (int d = cut + 1; d < r; d++)
+        inner_bits *= x->dims[d];
+    if (inner_bits % 8)
+        return false;
+    *prefix = start * (inner_bits / 8);
+    return true;
+}
+
 bool mp_split_layout(const ir_node *n, int64_t *prefix)
 {
+    if (n->op == IR_OP_SLICE)
+        return slice_layout(n, prefix);
     const ir_tensor *x = n->n_inputs >= 1 ? n->inputs[0] : NULL;
     return x && n->n_outputs >= 1 && outer_dims_one(x, ir_attr_int(n, "axis", 0)) &&
            parts_tile(x, n->outputs, n->n_outputs, prefix);

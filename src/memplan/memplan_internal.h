@@ -11,7 +11,6 @@ int64_t mp_align_up(int64_t v, int64_t a);
  * then input i's byte offset in the output. */
 bool mp_concat_layout(const ir_node *n, int64_t *prefix);
 /* The same for a split: its outputs as byte ranges of its input. */
-bool mp_split_layout(const ir_node *n, int64_t *prefix);
 
 /* Elementwise ops whose output may be written over an input. */
 bool mp_is_elementwise(ir_op op);

@@ -348,7 +348,8 @@ static void split_in_place(planner *pl)
     int *changed = pl->item_tensor;
     for (int pos = 0; pos < pl->np; pos++) {
         const ir_node *n = g->nodes[pl->pos_node[pos]];
-        if (n->op != IR_OP_SPLIT || !mp_split_layout(n, pl->prefix) || is_const(n->inputs[0]))
+        if ((n->op != IR_OP_SPLIT && n->op != IR_OP_SLICE) || !mp_split_layout(n, pl->prefix) ||
+            is_const(n->inputs[0]))
             continue;
         const ir_tensor *x = n->inputs[0];
         bool overwrites;
@@ -456,7 +457,7 @@ static void concat_stats(planner *pl, mp_plan *out)
     const ir_graph *g = pl->g;
     for (int pos = 0; pos < pl->np; pos++) {
         const ir_node *n = g->nodes[pl->pos_node[pos]];
-        if (n->op == IR_OP_SPLIT) {
+        if (n->op == IR_OP_SPLIT || n->op == IR_OP_SLICE) {
             int in_place = 0;
             for (int j = 0; j < n->n_outputs; j++)
                 in_place += n->outputs[j] && pl->parent[n->outputs[j]->id] == n->inputs[0]->id;

@@ -123,6 +123,24 @@ def models(d):
     y = g.op("Softmax", [h], axis=1)
     g.save(d, y, [1, 10], d)
 
+    # Split and Slice: byte ranges of their input, read in place
+    g = G("split", [1, 4, 12, 12])
+    a = g.conv("x", 4, 8)
+    s1, s2 = g.t("s"), g.t("s")
+    g.inits.append(numpy_helper.from_array(np.array([3, 5], np.int64), "splits"))
+    g.nodes.append(helper.make_node("Split", [a, "splits"], [s1, s2], name="split", axis=1))
+    y = g.op("Concat", [g.conv(s1, 3, 4, k=1), g.conv(s2, 5, 4, k=1)], axis=1)
+    g.save(d, y, [1, 8, 12, 12], d)
+
+    g = G("slice", [1, 4, 12, 12])
+    a = g.conv("x", 4, 8)
+    for n, v in (("st", [2]), ("en", [6]), ("ax", [1])):
+        g.inits.append(numpy_helper.from_array(np.array(v, np.int64), n))
+    sl = g.t("slice")
+    g.nodes.append(helper.make_node("Slice", [a, "st", "en", "ax"], [sl], name="slice"))
+    y = g.conv(sl, 4, 8, k=1)
+    g.save(d, y, [1, 8, 12, 12], d)
+
     # large enough that every target needs several tiles (lite has 128 KiB SRAM)
     g = G("bigconv", [1, 16, 64, 64])
     a = g.conv("x", 16, 32)

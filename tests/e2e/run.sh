@@ -9,7 +9,7 @@ W=$B/e2e
 mkdir -p $W/fw
 PY=/usr/bin/python3
 fail=0 pass=0
-[ -f $W/models/bigconv.onnx ] || $PY tests/e2e/gen_models.py $W/models || exit 1
+[ -f $W/models/slice.onnx ] || $PY tests/e2e/gen_models.py $W/models || exit 1
 
 check() { # name, min cosine, npucc flags...
     name=$1 cos=$2; shift 2
@@ -38,7 +38,7 @@ check() { # name, min cosine, npucc flags...
     done
 }
 
-for m in conv dwconv residual concat pool fc hostop bigconv; do
+for m in conv dwconv residual concat pool fc hostop split slice bigconv; do
     check $m 0.98
 done
 check conv 0.95 --wbits 4
@@ -67,6 +67,12 @@ if [ -f $good ]; then
     msg=$($B/npusim $bad --input $W/models/conv_input.npy 2>&1); rc=$?
     if [ $rc -eq 1 ] && echo "$msg" | grep -q hash; then pass=$((pass + 1)); else echo "FAIL wrong target hash: exit $rc: $msg"; fail=$((fail + 1)); fi
 fi
+# Split and Slice read in place: the listing has no copy step (kernel 13) for them
+for m in split slice; do
+    if $B/npudis $W/edge-v1/$m.npub 2>/dev/null | grep -E "host  kernel 13 .*(split|slice)" >/dev/null; then
+        echo "FAIL $m: copied instead of read in place"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+done
+
 # the other outputs of npucc and the tools on a good binary
 m=$W/models/conv
 if [ -f $good ]; then
