@@ -141,6 +141,26 @@ def models(d):
     y = g.conv(sl, 4, 8, k=1)
     g.save(d, y, [1, 8, 12, 12], d)
 
+    # a Split and a Slice whose parts are graph outputs: they cannot stay in
+    # place (another region), so the runtime copies their byte ranges
+    g = G("partcopy", [1, 6, 4, 4])
+    p1, p2 = g.t("p"), g.t("p")
+    g.inits.append(numpy_helper.from_array(np.array([2, 4], np.int64), "splits"))
+    g.nodes.append(helper.make_node("Split", ["x", "splits"], [p1, p2], name="split", axis=1))
+    for n, v in (("st", [1]), ("en", [3]), ("ax", [1])):
+        g.inits.append(numpy_helper.from_array(np.array(v, np.int64), n))
+    g.nodes.append(helper.make_node("Slice", [p2, "st", "en", "ax"], ["y"], name="slice"))
+    graph = helper.make_graph(g.nodes, "partcopy", [helper.make_tensor_value_info("x", TensorProto.FLOAT, g.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 4, 4]),
+                               helper.make_tensor_value_info(p1, TensorProto.FLOAT, [1, 2, 4, 4])], g.inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.checker.check_model(m)
+    os.makedirs(os.path.join(d, "partcopy_calib"), exist_ok=True)
+    onnx.save(m, os.path.join(d, "partcopy.onnx"))
+    np.save(os.path.join(d, "partcopy_calib", "000.npy"), rng.uniform(-1, 1, g.shape).astype(np.float32))
+    np.save(os.path.join(d, "partcopy_input.npy"), rng.uniform(-1, 1, [4] + g.shape[1:]).astype(np.float32))
+
     # large enough that every target needs several tiles (lite has 128 KiB SRAM)
     g = G("bigconv", [1, 16, 64, 64])
     a = g.conv("x", 16, 32)

@@ -9,7 +9,7 @@ W=$B/e2e
 mkdir -p $W/fw
 PY=/usr/bin/python3
 fail=0 pass=0
-[ -f $W/models/slice.onnx ] || $PY tests/e2e/gen_models.py $W/models || exit 1
+[ -f $W/models/partcopy.onnx ] || $PY tests/e2e/gen_models.py $W/models || exit 1
 
 check() { # name, min cosine, npucc flags...
     name=$1 cos=$2; shift 2
@@ -38,7 +38,7 @@ check() { # name, min cosine, npucc flags...
     done
 }
 
-for m in conv dwconv residual concat pool fc hostop split slice bigconv; do
+for m in conv dwconv residual concat pool fc hostop split slice partcopy bigconv; do
     check $m 0.98
 done
 check conv 0.95 --wbits 4
