@@ -108,9 +108,7 @@ bool emit_is_part_copy(const ir_node *n)
 /* A view whose output the plan put on its input's bytes moves nothing. */
 static bool is_noop_view(const emitter *e, const ir_node *n)
 {
-    bool view = n->op == IR_OP_RESHAPE || n->op == IR_OP_FLATTEN || n->op == IR_OP_SQUEEZE ||
-                n->op == IR_OP_UNSQUEEZE || n->op == IR_OP_IDENTITY;
-    if (!view || !n->inputs[0] || n->inputs[0]->data)
+    if (!ir_op_is_view(n->op) || !n->inputs[0] || n->inputs[0]->data)
         return false;
     const mp_tensor *x = &e->m->plan->t[n->inputs[0]->id], *y = &e->m->plan->t[n->outputs[0]->id];
     return x->region == y->region && x->offset == y->offset;

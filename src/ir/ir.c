@@ -13,6 +13,18 @@ const char *ir_op_name(ir_op op)
     return (unsigned)op < IR_OP_COUNT ? op_names[op] : "?";
 }
 
+bool ir_op_is_view(ir_op op)
+{
+    switch (op) {
+    case IR_OP_RESHAPE:
+    case IR_OP_FLATTEN:
+    case IR_OP_SQUEEZE:
+    case IR_OP_UNSQUEEZE:
+    case IR_OP_IDENTITY: return true;
+    default: return false;
+    }
+}
+
 ir_op ir_op_from_name(const char *onnx_name)
 {
     for (int i = 0; i < IR_OP_COUNT; i++)

@@ -41,6 +41,10 @@ typedef enum ir_op {
 const char *ir_op_name(ir_op op);
 /* IR_OP_COUNT when the name is not an op we know. */
 ir_op ir_op_from_name(const char *onnx_name);
+/* Reshape, Flatten, Squeeze, Unsqueeze, Identity: the output is the input's
+ * bytes under another shape (partition, memory plan, tiler and emitter all
+ * treat them as moving nothing). */
+bool ir_op_is_view(ir_op op);
 
 /* Quantization parameters: per tensor (axis == -1, count == 1) or per
  * channel along axis (count == dims[axis]). real = scale * (q - zero_point). */

@@ -187,7 +187,7 @@ static npu_status check_relations(checker *c, const ir_node *n, int q, npu_err *
     const ir_tensor *o = n->n_outputs ? n->outputs[0] : NULL;
     if (!o)
         return NPU_OK;
-    if (mp_is_view(n->op) && n->n_inputs && n->inputs[0] && !n->inputs[0]->data) {
+    if (ir_op_is_view(n->op) && n->n_inputs && n->inputs[0] && !n->inputs[0]->data) {
         const ir_tensor *x = n->inputs[0];
         if (root_of(c, x->id) == root_of(c, o->id) && t[x->id].offset == t[o->id].offset)
             c->uf[find(c->uf, x->id)] = find(c->uf, o->id);

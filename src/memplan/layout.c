@@ -4,20 +4,6 @@
  * Shared by the planner and the checker. */
 #include "memplan/memplan_internal.h"
 
-bool mp_is_view(ir_op op)
-{
-    switch (op) {
-    case IR_OP_RESHAPE:
-    case IR_OP_FLATTEN:
-    case IR_OP_SQUEEZE:
-    case IR_OP_UNSQUEEZE:
-    case IR_OP_IDENTITY:
-        return true;
-    default:
-        return false;
-    }
-}
-
 int64_t mp_align_up(int64_t v, int64_t a)
 {
     return (v + a - 1) / a * a;

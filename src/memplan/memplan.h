@@ -104,8 +104,6 @@ npu_status mp_check(const ir_graph *g, const mp_plan *p, npu_err *err);
  * without elision, splits read in place. */
 void mp_report(const mp_plan *p, FILE *out);
 
-/* True for ops whose output is the input's bytes unchanged (aliased). */
-bool mp_is_view(ir_op op);
 /* Split outputs, or a contiguous Slice's one output (one axis, step 1, the
  * dims before it 1), as byte ranges of the input: prefix[j] is output j's
  * byte offset in it. false when they are not plain byte ranges. */

@@ -32,7 +32,7 @@ static bool is_activation(const ir_tensor *t)
 static int64_t growth(const orderer *o, const ir_node *n)
 {
     int64_t d = 0;
-    if (!mp_is_view(n->op))
+    if (!ir_op_is_view(n->op))
         for (int j = 0; j < n->n_outputs; j++)
             if (is_activation(n->outputs[j]))
                 d += (int64_t)ir_tensor_bytes(n->outputs[j]);
@@ -47,7 +47,7 @@ static int64_t growth(const orderer *o, const ir_node *n)
         bool first_mention = true;
         for (int k = 0; k < j; k++)
             first_mention &= n->inputs[k] != x;
-        if (first_mention && o->uses[x->id] == reads && !mp_is_view(n->op))
+        if (first_mention && o->uses[x->id] == reads && !ir_op_is_view(n->op))
             d -= (int64_t)ir_tensor_bytes(x);
     }
     return d;

@@ -209,7 +209,7 @@ static void alias_views(planner *pl)
     ir_graph *g = pl->g;
     for (int pos = 0; pos < pl->np; pos++) {
         const ir_node *n = g->nodes[pl->pos_node[pos]];
-        if (!mp_is_view(n->op) || n->n_inputs < 1 || n->n_outputs != 1 || !n->inputs[0] || !n->outputs[0])
+        if (!ir_op_is_view(n->op) || n->n_inputs < 1 || n->n_outputs != 1 || !n->inputs[0] || !n->outputs[0])
             continue;
         const ir_tensor *x = n->inputs[0], *y = n->outputs[0];
         if (is_const(x) || ir_tensor_bytes(x) != ir_tensor_bytes(y))

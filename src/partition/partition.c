@@ -2,20 +2,6 @@
 
 #include <string.h>
 
-static bool is_view(ir_op op)
-{
-    switch (op) {
-    case IR_OP_RESHAPE:
-    case IR_OP_FLATTEN:
-    case IR_OP_SQUEEZE:
-    case IR_OP_UNSQUEEZE:
-    case IR_OP_IDENTITY:
-        return true;
-    default:
-        return false;
-    }
-}
-
 npu_status part_assign(ir_graph *g, const part_caps *caps, npu_err *err)
 {
     (void)err;
@@ -24,7 +10,7 @@ npu_status part_assign(ir_graph *g, const part_caps *caps, npu_err *err)
         if (n->dead)
             continue;
         const ir_tensor *src = n->n_inputs ? n->inputs[0] : NULL;
-        if (is_view(n->op) && src && src->producer && !src->producer->dead) {
+        if (ir_op_is_view(n->op) && src && src->producer && !src->producer->dead) {
             n->unit = src->producer->unit;
             n->unit_reason = n->unit == IR_UNIT_HOST ? "view of a host tensor" : NULL;
             continue;

@@ -31,12 +31,6 @@ npu_status tile_qtab(tile_ctx *c, const ir_node *n, int64_t c0, int64_t cnt, uin
     return NPU_OK;
 }
 
-static bool is_view_op(ir_op op)
-{
-    return op == IR_OP_RESHAPE || op == IR_OP_FLATTEN || op == IR_OP_SQUEEZE || op == IR_OP_UNSQUEEZE ||
-           op == IR_OP_IDENTITY;
-}
-
 static npu_status lower_node(tile_ctx *c, const ir_node *n)
 {
     switch (n->op) {
@@ -56,7 +50,7 @@ static npu_status lower_node(tile_ctx *c, const ir_node *n)
     case IR_OP_REQUANTIZE: return tile_unary(c, n);
     case IR_OP_CONCAT: return tile_concat(c, n);
     default:
-        if (is_view_op(n->op))
+        if (ir_op_is_view(n->op))
             return tile_view(c, n);
         return tile_fail(c, "the NPU tiler has no lowering for this op");
     }
