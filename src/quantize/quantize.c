@@ -54,6 +54,11 @@ bool q_same_quant(const ir_quant *a, const ir_quant *b)
 
 /* ---- per-op classification ---- */
 
+bool q_becomes_lut(const ir_node *n)
+{
+    return q_classify(n) == Q_KIND_LUT;
+}
+
 q_kind q_classify(const ir_node *n)
 {
     switch (n->op) {

@@ -149,6 +149,10 @@ npu_status q_report_compute(const ir_graph *float_g, const ir_graph *quant_g, ca
 void q_report_print(const q_report *r, FILE *out);
 void q_report_free(q_report *r);
 
+/* Whether the quantizer turns this float node into an npu.Lut (a unary op
+ * whose other inputs are constant): the tiler judges such a node by it. */
+bool q_becomes_lut(const ir_node *n);
+
 /* Asymmetric int8 parameters for a real range (contains 0 after nudging). */
 void q_params_from_range(float lo, float hi, int bits, float *scale, int32_t *zero_point);
 

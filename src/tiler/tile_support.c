@@ -3,6 +3,7 @@
  * target's constraints; the reason names the limit that fails. */
 #include <string.h>
 
+#include "quantize/quantize.h"
 #include "tiler/tile_internal.h"
 
 bool tile_w4_ok(const tgt_target *t, int64_t elems_per_filter)
@@ -188,32 +189,6 @@ static bool eltwise_ok(const tgt_target *t, const ir_graph *g, const ir_node *n,
     return true;
 }
 
-/* Unary ops the quantizer turns into a 256-entry npu.Lut (constant extra inputs only). */
-static bool lut_op(const ir_node *n)
-{
-    switch (n->op) {
-    case IR_OP_RELU:
-    case IR_OP_LEAKY_RELU:
-    case IR_OP_CLIP:
-    case IR_OP_SIGMOID:
-    case IR_OP_TANH:
-    case IR_OP_HARD_SIGMOID:
-    case IR_OP_HARD_SWISH:
-    case IR_OP_ERF:
-    case IR_OP_EXP:
-    case IR_OP_LOG:
-    case IR_OP_SQRT:
-    case IR_OP_RECIPROCAL:
-    case IR_OP_NEG:
-    case IR_OP_ABS:
-        for (int i = 1; i < n->n_inputs; i++)
-            if (n->inputs[i] && !n->inputs[i]->data)
-                return false;
-        return true;
-    default: return false;
-    }
-}
-
 static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason);
 
 /* Quantized nodes are also lowered once for real, which finds every field,
@@ -264,7 +239,7 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
     case IR_OP_UNSQUEEZE:
     case IR_OP_IDENTITY: return true;
     default:
-        if (lut_op(n))
+        if (q_becomes_lut(n))
             return tgt_insn_for_sem(t->isa, TGT_SEM_LUT) >= 0 ? true
                                                                : no(g, reason, "the ISA has no lut instruction");
         NO("float op: no integer form (%s)", ir_op_name(n->op));
