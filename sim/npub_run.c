@@ -7,7 +7,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "common/file.h"
+#include "emit/emit.h"
 #include "emit/npub_write.h"
 #include "sim/npu.h"
 #include "target/target.h"
@@ -48,11 +48,6 @@ struct simrun {
     uint64_t run_host;            /* host cycles of npurt_run, summed (boot and open excluded) */
 };
 
-static const char *unit_track(tgt_unit u)
-{
-    return tgt_unit_name(u);
-}
-
 static void on_event(void *ud, const npu_insn_event *e)
 {
     simrun *r = ud;
@@ -82,7 +77,7 @@ static void on_event(void *ud, const npu_insn_event *e)
         const char *name = r->t->isa->insns[e->insn].name;
         fprintf(r->trace, "%s{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":\"%s%d\",\"ts\":%.4f,"
                           "\"dur\":%.4f,\"args\":{\"word\":%" PRIu32 ",\"layer\":",
-                r->trace_open ? ",\n" : "", name, unit_track(e->unit), unit_track(e->unit), e->queue, ts, dur, w);
+                r->trace_open ? ",\n" : "", name, tgt_unit_name(e->unit), tgt_unit_name(e->unit), e->queue, ts, dur, w);
         npu_json_string(r->trace, li >= 0 ? npub_string(&r->v, r->v.debug[li].name) : "");
         fprintf(r->trace, "}}");
         r->trace_open = true;
@@ -113,22 +108,6 @@ const npub_view *simrun_view(const simrun *r)
 uint64_t simrun_inferences(const simrun *r)
 {
     return r->inferences;
-}
-
-static npu_status load_target(simrun *r, const simrun_options *o, npu_err *err)
-{
-    char name[sizeof r->v.header->target + 1];
-    memcpy(name, r->v.header->target, sizeof r->v.header->target);
-    name[sizeof r->v.header->target] = 0;
-    npu_status st = tgt_load(o->target ? o->target : name, NULL, &r->t, err);
-    if (st != NPU_OK)
-        return npu_err_prefix(err, "%s: target of the binary", r->path);
-    if (r->t->hash != r->v.header->target_hash && !o->any_target)
-        return npu_fail(err, NPU_EUSER,
-                        "%s: built for target '%s' (hash %016" PRIx64 "), but %s has hash %016" PRIx64
-                        ": the description changed; recompile the model",
-                        r->path, name, r->v.header->target_hash, r->t->file, r->t->hash);
-    return NPU_OK;
 }
 
 /* The host kernels' scratch plus the firmware's per-step cycle table. */
@@ -169,9 +148,8 @@ static npu_status make_device_blob(simrun *r, npu_err *err)
         if (sec->kind != NPUB_SEC_DEBUG && sec->kind != NPUB_SEC_GRAPH && n < NPUB_SEC_KIND_MAX)
             secs[n++] = (emit_section){(npub_section_kind)sec->kind, r->v.base + sec->offset, sec->size};
     }
-    char name[sizeof r->v.header->target + 1];
-    memcpy(name, r->v.header->target, sizeof r->v.header->target);
-    name[sizeof r->v.header->target] = 0;
+    char name[EMIT_TARGET_NAME_CAP];
+    emit_npub_target_name(&r->v, name);
     npu_status st = emit_npub_assemble(name, r->v.header->target_hash, r->v.header->flags | NPUB_F_STRIPPED, secs,
                                        n, r->alloc, &r->dev, &r->dev_size, err);
     npub_error ne;
@@ -211,14 +189,11 @@ npu_status simrun_open(const char *npub_path, const simrun_options *o, simrun **
     r->alloc = a;
     r->path = npub_path;
     r->trace = o->trace;
-    npub_error ne;
-    npu_status st = npu_read_file(npub_path, a, &r->blob, &r->size, err);
-    if (st == NPU_OK && npub_open(r->blob, r->size, &r->v, &ne) != 0)
-        st = npu_fail(err, NPU_EUSER, "%s: %s", npub_path, ne.msg);
+    npu_status st = emit_npub_read(npub_path, a, &r->blob, &r->size, &r->v, err);
     if (st == NPU_OK && !r->v.memory)
         st = npu_fail(err, NPU_EUSER, "%s: no memory section", npub_path);
     if (st == NPU_OK)
-        st = load_target(r, o, err);
+        st = emit_npub_target(&r->v, r->path, o->target, !o->any_target, &r->t, err);
     if (st == NPU_OK)
         st = make_device_blob(r, err);
     if (st == NPU_OK) {

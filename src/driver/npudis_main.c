@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/file.h"
 #include "emit/emit.h"
 #include "rt/npub.h"
 #include "target/target.h"
@@ -95,30 +94,17 @@ static npu_status dis_npub(const char *path, const char *target_arg, npu_err *er
     npu_alloc a = npu_alloc_default();
     void *buf = NULL;
     size_t size = 0;
-    npu_status st = npu_read_file(path, a, &buf, &size, err);
-    if (st)
-        return st;
     npub_view v;
-    npub_error ne;
     tgt_target *t = NULL;
-    char name[sizeof v.header->target + 1];
-    if (npub_open(buf, size, &v, &ne) != 0) {
-        st = npu_fail(err, NPU_EUSER, "%s: %s", path, ne.msg);
-    } else {
-        memcpy(name, v.header->target, sizeof v.header->target);
-        name[sizeof v.header->target] = 0;
-        st = tgt_load(target_arg ? target_arg : name, NULL, &t, err);
-    }
-    if (st == NPU_OK && !target_arg && t->hash != v.header->target_hash)
-        st = npu_fail(err, NPU_EUSER,
-                      "%s: built for target '%s' with hash %016llx, but %s has hash %016llx (the description "
-                      "changed): recompile, or name the description with --target",
-                      path, name, (unsigned long long)v.header->target_hash, t->file, (unsigned long long)t->hash);
+    npu_status st = emit_npub_read(path, a, &buf, &size, &v, err);
+    if (st == NPU_OK)
+        st = emit_npub_target(&v, path, target_arg, !target_arg, &t, err);
     if (st == NPU_OK && (st = emit_listing(&v, t->isa, stdout, err)) != NPU_OK)
         npu_err_prefix(err, "%s", path);
     if (t)
         tgt_free(t);
-    npu_free(a, buf, size);
+    if (buf)
+        npu_free(a, buf, size);
     return st;
 }
 

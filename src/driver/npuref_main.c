@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/file.h"
+#include "emit/emit.h"
 #include "common/npy.h"
 #include "rt/npub.h"
 #include "import/import.h"
@@ -219,14 +219,11 @@ static npu_status load_npub_graph(const char *path, npu_alloc alloc, ir_graph **
 {
     void *buf = NULL;
     size_t size = 0;
-    npu_status st = npu_read_file(path, alloc, &buf, &size, err);
-    if (st)
-        return st;
     npub_view v;
-    npub_error ne;
-    if (npub_open(buf, size, &v, &ne) != 0)
-        st = npu_fail(err, NPU_EUSER, "%s: %s", path, ne.msg);
-    else if (!v.graph)
+    npu_status st = emit_npub_read(path, alloc, &buf, &size, &v, err);
+    if (st != NPU_OK)
+        return st;
+    if (!v.graph)
         st = npu_fail(err, NPU_EUSER, "%s: the binary is stripped (no graph section): compile without --strip",
                       path);
     else if ((st = ir_deserialize(v.graph, v.graph_size, alloc, g, err)) != NPU_OK)

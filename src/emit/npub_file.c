@@ -1,0 +1,45 @@
+/* Reading a .npub back: what npudis, npuref and npusim share before each
+ * does its own work with the binary. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "common/file.h"
+#include "emit/emit.h"
+
+npu_status emit_npub_read(const char *path, npu_alloc alloc, void **buf, size_t *size, npub_view *v, npu_err *err)
+{
+    npu_status st = npu_read_file(path, alloc, buf, size, err);
+    if (st != NPU_OK)
+        return st;
+    npub_error ne;
+    if (npub_open(*buf, *size, v, &ne) == 0)
+        return NPU_OK;
+    npu_free(alloc, *buf, *size);
+    *buf = NULL;
+    return npu_fail(err, NPU_EUSER, "%s: %s", path, ne.msg);
+}
+
+void emit_npub_target_name(const npub_view *v, char name[EMIT_TARGET_NAME_CAP])
+{
+    memcpy(name, v->header->target, sizeof v->header->target);
+    name[sizeof v->header->target] = 0;
+}
+
+npu_status emit_npub_target(const npub_view *v, const char *path, const char *override, bool check_hash,
+                            tgt_target **t, npu_err *err)
+{
+    char name[EMIT_TARGET_NAME_CAP];
+    emit_npub_target_name(v, name);
+    npu_status st = tgt_load(override ? override : name, NULL, t, err);
+    if (st != NPU_OK)
+        return npu_err_prefix(err, "%s: target of the binary", path);
+    if (check_hash && (*t)->hash != v->header->target_hash) {
+        st = npu_fail(err, NPU_EUSER,
+                      "%s: built for target '%s' (hash %016" PRIx64 "), but %s has hash %016" PRIx64
+                      ": the description changed since; recompile the model",
+                      path, name, v->header->target_hash, (*t)->file, (*t)->hash);
+        tgt_free(*t);
+        *t = NULL;
+    }
+    return st;
+}
