@@ -25,19 +25,7 @@ echo "== PTQ accuracy: top-1 on the test images, quantized reference vs float re
 DATA=/usr/share/datasets/fashion-mnist
 if [ -f "$DATA/t10k-images-idx3-ubyte.gz" ]; then
     if [ ! -f "$out/fmnist_test_x.npy" ]; then
-        "${PYTHON:-/usr/bin/python3}" - "$DATA" "$out" <<'PY'
-import gzip, struct, sys
-import numpy as np
-d, out = sys.argv[1], sys.argv[2]
-with gzip.open(f"{d}/t10k-images-idx3-ubyte.gz") as f:
-    _, n, h, w = struct.unpack(">IIII", f.read(16))
-    x = np.frombuffer(f.read(), np.uint8).reshape(n, 1, h, w).astype(np.float32) / 255.0
-with gzip.open(f"{d}/t10k-labels-idx1-ubyte.gz") as f:
-    f.read(8)
-    y = np.frombuffer(f.read(), np.uint8)
-np.save(f"{out}/fmnist_test_x.npy", x)
-np.save(f"{out}/fmnist_test_y.npy", y.astype(np.int64))
-PY
+        "${PYTHON:-/usr/bin/python3}" "$root/tools/fmnist_npy.py" "$DATA" "$out/fmnist_test_x.npy" "$out/fmnist_test_y.npy"
     fi
     # shellcheck disable=SC2086
     "$out/ptq_accuracy" "$root/examples/fmnist/fmnist_cnn.onnx" "$root/examples/fmnist/calib" \

@@ -15,19 +15,7 @@ if [ ! -f "$DATA/t10k-images-idx3-ubyte.gz" ]; then
     exit 1
 fi
 echo "== Fashion-MNIST test set (10,000 images) as .npy"
-/usr/bin/python3 - "$DATA" "$OUT" <<'PY'
-import gzip, struct, sys
-import numpy as np
-d, out = sys.argv[1], sys.argv[2]
-with gzip.open(f"{d}/t10k-images-idx3-ubyte.gz") as f:
-    _, n, h, w = struct.unpack(">IIII", f.read(16))
-    x = np.frombuffer(f.read(), np.uint8).reshape(n, 1, h, w).astype(np.float32) / 255.0
-with gzip.open(f"{d}/t10k-labels-idx1-ubyte.gz") as f:
-    f.read(8)
-    y = np.frombuffer(f.read(), np.uint8)
-np.save(f"{out}/test_x.npy", x)
-np.save(f"{out}/test_y.npy", y.astype(np.int64))
-PY
+/usr/bin/python3 "$HERE/../tools/fmnist_npy.py" "$DATA" "$OUT/test_x.npy" "$OUT/test_y.npy"
 echo "== float reference (npuref) on the test set"
 "$B/npuref" "$EX/fmnist_cnn.onnx" --input "$OUT/test_x.npy" --output "$OUT/logits.npy"
 /usr/bin/python3 -c "
