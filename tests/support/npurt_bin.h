@@ -37,26 +37,17 @@ static inline float rng_unit(uint32_t *s) /* [-1, 1) */
     return (float)(rng_next(s) & 0xffff) / 32768.0f - 1.0f;
 }
 
+/* Per tensor with zero point zp, or per axis 0 with zero points 0. */
 static inline ir_quant *quant(ir_graph *g, int count, const float *scales, int32_t zp)
 {
-    ir_quant *q = npu_arena_alloc(g->arena, sizeof *q);
-    q->axis = count > 1 ? 0 : -1;
-    q->count = count;
-    q->scale = npu_arena_alloc(g->arena, sizeof(float) * (size_t)count);
-    q->zero_point = npu_arena_alloc(g->arena, sizeof(int32_t) * (size_t)count);
-    for (int i = 0; i < count; i++) {
-        q->scale[i] = scales[i];
-        q->zero_point[i] = count > 1 ? 0 : zp;
-    }
-    return q;
+    return tg_quant(g, count, scales, count > 1 ? NULL : &zp);
 }
 
 static inline ir_tensor *act(ir_graph *g, const char *name, int rank, const int64_t *dims, float scale,
                              int32_t zp)
 {
-    ir_tensor *t = ir_tensor_new(g, name, IR_I8, rank, dims);
+    ir_tensor *t = tg_act(g, name, rank, dims, scale, zp);
     cr_assert_not_null(t);
-    t->quant = quant(g, 1, &scale, zp);
     return t;
 }
 

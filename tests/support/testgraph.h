@@ -39,6 +39,31 @@ static inline ir_node *tg_node(ir_graph *g, ir_op op, int n_in, ir_tensor *const
     return ir_node_new(g, op, NULL, n_in, in, n_out, out);
 }
 
+/* Quantization parameters in g's arena: per tensor (count 1) or per axis 0;
+ * zps NULL: all zero. */
+static inline ir_quant *tg_quant(ir_graph *g, int count, const float *scales, const int32_t *zps)
+{
+    ir_quant *q = npu_arena_alloc(g->arena, sizeof *q);
+    q->axis = count > 1 ? 0 : -1;
+    q->count = count;
+    q->scale = npu_arena_alloc(g->arena, sizeof(float) * (size_t)count);
+    q->zero_point = npu_arena_alloc(g->arena, sizeof(int32_t) * (size_t)count);
+    for (int i = 0; i < count; i++) {
+        q->scale[i] = scales[i];
+        q->zero_point[i] = zps ? zps[i] : 0;
+    }
+    return q;
+}
+
+/* An int8 activation with per-tensor (scale, zp); NULL when the name is taken. */
+static inline ir_tensor *tg_act(ir_graph *g, const char *name, int rank, const int64_t *dims, float scale, int32_t zp)
+{
+    ir_tensor *t = ir_tensor_new(g, name, IR_I8, rank, dims);
+    if (t)
+        t->quant = tg_quant(g, 1, &scale, &zp);
+    return t;
+}
+
 /* Makes in[0..n_in) the graph's inputs and out its one output. */
 static inline void tg_set_io(ir_graph *g, int n_in, ir_tensor *const *in, ir_tensor *out)
 {

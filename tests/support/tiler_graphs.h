@@ -13,6 +13,7 @@
 
 #include "kernels/nk_quant.h"
 #include "ref/ref.h"
+#include "tests/support/testgraph.h"
 #include "tiler/tiler.h"
 
 #if __has_include("sim/npu.h")
@@ -86,20 +87,6 @@ static inline ir_tensor *rand_const(ir_graph *g, const char *name, ir_dtype dt, 
     return t;
 }
 
-static inline void set_io(ir_graph *g, int n_in, ir_tensor *const *in, ir_tensor *out)
-{
-    g->inputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *) * (size_t)n_in);
-    for (int i = 0; i < n_in; i++) {
-        in[i]->flags |= IR_TENSOR_INPUT;
-        g->inputs[i] = in[i];
-    }
-    g->n_inputs = n_in;
-    g->outputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
-    g->outputs[0] = out;
-    out->flags |= IR_TENSOR_OUTPUT;
-    g->n_outputs = 1;
-}
-
 typedef struct conv_spec {
     int64_t n, c, h, w, oc, k, stride, pad, groups;
     ir_dtype wdt;
@@ -139,7 +126,7 @@ static inline ir_graph *conv_graph(const conv_spec *s)
     int64_t xd[4] = {s->n, s->c, s->h, s->w};
     ir_tensor *x = act(g, "x", 4, xd, 0.04f, -5);
     ir_tensor *y = add_conv(g, x, s, "conv", 7);
-    set_io(g, 1, &x, y);
+    tg_set_io(g, 1, &x, y);
     return g;
 }
 
@@ -156,7 +143,7 @@ static inline ir_graph *gemm_graph(int64_t M, int64_t K, int64_t N, ir_dtype wdt
     ir_tensor *ins[3] = {x, w, b};
     ir_node *n = ir_node_new(g, IR_OP_GEMM, "fc", 3, ins, 1, &y);
     ir_set_int(g, n, "transB", 1);
-    set_io(g, 1, &x, y);
+    tg_set_io(g, 1, &x, y);
     return g;
 }
 
@@ -178,7 +165,7 @@ static inline ir_graph *pool_graph_ex(ir_op op, int64_t C, int64_t H, int64_t k,
         ir_set_int(g, n, "ceil_mode", ceil_mode);
         ir_set_int(g, n, "count_include_pad", count_pad);
     }
-    set_io(g, 1, &x, y);
+    tg_set_io(g, 1, &x, y);
     return g;
 }
 
@@ -197,7 +184,7 @@ static inline ir_graph *binary_graph(ir_op op, int rank, const int64_t *ad, cons
     ir_node *n = ir_node_new(g, op, "bin", 2, ins, 1, &y);
     if (relu)
         n->act.kind = IR_ACT_RELU;
-    set_io(g, 2, ins, y);
+    tg_set_io(g, 2, ins, y);
     return g;
 }
 
@@ -210,7 +197,7 @@ static inline ir_graph *lut_graph(int64_t n)
     ir_tensor *tab = rand_const(g, "table", IR_I8, 1, td, -128, 127, 5);
     ir_tensor *ins[2] = {x, tab};
     ir_node_new(g, IR_OP_LUT, "lut", 2, ins, 1, &y);
-    set_io(g, 1, &x, y);
+    tg_set_io(g, 1, &x, y);
     return g;
 }
 
@@ -231,7 +218,7 @@ static inline ir_graph *concat_graph(void)
     ir_set_int(g, n, "axis", 1);
     ir_tensor *f = act(g, "flat", 2, fd, 0.05f, 3);
     ir_node_new(g, IR_OP_FLATTEN, "flatten", 1, &y, 1, &f);
-    set_io(g, 1, &x, f);
+    tg_set_io(g, 1, &x, f);
     return g;
 }
 

@@ -14,28 +14,14 @@
 #include "import/import.h"
 #include "kernels/nk_quant.h"
 #include "ref/ref.h"
+#include "tests/support/testgraph.h"
 
 enum { C_IN = 2, C_OUT = 3, H = 5, W = 5, K = 3 };
 
-static ir_quant *quant(ir_graph *g, int count, const float *scales, const int32_t *zps)
-{
-    ir_quant *q = npu_arena_alloc(g->arena, sizeof *q);
-    q->axis = count > 1 ? 0 : -1;
-    q->count = count;
-    q->scale = npu_arena_alloc(g->arena, sizeof(float) * (size_t)count);
-    q->zero_point = npu_arena_alloc(g->arena, sizeof(int32_t) * (size_t)count);
-    for (int i = 0; i < count; i++) {
-        q->scale[i] = scales[i];
-        q->zero_point[i] = zps ? zps[i] : 0;
-    }
-    return q;
-}
-
 static ir_tensor *act(ir_graph *g, const char *name, const int64_t *dims, float scale, int32_t zp)
 {
-    ir_tensor *t = ir_tensor_new(g, name, IR_I8, 4, dims);
+    ir_tensor *t = tg_act(g, name, 4, dims, scale, zp);
     cr_assert_not_null(t);
-    t->quant = quant(g, 1, &scale, &zp);
     return t;
 }
 
@@ -76,10 +62,10 @@ static ir_graph *sample_graph(void)
     float ws[C_OUT] = {0.02f, 0.035f, 0.011f}, bs[C_OUT];
     for (int c = 0; c < C_OUT; c++)
         bs[c] = xs * ws[c];
-    w->quant = quant(g, C_OUT, ws, NULL);
+    w->quant = tg_quant(g, C_OUT, ws, NULL);
     int32_t bv[C_OUT] = {40, -75, 300};
     ir_tensor *b = ir_const_new(g, "b", IR_I32, 1, bd, bv);
-    b->quant = quant(g, C_OUT, bs, NULL);
+    b->quant = tg_quant(g, C_OUT, bs, NULL);
     ir_tensor *c1 = act(g, "conv:q", yd, 0.02f, -20);
     ir_tensor *cin[3] = {xq, w, b};
     ir_node *conv = ir_node_new(g, IR_OP_CONV, "conv", 3, cin, 1, &c1);

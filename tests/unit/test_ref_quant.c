@@ -13,43 +13,15 @@
 #include "tests/data/qkernels/qk_matmul.h"
 #include "tests/data/qkernels/qk_pool.h"
 #include "tests/data/qkernels/qk_requant.h"
+#include "tests/support/testgraph.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-static ir_quant *quant(ir_graph *g, int count, const float *scales, const int32_t *zps)
-{
-    ir_quant *q = npu_arena_alloc(g->arena, sizeof *q);
-    q->axis = count > 1 ? 0 : -1;
-    q->count = count;
-    q->scale = npu_arena_alloc(g->arena, sizeof(float) * (size_t)count);
-    q->zero_point = npu_arena_alloc(g->arena, sizeof(int32_t) * (size_t)count);
-    for (int i = 0; i < count; i++) {
-        q->scale[i] = scales[i];
-        q->zero_point[i] = zps ? zps[i] : 0;
-    }
-    return q;
-}
-
 static ir_tensor *act(ir_graph *g, const char *name, int rank, const int64_t *dims, float scale, int32_t zp)
 {
-    ir_tensor *t = ir_tensor_new(g, name, IR_I8, rank, dims);
+    ir_tensor *t = tg_act(g, name, rank, dims, scale, zp);
     cr_assert_not_null(t);
-    t->quant = quant(g, 1, &scale, &zp);
     return t;
-}
-
-static void set_io(ir_graph *g, int n_in, ir_tensor *const *in, ir_tensor *out)
-{
-    g->inputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *) * (size_t)n_in);
-    for (int i = 0; i < n_in; i++) {
-        in[i]->flags |= IR_TENSOR_INPUT;
-        g->inputs[i] = in[i];
-    }
-    g->n_inputs = n_in;
-    g->outputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
-    g->outputs[0] = out;
-    out->flags |= IR_TENSOR_OUTPUT;
-    g->n_outputs = 1;
 }
 
 /* Runs g on inputs and compares its one output with want. */
@@ -115,12 +87,12 @@ static ir_graph *conv_graph(const qk_conv_case *c, ir_tensor **x_out)
     ir_tensor *y = act(g, "y", 4, yd, c->out_scale, p->out_zp);
     ir_tensor *w = ir_const_new(g, "w", p->w_format == NK_W_I4 ? IR_I4 : IR_I8, 4, wd, c->w);
     cr_assert_eq(ir_tensor_bytes(w), c->w_bytes);
-    w->quant = quant(g, c->n_wscales, c->w_scales, NULL);
+    w->quant = tg_quant(g, c->n_wscales, c->w_scales, NULL);
     ir_tensor *ins[3] = {x, w, NULL};
     if (c->bias) {
         ins[2] = ir_const_new(g, "b", IR_I32, 1, bd, c->bias);
         float bs = c->in_scale * c->w_scales[0];
-        ins[2]->quant = quant(g, 1, &bs, NULL);
+        ins[2]->quant = tg_quant(g, 1, &bs, NULL);
     }
     ir_node *n = ir_node_new(g, IR_OP_CONV, "conv", c->bias ? 3 : 2, ins, 1, &y);
     int64_t st[2] = {p->stride_h, p->stride_w}, dl[2] = {p->dil_h, p->dil_w};
@@ -130,7 +102,7 @@ static ir_graph *conv_graph(const qk_conv_case *c, ir_tensor **x_out)
     ir_set_ints(g, n, "pads", 4, pads);
     ir_set_int(g, n, "group", p->groups);
     n->act = clamp_act(p->act_min, p->act_max, c->out_scale, p->out_zp);
-    set_io(g, 1, &x, y);
+    tg_set_io(g, 1, &x, y);
     *x_out = x;
     return g;
 }
@@ -234,13 +206,13 @@ static ir_graph *fc_graph(const qk_fc_case *c, bool transposed, ir_tensor **x_ou
         free(v);
         free(t);
     }
-    w->quant = quant(g, c->n_wscales, c->w_scales, NULL);
+    w->quant = tg_quant(g, c->n_wscales, c->w_scales, NULL);
     ir_tensor *ins[3] = {x, w, c->bias ? ir_const_new(g, "b", IR_I32, 1, bd, c->bias) : NULL};
     ir_node *n = ir_node_new(g, transposed ? IR_OP_MATMUL : IR_OP_GEMM, "fc", c->bias ? 3 : 2, ins, 1, &y);
     if (!transposed)
         ir_set_int(g, n, "transB", 1);
     n->act = clamp_act(p->act_min, p->act_max, c->out_scale, p->out_zp);
-    set_io(g, 1, &x, y);
+    tg_set_io(g, 1, &x, y);
     *x_out = x;
     return g;
 }
@@ -285,7 +257,7 @@ Test(ref_quant, matmul_of_activations_golden)
         ir_tensor *y = act(g, "y", 3, yd, c->out_scale, p->out_zp);
         ir_tensor *ins[2] = {a, b};
         ir_node_new(g, IR_OP_MATMUL, "mm", 2, ins, 1, &y);
-        set_io(g, 2, ins, y);
+        tg_set_io(g, 2, ins, y);
         const void *in[2] = {c->a, c->b};
         run_and_compare(g, in, c->expected, c->out_count, c->name);
         ir_graph_free(g);
@@ -317,7 +289,7 @@ Test(ref_quant, pools_golden)
             ir_set_int(g, n, "count_include_pad", p->count_include_pad);
         }
         n->act = clamp_act(p->act_min, p->act_max, c->out_scale, p->out_zp);
-        set_io(g, 1, &x, y);
+        tg_set_io(g, 1, &x, y);
         const void *in[1] = {c->in};
         run_and_compare(g, in, c->expected, c->out_count, c->name);
         ir_graph_free(g);
@@ -330,7 +302,7 @@ Test(ref_quant, global_max_pool)
     int64_t xd[4] = {1, 2, 3, 3}, yd[4] = {1, 2, 1, 1};
     ir_tensor *x = act(g, "x", 4, xd, 0.1f, 5), *y = act(g, "y", 4, yd, 0.1f, 5);
     ir_node_new(g, IR_OP_GLOBAL_MAX_POOL, "gmp", 1, &x, 1, &y);
-    set_io(g, 1, &x, y);
+    tg_set_io(g, 1, &x, y);
     int8_t v[18] = {1, 9, -3, 4, 5, 6, 7, 8, 0, -100, -50, -7, -8, -9, -60, -70, -80, -128};
     int8_t want[2] = {9, -7};
     const void *in[1] = {v};
@@ -362,7 +334,7 @@ Test(ref_quant, binary_golden)
         ir_tensor *ins[2] = {a, b};
         ir_node *n = ir_node_new(g, ops[p->op], "bin", 2, ins, 1, &y);
         n->act = clamp_act(p->act_min, p->act_max, c->out_scale, p->out_zp);
-        set_io(g, 2, ins, y);
+        tg_set_io(g, 2, ins, y);
         const void *in[2] = {c->a, c->b};
         run_and_compare(g, in, c->expected, c->out_count, c->name);
         ir_graph_free(g);
@@ -378,12 +350,12 @@ Test(ref_quant, add_with_a_constant)
     int64_t ad[8], bd[8], yd[8];
     ir_tensor *a = act(g, "a", 4, dims64(&p->a_shape, ad), c->a_scale, p->a_zp);
     ir_tensor *b = ir_const_new(g, "b", IR_I8, 4, dims64(&p->b_shape, bd), c->b);
-    b->quant = quant(g, 1, &c->b_scale, &p->b_zp);
+    b->quant = tg_quant(g, 1, &c->b_scale, &p->b_zp);
     ir_tensor *y = act(g, "y", 4, dims64(&p->out_shape, yd), c->out_scale, p->out_zp);
     ir_tensor *ins[2] = {a, b};
     ir_node *n = ir_node_new(g, IR_OP_ADD, "add", 2, ins, 1, &y);
     n->act = clamp_act(p->act_min, p->act_max, c->out_scale, p->out_zp);
-    set_io(g, 1, &a, y);
+    tg_set_io(g, 1, &a, y);
     const void *in[1] = {c->a};
     run_and_compare(g, in, c->expected, c->out_count, c->name);
     ir_graph_free(g);
@@ -400,7 +372,7 @@ Test(ref_quant, requantize_golden)
         ir_tensor *x = act(g, "x", 1, d, c->in_scale, c->p.in_zp), *y = act(g, "y", 1, d, c->out_scale, c->p.out_zp);
         ir_node *n = ir_node_new(g, IR_OP_REQUANTIZE, "rq", 1, &x, 1, &y);
         n->act = clamp_act(c->p.act_min, c->p.act_max, c->out_scale, c->p.out_zp);
-        set_io(g, 1, &x, y);
+        tg_set_io(g, 1, &x, y);
         const void *in[1] = {c->in};
         run_and_compare(g, in, c->expected, c->count, c->name);
         ir_graph_free(g);
@@ -421,7 +393,7 @@ Test(ref_quant, lut)
     ir_tensor *xt = act(g, "x", 2, d, 0.1f, 0), *y = act(g, "y", 2, d, 1.0f / 256, -128);
     ir_tensor *ins[2] = {xt, ir_const_new(g, "table", IR_I8, 1, td, table)};
     ir_node_new(g, IR_OP_LUT, "lut", 2, ins, 1, &y);
-    set_io(g, 1, &xt, y);
+    tg_set_io(g, 1, &xt, y);
     const void *in[1] = {x};
     run_and_compare(g, in, want, 300, "lut");
     ir_graph_free(g);
@@ -439,7 +411,7 @@ Test(ref_quant, concat_requantizes_inputs_of_other_scales)
     ir_tensor *ins[2] = {a, b};
     ir_node *n = ir_node_new(g, IR_OP_CONCAT, "cat", 2, ins, 1, &y);
     ir_set_int(g, n, "axis", 0);
-    set_io(g, 2, ins, y);
+    tg_set_io(g, 2, ins, y);
     int8_t av[5] = {-128, -1, 0, 1, 127};
     int8_t *want = malloc(5 + r->count);
     memcpy(want, av, 5);
@@ -458,7 +430,7 @@ Test(ref_quant, concat_inner_axis_copies)
     ir_tensor *ins[2] = {a, b};
     ir_node *n = ir_node_new(g, IR_OP_CONCAT, "cat", 2, ins, 1, &y);
     ir_set_int(g, n, "axis", -2);
-    set_io(g, 2, ins, y);
+    tg_set_io(g, 2, ins, y);
     int8_t av[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, bv[4] = {-1, -2, -3, -4};
     int8_t want[16] = {1, 2, 3, 4, 5, 6, -1, -2, 7, 8, 9, 10, 11, 12, -3, -4};
     const void *in[2] = {av, bv};
@@ -474,7 +446,7 @@ Test(ref_quant, reshape_and_flatten_copy)
         ir_tensor *x = act(g, "x", 4, xd, 0.25f, -4), *y = act(g, "y", 2, yd, 0.25f, -4);
         ir_tensor *ins[2] = {x, ir_const_new(g, "shape", IR_I64, 1, sd, shape)};
         ir_node_new(g, k ? IR_OP_FLATTEN : IR_OP_RESHAPE, "r", k ? 1 : 2, ins, 1, &y);
-        set_io(g, 1, &x, y);
+        tg_set_io(g, 1, &x, y);
         int8_t v[12] = {1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -128};
         const void *in[1] = {v};
         run_and_compare(g, in, v, 12, k ? "flatten" : "reshape");
@@ -491,7 +463,7 @@ Test(ref_quant, missing_output_quant_is_an_error)
     int64_t d[1] = {4};
     ir_tensor *x = act(g, "x", 1, d, 0.1f, 0), *y = ir_tensor_new(g, "y", IR_I8, 1, d);
     ir_node_new(g, IR_OP_REQUANTIZE, "rq", 1, &x, 1, &y);
-    set_io(g, 1, &x, y);
+    tg_set_io(g, 1, &x, y);
     int8_t v[4] = {0};
     const void *in[1] = {v};
     npu_err e;

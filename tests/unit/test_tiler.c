@@ -84,7 +84,7 @@ static ir_graph *concat_w_graph(void)
     ir_tensor *ins[2] = {a, b};
     ir_node *n = ir_node_new(g, IR_OP_CONCAT, "concat", 2, ins, 1, &y);
     ir_set_int(g, n, "axis", 3);
-    set_io(g, 2, ins, y);
+    tg_set_io(g, 2, ins, y);
     return g;
 }
 
@@ -151,7 +151,7 @@ static ir_graph *chain_graph(void)
     ir_tensor *ins[3] = {f, w, b};
     ir_node *fc = ir_node_new(g, IR_OP_GEMM, "fc", 3, ins, 1, &y);
     ir_set_int(g, fc, "transB", 1);
-    set_io(g, 1, &x, y);
+    tg_set_io(g, 1, &x, y);
     return g;
 }
 
@@ -347,7 +347,7 @@ static ir_graph *residual_graph(void)
     ir_tensor *ins[2] = {x, c};
     ir_node *n = ir_node_new(g, IR_OP_ADD, "add", 2, ins, 1, &y);
     n->act.kind = IR_ACT_RELU;
-    set_io(g, 1, &x, y);
+    tg_set_io(g, 1, &x, y);
     return g;
 }
 
@@ -391,7 +391,7 @@ static ir_graph *inplace_graph(ir_tensor **t_out, ir_tensor **z_out)
     ir_tensor *y = act(g, "y", 4, xd, 1.0f / 256, -128);
     ir_tensor *lt[2] = {z, rand_const(g, "table", IR_I8, 1, td, -128, 127, 53)};
     ir_node_new(g, IR_OP_LUT, "lut", 2, lt, 1, &y);
-    set_io(g, 1, &x, y);
+    tg_set_io(g, 1, &x, y);
     *t_out = t;
     *z_out = z;
     return g;
@@ -436,7 +436,7 @@ static ir_graph *dw_pw_graph(int64_t stride)
     int64_t oh = (40 + 2 - 3) / stride + 1;
     conv_spec pw = {1, 32, oh, oh, 48, 1, 1, 0, 1, IR_I8, false, 1};
     ir_tensor *y = add_conv(g, d, &pw, "pw", 62);
-    set_io(g, 1, &x, y);
+    tg_set_io(g, 1, &x, y);
     return g;
 }
 
