@@ -251,7 +251,7 @@ npu_status drv_compile(const drv_options *o, FILE *out, npu_err *err)
     if (st == NPU_OK)
         st = stage_emit(&c, err);
     if (st == NPU_OK && (o->stats_json || o->report))
-        st = drv_report(c.o, c.target, c.g, &c.sched, &c.plan, &c.prog, &c.info, out, err);
+        st = drv_report(c.o, c.target, c.g, &c.plan, &c.prog, &c.info, out, err);
 done:
     if (c.have_prog)
         tile_program_free(&c.prog, c.alloc);

@@ -14,11 +14,9 @@ static const tile_layer *layer_of(const tile_program *p, const ir_node *n)
     return NULL;
 }
 
-npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph *g, const part_schedule *sched,
-                      const mp_plan *plan, const tile_program *prog, const emit_info *info, FILE *out,
-                      npu_err *err)
+npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph *g, const mp_plan *plan,
+                      const tile_program *prog, const emit_info *info, FILE *out, npu_err *err)
 {
-    (void)sched;
     npu_alloc a = npu_alloc_default();
     size_t nl = (size_t)g->n_nodes, np = (size_t)plan->n_tensors;
     npu_stats_layer *layers = npu_malloc(a, sizeof *layers * (nl ? nl : 1));
@@ -70,10 +68,9 @@ npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph 
         fprintf(out, "\nestimate (static): %llu NPU cycles, %.3f ms at %.0f MHz, %llu MACs, utilization %.1f%%\n",
                 (unsigned long long)s.cycles_npu, npu_stats_time_ms(&s), s.clock_mhz, (unsigned long long)s.macs,
                 100.0 * npu_stats_mac_utilization(&s));
-        fprintf(out, "memory: arena %llu B (lower bound %llu B), weights %llu B, SRAM peak %llu B, host scratch %u B\n",
-                (unsigned long long)s.arena_bytes, (unsigned long long)s.arena_lower_bound_bytes,
-                (unsigned long long)s.weights_bytes, (unsigned long long)s.sram_peak_bytes, info->scratch_bytes);
-        mp_report(plan, out);
+        mp_report(plan, out); /* arena, bound, concats, splits */
+        fprintf(out, "weights %llu B, SRAM peak %llu B, host scratch %u B\n", (unsigned long long)s.weights_bytes,
+                (unsigned long long)s.sram_peak_bytes, info->scratch_bytes);
     }
     if (o->stats_json)
         st = npu_stats_save_json(&s, o->stats_json, err);
