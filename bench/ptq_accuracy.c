@@ -6,7 +6,8 @@
  *   ptq_accuracy MODEL.onnx CALIB_DIR TEST_X.npy TEST_Y.npy [-n N] CONFIG...
  *
  * CONFIG: '+'-separated tokens: w8 | w4, minmax | percentile | kl | mse,
- * bc (bias correction), cle, round (adaptive int4 rounding), budget=DB
+ * bc (bias correction), cle, round (adaptive int4 rounding), gptq (GPTQ
+ * rounding of all weights), gptq4 (of the int4 weights only), budget=DB
  * (mixed precision). Example: w4+mse+bc+round. Built and run by
  * bench/ptq_bench.sh. */
 #define _POSIX_C_SOURCE 200809L
@@ -133,6 +134,10 @@ static bool parse_config(const char *cfg, q_ptq_options *o)
             o->cle = true;
         else if (!strcmp(t, "round"))
             o->int4_rounding = Q_ROUND_ADAPTIVE;
+        else if (!strcmp(t, "gptq")) /* GPTQ rounding of every weight, 8 and 4 bits */
+            o->int4_rounding = o->int8_rounding = Q_ROUND_GPTQ;
+        else if (!strcmp(t, "gptq4"))
+            o->int4_rounding = Q_ROUND_GPTQ;
         else if (!strncmp(t, "budget=", 7))
             o->accuracy_budget_db = atof(t + 7);
         else

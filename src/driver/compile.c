@@ -91,7 +91,8 @@ static npu_status stage_quantize(drv_ctx *c, npu_err *err)
         .q = {.wbits = c->o->wbits, .abits = c->o->abits, .n_layer_bits = c->o->n_layer_bits, .layer_bits = lb},
         .cle = c->o->cle,
         .bias_correction = c->o->bias_correction > 0,
-        .int4_rounding = c->o->int4_adaptive ? Q_ROUND_ADAPTIVE : Q_ROUND_NEAREST,
+        .int4_rounding = c->o->int4_rounding,
+        .int8_rounding = c->o->int8_rounding,
         .accuracy_budget_db = c->o->accuracy_budget_db,
         .report = c->o->report,
         .progress = isatty(fileno(stderr)) ? stderr : NULL, /* a bar only where someone watches */

@@ -9,7 +9,7 @@ void drv_print_usage(FILE *out)
           "             [--wbits 8|4] [--abits 8|4] [--calib-method minmax|percentile|kl|mse]\n"
           "             [--percentile P] [--layer-bits NAME=8] [--accuracy-budget DB]\n"
           "             [--mean M[,M..]] [--std S[,S..]] [--layout nchw|nhwc] [--resize error|nearest|bilinear]\n"
-          "             [--[no-]bias-correction] [--cle] [--int4-rounding adaptive|nearest]\n"
+          "             [--[no-]bias-correction] [--cle] [--weight-rounding|--int4-rounding nearest|adaptive|gptq]\n"
           "             [--input-shape NAME=1x3x224x224] [--report] [--stats-json FILE]\n"
           "             [--dump-ir] [--dump-after=PASS|all] [--strip] MODEL.onnx\n"
           "       npucc --target NAME|FILE.yaml --validate\n",
@@ -57,7 +57,8 @@ npu_status drv_parse_args(int argc, char **argv, drv_options *o, npu_err *err)
     /* defaults chosen by measurement (docs/numerics.md, "Post-training quantization") */
     o->calib_method = DRV_CALIB_MINMAX;
     o->bias_correction = 0;
-    o->int4_adaptive = true;
+    o->int4_rounding = Q_ROUND_ADAPTIVE;
+    o->int8_rounding = Q_ROUND_NEAREST;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool m;
@@ -159,12 +160,19 @@ npu_status drv_parse_args(int argc, char **argv, drv_options *o, npu_err *err)
             if (k == 3)
                 return npu_fail(err, NPU_EUSAGE, "--resize: '%s' is not one of error, nearest, bilinear", v);
             o->calib_read.resize = (cal_resize)(CAL_RESIZE_ERROR + k);
-        } else if (VALUE("--int4-rounding")) {
+        } else if (VALUE("--int4-rounding") || VALUE("--weight-rounding")) {
             if (!v)
                 return NPU_EUSAGE;
-            if (strcmp(v, "nearest") && strcmp(v, "adaptive"))
-                return npu_fail(err, NPU_EUSAGE, "--int4-rounding: '%s' is not nearest or adaptive", v);
-            o->int4_adaptive = strcmp(v, "adaptive") == 0;
+            static const char *const names[] = {"nearest", "adaptive", "gptq"};
+            int k = 0;
+            while (k < 3 && strcmp(v, names[k]) != 0)
+                k++;
+            if (k == 3)
+                return npu_fail(err, NPU_EUSAGE, "%.*s: '%s' is not nearest, adaptive or gptq",
+                                (int)strcspn(a, "="), a, v);
+            o->int4_rounding = (q_rounding)(Q_ROUND_NEAREST + k);
+            if (a[2] == 'w') /* --weight-rounding: the 8-bit weights too */
+                o->int8_rounding = o->int4_rounding;
         } else if (strcmp(a, "--bias-correction") == 0 || strcmp(a, "--no-bias-correction") == 0) {
             o->bias_correction = a[2] != 'n';
         } else if (strcmp(a, "--cle") == 0) {

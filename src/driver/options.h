@@ -6,6 +6,7 @@
 #include "calib/dataset.h"
 #include "common/status.h"
 #include "import/import.h"
+#include "quantize/quantize.h"
 
 typedef enum drv_emit { DRV_EMIT_NPUB, DRV_EMIT_C, DRV_EMIT_QDQ, DRV_EMIT_LISTING } drv_emit;
 typedef enum drv_calib_method {
@@ -41,7 +42,8 @@ typedef struct drv_options {
     cal_read_opts calib_read;  /* --mean, --std, --layout, --resize */
     int bias_correction;       /* --bias-correction 1, --no-bias-correction 0 (the default) */
     bool cle;                  /* --cle */
-    bool int4_adaptive;        /* --int4-rounding adaptive (the default) or nearest */
+    q_rounding int4_rounding;  /* --int4-rounding (or --weight-rounding) nearest|adaptive|gptq */
+    q_rounding int8_rounding;  /* --weight-rounding nearest|adaptive|gptq */
     int n_input_shapes;
     imp_input_shape input_shapes[DRV_MAX_INPUT_SHAPES];
     int n_layer_bits;

@@ -152,12 +152,13 @@ static void state_free(ptq_state *s, npu_alloc a, int n_bits)
 
 static npu_status calibrate(ir_graph *g, ptq_state *s, const q_ptq_options *o, q_ptq_result *res, npu_err *err)
 {
-    bool stats = o->bias_correction || o->int4_rounding == Q_ROUND_ADAPTIVE;
+    bool gram = o->int4_rounding != Q_ROUND_NEAREST || o->int8_rounding != Q_ROUND_NEAREST;
+    bool stats = o->bias_correction || gram;
     double t0 = now();
     if (!(s->qc = q_calib_new(g, g->alloc, err)))
         return err->code;
     if (stats) {
-        if (!(s->ls = q_lstats_new(g, o->int4_rounding == Q_ROUND_ADAPTIVE, g->alloc, err)))
+        if (!(s->ls = q_lstats_new(g, gram, g->alloc, err)))
             return err->code;
         q_calib_set_tap(s->qc, q_lstats_observe, s->ls);
     }
@@ -206,6 +207,7 @@ npu_status q_ptq(ir_graph *g, const q_ptq_options *o, q_ptq_result *res, npu_err
     if (st == NPU_OK && s.ls) {
         qo.bias_correction = o->bias_correction;
         qo.int4_rounding = o->int4_rounding;
+        qo.int8_rounding = o->int8_rounding;
         qo.n_stats = q_lstats_count(s.ls);
         qo.stats = q_lstats_items(s.ls);
     }

@@ -38,7 +38,8 @@ typedef struct q_layer_bits {
 
 typedef enum q_rounding {
     Q_ROUND_NEAREST,
-    Q_ROUND_ADAPTIVE, /* int4 weights: per-channel scale and up/down rounding minimizing the output MSE */
+    Q_ROUND_ADAPTIVE, /* per-channel scale and up/down flips of single codes minimizing the output MSE */
+    Q_ROUND_GPTQ,     /* inputs in turn, each one's error spread onto the rest (src/quantize/gptq.c) */
 } q_rounding;
 
 /* Float statistics of the input patches of one Conv/Gemm (calibration):
@@ -64,7 +65,8 @@ typedef struct q_options {
     void *ud;
     /* Weight repairs, which need the calibration statistics of each layer's input. */
     bool bias_correction;
-    q_rounding int4_rounding;
+    q_rounding int4_rounding; /* of 4-bit weights */
+    q_rounding int8_rounding; /* of 8-bit weights */
     int n_stats;
     const q_layer_stats *stats;
 } q_options;
@@ -88,6 +90,7 @@ typedef struct q_ptq_options {
     bool cle;               /* cross-layer equalization of depthwise -> pointwise pairs */
     bool bias_correction;
     q_rounding int4_rounding;
+    q_rounding int8_rounding;
     double accuracy_budget_db; /* > 0 (with wbits 4): keep layers at 8 bits until the output SQNR meets it */
     bool report;            /* fill q_ptq_result.report */
     FILE *progress;         /* a progress bar (a terminal), or NULL */

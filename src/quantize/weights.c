@@ -1,5 +1,7 @@
 /* Conv / Gemm / MatMul-by-constant: per-output-channel symmetric weights
- * (int8 -127..127 or int4 -7..7, packed) and int32 bias at in_scale*w_scale. */
+ * (int8 -127..127 or int4 -7..7, packed) and int32 bias at in_scale*w_scale.
+ * Rounding: nearest, adaptive (here) or GPTQ (gptq.c), the last two weighed
+ * by the second moment of the layer's input patches (lstats.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +97,9 @@ double q_round_channel(const q_round_in *in, int8_t *codes, float *scale)
     if (in->rounding == Q_ROUND_ADAPTIVE && in->metric && amax > 0) {
         round_adaptive(in, s, codes, scale);
         s = *scale;
+    } else if (in->rounding == Q_ROUND_GPTQ && in->gptq && in->gptq->ready && amax > 0) {
+        q_gptq_round(in->gptq, in->w, in->qmax, s, codes, scale);
+        s = *scale;
     } else {
         *scale = s;
         for (int64_t j = 0; j < in->k; j++)
@@ -174,24 +179,33 @@ npu_status q_weighted(q_ctx *c, ir_node *n)
     float *row = npu_arena_alloc(g->arena, sizeof(float) * (size_t)(per ? per : 1));
     if (!row || (correct && !mean_err))
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
-    q_rounding rounding = bits == 4 ? c->opts->int4_rounding : Q_ROUND_NEAREST;
-    bool adaptive = rounding == Q_ROUND_ADAPTIVE && ls && ls->gram;
+    q_rounding rounding = bits == 4 ? c->opts->int4_rounding : c->opts->int8_rounding;
+    bool weighed = rounding != Q_ROUND_NEAREST && ls && ls->gram;
     /* the error metric per group: E[p p^T], or its covariance when the mean
      * error is corrected by the bias afterwards */
-    double *metric = adaptive && correct ? malloc(sizeof(double) * (size_t)(per * per)) : NULL;
-    if (adaptive && correct && !metric)
+    double *metric = weighed && correct ? malloc(sizeof(double) * (size_t)(per * per)) : NULL;
+    if (weighed && correct && !metric)
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    q_gptq gq = {0};
+    if (weighed && rounding == Q_ROUND_GPTQ && q_gptq_init(&gq, per, g->alloc, c->err) != NPU_OK) {
+        free(metric);
+        return c->err->code;
+    }
     int64_t metric_group = -1;
     for (int64_t ch = 0; ch < oc; ch++) {
         for (int64_t j = 0; j < per; j++)
             row[j] = wf[ch * per + j] * alpha;
         int64_t gi = ls ? ch / (oc / ls->groups) : 0;
-        const double *gram = adaptive ? ls->gram + (size_t)gi * (size_t)(per * per) : NULL;
-        if (metric && gi != metric_group) {
-            const double *m = ls->mean + gi * per;
-            for (int64_t i = 0; i < per; i++)
-                for (int64_t j = 0; j < per; j++)
-                    metric[i * per + j] = gram[i * per + j] - m[i] * m[j];
+        const double *gram = weighed ? ls->gram + (size_t)gi * (size_t)(per * per) : NULL;
+        if (weighed && gi != metric_group) {
+            if (metric) {
+                const double *m = ls->mean + gi * per;
+                for (int64_t i = 0; i < per; i++)
+                    for (int64_t j = 0; j < per; j++)
+                        metric[i * per + j] = gram[i * per + j] - m[i] * m[j];
+            }
+            if (gq.m)
+                q_gptq_factor(&gq, metric ? metric : gram);
             metric_group = gi;
         }
         q_round_in ri = {
@@ -199,6 +213,7 @@ npu_status q_weighted(q_ctx *c, ir_node *n)
             .metric = metric ? metric : gram,
             .mean = correct ? ls->mean + gi * per : NULL,
             .rounding = rounding,
+            .gptq = gq.m ? &gq : NULL,
         };
         double e = q_round_channel(&ri, codes + ch * per, &wq->scale[ch]);
         wq->zero_point[ch] = 0;
@@ -206,6 +221,7 @@ npu_status q_weighted(q_ctx *c, ir_node *n)
             mean_err[ch] = e;
     }
     free(metric);
+    q_gptq_free(&gq);
     if (bits == 4) {
         size_t nb = ir_tensor_bytes(wt);
         if (!(wt->data = npu_arena_alloc(g->arena, nb)))

@@ -354,11 +354,11 @@ Test(calib_readers, cli_flags)
     cr_assert_eq(o.calib_read.n_std, 1);
     cr_assert_eq(o.calib_read.layout, CAL_LAYOUT_NHWC);
     cr_assert_eq(o.calib_read.resize, CAL_RESIZE_BILINEAR);
-    cr_assert(o.bias_correction == 1 && o.cle && o.int4_adaptive);
+    cr_assert(o.bias_correction == 1 && o.cle && o.int4_rounding == Q_ROUND_ADAPTIVE);
     char *defaults[] = {"npucc", "--target", "t", "--no-bias-correction", "--int4-rounding=nearest", "m.onnx"};
     cr_assert_eq(drv_parse_args(6, defaults, &o, &e), NPU_OK, "%s", e.msg);
     cr_assert_eq(o.bias_correction, 0);
-    cr_assert(!o.int4_adaptive && !o.cle);
+    cr_assert(o.int4_rounding == Q_ROUND_NEAREST && !o.cle);
     cr_assert_eq(o.calib_method, DRV_CALIB_MINMAX, "the measured default");
     char *bad[] = {"npucc", "--target", "t", "--mean", "0.1,x", "m.onnx"};
     cr_assert_eq(drv_parse_args(6, bad, &o, &e), NPU_EUSAGE);
