@@ -11,7 +11,8 @@
  * That needs one Cholesky factorization of H and no inverse: M is the
  * anti-transpose of the Cholesky factor of H with its rows and columns
  * reversed. The objective sum_i (M d)_i^2 comes for free, so the scale of
- * each channel is chosen on it among a few clipping factors. */
+ * each channel is chosen on it among a few clipping factors (int4), all
+ * walked at once. */
 #include <math.h>
 #include <string.h>
 
@@ -29,9 +30,10 @@ npu_status q_gptq_init(q_gptq *gq, int64_t k, npu_alloc alloc, npu_err *err)
     gq->k = k;
     size_t kk = (size_t)(k ? k : 1);
     gq->m = npu_malloc(alloc, sizeof(double) * kk * kk);
-    gq->d = npu_malloc(alloc, sizeof(double) * kk);
-    gq->codes = npu_malloc(alloc, kk);
-    if (!gq->m || !gq->d || !gq->codes) {
+    gq->d = npu_malloc(alloc, sizeof(double) * kk * Q_GPTQ_COLS);
+    gq->codes = npu_malloc(alloc, kk * Q_GPTQ_COLS);
+    gq->w = npu_malloc(alloc, sizeof(float) * kk * Q_GPTQ_COLS);
+    if (!gq->m || !gq->d || !gq->codes || !gq->w) {
         q_gptq_free(gq);
         return npu_fail(err, NPU_EINTERNAL, "out of memory for the GPTQ factor (%lld inputs)", (long long)k);
     }
@@ -42,43 +44,80 @@ void q_gptq_free(q_gptq *gq)
 {
     size_t kk = (size_t)(gq->k ? gq->k : 1);
     npu_free(gq->alloc, gq->m, sizeof(double) * kk * kk);
-    npu_free(gq->alloc, gq->d, sizeof(double) * kk);
-    npu_free(gq->alloc, gq->codes, kk);
+    npu_free(gq->alloc, gq->d, sizeof(double) * kk * Q_GPTQ_COLS);
+    npu_free(gq->alloc, gq->codes, kk * Q_GPTQ_COLS);
+    npu_free(gq->alloc, gq->w, sizeof(float) * kk * Q_GPTQ_COLS);
     memset(gq, 0, sizeof *gq);
 }
 
-/* Four partial sums: the order is fixed, so the result is deterministic. */
-static double dot(const double *a, const double *b, int64_t n)
+/* The two hot loops are compiled for AVX-512, AVX2 and the baseline and
+ * picked at load time, as kernels/nk_nn_internal.h does (NK_HOT_CLONES). ISO
+ * C (-std=c11) does not contract a*b+c into an FMA, so every clone rounds the
+ * same: the results do not depend on the machine. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define Q_HOT_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define Q_HOT_CLONES
+#endif
+
+enum { CHOL_BLOCK = Q_GPTQ_COLS, LANES = 8 }; /* the panel is the k x Q_GPTQ_COLS scratch d */
+
+/* a[c] -= sum_t coef[t] * p[t][c] for c in [c0, c1), t < nb (p rows of length ld). */
+Q_HOT_CLONES
+static void update_row(double *restrict a, const double *restrict p, int64_t ld, const double *restrict coef, int nb,
+                       int64_t c0, int64_t c1)
 {
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    int64_t j = 0;
-    for (; j + 4 <= n; j += 4) {
-        s0 += a[j] * b[j];
-        s1 += a[j + 1] * b[j + 1];
-        s2 += a[j + 2] * b[j + 2];
-        s3 += a[j + 3] * b[j + 3];
+    int64_t c = c0;
+    for (; c + LANES <= c1; c += LANES) { /* LANES columns in registers, all terms in turn */
+        double v[LANES];
+        memcpy(v, a + c, sizeof v);
+        for (int t = 0; t < nb; t++) {
+            double f = coef[t];
+            const double *pt = p + t * ld + c;
+            for (int u = 0; u < LANES; u++) /* fixed length: vectorized */
+                v[u] -= f * pt[u];
+        }
+        memcpy(a + c, v, sizeof v);
     }
-    for (; j < n; j++)
-        s0 += a[j] * b[j];
-    return (s0 + s1) + (s2 + s3);
+    for (; c < c1; c++)
+        for (int t = 0; t < nb; t++)
+            a[c] -= coef[t] * p[t * ld + c];
 }
 
 /* In place: the lower triangle of a (k x k, row-major) becomes L with
- * A = L L^T. False when A is not (numerically) positive definite. */
-static bool cholesky(double *a, int64_t k)
+ * A = L L^T (right-looking, CHOL_BLOCK columns at a time; panel: scratch of
+ * CHOL_BLOCK x k). False when A is not (numerically) positive definite. */
+static bool cholesky(double *a, int64_t k, double *panel)
 {
-    for (int64_t i = 0; i < k; i++) {
-        double *ri = a + i * k;
-        for (int64_t j = 0; j <= i; j++) {
-            const double *rj = a + j * k;
-            double s = ri[j] - dot(ri, rj, j);
-            if (j < i) {
-                ri[j] = s / rj[j];
-            } else {
-                if (!(s > 0))
-                    return false;
-                ri[i] = sqrt(s);
+    for (int64_t j0 = 0; j0 < k; j0 += CHOL_BLOCK) {
+        int nb = k - j0 < CHOL_BLOCK ? (int)(k - j0) : CHOL_BLOCK;
+        /* the block's columns, for every row below: only the terms inside the block remain */
+        for (int64_t i = j0; i < k; i++) {
+            double *ri = a + i * k;
+            for (int64_t j = j0; j < j0 + nb && j <= i; j++) {
+                const double *rj = a + j * k;
+                double s = ri[j];
+                for (int64_t t = j0; t < j; t++)
+                    s -= ri[t] * rj[t];
+                if (j < i) {
+                    ri[j] = s / rj[j];
+                } else {
+                    if (!(s > 0))
+                        return false;
+                    ri[i] = sqrt(s);
+                }
             }
+        }
+        /* the rest: A22 -= L21 L21^T, through the block's columns laid out as rows */
+        int64_t r0 = j0 + nb;
+        for (int64_t r = r0; r < k; r++)
+            for (int t = 0; t < nb; t++)
+                panel[t * k + r] = a[r * k + j0 + t];
+        for (int64_t r = r0; r < k; r++) {
+            double coef[CHOL_BLOCK];
+            for (int t = 0; t < nb; t++)
+                coef[t] = panel[t * k + r];
+            update_row(a + r * k, panel, k, coef, nb, r0, r + 1);
         }
     }
     return true;
@@ -101,7 +140,7 @@ bool q_gptq_factor(q_gptq *gq, const double *h)
         for (int64_t i = 0; i < k; i++)
             for (int64_t j = 0; j <= i; j++)
                 gq->m[i * k + j] = h[(k - 1 - i) * k + (k - 1 - j)] + (i == j ? damp : 0.0);
-        gq->ready = cholesky(gq->m, k);
+        gq->ready = cholesky(gq->m, k, gq->d);
     }
     if (!gq->ready)
         return false;
@@ -126,36 +165,74 @@ static int8_t clamp_code(double r, int qmax)
     return (int8_t)(r < -qmax ? -qmax : r > qmax ? qmax : r);
 }
 
-/* Babai's walk at scale s: codes into q, returns the output error sum_i (M d)_i^2. */
-static double walk(q_gptq *gq, const float *w, int qmax, double s, int8_t *q)
+/* acc[c] = sum_{j<i} row[j] d[j][c]: the errors so far, spread onto input i. */
+Q_HOT_CLONES
+static void spread(const double *restrict row, const double *restrict d, int64_t i, double *restrict acc)
+{
+    double a[Q_GPTQ_COLS] = {0}; /* local: kept in registers */
+    for (int64_t j = 0; j < i; j++) {
+        double mij = row[j];
+        const double *dj = d + j * Q_GPTQ_COLS;
+        for (int c = 0; c < Q_GPTQ_COLS; c++)
+            a[c] += mij * dj[c];
+    }
+    memcpy(acc, a, sizeof a);
+}
+
+/* Babai's walk for Q_GPTQ_COLS columns at once (channel c / nf at the c % nf-th
+ * trial scale sc[c]): the rows of M are read once for all of them, and the
+ * inner loop over columns has a fixed length, which the compiler vectorizes.
+ * Codes into q[c * k + i], the output error sum_i (M d)_i^2 of each column
+ * into cost[c]. */
+static void walk(q_gptq *gq, const float *w, int nf, const double *sc, int qmax, int8_t *q, double *cost)
 {
     int64_t k = gq->k;
     const double *m = gq->m;
-    double *d = gq->d, cost = 0;
+    double *d = gq->d, acc[Q_GPTQ_COLS];
+    for (int c = 0; c < Q_GPTQ_COLS; c++)
+        cost[c] = 0;
     for (int64_t i = 0; i < k; i++) {
         const double *row = m + i * k;
+        spread(row, d, i, acc);
         double mii = row[i];
-        double t = w[i] + dot(row, d, i) / mii; /* w_i plus the errors spread onto it */
-        q[i] = clamp_code(round(t / s), qmax);
-        d[i] = w[i] - s * q[i];
-        double r = mii * (t - s * q[i]);
-        cost += r * r;
+        for (int c = 0; c < Q_GPTQ_COLS; c++) {
+            double wi = w[(c / nf) * k + i], t = wi + acc[c] / mii;
+            int8_t code = clamp_code(round(t / sc[c]), qmax);
+            q[c * k + i] = code;
+            d[i * Q_GPTQ_COLS + c] = wi - sc[c] * code;
+            double r = mii * (t - sc[c] * code);
+            cost[c] += r * r;
+        }
     }
-    return cost;
 }
 
-void q_gptq_round(q_gptq *gq, const float *w, int qmax, double s0, int8_t *codes, float *scale)
+void q_gptq_round(q_gptq *gq, const float *w, int64_t n, int qmax, int8_t *codes, float *scales)
 {
-    /* the clipping factors tried: int4 codes gain from clipping, int8 rarely */
-    int lo = qmax <= 7 ? 50 : 90, step = qmax <= 7 ? 5 : 2;
-    double best = -1;
-    for (int f = 100; f >= lo; f -= step) {
-        float sf = (float)(s0 * f / 100.0); /* stored as float: walk with the scale the kernels use */
-        double cost = walk(gq, w, qmax, sf, gq->codes);
-        if (best < 0 || cost < best) {
-            best = cost;
-            *scale = sf;
-            memcpy(codes, gq->codes, (size_t)gq->k);
+    int64_t k = gq->k;
+    /* int4: the clipping factors 1.00, 0.97, ..., 0.55; int8 gains nothing
+     * measurable from clipping (docs/numerics.md) */
+    int nf = qmax <= 7 ? Q_GPTQ_COLS / 4 : 1, per_block = Q_GPTQ_COLS / nf;
+    double sc[Q_GPTQ_COLS], cost[Q_GPTQ_COLS];
+    for (int64_t c0 = 0; c0 < n; c0 += per_block) {
+        int nb = n - c0 < per_block ? (int)(n - c0) : per_block;
+        /* the block's rows; a short block repeats its last channel */
+        for (int b = 0; b < per_block; b++)
+            memcpy(gq->w + (size_t)b * (size_t)k, w + (c0 + (b < nb ? b : nb - 1)) * k, sizeof(float) * (size_t)k);
+        for (int b = 0; b < per_block; b++) {
+            float amax = 0;
+            for (int64_t j = 0; j < k; j++)
+                amax = fmaxf(amax, fabsf(gq->w[b * k + j]));
+            double s0 = amax > 0 ? amax / (float)qmax : 1.0f;
+            for (int f = 0; f < nf; f++) /* stored as float: walk with the scales the kernels use */
+                sc[b * nf + f] = (float)(s0 * (100 - 6 * f) / 100.0);
+        }
+        walk(gq, gq->w, nf, sc, qmax, gq->codes, cost);
+        for (int b = 0; b < nb; b++) {
+            int best = b * nf;
+            for (int f = 1; f < nf; f++)
+                best = cost[b * nf + f] < cost[best] ? b * nf + f : best;
+            scales[c0 + b] = (float)sc[best];
+            memcpy(codes + (c0 + b) * k, gq->codes + (size_t)best * (size_t)k, (size_t)k);
         }
     }
 }

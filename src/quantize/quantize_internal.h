@@ -59,20 +59,23 @@ int q_cle_apply(ir_graph *g, float *const *chan_max, int rounds);
 
 /* gptq.c: GPTQ rounding of the channels of one group, all weighed by the
  * same k x k metric H (factored once per group). */
+enum { Q_GPTQ_COLS = 32 }; /* channels x trial scales walked together */
 typedef struct q_gptq {
     npu_alloc alloc;
     int64_t k;
     bool ready;     /* m holds the factor of the current H */
     double *m;      /* k x k, lower triangle: H + damp I = M^T M */
-    double *d;      /* scratch: the weight errors so far */
-    int8_t *codes;  /* scratch: the codes at one trial scale */
+    double *d;      /* scratch, k x Q_GPTQ_COLS: the weight errors so far */
+    int8_t *codes;  /* scratch, Q_GPTQ_COLS x k: the codes of each trial */
+    float *w;       /* scratch: the weights of a block of channels */
 } q_gptq;
 npu_status q_gptq_init(q_gptq *gq, int64_t k, npu_alloc alloc, npu_err *err);
 void q_gptq_free(q_gptq *gq);
 /* Factors h (k x k, symmetric PSD); false when it cannot (no signal): round to nearest then. */
 bool q_gptq_factor(q_gptq *gq, const double *h);
-/* Codes of one channel's weights w (k) and its scale, chosen below s0 = max|w| / qmax. */
-void q_gptq_round(q_gptq *gq, const float *w, int qmax, double s0, int8_t *codes, float *scale);
+/* Codes (n x k) and per-channel scales of the weights w (n x k, one row per
+ * output channel, real values) of a group whose metric is factored (ready). */
+void q_gptq_round(q_gptq *gq, const float *w, int64_t n, int qmax, int8_t *codes, float *scales);
 
 /* weights.c: the per-channel weight rounding (nearest, adaptive or gptq) */
 typedef struct q_round_in {
@@ -83,9 +86,9 @@ typedef struct q_round_in {
                            * when bias correction follows), or NULL: nearest */
     const double *mean;   /* k E[p], or NULL */
     q_rounding rounding;
-    q_gptq *gptq;         /* Q_ROUND_GPTQ: the factored metric (ready), or NULL: nearest */
 } q_round_in;
-/* Codes (k) and the scale; returns the mean output error sum_j (s*q_j - w_j) mean_j (0 without means). */
+/* Codes (k) and the scale; returns the mean output error sum_j (s*q_j - w_j) mean_j (0 without means).
+ * Q_ROUND_GPTQ is per group (q_gptq_round): here it rounds to nearest. */
 double q_round_channel(const q_round_in *in, int8_t *codes, float *scale);
 
 /* report.c: compares the two graphs on samples of ds; layers: per-layer SQNR too. */

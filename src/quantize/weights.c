@@ -88,6 +88,16 @@ static void round_adaptive(const q_round_in *in, double s0, int8_t *q, float *sc
     free(d);
 }
 
+/* sum_j (s q_j - w_j) mean_j: the mean output error bias correction removes */
+static double mean_error(const float *w, int64_t k, float s, const int8_t *codes, const double *mean)
+{
+    double err = 0;
+    if (mean)
+        for (int64_t j = 0; j < k; j++)
+            err += ((double)s * codes[j] - w[j]) * mean[j];
+    return err;
+}
+
 double q_round_channel(const q_round_in *in, int8_t *codes, float *scale)
 {
     float amax = 0;
@@ -97,19 +107,12 @@ double q_round_channel(const q_round_in *in, int8_t *codes, float *scale)
     if (in->rounding == Q_ROUND_ADAPTIVE && in->metric && amax > 0) {
         round_adaptive(in, s, codes, scale);
         s = *scale;
-    } else if (in->rounding == Q_ROUND_GPTQ && in->gptq && in->gptq->ready && amax > 0) {
-        q_gptq_round(in->gptq, in->w, in->qmax, s, codes, scale);
-        s = *scale;
     } else {
         *scale = s;
         for (int64_t j = 0; j < in->k; j++)
             codes[j] = clamp_code(roundf(in->w[j] / s), in->qmax);
     }
-    double err = 0;
-    if (in->mean)
-        for (int64_t j = 0; j < in->k; j++)
-            err += ((double)s * codes[j] - in->w[j]) * in->mean[j];
-    return err;
+    return mean_error(in->w, in->k, s, codes, in->mean);
 }
 
 static const q_layer_stats *stats_for(const q_ctx *c, const ir_node *n)
@@ -176,50 +179,58 @@ npu_status q_weighted(q_ctx *c, ir_node *n)
         ls = NULL; /* statistics of another shape: the graph changed since calibration */
     bool correct = c->opts->bias_correction && ls;
     double *mean_err = correct ? npu_arena_alloc(g->arena, sizeof(double) * (size_t)oc) : NULL;
-    float *row = npu_arena_alloc(g->arena, sizeof(float) * (size_t)(per ? per : 1));
-    if (!row || (correct && !mean_err))
-        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
     q_rounding rounding = bits == 4 ? c->opts->int4_rounding : c->opts->int8_rounding;
     bool weighed = rounding != Q_ROUND_NEAREST && ls && ls->gram;
+    int64_t gsize = ls ? oc / ls->groups : oc; /* output channels per group */
+    /* the real weights (alpha applied), one row per output channel */
+    float *rows = malloc(sizeof(float) * (size_t)(oc * per) + 1);
+    if (!rows || (correct && !mean_err)) {
+        free(rows);
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    }
+    for (int64_t i = 0; i < oc * per; i++)
+        rows[i] = wf[i] * alpha;
     /* the error metric per group: E[p p^T], or its covariance when the mean
      * error is corrected by the bias afterwards */
     double *metric = weighed && correct ? malloc(sizeof(double) * (size_t)(per * per)) : NULL;
-    if (weighed && correct && !metric)
-        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
     q_gptq gq = {0};
+    if (weighed && correct && !metric) {
+        free(rows);
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    }
     if (weighed && rounding == Q_ROUND_GPTQ && q_gptq_init(&gq, per, g->alloc, c->err) != NPU_OK) {
+        free(rows);
         free(metric);
         return c->err->code;
     }
-    int64_t metric_group = -1;
-    for (int64_t ch = 0; ch < oc; ch++) {
-        for (int64_t j = 0; j < per; j++)
-            row[j] = wf[ch * per + j] * alpha;
-        int64_t gi = ls ? ch / (oc / ls->groups) : 0;
+    for (int64_t gi = 0; gi * gsize < oc; gi++) {
         const double *gram = weighed ? ls->gram + (size_t)gi * (size_t)(per * per) : NULL;
-        if (weighed && gi != metric_group) {
-            if (metric) {
-                const double *m = ls->mean + gi * per;
-                for (int64_t i = 0; i < per; i++)
-                    for (int64_t j = 0; j < per; j++)
-                        metric[i * per + j] = gram[i * per + j] - m[i] * m[j];
+        const double *mean = correct ? ls->mean + gi * per : NULL;
+        if (metric)
+            for (int64_t i = 0; i < per; i++)
+                for (int64_t j = 0; j < per; j++)
+                    metric[i * per + j] = gram[i * per + j] - mean[i] * mean[j];
+        const double *h = metric ? metric : gram;
+        /* GPTQ rounds the group's channels together; without a factor, nearest */
+        bool by_group = gq.m && q_gptq_factor(&gq, h);
+        if (by_group)
+            q_gptq_round(&gq, rows + gi * gsize * per, gsize, qmax, codes + gi * gsize * per, wq->scale + gi * gsize);
+        for (int64_t ch = gi * gsize; ch < (gi + 1) * gsize; ch++) {
+            const float *w_ch = rows + ch * per;
+            double e;
+            if (by_group) {
+                e = mean_error(w_ch, per, wq->scale[ch], codes + ch * per, mean);
+            } else {
+                q_round_in ri = {.w = w_ch, .k = per, .qmax = qmax, .metric = h, .mean = mean,
+                                 .rounding = rounding};
+                e = q_round_channel(&ri, codes + ch * per, &wq->scale[ch]);
             }
-            if (gq.m)
-                q_gptq_factor(&gq, metric ? metric : gram);
-            metric_group = gi;
+            wq->zero_point[ch] = 0;
+            if (correct)
+                mean_err[ch] = e;
         }
-        q_round_in ri = {
-            .w = row, .k = per, .qmax = qmax,
-            .metric = metric ? metric : gram,
-            .mean = correct ? ls->mean + gi * per : NULL,
-            .rounding = rounding,
-            .gptq = gq.m ? &gq : NULL,
-        };
-        double e = q_round_channel(&ri, codes + ch * per, &wq->scale[ch]);
-        wq->zero_point[ch] = 0;
-        if (correct)
-            mean_err[ch] = e;
     }
+    free(rows);
     free(metric);
     q_gptq_free(&gq);
     if (bits == 4) {
