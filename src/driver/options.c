@@ -57,7 +57,7 @@ npu_status drv_parse_args(int argc, char **argv, drv_options *o, npu_err *err)
     /* defaults chosen by measurement (docs/numerics.md, "Post-training quantization") */
     o->calib_method = DRV_CALIB_MINMAX;
     o->bias_correction = 0;
-    o->int4_rounding = Q_ROUND_ADAPTIVE;
+    o->int4_rounding = Q_ROUND_GPTQ;
     o->int8_rounding = Q_ROUND_NEAREST;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];

@@ -42,8 +42,8 @@ typedef struct drv_options {
     cal_read_opts calib_read;  /* --mean, --std, --layout, --resize */
     int bias_correction;       /* --bias-correction 1, --no-bias-correction 0 (the default) */
     bool cle;                  /* --cle */
-    q_rounding int4_rounding;  /* --int4-rounding (or --weight-rounding) nearest|adaptive|gptq */
-    q_rounding int8_rounding;  /* --weight-rounding nearest|adaptive|gptq */
+    q_rounding int4_rounding;  /* --int4-rounding or --weight-rounding (default gptq) */
+    q_rounding int8_rounding;  /* --weight-rounding (default nearest) */
     int n_input_shapes;
     imp_input_shape input_shapes[DRV_MAX_INPUT_SHAPES];
     int n_layer_bits;

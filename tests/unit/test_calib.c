@@ -360,6 +360,15 @@ Test(calib_readers, cli_flags)
     cr_assert_eq(o.bias_correction, 0);
     cr_assert(o.int4_rounding == Q_ROUND_NEAREST && !o.cle);
     cr_assert_eq(o.calib_method, DRV_CALIB_MINMAX, "the measured default");
+    char *plain[] = {"npucc", "--target", "t", "m.onnx"};
+    cr_assert_eq(drv_parse_args(4, plain, &o, &e), NPU_OK, "%s", e.msg);
+    cr_assert(o.int4_rounding == Q_ROUND_GPTQ && o.int8_rounding == Q_ROUND_NEAREST, "the measured defaults");
+    char *all[] = {"npucc", "--target", "t", "--weight-rounding", "gptq", "--int4-rounding=adaptive", "m.onnx"};
+    cr_assert_eq(drv_parse_args(7, all, &o, &e), NPU_OK, "%s", e.msg);
+    cr_assert(o.int8_rounding == Q_ROUND_GPTQ && o.int4_rounding == Q_ROUND_ADAPTIVE);
+    char *badr[] = {"npucc", "--target", "t", "--weight-rounding=best", "m.onnx"};
+    cr_assert_eq(drv_parse_args(5, badr, &o, &e), NPU_EUSAGE);
+    cr_assert(strstr(e.msg, "--weight-rounding: 'best'"), "%s", e.msg);
     char *bad[] = {"npucc", "--target", "t", "--mean", "0.1,x", "m.onnx"};
     cr_assert_eq(drv_parse_args(6, bad, &o, &e), NPU_EUSAGE);
     cr_assert(strstr(e.msg, "--mean"), "%s", e.msg);

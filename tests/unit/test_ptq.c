@@ -400,7 +400,7 @@ static ir_graph *dw_pw_relu6(npu_alloc alloc)
 }
 
 /* Fails allocation k = 1, 2, ... of q_ptq (every option on) until it succeeds. */
-static void allocation_failures(ir_graph *(*build)(npu_alloc), const char *dir)
+static void allocation_failures_with(ir_graph *(*build)(npu_alloc), const char *dir, q_rounding rounding)
 {
     bool succeeded = false;
     for (size_t k = 1; !succeeded && k < 20000; k++) {
@@ -409,7 +409,7 @@ static void allocation_failures(ir_graph *(*build)(npu_alloc), const char *dir)
         cr_assert_not_null(g);
         cnt.fail_at = cnt.count + k;
         q_ptq_options o = {.calib_dir = dir, .range = {CAL_MSE, 99.99, 8}, .q = {.wbits = 4, .abits = 8},
-                           .bias_correction = true, .int4_rounding = Q_ROUND_ADAPTIVE, .cle = true,
+                           .bias_correction = true, .int4_rounding = rounding, .int8_rounding = rounding, .cle = true,
                            .accuracy_budget_db = 100.0, .report = true};
         q_ptq_result r;
         npu_err e = {0};
@@ -426,6 +426,13 @@ static void allocation_failures(ir_graph *(*build)(npu_alloc), const char *dir)
         cr_assert_eq(cnt.live_bytes, 0, "allocation %zu: %zu bytes leaked (%s)", k, cnt.live_bytes, e.msg);
     }
     cr_assert(succeeded);
+}
+
+/* adaptive (int4 only) and GPTQ (int4, and the 8-bit layers mixed precision keeps) */
+static void allocation_failures(ir_graph *(*build)(npu_alloc), const char *dir)
+{
+    allocation_failures_with(build, dir, Q_ROUND_ADAPTIVE);
+    allocation_failures_with(build, dir, Q_ROUND_GPTQ);
 }
 
 Test(ptq, every_allocation_failure_is_reported_and_leaks_nothing)
