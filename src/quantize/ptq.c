@@ -191,6 +191,9 @@ npu_status q_ptq(ir_graph *g, const q_ptq_options *o, q_ptq_result *res, npu_err
     if (g->n_inputs != 1 || g->inputs[0]->dtype != IR_F32)
         return npu_fail(err, NPU_EUSER, "%s: calibration supports one float32 input (the model has %d)", model,
                         g->n_inputs);
+    npu_status bits_st = q_check_bits(&o->q, err);
+    if (bits_st != NPU_OK)
+        return bits_st;
     if (o->accuracy_budget_db > 0 && o->q.wbits != 4)
         return npu_fail(err, NPU_EUSER, "%s: --accuracy-budget chooses which layers keep 8 of 4 weight bits: "
                         "it needs --wbits 4", model);
