@@ -5,7 +5,8 @@
  *
  *   ptq_accuracy MODEL.onnx CALIB_DIR TEST_X.npy TEST_Y.npy [-n N] CONFIG...
  *
- * CONFIG: '+'-separated tokens: w8 | w4, a4 (int4 activations; w4a4 = w4+a4), minmax | percentile | kl | mse,
+ * CONFIG: '+'-separated tokens: w8 | w4, a4 (int4 activations; w4a4 = w4+a4), io4 (with a4:
+ * int4 graph inputs and outputs too, instead of int8), p=P (the percentile), minmax | percentile | kl | mse,
  * bc (bias correction), cle, round (adaptive int4 rounding), budget=DB
  * (mixed precision). Example: w4+mse+bc+round. Built and run by
  * bench/ptq_bench.sh. */
@@ -121,6 +122,10 @@ static bool parse_config(const char *cfg, q_ptq_options *o)
             o->q.wbits = 4;
         else if (!strcmp(t, "a4") || !strcmp(t, "w4a4")) /* int4 activations (as on a target declaring them) */
             o->q.abits = 4, o->q.wbits = t[0] == 'w' ? 4 : o->q.wbits, o->q.target_int4_acts = true;
+        else if (!strcmp(t, "io4")) /* with a4: int4 graph inputs and outputs too */
+            o->q.int4_io = true;
+        else if (!strncmp(t, "p=", 2))
+            o->range.percentile = atof(t + 2);
         else if (!strcmp(t, "minmax"))
             o->range.method = CAL_MINMAX;
         else if (!strcmp(t, "percentile"))

@@ -135,14 +135,28 @@ static bool fixed_output(ir_op op, int bits, float *scale, int32_t *zp)
 
 /* ---- the rewrite ---- */
 
+int q_act_bits(const q_ctx *c, const ir_tensor *y)
+{
+    if (c->opts->abits == 8 || c->opts->int4_io)
+        return c->opts->abits;
+    for (int i = 0; i < c->g->n_outputs; i++)
+        if (c->g->outputs[i] == y)
+            return 8;
+    for (int i = 0; i < c->g->n_inputs; i++)
+        if (c->g->inputs[i] == y)
+            return 8;
+    return c->opts->abits;
+}
+
 static npu_status output_quant(q_ctx *c, const ir_node *n, ir_tensor *y, ir_quant **out)
 {
     float s;
     int32_t zp;
-    if (!fixed_output(n->op, c->opts->abits, &s, &zp)) {
+    int bits = q_act_bits(c, y);
+    if (!fixed_output(n->op, bits, &s, &zp)) {
         int id = y->id;
         float lo = id >= 0 && id < c->n_ranges ? c->lo[id] : 0.0f, hi = id >= 0 && id < c->n_ranges ? c->hi[id] : 0.0f;
-        q_params_from_range(lo, hi, c->opts->abits, &s, &zp);
+        q_params_from_range(lo, hi, bits, &s, &zp);
     }
     if (!(*out = q_quant_tensor(c->g, s, zp)))
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
@@ -189,6 +203,8 @@ static npu_status rewrite_node(q_ctx *c, ir_node *n)
     ir_tensor *yint;
     if ((st = q_new_int_tensor(c, y, yq, &yint)) != NPU_OK)
         return st;
+    if (k == Q_KIND_INHERIT) /* the same codes: int4 or int8 as the input's */
+        yint->flags = (yint->flags & ~(unsigned)IR_TENSOR_INT4_CODES) | (n->inputs[0]->flags & IR_TENSOR_INT4_CODES);
     n->outputs[0] = yint;
     yint->producer = n;
     y->producer = NULL;

@@ -59,6 +59,8 @@ typedef struct q_options {
     int abits;        /* 8, or 4: int4 activations (codes -8..7 held one per byte), on targets that declare them */
     const char *target_file; /* the target's file, for messages */
     bool target_int4_acts;   /* the target declares int4 activations (dtypes.activations) */
+    bool int4_io;            /* with abits 4: the graph inputs' and outputs' integer versions hold int4 codes
+                              * too (false: int8, the measured default: docs/numerics.md) */
     int n_layer_bits;
     const q_layer_bits *layer_bits;
     /* Whether the integer path can run a node (the target and the reference

@@ -17,7 +17,7 @@ npu_status q_new_int_tensor(q_ctx *c, const ir_tensor *like, ir_quant *q, ir_ten
     if (!t)
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory (or names) quantizing '%s'", like->name);
     t->quant = q;
-    if (c->opts->abits == 4)
+    if (q_act_bits(c, like) == 4)
         t->flags |= IR_TENSOR_INT4_CODES;
     *out = t;
     return NPU_OK;
@@ -58,12 +58,12 @@ npu_status q_int_version(q_ctx *c, ir_tensor *x, ir_unit unit, ir_tensor **out)
         return npu_fail(c->err, NPU_EINTERNAL, "quantize: '%s' has no integer version", x->name);
     float s;
     int32_t zp;
-    q_params_from_range(c->lo[x->id], c->hi[x->id], c->opts->abits, &s, &zp);
+    q_params_from_range(c->lo[x->id], c->hi[x->id], q_act_bits(c, x), &s, &zp);
     ir_quant *q = q_quant_tensor(c->g, s, zp);
     if (!q)
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
     npu_status st = q_new_int_tensor(c, x, q, out);
-    if (st == NPU_OK && c->opts->abits == 4) {
+    if (st == NPU_OK && q_act_bits(c, x) == 4) {
         /* QuantizeLinear saturates to int8: an npu.Requantize by the identity
          * clamps the codes to int4 (its input is int8 on the 4-bit scale) */
         ir_tensor *wide;
@@ -119,7 +119,8 @@ npu_status q_concat_inputs(q_ctx *c, ir_node *n)
     ir_quant *yq = n->outputs[0]->quant;
     for (int i = 0; i < n->n_inputs; i++) {
         ir_tensor *x = n->inputs[i];
-        if (!x || q_same_quant(x->quant, yq))
+        if (!x || (q_same_quant(x->quant, yq) &&
+                   (x->flags & IR_TENSOR_INT4_CODES) == (n->outputs[0]->flags & IR_TENSOR_INT4_CODES)))
             continue;
         ir_tensor *xr;
         npu_status st = q_new_int_tensor(c, x, yq, &xr);

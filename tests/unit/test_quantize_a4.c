@@ -71,8 +71,9 @@ static void ranges(const a4_graph *s, float *lo, float *hi)
     hi[s->y->id] = 2.0f; /* below p's [0, 4]: p is requantized into the concat */
 }
 
+/* int4 graph input and output too (the default keeps those two int8) */
 static const q_options a4_opts = {.wbits = 8, .abits = 4, .target_file = "targets/edge-v1-wide.yaml",
-                                  .target_int4_acts = true};
+                                  .target_int4_acts = true, .int4_io = true};
 
 static const ir_node *node_named(const ir_graph *g, const char *name)
 {
@@ -183,6 +184,77 @@ Test(quantize_a4, scales_flags_and_clamps)
     ir_graph_free(g);
 }
 
+Test(quantize_a4, graph_input_and_output_stay_int8_by_default)
+{
+    a4_graph s = build();
+    float lo[N_T], hi[N_T];
+    ranges(&s, lo, hi);
+    q_options o = a4_opts;
+    o.int4_io = false;
+    npu_err e;
+    cr_assert_eq(q_quantize(s.g, lo, hi, &o, &e), NPU_OK, "%s", e.msg);
+    /* the input: QuantizeLinear straight into the conv, 8-bit scale */
+    const ir_node *conv = node_named(s.g, "conv");
+    const ir_tensor *xq = conv->inputs[0];
+    cr_assert_eq(xq->producer->op, IR_OP_QUANTIZE_LINEAR);
+    cr_assert_not(xq->flags & IR_TENSOR_INT4_CODES);
+    cr_assert_float_eq(xq->quant->scale[0], 2.0f / 255.0f, 1e-9);
+    /* inside: int4 */
+    assert_a4_params(conv->outputs[0], 0.0f, 4.0f);
+    /* the output (the concat's) at 8 bits: [0, 2] over 255 steps, clamp -128..127 */
+    const ir_node *cat = node_named(s.g, "cat");
+    const ir_tensor *yq = cat->outputs[0];
+    cr_assert_not(yq->flags & IR_TENSOR_INT4_CODES);
+    cr_assert_float_eq(yq->quant->scale[0], 2.0f / 255.0f, 1e-9);
+    nk_qrequant_params rq;
+    cr_assert_eq(ref_qrequant_params(cat, cat->inputs[1], yq, &rq, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(rq.act_min, -128);
+    cr_assert_eq(rq.act_max, 127);
+    ir_graph_free(s.g);
+}
+
+Test(quantize_a4, ops_that_inherit_keep_their_inputs_codes)
+{
+    /* x -> MaxPool -> p -> Conv -> y: the pool of the int8 graph input
+     * stays int8 (its scale is the input's), the conv's output is int4 */
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[4] = {1, 1, 4, 4}, pd[4] = {1, 1, 2, 2}, wd[4] = {1, 1, 1, 1}, k[2] = {2, 2};
+    ir_tensor *x = ir_tensor_new(g, "x", IR_F32, 4, xd), *p = ir_tensor_new(g, "p", IR_F32, 4, pd);
+    x->flags |= IR_TENSOR_INPUT;
+    ir_tensor *y = ir_tensor_new(g, "y", IR_F32, 4, pd), *h = ir_tensor_new(g, "h", IR_F32, 4, pd);
+    ir_node *mp = ir_node_new(g, IR_OP_MAX_POOL, "mpool", 1, &x, 1, &p);
+    ir_set_ints(g, mp, "kernel_shape", 2, k);
+    ir_set_ints(g, mp, "strides", 2, k);
+    ir_tensor *cin[2] = {p, ir_const_new(g, "w", IR_F32, 4, wd, (float[]){0.5f})};
+    ir_node_new(g, IR_OP_CONV, "conv", 2, cin, 1, &h);
+    ir_node *mp2 = ir_node_new(g, IR_OP_MAX_POOL, "mpool2", 1, &h, 1, &y);
+    int64_t one[2] = {1, 1};
+    ir_set_ints(g, mp2, "kernel_shape", 2, one);
+    g->inputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
+    g->inputs[0] = x;
+    g->n_inputs = 1;
+    g->outputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
+    g->outputs[0] = y;
+    g->n_outputs = 1;
+    float lo[8] = {0}, hi[8] = {0};
+    lo[x->id] = lo[p->id] = -1.0f, hi[x->id] = hi[p->id] = 1.0f;
+    lo[h->id] = lo[y->id] = -0.5f, hi[h->id] = hi[y->id] = 0.5f;
+    q_options o = a4_opts;
+    o.int4_io = false;
+    npu_err e;
+    cr_assert_eq(q_quantize(g, lo, hi, &o, &e), NPU_OK, "%s", e.msg);
+    const ir_node *pool = node_named(g, "mpool"), *pool2 = node_named(g, "mpool2");
+    cr_assert_not(pool->outputs[0]->flags & IR_TENSOR_INT4_CODES, "the int8 input's pool holds int8 codes");
+    nk_qpool_params pp;
+    cr_assert_eq(ref_qpool_params(pool, &pp, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(pp.act_max, 127, "no int4 clamp on an int8 scale");
+    cr_assert(node_named(g, "conv")->outputs[0]->flags & IR_TENSOR_INT4_CODES);
+    cr_assert(pool2->outputs[0]->flags & IR_TENSOR_INT4_CODES, "the graph output inherits int4 codes");
+    cr_assert_eq(ref_qpool_params(pool2, &pp, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(pp.act_max, 7);
+    ir_graph_free(g);
+}
+
 typedef struct code_watch {
     int n_int4, bad;
 } code_watch;
@@ -221,7 +293,7 @@ Test(quantize_a4, codes_stay_within_int4_beyond_the_calibrated_range)
         void *out[1] = {y};
         cr_assert_eq(ref_ctx_run(rc, in, out, &e), NPU_OK, "%s", e.msg);
     }
-    cr_assert_geq(w.n_int4, 20 * 6, "every int4 activation observed (%d)", w.n_int4);
+    cr_assert_geq(w.n_int4, 20 * 8, "every int4 activation observed (%d)", w.n_int4);
     cr_assert_eq(w.bad, 0, "%d codes outside -8..7", w.bad);
     ref_ctx_free(rc);
     ir_graph_free(s.g);
