@@ -31,6 +31,8 @@ void q_calib_set_tap(q_calib *c, ref_observer_fn fn, void *ud);
 /* Ranges per tensor id (lo/hi arrays of g->n_tensors); tensors never seen
  * get [0, 0]. */
 void q_calib_ranges(const q_calib *c, const cal_range_opts *o, float *lo, float *hi);
+/* The range of one tensor id. */
+void q_calib_range(const q_calib *c, int id, const cal_range_opts *o, float *lo, float *hi);
 
 typedef struct q_layer_bits {
     const char *node; /* node name */
