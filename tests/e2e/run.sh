@@ -76,6 +76,11 @@ done
 for m in conv residual bigconv; do
     check_a4 $m 0.95 --wbits 4
 done
+# --emit qdq has no int4 activations (opset 13): refused, naming the node
+msg=$($B/npucc --target targets/edge-v1-wide.yaml --calib $W/models/conv_calib --abits 4 --emit qdq \
+      -o $W/a4_qdq.onnx $W/models/conv.onnx 2>&1); rc=$?
+if [ $rc -eq 1 ] && echo "$msg" | grep -q "int4 activation"; then pass=$((pass + 1))
+else echo "FAIL --abits 4 --emit qdq: exit $rc: $msg"; fail=$((fail + 1)); fi
 
 # malformed binaries: every tool refuses them with a message and exit 1
 good=$W/edge-v1/conv.npub
