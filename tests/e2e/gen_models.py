@@ -167,6 +167,14 @@ def models(d):
     y = g.conv(a, 32, 32, stride=2)
     g.save(d, y, [1, 32, 32, 32], d)
 
+    # unary ops that become lookup tables (npu.Lut): fixed-scale Sigmoid and
+    # Tanh, LeakyRelu split from its conv (last: the models above keep their seeds)
+    g = G("lut", [1, 3, 8, 8])
+    a = g.op("Sigmoid", [g.conv("x", 3, 8, relu=False)])
+    b = g.op("LeakyRelu", [g.conv(a, 8, 8, relu=False)], alpha=0.1)
+    y = g.op("Tanh", [g.conv(b, 8, 4, relu=False)])
+    g.save(d, y, [1, 4, 8, 8], d)
+
 
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/e2e/models"
