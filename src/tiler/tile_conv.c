@@ -431,7 +431,9 @@ static bool dwconv_ok(const tile_ctx *c, const win *w)
     return tgt_check(c->t, i, v, &e) == NPU_OK;
 }
 
-static npu_status conv(tile_ctx *c, const ir_node *n, const ir_node *fuse, bool in_place)
+/* The window of conv n, on the depthwise datapath when it takes it. */
+static npu_status conv_win(tile_ctx *c, const ir_node *n, const ir_node *fuse, bool in_place, win *out,
+                           nk_qconv2d_params *kp)
 {
     nk_qconv2d_params k;
     npu_status st = ref_qconv_params(n, &k, c->err);
@@ -449,8 +451,30 @@ static npu_status conv(tile_ctx *c, const ir_node *n, const ir_node *fuse, bool 
     w.w4 = w.wt->dtype == IR_I4 && tile_w4_ok(c->t, w.sem == TGT_SEM_CONV ? w.icg * w.kh * w.kw : 2) &&
            tgt_insn_field(c->t->isa, tile_insn(c, w.sem), TGT_F_W4);
     w.wbytes_el2 = w.w4 ? 1 : 2;
+    *out = w;
+    *kp = k;
+    return NPU_OK;
+}
+
+static npu_status conv(tile_ctx *c, const ir_node *n, const ir_node *fuse, bool in_place)
+{
+    win w;
+    nk_qconv2d_params k;
+    npu_status st = conv_win(c, n, fuse, in_place, &w, &k);
+    if (st != NPU_OK)
+        return st;
     qfields q = {k.in_zp, k.out_zp, k.act_min, k.act_max, 0, 0, 0, 0};
     return run_window(c, n, &w, &q);
+}
+
+int64_t tile_conv_estimate(tile_ctx *c, const ir_node *n)
+{
+    win w;
+    nk_qconv2d_params k;
+    plan p = {0};
+    if (conv_win(c, n, NULL, false, &w, &k) != NPU_OK || !choose_plan(c, &w, &p))
+        return INT64_MAX;
+    return p.cost;
 }
 
 npu_status tile_conv(tile_ctx *c, const ir_node *n)

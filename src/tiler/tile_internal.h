@@ -158,7 +158,15 @@ npu_status tile_conv_info(tile_ctx *c, const ir_node *n, bool build, tile_convin
  * dwconv into SRAM, then the 1x1 conv from there; n's output never goes to
  * DRAM. *done is false (nothing emitted) when no such plan fits. */
 npu_status tile_dw_pw(tile_ctx *c, const ir_node *n, const ir_node *m, bool *done);
+/* The inverted-residual chain nd[0..len): an expand 1x1 conv, the depthwise
+ * conv after it, optionally the 1x1 projection and the eltwise after that,
+ * as one pipeline over row bands (tile_cascade3.c); the intermediates stay
+ * in SRAM. *done is false (nothing emitted) when no such plan fits or it
+ * would not be faster than the convs apart. */
+npu_status tile_chain(tile_ctx *c, const ir_node *const *nd, int len, bool *done);
 npu_status tile_conv(tile_ctx *c, const ir_node *n);
+/* The cost model's cycles for conv n lowered alone (its best plan), INT64_MAX when none fits. */
+int64_t tile_conv_estimate(tile_ctx *c, const ir_node *n);
 /* A conv whose output only feeds the eltwise node m (same shapes): each
  * tile's output is combined with the other operand's tile in SRAM and m's
  * output stored; the conv's own output never goes to DRAM. in_place: m's
