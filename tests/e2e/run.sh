@@ -10,6 +10,7 @@ mkdir -p $W/fw
 PY=/usr/bin/python3
 fail=0 pass=0
 [ -f $W/models/partcopy.onnx ] || $PY tests/e2e/gen_models.py $W/models || exit 1
+[ -f $W/models/invres.onnx ] || $PY tests/e2e/gen_models.py $W/models || exit 1
 
 check() { # name, min cosine, npucc flags...
     name=$1 cos=$2; shift 2
@@ -41,6 +42,7 @@ check() { # name, min cosine, npucc flags...
 for m in conv dwconv residual concat pool fc hostop split slice partcopy bigconv; do
     check $m 0.98
 done
+check invres 0.98 # the inverted-residual cascade
 check conv 0.95 --wbits 4
 check residual 0.95 --wbits 4
 
