@@ -16,7 +16,14 @@
  * per band on the vector unit, plus a token npu-v1-narrow lacks). The
  * recomputed rows cost (kh - sh) / (band rows * sh) of the expand's MACs,
  * which the cost model below weighs against the bands' sizes, and the whole
- * cascade against running the convs apart. */
+ * cascade against running the convs apart.
+ *
+ * When the expanded width does not fit (the SRAM, or a channel field: 256
+ * on npu-v1-narrow), each band runs over chunks of the expanded channels:
+ * expand chunk, depthwise chunk, and the projection accumulating over the
+ * chunks in int32 partial sums (acc_out / acc_in). All weight blocks stay
+ * resident, laid out in the constants in the order they sit in SRAM, so one
+ * load brings them. */
 #include <string.h>
 
 #include "tiler/tile_internal.h"
@@ -26,9 +33,11 @@ typedef struct chain {
     tile_convinfo ce, cd, cp;
     int64_t CI, H, W, CE, OH, OW, CO; /* CO: channels stored (the projection's, or CE) */
     int64_t iwe;                      /* columns of the expand the depthwise reads */
+    int64_t ec, n_chunks;             /* expanded channels per chunk (the last may be fewer), chunks */
+    int64_t wbytes;                   /* every weight block, resident: expand chunks, depthwise chunks, projection */
     int64_t oht, ih;                  /* rows per band, expanded rows of the tallest band */
     int n_tiles;
-    int64_t in_slot, mid1, mid2, out_slot, res_slot;
+    int64_t in_slot, mid1, mid2, out_slot, res_slot, psum;
 } chain;
 
 static bool is_pointwise(const tile_convinfo *ci)
@@ -107,20 +116,20 @@ static int64_t span(int64_t o, int64_t k, int64_t s, int64_t d)
     return (o - 1) * s + d * (k - 1) + 1;
 }
 
-/* Do the fields of every instruction take a band of oht rows? */
-static bool fields_ok(const tile_ctx *c, const chain *q, int64_t oht)
+/* Do the fields of every instruction take a band of oht rows in chunks of ec? */
+static bool fields_ok(const tile_ctx *c, const chain *q, int64_t ec, int64_t oht)
 {
     const nk_qconv2d_params *k = &q->cd.k;
     int64_t ih = tile_min(q->H, span(oht, k->k_h, k->stride_h, k->dil_h));
     tgt_sem cv = TGT_SEM_CONV, dw = TGT_SEM_DWCONV;
-    bool ok = q->CI <= tile_fmax(c, cv, TGT_F_IC) && q->CE <= tile_fmax(c, cv, TGT_F_OC) &&
+    bool ok = q->CI <= tile_fmax(c, cv, TGT_F_IC) && ec <= tile_fmax(c, cv, TGT_F_OC) &&
               ih <= tile_fmax(c, cv, TGT_F_IH) && ih <= tile_fmax(c, cv, TGT_F_OH) &&
               q->iwe <= tile_fmax(c, cv, TGT_F_IW) && q->iwe <= tile_fmax(c, cv, TGT_F_OW) &&
-              q->CE <= tile_fmax(c, dw, TGT_F_C) && ih <= tile_fmax(c, dw, TGT_F_IH) &&
+              ec <= tile_fmax(c, dw, TGT_F_C) && ih <= tile_fmax(c, dw, TGT_F_IH) &&
               q->iwe <= tile_fmax(c, dw, TGT_F_IW) && oht <= tile_fmax(c, dw, TGT_F_OH) &&
               q->OW <= tile_fmax(c, dw, TGT_F_OW);
     if (ok && q->p)
-        ok = q->CE <= tile_fmax(c, cv, TGT_F_IC) && q->CO <= tile_fmax(c, cv, TGT_F_OC) &&
+        ok = ec <= tile_fmax(c, cv, TGT_F_IC) && q->CO <= tile_fmax(c, cv, TGT_F_OC) &&
              oht <= tile_fmax(c, cv, TGT_F_IH) && q->OW <= tile_fmax(c, cv, TGT_F_IW);
     if (ok && q->a) {
         tgt_sem el = TGT_SEM_ELTWISE;
@@ -129,10 +138,46 @@ static bool fields_ok(const tile_ctx *c, const chain *q, int64_t oht)
     return ok;
 }
 
+/* Channels of chunk k. */
+static int64_t chunk_ch(const chain *q, int64_t k)
+{
+    return tile_min(q->ec, q->CE - k * q->ec);
+}
+
+/* The weight blocks for chunks of ec: their total bytes (q->wbytes); q->cp
+ * becomes the projection's chunked block. */
+static npu_status weights_for(tile_ctx *c, chain *q, int64_t ec)
+{
+    q->ec = ec;
+    q->n_chunks = tile_cdiv(q->CE, ec);
+    q->wbytes = 0;
+    tile_convinfo b;
+    for (int64_t k = 0; k < q->n_chunks; k++) {
+        if (k > 0 && k < q->n_chunks - 1) { /* the middle chunks are the size of the first */
+            q->wbytes += q->wbytes / k;
+            continue;
+        }
+        npu_status st = tile_conv_block(c, q->e, k * ec, chunk_ch(q, k), 0, false, &b);
+        int64_t e = b.blk_bytes;
+        if (st == NPU_OK)
+            st = tile_conv_block(c, q->d, k * ec, chunk_ch(q, k), 0, false, &b);
+        if (st != NPU_OK)
+            return st;
+        q->wbytes += e + b.blk_bytes;
+    }
+    if (q->p) {
+        npu_status st = tile_conv_block(c, q->p, 0, 0, ec, false, &q->cp);
+        if (st != NPU_OK)
+            return st;
+        q->wbytes += q->cp.blk_bytes;
+    }
+    return NPU_OK;
+}
+
 static int n_buffers(const chain *q)
 {
     int slots = q->n_tiles > 1 ? 2 : 1;
-    return 3 + (q->p ? 2 : 0) + slots * (2 + (q->a ? 1 : 0));
+    return 5 + slots * (2 + (q->a ? 1 : 0));
 }
 
 /* Sizes of a plan of oht rows per band; false when they do not fit the SRAM. */
@@ -143,13 +188,14 @@ static bool sizes(const tile_ctx *c, chain *q, int64_t oht)
     q->ih = tile_min(q->H, span(oht, k->k_h, k->stride_h, k->dil_h));
     q->n_tiles = (int)tile_cdiv(q->OH, oht);
     q->in_slot = q->CI * q->ih * q->iwe;
-    q->mid1 = q->CE * q->ih * q->iwe;
-    q->mid2 = q->p ? q->CE * oht * q->OW : 0;
+    q->mid1 = q->ec * q->ih * q->iwe;
+    q->mid2 = q->p ? q->ec * oht * q->OW : 0;
     q->out_slot = q->CO * oht * q->OW;
     q->res_slot = q->a ? q->out_slot : 0;
+    q->psum = q->p && q->n_chunks > 1 ? 4 * q->out_slot : 0;
     int slots = q->n_tiles > 1 ? 2 : 1;
-    int64_t total = 16 * n_buffers(q) + q->mid1 + q->mid2 + slots * (q->in_slot + q->out_slot + q->res_slot) +
-                    q->ce.blk_bytes + q->cd.blk_bytes + q->cp.blk_bytes;
+    int64_t total = 16 * n_buffers(q) + q->mid1 + q->mid2 + q->psum + q->wbytes +
+                    slots * (q->in_slot + q->out_slot + q->res_slot);
     return total <= c->t->p[TGT_P_SRAM_BYTES];
 }
 
@@ -170,51 +216,72 @@ static int64_t dma_time(const tile_ctx *c, int64_t ch, int64_t h, int64_t w, int
     return timing(c, TGT_SEM_DMA_LOAD, set, 5);
 }
 
+/* MAC cycles of one band's chunk of ec channels. */
+static int64_t chunk_mac(const tile_ctx *c, const chain *q, int64_t ec)
+{
+    const nk_qconv2d_params *k = &q->cd.k;
+    int64_t ex[] = {TGT_F_IC, q->CI, TGT_F_OC, ec, TGT_F_KH, 1, TGT_F_KW, 1, TGT_F_OH, q->ih,
+                    TGT_F_OW, q->iwe, TGT_F_W4, q->ce.w4};
+    int64_t dw[] = {TGT_F_C, ec, TGT_F_KH, k->k_h, TGT_F_KW, k->k_w, TGT_F_OH, q->oht, TGT_F_OW, q->OW};
+    int64_t pw[] = {TGT_F_IC, ec, TGT_F_OC, q->CO, TGT_F_KH, 1, TGT_F_KW, 1, TGT_F_OH, q->oht,
+                    TGT_F_OW, q->OW, TGT_F_W4, q->cp.w4};
+    return timing(c, TGT_SEM_CONV, ex, 7) + timing(c, TGT_SEM_DWCONV, dw, 5) + (q->p ? timing(c, TGT_SEM_CONV, pw, 7) : 0);
+}
+
 /* Cycles of a plan: the busiest queue over the bands, plus the weights, the
  * first load and the last store that nothing hides. */
 static int64_t cost(const tile_ctx *c, const chain *q)
 {
-    const nk_qconv2d_params *k = &q->cd.k;
-    int64_t ex[] = {TGT_F_IC, q->CI, TGT_F_OC, q->CE, TGT_F_KH, 1, TGT_F_KW, 1, TGT_F_OH, q->ih,
-                    TGT_F_OW, q->iwe, TGT_F_W4, q->ce.w4};
-    int64_t dw[] = {TGT_F_C, q->CE, TGT_F_KH, k->k_h, TGT_F_KW, k->k_w, TGT_F_OH, q->oht, TGT_F_OW, q->OW};
-    int64_t pw[] = {TGT_F_IC, q->CE, TGT_F_OC, q->CO, TGT_F_KH, 1, TGT_F_KW, 1, TGT_F_OH, q->oht,
-                    TGT_F_OW, q->OW, TGT_F_W4, q->cp.w4};
-    int64_t mac = timing(c, TGT_SEM_CONV, ex, 7) + timing(c, TGT_SEM_DWCONV, dw, 5) +
-                  (q->p ? timing(c, TGT_SEM_CONV, pw, 7) : 0);
+    int64_t mac = (q->n_chunks - 1) * chunk_mac(c, q, q->ec) + chunk_mac(c, q, chunk_ch(q, q->n_chunks - 1));
     int64_t ld = dma_time(c, q->CI, q->ih, q->iwe, q->W), st = dma_time(c, q->CO, q->oht, q->OW, q->OW);
     int64_t res = q->a ? st : 0;
-    int64_t wl = dma_time(c, 1, 1, q->ce.blk_bytes + q->cd.blk_bytes + q->cp.blk_bytes, 0);
+    int64_t wl = dma_time(c, 1, 1, q->wbytes, 0);
     int64_t n = q->n_tiles, busy = n * mac;
     busy = busy > n * (ld + res) ? busy : n * (ld + res);
     busy = busy > n * st ? busy : n * st;
     return busy + ld + wl + st;
 }
 
-/* Largest fitting band, and halvings of it, by the cost above. */
-static bool choose(const tile_ctx *c, chain *q)
+/* For each chunk width (all the channels, then halving in multiples of
+ * mac.cols), the largest fitting band and halvings of it, by the cost
+ * above; q is left with the best plan. */
+static npu_status choose(tile_ctx *c, chain *q, bool *found)
 {
-    int64_t best = 0, best_cost = INT64_MAX;
-    int64_t hi = q->OH;
-    while (hi > 0 && !(fields_ok(c, q, hi) && sizes(c, q, hi)))
-        hi = hi > 8 ? hi - hi / 8 : hi - 1;
-    for (int64_t r = hi, k = 0; r >= 1 && k < 6; r = tile_cdiv(r, 2), k++) {
-        if (fields_ok(c, q, r) && sizes(c, q, r)) {
-            int64_t cst = cost(c, q);
-            if (cst < best_cost)
-                best = r, best_cost = cst;
+    *found = false;
+    int64_t cols = c->t->p[TGT_P_MAC_COLS], best_ec = 0, best = 0, best_cost = INT64_MAX;
+    int64_t ec = q->CE;
+    while (ec > cols && !fields_ok(c, q, ec, 1))
+        ec = ((ec / 2 + cols - 1) / cols) * cols;
+    for (int n = 0; ec >= 1 && n < 6; n++) {
+        npu_status st = weights_for(c, q, ec);
+        if (st != NPU_OK)
+            return st;
+        int64_t hi = q->OH;
+        while (hi > 0 && !(fields_ok(c, q, ec, hi) && sizes(c, q, hi)))
+            hi = hi > 8 ? hi - hi / 8 : hi - 1;
+        for (int64_t r = hi, k = 0; r >= 1 && k < 6; r = tile_cdiv(r, 2), k++) {
+            if (fields_ok(c, q, ec, r) && sizes(c, q, r)) {
+                int64_t cst = cost(c, q);
+                if (cst < best_cost)
+                    best_ec = ec, best = r, best_cost = cst;
+            }
+            if (r == 1)
+                break;
         }
-        if (r == 1)
+        if (ec <= cols)
             break;
+        ec = ((ec / 2 + cols - 1) / cols) * cols;
     }
     if (best == 0)
-        return false;
+        return NPU_OK;
     /* the convs apart (their best plans, each through DRAM) must not be cheaper */
-    int64_t apart = tile_conv_estimate((tile_ctx *)c, q->e), a2 = tile_conv_estimate((tile_ctx *)c, q->d);
-    int64_t a3 = q->p ? tile_conv_estimate((tile_ctx *)c, q->p) : 0;
-    if (apart < INT64_MAX / 4 && a2 < INT64_MAX / 4 && a3 < INT64_MAX / 4 && best_cost >= apart + a2 + a3)
-        return false;
-    return sizes(c, q, best);
+    int64_t a1 = tile_conv_estimate(c, q->e), a2 = tile_conv_estimate(c, q->d);
+    int64_t a3 = q->p ? tile_conv_estimate(c, q->p) : 0;
+    if (a1 < INT64_MAX / 4 && a2 < INT64_MAX / 4 && a3 < INT64_MAX / 4 && best_cost >= a1 + a2 + a3)
+        return NPU_OK;
+    npu_status st = weights_for(c, q, best_ec);
+    *found = st == NPU_OK && sizes(c, q, best);
+    return st;
 }
 
 static void conv_fields(int64_t *v, const tile_convinfo *ci, int64_t src, int64_t dst, int64_t wgt)
@@ -228,7 +295,9 @@ static void conv_fields(int64_t *v, const tile_convinfo *ci, int64_t src, int64_
 }
 
 typedef struct bufs {
-    int64_t in[2], out[2], res[2], mid1, mid2, we, wd, wp;
+    int64_t in[2], out[2], res[2], mid1, mid2, psum, wt;
+    tile_convinfo *ce, *cd; /* per chunk, offsets relative to the first block */
+    int64_t w0;             /* the first block's offset in the constants */
 } bufs;
 
 static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j, const int64_t *elt, bool conv_is_a)
@@ -255,35 +324,42 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j, c
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
     int64_t src = b->in[j % slots], dst = b->out[j % slots];
     tile_load(wk, tile_box_chw(xr, xo + ay.i0 * q->W, q->H, q->W, src, q->CI, ih, q->iwe));
-    if (j == 0) { /* the weight blocks stay resident */
-        tile_load_flat(c, wk, TGT_REGION_CONSTANTS, q->ce.blk_off, b->we, q->ce.blk_bytes);
-        tile_load_flat(c, wk, TGT_REGION_CONSTANTS, q->cd.blk_off, b->wd, q->cd.blk_bytes);
-        if (q->p)
-            tile_load_flat(c, wk, TGT_REGION_CONSTANTS, q->cp.blk_off, b->wp, q->cp.blk_bytes);
-    }
+    if (j == 0) /* the weight blocks stay resident */
+        tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0, b->wt, q->wbytes);
     if (q->a)
         tile_load(wk, tile_box_chw(fr, fo + y0 * q->OW, q->OH, q->OW, b->res[j % slots], q->CO, oh, q->OW));
-    tile_comp *ce = tile_comp_new(c, wk, TGT_SEM_CONV);
-    tile_comp *cd = ce ? tile_comp_new(c, wk, TGT_SEM_DWCONV) : NULL;
-    tile_comp *cp = cd && q->p ? tile_comp_new(c, wk, TGT_SEM_CONV) : cd;
-    tile_comp *ca = cp && q->a ? tile_comp_new(c, wk, TGT_SEM_ELTWISE) : cp;
-    if (!ca)
-        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
-    ce = &c->comp[wk->first_comp], cd = ce + 1; /* the array may have moved */
-    int64_t *v = ce->v; /* the expand: the band's rows with their halo, the columns the depthwise reads */
-    conv_fields(v, &q->ce, src, b->mid1, b->we);
-    v[TGT_F_IC] = q->CI, v[TGT_F_OC] = q->CE, v[TGT_F_IH] = v[TGT_F_OH] = ih, v[TGT_F_IW] = v[TGT_F_OW] = q->iwe;
-    v = cd->v;
-    conv_fields(v, &q->cd, b->mid1, q->p ? b->mid2 : dst, b->wd);
-    v[TGT_F_C] = q->CE, v[TGT_F_IH] = ih, v[TGT_F_IW] = q->iwe, v[TGT_F_OH] = oh, v[TGT_F_OW] = q->OW;
-    v[TGT_F_PT] = ay.p0, v[TGT_F_PB] = ay.p1, v[TGT_F_PL] = ax.p0, v[TGT_F_PR] = ax.p1;
-    if (q->p) {
-        v = cd[1].v;
-        conv_fields(v, &q->cp, b->mid2, dst, b->wp);
-        v[TGT_F_IC] = q->CE, v[TGT_F_OC] = q->CO, v[TGT_F_IH] = v[TGT_F_OH] = oh, v[TGT_F_IW] = v[TGT_F_OW] = q->OW;
+    for (int64_t ch = 0; ch < q->n_chunks; ch++) {
+        int64_t e0 = ch * q->ec, ec = chunk_ch(q, ch);
+        tile_comp *ce = tile_comp_new(c, wk, TGT_SEM_CONV);
+        tile_comp *cd = ce ? tile_comp_new(c, wk, TGT_SEM_DWCONV) : NULL;
+        tile_comp *cp = cd && q->p ? tile_comp_new(c, wk, TGT_SEM_CONV) : cd;
+        if (!cp)
+            return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+        ce = &c->comp[c->n_comp - (q->p ? 3 : 2)], cd = ce + 1; /* the array may have moved */
+        int64_t *v = ce->v; /* the expand: the band's rows with their halo, the columns the depthwise reads */
+        conv_fields(v, &b->ce[ch], src, b->mid1, b->wt + b->ce[ch].blk_off);
+        v[TGT_F_IC] = q->CI, v[TGT_F_OC] = ec, v[TGT_F_IH] = v[TGT_F_OH] = ih, v[TGT_F_IW] = v[TGT_F_OW] = q->iwe;
+        v = cd->v;
+        conv_fields(v, &b->cd[ch], b->mid1, q->p ? b->mid2 : dst + e0 * oh * q->OW, b->wt + b->cd[ch].blk_off);
+        v[TGT_F_C] = ec, v[TGT_F_IH] = ih, v[TGT_F_IW] = q->iwe, v[TGT_F_OH] = oh, v[TGT_F_OW] = q->OW;
+        v[TGT_F_PT] = ay.p0, v[TGT_F_PB] = ay.p1, v[TGT_F_PL] = ax.p0, v[TGT_F_PR] = ax.p1;
+        if (!q->p)
+            continue;
+        v = cd[1].v; /* the projection of this chunk, accumulated over the chunks */
+        conv_fields(v, &q->cp, b->mid2, dst, b->wt + q->cp.blk_off + ch * q->cp.chunk_bytes);
+        v[TGT_F_QTAB] = b->wt + q->cp.blk_off + q->cp.qtab_rel;
+        v[TGT_F_IC] = ec, v[TGT_F_OC] = q->CO, v[TGT_F_IH] = v[TGT_F_OH] = oh, v[TGT_F_IW] = v[TGT_F_OW] = q->OW;
+        if (q->n_chunks > 1) {
+            v[TGT_F_PSUM] = b->psum;
+            v[TGT_F_ACC_IN] = ch > 0;
+            v[TGT_F_ACC_OUT] = ch < q->n_chunks - 1;
+        }
     }
     if (q->a) { /* in place on the projection's tile */
-        v = cd[2].v;
+        tile_comp *ca = tile_comp_new(c, wk, TGT_SEM_ELTWISE);
+        if (!ca)
+            return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+        int64_t *v = ca->v;
         memcpy(v, elt, sizeof(int64_t) * TGT_F_COUNT);
         v[TGT_F_A] = conv_is_a ? dst : b->res[j % slots], v[TGT_F_B] = conv_is_a ? b->res[j % slots] : dst;
         v[TGT_F_DST] = dst, v[TGT_F_C] = q->CO, v[TGT_F_H] = oh, v[TGT_F_W] = q->OW;
@@ -292,39 +368,71 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j, c
     return NPU_OK;
 }
 
+/* Builds every weight block into the constants, back to back in their SRAM
+ * order (16-byte sizes, so one contiguous range); offsets made relative. */
+static npu_status build_weights(tile_ctx *c, chain *q, bufs *b)
+{
+    int64_t at = -1;
+    npu_status st = NPU_OK;
+    for (int pass = 0; pass < 3 && st == NPU_OK; pass++) {
+        for (int64_t k = 0; k < (pass < 2 ? q->n_chunks : (q->p ? 1 : 0)) && st == NPU_OK; k++) {
+            tile_convinfo *ci = pass == 0 ? &b->ce[k] : pass == 1 ? &b->cd[k] : &q->cp;
+            const ir_node *n = pass == 0 ? q->e : pass == 1 ? q->d : q->p;
+            st = pass < 2 ? tile_conv_block(c, n, k * q->ec, chunk_ch(q, k), 0, true, ci)
+                          : tile_conv_block(c, n, 0, 0, q->ec, true, ci);
+            if (st != NPU_OK)
+                break;
+            if (at < 0)
+                b->w0 = at = ci->blk_off;
+            if (ci->blk_off != at)
+                return tile_fail(c, "tiler bug: the cascade's weight blocks are not contiguous");
+            at += ci->blk_bytes;
+            ci->blk_off -= b->w0;
+        }
+    }
+    if (st == NPU_OK && at - b->w0 != q->wbytes)
+        return tile_fail(c, "tiler bug: the cascade's weights take %lld bytes, not %lld", (long long)(at - b->w0),
+                         (long long)q->wbytes);
+    return st;
+}
+
 npu_status tile_chain(tile_ctx *c, const ir_node *const *nd, int len, bool *done)
 {
     *done = false;
     chain q;
     bool ok;
     npu_status st = match(c, nd, len, &q, &ok);
-    if (st != NPU_OK || !ok || !choose(c, &q))
+    if (st == NPU_OK && ok)
+        st = choose(c, &q, &ok);
+    if (st != NPU_OK || !ok)
         return st;
     *done = true;
-    if ((st = tile_conv_info(c, q.e, true, &q.ce)) != NPU_OK || (st = tile_conv_info(c, q.d, true, &q.cd)) != NPU_OK ||
-        (q.p && (st = tile_conv_info(c, q.p, true, &q.cp)) != NPU_OK))
-        return st;
     int64_t elt[TGT_F_COUNT];
     bool conv_is_a = q.a && q.a->inputs[0] == q.p->outputs[0];
     if (q.a && (st = tile_eltwise_fields(c, q.a, elt)) != NPU_OK)
         return st;
-    int slots = q.n_tiles > 1 ? 2 : 1;
     bufs b = {.in = {-1, -1}, .out = {-1, -1}, .res = {-1, -1}};
-    tile_sram_req rq[16] = {{q.mid1, &b.mid1}, {q.ce.blk_bytes, &b.we}, {q.cd.blk_bytes, &b.wd}};
-    int nr = 3;
-    if (q.p) {
-        rq[nr++] = (tile_sram_req){q.mid2, &b.mid2};
-        rq[nr++] = (tile_sram_req){q.cp.blk_bytes, &b.wp};
-    }
+    size_t nb = sizeof(tile_convinfo) * (size_t)q.n_chunks;
+    b.ce = npu_malloc(c->alloc, nb);
+    b.cd = npu_malloc(c->alloc, nb);
+    if (!b.ce || !b.cd)
+        st = npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    if (st == NPU_OK)
+        st = build_weights(c, &q, &b);
+    int slots = q.n_tiles > 1 ? 2 : 1;
+    tile_sram_req rq[16] = {{q.mid1, &b.mid1}, {q.wbytes, &b.wt}, {q.mid2, &b.mid2}, {q.psum, &b.psum}};
+    int nr = 4;
     for (int i = 0; i < slots; i++) {
         rq[nr++] = (tile_sram_req){q.in_slot, &b.in[i]};
         rq[nr++] = (tile_sram_req){q.out_slot, &b.out[i]};
         if (q.a)
             rq[nr++] = (tile_sram_req){q.res_slot, &b.res[i]};
     }
-    if ((st = tile_sram_place(c, rq, nr, "tiler bug: the cascade's buffers exceed the SRAM")) != NPU_OK)
-        return st;
+    if (st == NPU_OK)
+        st = tile_sram_place(c, rq, nr, "tiler bug: the cascade's buffers exceed the SRAM");
     for (int j = 0; j < q.n_tiles && st == NPU_OK; j++)
         st = emit_band(c, &q, &b, j, elt, conv_is_a);
+    npu_free(c->alloc, b.ce, nb);
+    npu_free(c->alloc, b.cd, nb);
     return st == NPU_OK ? tile_pipeline(c) : st;
 }

@@ -152,8 +152,13 @@ typedef struct tile_convinfo {
     nk_qconv2d_params k;
     bool w4;
     int64_t blk_off, blk_bytes, qtab_rel; /* offset in consts (when built), size, qtab inside the block */
+    int64_t chunk_bytes;                  /* bytes of one full reduction chunk's weights in the block */
 } tile_convinfo;
 npu_status tile_conv_info(tile_ctx *c, const ir_node *n, bool build, tile_convinfo *ci);
+/* The block of output channels [o0, o0+ct) with reduction chunks of icc
+ * input channels (ct, icc <= 0: all), as the conv tiles lay it out. */
+npu_status tile_conv_block(tile_ctx *c, const ir_node *n, int64_t o0, int64_t ct, int64_t icc, bool build,
+                           tile_convinfo *ci);
 /* A depthwise conv n whose output only feeds the 1x1 conv m: per row tile,
  * dwconv into SRAM, then the 1x1 conv from there; n's output never goes to
  * DRAM. *done is false (nothing emitted) when no such plan fits. */
