@@ -321,6 +321,24 @@ static npu_status grow_layers(tile_ctx *c, tile_program *out, int *cap)
     return NPU_OK;
 }
 
+/* The cascades the plan was made for (mp_plan.pos_group), else tile_cascades decides them. */
+static npu_status plan_cascades(tile_ctx *c, const part_schedule *sched, int *group)
+{
+    const ir_graph *g = c->g;
+    const mp_plan *p = c->plan;
+    if (!p->pos_group || !p->node_pos || p->n_positions <= 0)
+        return tile_cascades(c->t, g, sched, c->alloc, group, c->err);
+    for (int i = 0; i < g->n_nodes; i++) {
+        int q = p->node_pos[i];
+        group[i] = i;
+        if (q >= 0 && q < p->n_positions && p->pos_group[q] != q) /* the node at the group's first position */
+            for (int k = 0; k < g->n_nodes; k++)
+                if (p->node_pos[k] == p->pos_group[q])
+                    group[i] = k;
+    }
+    return NPU_OK;
+}
+
 npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedule *sched, const mp_plan *plan,
                       emit_blob *consts, npu_alloc alloc, tile_program *out, npu_err *err)
 {
@@ -333,7 +351,7 @@ npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedul
         n_npu += sched->steps[s].unit == IR_UNIT_NPU;
     out->segments = npu_malloc(alloc, sizeof *out->segments * (size_t)(n_npu + 1));
     npu_status st = !c.const_off || !out->segments || !group ? npu_fail(err, NPU_EINTERNAL, "out of memory")
-                                                             : tile_cascades(t, g, sched, alloc, group, err);
+                                                             : plan_cascades(&c, sched, group);
     if (st != NPU_OK) {
         npu_free(alloc, c.const_off, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
         npu_free(alloc, out->segments, sizeof *out->segments * (size_t)(n_npu + 1));
