@@ -22,8 +22,10 @@
  * on npu-v1-narrow), each band runs over chunks of the expanded channels:
  * expand chunk, depthwise chunk, and the projection accumulating over the
  * chunks in int32 partial sums (acc_out / acc_in). All weight blocks stay
- * resident, laid out in the constants in the order they sit in SRAM, so one
- * load brings them. */
+ * resident, laid out in the constants in the order they sit in SRAM and
+ * loaded by the first band in the order its computes need them (the first
+ * chunk's expand and depthwise blocks, the projection, the other chunks), so
+ * the first computes overlap the rest of the transfer. */
 #include <string.h>
 
 #include "tiler/tile_internal.h"
@@ -34,7 +36,8 @@ typedef struct chain {
     int64_t CI, H, W, CE, OH, OW, CO; /* CO: channels stored (the projection's, or CE) */
     int64_t iwe;                      /* columns of the expand the depthwise reads */
     int64_t ec, n_chunks;             /* expanded channels per chunk (the last may be fewer), chunks */
-    int64_t wbytes;                   /* every weight block, resident: expand chunks, depthwise chunks, projection */
+    int64_t wbytes;                   /* every weight block, resident (build_weights has their order) */
+    int64_t wfirst;                   /* of them, the first chunk's expand and depthwise blocks */
     int64_t oht, ih;                  /* rows per band, expanded rows of the tallest band */
     int n_tiles;
     int64_t in_slot, mid1, mid2, out_slot, res_slot, psum;
@@ -164,6 +167,8 @@ static npu_status weights_for(tile_ctx *c, chain *q, int64_t ec)
         if (st != NPU_OK)
             return st;
         q->wbytes += e + b.blk_bytes;
+        if (k == 0)
+            q->wfirst = q->wbytes;
     }
     if (q->p) {
         npu_status st = tile_conv_block(c, q->p, 0, 0, ec, false, &q->cp);
@@ -216,8 +221,8 @@ static int64_t dma_time(const tile_ctx *c, int64_t ch, int64_t h, int64_t w, int
     return timing(c, TGT_SEM_DMA_LOAD, set, 5);
 }
 
-/* MAC cycles of one band's chunk of ec channels. */
-static int64_t chunk_mac(const tile_ctx *c, const chain *q, int64_t ec)
+/* MAC cycles of one band's chunk of ec channels; *proj: the projection's part. */
+static int64_t chunk_mac(const tile_ctx *c, const chain *q, int64_t ec, int64_t *proj)
 {
     const nk_qconv2d_params *k = &q->cd.k;
     int64_t ex[] = {TGT_F_IC, q->CI, TGT_F_OC, ec, TGT_F_KH, 1, TGT_F_KW, 1, TGT_F_OH, q->ih,
@@ -225,21 +230,34 @@ static int64_t chunk_mac(const tile_ctx *c, const chain *q, int64_t ec)
     int64_t dw[] = {TGT_F_C, ec, TGT_F_KH, k->k_h, TGT_F_KW, k->k_w, TGT_F_OH, q->oht, TGT_F_OW, q->OW};
     int64_t pw[] = {TGT_F_IC, ec, TGT_F_OC, q->CO, TGT_F_KH, 1, TGT_F_KW, 1, TGT_F_OH, q->oht,
                     TGT_F_OW, q->OW, TGT_F_W4, q->cp.w4};
-    return timing(c, TGT_SEM_CONV, ex, 7) + timing(c, TGT_SEM_DWCONV, dw, 5) + (q->p ? timing(c, TGT_SEM_CONV, pw, 7) : 0);
+    int64_t p = q->p ? timing(c, TGT_SEM_CONV, pw, 7) : 0;
+    if (proj)
+        *proj = p;
+    return timing(c, TGT_SEM_CONV, ex, 7) + timing(c, TGT_SEM_DWCONV, dw, 5) + p;
 }
 
-/* Cycles of a plan: the busiest queue over the bands, plus the weights, the
- * first load and the last store that nothing hides. */
+/* Cycles of a plan: the MAC array's timeline, whose first band waits for
+ * its load groups (the first chunk's expand and depthwise blocks with the
+ * input, the projection, the other chunks), or the busiest DMA queue, plus
+ * the last store that nothing hides. */
 static int64_t cost(const tile_ctx *c, const chain *q)
 {
-    int64_t mac = (q->n_chunks - 1) * chunk_mac(c, q, q->ec) + chunk_mac(c, q, chunk_ch(q, q->n_chunks - 1));
+    int64_t pw = 0, c0 = chunk_mac(c, q, q->ec, &pw); /* pw: the projection part of a chunk */
+    int64_t mac = (q->n_chunks - 1) * c0 + chunk_mac(c, q, chunk_ch(q, q->n_chunks - 1), NULL);
     int64_t ld = dma_time(c, q->CI, q->ih, q->iwe, q->W), st = dma_time(c, q->CO, q->oht, q->OW, q->OW);
-    int64_t res = q->a ? st : 0;
-    int64_t wl = dma_time(c, 1, 1, q->wbytes, 0);
-    int64_t n = q->n_tiles, busy = n * mac;
-    busy = busy > n * (ld + res) ? busy : n * (ld + res);
-    busy = busy > n * st ? busy : n * st;
-    return busy + ld + wl + st;
+    int64_t res = q->a ? st : 0, wp = q->p ? q->cp.blk_bytes : 0; /* the projection's block */
+    int64_t t_first = ld + dma_time(c, 1, 1, q->wfirst, 0), t_proj = ld + dma_time(c, 1, 1, q->wfirst + wp, 0);
+    int64_t t_all = ld + dma_time(c, 1, 1, q->wbytes, 0);
+    /* the first chunk: expand and depthwise, then the projection once its block is in */
+    int64_t t = t_first + (q->n_chunks > 1 ? c0 : mac) - pw;
+    t = (t > t_proj ? t : t_proj) + pw;
+    if (q->n_chunks > 1) /* the other chunks once every block is in, then the other bands */
+        t = (t > t_all ? t : t_all) + mac - c0;
+    t += (q->n_tiles - 1) * mac;
+    int64_t dma = q->n_tiles * (ld + res) + (t_all - ld);
+    t = t > dma ? t : dma;
+    t = t > q->n_tiles * st ? t : q->n_tiles * st;
+    return t + st;
 }
 
 /* For each chunk width (all the channels, then halving in multiples of
@@ -324,9 +342,19 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j, c
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
     int64_t src = b->in[j % slots], dst = b->out[j % slots];
     tile_load(wk, tile_box_chw(xr, xo + ay.i0 * q->W, q->H, q->W, src, q->CI, ih, q->iwe));
-    if (j == 0) /* the weight blocks stay resident */
-        tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0, b->wt, q->wbytes);
-    if (q->a)
+    if (j == 0) { /* the weight blocks stay resident; each group loads before the first compute that needs it */
+        int64_t wp = q->p ? q->cp.blk_bytes : 0, rest = q->wbytes - q->wfirst - wp;
+        tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0, b->wt, q->wfirst);
+        if (wp) {
+            tile_load_split(wk, 2); /* the first projection */
+            tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0 + q->wfirst, b->wt + q->wfirst, wp);
+        }
+        if (rest) {
+            tile_load_split(wk, q->p ? 3 : 2); /* the second chunk's expand */
+            tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0 + q->wfirst + wp, b->wt + q->wfirst + wp, rest);
+        }
+    }
+    if (q->a) /* needed by the eltwise, after every load group */
         tile_load(wk, tile_box_chw(fr, fo + y0 * q->OW, q->OH, q->OW, b->res[j % slots], q->CO, oh, q->OW));
     for (int64_t ch = 0; ch < q->n_chunks; ch++) {
         int64_t e0 = ch * q->ec, ec = chunk_ch(q, ch);
@@ -369,17 +397,21 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j, c
 }
 
 /* Builds every weight block into the constants, back to back in their SRAM
- * order (16-byte sizes, so one contiguous range); offsets made relative. */
+ * order (16-byte sizes, so one contiguous range): the first chunk's expand
+ * and depthwise blocks, the projection's, the other chunks' expand blocks,
+ * their depthwise blocks; offsets made relative. */
 static npu_status build_weights(tile_ctx *c, chain *q, bufs *b)
 {
     int64_t at = -1;
     npu_status st = NPU_OK;
-    for (int pass = 0; pass < 3 && st == NPU_OK; pass++) {
-        for (int64_t k = 0; k < (pass < 2 ? q->n_chunks : (q->p ? 1 : 0)) && st == NPU_OK; k++) {
-            tile_convinfo *ci = pass == 0 ? &b->ce[k] : pass == 1 ? &b->cd[k] : &q->cp;
-            const ir_node *n = pass == 0 ? q->e : pass == 1 ? q->d : q->p;
-            st = pass < 2 ? tile_conv_block(c, n, k * q->ec, chunk_ch(q, k), 0, true, ci)
-                          : tile_conv_block(c, n, 0, 0, q->ec, true, ci);
+    for (int pass = 0; pass < 5 && st == NPU_OK; pass++) {
+        int64_t k0 = pass == 3 || pass == 4 ? 1 : 0, k1 = pass < 2 ? 1 : pass == 2 ? (q->p ? 1 : 0) : q->n_chunks;
+        for (int64_t k = k0; k < k1 && st == NPU_OK; k++) {
+            bool expand = pass == 0 || pass == 3, proj = pass == 2;
+            tile_convinfo *ci = proj ? &q->cp : expand ? &b->ce[k] : &b->cd[k];
+            const ir_node *n = proj ? q->p : expand ? q->e : q->d;
+            st = proj ? tile_conv_block(c, n, 0, 0, q->ec, true, ci)
+                      : tile_conv_block(c, n, k * q->ec, chunk_ch(q, k), 0, true, ci);
             if (st != NPU_OK)
                 break;
             if (at < 0)

@@ -28,11 +28,16 @@ typedef struct tile_box {
     int64_t dram_hs, dram_cs, sram_hs, sram_cs;
 } tile_box;
 
-enum { TILE_MAX_LOADS = 8, TILE_MAX_STORES = 2 };
+enum { TILE_MAX_LOADS = 8, TILE_MAX_STORES = 2, TILE_MAX_SPLITS = 3 };
 
 typedef struct tile_work {
     int n_load;
     tile_box load[TILE_MAX_LOADS];
+    /* Later load groups (tile_load_split): the loads from split_load[s] on
+     * signal LOADED apart, and the work's compute split_comp[s] waits for
+     * them, so the computes before it overlap their transfer. */
+    int n_split;
+    int split_load[TILE_MAX_SPLITS], split_comp[TILE_MAX_SPLITS];
     int first_comp, n_comp; /* range of tile_ctx.comp */
     int n_store;
     tile_box store[TILE_MAX_STORES];
@@ -121,6 +126,9 @@ void tile_layer_begin(tile_ctx *c);
 tile_work *tile_work_new(tile_ctx *c);
 tile_comp *tile_comp_new(tile_ctx *c, tile_work *w, tgt_sem sem);
 void tile_load(tile_work *w, tile_box b);
+/* The loads added from now on form a group that the work's compute number
+ * comp (0-based, in the work's order) is the first to need. */
+void tile_load_split(tile_work *w, int comp);
 void tile_store(tile_work *w, tile_box b);
 /* A contiguous copy of bytes between a region and SRAM, as at most two boxes. */
 void tile_load_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram, int64_t sram, int64_t bytes);

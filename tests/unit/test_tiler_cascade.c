@@ -145,6 +145,12 @@ Test(tiler_cascade, channel_chunks_and_fallback)
         check_program(t, &b, "wide block", counts);
         bool fits = t->p[TGT_P_SRAM_BYTES] >= 512 * 1024;
         cr_assert_eq(b.prog.layers[1].fused, fits, "%s: cascaded iff the weights fit", t->name);
+        if (fits) { /* the first band's later computes wait for their own weight groups, not all of them */
+            const tile_layer *L = &b.prog.layers[0];
+            int64_t waits = field_sum(t, L, &b.prog, TGT_SEM_CONV, TGT_F_WAIT) +
+                            field_sum(t, L, &b.prog, TGT_SEM_DWCONV, TGT_F_WAIT);
+            cr_assert_gt(waits, L->tiles, "%s: load groups", t->name);
+        }
         if (!strcmp(t->name, "edge-v1-narrow")) {
             cr_assert_gt(counts[TGT_SEM_DWCONV], b.prog.layers[0].tiles, "channel chunks");
             cr_assert_eq(field_sum(t, &b.prog.layers[0], &b.prog, TGT_SEM_CONV, TGT_F_ACC_OUT),
