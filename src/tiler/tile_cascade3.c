@@ -136,7 +136,8 @@ static bool fields_ok(const tile_ctx *c, const chain *q, int64_t ec, int64_t oht
              oht <= tile_fmax(c, cv, TGT_F_IH) && q->OW <= tile_fmax(c, cv, TGT_F_IW);
     if (ok && q->a) {
         tgt_sem el = TGT_SEM_ELTWISE;
-        ok = q->CO <= tile_fmax(c, el, TGT_F_C) && oht <= tile_fmax(c, el, TGT_F_H) && q->OW <= tile_fmax(c, el, TGT_F_W);
+        ok = q->CO <= tile_fmax(c, el, TGT_F_C) && oht <= tile_fmax(c, el, TGT_F_H) &&
+             q->OW <= tile_fmax(c, el, TGT_F_W);
     }
     return ok;
 }

@@ -108,7 +108,8 @@ Test(tiler_cascade, inverted_residual_on_every_target)
             /* per band every expanded channel once (in one chunk or several), an expand per depthwise */
             cr_assert_eq(field_sum(t, &b.prog.layers[0], &b.prog, TGT_SEM_DWCONV, TGT_F_C), tiles * mid[0]->dims[1],
                          "block %zu on %s: each band's depthwise covers every channel once", bi, t->name);
-            cr_assert_eq(counts[TGT_SEM_CONV], (s->out ? 2 : 1) * counts[TGT_SEM_DWCONV], "block %zu on %s", bi, t->name);
+            cr_assert_eq(counts[TGT_SEM_CONV], (s->out ? 2 : 1) * counts[TGT_SEM_DWCONV], "block %zu on %s", bi,
+                         t->name);
             if (with_add)
                 cr_assert_eq(counts[TGT_SEM_ELTWISE], tiles);
             /* the intermediates never go to DRAM: the cascade stores its output alone, each byte once */
