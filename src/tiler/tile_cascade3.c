@@ -56,6 +56,8 @@ static bool only_reader(const tile_ctx *c, const ir_tensor *y, const ir_node *m)
     bool reads = false;
     for (int j = 0; j < m->n_inputs; j++)
         reads |= m->inputs[j] == y;
+    for (int i = 0; i < c->g->n_outputs; i++)
+        reads &= c->g->outputs[i] != y;
     return reads && ir_use_count(c->g, y) == 1 && !(y->flags & IR_TENSOR_OUTPUT);
 }
 

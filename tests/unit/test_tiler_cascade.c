@@ -165,6 +165,55 @@ Test(tiler_cascade, channel_chunks_and_fallback)
     }
 }
 
+/* stem conv -> block (no add) -> tail conv, so the block's input and output both live in the arena. */
+static ir_graph *framed_block(ir_tensor **x_out, ir_tensor **z_out)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[4] = {1, 8, 20, 20};
+    ir_tensor *in = act(g, "in", 4, xd, 0.04f, -6);
+    conv_spec stem = {1, 8, 20, 20, 16, 3, 1, 1, 1, IR_I8, true, 1};
+    ir_tensor *x = add_conv(g, in, &stem, "stem", 81);
+    conv_spec e = {1, 16, 20, 20, 96, 1, 1, 0, 1, IR_I8, true, 1};
+    conv_spec d = {1, 96, 20, 20, 96, 3, 1, 1, 96, IR_I8, true, 1};
+    conv_spec p = {1, 96, 20, 20, 16, 1, 1, 0, 1, IR_I8, false, 1};
+    conv_spec tail = {1, 16, 20, 20, 8, 1, 1, 0, 1, IR_I8, true, 1};
+    ir_tensor *z = add_conv(g, add_conv(g, add_conv(g, x, &e, "expand", 83), &d, "dw", 85), &p, "project", 87);
+    ir_tensor *y = add_conv(g, z, &tail, "tail", 89);
+    tg_set_io(g, 1, &in, y);
+    *x_out = x, *z_out = z;
+    return g;
+}
+
+/* A plan made without the cascades that puts the block's output on its input
+ * (right for the convs apart: the expand has read it all before the
+ * projection writes): the band-by-band cascade would overwrite rows later
+ * bands still read, so the convs run apart. */
+Test(tiler_cascade, not_on_a_plan_that_overlaps_its_input)
+{
+    for (int ti = 0; ti < N_TARGETS; ti++) {
+        tgt_target *t = load_target(targets[ti]);
+        ir_tensor *x, *z;
+        built b;
+        npu_err e;
+        cr_assert_eq(build(t, framed_block(&x, &z), &b, &e), NPU_OK, "%s", e.msg);
+        cr_assert(b.prog.layers[2].fused && b.prog.layers[3].fused, "%s: cascaded on a clear plan", t->name);
+        tile_program_free(&b.prog, npu_alloc_default());
+        emit_blob_free(&b.consts);
+        emit_blob_init(&b.consts, npu_alloc_default());
+        b.plan.t[z->id].offset = b.plan.t[x->id].offset;
+        cr_assert_eq(tile_build(t, b.g, &b.sched, &b.plan, &b.consts, npu_alloc_default(), &b.prog, &e), NPU_OK,
+                     "%s: %s", t->name, e.msg);
+        int counts[TGT_SEM_COUNT];
+        check_program(t, &b, "overlapping plan", counts);
+        cr_assert(!b.prog.layers[2].fused, "%s: apart", t->name);
+#ifdef HAVE_NPU_MODEL
+        run_functional(t, &b, "overlapping plan", 37);
+#endif
+        built_free(&b);
+        tgt_free(t);
+    }
+}
+
 /* The schedule's single NPU step, planned by the memory planner told of the cascades. */
 static npu_status plan_with_groups(const tgt_target *t, built *b, bool groups, npu_err *e)
 {
