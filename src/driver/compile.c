@@ -147,8 +147,13 @@ static npu_status stage_partition(drv_ctx *c, npu_err *err)
 
 static npu_status stage_memplan(drv_ctx *c, npu_err *err)
 {
-    mp_options mo = {.align = 16};
-    npu_status st = mp_plan_graph(c->g, &c->sched, &mo, &c->plan, err);
+    /* the tiler's cascades keep their intermediates in SRAM: the planner gives them no DRAM home */
+    int *group = npu_arena_alloc(c->g->arena, sizeof(int) * (size_t)(c->g->n_nodes + 1));
+    npu_status st = group ? tile_cascades(c->target, c->g, &c->sched, c->alloc, group, err)
+                          : npu_fail(err, NPU_EINTERNAL, "out of memory");
+    mp_options mo = {.align = 16, .group = group};
+    if (st == NPU_OK)
+        st = mp_plan_graph(c->g, &c->sched, &mo, &c->plan, err);
     if (st == NPU_OK)
         st = mp_check(c->g, &c->plan, err);
     return st;

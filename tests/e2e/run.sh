@@ -9,7 +9,7 @@ W=$B/e2e
 mkdir -p $W/fw
 PY=/usr/bin/python3
 fail=0 pass=0
-[ -f $W/models/lut.onnx ] || $PY tests/e2e/gen_models.py $W/models || exit 1
+[ -f $W/models/lut.onnx ] && [ -f $W/models/invres.onnx ] || $PY tests/e2e/gen_models.py $W/models || exit 1
 
 one() { # target file, name, min cosine, npucc flags...: compile, simulate, compare; 0 when ok
     tf=$1 name=$2 cos=$3; shift 3
@@ -66,6 +66,7 @@ check_a4() { # name, min cosine, npucc flags...
 for m in conv dwconv residual concat pool fc hostop split slice partcopy bigconv lut; do
     check $m 0.98
 done
+check invres 0.98 # the inverted-residual cascade
 check conv 0.95 --wbits 4
 check residual 0.95 --wbits 4
 # W4A4 / W8A4: 16 activation levels cost about 15-20 dB of SQNR per layer;
