@@ -117,7 +117,13 @@ static double kl_threshold(const double *hist, int nbins, int levels, double wid
     int last = nbins - 1;
     while (last > 0 && hist[last] == 0)
         last--;
-    if (last + 1 <= levels)
+    /* Clip points from `levels` bins on, as TensorRT at 8 bits. With fewer
+     * levels (4 bits) a clip at `levels` bins maps each bin to its own
+     * bucket, diverges by nothing and would always win (clipping away all
+     * but 1/300 of the range): the search starts no lower than at 8 bits. */
+    enum { KL_MIN_BINS = 127 };
+    int first = levels > KL_MIN_BINS ? levels : KL_MIN_BINS;
+    if (last + 1 <= first)
         return (last + 1) * width;
     double best = INFINITY;
     int best_i = last + 1;
@@ -125,10 +131,10 @@ static double kl_threshold(const double *hist, int nbins, int levels, double wid
      * the divergence varies slowly with the clip point, and this is 10x
      * cheaper than trying all of them */
     enum { KL_STEP = 16 };
-    for (int i = levels; i <= last + 1; i += KL_STEP)
+    for (int i = first; i <= last + 1; i += KL_STEP)
         kl_try(hist, last, levels, i, &best, &best_i);
     kl_try(hist, last, levels, last + 1, &best, &best_i);
-    int from = best_i - KL_STEP > levels ? best_i - KL_STEP : levels;
+    int from = best_i - KL_STEP > first ? best_i - KL_STEP : first;
     int to = best_i + KL_STEP < last + 1 ? best_i + KL_STEP : last + 1;
     for (int i = from; i <= to; i++)
         kl_try(hist, last, levels, i, &best, &best_i);

@@ -88,7 +88,8 @@ static npu_status stage_quantize(drv_ctx *c, npu_err *err)
         .calib_dir = c->o->calib_dir,
         .read = c->o->calib_read,
         .range = {calib_method(c->o->calib_method), c->o->percentile, c->o->abits},
-        .q = {.wbits = c->o->wbits, .abits = c->o->abits, .n_layer_bits = c->o->n_layer_bits, .layer_bits = lb},
+        .q = {.wbits = c->o->wbits, .abits = c->o->abits, .n_layer_bits = c->o->n_layer_bits, .layer_bits = lb,
+              .target_file = c->target->file, .target_int4_acts = (c->target->act_dtypes & TGT_DT_INT4) != 0},
         .cle = c->o->cle,
         .bias_correction = c->o->bias_correction > 0,
         .int4_rounding = c->o->int4_rounding,
@@ -99,7 +100,11 @@ static npu_status stage_quantize(drv_ctx *c, npu_err *err)
     };
     q_ptq_result res = {0};
     /* a pre-quantized model brings its scales: no calibration */
-    npu_status st = q_graph_is_qdq(c->g) ? q_from_qdq(c->g, err) : q_ptq(c->g, &po, &res, err);
+    bool qdq = q_graph_is_qdq(c->g);
+    if (qdq && c->o->abits != 8)
+        return npu_fail(err, NPU_EUSER, "%s: --abits %d: a pre-quantized (QDQ) model brings its own int8 activations",
+                        c->o->model, c->o->abits);
+    npu_status st = qdq ? q_from_qdq(c->g, err) : q_ptq(c->g, &po, &res, err);
     if (st == NPU_OK && res.report)
         q_report_print(res.report, c->out);
     q_report_free(res.report);
@@ -143,8 +148,13 @@ static npu_status stage_partition(drv_ctx *c, npu_err *err)
 
 static npu_status stage_memplan(drv_ctx *c, npu_err *err)
 {
-    mp_options mo = {.align = 16};
-    npu_status st = mp_plan_graph(c->g, &c->sched, &mo, &c->plan, err);
+    /* the tiler's cascades keep their intermediates in SRAM: the planner gives them no DRAM home */
+    int *group = npu_arena_alloc(c->g->arena, sizeof(int) * (size_t)(c->g->n_nodes + 1));
+    npu_status st = group ? tile_cascades(c->target, c->g, &c->sched, c->alloc, group, err)
+                          : npu_fail(err, NPU_EINTERNAL, "out of memory");
+    mp_options mo = {.align = 16, .group = group};
+    if (st == NPU_OK)
+        st = mp_plan_graph(c->g, &c->sched, &mo, &c->plan, err);
     if (st == NPU_OK)
         st = mp_check(c->g, &c->plan, err);
     return st;

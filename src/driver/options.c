@@ -56,6 +56,7 @@ npu_status drv_parse_args(int argc, char **argv, drv_options *o, npu_err *err)
     o->percentile = 99.99f;
     /* defaults chosen by measurement (docs/numerics.md, "Post-training quantization") */
     o->calib_method = DRV_CALIB_MINMAX;
+    bool method_given = false; /* int4 activations default to mse: they need clipping */
     o->bias_correction = 0;
     o->int4_rounding = Q_ROUND_GPTQ;
     o->int8_rounding = Q_ROUND_NEAREST;
@@ -117,6 +118,7 @@ npu_status drv_parse_args(int argc, char **argv, drv_options *o, npu_err *err)
                 return npu_fail(err, NPU_EUSAGE, "--calib-method: '%s' is not one of minmax, percentile, kl, mse",
                                 v);
             o->calib_method = (drv_calib_method)k;
+            method_given = true;
         } else if (VALUE("--percentile")) {
             if (!v)
                 return NPU_EUSAGE;
@@ -229,6 +231,8 @@ npu_status drv_parse_args(int argc, char **argv, drv_options *o, npu_err *err)
         }
 #undef VALUE
     }
+    if (!method_given && o->abits == 4)
+        o->calib_method = DRV_CALIB_MSE;
     if (o->help)
         return NPU_OK;
     if (!o->target)

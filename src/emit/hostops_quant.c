@@ -197,8 +197,7 @@ npu_status emit_hop_qconcat(emit_hop *b)
         nk_qrequant_params p;
         if ((st = ref_qrequant_params(n, x, y, &p, b->err)) != NPU_OK)
             return params_failed(b, st);
-        int32_t same = x->quant->scale[0] == y->quant->scale[0] && p.in_zp == p.out_zp && p.act_min == -128 &&
-                       p.act_max == 127;
+        int32_t same = ref_qrequant_is_copy(x, y, &p);
         npurt_p_qconcat_in in = {(int32_t)(x->dims[axis] * inner), same, p.in_zp, p.out_zp, p.mult, p.shift,
                                  p.act_min, p.act_max};
         st = emit_hop_put(b, &in, sizeof in);

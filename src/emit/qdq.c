@@ -500,7 +500,8 @@ static npu_status check_supported(qdq_w *w)
         if (n->dead)
             continue;
         for (int k = 0; k < n->n_outputs; k++)
-            if (n->outputs[k] && (n->outputs[k]->dtype == IR_I4 || n->outputs[k]->dtype == IR_U4))
+            if (n->outputs[k] && (n->outputs[k]->dtype == IR_I4 || n->outputs[k]->dtype == IR_U4 ||
+                                  (n->outputs[k]->flags & IR_TENSOR_INT4_CODES)))
                 return npu_fail(w->err, NPU_EUSER, "--emit qdq: node '%s' (%s) has an int4 activation, which "
                                 "opset %d cannot hold", n->name, ir_op_name(n->op), QDQ_OPSET);
     }

@@ -17,7 +17,8 @@ static void dump_type(const ir_tensor *t, FILE *out)
     if (t->quant) {
         const ir_quant *q = t->quant;
         if (q->axis < 0)
-            fprintf(out, "{s=%g,z=%d}", (double)q->scale[0], (int)q->zero_point[0]);
+            fprintf(out, "{s=%g,z=%d%s}", (double)q->scale[0], (int)q->zero_point[0],
+                    t->flags & IR_TENSOR_INT4_CODES ? ",int4" : "");
         else
             fprintf(out, "{axis=%d,s[%d]}", q->axis, q->count);
     }

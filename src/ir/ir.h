@@ -58,6 +58,7 @@ typedef struct ir_quant {
 enum {
     IR_TENSOR_INPUT = 1 << 0,  /* a graph input */
     IR_TENSOR_OUTPUT = 1 << 1, /* a graph output */
+    IR_TENSOR_INT4_CODES = 1 << 2, /* an IR_I8 activation holding int4 codes (-8..7), one per byte */
 };
 
 typedef struct ir_node ir_node;

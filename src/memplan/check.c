@@ -37,6 +37,20 @@ static int step_at(const checker *c, int time)
     return c->p->by_step ? time : c->p->pos_step[time];
 }
 
+/* The first and last positions of the cascade holding position q (q alone without cascades). */
+static int group_first(const checker *c, int q)
+{
+    return c->p->pos_group ? c->p->pos_group[q] : q;
+}
+
+static int group_last(const checker *c, int q)
+{
+    int g = group_first(c, q);
+    while (q + 1 < c->p->n_positions && group_first(c, q + 1) == g)
+        q++;
+    return q;
+}
+
 static npub_region expected_region(const ir_graph *g, const ir_tensor *x)
 {
     if (x->data)
@@ -72,10 +86,32 @@ static npu_status check_positions(checker *c, npu_err *err)
     return NPU_OK;
 }
 
+/* A cascade's intermediate: no DRAM home, written and read only inside one cascade, by a node that is not its last. */
+static npu_status check_in_sram(const checker *c, const ir_tensor *x, const mp_tensor *m, npu_err *err)
+{
+    const ir_graph *g = c->g;
+    const ir_node *pr = x->producer;
+    int q = pr && pr->id >= 0 && pr->id < g->n_nodes && g->nodes[pr->id] == pr ? c->p->node_pos[pr->id] : -1;
+    if (m->offset >= 0 || m->first_pos >= 0 || m->alias_of >= 0 || expected_region(g, x) != NPUB_REGION_ARENA ||
+        q < 0 || q >= group_last(c, q))
+        return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' is kept in SRAM but is not a cascade's intermediate",
+                        x->name);
+    for (int i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        for (int j = 0; !n->dead && j < n->n_inputs; j++)
+            if (n->inputs[j] == x && group_first(c, c->p->node_pos[i]) != group_first(c, q))
+                return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' is kept in SRAM but node '%s' outside "
+                                "its cascade reads it", x->name, n->name);
+    }
+    return NPU_OK;
+}
+
 static npu_status check_tensor(const checker *c, int t, npu_err *err)
 {
     const ir_tensor *x = c->g->tensors[t];
     const mp_tensor *m = &c->p->t[t];
+    if (m->in_sram && !x->data)
+        return check_in_sram(c, x, m, err);
     if (x->data)
         return m->region == NPUB_REGION_CONST && m->alias_of < 0
                    ? NPU_OK
@@ -122,10 +158,14 @@ static npu_status check_covered(const checker *c, const ir_node *n, int q, const
                                 npu_err *err)
 {
     const mp_tensor *m = &c->p->t[x->id];
-    int time = c->p->by_step ? c->p->pos_step[q] : q;
-    if (m->first_pos < 0 || time < m->first_pos || time > m->last_pos)
-        return npu_fail(err, NPU_EINTERNAL, "memplan check: node '%s' %s '%s' at %d, outside its lifetime %d..%d",
-                        n->name, is_output ? "writes" : "reads", x->name, time, m->first_pos, m->last_pos);
+    if (m->in_sram)
+        return NPU_OK; /* check_in_sram */
+    /* a cascade's nodes run at once: its tensors are live across all of it */
+    int q0 = group_first(c, q), q1 = group_last(c, q);
+    int t0 = c->p->by_step ? c->p->pos_step[q0] : q0, t1 = c->p->by_step ? c->p->pos_step[q1] : q1;
+    if (m->first_pos < 0 || t0 < m->first_pos || t1 > m->last_pos)
+        return npu_fail(err, NPU_EINTERNAL, "memplan check: node '%s' %s '%s' at %d..%d, outside its lifetime %d..%d",
+                        n->name, is_output ? "writes" : "reads", x->name, t0, t1, m->first_pos, m->last_pos);
     const ir_node *pr = x->producer;
     bool indexed = pr && pr->id >= 0 && pr->id < c->g->n_nodes && c->g->nodes[pr->id] == pr;
     if (!is_output && indexed && (pr->dead || c->p->node_pos[pr->id] >= q))
@@ -151,11 +191,13 @@ static void own_lifetimes(checker *c)
     for (int q = 0; q < c->p->n_positions; q++) {
         const ir_node *n = g->nodes[c->pos_node[q]];
         for (int j = 0; j < n->n_outputs; j++)
-            if (n->outputs[j])
-                c->own_first[n->outputs[j]->id] = c->own_last[n->outputs[j]->id] = q;
+            if (n->outputs[j]) {
+                c->own_first[n->outputs[j]->id] = group_first(c, q);
+                c->own_last[n->outputs[j]->id] = group_last(c, q);
+            }
         for (int j = 0; j < n->n_inputs; j++)
             if (n->inputs[j])
-                c->own_last[n->inputs[j]->id] = q;
+                c->own_last[n->inputs[j]->id] = group_last(c, q);
     }
     for (int t = 0; t < c->p->n_tensors; t++)
         if (c->own_first[t] >= 0 && expected_region(g, g->tensors[t]) == NPUB_REGION_OUTPUT)

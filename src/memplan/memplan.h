@@ -49,6 +49,7 @@ typedef struct mp_tensor {
      * n-th live node executed), or steps when planned with by_step. A root's
      * lifetime covers those of all tensors aliased into it. */
     int first_pos, last_pos;
+    bool in_sram;       /* a cascade's intermediate: only in NPU SRAM, no DRAM home (offset -1) */
 } mp_tensor;
 
 typedef struct mp_plan {
@@ -66,6 +67,7 @@ typedef struct mp_plan {
     int n_positions;  /* live nodes in the schedule */
     int *node_pos;    /* per index into g->nodes: its position, -1 when not scheduled */
     int *pos_step;    /* per position: the step holding that node */
+    int *pos_group;   /* per position: the position of its cascade's first node (mp_options.group), or NULL */
 } mp_plan;
 
 typedef struct mp_options {
@@ -78,6 +80,12 @@ typedef struct mp_options {
      * the segment writes (see docs/memplan.md). */
     bool by_step;
     int64_t effort;    /* mp_place_options.effort */
+    /* Cascades (the tiler's tile_cascades): per index into g->nodes, the
+     * index of the first node of the NPU pipeline it runs in (itself when
+     * alone), or NULL. The nodes of a group run at once: every tensor they
+     * read or write is live across the whole group, and the outputs of all
+     * but the group's last node live in NPU SRAM only (in_sram, no DRAM home). */
+    const int *group;
 } mp_options;
 
 /* Plans the quantized graph g along the schedule. */

@@ -14,6 +14,9 @@ typedef struct planner {
     int nt, np;
     int *node_pos, *pos_step; /* the plan's, in the graph's arena */
     int *pos_node;            /* position -> index into g->nodes */
+    const int *group;         /* mp_options.group, or NULL */
+    int *pos_group, *pos_gend; /* per position: its cascade's first and last positions */
+    char *in_sram;            /* per tensor: a cascade's intermediate, not placed */
     int *first, *last;        /* own lifetime per tensor, positions; -1 unused */
     unsigned *pin;            /* IR_TENSOR_INPUT / OUTPUT, from flags and the graph's lists */
     int *parent;
@@ -87,6 +90,17 @@ static npu_status build_positions(planner *pl, const part_schedule *s, npu_err *
             return npu_fail(err, NPU_EINTERNAL, "memplan: node '%s' (%s) is not in the schedule", g->nodes[i]->name,
                             ir_op_name(g->nodes[i]->op));
     pl->np = np;
+    /* a cascade's nodes are consecutive in their step; each position gets its group's range */
+    for (int q = 0; q < np; q++) {
+        int i = pl->pos_node[q], g0 = pl->group ? pl->group[i] : i;
+        bool joins = q > 0 && g0 != i && g0 >= 0 && g0 < g->n_nodes && pl->node_pos[g0] >= 0 &&
+                     pl->pos_step[pl->node_pos[g0]] == pl->pos_step[q] && pl->node_pos[g0] < q;
+        pl->pos_group[q] = joins ? pl->pos_group[q - 1] : q;
+        if (joins && pl->node_pos[g0] != pl->pos_group[q])
+            return npu_fail(err, NPU_EINTERNAL, "memplan: node '%s' is not next to its cascade", g->nodes[i]->name);
+    }
+    for (int q = np - 1; q >= 0; q--)
+        pl->pos_gend[q] = q + 1 < np && pl->pos_group[q + 1] == pl->pos_group[q] ? pl->pos_gend[q + 1] : q;
     return NPU_OK;
 }
 
@@ -116,6 +130,7 @@ static npu_status own_lifetimes(planner *pl, npu_err *err)
             pl->first[t] = pl->last[t] = 0;
     for (int pos = 0; pos < pl->np; pos++) {
         const ir_node *n = g->nodes[pl->pos_node[pos]];
+        int gs = pl->pos_group[pos], ge = pl->pos_gend[pos]; /* a cascade's tensors are live across it */
         for (int j = 0; j < n->n_inputs; j++) {
             const ir_tensor *x = n->inputs[j];
             if (!x)
@@ -124,8 +139,8 @@ static npu_status own_lifetimes(planner *pl, npu_err *err)
                 return npu_fail(err, NPU_EINTERNAL, "memplan: node '%s' (%s) reads '%s' before it is written",
                                 n->name, ir_op_name(n->op), x->name);
             if (pl->first[x->id] < 0)
-                pl->first[x->id] = pos;
-            pl->last[x->id] = pos;
+                pl->first[x->id] = gs;
+            pl->last[x->id] = ge;
         }
         for (int j = 0; j < n->n_outputs; j++) {
             const ir_tensor *y = n->outputs[j];
@@ -134,9 +149,14 @@ static npu_status own_lifetimes(planner *pl, npu_err *err)
             if (pl->first[y->id] >= 0)
                 return npu_fail(err, NPU_EINTERNAL, "memplan: '%s' is written twice (again by node '%s')", y->name,
                                 n->name);
-            pl->first[y->id] = pl->last[y->id] = pos;
+            pl->first[y->id] = gs;
+            pl->last[y->id] = ge;
+            pl->in_sram[y->id] = pos < ge && !pl->pin[y->id];
         }
     }
+    for (int t = 0; t < pl->nt; t++)
+        if (pl->in_sram[t])
+            pl->first[t] = pl->last[t] = -1; /* never in DRAM: not placed */
     for (int t = 0; t < pl->nt; t++)
         if ((pl->pin[t] & IR_TENSOR_OUTPUT) && pl->first[t] >= 0)
             pl->last[t] = pl->np - 1;
@@ -254,8 +274,8 @@ static int write_in_place(planner *pl)
     int count = 0;
     for (int pos = 0; pos < pl->np; pos++) {
         const ir_node *n = g->nodes[pl->pos_node[pos]];
-        if (!mp_is_elementwise(n->op) || n->n_outputs != 1 || !n->outputs[0])
-            continue;
+        if (!mp_is_elementwise(n->op) || n->n_outputs != 1 || !n->outputs[0] || pl->pos_group[pos] != pl->pos_gend[pos])
+            continue; /* in a cascade, the output is written band by band while the inputs are still read */
         const ir_tensor *y = n->outputs[0];
         if (pl->pin[y->id] || pl->parent[y->id] >= 0)
             continue;
@@ -425,7 +445,7 @@ static void fill_tensors(planner *pl, mp_plan *out)
     for (int t = 0; t < pl->nt; t++) {
         const ir_tensor *x = pl->g->tensors[t];
         mp_tensor *m = &out->t[t];
-        *m = (mp_tensor){own_region(pl, x), -1, root_size(pl, t), -1, -1, -1, -1, -1};
+        *m = (mp_tensor){own_region(pl, x), -1, root_size(pl, t), -1, -1, -1, -1, -1, pl->in_sram[t] != 0};
         if (pl->first[t] < 0)
             continue;
         if (is_const(x)) {
@@ -493,7 +513,8 @@ npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_optio
     static const mp_options defaults = {.align = 1};
     const mp_options *o = opts ? opts : &defaults;
     memset(out, 0, sizeof *out);
-    planner pl = {.g = g, .align = o->align > 0 ? o->align : 1, .by_step = o->by_step, .nt = g->n_tensors};
+    planner pl = {.g = g, .align = o->align > 0 ? o->align : 1, .by_step = o->by_step, .nt = g->n_tensors,
+                  .group = o->group};
     int max_in = 1, nn = g->n_nodes, nt = g->n_tensors;
     for (int i = 0; i < nn; i++) {
         if (g->nodes[i]->n_inputs > max_in)
@@ -513,7 +534,8 @@ npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_optio
         !SCRATCH(rel_elided, nt) || !SCRATCH(pl.gfirst, nt) || !SCRATCH(pl.glast, nt) ||
         !SCRATCH(pl.concat_uses, nt) || !SCRATCH(pl.inplace, nt) || !SCRATCH(pl.diff, nn + 1) || !SCRATCH(pl.prefix, max_in) ||
         !SCRATCH(pl.root_off, nt) || !SCRATCH(pl.best_off, nt) || !SCRATCH(pl.items, nt) ||
-        !SCRATCH(pl.item_tensor, nt)) {
+        !SCRATCH(pl.item_tensor, nt) || !SCRATCH(pl.pos_gend, nn) || !SCRATCH(pl.in_sram, nt) ||
+        !(pl.pos_group = npu_arena_alloc(g->arena, sizeof(int) * (size_t)(nn ? nn : 1)))) {
         npu_arena_free(tmp);
         return npu_fail(err, NPU_EINTERNAL, "memplan: out of memory for %d tensors", nt);
     }
@@ -561,6 +583,7 @@ npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_optio
         out->by_step = pl.by_step;
         out->n_steps = sched->n_steps;
         out->n_positions = pl.np;
+        out->pos_group = o->group ? pl.pos_group : NULL;
         out->region_bytes[NPUB_REGION_ARENA] = total;
         out->region_bytes[NPUB_REGION_INPUT] = place_dense(&pl, NPUB_REGION_INPUT);
         out->region_bytes[NPUB_REGION_OUTPUT] = place_dense(&pl, NPUB_REGION_OUTPUT);

@@ -108,11 +108,15 @@ uint64_t q_calib_samples(const q_calib *c)
     return c->samples;
 }
 
+void q_calib_range(const q_calib *c, int id, const cal_range_opts *o, float *lo, float *hi)
+{
+    *lo = *hi = 0.0f;
+    if (id >= 0 && id < c->n && c->hist[id] && c->hist[id]->count)
+        cal_choose_range(c->hist[id], o, lo, hi);
+}
+
 void q_calib_ranges(const q_calib *c, const cal_range_opts *o, float *lo, float *hi)
 {
-    for (int i = 0; i < c->n; i++) {
-        lo[i] = hi[i] = 0.0f;
-        if (c->hist[i] && c->hist[i]->count)
-            cal_choose_range(c->hist[i], o, &lo[i], &hi[i]);
-    }
+    for (int i = 0; i < c->n; i++)
+        q_calib_range(c, i, o, &lo[i], &hi[i]);
 }

@@ -6,6 +6,7 @@
 
 #include "kernels/kernels.h"
 #include "quantize/quantize_internal.h"
+#include "ref/ref_qparams.h"
 
 npu_status q_lut(q_ctx *c, ir_node *n, const ir_tensor *y)
 {
@@ -32,10 +33,14 @@ npu_status q_lut(q_ctx *c, ir_node *n, const ir_tensor *y)
     npu_status st = ref_eval_node(g, probe, c->err);
     if (st != NPU_OK)
         return npu_err_prefix(c->err, "building the lookup table of '%s' for '%s'", n->name, y->name);
+    /* every int8 index gets an entry (an int4 input only reaches -8..7);
+     * values within the output's code range */
+    int32_t qmin, qmax;
+    ref_act_code_range(n->outputs[0], &qmin, &qmax);
     int8_t table[256];
     const float *f = out->data;
     for (int i = 0; i < 256; i++)
-        table[i] = (int8_t)nk_quantize_value(f[i], yq->scale[0], yq->zero_point[0], -128, 127);
+        table[i] = (int8_t)nk_quantize_value(f[i], yq->scale[0], yq->zero_point[0], qmin, qmax);
     ir_tensor *tt = ir_const_new(g, NULL, IR_I8, 1, &d, table);
     ir_tensor **ni = npu_arena_alloc(g->arena, 2 * sizeof *ni);
     if (!tt || !ni)

@@ -175,6 +175,15 @@ static npu_status calibrate(ir_graph *g, ptq_state *s, const q_ptq_options *o, q
     cal_range_opts ro = o->range;
     ro.bits = o->q.abits;
     q_calib_ranges(s->qc, &ro, s->lo, s->hi);
+    if (o->q.abits == 4 && !o->q.int4_io) {
+        /* int8 graph inputs and outputs: ranges chosen for 8 bits (a 4-bit
+         * clip of the logits would tie the largest ones) */
+        ro.bits = 8;
+        for (int k = 0; k < g->n_inputs + g->n_outputs; k++) {
+            int id = (k < g->n_inputs ? g->inputs[k] : g->outputs[k - g->n_inputs])->id;
+            q_calib_range(s->qc, id, &ro, &s->lo[id], &s->hi[id]);
+        }
+    }
     if (res) {
         res->samples = (int64_t)q_calib_samples(s->qc);
         res->calib_seconds = now() - t0;
@@ -192,6 +201,9 @@ npu_status q_ptq(ir_graph *g, const q_ptq_options *o, q_ptq_result *res, npu_err
     if (g->n_inputs != 1 || g->inputs[0]->dtype != IR_F32)
         return npu_fail(err, NPU_EUSER, "%s: calibration supports one float32 input (the model has %d)", model,
                         g->n_inputs);
+    npu_status bits_st = q_check_bits(&o->q, err);
+    if (bits_st != NPU_OK)
+        return bits_st;
     if (o->accuracy_budget_db > 0 && o->q.wbits != 4)
         return npu_fail(err, NPU_EUSER, "%s: --accuracy-budget chooses which layers keep 8 of 4 weight bits: "
                         "it needs --wbits 4", model);

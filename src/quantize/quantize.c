@@ -114,17 +114,19 @@ q_kind q_classify(const ir_node *n)
     }
 }
 
-/* Output quantization fixed by the op's range of values, as in TFLite. */
-static bool fixed_output(ir_op op, float *scale, int32_t *zp)
+/* Output quantization fixed by the op's range of values, as in TFLite:
+ * [0, 1) or [-1, 1) over all 2^bits codes (1/256 and 1/128 at int8). */
+static bool fixed_output(ir_op op, int bits, float *scale, int32_t *zp)
 {
+    float levels = (float)(1 << bits);
     switch (op) {
     case IR_OP_SIGMOID:
     case IR_OP_HARD_SIGMOID:
-        *scale = 1.0f / 256.0f;
-        *zp = -128;
+        *scale = 1.0f / levels;
+        *zp = -(1 << (bits - 1));
         return true;
     case IR_OP_TANH:
-        *scale = 1.0f / 128.0f;
+        *scale = 2.0f / levels;
         *zp = 0;
         return true;
     default: return false;
@@ -133,14 +135,28 @@ static bool fixed_output(ir_op op, float *scale, int32_t *zp)
 
 /* ---- the rewrite ---- */
 
+int q_act_bits(const q_ctx *c, const ir_tensor *y)
+{
+    if (c->opts->abits == 8 || c->opts->int4_io)
+        return c->opts->abits;
+    for (int i = 0; i < c->g->n_outputs; i++)
+        if (c->g->outputs[i] == y)
+            return 8;
+    for (int i = 0; i < c->g->n_inputs; i++)
+        if (c->g->inputs[i] == y)
+            return 8;
+    return c->opts->abits;
+}
+
 static npu_status output_quant(q_ctx *c, const ir_node *n, ir_tensor *y, ir_quant **out)
 {
     float s;
     int32_t zp;
-    if (!fixed_output(n->op, &s, &zp)) {
+    int bits = q_act_bits(c, y);
+    if (!fixed_output(n->op, bits, &s, &zp)) {
         int id = y->id;
         float lo = id >= 0 && id < c->n_ranges ? c->lo[id] : 0.0f, hi = id >= 0 && id < c->n_ranges ? c->hi[id] : 0.0f;
-        q_params_from_range(lo, hi, c->opts->abits, &s, &zp);
+        q_params_from_range(lo, hi, bits, &s, &zp);
     }
     if (!(*out = q_quant_tensor(c->g, s, zp)))
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
@@ -187,6 +203,8 @@ static npu_status rewrite_node(q_ctx *c, ir_node *n)
     ir_tensor *yint;
     if ((st = q_new_int_tensor(c, y, yq, &yint)) != NPU_OK)
         return st;
+    if (k == Q_KIND_INHERIT) /* the same codes: int4 or int8 as the input's */
+        yint->flags = (yint->flags & ~(unsigned)IR_TENSOR_INT4_CODES) | (n->inputs[0]->flags & IR_TENSOR_INT4_CODES);
     n->outputs[0] = yint;
     yint->producer = n;
     y->producer = NULL;
@@ -246,14 +264,24 @@ static npu_status split_leaky_acts(ir_graph *g, const float **lo, const float **
     return ir_graph_toposort(g, err);
 }
 
-npu_status q_quantize(ir_graph *g, const float *lo, const float *hi, const q_options *o, npu_err *err)
+npu_status q_check_bits(const q_options *o, npu_err *err)
 {
-    if (o->abits != 8)
-        return npu_fail(err, NPU_EUSER, "--abits %d: int4 activations need a target that declares them; "
-                                        "this quantizer supports 8-bit activations", o->abits);
     if (o->wbits != 8 && o->wbits != 4)
         return npu_fail(err, NPU_EUSER, "--wbits %d: supported are 8 and 4", o->wbits);
-    npu_status st0 = split_leaky_acts(g, &lo, &hi, err);
+    if (o->abits != 8 && o->abits != 4)
+        return npu_fail(err, NPU_EUSER, "--abits %d: supported are 8 and 4", o->abits);
+    if (o->abits == 4 && !o->target_int4_acts)
+        return npu_fail(err, NPU_EUSER, "%s: --abits 4: the target declares no int4 activations "
+                        "(dtypes.activations lists no int4)", o->target_file ? o->target_file : "the target");
+    return NPU_OK;
+}
+
+npu_status q_quantize(ir_graph *g, const float *lo, const float *hi, const q_options *o, npu_err *err)
+{
+    npu_status st0 = q_check_bits(o, err);
+    if (st0 != NPU_OK)
+        return st0;
+    st0 = split_leaky_acts(g, &lo, &hi, err);
     if (st0 != NPU_OK)
         return st0;
     q_ctx c = {.g = g, .opts = o, .err = err, .lo = lo, .hi = hi, .n_ranges = g->n_tensors};

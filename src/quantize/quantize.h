@@ -1,7 +1,8 @@
 /* Post-training quantization: calibration statistics (through the float
  * reference executor's observer hook) and the rewrite of a float graph into
  * the quantized graph of docs/numerics.md:
- *   - activations int8 asymmetric per tensor (scale, zero point);
+ *   - activations int8 asymmetric per tensor (scale, zero point), or with
+ *     --abits 4 int4 codes -8..7 held one per byte (IR_TENSOR_INT4_CODES);
  *   - Conv/Gemm weights int8 (or int4, packed) symmetric per output channel;
  *   - bias int32 at scale in_scale * w_scale[c];
  *   - ops with fixed output scales (Sigmoid, Tanh, ...) become npu.Lut;
@@ -30,6 +31,8 @@ void q_calib_set_tap(q_calib *c, ref_observer_fn fn, void *ud);
 /* Ranges per tensor id (lo/hi arrays of g->n_tensors); tensors never seen
  * get [0, 0]. */
 void q_calib_ranges(const q_calib *c, const cal_range_opts *o, float *lo, float *hi);
+/* The range of one tensor id. */
+void q_calib_range(const q_calib *c, int id, const cal_range_opts *o, float *lo, float *hi);
 
 typedef struct q_layer_bits {
     const char *node; /* node name */
@@ -56,7 +59,11 @@ typedef struct q_layer_stats {
 
 typedef struct q_options {
     int wbits;        /* 8 or 4 */
-    int abits;        /* 8 (4 is reserved for targets that declare int4 activations) */
+    int abits;        /* 8, or 4: int4 activations (codes -8..7 held one per byte), on targets that declare them */
+    const char *target_file; /* the target's file, for messages */
+    bool target_int4_acts;   /* the target declares int4 activations (dtypes.activations) */
+    bool int4_io;            /* with abits 4: the graph inputs' and outputs' integer versions hold int4 codes
+                              * too (false: int8, the measured default: docs/numerics.md) */
     int n_layer_bits;
     const q_layer_bits *layer_bits;
     /* Whether the integer path can run a node (the target and the reference
@@ -70,6 +77,10 @@ typedef struct q_options {
     int n_stats;
     const q_layer_stats *stats;
 } q_options;
+
+/* Whether o's bit widths are supported (wbits 8|4, abits 8|4, abits 4 only
+ * where the target declares int4 activations); the error names the target file. */
+npu_status q_check_bits(const q_options *o, npu_err *err);
 
 /* Rewrites g in place. lo/hi are the ranges per tensor id from calibration
  * (ids as they are in g on entry). */

@@ -25,6 +25,9 @@ typedef struct q_ctx {
 } q_ctx;
 
 q_kind q_classify(const ir_node *n);
+/* The activation bits of the integer version of float tensor y: opts->abits,
+ * but 8 for a graph input or output unless opts->int4_io. */
+int q_act_bits(const q_ctx *c, const ir_tensor *y);
 ir_quant *q_quant_new(ir_graph *g, int axis, int count);
 ir_quant *q_quant_tensor(ir_graph *g, float scale, int32_t zp);
 bool q_same_quant(const ir_quant *a, const ir_quant *b);

@@ -17,6 +17,8 @@ npu_status q_new_int_tensor(q_ctx *c, const ir_tensor *like, ir_quant *q, ir_ten
     if (!t)
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory (or names) quantizing '%s'", like->name);
     t->quant = q;
+    if (q_act_bits(c, like) == 4)
+        t->flags |= IR_TENSOR_INT4_CODES;
     *out = t;
     return NPU_OK;
 }
@@ -56,13 +58,29 @@ npu_status q_int_version(q_ctx *c, ir_tensor *x, ir_unit unit, ir_tensor **out)
         return npu_fail(c->err, NPU_EINTERNAL, "quantize: '%s' has no integer version", x->name);
     float s;
     int32_t zp;
-    q_params_from_range(c->lo[x->id], c->hi[x->id], c->opts->abits, &s, &zp);
+    q_params_from_range(c->lo[x->id], c->hi[x->id], q_act_bits(c, x), &s, &zp);
     ir_quant *q = q_quant_tensor(c->g, s, zp);
     if (!q)
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
     npu_status st = q_new_int_tensor(c, x, q, out);
-    if (st == NPU_OK)
+    if (st == NPU_OK && q_act_bits(c, x) == 4) {
+        /* QuantizeLinear saturates to int8: an npu.Requantize by the identity
+         * clamps the codes to int4 (its input is int8 on the 4-bit scale) */
+        ir_tensor *wide;
+        if ((st = q_new_int_tensor(c, x, q, &wide)) == NPU_OK) {
+            wide->flags &= ~(unsigned)IR_TENSOR_INT4_CODES;
+            st = boundary(c, IR_OP_QUANTIZE_LINEAR, x, wide, q, IR_UNIT_HOST);
+        }
+        char name[512];
+        snprintf(name, sizeof name, "%s:clamp4", x->name);
+        ir_node *r = st == NPU_OK ? ir_node_new(c->g, IR_OP_REQUANTIZE, ir_graph_find(c->g, name) ? NULL : name, 1,
+                                                &wide, 1, out)
+                                  : NULL;
+        if (st == NPU_OK && !r)
+            st = npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    } else if (st == NPU_OK) {
         st = boundary(c, IR_OP_QUANTIZE_LINEAR, x, *out, q, IR_UNIT_HOST);
+    }
     if (st == NPU_OK)
         c->qver[x->id] = *out;
     return st;
@@ -101,7 +119,8 @@ npu_status q_concat_inputs(q_ctx *c, ir_node *n)
     ir_quant *yq = n->outputs[0]->quant;
     for (int i = 0; i < n->n_inputs; i++) {
         ir_tensor *x = n->inputs[i];
-        if (!x || q_same_quant(x->quant, yq))
+        if (!x || (q_same_quant(x->quant, yq) &&
+                   (x->flags & IR_TENSOR_INT4_CODES) == (n->outputs[0]->flags & IR_TENSOR_INT4_CODES)))
             continue;
         ir_tensor *xr;
         npu_status st = q_new_int_tensor(c, x, yq, &xr);

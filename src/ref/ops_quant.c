@@ -51,11 +51,22 @@ _Static_assert((int)NK_ACT_RELU == (int)IR_ACT_RELU && (int)NK_ACT_CLIP == (int)
                    (int)NK_ACT_LEAKY_RELU == (int)IR_ACT_LEAKY_RELU,
                "nk_act_kind mirrors ir_act_kind");
 
-/* The fused activation as a clamp on the quantized output. */
-static npu_status act_clamp(const ir_node *n, float scale, int32_t zp, int32_t *lo, int32_t *hi, npu_err *err)
+void ref_act_code_range(const ir_tensor *t, int32_t *qmin, int32_t *qmax)
+{
+    bool i4 = t && (t->flags & IR_TENSOR_INT4_CODES);
+    *qmin = i4 ? -8 : -128;
+    *qmax = i4 ? 7 : 127;
+}
+
+/* The fused activation as a clamp on the quantized output y, within y's
+ * code range (int4 codes are int8 values clamped to -8..7). */
+static npu_status act_clamp(const ir_node *n, const ir_tensor *y, float scale, int32_t zp, int32_t *lo, int32_t *hi,
+                            npu_err *err)
 {
     nk_act a = {(nk_act_kind)n->act.kind, n->act.lo, n->act.hi, n->act.alpha};
-    nk_status st = nk_quant_act_range(a, scale, zp, -128, 127, lo, hi);
+    int32_t qmin, qmax;
+    ref_act_code_range(y, &qmin, &qmax);
+    nk_status st = nk_quant_act_range(a, scale, zp, qmin, qmax, lo, hi);
     if (st == NK_EUNSUPPORTED)
         return npu_fail(err, NPU_EUSER, "a fused LeakyRelu is not a clamp: the quantized graph needs it as npu.Lut");
     if (st != NK_OK)
@@ -185,7 +196,7 @@ npu_status ref_qconv_params(const ir_node *n, nk_qconv2d_params *p, npu_err *err
         (st = bias_check(n->n_inputs > 2 ? n->inputs[2] : NULL, p->c_out, err)) != NPU_OK)
         return st;
     p->q.n = 1, p->q.mult = &identity_mult, p->q.shift = &identity_shift; /* valid for size queries */
-    return act_clamp(n, ys, p->out_zp, &p->act_min, &p->act_max, err);
+    return act_clamp(n, y, ys, p->out_zp, &p->act_min, &p->act_max, err);
 }
 
 static size_t mults_bytes(int64_t c)
@@ -264,7 +275,7 @@ npu_status ref_qfc_params(const ir_node *n, ref_qfc_setup *f, npu_err *err)
         (st = bias_check(n->n_inputs > 2 ? n->inputs[2] : NULL, N, err)) != NPU_OK)
         return st;
     p->q.n = 1, p->q.mult = &identity_mult, p->q.shift = &identity_shift;
-    return act_clamp(n, ys, p->out_zp, &p->act_min, &p->act_max, err);
+    return act_clamp(n, y, ys, p->out_zp, &p->act_min, &p->act_max, err);
 }
 
 static size_t fc_scratch_bytes(const ref_qfc_setup *f)
@@ -299,7 +310,7 @@ npu_status ref_qbmm_params(const ir_node *n, nk_qbmm_params *p, npu_err *err)
     p->m = (int32_t)M, p->k = (int32_t)K, p->n = (int32_t)N;
     if ((st = multiplier(as, bs, ys, &p->mult, &p->shift, err)) != NPU_OK)
         return st;
-    return act_clamp(n, ys, p->out_zp, &p->act_min, &p->act_max, err);
+    return act_clamp(n, y, ys, p->out_zp, &p->act_min, &p->act_max, err);
 }
 
 bool ref_q_is_bmm(const ir_node *n)
@@ -382,7 +393,7 @@ npu_status ref_qpool_params(const ir_node *n, nk_qpool_params *p, npu_err *err)
     p->w_in = ax[1].in, p->w_out = ax[1].out, p->k_w = ax[1].k, p->stride_w = ax[1].s, p->dil_w = ax[1].d;
     p->pad_top = ax[0].p0, p->pad_bottom = ax[0].p1, p->pad_left = ax[1].p0, p->pad_right = ax[1].p1;
     p->count_include_pad = (int32_t)ir_attr_int(n, "count_include_pad", 0);
-    return act_clamp(n, ys, p->out_zp, &p->act_min, &p->act_max, err);
+    return act_clamp(n, y, ys, p->out_zp, &p->act_min, &p->act_max, err);
 }
 
 static npu_status run_pool(const ir_node *n, const void *const *in, void *const *out, void *scratch, npu_err *err)
@@ -440,7 +451,7 @@ npu_status ref_qbinary_params(const ir_node *n, nk_qbinary_params *p, npu_err *e
     if (st == NPU_OK)
         st = to_shape(n->outputs[0], &p->out_shape, err);
     if (st == NPU_OK)
-        st = act_clamp(n, ys, p->out_zp, &p->act_min, &p->act_max, err);
+        st = act_clamp(n, n->outputs[0], ys, p->out_zp, &p->act_min, &p->act_max, err);
     if (st != NPU_OK)
         return st;
     nk_status ks = nk_qbinary_prepare(p, as, bs, ys);
@@ -467,8 +478,16 @@ npu_status ref_qrequant_params(const ir_node *n, const ir_tensor *x, const ir_te
     if (st == NPU_OK)
         st = multiplier(xs, 1.0f, ys, &p->mult, &p->shift, err);
     if (st == NPU_OK)
-        st = act_clamp(n, ys, p->out_zp, &p->act_min, &p->act_max, err);
+        st = act_clamp(n, y, ys, p->out_zp, &p->act_min, &p->act_max, err);
     return st;
+}
+
+bool ref_qrequant_is_copy(const ir_tensor *x, const ir_tensor *y, const nk_qrequant_params *p)
+{
+    int32_t qmin, qmax;
+    ref_act_code_range(y, &qmin, &qmax);
+    return x->quant->scale[0] == y->quant->scale[0] && p->in_zp == p->out_zp && p->act_min == qmin &&
+           p->act_max == qmax && (x->flags & IR_TENSOR_INT4_CODES) == (y->flags & IR_TENSOR_INT4_CODES);
 }
 
 static npu_status run_requantize(const ir_node *n, const void *const *in, void *const *out, void *scratch,
@@ -530,8 +549,7 @@ static npu_status run_concat(const ir_node *n, const void *const *in, void *cons
         npu_status st = ref_qrequant_params(n, x, y, &p, err);
         if (st != NPU_OK)
             return st;
-        bool same = x->quant->scale[0] == y->quant->scale[0] && p.in_zp == p.out_zp && p.act_min == -128 &&
-                    p.act_max == 127;
+        bool same = ref_qrequant_is_copy(x, y, &p);
         for (int64_t o = 0; o < outer; o++) {
             int8_t *d = dst + o * row + off;
             if (same)

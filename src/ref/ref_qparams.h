@@ -11,6 +11,10 @@
 #include "ir/ir.h"
 #include "kernels/nk_quant.h"
 
+/* The codes an int8 activation may hold: -128..127, or -8..7 for int4
+ * activations (IR_TENSOR_INT4_CODES: int4 codes held one per byte). */
+void ref_act_code_range(const ir_tensor *t, int32_t *qmin, int32_t *qmax);
+
 /* Geometry, zero points and clamp of a quantized Conv; p->q is the per-tensor
  * identity (fill real multipliers with ref_qmults). */
 npu_status ref_qconv_params(const ir_node *n, nk_qconv2d_params *p, npu_err *err);
@@ -36,5 +40,8 @@ npu_status ref_qbinary_params(const ir_node *n, nk_qbinary_params *p, npu_err *e
 /* Requantize from x's parameters to y's, with n's fused clamp. */
 npu_status ref_qrequant_params(const ir_node *n, const ir_tensor *x, const ir_tensor *y, nk_qrequant_params *p,
                                npu_err *err);
+/* Whether that requantization is the identity (a Concat input copied as is):
+ * equal parameters, no clamp inside y's code range, the same code range. */
+bool ref_qrequant_is_copy(const ir_tensor *x, const ir_tensor *y, const nk_qrequant_params *p);
 
 #endif

@@ -56,44 +56,76 @@ static npu_status lower_node(tile_ctx *c, const ir_node *n)
     }
 }
 
-/* Lowers one quantized node against a throw-away plan (every activation at
- * offset 0 of the arena) and constants: whatever tile_build would refuse for
- * it, with the message. tile_supports asks this of quantized nodes. */
+/* A throw-away context: every activation at offset 0 of the arena, its own
+ * constants. Lowering into it finds whatever tile_build would refuse. */
+typedef struct scratch {
+    mp_plan plan;
+    int64_t *coff;
+    emit_blob consts;
+    npu_err err;
+    tile_ctx c;
+} scratch;
+
+static npu_status scratch_init(scratch *s, const tgt_target *t, const ir_graph *g, npu_alloc a)
+{
+    memset(s, 0, sizeof *s);
+    npu_err_clear(&s->err);
+    s->plan.n_tensors = g->n_tensors;
+    s->plan.t = npu_malloc(a, sizeof *s->plan.t * (size_t)(g->n_tensors + 1));
+    s->coff = npu_malloc(a, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
+    emit_blob_init(&s->consts, a);
+    s->c = (tile_ctx){.t = t, .g = g, .plan = &s->plan, .consts = &s->consts, .alloc = a, .err = &s->err,
+                      .const_off = s->coff, .last_kind = -1};
+    if (!s->plan.t || !s->coff)
+        return npu_fail(&s->err, NPU_EINTERNAL, "out of memory");
+    for (int i = 0; i < g->n_tensors; i++) {
+        memset(&s->plan.t[i], 0, sizeof s->plan.t[i]);
+        s->plan.t[i].region = NPUB_REGION_ARENA;
+        s->plan.t[i].alias_of = -1;
+        s->coff[i] = -1;
+    }
+    return NPU_OK;
+}
+
+/* Starts a new stream in the scratch context, for node n. */
+static void scratch_reset(scratch *s, const ir_node *n)
+{
+    s->c.n_words = 0;
+    memset(&s->c.s, 0, sizeof s->c.s);
+    s->c.pending_barrier = false;
+    s->c.last_kind = -1;
+    s->c.node = n;
+    npu_err_clear(&s->err);
+    tile_layer_begin(&s->c);
+}
+
+static void scratch_free(scratch *s, npu_alloc a, int n_tensors)
+{
+    npu_free(a, s->plan.t, sizeof *s->plan.t * (size_t)(n_tensors + 1));
+    npu_free(a, s->coff, sizeof(int64_t) * (size_t)(n_tensors + 1));
+    npu_free(a, s->c.words, sizeof *s->c.words * s->c.cap_words);
+    npu_free(a, s->c.work, sizeof *s->c.work * (size_t)s->c.cap_work);
+    npu_free(a, s->c.comp, sizeof *s->c.comp * (size_t)s->c.cap_comp);
+    emit_blob_free(&s->consts);
+}
+
+/* Lowers one quantized node against a throw-away plan and constants:
+ * whatever tile_build would refuse for it, with the message. tile_supports
+ * asks this of quantized nodes. */
 bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
 {
     npu_alloc a = g->alloc.fn ? g->alloc : npu_alloc_default();
-    npu_err err;
-    npu_err_clear(&err);
-    mp_plan plan = {.n_tensors = g->n_tensors};
-    plan.t = npu_malloc(a, sizeof *plan.t * (size_t)(g->n_tensors + 1));
-    int64_t *coff = npu_malloc(a, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
-    emit_blob consts;
-    emit_blob_init(&consts, a);
-    tile_ctx c = {.t = t, .g = g, .plan = &plan, .consts = &consts, .alloc = a, .err = &err, .node = n,
-                  .const_off = coff, .last_kind = -1};
-    npu_status st = NPU_OK;
-    if (!plan.t || !coff) {
-        st = npu_fail(&err, NPU_EINTERNAL, "out of memory");
-    } else {
-        for (int i = 0; i < g->n_tensors; i++) {
-            memset(&plan.t[i], 0, sizeof plan.t[i]);
-            plan.t[i].region = NPUB_REGION_ARENA;
-            plan.t[i].alias_of = -1;
-            coff[i] = -1;
-        }
-        tile_layer_begin(&c);
-        st = lower_node(&c, n);
+    scratch s;
+    npu_status st = scratch_init(&s, t, g, a);
+    if (st == NPU_OK) {
+        scratch_reset(&s, n);
+        st = lower_node(&s.c, n);
     }
-    npu_free(a, plan.t, sizeof *plan.t * (size_t)(g->n_tensors + 1));
-    npu_free(a, coff, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
-    npu_free(a, c.words, sizeof *c.words * c.cap_words);
-    npu_free(a, c.work, sizeof *c.work * (size_t)c.cap_work);
-    npu_free(a, c.comp, sizeof *c.comp * (size_t)c.cap_comp);
-    emit_blob_free(&consts);
+    scratch_free(&s, a, g->n_tensors);
     if (st == NPU_OK)
         return true;
     if (reason) {
-        const char *m = npu_arena_strdup(g->arena, err.msg);
+        const char *m = npu_arena_strdup(g->arena, s.err.msg);
         *reason = m ? m : "no legal NPU tile";
     }
     return false;
@@ -111,10 +143,12 @@ static bool overlap(const mp_plan *p, const ir_tensor *a, const ir_tensor *b)
 }
 
 /* A depthwise conv n whose output only the 1x1 conv m reads (stride 1, no
- * padding, one group), m's output clear of n's input (written while n reads). */
-static bool cascadable(const tile_ctx *c, const ir_node *n, const ir_node *m)
+ * padding, one group): the shape tile_dw_pw cascades. */
+static bool dw_pw_shape(const tile_ctx *c, const ir_node *n, const ir_node *m)
 {
-    const ir_tensor *x = n->inputs[0], *y = n->outputs[0], *z = m->outputs[0];
+    if (n->op != IR_OP_CONV || m->op != IR_OP_CONV)
+        return false;
+    const ir_tensor *x = n->inputs[0], *y = n->outputs[0];
     if (x->rank != 4 || m->inputs[0] != y || m->n_inputs < 2 || !m->inputs[1] || m->inputs[1]->rank != 4)
         return false;
     int64_t g = ir_attr_int(n, "group", 1);
@@ -128,10 +162,77 @@ static bool cascadable(const tile_ctx *c, const ir_node *n, const ir_node *m)
     if (w->dims[2] != 1 || w->dims[3] != 1 || st[0] != 1 || st[1] != 1 || pads[0] || pads[1] || pads[2] ||
         pads[3] || (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")))
         return false;
-    if (ir_use_count(c->g, y) != 1 || (y->flags & IR_TENSOR_OUTPUT))
-        return false;
+    return ir_use_count(c->g, y) == 1 && !(y->flags & IR_TENSOR_OUTPUT);
+}
+
+/* Lowers the cascade nd[0..len): an inverted-residual chain, or a
+ * depthwise + 1x1 pair; *done false (nothing emitted) when it does not apply. */
+static npu_status lower_cascade(tile_ctx *c, const ir_node *const *nd, int len, bool *done)
+{
+    npu_status st = tile_chain(c, nd, len, done);
+    if (st == NPU_OK && !*done && len == 2 && dw_pw_shape(c, nd[0], nd[1]))
+        st = tile_dw_pw(c, nd[0], nd[1], done);
+    return st;
+}
+
+npu_status tile_cascades(const tgt_target *t, const ir_graph *g, const part_schedule *sched, npu_alloc alloc,
+                         int *group, npu_err *err)
+{
+    for (int i = 0; i < g->n_nodes; i++)
+        group[i] = i;
+    scratch s;
+    npu_status st = scratch_init(&s, t, g, alloc);
+    for (int k = 0; k < sched->n_steps && st == NPU_OK; k++) {
+        const part_step *ps = &sched->steps[k];
+        if (ps->unit != IR_UNIT_NPU)
+            continue;
+        for (int i = 0; i + 1 < ps->count && st == NPU_OK; i++) {
+            const ir_node *const *nd = (const ir_node *const *)&g->nodes[ps->first + i];
+            for (int len = ps->count - i < 4 ? ps->count - i : 4; len >= 2; len--) {
+                bool done = false;
+                scratch_reset(&s, nd[0]);
+                st = lower_cascade(&s.c, nd, len, &done);
+                if (st != NPU_OK && st != NPU_EINTERNAL)
+                    st = NPU_OK, done = false; /* no legal cascade: the nodes run apart */
+                if (st != NPU_OK)
+                    break;
+                if (done) {
+                    for (int j = 0; j < len; j++)
+                        group[ps->first + i + j] = ps->first + i;
+                    i += len - 1;
+                    break;
+                }
+            }
+        }
+    }
+    if (st != NPU_OK)
+        npu_fail(err, st, "%s", s.err.msg);
+    scratch_free(&s, alloc, g->n_tensors);
+    return st;
+}
+
+/* May the cascade nd[0..len) run on this plan? Planned as one (its
+ * intermediates in SRAM), its tensors are live across it; otherwise its
+ * output, written band by band while its inputs are still read, must lie
+ * clear of every input in DRAM. */
+static bool plan_allows(const tile_ctx *c, const ir_node *const *nd, int len)
+{
     const mp_plan *p = c->plan;
-    return z->id < p->n_tensors && x->id < p->n_tensors && p->t[z->id].offset >= 0 && !overlap(p, z, x);
+    bool in_sram = true;
+    for (int i = 0; i + 1 < len; i++)
+        in_sram &= nd[i]->outputs[0]->id < p->n_tensors && p->t[nd[i]->outputs[0]->id].in_sram;
+    if (in_sram)
+        return true;
+    const ir_tensor *z = nd[len - 1]->outputs[0];
+    if (z->id >= p->n_tensors || p->t[z->id].offset < 0)
+        return false;
+    for (int i = 0; i < len; i++)
+        for (int j = 0; j < nd[i]->n_inputs; j++) {
+            const ir_tensor *x = nd[i]->inputs[j];
+            if (x && !x->data && (x->id >= p->n_tensors || overlap(p, z, x)))
+                return false;
+        }
+    return true;
 }
 
 /* Can the eltwise m run inside the tiles of conv n? m reads n's output and
@@ -140,12 +241,9 @@ static bool cascadable(const tile_ctx *c, const ir_node *n, const ir_node *m)
  * while the conv still reads: it must lie clear of the other operand or
  * exactly on it, and clear of the conv's input or exactly on it (then the
  * conv runs in row order with a sixth token, see tile_conv_fused).
- * 0: no; 1: fuse; 2: fuse, in place over the conv's input; 3: a depthwise
- * conv and the 1x1 conv after it (tile_dw_pw). */
+ * 0: no; 1: fuse; 2: fuse, in place over the conv's input. */
 static int fusable(const tile_ctx *c, const ir_node *n, const ir_node *m)
 {
-    if (n->op == IR_OP_CONV && m->op == IR_OP_CONV && cascadable(c, n, m))
-        return 3;
     if (n->op != IR_OP_CONV || tile_tokens(c->t) < 5 || tile_insn(c, TGT_SEM_ELTWISE) < 0)
         return 0;
     if (m->op != IR_OP_ADD && m->op != IR_OP_SUB && m->op != IR_OP_MUL && m->op != IR_OP_MIN && m->op != IR_OP_MAX)
@@ -223,24 +321,47 @@ static npu_status grow_layers(tile_ctx *c, tile_program *out, int *cap)
     return NPU_OK;
 }
 
+/* The cascades the plan was made for (mp_plan.pos_group), else tile_cascades decides them. */
+static npu_status plan_cascades(tile_ctx *c, const part_schedule *sched, int *group)
+{
+    const ir_graph *g = c->g;
+    const mp_plan *p = c->plan;
+    if (!p->pos_group || !p->node_pos || p->n_positions <= 0)
+        return tile_cascades(c->t, g, sched, c->alloc, group, c->err);
+    for (int i = 0; i < g->n_nodes; i++) {
+        int q = p->node_pos[i];
+        group[i] = i;
+        if (q >= 0 && q < p->n_positions && p->pos_group[q] != q) /* the node at the group's first position */
+            for (int k = 0; k < g->n_nodes; k++)
+                if (p->node_pos[k] == p->pos_group[q])
+                    group[i] = k;
+    }
+    return NPU_OK;
+}
+
 npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedule *sched, const mp_plan *plan,
                       emit_blob *consts, npu_alloc alloc, tile_program *out, npu_err *err)
 {
     memset(out, 0, sizeof *out);
     tile_ctx c = {.t = t, .g = g, .plan = plan, .consts = consts, .alloc = alloc, .err = err};
     c.const_off = npu_malloc(alloc, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
+    int *group = npu_malloc(alloc, sizeof(int) * (size_t)(g->n_nodes + 1));
     int n_npu = 0;
     for (int s = 0; s < sched->n_steps; s++)
         n_npu += sched->steps[s].unit == IR_UNIT_NPU;
     out->segments = npu_malloc(alloc, sizeof *out->segments * (size_t)(n_npu + 1));
-    if (!c.const_off || !out->segments) {
+    npu_status st = !c.const_off || !out->segments || !group ? npu_fail(err, NPU_EINTERNAL, "out of memory")
+                                                             : plan_cascades(&c, sched, group);
+    if (st != NPU_OK) {
         npu_free(alloc, c.const_off, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
-        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+        npu_free(alloc, out->segments, sizeof *out->segments * (size_t)(n_npu + 1));
+        npu_free(alloc, group, sizeof(int) * (size_t)(g->n_nodes + 1));
+        out->segments = NULL;
+        return st;
     }
     for (int i = 0; i <= g->n_tensors; i++)
         c.const_off[i] = -1;
     int cap_layers = 0;
-    npu_status st = NPU_OK;
     for (int s = 0; s < sched->n_steps && st == NPU_OK; s++) {
         const part_step *ps = &sched->steps[s];
         if (ps->unit != IR_UNIT_NPU)
@@ -265,12 +386,23 @@ npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedul
             c.lay_tiles = 0;
             tile_layer_begin(&c);
             const ir_node *m = k + 1 < ps->count ? g->nodes[ps->first + k + 1] : NULL;
-            int how = m ? fusable(&c, n, m) : 0;
-            bool fuse = how > 0;
-            if (how == 3)
-                st = tile_dw_pw(&c, n, m, &fuse);
-            else if (fuse)
-                st = tile_conv_fused(&c, n, m, how == 2, &fuse);
+            const ir_node *const *nd = (const ir_node *const *)&g->nodes[ps->first + k];
+            int len = 1, extra = 0; /* nodes of the cascade starting here; those run inside n's tiles */
+            while (k + len < ps->count && group[ps->first + k + len] == ps->first + k)
+                len++;
+            bool fuse = false;
+            if (len > 1 && plan_allows(&c, nd, len)) {
+                st = lower_cascade(&c, nd, len, &fuse);
+                if (st == NPU_OK && !fuse)
+                    st = tile_fail(&c, "tiler bug: the cascade of %d nodes planned for it does not lower", len);
+                extra = len - 1;
+            } else if (m) {
+                int how = fusable(&c, n, m);
+                fuse = how > 0;
+                extra = 1;
+                if (fuse)
+                    st = tile_conv_fused(&c, n, m, how == 2, &fuse);
+            }
             if (!fuse && st == NPU_OK)
                 st = lower_node(&c, n);
             L->n_words = (uint32_t)(c.n_words - L->first_word);
@@ -280,15 +412,15 @@ npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedul
             L->sram_bytes = c.lay_sram;
             L->macs = node_macs(n);
             L->bound_cycles = bound_cycles(t, n, L->macs, L->dram_bytes);
-            if (fuse && st == NPU_OK) { /* the eltwise ran inside the conv's tiles: a layer without words */
+            for (int e = 0; fuse && e < extra && st == NPU_OK; e++) { /* ran inside n's tiles: no words */
                 if ((st = grow_layers(&c, out, &cap_layers)) != NPU_OK)
                     break;
                 L = &out->layers[out->n_layers++];
                 memset(L, 0, sizeof *L);
-                L->node = m;
+                L->node = g->nodes[ps->first + k + 1];
                 L->first_word = (uint32_t)c.n_words;
                 L->fused = true;
-                L->macs = node_macs(m);
+                L->macs = node_macs(L->node);
                 k++;
             }
         }
@@ -298,6 +430,7 @@ npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedul
         seg->n_words = (uint32_t)(c.n_words - seg->first_word);
     }
     npu_free(alloc, c.const_off, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
+    npu_free(alloc, group, sizeof(int) * (size_t)(g->n_nodes + 1));
     npu_free(alloc, c.work, sizeof *c.work * (size_t)c.cap_work);
     npu_free(alloc, c.comp, sizeof *c.comp * (size_t)c.cap_comp);
     /* exact sizes, so that tile_program_free knows what it frees */

@@ -431,7 +431,9 @@ static bool dwconv_ok(const tile_ctx *c, const win *w)
     return tgt_check(c->t, i, v, &e) == NPU_OK;
 }
 
-static npu_status conv(tile_ctx *c, const ir_node *n, const ir_node *fuse, bool in_place)
+/* The window of conv n, on the depthwise datapath when it takes it. */
+static npu_status conv_win(tile_ctx *c, const ir_node *n, const ir_node *fuse, bool in_place, win *out,
+                           nk_qconv2d_params *kp)
 {
     nk_qconv2d_params k;
     npu_status st = ref_qconv_params(n, &k, c->err);
@@ -449,8 +451,30 @@ static npu_status conv(tile_ctx *c, const ir_node *n, const ir_node *fuse, bool 
     w.w4 = w.wt->dtype == IR_I4 && tile_w4_ok(c->t, w.sem == TGT_SEM_CONV ? w.icg * w.kh * w.kw : 2) &&
            tgt_insn_field(c->t->isa, tile_insn(c, w.sem), TGT_F_W4);
     w.wbytes_el2 = w.w4 ? 1 : 2;
+    *out = w;
+    *kp = k;
+    return NPU_OK;
+}
+
+static npu_status conv(tile_ctx *c, const ir_node *n, const ir_node *fuse, bool in_place)
+{
+    win w;
+    nk_qconv2d_params k;
+    npu_status st = conv_win(c, n, fuse, in_place, &w, &k);
+    if (st != NPU_OK)
+        return st;
     qfields q = {k.in_zp, k.out_zp, k.act_min, k.act_max, 0, 0, 0, 0};
     return run_window(c, n, &w, &q);
+}
+
+int64_t tile_conv_estimate(tile_ctx *c, const ir_node *n)
+{
+    win w;
+    nk_qconv2d_params k;
+    plan p = {0};
+    if (conv_win(c, n, NULL, false, &w, &k) != NPU_OK || !choose_plan(c, &w, &p))
+        return INT64_MAX;
+    return p.cost;
 }
 
 npu_status tile_conv(tile_ctx *c, const ir_node *n)
@@ -458,33 +482,30 @@ npu_status tile_conv(tile_ctx *c, const ir_node *n)
     return conv(c, n, NULL, false);
 }
 
-npu_status tile_conv_info(tile_ctx *c, const ir_node *n, bool build, tile_convinfo *ci)
+npu_status tile_conv_block(tile_ctx *c, const ir_node *n, int64_t o0, int64_t ct, int64_t icc, bool build,
+                           tile_convinfo *ci)
 {
     memset(ci, 0, sizeof *ci);
-    npu_status st = ref_qconv_params(n, &ci->k, c->err);
+    win w;
+    npu_status st = conv_win(c, n, NULL, false, &w, &ci->k);
     if (st != NPU_OK)
-        return npu_err_prefix(c->err, "node '%s'", n->name);
-    const nk_qconv2d_params *k = &ci->k;
-    win w = {.sem = TGT_SEM_CONV, .N = k->n, .C = k->c_in, .H = k->h_in, .W = k->w_in, .OC = k->c_out,
-             .OH = k->h_out, .OW = k->w_out, .kh = k->k_h, .kw = k->k_w, .sh = k->stride_h, .sw = k->stride_w,
-             .dh = k->dil_h, .dw = k->dil_w, .pt = k->pad_top, .pl = k->pad_left, .G = k->groups,
-             .wt = n->inputs[1]};
-    w.icg = w.C / w.G, w.ocg = w.OC / w.G;
-    if (w.G > 1 && w.G == w.C && w.OC == w.C && dwconv_ok(c, &w)) {
-        w.sem = TGT_SEM_DWCONV;
-        w.G = 1, w.icg = w.ocg = w.C;
-    }
+        return st;
     if (w.G != 1)
         return tile_fail(c, "tiler bug: one weight block for a grouped conv");
-    w.w4 = w.wt->dtype == IR_I4 && tile_w4_ok(c->t, w.sem == TGT_SEM_CONV ? w.icg * w.kh * w.kw : 2) &&
-           tgt_insn_field(c->t->isa, tile_insn(c, w.sem), TGT_F_W4);
-    w.wbytes_el2 = w.w4 ? 1 : 2;
-    plan p = {.ct = w.ocg, .icc = w.icg, .n_chunks = 1};
+    ct = ct > 0 ? ct : w.ocg;
+    icc = w.sem != TGT_SEM_CONV ? 1 : icc > 0 ? icc : w.icg;
+    plan p = {.ct = ct, .icc = icc, .n_chunks = w.sem == TGT_SEM_CONV ? tile_cdiv(w.icg, icc) : 1};
     ci->sem = w.sem;
     ci->w4 = w.w4;
-    ci->blk_bytes = block_bytes(&w, w.ocg, w.icg);
-    ci->qtab_rel = ci->blk_bytes - ((12 * w.ocg + 15) & ~(int64_t)15);
-    return build ? build_block(c, n, &w, &p, 0, w.ocg, &ci->blk_off) : NPU_OK;
+    ci->blk_bytes = block_bytes(&w, ct, icc);
+    ci->chunk_bytes = chunk_bytes(&w, ct, icc);
+    ci->qtab_rel = ci->blk_bytes - ((12 * ct + 15) & ~(int64_t)15);
+    return build ? build_block(c, n, &w, &p, o0, ct, &ci->blk_off) : NPU_OK;
+}
+
+npu_status tile_conv_info(tile_ctx *c, const ir_node *n, bool build, tile_convinfo *ci)
+{
+    return tile_conv_block(c, n, 0, 0, 0, build, ci);
 }
 
 npu_status tile_conv_fused(tile_ctx *c, const ir_node *n, const ir_node *m, bool in_place, bool *done)

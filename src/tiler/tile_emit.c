@@ -353,6 +353,14 @@ void tile_load(tile_work *w, tile_box b)
         w->load[w->n_load++] = b;
 }
 
+void tile_load_split(tile_work *w, int comp)
+{
+    if (w->n_split < TILE_MAX_SPLITS) {
+        w->split_load[w->n_split] = w->n_load;
+        w->split_comp[w->n_split++] = comp;
+    }
+}
+
 void tile_store(tile_work *w, tile_box b)
 {
     if (w->n_store < TILE_MAX_STORES)
@@ -376,13 +384,39 @@ static int comp_queue(const tile_ctx *c, const tile_comp *k)
     return queue_of(&c->t->isa->insns[tile_insn(c, k->sem)], NULL);
 }
 
+/* The work's loads, each group signalling LOADED after its last load. */
 static npu_status emit_loads(tile_ctx *c, int j, int64_t first_wait, bool gate)
 {
     const tile_work *w = &c->work[j];
-    if (!w->n_load)
-        return NPU_OK;
-    return emit_group(c, w->load, w->n_load, false, (j >= 2 ? TILE_T_FREE : 0) | first_wait,
-                      TILE_T_LOADED | (gate && j >= 1 ? TILE_T_NEXT : 0));
+    npu_status st = NPU_OK;
+    for (int g = 0, a = 0; g <= w->n_split && st == NPU_OK && w->n_load; g++) {
+        int b = g < w->n_split ? w->split_load[g] : w->n_load;
+        st = emit_group(c, w->load + a, b - a, false, a == 0 ? (j >= 2 ? TILE_T_FREE : 0) | first_wait : 0,
+                        TILE_T_LOADED | (gate && j >= 1 && b == w->n_load ? TILE_T_NEXT : 0));
+        a = b;
+    }
+    return st;
+}
+
+/* Does compute k of work w wait for a load group? */
+static bool waits_loaded(const tile_work *w, int k)
+{
+    bool r = k == 0 && w->n_load;
+    for (int s = 0; s < w->n_split; s++)
+        r |= w->split_comp[s] == k;
+    return r;
+}
+
+/* Load groups must be non-empty, in order, each first needed by a later compute. */
+static bool splits_ok(const tile_work *w)
+{
+    for (int s = 0; s < w->n_split; s++) {
+        int l0 = s ? w->split_load[s - 1] : 0, k0 = s ? w->split_comp[s - 1] : 0;
+        if (w->split_load[s] <= l0 || w->split_load[s] >= w->n_load || w->split_comp[s] <= k0 ||
+            w->split_comp[s] >= w->n_comp)
+            return false;
+    }
+    return true;
 }
 
 /* Emits the works in the order L0 L1 C0 S0 L2 C1 S1 ...: loads of work j+1
@@ -395,8 +429,10 @@ npu_status tile_pipeline(tile_ctx *c)
     if (n == 0)
         return NPU_OK;
     for (int j = 0; j < n; j++)
-        if (w[j].n_store == 0 || (w[j].n_comp == 0) != (w[0].n_comp == 0) || (w[j].n_load == 0 && (j == 0 || j >= 2)))
-            return tile_fail(c, "tiler bug: tile %d has no store or no load, or mixes copies and compute", j);
+        if (w[j].n_store == 0 || (w[j].n_comp == 0) != (w[0].n_comp == 0) || (w[j].n_load == 0 && (j == 0 || j >= 2)) ||
+            !splits_ok(&w[j]))
+            return tile_fail(c, "tiler bug: tile %d has no store or no load, mixes copies and compute, or splits its "
+                             "loads wrongly", j);
     /* Fetch runs ahead: when this pipeline's LOADED consumer is another queue
      * than the last one's, it could take that pipeline's tokens, so fetch
      * holds (sync) until the last pipeline is done. On the same queue, FIFO
@@ -437,7 +473,7 @@ npu_status tile_pipeline(tile_ctx *c)
             tile_comp *cp = &c->comp[w[j].first_comp + k];
             int q = comp_queue(c, cp), qn = k + 1 < w[j].n_comp ? comp_queue(c, cp + 1) : q;
             int qp = k > 0 ? comp_queue(c, cp - 1) : q;
-            cp->v[TGT_F_WAIT] = (k == 0 && w[j].n_load ? TILE_T_LOADED : 0) | (qp != q ? TILE_T_CHAIN : 0);
+            cp->v[TGT_F_WAIT] = (waits_loaded(&w[j], k) ? TILE_T_LOADED : 0) | (qp != q ? TILE_T_CHAIN : 0);
             cp->v[TGT_F_SIGNAL] = (k == w[j].n_comp - 1 ? TILE_T_DONE : 0) | (qn != q ? TILE_T_CHAIN : 0);
             if ((qp != q || qn != q) && tile_tokens(c->t) < 5)
                 return tile_fail(c, "tiler bug: a chained tile needs a fifth token");

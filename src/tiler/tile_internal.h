@@ -28,11 +28,16 @@ typedef struct tile_box {
     int64_t dram_hs, dram_cs, sram_hs, sram_cs;
 } tile_box;
 
-enum { TILE_MAX_LOADS = 8, TILE_MAX_STORES = 2 };
+enum { TILE_MAX_LOADS = 8, TILE_MAX_STORES = 2, TILE_MAX_SPLITS = 3 };
 
 typedef struct tile_work {
     int n_load;
     tile_box load[TILE_MAX_LOADS];
+    /* Later load groups (tile_load_split): the loads from split_load[s] on
+     * signal LOADED apart, and the work's compute split_comp[s] waits for
+     * them, so the computes before it overlap their transfer. */
+    int n_split;
+    int split_load[TILE_MAX_SPLITS], split_comp[TILE_MAX_SPLITS];
     int first_comp, n_comp; /* range of tile_ctx.comp */
     int n_store;
     tile_box store[TILE_MAX_STORES];
@@ -121,6 +126,9 @@ void tile_layer_begin(tile_ctx *c);
 tile_work *tile_work_new(tile_ctx *c);
 tile_comp *tile_comp_new(tile_ctx *c, tile_work *w, tgt_sem sem);
 void tile_load(tile_work *w, tile_box b);
+/* The loads added from now on form a group that the work's compute number
+ * comp (0-based, in the work's order) is the first to need. */
+void tile_load_split(tile_work *w, int comp);
 void tile_store(tile_work *w, tile_box b);
 /* A contiguous copy of bytes between a region and SRAM, as at most two boxes. */
 void tile_load_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram, int64_t sram, int64_t bytes);
@@ -152,13 +160,26 @@ typedef struct tile_convinfo {
     nk_qconv2d_params k;
     bool w4;
     int64_t blk_off, blk_bytes, qtab_rel; /* offset in consts (when built), size, qtab inside the block */
+    int64_t chunk_bytes;                  /* bytes of one full reduction chunk's weights in the block */
 } tile_convinfo;
 npu_status tile_conv_info(tile_ctx *c, const ir_node *n, bool build, tile_convinfo *ci);
+/* The block of output channels [o0, o0+ct) with reduction chunks of icc
+ * input channels (ct, icc <= 0: all), as the conv tiles lay it out. */
+npu_status tile_conv_block(tile_ctx *c, const ir_node *n, int64_t o0, int64_t ct, int64_t icc, bool build,
+                           tile_convinfo *ci);
 /* A depthwise conv n whose output only feeds the 1x1 conv m: per row tile,
  * dwconv into SRAM, then the 1x1 conv from there; n's output never goes to
  * DRAM. *done is false (nothing emitted) when no such plan fits. */
 npu_status tile_dw_pw(tile_ctx *c, const ir_node *n, const ir_node *m, bool *done);
+/* The inverted-residual chain nd[0..len): an expand 1x1 conv, the depthwise
+ * conv after it, optionally the 1x1 projection and the eltwise after that,
+ * as one pipeline over row bands (tile_cascade3.c); the intermediates stay
+ * in SRAM. *done is false (nothing emitted) when no such plan fits or it
+ * would not be faster than the convs apart. */
+npu_status tile_chain(tile_ctx *c, const ir_node *const *nd, int len, bool *done);
 npu_status tile_conv(tile_ctx *c, const ir_node *n);
+/* The cost model's cycles for conv n lowered alone (its best plan), INT64_MAX when none fits. */
+int64_t tile_conv_estimate(tile_ctx *c, const ir_node *n);
 /* A conv whose output only feeds the eltwise node m (same shapes): each
  * tile's output is combined with the other operand's tile in SRAM and m's
  * output stored; the conv's own output never goes to DRAM. in_place: m's

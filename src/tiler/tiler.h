@@ -16,6 +16,14 @@
  * after quantization (int8 activations, int8/int4 weights). */
 bool tile_supports(void *target, const ir_graph *g, const ir_node *n, const char **reason);
 
+/* The NPU pipelines the tiler cascades (docs/tiler.md): per index into
+ * g->nodes, the index of the first node of the cascade it runs in (itself
+ * when it runs alone). Decided from the target, the graph and the schedule
+ * alone, so that the memory planner can keep the intermediates out of DRAM
+ * (mp_options.group); tile_build decides the same. */
+npu_status tile_cascades(const tgt_target *t, const ir_graph *g, const part_schedule *sched, npu_alloc alloc,
+                         int *group, npu_err *err);
+
 typedef struct tile_segment {
     int step;            /* index into the schedule's steps */
     uint32_t first_word; /* into tile_program.words; the range ends with `end` */

@@ -167,8 +167,39 @@ def models(d):
     y = g.conv(a, 32, 32, stride=2)
     g.save(d, y, [1, 32, 32, 32], d)
 
+    # unary ops that become lookup tables (npu.Lut): fixed-scale Sigmoid and
+    # Tanh, LeakyRelu split from its conv (last: the models above keep their seeds)
+    g = G("lut", [1, 3, 8, 8])
+    a = g.op("Sigmoid", [g.conv("x", 3, 8, relu=False)])
+    b = g.op("LeakyRelu", [g.conv(a, 8, 8, relu=False)], alpha=0.1)
+    y = g.op("Tanh", [g.conv(b, 8, 4, relu=False)])
+    g.save(d, y, [1, 4, 8, 8], d)
+
+
+def relu6(g, y):
+    lo, hi = g.t("lo"), g.t("hi")
+    g.inits += [numpy_helper.from_array(np.array(0, np.float32), lo),
+                numpy_helper.from_array(np.array(6, np.float32), hi)]
+    return g.op("Clip", [y, lo, hi])
+
+
+def invres(d):
+    """MobileNet-v2 inverted-residual blocks: expand 1x1 + relu6 -> depthwise 3x3 (stride 1, then 2)
+    + relu6 -> project 1x1, the stride-1 one with its residual add (the tiler's SRAM cascade)."""
+    g = G("invres", [1, 3, 24, 24])
+    x = g.conv("x", 3, 16)
+    e = relu6(g, g.conv(x, 16, 96, k=1, relu=False))
+    e = relu6(g, g.conv(e, 96, 96, group=96, relu=False))
+    p = g.conv(e, 96, 16, k=1, relu=False)
+    x = g.op("Add", [p, x])
+    e = relu6(g, g.conv(x, 16, 96, k=1, relu=False))
+    e = relu6(g, g.conv(e, 96, 96, stride=2, group=96, relu=False))
+    y = g.conv(e, 96, 24, k=1, relu=False)
+    g.save(d, y, [1, 24, 12, 12], d)
+
 
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/e2e/models"
     os.makedirs(out, exist_ok=True)
     models(out)
+    invres(out)

@@ -9,40 +9,79 @@ W=$B/e2e
 mkdir -p $W/fw
 PY=/usr/bin/python3
 fail=0 pass=0
-[ -f $W/models/partcopy.onnx ] || $PY tests/e2e/gen_models.py $W/models || exit 1
+[ -f $W/models/lut.onnx ] && [ -f $W/models/invres.onnx ] || $PY tests/e2e/gen_models.py $W/models || exit 1
 
-check() { # name, min cosine, npucc flags...
-    name=$1 cos=$2; shift 2
+one() { # target file, name, min cosine, npucc flags...: compile, simulate, compare; 0 when ok
+    tf=$1 name=$2 cos=$3; shift 3
     m=$W/models/$name
+    t=$(basename $tf .yaml)
+    o=$W/$t
+    mkdir -p $o
+    tag="$t/$name${*:+ $*}"
+    if ! msg=$($B/npucc --target $tf --calib ${m}_calib -o $o/$name.npub "$@" $m.onnx 2>&1); then
+        echo "FAIL $tag: npucc: $msg"; fail=$((fail + 1)); return 1
+    fi
+    if ! msg=$($B/npusim $o/$name.npub --input ${m}_input.npy --output $o/$name.sim.npy 2>&1); then
+        echo "FAIL $tag: npusim: $msg" | head -c 2000; fail=$((fail + 1)); return 1
+    fi
+    if ! msg=$($B/npuref $o/$name.npub --input ${m}_input.npy --output $o/$name.ref.npy 2>&1); then
+        echo "FAIL $tag: npuref: $msg"; fail=$((fail + 1)); return 1
+    fi
+    [ -f $W/models/$name.float.npy ] ||
+        $B/npuref $m.onnx --input ${m}_input.npy --output $W/models/$name.float.npy >/dev/null
+    if msg=$($PY tests/e2e/compare.py $o/$name.sim.npy $o/$name.ref.npy $W/models/$name.float.npy $cos 2>&1); then
+        echo "ok   $tag: $msg"; pass=$((pass + 1))
+    else
+        echo "FAIL $tag: $msg"; fail=$((fail + 1)); return 1
+    fi
+}
+
+check() { # name, min cosine, npucc flags...: on every target
+    name=$1 cos=$2; shift 2
     for tf in targets/*.yaml; do
-        t=$(basename $tf .yaml)
-        o=$W/$t
-        mkdir -p $o
-        tag="$t/$name${*:+ $*}"
-        if ! msg=$($B/npucc --target $tf --calib ${m}_calib -o $o/$name.npub "$@" $m.onnx 2>&1); then
-            echo "FAIL $tag: npucc: $msg"; fail=$((fail + 1)); continue
-        fi
-        if ! msg=$($B/npusim $o/$name.npub --input ${m}_input.npy --output $o/$name.sim.npy 2>&1); then
-            echo "FAIL $tag: npusim: $msg" | head -c 2000; fail=$((fail + 1)); continue
-        fi
-        if ! msg=$($B/npuref $o/$name.npub --input ${m}_input.npy --output $o/$name.ref.npy 2>&1); then
-            echo "FAIL $tag: npuref: $msg"; fail=$((fail + 1)); continue
-        fi
-        [ -f $W/models/$name.float.npy ] ||
-            $B/npuref $m.onnx --input ${m}_input.npy --output $W/models/$name.float.npy >/dev/null
-        if msg=$($PY tests/e2e/compare.py $o/$name.sim.npy $o/$name.ref.npy $W/models/$name.float.npy $cos 2>&1); then
-            echo "ok   $tag: $msg"; pass=$((pass + 1))
+        one $tf $name $cos "$@"
+    done
+}
+
+# int4 activations (--abits 4) on the targets whose dtypes.activations list
+# int4 (the NPU listing must clamp to -8..7: int4 codes; the graph's input
+# and output stay int8 by default); the others refuse, naming their file.
+check_a4() { # name, min cosine, npucc flags...
+    name=$1 cos=$2; shift 2
+    for tf in targets/*.yaml; do
+        if grep -Eq '^ *activations: *\[.*int4' $tf; then
+            one $tf $name $cos --abits 4 "$@" || continue
+            if $B/npudis $W/$(basename $tf .yaml)/$name.npub | grep -q "clamp_lo=-8 clamp_hi=7"; then pass=$((pass + 1))
+            else echo "FAIL $tf/$name --abits 4: no NPU instruction clamps to int4 codes"; fail=$((fail + 1)); fi
         else
-            echo "FAIL $tag: $msg"; fail=$((fail + 1))
+            msg=$($B/npucc --target $tf --calib $W/models/${name}_calib --abits 4 "$@" -o $W/a4_refused.npub \
+                  $W/models/$name.onnx 2>&1); rc=$?
+            if [ $rc -eq 1 ] && echo "$msg" | grep -qF "$tf" && echo "$msg" | grep -q "int4 activations"; then
+                pass=$((pass + 1))
+            else echo "FAIL $tf/$name --abits 4: expected a refusal naming the target: exit $rc: $msg"; fail=$((fail + 1)); fi
         fi
     done
 }
 
-for m in conv dwconv residual concat pool fc hostop split slice partcopy bigconv; do
+for m in conv dwconv residual concat pool fc hostop split slice partcopy bigconv lut; do
     check $m 0.98
 done
+check invres 0.98 # the inverted-residual cascade
 check conv 0.95 --wbits 4
 check residual 0.95 --wbits 4
+# W4A4 / W8A4: 16 activation levels cost about 15-20 dB of SQNR per layer;
+# measured minimum cosine 0.985 (fc, W8A4) on these 2-4 layer models: 0.95 leaves room
+for m in conv dwconv residual concat pool fc hostop lut; do
+    check_a4 $m 0.95
+done
+for m in conv residual bigconv; do
+    check_a4 $m 0.95 --wbits 4
+done
+# --emit qdq has no int4 activations (opset 13): refused, naming the node
+msg=$($B/npucc --target targets/edge-v1-wide.yaml --calib $W/models/conv_calib --abits 4 --emit qdq \
+      -o $W/a4_qdq.onnx $W/models/conv.onnx 2>&1); rc=$?
+if [ $rc -eq 1 ] && echo "$msg" | grep -q "int4 activation"; then pass=$((pass + 1))
+else echo "FAIL --abits 4 --emit qdq: exit $rc: $msg"; fail=$((fail + 1)); fi
 
 # malformed binaries: every tool refuses them with a message and exit 1
 good=$W/edge-v1/conv.npub

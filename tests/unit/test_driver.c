@@ -84,3 +84,15 @@ Test(options, validate_needs_no_model)
     cr_assert_eq(parse(&o, &e, "--target edge-v1 --validate"), NPU_OK, "%s", e.msg);
     cr_assert(o.validate);
 }
+
+Test(options, int4_activations_default_to_mse_calibration)
+{
+    drv_options o;
+    npu_err e;
+    cr_assert_eq(parse(&o, &e, "--target edge-v1 --calib d m.onnx"), NPU_OK, "%s", e.msg);
+    cr_assert_eq(o.calib_method, DRV_CALIB_MINMAX, "8-bit activations: minmax");
+    cr_assert_eq(parse(&o, &e, "--target edge-v1 --calib d --abits 4 m.onnx"), NPU_OK, "%s", e.msg);
+    cr_assert_eq(o.calib_method, DRV_CALIB_MSE, "int4 activations need clipping: mse");
+    cr_assert_eq(parse(&o, &e, "--target edge-v1 --calib-method minmax --abits 4 m.onnx"), NPU_OK, "%s", e.msg);
+    cr_assert_eq(o.calib_method, DRV_CALIB_MINMAX, "an explicit method stays");
+}

@@ -257,6 +257,42 @@ Test(qfloat, round_half_even_pinned)
                      "quantize(%a, %a, %d)", cases[i].x, cases[i].scale, cases[i].zp);
 }
 
+/* The array quantizers against libm: rintf (ties to even in the default
+ * mode) of the float quotient, saturated, over random values and exact ties. */
+Test(qfloat, arrays_match_rint_reference)
+{
+    enum { N = 4001 };
+    static float x[N];
+    static int8_t q8[N];
+    static uint8_t qu[N], q4[(N + 1) / 2];
+    uint32_t seed = 12345;
+    const float scale = 0.0625f; /* a power of two: x / scale is exact, so k + 0.5 ties are real */
+    for (int i = 0; i < N; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        float r = (float)(seed >> 8) / (float)(1u << 24); /* [0, 1) */
+        x[i] = i % 3 == 0 ? ((float)((int)(seed % 600) - 300) + 0.5f) * scale : (r - 0.5f) * 40.0f;
+    }
+    x[7] = NAN;
+    cr_assert_eq(nk_quantize_f32_i8(x, q8, N, scale, -5), NK_OK);
+    cr_assert_eq(nk_quantize_f32_u8(x, qu, N, scale, 130), NK_OK);
+    cr_assert_eq(nk_quantize_f32_i4(x, q4, N, scale, 2), NK_OK);
+    for (int i = 0; i < N; i++) {
+        float v = x[i] / scale;
+        double r = v != v ? 0 : rint((double)v);
+        int32_t w8 = (int32_t)fmax(-128, fmin(127, r - 5)), wu = (int32_t)fmax(0, fmin(255, r + 130));
+        int32_t w4 = (int32_t)fmax(-8, fmin(7, r + 2));
+        if (v != v) {
+            w8 = -5;
+            wu = 130;
+            w4 = 2;
+        }
+        cr_assert_eq(q8[i], w8, "[%d] %a: int8 %d, want %d", i, x[i], q8[i], w8);
+        cr_assert_eq(qu[i], wu, "[%d] %a: uint8 %d, want %d", i, x[i], qu[i], wu);
+        cr_assert_eq(nk_int4_get(q4, (size_t)i), w4, "[%d] %a: int4 %d, want %d", i, x[i], nk_int4_get(q4, (size_t)i), w4);
+        cr_assert_eq(nk_quantize_value(x[i], scale, -5, -128, 127), w8, "[%d] scalar", i);
+    }
+}
+
 Test(qfloat, dequantize_and_round_trip)
 {
     int8_t q[256];

@@ -23,7 +23,8 @@ static void observe(void *ud, const ir_node *n, const ir_tensor *t, const void *
     memcpy(c->data[t->id], data, bytes);
 }
 
-static void fmnist_on(const char *target)
+/* qo: the quantization (W8A8, or W4A4 with int4 graph input and output) */
+static void fmnist_on(const char *target, const q_options *qo)
 {
     tgt_target *t = load_target(target);
     const char *r = getenv("NPUCC_ROOT");
@@ -50,11 +51,10 @@ static void fmnist_on(const char *target)
     }
     ref_ctx_free(rc);
     float *lo = calloc((size_t)g->n_tensors, sizeof(float)), *hi = calloc((size_t)g->n_tensors, sizeof(float));
-    cal_range_opts ro = {CAL_MINMAX, 99.99f, 8};
+    cal_range_opts ro = {CAL_MINMAX, 99.99f, qo->abits};
     q_calib_ranges(qc, &ro, lo, hi);
     q_calib_free(qc);
-    q_options qo = {.wbits = 8, .abits = 8};
-    cr_assert_eq(q_quantize(g, lo, hi, &qo, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(q_quantize(g, lo, hi, qo, &e), NPU_OK, "%s", e.msg);
     free(lo);
     free(hi);
     part_schedule sched;
@@ -153,7 +153,15 @@ static void fmnist_on(const char *target)
 
 Test(tiler, fmnist_model_bit_exact)
 {
+    q_options qo = {.wbits = 8, .abits = 8};
     for (int ti = 0; ti < N_TARGETS; ti++)
-        fmnist_on(targets[ti]);
+        fmnist_on(targets[ti], &qo);
+}
+
+/* int4 activations everywhere, the input's clamp to -8..7 included */
+Test(tiler, fmnist_model_w4a4_bit_exact)
+{
+    q_options qo = {.wbits = 4, .abits = 4, .target_int4_acts = true, .int4_io = true};
+    fmnist_on("edge-v1-wide", &qo);
 }
 #endif
