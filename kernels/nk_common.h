@@ -44,4 +44,17 @@ static inline int64_t nk_shape_numel(const nk_shape *s)
     return n;
 }
 
+/* On x86-64 Linux with GCC the hot loops (the float kernels' register
+ * tile and depthwise rows, the quantizer's GPTQ and second moments) are
+ * compiled three times (AVX-512, AVX2, baseline SSE2) and picked at load
+ * time. The build is ISO C (-std=c11), where GCC does not contract
+ * a*b+c into FMA, so every clone rounds exactly like the baseline: the
+ * SIMD width changes speed only. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__) && \
+    !defined(NK_NO_CLONES)
+#define NK_HOT_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define NK_HOT_CLONES
+#endif
+
 #endif

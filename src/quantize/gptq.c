@@ -16,6 +16,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/nk_common.h"
 #include "quantize/quantize_internal.h"
 
 enum {
@@ -50,20 +51,13 @@ void q_gptq_free(q_gptq *gq)
     memset(gq, 0, sizeof *gq);
 }
 
-/* The two hot loops are compiled for AVX-512, AVX2 and the baseline and
- * picked at load time, as kernels/nk_nn_internal.h does (NK_HOT_CLONES). ISO
- * C (-std=c11) does not contract a*b+c into an FMA, so every clone rounds the
- * same: the results do not depend on the machine. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define Q_HOT_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define Q_HOT_CLONES
-#endif
+/* The two hot loops are NK_HOT_CLONES (kernels/nk_common.h): the SIMD
+ * width changes speed only, never the rounding. */
 
 enum { CHOL_BLOCK = Q_GPTQ_COLS, LANES = 8 }; /* the panel is the k x Q_GPTQ_COLS scratch d */
 
 /* a[c] -= sum_t coef[t] * p[t][c] for c in [c0, c1), t < nb (p rows of length ld). */
-Q_HOT_CLONES
+NK_HOT_CLONES
 static void update_row(double *restrict a, const double *restrict p, int64_t ld, const double *restrict coef, int nb,
                        int64_t c0, int64_t c1)
 {
@@ -166,7 +160,7 @@ static int8_t clamp_code(double r, int qmax)
 }
 
 /* acc[c] = sum_{j<i} row[j] d[j][c]: the errors so far, spread onto input i. */
-Q_HOT_CLONES
+NK_HOT_CLONES
 static void spread(const double *restrict row, const double *restrict d, int64_t i, double *restrict acc)
 {
     double a[Q_GPTQ_COLS] = {0}; /* local: kept in registers */

@@ -5,11 +5,13 @@
  * own order (c_in/groups, k_h, k_w), zeros where the window hits padding. */
 #include <string.h>
 
+#include "kernels/nk_common.h"
 #include "quantize/quantize_internal.h"
 
 enum {
     GRAM_POSITIONS = 64,           /* output positions per sample feeding the second moment */
     GRAM_MAX_K = 3200,             /* longest patch with a second moment */
+    GRAM_BATCH = 8,                /* patches added to the second moment at once */
 };
 #define GRAM_MAX_DOUBLES (16u << 20) /* per layer: 128 MiB */
 
@@ -27,8 +29,13 @@ struct q_lstats {
     geom *geo;
     int *input_id;                 /* tensor id of each layer's input */
     uint64_t *samples;             /* observations (for the position offset) */
-    double *patch;                 /* scratch: one patch */
+    double *patch;                 /* scratch: GRAM_BATCH patches (convolutions) */
+    int npatch;                    /* patches waiting in it */
+    double **fc_rows;              /* per Gemm layer: GRAM_BATCH rows waiting across samples */
+    int *fc_nrows;
     int64_t patch_cap;
+    double *rows;                  /* scratch: strided row prefix sums of one input plane */
+    int64_t rows_cap;
 };
 
 /* Begin pad of one spatial axis ("pads" or "auto_pad"). */
@@ -87,7 +94,12 @@ void q_lstats_free(q_lstats *s)
     npu_free(s->alloc, s->geo, sizeof *s->geo * c1);
     npu_free(s->alloc, s->input_id, sizeof *s->input_id * c1);
     npu_free(s->alloc, s->samples, sizeof *s->samples * c1);
-    npu_free(s->alloc, s->patch, sizeof(double) * (size_t)s->patch_cap);
+    npu_free(s->alloc, s->patch, sizeof(double) * (size_t)s->patch_cap * GRAM_BATCH);
+    for (int i = 0; s->fc_rows && i < s->n; i++)
+        npu_free(s->alloc, s->fc_rows[i], sizeof(double) * (size_t)s->l[i].k * GRAM_BATCH);
+    npu_free(s->alloc, s->fc_rows, sizeof *s->fc_rows * (size_t)(s->cap ? s->cap : 1));
+    npu_free(s->alloc, s->fc_nrows, sizeof *s->fc_nrows * (size_t)(s->cap ? s->cap : 1));
+    npu_free(s->alloc, s->rows, sizeof(double) * (size_t)s->rows_cap);
     npu_free(s->alloc, s, sizeof *s);
 }
 
@@ -109,7 +121,11 @@ q_lstats *q_lstats_new(const ir_graph *g, bool gram, npu_alloc alloc, npu_err *e
     s->geo = npu_malloc(alloc, sizeof *s->geo * c1);
     s->input_id = npu_malloc(alloc, sizeof *s->input_id * c1);
     s->samples = npu_malloc(alloc, sizeof *s->samples * c1);
-    if (!s->l || !s->geo || !s->input_id || !s->samples) {
+    s->fc_rows = npu_malloc(alloc, sizeof *s->fc_rows * c1);
+    s->fc_nrows = npu_malloc(alloc, sizeof *s->fc_nrows * c1);
+    if (s->fc_rows)
+        memset(s->fc_rows, 0, sizeof *s->fc_rows * c1);
+    if (!s->l || !s->geo || !s->input_id || !s->samples || !s->fc_rows || !s->fc_nrows) {
         q_lstats_free(s);
         npu_fail(err, NPU_EINTERNAL, "out of memory");
         return NULL;
@@ -142,14 +158,25 @@ q_lstats *q_lstats_new(const ir_graph *g, bool gram, npu_alloc alloc, npu_err *e
         memset(l.mean, 0, sizeof(double) * nm);
         if (l.gram)
             memset(l.gram, 0, sizeof(double) * nm * (size_t)l.k);
+        s->fc_nrows[s->n] = 0;
+        if (l.gram && !ge.kh && !(s->fc_rows[s->n] = npu_malloc(alloc, sizeof(double) * (size_t)l.k * GRAM_BATCH))) {
+            npu_free(alloc, l.mean, sizeof(double) * nm);
+            npu_free(alloc, l.gram, sizeof(double) * nm * (size_t)l.k);
+            q_lstats_free(s);
+            npu_fail(err, NPU_EINTERNAL, "out of memory for the statistics of '%s'", n->name);
+            return NULL;
+        }
         s->geo[s->n] = ge;
         s->input_id[s->n] = n->inputs[0]->id;
         s->samples[s->n] = 0;
         s->l[s->n++] = l;
         if (l.k > s->patch_cap)
             s->patch_cap = l.k;
+        if (ge.kh && ge.h * (ge.w + ge.sw) > s->rows_cap)
+            s->rows_cap = ge.h * (ge.w + ge.sw);
     }
-    if (s->patch_cap && !(s->patch = npu_malloc(alloc, sizeof(double) * (size_t)s->patch_cap))) {
+    if ((s->patch_cap && !(s->patch = npu_malloc(alloc, sizeof(double) * (size_t)s->patch_cap * GRAM_BATCH))) ||
+        (s->rows_cap && !(s->rows = npu_malloc(alloc, sizeof(double) * (size_t)s->rows_cap)))) {
         q_lstats_free(s);
         npu_fail(err, NPU_EINTERNAL, "out of memory");
         return NULL;
@@ -157,15 +184,94 @@ q_lstats *q_lstats_new(const ir_graph *g, bool gram, npu_alloc alloc, npu_err *e
     return s;
 }
 
-static void add_gram(double *gram, const double *p, int64_t k)
+/* Adds the waiting patches' outer products to the upper triangle of gram
+ * (mirrored in q_lstats_finish). A full batch goes GRAM_BATCH at a time:
+ * each row element is loaded and stored once per batch rather than once
+ * per patch, and the fixed count lets the compiler vectorize over j. */
+NK_HOT_CLONES static void flush_gram(const double *p, int *waiting, double *gram, int64_t k)
 {
+    int nb = *waiting;
+    *waiting = 0;
     for (int64_t i = 0; i < k; i++) {
-        double pi = p[i];
-        if (pi == 0.0)
+        double a[GRAM_BATCH];
+        bool any = false;
+        for (int b = 0; b < nb; b++) {
+            a[b] = p[b * k + i];
+            any |= a[b] != 0.0;
+        }
+        if (!any)
             continue;
         double *row = gram + i * k;
-        for (int64_t j = i; j < k; j++) /* upper triangle; mirrored in q_lstats_finish */
-            row[j] += pi * p[j];
+        if (nb == GRAM_BATCH) {
+            for (int64_t j = i; j < k; j++) {
+                double acc = 0;
+                for (int b = 0; b < GRAM_BATCH; b++)
+                    acc += a[b] * p[b * k + j];
+                row[j] += acc;
+            }
+        } else {
+            for (int b = 0; b < nb; b++)
+                for (int64_t j = i; j < k; j++)
+                    row[j] += a[b] * p[b * k + j];
+        }
+    }
+}
+
+/* The next free patch slot, flushing a full batch into gram first. */
+static double *next_patch(double *buf, int *waiting, double *gram, int64_t k)
+{
+    if (*waiting == GRAM_BATCH)
+        flush_gram(buf, waiting, gram, k);
+    return buf + (size_t)(*waiting)++ * (size_t)k;
+}
+
+/* Valid output range [lo, hi] along one axis for kernel offset c (input
+ * index = o * stride + c): lo > hi when the tap only ever hits padding. */
+static void tap_range(int64_t c, int64_t stride, int64_t in, int64_t out, int64_t *lo, int64_t *hi)
+{
+    int64_t a = c >= 0 ? 0 : (-c + stride - 1) / stride;
+    int64_t b = in - 1 - c < 0 ? -1 : (in - 1 - c) / stride;
+    *lo = a;
+    *hi = b < out - 1 ? b : out - 1;
+}
+
+/* Adds to sum[(kh, kw) tap] the sum of the plane over the output positions of
+ * every tap: row prefix sums per column residue (mod stride) make each row
+ * of a tap O(1), so the mean costs O(h*w + kh*kw*oh) per plane instead of a
+ * patch per output position. */
+static void add_tap_sums(const geom *g, const float *plane, double *rows, double *sum)
+{
+    int64_t per_row = g->w + g->sw; /* sw residues, each a prefix of ceil(w / sw) + 1 */
+    for (int64_t y = 0; y < g->h; y++) {
+        double *r = rows + y * per_row;
+        for (int64_t res = 0, at = 0; res < g->sw; res++) {
+            double acc = 0;
+            r[at++] = 0;
+            for (int64_t x = res; x < g->w; x += g->sw) {
+                acc += plane[y * g->w + x];
+                r[at++] = acc;
+            }
+        }
+    }
+    for (int64_t ky = 0; ky < g->kh; ky++) {
+        int64_t oy0, oy1, cy = ky * g->dh - g->pt;
+        tap_range(cy, g->sh, g->h, g->oh, &oy0, &oy1);
+        for (int64_t kx = 0; kx < g->kw; kx++) {
+            int64_t ox0, ox1, cx = kx * g->dw - g->pl;
+            tap_range(cx, g->sw, g->w, g->ow, &ox0, &ox1);
+            if (oy0 > oy1 || ox0 > ox1)
+                continue;
+            int64_t ix = ox0 * g->sw + cx, res = ix % g->sw, t0 = ix / g->sw, cnt = ox1 - ox0 + 1;
+            int64_t base = 0; /* where residue res starts in a row */
+            for (int64_t r = 0; r < res; r++)
+                base += (g->w - r + g->sw - 1) / g->sw + 1;
+            double acc = 0;
+            for (int64_t oy = oy0; oy <= oy1; oy++) {
+                const double *r = rows + (oy * g->sh + cy) * per_row + base;
+                acc += r[t0 + cnt] - r[t0];
+            }
+            sum[ky * g->kw + kx] += acc;
+        }
     }
 }
 
@@ -173,32 +279,34 @@ static void observe_conv(q_lstats *s, int li, const float *x)
 {
     q_layer_stats *l = &s->l[li];
     const geom *g = &s->geo[li];
-    int64_t cg = g->c / g->groups, npos = g->oh * g->ow;
+    int64_t cg = g->c / g->groups, npos = g->oh * g->ow, taps = g->kh * g->kw;
     int64_t step = npos > GRAM_POSITIONS ? npos / GRAM_POSITIONS : 1, off = (int64_t)(s->samples[li] % (uint64_t)step);
-    double *p = s->patch;
     for (int64_t b = 0; b < g->n; b++)
         for (int gi = 0; gi < g->groups; gi++) {
             double *mean = l->mean + gi * l->k, *gram = l->gram ? l->gram + (size_t)gi * (size_t)(l->k * l->k) : NULL;
-            for (int64_t pos = 0; pos < npos; pos++) {
+            const float *group = x + (b * g->c + gi * cg) * g->h * g->w;
+            for (int64_t ci = 0; ci < cg; ci++)
+                add_tap_sums(g, group + ci * g->h * g->w, s->rows, mean + ci * taps);
+            if (!gram)
+                continue;
+            /* the second moment from a sample of positions: whole patches only there */
+            for (int64_t pos = off; pos < npos; pos += step) {
                 int64_t oy = pos / g->ow, ox = pos % g->ow;
                 int64_t at = 0;
+                double *p = next_patch(s->patch, &s->npatch, gram, l->k);
                 for (int64_t ci = 0; ci < cg; ci++) {
-                    const float *plane = x + ((b * g->c) + gi * cg + ci) * g->h * g->w;
+                    const float *plane = group + ci * g->h * g->w;
                     for (int64_t ky = 0; ky < g->kh; ky++) {
                         int64_t iy = oy * g->sh - g->pt + ky * g->dh;
                         for (int64_t kx = 0; kx < g->kw; kx++) {
                             int64_t ix = ox * g->sw - g->pl + kx * g->dw;
-                            double v = iy >= 0 && iy < g->h && ix >= 0 && ix < g->w ? plane[iy * g->w + ix] : 0.0;
-                            p[at] = v;
-                            mean[at++] += v;
+                            p[at++] = iy >= 0 && iy < g->h && ix >= 0 && ix < g->w ? plane[iy * g->w + ix] : 0.0;
                         }
                     }
                 }
-                if (gram && pos % step == off) {
-                    add_gram(gram, p, l->k);
-                    l->n_gram += gi == 0;
-                }
+                l->n_gram += gi == 0;
             }
+            flush_gram(s->patch, &s->npatch, gram, l->k);
         }
     l->n += (uint64_t)(g->n * npos);
 }
@@ -207,14 +315,14 @@ static void observe_fc(q_lstats *s, int li, const ir_tensor *t, const float *x)
 {
     q_layer_stats *l = &s->l[li];
     int64_t rows = ir_tensor_numel(t) / l->k;
-    double *p = s->patch;
     for (int64_t r = 0; r < rows; r++) {
-        for (int64_t j = 0; j < l->k; j++) {
-            p[j] = x[r * l->k + j];
-            l->mean[j] += p[j];
+        for (int64_t j = 0; j < l->k; j++)
+            l->mean[j] += x[r * l->k + j];
+        if (l->gram) {
+            double *p = next_patch(s->fc_rows[li], &s->fc_nrows[li], l->gram, l->k);
+            for (int64_t j = 0; j < l->k; j++)
+                p[j] = x[r * l->k + j];
         }
-        if (l->gram)
-            add_gram(l->gram, p, l->k);
     }
     l->n_gram += (uint64_t)rows;
     l->n += (uint64_t)rows;
@@ -239,6 +347,8 @@ void q_lstats_finish(q_lstats *s)
 {
     for (int i = 0; i < s->n; i++) {
         q_layer_stats *l = &s->l[i];
+        if (s->fc_rows[i])
+            flush_gram(s->fc_rows[i], &s->fc_nrows[i], l->gram, l->k);
         if (!l->n)
             continue;
         double ng = l->n_gram ? (double)l->n_gram : 1.0, nm = (double)l->n;
