@@ -11,11 +11,27 @@
 #pragma GCC optimize("O3")
 #endif
 
-enum { LEFT_SHIFT_ADD = 20, LEFT_SHIFT_MAX = 22 }; /* 255 << 22 < 2^30 */
-
 static int i8_range(int32_t v)
 {
     return v >= -128 && v <= 127;
+}
+
+/* Brings the two add multipliers within NK_QADD_MAX_DSHIFT exponents of each
+ * other, so the kernel can sum them exactly: a flushed (zero) one takes the
+ * other's exponent; otherwise the smaller mantissa is rounded to the larger
+ * exponent minus the limit (it then weighs < 2^-22 of the larger one). */
+static void common_exponent(int32_t m[2], int s[2])
+{
+    for (int i = 0; i < 2; i++)
+        if (m[i] == 0)
+            s[i] = s[1 - i];
+    int lo = s[0] < s[1] ? 0 : 1, d = s[1 - lo] - s[lo];
+    if (d <= NK_QADD_MAX_DSHIFT)
+        return;
+    int drop = d - NK_QADD_MAX_DSHIFT;
+    int64_t v = drop > 32 ? 0 : nk_round_shift_even(m[lo], drop, 0);
+    m[lo] = (int32_t)v;
+    s[lo] += drop;
 }
 
 nk_status nk_qbinary_prepare(nk_qbinary_params *p, float a_scale, float b_scale, float out_scale)
@@ -27,26 +43,20 @@ nk_status nk_qbinary_prepare(nk_qbinary_params *p, float a_scale, float b_scale,
     double r[3];
     switch (p->op) {
     case NK_QADD:
-    case NK_QSUB: {
-        /* TFLite: both inputs to a common scale 2 * max(sa, sb) / 2^20, then to the output */
-        double twice_max = 2.0 * (double)(a_scale > b_scale ? a_scale : b_scale);
-        r[0] = (double)a_scale / twice_max;
-        r[1] = (double)b_scale / twice_max;
-        r[2] = twice_max / ((double)(1 << LEFT_SHIFT_ADD) * (double)out_scale);
-        p->left_shift = LEFT_SHIFT_ADD;
+    case NK_QSUB:
+        r[0] = (double)a_scale / (double)out_scale;
+        r[1] = (double)b_scale / (double)out_scale;
+        r[2] = 0.0;
         break;
-    }
     case NK_QMUL:
         r[0] = r[1] = 0.0;
         r[2] = (double)a_scale * (double)b_scale / (double)out_scale;
-        p->left_shift = 0;
         break;
     case NK_QMIN:
     case NK_QMAX:
         r[0] = (double)a_scale / (double)out_scale;
         r[1] = (double)b_scale / (double)out_scale;
         r[2] = 0.0;
-        p->left_shift = 0;
         break;
     default:
         return NK_EARG;
@@ -56,6 +66,9 @@ nk_status nk_qbinary_prepare(nk_qbinary_params *p, float a_scale, float b_scale,
         if (st != NK_OK)
             return st;
     }
+    if (p->op == NK_QADD || p->op == NK_QSUB)
+        common_exponent(m, s);
+    p->left_shift = 0;
     p->a_mult = m[0];
     p->a_shift = s[0];
     p->b_mult = m[1];
@@ -136,27 +149,21 @@ static int make_bcast(const nk_qbinary_params *p, bcast *bc)
     return 1;
 }
 
-static inline int32_t rescale(int32_t x, int32_t zp, int32_t ls, int32_t m, int32_t s)
-{
-    return nk_requantize((x - zp) * (1 << ls), m, s);
-}
-
 /* One row of len outputs; a and b advance by sa and sb (0 or 1). */
 static void row(const nk_qbinary_params *p, const int8_t *a, int64_t sa, const int8_t *b, int64_t sb, int8_t *o,
                 int64_t len)
 {
-    const int32_t ls = p->left_shift;
     switch (p->op) {
     case NK_QADD:
     case NK_QSUB: {
-        int64_t sign = p->op == NK_QSUB ? -1 : 1;
+        /* both terms on the smaller exponent e: exact int64, one rounding */
+        int e = p->a_shift < p->b_shift ? p->a_shift : p->b_shift;
+        int64_t ma = (int64_t)p->a_mult * ((int64_t)1 << (p->a_shift - e));
+        int64_t mb = (int64_t)p->b_mult * ((int64_t)1 << (p->b_shift - e)) * (p->op == NK_QSUB ? -1 : 1);
         for (int64_t i = 0; i < len; i++) {
-            int32_t x = rescale(a[i * sa], p->a_zp, ls, p->a_mult, p->a_shift);
-            int32_t y = rescale(b[i * sb], p->b_zp, ls, p->b_mult, p->b_shift);
-            int64_t raw = (int64_t)x + sign * y;
-            raw = raw > INT32_MAX ? INT32_MAX : (raw < INT32_MIN ? INT32_MIN : raw);
-            o[i] = (int8_t)nk_requant_out((int32_t)raw, p->out_mult, p->out_shift, p->out_zp,
-                                          p->act_min, p->act_max);
+            int64_t v = ((int64_t)a[i * sa] - p->a_zp) * ma + ((int64_t)b[i * sb] - p->b_zp) * mb;
+            int64_t q = (int64_t)nk_sat_i64_i32(nk_round_shift_even(v, 31 - e, 0)) + p->out_zp;
+            o[i] = (int8_t)(q < p->act_min ? p->act_min : (q > p->act_max ? p->act_max : q));
         }
         break;
     }
@@ -185,9 +192,12 @@ nk_status nk_qbinary(const nk_qbinary_params *p, const int8_t *a, const int8_t *
     bcast bc;
     if (!p || (p->op != NK_QADD && p->op != NK_QSUB && p->op != NK_QMUL && p->op != NK_QMIN && p->op != NK_QMAX) ||
         !i8_range(p->a_zp) || !i8_range(p->b_zp) || !i8_range(p->out_zp) || !i8_range(p->act_min) ||
-        !i8_range(p->act_max) || p->act_min > p->act_max || p->left_shift < 0 ||
-        p->left_shift > LEFT_SHIFT_MAX || !mult_ok(p->out_mult, p->out_shift) ||
-        !mult_ok(p->a_mult, p->a_shift) || !mult_ok(p->b_mult, p->b_shift) || !make_bcast(p, &bc))
+        !i8_range(p->act_max) || p->act_min > p->act_max || p->left_shift != 0 ||
+        !mult_ok(p->out_mult, p->out_shift) || !mult_ok(p->a_mult, p->a_shift) || !mult_ok(p->b_mult, p->b_shift) ||
+        !make_bcast(p, &bc))
+        return NK_EARG;
+    if ((p->op == NK_QADD || p->op == NK_QSUB) &&
+        (p->a_shift - p->b_shift > NK_QADD_MAX_DSHIFT || p->b_shift - p->a_shift > NK_QADD_MAX_DSHIFT))
         return NK_EARG;
     int64_t total = nk_shape_numel(&p->out_shape);
     if (total == 0)

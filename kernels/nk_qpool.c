@@ -15,13 +15,6 @@ static int i8_range(int32_t v)
     return v >= -128 && v <= 127;
 }
 
-/* x / d rounded half away from zero (TFLite's average pool), d > 0. */
-static int32_t div_round(int32_t x, int32_t d)
-{
-    int64_t v = x;
-    return (int32_t)(v >= 0 ? (v + d / 2) / d : (v - d / 2) / d);
-}
-
 /* out may be the floor (ONNX default) or the ceil (ceil_mode) size. */
 static int size_ok(int32_t in, int32_t out, int32_t pad0, int32_t pad1, int32_t k, int32_t dil, int32_t stride)
 {
@@ -90,12 +83,13 @@ nk_status nk_qmaxpool(const nk_qpool_params *p, const int8_t *in, int8_t *out)
     return NK_OK;
 }
 
-/* out_zp + round(requant(s) / count), clamped; count 0 gives out_zp. */
+/* out_zp + round_half_even(s * M / count) in one rounding (exact for any
+ * valid multiplier), clamped; count 0 gives out_zp. */
 static int32_t average(const nk_qpool_params *p, int32_t s, int32_t count)
 {
     if (count <= 0)
         return nk_clamp_i32(p->out_zp, p->act_min, p->act_max);
-    int64_t v = (int64_t)p->out_zp + div_round(nk_requantize(s, p->mult, p->shift), count);
+    int64_t v = (int64_t)p->out_zp + nk_requantize_div(s, p->mult, p->shift, count);
     return v < p->act_min ? p->act_min : (v > p->act_max ? p->act_max : (int32_t)v);
 }
 

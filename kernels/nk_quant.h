@@ -10,6 +10,8 @@
  * - A real multiplier M is an int32 Q31 mantissa `mult` in [2^30, 2^31) and an
  *   exponent `shift` in [-31, 30]: M ~= mult * 2^(shift - 31).
  * - nk_requantize is the only fixed-point rescale; every kernel calls it.
+ *   Every integer op rounds once, half to even, from the exact rational
+ *   value (as onnxruntime); TFLite's double rounding is not used.
  * - Float -> int rounds half to even (onnxruntime QuantizeLinear) and saturates.
  * - int4 is packed two per byte, low nibble first.
  * - Tensors are dense NCHW (the IR's layout); weights are ONNX OIHW. */
@@ -23,53 +25,57 @@
 #define NK_SHIFT_MIN (-31)
 #define NK_SHIFT_MAX 30
 
-/* TFLite QuantizeMultiplier: real_multiplier = mult * 2^(shift - 31) with
+/* real_multiplier = mult * 2^(shift - 31) with
  * mult in [2^30, 2^31). 0 gives (0, 0); multipliers below 2^-32 flush to
  * (0, 0). NK_EARG for a negative, non-finite or >= 2^30 multiplier. */
 nk_status nk_quantize_multiplier(double real_multiplier, int32_t *mult, int *shift);
 
 /* The canonical real multiplier of a conv/gemm output channel,
- * in_scale * w_scale / out_scale, computed in double as TFLite does, then
+ * in_scale * w_scale / out_scale, computed in double, then
  * nk_quantize_multiplier. Everyone derives multipliers from scales this way. */
 nk_status nk_multiplier_from_scales(float in_scale, float w_scale, float out_scale, int32_t *mult, int *shift);
 
-/* gemmlowp SaturatingRoundingDoublingHighMul: a * b / 2^31 rounded to
- * nearest. Ties go toward +infinity: gemmlowp's nudge is 2^30 for a
- * non-negative product and 1 - 2^30 for a negative one, so -0.5 -> 0 and
- * +0.5 -> 1 (the same as NEON VQRDMULH and CMSIS-NN). INT32_MIN * INT32_MIN
- * saturates to INT32_MAX. */
-static inline int32_t nk_srdhm(int32_t a, int32_t b)
+/* floor(v / 2^e) + round-half-even correction, e in [1, 62]: the one
+ * rounding of every integer op. `sticky` says the exact value lies strictly
+ * above v / 2^e by less than 2^-e (a non-zero remainder of an earlier exact
+ * floor division), which breaks a tie upward. Relies on >> of a negative
+ * int64 being arithmetic (gcc, clang). */
+static inline int64_t nk_round_shift_even(int64_t v, int e, int sticky)
 {
-    if (a == INT32_MIN && b == INT32_MIN)
-        return INT32_MAX;
-    int64_t ab = (int64_t)a * (int64_t)b;
-    int64_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
-    return (int32_t)((ab + nudge) / ((int64_t)1 << 31)); /* C division truncates toward zero */
+    int64_t q = v >> e;
+    int64_t rem = v - q * ((int64_t)1 << e); /* in [0, 2^e) */
+    int64_t half = (int64_t)1 << (e - 1);
+    int up = rem > half || (rem == half && (sticky || (q & 1)));
+    return q + up;
 }
 
-/* gemmlowp RoundingDivideByPOT: x / 2^exponent rounded, ties away from zero,
- * exponent in [0, 31]. Relies on >> of a negative int32 being arithmetic
- * (true of every compiler we build with: gcc, clang). */
-static inline int32_t nk_rdbpot(int32_t x, int exponent)
+static inline int32_t nk_sat_i64_i32(int64_t v)
 {
-    int32_t mask = (int32_t)(((int64_t)1 << exponent) - 1);
-    int32_t remainder = x & mask;
-    int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
-    return (x >> exponent) + (remainder > threshold ? 1 : 0);
+    return v > INT32_MAX ? INT32_MAX : (v < INT32_MIN ? INT32_MIN : (int32_t)v);
 }
 
-/* TFLite MultiplyByQuantizedMultiplier: acc * mult * 2^(shift - 31), rounded
- * twice: SRDHM (ties up), then RDBPOT (ties away from zero). A positive shift is a left shift of acc before the
- * high-mul, saturated to int32 (TFLite leaves that overflow undefined).
- * shift must lie in [NK_SHIFT_MIN, NK_SHIFT_MAX]. */
+/* acc * mult * 2^(shift - 31) rounded once, half to even, saturated to int32
+ * (onnxruntime's round(exact real value)). acc * mult is exact in int64
+ * (|.| <= 2^62) and the shift 31 - shift is in [1, 62]. shift must lie in
+ * [NK_SHIFT_MIN, NK_SHIFT_MAX]. */
 static inline int32_t nk_requantize(int32_t acc, int32_t mult, int shift)
 {
-    if (shift > 0) {
-        int64_t v = (int64_t)acc * ((int64_t)1 << shift);
-        acc = v > INT32_MAX ? INT32_MAX : (v < INT32_MIN ? INT32_MIN : (int32_t)v);
-        return nk_srdhm(acc, mult);
+    return nk_sat_i64_i32(nk_round_shift_even((int64_t)acc * mult, 31 - shift, 0));
+}
+
+/* acc * mult * 2^(shift - 31) / div rounded once, half to even, saturated
+ * (average pooling: the window sum rescaled and divided by the count).
+ * div > 0. Exact for every int32 acc and mult: floor-divide the exact
+ * product by div first, the remainder only breaks ties. */
+static inline int32_t nk_requantize_div(int32_t acc, int32_t mult, int shift, int32_t div)
+{
+    int64_t v = (int64_t)acc * mult;
+    int64_t q = v / div, r = v % div; /* C truncates: make q the floor */
+    if (r < 0) {
+        q -= 1;
+        r += div;
     }
-    return nk_rdbpot(nk_srdhm(acc, mult), -shift);
+    return nk_sat_i64_i32(nk_round_shift_even(q, 31 - shift, r != 0));
 }
 
 static inline int32_t nk_clamp_i32(int32_t v, int32_t lo, int32_t hi)
@@ -217,8 +223,8 @@ nk_status nk_qbmm(const nk_qbmm_params *p, const int8_t *a, const int8_t *b, int
  * is mult 2^30, shift 1, exact).
  * Max: out = clamp(requant(max - in_zp) + out_zp); padding is ignored.
  * Average: S = sum over the window of (x - in_zp), padding counting as 0;
- *   out = clamp(out_zp + round(requant(S) / count)), the division rounding
- *   half away from zero (of the real value). count is the number of input
+ *   out = clamp(out_zp + round_half_even(S * M / count)), one rounding of the
+ *   exact value (nk_requantize_div). count is the number of input
  *   elements covered, or with count_include_pad the window clipped to the
  *   padded input (as onnxruntime).
  * A window that covers no input element (possible with dilation) gives out_zp. */
@@ -244,13 +250,17 @@ nk_status nk_qglobal_avgpool(const nk_qpool_params *p, const int8_t *in, int8_t 
 
 typedef enum nk_qbin_op { NK_QADD, NK_QSUB, NK_QMUL, NK_QMIN, NK_QMAX } nk_qbin_op;
 
-/* Shapes follow numpy broadcasting (ranks aligned to the right). Per op:
- * ADD/SUB (TFLite): x' = requant((x - zp_x) << left_shift, mult_x, shift_x);
- *   out = requant(a' +- b', out_mult, out_shift) + out_zp.
+/* Shapes follow numpy broadcasting (ranks aligned to the right). Every op
+ * rounds once, half to even. Per op:
+ * ADD/SUB: out = round(((a - a_zp) * Ma +- (b - b_zp) * Mb)) + out_zp with
+ *   Mx = x_mult * 2^(x_shift - 31) (= x_scale / out_scale), summed exactly in
+ *   int64 on the smaller exponent (|a_shift - b_shift| <= NK_QADD_MAX_DSHIFT);
+ *   left_shift, out_mult and out_shift are 0.
  * MUL: out = requant((a - a_zp) * (b - b_zp), out_mult, out_shift) + out_zp.
  * MIN/MAX: x' = requant(x - zp_x, mult_x, shift_x) + out_zp (the input in the
  *   output's scale); out = min/max(a', b').
  * Fill the multipliers with nk_qbinary_prepare. */
+enum { NK_QADD_MAX_DSHIFT = 22 }; /* 2^8 * 2^31 * 2^22 per term: the sum stays below 2^62 */
 typedef struct nk_qbinary_params {
     nk_qbin_op op;
     nk_shape a_shape, b_shape, out_shape;
@@ -261,9 +271,8 @@ typedef struct nk_qbinary_params {
     int32_t act_min, act_max;
 } nk_qbinary_params;
 
-/* Derives left_shift and the multipliers of p->op from the three scales
- * (TFLite's PrepareGeneralSubOp / mul: left_shift 20, twice the larger input
- * scale as the common scale). Zero points, shapes and clamps are the caller's. */
+/* Derives the multipliers of p->op from the three scales (in double, then
+ * nk_quantize_multiplier). Zero points, shapes and clamps are the caller's. */
 nk_status nk_qbinary_prepare(nk_qbinary_params *p, float a_scale, float b_scale, float out_scale);
 nk_status nk_qbinary(const nk_qbinary_params *p, const int8_t *a, const int8_t *b, int8_t *out);
 

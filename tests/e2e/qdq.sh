@@ -96,5 +96,24 @@ h = g.op("HardSigmoid", [g.conv(r, 8, 8, relu=False)])
 g.save(d, g.op("Mul", [h, t]), [1, 8, 12, 12], d)
 EOF
 MD=$Q/models check lut
+# depth: 4 residual blocks (conv-relu-conv + add, every third depthwise),
+# average pools, a broadcast add: 1-LSB disagreements of any op would compound
+[ -f $Q/models/deep.onnx ] || $PY - $Q/models <<'EOF' || exit 1
+import os, sys
+sys.path.insert(0, "tests/e2e")
+import gen_models as gm
+d = sys.argv[1]
+os.makedirs(d, exist_ok=True)
+g = gm.G("deep", [1, 3, 16, 16])
+y = g.conv("x", 3, 12)
+for i in range(4):
+    t = g.conv(y, 12, 12, group=12 if i % 3 == 2 else 1)
+    y = g.op("Add", [y, g.conv(t, 12, 12, k=1, relu=False)])
+    if i == 2:
+        y = g.op("AveragePool", [y], kernel_shape=[2, 2], strides=[2, 2])
+y = g.op("Add", [g.conv(y, 12, 16, k=1), g.op("GlobalAveragePool", [g.conv(y, 12, 16, k=1, relu=False)])])
+g.save(d, y, [1, 16, 8, 8], d)
+EOF
+MD=$Q/models check deep
 echo "qdq: $pass passed, $fail failed"
 [ $fail -eq 0 ]

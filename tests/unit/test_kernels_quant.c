@@ -1,6 +1,6 @@
 /* Integer numerics and kernels (kernels/nk_quant.h): the requantization
- * rounding pinned by hand-derived edge cases, a double-precision reference
- * and an independent re-derivation; float quantization; int4 packing; every
+ * rounding (once, half to even) pinned by hand-derived edge cases and a
+ * double-precision reference; float quantization; int4 packing; every
  * kernel bit-exact against the golden data of tests/fixtures/gen_qkernels.py
  * (an independent numpy implementation); bad parameters rejected. */
 #include <criterion/criterion.h>
@@ -19,95 +19,51 @@
 
 /* ---- requantization: hand-derived edge cases ------------------------------ */
 
-typedef struct { int32_t a, b, want; const char *why; } srdhm_case;
-
-Test(qrequant, srdhm_edges)
-{
-    static const srdhm_case cases[] = {
-        {INT32_MIN, INT32_MIN, INT32_MAX, "the one overflow saturates"},
-        {INT32_MIN, INT32_MAX, -INT32_MAX, "-2^31 * (2^31-1) / 2^31 exactly"},
-        {INT32_MAX, INT32_MAX, INT32_MAX - 1, "(2^31-1)^2 / 2^31 = 2^31 - 2 + 2^-31"},
-        {1, 1 << 30, 1, "+0.5 rounds up"},
-        {-1, 1 << 30, 0, "-0.5 rounds up too (gemmlowp nudge 1 - 2^30)"},
-        {3, 1 << 30, 2, "+1.5 -> 2"},
-        {-3, 1 << 30, -1, "-1.5 -> -1"},
-        {-5, 1 << 30, -2, "-2.5 -> -2"},
-        {7, 0, 0, "zero multiplier"},
-        {1000, 1 << 30, 500, "exact half"},
-        {-1001, 1 << 30, -500, "-500.5 -> -500"},
-    };
-    for (size_t i = 0; i < COUNT(cases); i++)
-        cr_expect_eq(nk_srdhm(cases[i].a, cases[i].b), cases[i].want, "%s: got %d", cases[i].why,
-                     nk_srdhm(cases[i].a, cases[i].b));
-}
-
-typedef struct { int32_t x; int e; int32_t want; } rdbpot_case;
-
-Test(qrequant, rdbpot_edges)
-{
-    static const rdbpot_case cases[] = {
-        {5, 1, 3},   {-5, 1, -3},  {-6, 2, -2},  {6, 2, 2},         {-7, 2, -2},       {7, 2, 2},
-        {5, 0, 5},   {-5, 0, -5},  {INT32_MIN, 0, INT32_MIN},       {INT32_MAX, 0, INT32_MAX},
-        {INT32_MIN, 31, -1},       {INT32_MAX, 31, 1},              {1 << 30, 31, 1},  {-(1 << 30), 31, -1},
-        {(1 << 30) - 1, 31, 0},    {-(1 << 30) + 1, 31, 0},         {-1, 31, 0},       {3, 1, 2},
-        {-3, 1, -2}, {-1, 1, -1},  {1, 1, 1},    {-2, 2, -1},       {2, 2, 1},         {1, 2, 0},
-    };
-    for (size_t i = 0; i < COUNT(cases); i++)
-        cr_expect_eq(nk_rdbpot(cases[i].x, cases[i].e), cases[i].want, "rdbpot(%d, %d) = %d", cases[i].x,
-                     cases[i].e, nk_rdbpot(cases[i].x, cases[i].e));
-}
-
 typedef struct { int32_t acc, mult; int shift; int32_t want; const char *why; } rq_case;
 
+/* Each want is acc * mult * 2^(shift - 31) worked by hand, rounded half to even. */
 Test(qrequant, requantize_edges)
 {
     static const rq_case cases[] = {
         {12345, 1 << 30, 1, 12345, "mult 2^30, shift 1 is the identity"},
         {-12345, 1 << 30, 1, -12345, "identity, negative"},
-        {3, 1 << 30, 0, 2, "1.5: tie of the high mul rounds up"},
-        {-3, 1 << 30, 0, -1, "-1.5: tie of the high mul rounds up"},
-        {6, 1 << 30, -1, 2, "1.5 exact in the high mul (3), tie in the shift -> 2"},
-        {-6, 1 << 30, -1, -2, "-1.5: the shift rounds away from zero"},
-        {-10, 1 << 30, -1, -3, "-2.5 -> -3 (away)"},
-        {1 << 30, 1 << 30, 2, 1 << 30, "left shift saturates to INT32_MAX, then halves (tie up)"},
-        {-(1 << 30), 1 << 30, 2, -(1 << 30), "left shift saturates to INT32_MIN, then halves"},
-        {INT32_MAX, INT32_MAX, -31, 1, "largest right shift"},
-        {INT32_MIN, INT32_MAX, -31, -1, "largest right shift, negative"},
-        {INT32_MIN, INT32_MIN, 0, INT32_MAX, "MIN * MIN saturation survives a zero shift"},
+        {1, 1 << 30, 0, 0, "0.5 -> 0 (even)"},
+        {3, 1 << 30, 0, 2, "1.5 -> 2"},
+        {5, 1 << 30, 0, 2, "2.5 -> 2 (even)"},
+        {-1, 1 << 30, 0, 0, "-0.5 -> 0"},
+        {-3, 1 << 30, 0, -2, "-1.5 -> -2"},
+        {-5, 1 << 30, 0, -2, "-2.5 -> -2"},
+        {6, 1 << 30, -1, 2, "1.5 -> 2"},
+        {10, 1 << 30, -1, 2, "2.5 -> 2"},
+        {-10, 1 << 30, -1, -2, "-2.5 -> -2"},
+        {-14, 1 << 30, -1, -4, "-3.5 -> -4"},
+        {7, 1 << 30, -1, 2, "1.75 -> 2"},
+        {-9, 1 << 30, -1, -2, "-2.25 -> -2"},
+        {3, (1 << 30) + 1, 0, 2, "just above 1.5"},
+        {5, (1 << 30) + 1, 0, 3, "just above 2.5: not a tie"},
+        {-5, (1 << 30) + 1, 0, -3, "just below -2.5"},
+        {1 << 30, 1 << 30, 2, INT32_MAX, "2^31: saturates"},
+        {-(1 << 30), 1 << 30, 2, INT32_MIN, "-2^31 exactly: representable"},
+        {-(1 << 30) - 1, 1 << 30, 2, INT32_MIN, "below -2^31: saturates"},
+        {INT32_MAX, INT32_MAX, 30, INT32_MAX, "largest product, largest left shift"},
+        {INT32_MIN, INT32_MIN, 30, INT32_MAX, "2^62 * 2^-1 saturates"},
+        {INT32_MIN, INT32_MIN, 0, INT32_MAX, "2^62 / 2^31 = 2^31 saturates"},
+        {INT32_MIN, INT32_MIN, -1, 1 << 30, "2^62 / 2^32"},
+        {INT32_MAX, INT32_MAX, -31, 1, "(2^31-1)^2 / 2^62 = 1 - 2^-30 -> 1"},
+        {INT32_MIN, INT32_MIN, -31, 1, "2^62 / 2^62 = 1 exactly"},
+        {INT32_MIN, 1 << 30, -31, 0, "-2^61 / 2^62 = -0.5 -> 0"},
+        {INT32_MIN, 3 << 29, -31, -1, "-0.75 -> -1"},
+        {-(1 << 30), 3 << 29, -31, 0, "-0.375 -> 0"},
         {100, 0, 5, 0, "zero multiplier"},
-        {1, INT32_MAX, 30, 1 << 30, "1 * ~1 * 2^30"},
-        {7, 1 << 30, 3, 28, "left shift by 3: 7 * 0.5 * 8"},
-        {-7, 1 << 30, 3, -28, "left shift negative"},
+        {1, INT32_MAX, 30, INT32_MAX / 2 + 1, "(2^31-1) / 2 = 2^30 - 0.5 -> 2^30 (even)"},
+        {7, 1 << 30, 3, 28, "7 * 0.5 * 8"},
+        {-7, 1 << 30, 3, -28, "negative"},
     };
     for (size_t i = 0; i < COUNT(cases); i++) {
         const rq_case *c = &cases[i];
         int32_t got = nk_requantize(c->acc, c->mult, c->shift);
         cr_expect_eq(got, c->want, "%s: requantize(%d, %d, %d) = %d", c->why, c->acc, c->mult, c->shift, got);
     }
-}
-
-/* Independent re-derivation: floor((a*b + 2^30) / 2^31) (ties up) then the
- * shift as sign * ((|x| + half) >> e) (ties away), in int64 throughout. */
-static int64_t floor_div_pow2(int64_t v, int e)
-{
-    int64_t d = (int64_t)1 << e;
-    int64_t q = v / d;
-    return (v % d != 0 && v < 0) ? q - 1 : q;
-}
-
-static int32_t rederive(int32_t acc, int32_t mult, int shift)
-{
-    int64_t x = acc;
-    if (shift > 0) {
-        x *= (int64_t)1 << shift;
-        x = x > INT32_MAX ? INT32_MAX : (x < INT32_MIN ? INT32_MIN : x);
-    }
-    int64_t hm = (x == INT32_MIN && mult == INT32_MIN) ? INT32_MAX : floor_div_pow2(x * mult + (1 << 30), 31);
-    int e = shift < 0 ? -shift : 0;
-    if (e == 0)
-        return (int32_t)hm;
-    int64_t mag = ((hm < 0 ? -hm : hm) + ((int64_t)1 << (e - 1))) >> e;
-    return (int32_t)(hm < 0 ? -mag : mag);
 }
 
 static uint64_t xorshift(uint64_t *s)
@@ -118,29 +74,82 @@ static uint64_t xorshift(uint64_t *s)
     return *s;
 }
 
-Test(qrequant, random_vs_double_and_rederivation)
+/* round_half_even(x) in double, x an exact dyadic with |x| < 2^53. */
+static double round_even_d(double x)
+{
+    double f = floor(x), d = x - f;
+    if (d > 0.5 || (d == 0.5 && fmod(f, 2.0) != 0.0))
+        f += 1.0;
+    return f;
+}
+
+/* Against double precision where the product is exact in a double (the
+ * 53-bit mantissa holds acc * mult when their bits fit): no tolerance. */
+Test(qrequant, random_vs_double)
 {
     uint64_t seed = 0x9E3779B97F4A7C15ull;
-    int compared = 0;
-    for (int i = 0; i < 200000; i++) {
+    int compared = 0, ties = 0;
+    for (int i = 0; i < 300000; i++) {
         int32_t acc = (int32_t)(uint32_t)xorshift(&seed);
-        if (i % 3 == 1)
-            acc >>= (int)(xorshift(&seed) % 31); /* small magnitudes too */
+        acc >>= (int)(xorshift(&seed) % 31); /* all magnitudes */
         int32_t mult = (int32_t)((1u << 30) + (uint32_t)(xorshift(&seed) % (1u << 30)));
+        if (i % 4 == 0)
+            mult &= ~((1 << (int)(xorshift(&seed) % 31)) - 1); /* trailing zeros: exact ties happen */
         int shift = (int)(xorshift(&seed) % 62) - 31;
         int32_t got = nk_requantize(acc, mult, shift);
-        cr_assert_eq(got, rederive(acc, mult, shift), "acc %d mult %d shift %d: %d vs %d", acc, mult, shift, got,
-                     rederive(acc, mult, shift));
-        /* double reference where no saturation is involved; |error| <= 1 from the two roundings */
-        double lhs = (double)acc * ldexp(1.0, shift > 0 ? shift : 0);
-        if (fabs(lhs) >= 2147483648.0)
+        double prod = (double)acc * (double)mult;
+        if ((int64_t)prod != (int64_t)acc * mult) /* not exact in double */
             continue;
-        double real = (double)acc * (double)mult * ldexp(1.0, shift - 31);
-        cr_assert(fabs((double)got - real) <= 1.0 + 1e-6, "acc %d mult %d shift %d: %d vs %.3f", acc, mult, shift,
-                  got, real);
+        double real = prod * ldexp(1.0, shift - 31);
+        double want = round_even_d(real);
+        want = want > INT32_MAX ? INT32_MAX : (want < INT32_MIN ? INT32_MIN : want);
+        cr_assert_eq((double)got, want, "acc %d mult %d shift %d: %d vs %.1f (real %.6f)", acc, mult, shift, got,
+                     want, real);
+        ties += real - floor(real) == 0.5;
         compared++;
     }
     cr_assert_gt(compared, 100000);
+    cr_assert_gt(ties, 100, "exact ties exercised: %d", ties);
+}
+
+/* nk_requantize_div against exact-rational reasoning: average of k values
+ * with sum s at the identity multiplier, ties (s = 4k + 2 over 4) to even. */
+Test(qrequant, requantize_div_ties)
+{
+    const int32_t one = 1 << 30; /* with shift 1: M = 1 */
+    for (int32_t k = -40; k <= 40; k++) {
+        int32_t s = 4 * k + 2, want = (k % 2 == 0) ? k : k + 1; /* s / 4 = k + 0.5 */
+        cr_assert_eq(nk_requantize_div(s, one, 1, 4), want, "%d / 4", s);
+        cr_assert_eq(nk_requantize_div(4 * k + 1, one, 1, 4), k, "%d / 4", 4 * k + 1);
+        cr_assert_eq(nk_requantize_div(4 * k + 3, one, 1, 4), k + 1, "%d / 4", 4 * k + 3);
+        cr_assert_eq(nk_requantize_div(s, one, 1, 1), s);
+    }
+    /* 1.5 / 3 = 0.5 -> 0, 4.5 / 3 = 1.5 -> 2: M = 0.5, count 3 */
+    cr_assert_eq(nk_requantize_div(3, one, 0, 3), 0);
+    cr_assert_eq(nk_requantize_div(9, one, 0, 3), 2);
+    cr_assert_eq(nk_requantize_div(-9, one, 0, 3), -2);
+    /* a remainder just above the tie breaks it upward: 7 * 0.5 / 7 = 0.5 exactly, 15 * 0.5 / 7 = 1.07 */
+    cr_assert_eq(nk_requantize_div(7, one, 0, 7), 0);
+    cr_assert_eq(nk_requantize_div(15, one, 0, 7), 1);
+    /* (2^31 - 1) * (2^31 - 1) / 2^31 / 49 saturates nowhere and matches double */
+    int32_t got = nk_requantize_div(INT32_MAX, INT32_MAX, 0, 49);
+    cr_assert_eq(got, (int32_t)llround((double)INT32_MAX * (double)INT32_MAX / 2147483648.0 / 49.0));
+    cr_assert_eq(nk_requantize_div(INT32_MIN, INT32_MIN, 30, 1), INT32_MAX, "saturates");
+    /* random: against the double reference where it is exact enough to decide */
+    uint64_t seed = 12345;
+    for (int i = 0; i < 100000; i++) {
+        int32_t acc = (int32_t)(uint32_t)xorshift(&seed) >> (int)(xorshift(&seed) % 31);
+        int32_t mult = (int32_t)((1u << 30) + (uint32_t)(xorshift(&seed) % (1u << 30)));
+        int shift = (int)(xorshift(&seed) % 40) - 31;
+        int32_t div = 1 + (int32_t)(xorshift(&seed) % 1000);
+        double real = (double)acc * (double)mult * ldexp(1.0, shift - 31) / div;
+        double frac = real - floor(real);
+        if (fabs(frac - 0.5) < 1e-6 || fabs(real) > 2e9)
+            continue; /* too close to a tie for double to decide */
+        int32_t g = nk_requantize_div(acc, mult, shift, div);
+        cr_assert_eq((double)g, floor(real + 0.5), "acc %d mult %d shift %d div %d: %d vs %.6f", acc, mult, shift,
+                     div, g, real);
+    }
 }
 
 Test(qrequant, golden_table)

@@ -59,7 +59,7 @@ static const int8_t qk_bn_a17[] = {
     -14, 90, -36, -51, 21, 43, -111, -109, 79, -61, 70, 34, -55, 44, 105, -83, -7, -89, 0, 39, -21, 68, 0, 17,
     45, 44, -118, 53, 97, -38, -63, -15, -101, -63, 104, -121};
 static const int8_t qk_bn_a18[] = {
-    -74, -2, -67, -54, -32, -63, -73, -122, 74, -62, -89, -65, -55, -71, 119, -80, -33, -31, -91, -44, -39, -128, -46, -8,
+    -74, -2, -67, -54, -32, -63, -72, -122, 74, -62, -89, -65, -55, -71, 119, -80, -33, -31, -91, -44, -39, -128, -46, -8,
     -20, -72, -27, -43, 115, -57, -54, -55, -73, -66, -128, -91};
 static const int8_t qk_bn_a19[] = {
     126, -48, -70, -92, 62, 31, -31, -16, -66, 14, 51, 31, -66, -63, -63, -53, -59, -9, 111, 117, -57, -70, -64, -40};
@@ -72,7 +72,7 @@ static const int8_t qk_bn_a22[] = {
 static const int8_t qk_bn_a23[] = {
     -42, -23, 75};
 static const int8_t qk_bn_a24[] = {
-    -4, -4, -4, -4, 1, 1, 1, 1, 31, 31, 31, 31, -4, -4, -4, -4, 1, 1, 1, 1, 31, 31, 29, 31};
+    -4, -4, -4, -4, 2, 2, 2, 2, 31, 31, 31, 31, -4, -4, -4, -4, 2, 2, 2, 2, 31, 31, 29, 31};
 static const int8_t qk_bn_a25[] = {
     -64, 101, -69, 47, 97, -9, 100, -63, 110, 81, 99, -80, -93, 56, 65, -80, 101, -113, 90, -39, -40, 107, 85, -76,
     -19, 42, -66, 18, -58, -37};
@@ -93,11 +93,11 @@ static const int8_t qk_bn_a30[] = {
     74, 52, 127, 98, 101, -1, 2, 69, 98, 101, -1, 2, 69, 98, 101, -1, 2, 69, 10, 13, 127, 27, 105, 10,
     13, 127, 27, 105, 10, 13, 127, 27, 105, 26, 81, 45, 127, 117, 26, 81, 45, 127, 117, 26, 81, 45, 127, 117};
 static const qk_bin_case qk_bin_cases[] = {
-    {"add_same", {.op = NK_QADD, .a_shape = {4, {1, 4, 5, 5}}, .b_shape = {4, {1, 4, 5, 5}}, .out_shape = {4, {1, 4, 5, 5}}, .a_zp = -87, .b_zp = -82, .out_zp = -23, .left_shift = 20, .a_mult = 1745703301, .a_shift = -4, .b_mult = 1073741824, .b_shift = 0, .out_mult = 1330830659, .out_shift = -16, .act_min = -128, .act_max = 127}, 0x1.19aba4p-7f, 0x1.5a7f7ep-4f, 0x1.178fd2p-6f, qk_bn_a1, qk_bn_a2, qk_bn_a3, 100, 100, 100},
-    {"add_chan_bcast_relu", {.op = NK_QADD, .a_shape = {4, {2, 3, 4, 4}}, .b_shape = {4, {1, 3, 1, 1}}, .out_shape = {4, {2, 3, 4, 4}}, .a_zp = 52, .b_zp = 56, .out_zp = -88, .left_shift = 20, .a_mult = 2058055511, .a_shift = -2, .b_mult = 1073741824, .b_shift = 0, .out_mult = 1676237168, .out_shift = -17, .act_min = -88, .act_max = 127}, 0x1.972294p-6f, 0x1.a8d382p-5f, 0x1.10212ap-6f, qk_bn_a4, qk_bn_a5, qk_bn_a6, 96, 3, 96},
-    {"add_scalar", {.op = NK_QADD, .a_shape = {2, {3, 7}}, .b_shape = {0, {0}}, .out_shape = {2, {3, 7}}, .a_zp = -100, .b_zp = -92, .out_zp = -32, .left_shift = 20, .a_mult = 1073741824, .a_shift = 0, .b_mult = 1788413579, .b_shift = -2, .out_mult = 1193002596, .out_shift = -19, .act_min = -128, .act_max = 127}, 0x1.dc1f74p-6f, 0x1.8c8342p-7f, 0x1.ac86bep-5f, qk_bn_a7, qk_bn_a8, qk_bn_a9, 21, 1, 21},
-    {"sub_bcast_both", {.op = NK_QSUB, .a_shape = {3, {2, 1, 5}}, .b_shape = {2, {3, 1}}, .out_shape = {3, {2, 3, 5}}, .a_zp = 14, .b_zp = 63, .out_zp = -3, .left_shift = 20, .a_mult = 1073741824, .a_shift = 0, .b_mult = 1821579905, .b_shift = -4, .out_mult = 1574368978, .out_shift = -18, .act_min = -128, .act_max = 127}, 0x1.c98566p-4f, 0x1.84165cp-7f, 0x1.38092cp-4f, qk_bn_a10, qk_bn_a11, qk_bn_a12, 10, 3, 30},
-    {"sub_rank_diff", {.op = NK_QSUB, .a_shape = {1, {4}}, .b_shape = {3, {2, 3, 4}}, .out_shape = {3, {2, 3, 4}}, .a_zp = 10, .b_zp = -20, .out_zp = -58, .left_shift = 20, .a_mult = 1073741824, .a_shift = 0, .b_mult = 2079774953, .b_shift = -2, .out_mult = 2140887157, .out_shift = -19, .act_min = -60, .act_max = 60}, 0x1.e2d7acp-4f, 0x1.d39e68p-5f, 0x1.e45488p-4f, qk_bn_a13, qk_bn_a14, qk_bn_a15, 4, 24, 24},
+    {"add_same", {.op = NK_QADD, .a_shape = {4, {1, 4, 5, 5}}, .b_shape = {4, {1, 4, 5, 5}}, .out_shape = {4, {1, 4, 5, 5}}, .a_zp = -87, .b_zp = -82, .out_zp = -23, .left_shift = 0, .a_mult = 1081840822, .a_shift = 0, .b_mult = 1330830659, .b_shift = 3, .out_mult = 0, .out_shift = 0, .act_min = -128, .act_max = 127}, 0x1.19aba4p-7f, 0x1.5a7f7ep-4f, 0x1.178fd2p-6f, qk_bn_a1, qk_bn_a2, qk_bn_a3, 100, 100, 100},
+    {"add_chan_bcast_relu", {.op = NK_QADD, .a_shape = {4, {2, 3, 4, 4}}, .b_shape = {4, {1, 3, 1, 1}}, .out_shape = {4, {2, 3, 4, 4}}, .a_zp = 52, .b_zp = 56, .out_zp = -88, .left_shift = 0, .a_mult = 1606433253, .a_shift = 1, .b_mult = 1676237168, .b_shift = 2, .out_mult = 0, .out_shift = 0, .act_min = -88, .act_max = 127}, 0x1.972294p-6f, 0x1.a8d382p-5f, 0x1.10212ap-6f, qk_bn_a4, qk_bn_a5, qk_bn_a6, 96, 3, 96},
+    {"add_scalar", {.op = NK_QADD, .a_shape = {2, {3, 7}}, .b_shape = {0, {0}}, .out_shape = {2, {3, 7}}, .a_zp = -100, .b_zp = -92, .out_zp = -32, .left_shift = 0, .a_mult = 1193002596, .a_shift = 0, .b_mult = 1987053122, .b_shift = -2, .out_mult = 0, .out_shift = 0, .act_min = -128, .act_max = 127}, 0x1.dc1f74p-6f, 0x1.8c8342p-7f, 0x1.ac86bep-5f, qk_bn_a7, qk_bn_a8, qk_bn_a9, 21, 1, 21},
+    {"sub_bcast_both", {.op = NK_QSUB, .a_shape = {3, {2, 1, 5}}, .b_shape = {2, {3, 1}}, .out_shape = {3, {2, 3, 5}}, .a_zp = 14, .b_zp = 63, .out_zp = -3, .left_shift = 0, .a_mult = 1574368978, .a_shift = 1, .b_mult = 1335441551, .b_shift = -2, .out_mult = 0, .out_shift = 0, .act_min = -128, .act_max = 127}, 0x1.c98566p-4f, 0x1.84165cp-7f, 0x1.38092cp-4f, qk_bn_a10, qk_bn_a11, qk_bn_a12, 10, 3, 30},
+    {"sub_rank_diff", {.op = NK_QSUB, .a_shape = {1, {4}}, .b_shape = {3, {2, 3, 4}}, .out_shape = {3, {2, 3, 4}}, .a_zp = 10, .b_zp = -20, .out_zp = -58, .left_shift = 0, .a_mult = 2140887157, .a_shift = 0, .b_mult = 2073386444, .b_shift = -1, .out_mult = 0, .out_shift = 0, .act_min = -60, .act_max = 60}, 0x1.e2d7acp-4f, 0x1.d39e68p-5f, 0x1.e45488p-4f, qk_bn_a13, qk_bn_a14, qk_bn_a15, 4, 24, 24},
     {"mul_same", {.op = NK_QMUL, .a_shape = {3, {2, 3, 6}}, .b_shape = {3, {2, 3, 6}}, .out_shape = {3, {2, 3, 6}}, .a_zp = -23, .b_zp = -51, .out_zp = -54, .left_shift = 0, .a_mult = 0, .a_shift = 0, .b_mult = 0, .b_shift = 0, .out_mult = 1145324578, .out_shift = -6, .act_min = -128, .act_max = 127}, 0x1.4b0396p-5f, 0x1.3c6e9cp-5f, 0x1.7f94fcp-3f, qk_bn_a16, qk_bn_a17, qk_bn_a18, 36, 36, 36},
     {"mul_row_bcast", {.op = NK_QMUL, .a_shape = {4, {1, 2, 3, 4}}, .b_shape = {4, {1, 1, 1, 4}}, .out_shape = {4, {1, 2, 3, 4}}, .a_zp = 29, .b_zp = 50, .out_zp = -52, .left_shift = 0, .a_mult = 0, .a_shift = 0, .b_mult = 0, .b_shift = 0, .out_mult = 1145324604, .out_shift = -6, .act_min = -128, .act_max = 127}, 0x1.9263d2p-4f, 0x1.33980cp-5f, 0x1.c544e8p-2f, qk_bn_a19, qk_bn_a20, qk_bn_a21, 24, 4, 24},
     {"min_bcast", {.op = NK_QMIN, .a_shape = {3, {2, 3, 4}}, .b_shape = {3, {1, 3, 1}}, .out_shape = {3, {2, 3, 4}}, .a_zp = -64, .b_zp = 73, .out_zp = 30, .left_shift = 0, .a_mult = 1199344593, .a_shift = -3, .b_mult = 1264905239, .b_shift = -1, .out_mult = 0, .out_shift = 0, .act_min = -128, .act_max = 127}, 0x1.11f1eap-7f, 0x1.20eb7ap-5f, 0x1.ea82f4p-4f, qk_bn_a22, qk_bn_a23, qk_bn_a24, 24, 3, 24},
