@@ -88,6 +88,8 @@ void q_lstats_free(q_lstats *s)
         npu_free(s->alloc, l->mean, sizeof(double) * (size_t)(l->groups * l->k));
         if (l->gram)
             npu_free(s->alloc, l->gram, sizeof(double) * (size_t)(l->groups * l->k * l->k));
+        if (s->fc_rows)
+            npu_free(s->alloc, s->fc_rows[i], sizeof(double) * (size_t)l->k * GRAM_BATCH);
     }
     size_t c1 = (size_t)(s->cap ? s->cap : 1);
     npu_free(s->alloc, s->l, sizeof *s->l * c1);
@@ -95,8 +97,6 @@ void q_lstats_free(q_lstats *s)
     npu_free(s->alloc, s->input_id, sizeof *s->input_id * c1);
     npu_free(s->alloc, s->samples, sizeof *s->samples * c1);
     npu_free(s->alloc, s->patch, sizeof(double) * (size_t)s->patch_cap * GRAM_BATCH);
-    for (int i = 0; s->fc_rows && i < s->n; i++)
-        npu_free(s->alloc, s->fc_rows[i], sizeof(double) * (size_t)s->l[i].k * GRAM_BATCH);
     npu_free(s->alloc, s->fc_rows, sizeof *s->fc_rows * (size_t)(s->cap ? s->cap : 1));
     npu_free(s->alloc, s->fc_nrows, sizeof *s->fc_nrows * (size_t)(s->cap ? s->cap : 1));
     npu_free(s->alloc, s->rows, sizeof(double) * (size_t)s->rows_cap);
