@@ -10,6 +10,7 @@
 #include "quantize/quantize_internal.h"
 #include "ref/ref_qparams.h"
 #include "target/target.h"
+#include "tests/support/testgraph.h"
 
 typedef struct a4_graph {
     ir_graph *g;
@@ -50,12 +51,7 @@ static a4_graph build(void)
     }
     ir_node *cat = ir_node_new(g, IR_OP_CONCAT, "cat", 2, (ir_tensor *[]){s.p, s.q}, 1, &s.y);
     ir_set_int(g, cat, "axis", 1);
-    g->inputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
-    g->inputs[0] = s.x;
-    g->n_inputs = 1;
-    g->outputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
-    g->outputs[0] = s.y;
-    g->n_outputs = 1;
+    tg_set_io(g, 1, &s.x, s.y);
     return s;
 }
 
@@ -230,12 +226,7 @@ Test(quantize_a4, ops_that_inherit_keep_their_inputs_codes)
     ir_node *mp2 = ir_node_new(g, IR_OP_MAX_POOL, "mpool2", 1, &h, 1, &y);
     int64_t one[2] = {1, 1};
     ir_set_ints(g, mp2, "kernel_shape", 2, one);
-    g->inputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
-    g->inputs[0] = x;
-    g->n_inputs = 1;
-    g->outputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
-    g->outputs[0] = y;
-    g->n_outputs = 1;
+    tg_set_io(g, 1, &x, y);
     float lo[8] = {0}, hi[8] = {0};
     lo[x->id] = lo[p->id] = -1.0f, hi[x->id] = hi[p->id] = 1.0f;
     lo[h->id] = lo[y->id] = -0.5f, hi[h->id] = hi[y->id] = 0.5f;
