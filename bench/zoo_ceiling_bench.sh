@@ -5,7 +5,8 @@
 # that any calibration, rounding or repair can reach. Printed next to the
 # measured int8 cosine, so a shortfall is split into "the input alone" and
 # "the rest of the network". Also the float model under small input noise,
-# which shows how much a model amplifies a perturbation.
+# which shows how much a model amplifies a perturbation; and (zoo_sources.py)
+# the float model with only the weights, or only the activations, at int8.
 # Uses ../shared/models/zoo when present (it is not part of a clone).
 # usage: bench/zoo_ceiling_bench.sh BUILD
 set -u
@@ -17,7 +18,7 @@ PY=/usr/bin/python3
 mkdir -p "$W"
 status=0
 echo "== zoo: output cosine with float when only the input is int8 (the ceiling of any int8 model), vs the int8 model"
-printf '%-18s %-7s %12s %12s %12s %12s\n' model input in-int8 noise-40dB noise-50dB int8-model
+printf '%-18s %-7s %12s %12s %12s %12s %12s\n' model input in-int8 in-int8-mse noise-40dB noise-50dB int8-model
 for m in "$S"/zoo/*.onnx; do
     name=$(basename "$m" .onnx)
     done_one=0
@@ -25,7 +26,7 @@ for m in "$S"/zoo/*.onnx; do
         # the model's input size decides which image set it takes
         "$B/npuref" "$m" --input "$inp" --output "$W/$name.float.npy" >/dev/null 2>&1 || continue
         done_one=1
-        $PY - "$inp" "$W/$name" <<'PY' || { status=1; break; }
+        $PY - "$inp" "$W/$name" "$(dirname "$0")" <<'PY' || { status=1; break; }
 import sys
 import numpy as np
 inp, base = sys.argv[1:3]
@@ -37,12 +38,20 @@ s = (hi - lo) / 255.0
 zp = np.clip(np.round(-128 - lo / s), -128, 127)
 q = np.clip(np.round(x / s) + zp, -128, 127)
 np.save(base + ".q8.npy", ((q - zp) * s).astype(np.float32))
+# the same with npucc's MSE clip (--calib-method mse)
+sys.path.insert(0, sys.argv[3])
+from zoo_sources import mse_range
+lo, hi = mse_range(x, lo, hi)
+s = (hi - lo) / 255.0
+zp = np.clip(np.round(-128 - lo / s), -128, 127)
+q = np.clip(np.round(x / s) + zp, -128, 127)
+np.save(base + ".q8m.npy", ((q - zp) * s).astype(np.float32))
 rng = np.random.default_rng(1)
 for db in (40, 50):
     n = rng.standard_normal(x.shape) * x.std() * 10 ** (-db / 20)
     np.save(f"{base}.n{db}.npy", (x + n).astype(np.float32))
 PY
-        for v in q8 n40 n50; do
+        for v in q8 q8m n40 n50; do
             "$B/npuref" "$m" --input "$W/$name.$v.npy" --output "$W/$name.$v.out.npy" >/dev/null 2>&1 || status=1
         done
         cal=$W/cal_$name
@@ -66,7 +75,7 @@ def cos(f):
         return float("nan")
     a = np.load(f).reshape(n, -1).astype(np.float64)
     return ((a * ref).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(ref, axis=1)).min()
-print(f"{name:18s} {inp:7s} {cos(base + '.q8.out.npy'):12.5f} {cos(base + '.n40.out.npy'):12.5f} "
+print(f"{name:18s} {inp:7s} {cos(base + '.q8.out.npy'):12.5f} {cos(base + '.q8m.out.npy'):12.5f} {cos(base + '.n40.out.npy'):12.5f} "
       f"{cos(base + '.n50.out.npy'):12.5f} {cos(base + '.int8.out.npy'):12.5f}")
 PY
         break
@@ -74,4 +83,16 @@ PY
     [ $done_one = 1 ] || { echo "$name: no input in $S/zoo fits"; status=1; }
 done
 echo "(cosine: the minimum over the images; the int8 model through npuref, against the float reference)"
+echo
+echo "== zoo: output cosine with float when only one other source is int8 (bench/zoo_sources.py)"
+printf '%-18s %12s %12s %12s\n' model weights acts-minmax acts-mse
+for m in "$S"/zoo/*.onnx; do
+    name=$(basename "$m" .onnx)
+    for inp in "$S"/zoo/in*.npy; do
+        "$B/npuref" "$m" --input "$inp" --output "$W/$name.probe.npy" >/dev/null 2>&1 || continue
+        $PY "$(dirname "$0")/zoo_sources.py" "$B/npuref" "$m" "$inp" "$W/sources_$name" || status=1
+        break
+    done
+done
+echo "(weights: every weight int8 per channel, all else float; acts: every activation but the input int8)"
 exit $status
