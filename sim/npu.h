@@ -46,6 +46,7 @@ typedef struct npu_insn_event {
     uint64_t start, end; /* NPU cycles from the job start */
     uint64_t macs, dram_read, dram_write;
     uint64_t flash_read; /* a dma_load from the flash region counts here, not in dram_read */
+    uint64_t int4_macs;  /* the part of macs with int4 weights (the array's int4 rate) */
 } npu_insn_event;
 
 typedef void (*npu_event_fn)(void *ud, const npu_insn_event *e);

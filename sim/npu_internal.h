@@ -41,6 +41,7 @@ typedef struct npum_insn {
     int bus;             /* NPUM_BUS_*: the memory a DMA transfers over */
     int64_t bus_latency; /* the part of dur before the transfer */
     uint64_t macs, dram_read, dram_write, flash_read, sram_end;
+    uint64_t int4_macs; /* macs at the int4 rate (w4 set) */
     uint64_t start, end;
     uint32_t *vc; /* vector clock (nq entries): at fetch, then at start */
 } npum_insn;

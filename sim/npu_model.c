@@ -308,6 +308,7 @@ npu_status npum_prepare(npu_model *m, npum_insn *x, npu_err *err)
     x->wait = (uint64_t)x->d.v[TGT_F_WAIT];
     x->signal = (uint64_t)x->d.v[TGT_F_SIGNAL];
     x->macs = macs_of(in->sem, x->d.v);
+    x->int4_macs = x->d.v[TGT_F_W4] ? x->macs : 0;
     npu_status st = resolve_operands(m, x, err);
     if (st)
         return st;

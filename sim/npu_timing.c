@@ -156,7 +156,7 @@ static npu_status complete(npu_model *m, int q, npu_err *err)
         npu_insn_event e = {.word = r->word, .index = r->index, .insn = r->d.insn, .unit = r->unit,
                             .queue = r->unit == TGT_UNIT_DMA ? q : 0, .start = r->start, .end = r->end,
                             .macs = r->macs, .dram_read = r->dram_read, .dram_write = r->dram_write,
-                            .flash_read = r->flash_read};
+                            .flash_read = r->flash_read, .int4_macs = r->int4_macs};
         m->event_fn(m->event_ud, &e);
     }
     return NPU_OK;

@@ -5,15 +5,20 @@
 #include "sim/npub_run.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "emit/emit.h"
 #include "emit/npub_write.h"
+#include "ir/ir.h"
+#include "rt/npurt_ops.h"
 #include "sim/npu.h"
 #include "target/target.h"
 
 typedef struct layer_acc {
     uint64_t cycles, macs, dram;
+    uint64_t int4_macs, flash; /* for the layer's bound */
+    const char *op;            /* from the graph section (ir_op_name: static) */
     uint64_t job_start, job_end; /* span inside the current job */
     uint64_t job;                /* job number the span belongs to, +1 (0: none yet) */
 } layer_acc;
@@ -45,6 +50,7 @@ struct simrun {
     bool trace_open;
     npu_stats_layer *stat_layers; /* filled by simrun_stats */
     uint64_t *step_host;          /* host cycles per step (NPU waits included), summed */
+    const char **step_op;         /* op type per step (host steps; static strings) */
     uint64_t run_host;            /* host cycles of npurt_run, summed (boot and open excluded) */
 };
 
@@ -68,7 +74,9 @@ static void on_event(void *ud, const npu_insn_event *e)
         if (e->end > L->job_end)
             L->job_end = e->end;
         L->macs += e->macs;
+        L->int4_macs += e->int4_macs;
         L->dram += e->dram_read + e->dram_write;
+        L->flash += e->flash_read;
     }
     if (r->trace && r->inferences == 0) {
         /* timestamps in microseconds: the job's start on the host clock plus NPU time */
@@ -158,6 +166,51 @@ static npu_status make_device_blob(simrun *r, npu_err *err)
     return st;
 }
 
+static const char *op_named(const ir_graph *g, const char *name, const char *fallback)
+{
+    for (int i = 0; g && name && i < g->n_nodes; i++)
+        if (g->nodes[i]->name && strcmp(g->nodes[i]->name, name) == 0)
+            return ir_op_name(g->nodes[i]->op);
+    return fallback;
+}
+
+/* Each layer's and host step's op type, by its node's name in the graph
+ * section (a binary with a debug section has one: --strip drops both); a
+ * host step without one is named by its kernel. */
+static npu_status layer_ops(simrun *r, npu_err *err)
+{
+    ir_graph *g = NULL;
+    if (r->v.graph && r->v.n_debug) {
+        npu_status st = ir_deserialize(r->v.graph, r->v.graph_size, r->alloc, &g, err);
+        if (st != NPU_OK)
+            return st;
+    }
+    for (uint32_t d = 0; d < r->v.n_debug; d++)
+        r->layers[d].op = op_named(g, npub_string(&r->v, r->v.debug[d].name), "");
+    for (uint32_t i = 0; i < r->v.n_steps; i++) {
+        const npub_step *s = &r->v.steps[i];
+        r->step_op[i] = s->kind == NPUB_STEP_HOST ? op_named(g, npub_string(&r->v, s->name), npurt_kernel_name(s->op)) : "";
+    }
+    if (g)
+        ir_graph_free(g);
+    return NPU_OK;
+}
+
+/* The layer's peak-throughput bound, as the tiler's (src/tiler/tile_build.c)
+ * but from what ran: the MACs on the array (int4 ones at the int4 rate) or
+ * the bytes over DRAM or flash, whichever takes longest. */
+static uint64_t layer_bound(const tgt_target *t, const layer_acc *L, uint64_t n)
+{
+    double peak = (double)(t->p[TGT_P_MAC_ROWS] * t->p[TGT_P_MAC_COLS]);
+    double speedup = t->p[TGT_P_MAC_INT4_SPEEDUP] > 0 ? (double)t->p[TGT_P_MAC_INT4_SPEEDUP] : 1.0;
+    double mac = ((double)(L->macs - L->int4_macs) + (double)L->int4_macs / speedup) / peak;
+    double dram = (double)L->dram / (double)t->p[TGT_P_DRAM_BYTES_PER_CYCLE];
+    double flash = (double)L->flash / (double)t->p[TGT_P_FLASH_BYTES_PER_CYCLE];
+    double b = mac > dram ? mac : dram;
+    b = b > flash ? b : flash;
+    return (uint64_t)ceil(b / (double)n);
+}
+
 static npu_status index_layers(simrun *r, npu_err *err)
 {
     size_t nw = r->v.n_commands ? r->v.n_commands : 1, nd = r->v.n_debug ? r->v.n_debug : 1;
@@ -166,7 +219,8 @@ static npu_status index_layers(simrun *r, npu_err *err)
     size_t ns = r->v.n_steps ? r->v.n_steps : 1;
     r->stat_layers = npu_malloc(r->alloc, sizeof(npu_stats_layer) * (nd + ns));
     r->step_host = npu_malloc(r->alloc, sizeof(uint64_t) * ns);
-    if (!r->layer_of_word || !r->layers || !r->stat_layers || !r->step_host)
+    r->step_op = npu_malloc(r->alloc, sizeof(const char *) * ns);
+    if (!r->layer_of_word || !r->layers || !r->stat_layers || !r->step_host || !r->step_op)
         return npu_fail(err, NPU_EINTERNAL, "out of memory");
     memset(r->layers, 0, sizeof(layer_acc) * nd);
     memset(r->step_host, 0, sizeof(uint64_t) * ns);
@@ -175,7 +229,7 @@ static npu_status index_layers(simrun *r, npu_err *err)
     for (uint32_t d = 0; d < r->v.n_debug; d++)
         for (uint32_t w = 0; w < r->v.debug[d].word_count; w++)
             r->layer_of_word[r->v.debug[d].first_word + w] = (int32_t)d;
-    return NPU_OK;
+    return layer_ops(r, err);
 }
 
 npu_status simrun_open(const char *npub_path, const simrun_options *o, simrun **out, npu_err *err)
@@ -238,6 +292,7 @@ void simrun_free(simrun *r)
     size_t ns = r->v.n_steps ? r->v.n_steps : 1;
     npu_free(r->alloc, r->stat_layers, sizeof(npu_stats_layer) * ((r->v.n_debug ? r->v.n_debug : 1) + ns));
     npu_free(r->alloc, r->step_host, sizeof(uint64_t) * ns);
+    npu_free(r->alloc, r->step_op, sizeof(const char *) * ns);
     if (r->blob)
         npu_free(r->alloc, r->blob, r->size);
     if (r->dev)
@@ -345,14 +400,15 @@ void simrun_stats(simrun *r, npu_stats *s)
         const npub_step *st = &r->v.steps[i];
         if (st->kind == NPUB_STEP_HOST) {
             uint64_t c = (uint64_t)((double)r->step_host[i] / (double)n * host_per_npu + 0.5);
-            r->stat_layers[nl++] = (npu_stats_layer){npub_string(&r->v, st->name), "", "host", c, 0, 0, 0};
+            r->stat_layers[nl++] = (npu_stats_layer){npub_string(&r->v, st->name), r->step_op[i], "host", c, 0, 0, 0};
             continue;
         }
         for (uint32_t d = 0; d < r->v.n_debug; d++) {
             const layer_acc *L = &r->layers[d];
             if (r->v.debug[d].step == i)
-                r->stat_layers[nl++] = (npu_stats_layer){npub_string(&r->v, r->v.debug[d].name), "", "npu",
-                                                         L->cycles / n, L->macs / n, L->dram / n, 0};
+                r->stat_layers[nl++] = (npu_stats_layer){npub_string(&r->v, r->v.debug[d].name), L->op, "npu",
+                                                         L->cycles / n, L->macs / n, L->dram / n,
+                                                         layer_bound(r->t, L, n)};
         }
     }
     s->n_layers = nl;
