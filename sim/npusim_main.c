@@ -260,10 +260,17 @@ static void print_model_stats(const npu_stats *s, uint64_t n)
            s->dram_write_bytes);
     printf("memory:     arena %" PRIu64 " B (lower bound %" PRIu64 " B), weights %" PRIu64 " B, SRAM peak %" PRIu64
            " B\n", s->arena_bytes, s->arena_lower_bound_bytes, s->weights_bytes, s->sram_peak_bytes);
-    printf("%-40s %12s %12s %12s\n", "layer", "cycles", "MACs", "DRAM B");
+    uint64_t bound = 0;
     for (int i = 0; i < s->n_layers; i++)
-        printf("%-40.40s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", s->layers[i].name, s->layers[i].cycles,
-               s->layers[i].macs, s->layers[i].dram_bytes);
+        bound += s->layers[i].bound_cycles;
+    printf("bound:      %" PRIu64 " NPU cycles at peak MAC or DRAM rate, per layer summed (NPU time %.2fx)\n", bound,
+           bound ? (double)s->cycles_npu / (double)bound : 0.0);
+    printf("%-40s %-16s %12s %12s %12s %12s\n", "layer", "op", "cycles", "bound", "MACs", "DRAM B");
+    for (int i = 0; i < s->n_layers; i++) {
+        const npu_stats_layer *L = &s->layers[i];
+        printf("%-40.40s %-16.16s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", L->name, L->op,
+               L->cycles, L->bound_cycles, L->macs, L->dram_bytes);
+    }
 }
 
 typedef struct model_run {
