@@ -11,6 +11,7 @@
 
 #include "common/npy.h"
 #include "tests/support/calibfiles.h"
+#include "tests/support/testgraph.h"
 #include "kernels/kernels.h"
 #include "quantize/quantize_internal.h"
 
@@ -18,14 +19,7 @@
 
 static void set_io(ir_graph *g, ir_tensor *x, ir_tensor *y)
 {
-    x->flags |= IR_TENSOR_INPUT;
-    y->flags |= IR_TENSOR_OUTPUT;
-    g->inputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
-    g->inputs[0] = x;
-    g->n_inputs = 1;
-    g->outputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
-    g->outputs[0] = y;
-    g->n_outputs = 1;
+    tg_set_io(g, 1, &x, y);
 }
 
 /* x[1, k] -> Gemm(w[n, k], b) -> y[1, n] */
