@@ -11,7 +11,7 @@
 enum {
     GRAM_POSITIONS = 64,           /* output positions per sample feeding the second moment */
     GRAM_MAX_K = 3200,             /* longest patch with a second moment */
-    GRAM_BATCH = 8,                /* patches added to the second moment at once */
+    GRAM_BATCH = 64,               /* patches (across samples) added to the second moment at once */
 };
 #define GRAM_MAX_DOUBLES (16u << 20) /* per layer: 128 MiB */
 
@@ -29,11 +29,8 @@ struct q_lstats {
     geom *geo;
     int *input_id;                 /* tensor id of each layer's input */
     uint64_t *samples;             /* observations (for the position offset) */
-    double *patch;                 /* scratch: GRAM_BATCH patches (convolutions) */
-    int npatch;                    /* patches waiting in it */
-    double **fc_rows;              /* per Gemm layer: GRAM_BATCH rows waiting across samples */
-    int *fc_nrows;
-    int64_t patch_cap;
+    float **wait;                  /* per layer with a second moment: [groups][GRAM_BATCH][ld] patches waiting */
+    int *n_wait;                   /* patches waiting per group */
     double *rows;                  /* scratch: strided row prefix sums of one input plane */
     int64_t rows_cap;
 };
@@ -79,6 +76,17 @@ static bool conv_geom(const ir_node *n, geom *g)
     return g->groups > 0 && g->c % g->groups == 0;
 }
 
+/* Row stride of the waiting patches: whole tiles of q_gram_add, zero padded. */
+static int64_t wait_ld(int64_t k)
+{
+    return (k + Q_GRAM_PAD - 1) / Q_GRAM_PAD * Q_GRAM_PAD;
+}
+
+static size_t wait_bytes(const q_layer_stats *l)
+{
+    return sizeof(float) * (size_t)l->groups * GRAM_BATCH * (size_t)wait_ld(l->k);
+}
+
 void q_lstats_free(q_lstats *s)
 {
     if (!s)
@@ -88,17 +96,16 @@ void q_lstats_free(q_lstats *s)
         npu_free(s->alloc, l->mean, sizeof(double) * (size_t)(l->groups * l->k));
         if (l->gram)
             npu_free(s->alloc, l->gram, sizeof(double) * (size_t)(l->groups * l->k * l->k));
-        if (s->fc_rows)
-            npu_free(s->alloc, s->fc_rows[i], sizeof(double) * (size_t)l->k * GRAM_BATCH);
+        if (s->wait && s->wait[i])
+            npu_free(s->alloc, s->wait[i], wait_bytes(l));
     }
     size_t c1 = (size_t)(s->cap ? s->cap : 1);
     npu_free(s->alloc, s->l, sizeof *s->l * c1);
     npu_free(s->alloc, s->geo, sizeof *s->geo * c1);
     npu_free(s->alloc, s->input_id, sizeof *s->input_id * c1);
     npu_free(s->alloc, s->samples, sizeof *s->samples * c1);
-    npu_free(s->alloc, s->patch, sizeof(double) * (size_t)s->patch_cap * GRAM_BATCH);
-    npu_free(s->alloc, s->fc_rows, sizeof *s->fc_rows * (size_t)(s->cap ? s->cap : 1));
-    npu_free(s->alloc, s->fc_nrows, sizeof *s->fc_nrows * (size_t)(s->cap ? s->cap : 1));
+    npu_free(s->alloc, s->wait, sizeof *s->wait * c1);
+    npu_free(s->alloc, s->n_wait, sizeof *s->n_wait * c1);
     npu_free(s->alloc, s->rows, sizeof(double) * (size_t)s->rows_cap);
     npu_free(s->alloc, s, sizeof *s);
 }
@@ -121,11 +128,11 @@ q_lstats *q_lstats_new(const ir_graph *g, bool gram, npu_alloc alloc, npu_err *e
     s->geo = npu_malloc(alloc, sizeof *s->geo * c1);
     s->input_id = npu_malloc(alloc, sizeof *s->input_id * c1);
     s->samples = npu_malloc(alloc, sizeof *s->samples * c1);
-    s->fc_rows = npu_malloc(alloc, sizeof *s->fc_rows * c1);
-    s->fc_nrows = npu_malloc(alloc, sizeof *s->fc_nrows * c1);
-    if (s->fc_rows)
-        memset(s->fc_rows, 0, sizeof *s->fc_rows * c1);
-    if (!s->l || !s->geo || !s->input_id || !s->samples || !s->fc_rows || !s->fc_nrows) {
+    s->wait = npu_malloc(alloc, sizeof *s->wait * c1);
+    s->n_wait = npu_malloc(alloc, sizeof *s->n_wait * c1);
+    if (s->wait)
+        memset(s->wait, 0, sizeof *s->wait * c1);
+    if (!s->l || !s->geo || !s->input_id || !s->samples || !s->wait || !s->n_wait) {
         q_lstats_free(s);
         npu_fail(err, NPU_EINTERNAL, "out of memory");
         return NULL;
@@ -158,25 +165,24 @@ q_lstats *q_lstats_new(const ir_graph *g, bool gram, npu_alloc alloc, npu_err *e
         memset(l.mean, 0, sizeof(double) * nm);
         if (l.gram)
             memset(l.gram, 0, sizeof(double) * nm * (size_t)l.k);
-        s->fc_nrows[s->n] = 0;
-        if (l.gram && !ge.kh && !(s->fc_rows[s->n] = npu_malloc(alloc, sizeof(double) * (size_t)l.k * GRAM_BATCH))) {
+        s->n_wait[s->n] = 0;
+        if (l.gram && !(s->wait[s->n] = npu_malloc(alloc, wait_bytes(&l)))) {
             npu_free(alloc, l.mean, sizeof(double) * nm);
             npu_free(alloc, l.gram, sizeof(double) * nm * (size_t)l.k);
             q_lstats_free(s);
             npu_fail(err, NPU_EINTERNAL, "out of memory for the statistics of '%s'", n->name);
             return NULL;
         }
+        if (l.gram) /* the padding stays zero */
+            memset(s->wait[s->n], 0, wait_bytes(&l));
         s->geo[s->n] = ge;
         s->input_id[s->n] = n->inputs[0]->id;
         s->samples[s->n] = 0;
         s->l[s->n++] = l;
-        if (l.k > s->patch_cap)
-            s->patch_cap = l.k;
         if (ge.kh && ge.h * (ge.w + ge.sw) > s->rows_cap)
             s->rows_cap = ge.h * (ge.w + ge.sw);
     }
-    if ((s->patch_cap && !(s->patch = npu_malloc(alloc, sizeof(double) * (size_t)s->patch_cap * GRAM_BATCH))) ||
-        (s->rows_cap && !(s->rows = npu_malloc(alloc, sizeof(double) * (size_t)s->rows_cap)))) {
+    if (s->rows_cap && !(s->rows = npu_malloc(alloc, sizeof(double) * (size_t)s->rows_cap))) {
         q_lstats_free(s);
         npu_fail(err, NPU_EINTERNAL, "out of memory");
         return NULL;
@@ -184,45 +190,55 @@ q_lstats *q_lstats_new(const ir_graph *g, bool gram, npu_alloc alloc, npu_err *e
     return s;
 }
 
-/* Adds the waiting patches' outer products to the upper triangle of gram
- * (mirrored in q_lstats_finish). A full batch goes GRAM_BATCH at a time:
- * each row element is loaded and stored once per batch rather than once
- * per patch, and the fixed count lets the compiler vectorize over j. */
-NK_HOT_CLONES static void flush_gram(const double *p, int *waiting, double *gram, int64_t k)
+/* The upper triangle of gram (k x k) += P^T P, P: nb rows of stride ld
+ * (>= k rounded up to Q_GRAM_PAD, zero padded). Tiles of GRAM_TR x GRAM_TC
+ * entries are summed over the rows in float registers (a batch of patches
+ * is short: float keeps ~1e-6 of each sum), then added to the double
+ * total: the loads per multiply-add drop from two to about 1/8, which makes
+ * it compute-bound rather than the rank-1 update's memory-bound. Entries
+ * of the tiles on the diagonal below it are added too (q_lstats_finish
+ * mirrors the upper triangle over them). */
+enum { GRAM_TR = 8, GRAM_TC = 16 };
+_Static_assert(Q_GRAM_PAD % GRAM_TR == 0 && Q_GRAM_PAD % GRAM_TC == 0, "padding covers whole tiles");
+
+NK_HOT_CLONES void q_gram_add(double *gram, int64_t k, const float *p, int64_t ld, int nb)
 {
-    int nb = *waiting;
-    *waiting = 0;
-    for (int64_t i = 0; i < k; i++) {
-        double a[GRAM_BATCH];
-        bool any = false;
-        for (int b = 0; b < nb; b++) {
-            a[b] = p[b * k + i];
-            any |= a[b] != 0.0;
-        }
-        if (!any)
-            continue;
-        double *row = gram + i * k;
-        if (nb == GRAM_BATCH) {
-            for (int64_t j = i; j < k; j++) {
-                double acc = 0;
-                for (int b = 0; b < GRAM_BATCH; b++)
-                    acc += a[b] * p[b * k + j];
-                row[j] += acc;
+    for (int64_t i0 = 0; i0 < k; i0 += GRAM_TR)
+        for (int64_t j0 = i0 / GRAM_TC * GRAM_TC; j0 < k; j0 += GRAM_TC) {
+            float acc[GRAM_TR][GRAM_TC] = {{0}};
+            for (int b = 0; b < nb; b++) {
+                const float *pb = p + b * ld;
+                for (int r = 0; r < GRAM_TR; r++) {
+                    float a = pb[i0 + r];
+                    for (int c = 0; c < GRAM_TC; c++) /* fixed length: vectorized */
+                        acc[r][c] += a * pb[j0 + c];
+                }
             }
-        } else {
-            for (int b = 0; b < nb; b++)
-                for (int64_t j = i; j < k; j++)
-                    row[j] += a[b] * p[b * k + j];
+            int nr = k - i0 < GRAM_TR ? (int)(k - i0) : GRAM_TR, nc = k - j0 < GRAM_TC ? (int)(k - j0) : GRAM_TC;
+            for (int r = 0; r < nr; r++)
+                for (int c = 0; c < nc; c++)
+                    gram[(i0 + r) * k + j0 + c] += acc[r][c];
         }
-    }
 }
 
-/* The next free patch slot, flushing a full batch into gram first. */
-static double *next_patch(double *buf, int *waiting, double *gram, int64_t k)
+/* Adds the waiting patches of every group of layer li to its second moment. */
+static void flush_wait(q_lstats *s, int li)
 {
-    if (*waiting == GRAM_BATCH)
-        flush_gram(buf, waiting, gram, k);
-    return buf + (size_t)(*waiting)++ * (size_t)k;
+    q_layer_stats *l = &s->l[li];
+    int64_t ld = wait_ld(l->k);
+    for (int gi = 0; gi < l->groups && s->n_wait[li]; gi++)
+        q_gram_add(l->gram + (size_t)gi * (size_t)(l->k * l->k), l->k,
+                   s->wait[li] + (size_t)gi * GRAM_BATCH * (size_t)ld, ld, s->n_wait[li]);
+    s->n_wait[li] = 0;
+}
+
+/* Where group gi's next patch goes (after a flush when the batch is full). */
+static float *next_patch(q_lstats *s, int li, int gi)
+{
+    if (s->n_wait[li] == GRAM_BATCH)
+        flush_wait(s, li);
+    int64_t ld = wait_ld(s->l[li].k);
+    return s->wait[li] + ((size_t)gi * GRAM_BATCH + (size_t)s->n_wait[li]) * (size_t)ld;
 }
 
 /* Valid output range [lo, hi] along one axis for kernel offset c (input
@@ -281,33 +297,34 @@ static void observe_conv(q_lstats *s, int li, const float *x)
     const geom *g = &s->geo[li];
     int64_t cg = g->c / g->groups, npos = g->oh * g->ow, taps = g->kh * g->kw;
     int64_t step = npos > GRAM_POSITIONS ? npos / GRAM_POSITIONS : 1, off = (int64_t)(s->samples[li] % (uint64_t)step);
-    for (int64_t b = 0; b < g->n; b++)
-        for (int gi = 0; gi < g->groups; gi++) {
-            double *mean = l->mean + gi * l->k, *gram = l->gram ? l->gram + (size_t)gi * (size_t)(l->k * l->k) : NULL;
-            const float *group = x + (b * g->c + gi * cg) * g->h * g->w;
-            for (int64_t ci = 0; ci < cg; ci++)
-                add_tap_sums(g, group + ci * g->h * g->w, s->rows, mean + ci * taps);
-            if (!gram)
-                continue;
-            /* the second moment from a sample of positions: whole patches only there */
-            for (int64_t pos = off; pos < npos; pos += step) {
-                int64_t oy = pos / g->ow, ox = pos % g->ow;
+    for (int64_t b = 0; b < g->n; b++) {
+        const float *img = x + b * g->c * g->h * g->w;
+        for (int64_t ci = 0; ci < g->c; ci++)
+            add_tap_sums(g, img + ci * g->h * g->w, s->rows, l->mean + (ci / cg) * l->k + (ci % cg) * taps);
+        if (!l->gram)
+            continue;
+        /* the second moment from a sample of positions: whole patches only there */
+        for (int64_t pos = off; pos < npos; pos += step) {
+            int64_t oy = pos / g->ow, ox = pos % g->ow;
+            for (int gi = 0; gi < g->groups; gi++) {
+                float *p = next_patch(s, li, gi);
                 int64_t at = 0;
-                double *p = next_patch(s->patch, &s->npatch, gram, l->k);
                 for (int64_t ci = 0; ci < cg; ci++) {
-                    const float *plane = group + ci * g->h * g->w;
+                    const float *plane = img + (gi * cg + ci) * g->h * g->w;
                     for (int64_t ky = 0; ky < g->kh; ky++) {
                         int64_t iy = oy * g->sh - g->pt + ky * g->dh;
+                        bool row_in = iy >= 0 && iy < g->h;
                         for (int64_t kx = 0; kx < g->kw; kx++) {
                             int64_t ix = ox * g->sw - g->pl + kx * g->dw;
-                            p[at++] = iy >= 0 && iy < g->h && ix >= 0 && ix < g->w ? plane[iy * g->w + ix] : 0.0;
+                            p[at++] = row_in && ix >= 0 && ix < g->w ? plane[iy * g->w + ix] : 0.0f;
                         }
                     }
                 }
-                l->n_gram += gi == 0;
             }
-            flush_gram(s->patch, &s->npatch, gram, l->k);
+            s->n_wait[li]++;
+            l->n_gram++;
         }
+    }
     l->n += (uint64_t)(g->n * npos);
 }
 
@@ -319,9 +336,8 @@ static void observe_fc(q_lstats *s, int li, const ir_tensor *t, const float *x)
         for (int64_t j = 0; j < l->k; j++)
             l->mean[j] += x[r * l->k + j];
         if (l->gram) {
-            double *p = next_patch(s->fc_rows[li], &s->fc_nrows[li], l->gram, l->k);
-            for (int64_t j = 0; j < l->k; j++)
-                p[j] = x[r * l->k + j];
+            memcpy(next_patch(s, li, 0), x + r * l->k, sizeof(float) * (size_t)l->k);
+            s->n_wait[li]++;
         }
     }
     l->n_gram += (uint64_t)rows;
@@ -347,8 +363,8 @@ void q_lstats_finish(q_lstats *s)
 {
     for (int i = 0; i < s->n; i++) {
         q_layer_stats *l = &s->l[i];
-        if (s->fc_rows[i])
-            flush_gram(s->fc_rows[i], &s->fc_nrows[i], l->gram, l->k);
+        if (l->gram)
+            flush_wait(s, i);
         if (!l->n)
             continue;
         double ng = l->n_gram ? (double)l->n_gram : 1.0, nm = (double)l->n;
