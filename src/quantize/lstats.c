@@ -33,6 +33,8 @@ struct q_lstats {
     int *n_wait;                   /* patches waiting per group */
     double *rows;                  /* scratch: strided row prefix sums of one input plane */
     int64_t rows_cap;
+    int64_t *tap_at;               /* scratch: per kernel tap, its offset in a plane at one position (-1: padding) */
+    int64_t taps_cap;
 };
 
 /* Begin pad of one spatial axis ("pads" or "auto_pad"). */
@@ -107,6 +109,7 @@ void q_lstats_free(q_lstats *s)
     npu_free(s->alloc, s->wait, sizeof *s->wait * c1);
     npu_free(s->alloc, s->n_wait, sizeof *s->n_wait * c1);
     npu_free(s->alloc, s->rows, sizeof(double) * (size_t)s->rows_cap);
+    npu_free(s->alloc, s->tap_at, sizeof *s->tap_at * (size_t)s->taps_cap);
     npu_free(s->alloc, s, sizeof *s);
 }
 
@@ -181,8 +184,11 @@ q_lstats *q_lstats_new(const ir_graph *g, bool gram, npu_alloc alloc, npu_err *e
         s->l[s->n++] = l;
         if (ge.kh && ge.h * (ge.w + ge.sw) > s->rows_cap)
             s->rows_cap = ge.h * (ge.w + ge.sw);
+        if (ge.kh * ge.kw > s->taps_cap)
+            s->taps_cap = ge.kh * ge.kw;
     }
-    if (s->rows_cap && !(s->rows = npu_malloc(alloc, sizeof(double) * (size_t)s->rows_cap))) {
+    if ((s->rows_cap && !(s->rows = npu_malloc(alloc, sizeof(double) * (size_t)s->rows_cap))) ||
+        (s->taps_cap && !(s->tap_at = npu_malloc(alloc, sizeof *s->tap_at * (size_t)s->taps_cap)))) {
         q_lstats_free(s);
         npu_fail(err, NPU_EINTERNAL, "out of memory");
         return NULL;
@@ -208,6 +214,7 @@ NK_HOT_CLONES void q_gram_add(double *gram, int64_t k, const float *p, int64_t l
             float acc[GRAM_TR][GRAM_TC] = {{0}};
             for (int b = 0; b < nb; b++) {
                 const float *pb = p + b * ld;
+#pragma GCC unroll 8
                 for (int r = 0; r < GRAM_TR; r++) {
                     float a = pb[i0 + r];
                     for (int c = 0; c < GRAM_TC; c++) /* fixed length: vectorized */
@@ -232,13 +239,13 @@ static void flush_wait(q_lstats *s, int li)
     s->n_wait[li] = 0;
 }
 
-/* Where group gi's next patch goes (after a flush when the batch is full). */
-static float *next_patch(q_lstats *s, int li, int gi)
+/* Where the next patch goes (group 0's; group g's is g * GRAM_BATCH rows on),
+ * after a flush when the batch is full. */
+static float *next_patch(q_lstats *s, int li)
 {
     if (s->n_wait[li] == GRAM_BATCH)
         flush_wait(s, li);
-    int64_t ld = wait_ld(s->l[li].k);
-    return s->wait[li] + ((size_t)gi * GRAM_BATCH + (size_t)s->n_wait[li]) * (size_t)ld;
+    return s->wait[li] + (size_t)s->n_wait[li] * (size_t)wait_ld(s->l[li].k);
 }
 
 /* Valid output range [lo, hi] along one axis for kernel offset c (input
@@ -304,23 +311,23 @@ static void observe_conv(q_lstats *s, int li, const float *x)
         if (!l->gram)
             continue;
         /* the second moment from a sample of positions: whole patches only there */
+        int64_t ld = wait_ld(l->k);
         for (int64_t pos = off; pos < npos; pos += step) {
             int64_t oy = pos / g->ow, ox = pos % g->ow;
-            for (int gi = 0; gi < g->groups; gi++) {
-                float *p = next_patch(s, li, gi);
-                int64_t at = 0;
-                for (int64_t ci = 0; ci < cg; ci++) {
-                    const float *plane = img + (gi * cg + ci) * g->h * g->w;
-                    for (int64_t ky = 0; ky < g->kh; ky++) {
-                        int64_t iy = oy * g->sh - g->pt + ky * g->dh;
-                        bool row_in = iy >= 0 && iy < g->h;
-                        for (int64_t kx = 0; kx < g->kw; kx++) {
-                            int64_t ix = ox * g->sw - g->pl + kx * g->dw;
-                            p[at++] = row_in && ix >= 0 && ix < g->w ? plane[iy * g->w + ix] : 0.0f;
-                        }
-                    }
+            for (int64_t ky = 0; ky < g->kh; ky++) { /* the window once for every channel */
+                int64_t iy = oy * g->sh - g->pt + ky * g->dh;
+                for (int64_t kx = 0; kx < g->kw; kx++) {
+                    int64_t ix = ox * g->sw - g->pl + kx * g->dw;
+                    s->tap_at[ky * g->kw + kx] = iy >= 0 && iy < g->h && ix >= 0 && ix < g->w ? iy * g->w + ix : -1;
                 }
             }
+            float *p = next_patch(s, li);
+            for (int gi = 0; gi < g->groups; gi++, p += GRAM_BATCH * ld)
+                for (int64_t ci = 0; ci < cg; ci++) {
+                    const float *plane = img + (gi * cg + ci) * g->h * g->w;
+                    for (int64_t t = 0; t < taps; t++)
+                        p[ci * taps + t] = s->tap_at[t] >= 0 ? plane[s->tap_at[t]] : 0.0f;
+                }
             s->n_wait[li]++;
             l->n_gram++;
         }
@@ -336,7 +343,7 @@ static void observe_fc(q_lstats *s, int li, const ir_tensor *t, const float *x)
         for (int64_t j = 0; j < l->k; j++)
             l->mean[j] += x[r * l->k + j];
         if (l->gram) {
-            memcpy(next_patch(s, li, 0), x + r * l->k, sizeof(float) * (size_t)l->k);
+            memcpy(next_patch(s, li), x + r * l->k, sizeof(float) * (size_t)l->k);
             s->n_wait[li]++;
         }
     }
