@@ -9,9 +9,10 @@
 #include "quantize/quantize_internal.h"
 
 enum {
-    GRAM_POSITIONS = 64,           /* output positions per sample feeding the second moment */
+    GRAM_POSITIONS = 64,           /* output positions per sample feeding the second moment, at most */
+    GRAM_MIN_POSITIONS = 8,        /* and at least */
     GRAM_MAX_K = 3200,             /* longest patch with a second moment */
-    GRAM_BATCH = 64,               /* patches (across samples) added to the second moment at once */
+    GRAM_BATCH = 128,              /* patches (across samples) added to the second moment at once */
 };
 #define GRAM_MAX_DOUBLES (16u << 20) /* per layer: 128 MiB */
 
@@ -165,9 +166,7 @@ q_lstats *q_lstats_new(const ir_graph *g, bool gram, npu_alloc alloc, npu_err *e
             npu_fail(err, NPU_EINTERNAL, "out of memory for the statistics of '%s'", n->name);
             return NULL;
         }
-        memset(l.mean, 0, sizeof(double) * nm);
-        if (l.gram)
-            memset(l.gram, 0, sizeof(double) * nm * (size_t)l.k);
+        memset(l.mean, 0, sizeof(double) * nm); /* gram: set by its first batch (q_gram_add) */
         s->n_wait[s->n] = 0;
         if (l.gram && !(s->wait[s->n] = npu_malloc(alloc, wait_bytes(&l)))) {
             npu_free(alloc, l.mean, sizeof(double) * nm);
@@ -196,7 +195,7 @@ q_lstats *q_lstats_new(const ir_graph *g, bool gram, npu_alloc alloc, npu_err *e
     return s;
 }
 
-/* The upper triangle of gram (k x k) += P^T P, P: nb rows of stride ld
+/* The upper triangle of gram (k x k) += P^T P (= when !add), P: nb rows of stride ld
  * (>= k rounded up to Q_GRAM_PAD, zero padded). Tiles of GRAM_TR x GRAM_TC
  * entries are summed over the rows in float registers (a batch of patches
  * is short: float keeps ~1e-6 of each sum), then added to the double
@@ -207,7 +206,7 @@ q_lstats *q_lstats_new(const ir_graph *g, bool gram, npu_alloc alloc, npu_err *e
 enum { GRAM_TR = 8, GRAM_TC = 16 };
 _Static_assert(Q_GRAM_PAD % GRAM_TR == 0 && Q_GRAM_PAD % GRAM_TC == 0, "padding covers whole tiles");
 
-NK_HOT_CLONES void q_gram_add(double *gram, int64_t k, const float *p, int64_t ld, int nb)
+NK_HOT_CLONES void q_gram_add(double *gram, int64_t k, const float *p, int64_t ld, int nb, bool add)
 {
     for (int64_t i0 = 0; i0 < k; i0 += GRAM_TR)
         for (int64_t j0 = i0 / GRAM_TC * GRAM_TC; j0 < k; j0 += GRAM_TC) {
@@ -222,20 +221,24 @@ NK_HOT_CLONES void q_gram_add(double *gram, int64_t k, const float *p, int64_t l
                 }
             }
             int nr = k - i0 < GRAM_TR ? (int)(k - i0) : GRAM_TR, nc = k - j0 < GRAM_TC ? (int)(k - j0) : GRAM_TC;
-            for (int r = 0; r < nr; r++)
+            for (int r = 0; r < nr; r++) {
+                double *g = gram + (i0 + r) * k + j0;
                 for (int c = 0; c < nc; c++)
-                    gram[(i0 + r) * k + j0 + c] += acc[r][c];
+                    g[c] = add ? g[c] + acc[r][c] : acc[r][c];
+            }
         }
 }
 
-/* Adds the waiting patches of every group of layer li to its second moment. */
+/* Adds the waiting patches of every group of layer li to its second moment
+ * (the first batch sets it: no pass over the whole matrix to zero it). */
 static void flush_wait(q_lstats *s, int li)
 {
     q_layer_stats *l = &s->l[li];
     int64_t ld = wait_ld(l->k);
+    bool first = l->n_gram == (uint64_t)s->n_wait[li];
     for (int gi = 0; gi < l->groups && s->n_wait[li]; gi++)
         q_gram_add(l->gram + (size_t)gi * (size_t)(l->k * l->k), l->k,
-                   s->wait[li] + (size_t)gi * GRAM_BATCH * (size_t)ld, ld, s->n_wait[li]);
+                   s->wait[li] + (size_t)gi * GRAM_BATCH * (size_t)ld, ld, s->n_wait[li], !first);
     s->n_wait[li] = 0;
 }
 
@@ -246,6 +249,16 @@ static float *next_patch(q_lstats *s, int li)
     if (s->n_wait[li] == GRAM_BATCH)
         flush_wait(s, li);
     return s->wait[li] + (size_t)s->n_wait[li] * (size_t)wait_ld(s->l[li].k);
+}
+
+/* Output positions per sample in the second moment of a k-input patch: about
+ * k (so that ~100 samples give ~100 patches per input), within
+ * [GRAM_MIN_POSITIONS, GRAM_POSITIONS]. A depthwise 3x3 layer takes 9, not
+ * 64: its patch gathering cost most of mobilenet_v2's statistics, at no
+ * measured accuracy (docs/numerics.md, "Calibration time"). */
+static int64_t gram_positions(int64_t k)
+{
+    return k < GRAM_MIN_POSITIONS ? GRAM_MIN_POSITIONS : k > GRAM_POSITIONS ? GRAM_POSITIONS : k;
 }
 
 /* Valid output range [lo, hi] along one axis for kernel offset c (input
@@ -298,12 +311,22 @@ static void add_tap_sums(const geom *g, const float *plane, double *rows, double
     }
 }
 
+/* One patch: cg planes (of plane floats each) at the taps' offsets at (-1: padding). */
+static void gather(float *restrict p, const float *restrict x, int64_t plane, int64_t cg, const int64_t *restrict at,
+                   int64_t taps)
+{
+    for (int64_t ci = 0; ci < cg; ci++, x += plane, p += taps)
+        for (int64_t t = 0; t < taps; t++)
+            p[t] = at[t] >= 0 ? x[at[t]] : 0.0f;
+}
+
 static void observe_conv(q_lstats *s, int li, const float *x)
 {
     q_layer_stats *l = &s->l[li];
     const geom *g = &s->geo[li];
     int64_t cg = g->c / g->groups, npos = g->oh * g->ow, taps = g->kh * g->kw;
-    int64_t step = npos > GRAM_POSITIONS ? npos / GRAM_POSITIONS : 1, off = (int64_t)(s->samples[li] % (uint64_t)step);
+    int64_t want = gram_positions(l->k);
+    int64_t step = npos > want ? npos / want : 1, off = (int64_t)(s->samples[li] % (uint64_t)step);
     for (int64_t b = 0; b < g->n; b++) {
         const float *img = x + b * g->c * g->h * g->w;
         for (int64_t ci = 0; ci < g->c; ci++)
@@ -323,11 +346,7 @@ static void observe_conv(q_lstats *s, int li, const float *x)
             }
             float *p = next_patch(s, li);
             for (int gi = 0; gi < g->groups; gi++, p += GRAM_BATCH * ld)
-                for (int64_t ci = 0; ci < cg; ci++) {
-                    const float *plane = img + (gi * cg + ci) * g->h * g->w;
-                    for (int64_t t = 0; t < taps; t++)
-                        p[ci * taps + t] = s->tap_at[t] >= 0 ? plane[s->tap_at[t]] : 0.0f;
-                }
+                gather(p, img + gi * cg * g->h * g->w, g->h * g->w, cg, s->tap_at, taps);
             s->n_wait[li]++;
             l->n_gram++;
         }
@@ -345,9 +364,9 @@ static void observe_fc(q_lstats *s, int li, const ir_tensor *t, const float *x)
         if (l->gram) {
             memcpy(next_patch(s, li), x + r * l->k, sizeof(float) * (size_t)l->k);
             s->n_wait[li]++;
+            l->n_gram++;
         }
     }
-    l->n_gram += (uint64_t)rows;
     l->n += (uint64_t)rows;
 }
 
@@ -366,12 +385,26 @@ void q_lstats_observe(void *ud, const ir_node *n, const ir_tensor *t, const void
     }
 }
 
+/* g (k x k) = its upper triangle / n, mirrored: in square blocks, so that
+ * the column-wise writes of a large matrix stay in cache. */
+static void mirror_scaled(double *g, int64_t k, double n)
+{
+    enum { B = 64 };
+    for (int64_t a0 = 0; a0 < k; a0 += B)
+        for (int64_t b0 = a0; b0 < k; b0 += B)
+            for (int64_t a = a0; a < a0 + B && a < k; a++)
+                for (int64_t b = b0 > a ? b0 : a; b < b0 + B && b < k; b++)
+                    g[a * k + b] = g[b * k + a] = g[a * k + b] / n;
+}
+
 void q_lstats_finish(q_lstats *s)
 {
     for (int i = 0; i < s->n; i++) {
         q_layer_stats *l = &s->l[i];
         if (l->gram)
             flush_wait(s, i);
+        if (l->gram && !l->n_gram)
+            memset(l->gram, 0, sizeof(double) * (size_t)(l->groups * l->k * l->k));
         if (!l->n)
             continue;
         double ng = l->n_gram ? (double)l->n_gram : 1.0, nm = (double)l->n;
@@ -379,14 +412,8 @@ void q_lstats_finish(q_lstats *s)
             l->mean[j] /= nm;
         if (!l->gram)
             continue;
-        for (int gi = 0; gi < l->groups; gi++) {
-            double *gm = l->gram + (size_t)gi * (size_t)(l->k * l->k);
-            for (int64_t a = 0; a < l->k; a++)
-                for (int64_t b = a; b < l->k; b++) {
-                    double v = gm[a * l->k + b] / ng;
-                    gm[a * l->k + b] = gm[b * l->k + a] = v;
-                }
-        }
+        for (int gi = 0; gi < l->groups; gi++)
+            mirror_scaled(l->gram + (size_t)gi * (size_t)(l->k * l->k), l->k, ng);
     }
 }
 
