@@ -2,7 +2,8 @@
  * tile (q_gram_add) equals the naive double sum P^T P on random rows, for
  * patch lengths that are and are not whole tiles; and through the observer,
  * a Gemm's second moment over more samples than one batch and a padded
- * conv's over all of its positions equal E[p p^T] computed directly. */
+ * conv's (strides 1 and 2) over all of its positions equal E[p p^T] and
+ * E[p] computed directly. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -120,17 +121,20 @@ Test(lstats, gemm_second_moment_over_several_batches)
     ir_graph_free(g);
 }
 
-Test(lstats, conv_second_moment_over_all_positions_with_padding)
+/* A padded 3x3 conv of stride st on 5x5 inputs: at most 25 outputs, fewer
+ * than the positions an 18-input patch samples, so all of them count. */
+static void check_conv(int st)
 {
-    /* 5x5 outputs: fewer than the positions a 18-input patch samples, so all of them count */
     enum { C = 2, H = 5, OC = 3, KS = 3, K = C * KS * KS, SAMPLES = 7 };
+    const int OH = (H + 2 - KS) / st + 1;
     ir_graph *g = ir_graph_new(npu_alloc_default());
     float w[OC * K] = {0};
     ir_tensor *x = tg_tensor(g, "x", IR_F32, 4, (int64_t[]){1, C, H, H});
-    ir_tensor *y = tg_tensor(g, "y", IR_F32, 4, (int64_t[]){1, OC, H, H});
+    ir_tensor *y = tg_tensor(g, "y", IR_F32, 4, (int64_t[]){1, OC, OH, OH});
     ir_tensor *in[2] = {x, tg_const(g, "w", IR_F32, 4, (int64_t[]){OC, C, KS, KS}, w)};
     ir_node *n = ir_node_new(g, IR_OP_CONV, "conv", 2, in, 1, &y);
     ir_set_ints(g, n, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    ir_set_ints(g, n, "strides", 2, (int64_t[]){st, st});
     tg_set_io(g, 1, &x, y);
     float *data = malloc(sizeof(float) * SAMPLES * C * H * H);
     uint32_t seed = 11;
@@ -143,29 +147,36 @@ Test(lstats, conv_second_moment_over_all_positions_with_padding)
     const q_layer_stats *l = q_lstats_items(s);
     cr_assert(l->gram);
     cr_assert_eq(l->k, K);
-    cr_expect_eq(l->n_gram, SAMPLES * H * H);
+    cr_expect_eq(l->n_gram, (uint64_t)(SAMPLES * OH * OH));
     double want[K * K] = {0}, mean[K] = {0};
     for (int smp = 0; smp < SAMPLES; smp++)
-        for (int oy = 0; oy < H; oy++)
-            for (int ox = 0; ox < H; ox++) {
+        for (int oy = 0; oy < OH; oy++)
+            for (int ox = 0; ox < OH; ox++) {
                 double p[K];
                 for (int c = 0; c < C; c++)
                     for (int ky = 0; ky < KS; ky++)
                         for (int kx = 0; kx < KS; kx++) {
-                            int iy = oy + ky - 1, ix = ox + kx - 1;
+                            int iy = oy * st + ky - 1, ix = ox * st + kx - 1;
                             bool in_img = iy >= 0 && iy < H && ix >= 0 && ix < H;
                             p[(c * KS + ky) * KS + kx] = in_img ? data[((smp * C + c) * H + iy) * H + ix] : 0.0;
                         }
                 for (int i = 0; i < K; i++) {
-                    mean[i] += p[i] / (SAMPLES * H * H);
+                    mean[i] += p[i] / (SAMPLES * OH * OH);
                     for (int j = 0; j < K; j++)
-                        want[i * K + j] += p[i] * p[j] / (SAMPLES * H * H);
+                        want[i * K + j] += p[i] * p[j] / (SAMPLES * OH * OH);
                 }
             }
     expect_upper_close(l->gram, want, K, 1e-5);
     for (int i = 0; i < K; i++)
-        cr_expect(fabs(l->mean[i] - mean[i]) < 1e-9, "mean[%d] %g, want %g", i, l->mean[i], mean[i]);
+        cr_expect(fabs(l->mean[i] - mean[i]) < 1e-9, "stride %d: mean[%d] %g, want %g", st, i, l->mean[i], mean[i]);
     q_lstats_free(s);
     free(data);
     ir_graph_free(g);
+}
+
+/* stride 1: the means from row totals; 2: from strided prefix sums */
+Test(lstats, conv_second_moment_over_all_positions_with_padding)
+{
+    check_conv(1);
+    check_conv(2);
 }
