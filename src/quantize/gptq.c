@@ -179,16 +179,19 @@ bool q_gptq_factor(q_gptq *gq, const double *h)
     /* J H J = L L^T gives H = (J L J)(J L J)^T = M^T M with M = (J L J)^T,
      * M_ij = L_{k-1-j, k-1-i}: an anti-transpose, which keeps the lower
      * triangle and swaps its entries in pairs */
+    enum { B = 64 }; /* in square blocks: the partners of a block are a block, in cache together */
     double *m = gq->m;
-    for (int64_t i = 0; i < k; i++)
-        for (int64_t j = 0; j <= i; j++) {
-            int64_t i2 = k - 1 - j, j2 = k - 1 - i;
-            if (i2 * k + j2 > i * k + j) {
-                double t = m[i * k + j];
-                m[i * k + j] = m[i2 * k + j2];
-                m[i2 * k + j2] = t;
-            }
-        }
+    for (int64_t i0 = 0; i0 < k; i0 += B)
+        for (int64_t j0 = 0; j0 <= i0; j0 += B)
+            for (int64_t i = i0; i < i0 + B && i < k; i++)
+                for (int64_t j = j0; j < j0 + B && j <= i; j++) {
+                    int64_t i2 = k - 1 - j, j2 = k - 1 - i;
+                    if (i2 * k + j2 > i * k + j) {
+                        double t = m[i * k + j];
+                        m[i * k + j] = m[i2 * k + j2];
+                        m[i2 * k + j2] = t;
+                    }
+                }
     return true;
 }
 
