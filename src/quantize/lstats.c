@@ -23,6 +23,14 @@ typedef struct geom {
     int groups;
 } geom;
 
+/* Where one kernel tap reads, the same for every plane of a layer (worked
+ * out once per sample: the divisions cost more than a small plane's sums). */
+typedef struct tap_span {
+    int64_t oy0, oy1, cy; /* output rows (oy0 > oy1: only padding), input row = oy * sh + cy */
+    int64_t x0, x1;       /* input columns of the first and last output column */
+    int64_t at, cnt;      /* strided columns: the first one's prefix sum in a row (add_tap_sums), and how many */
+} tap_span;
+
 struct q_lstats {
     npu_alloc alloc;
     int n, cap;                    /* layers, and the arrays' length */
@@ -35,6 +43,7 @@ struct q_lstats {
     double *rows;                  /* scratch: strided row prefix sums of one input plane */
     int64_t rows_cap;
     int64_t *tap_at;               /* scratch: per kernel tap, its offset in a plane at one position (-1: padding) */
+    tap_span *spans;               /* scratch: per kernel tap, where it reads for the mean */
     int64_t taps_cap;
 };
 
@@ -111,6 +120,7 @@ void q_lstats_free(q_lstats *s)
     npu_free(s->alloc, s->n_wait, sizeof *s->n_wait * c1);
     npu_free(s->alloc, s->rows, sizeof(double) * (size_t)s->rows_cap);
     npu_free(s->alloc, s->tap_at, sizeof *s->tap_at * (size_t)s->taps_cap);
+    npu_free(s->alloc, s->spans, sizeof *s->spans * (size_t)s->taps_cap);
     npu_free(s->alloc, s, sizeof *s);
 }
 
@@ -187,7 +197,8 @@ q_lstats *q_lstats_new(const ir_graph *g, bool gram, npu_alloc alloc, npu_err *e
             s->taps_cap = ge.kh * ge.kw;
     }
     if ((s->rows_cap && !(s->rows = npu_malloc(alloc, sizeof(double) * (size_t)s->rows_cap))) ||
-        (s->taps_cap && !(s->tap_at = npu_malloc(alloc, sizeof *s->tap_at * (size_t)s->taps_cap)))) {
+        (s->taps_cap && !(s->tap_at = npu_malloc(alloc, sizeof *s->tap_at * (size_t)s->taps_cap))) ||
+        (s->taps_cap && !(s->spans = npu_malloc(alloc, sizeof *s->spans * (size_t)s->taps_cap)))) {
         q_lstats_free(s);
         npu_fail(err, NPU_EINTERNAL, "out of memory");
         return NULL;
@@ -271,11 +282,31 @@ static void tap_range(int64_t c, int64_t stride, int64_t in, int64_t out, int64_
     *hi = b < out - 1 ? b : out - 1;
 }
 
+static void tap_spans(const geom *g, tap_span *sp)
+{
+    for (int64_t ky = 0; ky < g->kh; ky++)
+        for (int64_t kx = 0; kx < g->kw; kx++) {
+            tap_span *t = &sp[ky * g->kw + kx];
+            int64_t ox0, ox1, cx = kx * g->dw - g->pl;
+            t->cy = ky * g->dh - g->pt;
+            tap_range(t->cy, g->sh, g->h, g->oh, &t->oy0, &t->oy1);
+            tap_range(cx, g->sw, g->w, g->ow, &ox0, &ox1);
+            if (ox0 > ox1)
+                t->oy1 = t->oy0 - 1;
+            if (t->oy0 > t->oy1)
+                continue;
+            int64_t ix = ox0 * g->sw + cx, res = ix % g->sw;
+            t->x0 = ix, t->x1 = ox1 * g->sw + cx, t->cnt = ox1 - ox0 + 1, t->at = ix / g->sw;
+            for (int64_t r = 0; r < res; r++) /* where residue res starts in a row */
+                t->at += (g->w - r + g->sw - 1) / g->sw + 1;
+        }
+}
+
 /* Adds to sum[(kh, kw) tap] the sum of the plane over the output positions of
  * every tap: row prefix sums per column residue (mod stride) make each row
  * of a tap O(1), so the mean costs O(h*w + kh*kw*oh) per plane instead of a
  * patch per output position. */
-static void add_tap_sums(const geom *g, const float *plane, double *rows, double *sum)
+static void add_tap_sums(const geom *g, const float *plane, double *rows, const tap_span *sp, double *sum)
 {
     int64_t per_row = g->w + g->sw; /* sw residues, each a prefix of ceil(w / sw) + 1 */
     for (int64_t y = 0; y < g->h; y++) {
@@ -289,25 +320,13 @@ static void add_tap_sums(const geom *g, const float *plane, double *rows, double
             }
         }
     }
-    for (int64_t ky = 0; ky < g->kh; ky++) {
-        int64_t oy0, oy1, cy = ky * g->dh - g->pt;
-        tap_range(cy, g->sh, g->h, g->oh, &oy0, &oy1);
-        for (int64_t kx = 0; kx < g->kw; kx++) {
-            int64_t ox0, ox1, cx = kx * g->dw - g->pl;
-            tap_range(cx, g->sw, g->w, g->ow, &ox0, &ox1);
-            if (oy0 > oy1 || ox0 > ox1)
-                continue;
-            int64_t ix = ox0 * g->sw + cx, res = ix % g->sw, t0 = ix / g->sw, cnt = ox1 - ox0 + 1;
-            int64_t base = 0; /* where residue res starts in a row */
-            for (int64_t r = 0; r < res; r++)
-                base += (g->w - r + g->sw - 1) / g->sw + 1;
-            double acc = 0;
-            for (int64_t oy = oy0; oy <= oy1; oy++) {
-                const double *r = rows + (oy * g->sh + cy) * per_row + base;
-                acc += r[t0 + cnt] - r[t0];
-            }
-            sum[ky * g->kw + kx] += acc;
+    for (int64_t t = 0; t < g->kh * g->kw; t++) {
+        double acc = 0;
+        for (int64_t oy = sp[t].oy0; oy <= sp[t].oy1; oy++) {
+            const double *r = rows + (oy * g->sh + sp[t].cy) * per_row + sp[t].at;
+            acc += r[sp[t].cnt] - r[0];
         }
+        sum[t] += acc;
     }
 }
 
@@ -338,35 +357,25 @@ NK_HOT_CLONES static double row_total(const float *r, int64_t n)
     return t;
 }
 
-/* add_tap_sums for a column stride of 1: a tap's columns are a row's
- * contiguous [x0, x1], its total less a head and tail no longer than the
- * padding. */
-static void add_tap_sums_unit(const geom *g, const float *plane, double *total, double *sum)
+/* add_tap_sums for strides of 1: a tap reads the rectangle [y0, y1] x
+ * [x0, x1] of the plane, its total less the rows and the columns outside
+ * (next to the padding: few). A 1x1 convolution sums its plane once. */
+static void add_tap_sums_unit(const geom *g, const float *plane, const tap_span *sp, double *sum)
 {
-    for (int64_t y = 0; y < g->h; y++)
-        total[y] = row_total(plane + y * g->w, g->w);
-    for (int64_t ky = 0; ky < g->kh; ky++) {
-        int64_t oy0, oy1, cy = ky * g->dh - g->pt;
-        tap_range(cy, g->sh, g->h, g->oh, &oy0, &oy1);
-        for (int64_t kx = 0; kx < g->kw; kx++) {
-            int64_t ox0, ox1, cx = kx * g->dw - g->pl;
-            tap_range(cx, 1, g->w, g->ow, &ox0, &ox1);
-            if (oy0 > oy1 || ox0 > ox1)
-                continue;
-            int64_t x0 = ox0 + cx, x1 = ox1 + cx;
-            double acc = 0;
-            for (int64_t oy = oy0; oy <= oy1; oy++) {
-                int64_t y = oy * g->sh + cy;
-                const float *r = plane + y * g->w;
-                double v = total[y];
-                for (int64_t x = 0; x < x0; x++)
-                    v -= r[x];
-                for (int64_t x = x1 + 1; x < g->w; x++)
-                    v -= r[x];
-                acc += v;
-            }
-            sum[ky * g->kw + kx] += acc;
-        }
+    double total = row_total(plane, g->h * g->w);
+    for (int64_t t = 0; t < g->kh * g->kw; t++) {
+        if (sp[t].oy0 > sp[t].oy1)
+            continue;
+        int64_t y0 = sp[t].oy0 + sp[t].cy, y1 = sp[t].oy1 + sp[t].cy;
+        double v = total;
+        for (int64_t y = 0; y < g->h; y++)
+            if (y < y0 || y > y1)
+                v -= row_total(plane + y * g->w, g->w);
+        for (int64_t x = 0; x < g->w; x++)
+            if (x < sp[t].x0 || x > sp[t].x1)
+                for (int64_t y = y0; y <= y1; y++)
+                    v -= plane[y * g->w + x];
+        sum[t] += v;
     }
 }
 
@@ -377,11 +386,14 @@ static void observe_conv(q_lstats *s, int li, const float *x)
     int64_t cg = g->c / g->groups, npos = g->oh * g->ow, taps = g->kh * g->kw;
     int64_t want = gram_positions(l->k);
     int64_t step = npos > want ? npos / want : 1, off = (int64_t)(s->samples[li] % (uint64_t)step);
+    tap_spans(g, s->spans);
     for (int64_t b = 0; b < g->n; b++) {
         const float *img = x + b * g->c * g->h * g->w;
         for (int64_t ci = 0; ci < g->c; ci++)
-            (g->sw == 1 ? add_tap_sums_unit : add_tap_sums)(g, img + ci * g->h * g->w, s->rows,
-                                                            l->mean + (ci / cg) * l->k + (ci % cg) * taps);
+            if (g->sh == 1 && g->sw == 1)
+                add_tap_sums_unit(g, img + ci * g->h * g->w, s->spans, l->mean + (ci / cg) * l->k + (ci % cg) * taps);
+            else
+                add_tap_sums(g, img + ci * g->h * g->w, s->rows, s->spans, l->mean + (ci / cg) * l->k + (ci % cg) * taps);
         if (!l->gram)
             continue;
         /* the second moment from a sample of positions: whole patches only there */
