@@ -39,7 +39,7 @@ struct q_lstats {
     int *input_id;                 /* tensor id of each layer's input */
     uint64_t *samples;             /* observations (for the position offset) */
     float **wait;                  /* per layer with a second moment: [groups][GRAM_BATCH][ld] patches waiting */
-    int *n_wait;                   /* patches waiting per group */
+    int *n_wait;                   /* per layer: patches waiting (in each of its groups) */
     double *rows;                  /* scratch: strided row prefix sums of one input plane */
     int64_t rows_cap;
     int64_t *tap_at;               /* scratch: per kernel tap, its offset in a plane at one position (-1: padding) */
@@ -265,8 +265,9 @@ static float *next_patch(q_lstats *s, int li)
 /* Output positions per sample in the second moment of a k-input patch: about
  * k (so that ~100 samples give ~100 patches per input), within
  * [GRAM_MIN_POSITIONS, GRAM_POSITIONS]. A depthwise 3x3 layer takes 9, not
- * 64: its patch gathering cost most of mobilenet_v2's statistics, at no
- * measured accuracy (docs/numerics.md, "Calibration time"). */
+ * 64: its patch gathering cost most of mobilenet_v2's statistics, and
+ * fewer patches cost no measured accuracy (docs/numerics.md, "Calibration
+ * time"). */
 static int64_t gram_positions(int64_t k)
 {
     return k < GRAM_MIN_POSITIONS ? GRAM_MIN_POSITIONS : k > GRAM_POSITIONS ? GRAM_POSITIONS : k;
