@@ -78,6 +78,49 @@ static void update_row(double *restrict a, const double *restrict p, int64_t ld,
             a[c] -= coef[t] * p[t * ld + c];
 }
 
+/* update_row for UPD_ROWS rows r0.. at once over the columns [c0, c0 +
+ * UPD_COLS) (all at or below the diagonal): the panel's columns are loaded
+ * once for all the rows. The same terms in the same order as update_row:
+ * the same result. */
+enum { UPD_ROWS = 4, UPD_COLS = 16 };
+NK_HOT_CLONES
+static void update_tile(double *restrict a, int64_t k, int64_t r0, const double *restrict p, int nb, int64_t c0)
+{
+    double v[UPD_ROWS][UPD_COLS];
+    for (int r = 0; r < UPD_ROWS; r++)
+        memcpy(v[r], a + (r0 + r) * k + c0, sizeof v[r]);
+    for (int t = 0; t < nb; t++) {
+        const double *pt = p + t * k;
+#pragma GCC unroll 4
+        for (int r = 0; r < UPD_ROWS; r++) {
+            double f = pt[r0 + r];
+#pragma GCC unroll 16
+            for (int u = 0; u < UPD_COLS; u++) /* fixed length: vectorized */
+                v[r][u] -= f * pt[c0 + u];
+        }
+    }
+    for (int r = 0; r < UPD_ROWS; r++)
+        memcpy(a + (r0 + r) * k + c0, v[r], sizeof v[r]);
+}
+
+/* A22 -= L21 L21^T on the lower triangle of rows [r0, k), the block's
+ * columns laid out as the rows of panel (nb x k). */
+static void update_trailing(double *a, int64_t k, int64_t r0, const double *panel, int nb)
+{
+    for (int64_t r = r0; r < k; r += UPD_ROWS) {
+        int64_t c = r0;
+        if (r + UPD_ROWS <= k)
+            for (; c + UPD_COLS <= r + 1; c += UPD_COLS) /* whole tiles on or left of every row's diagonal */
+                update_tile(a, k, r, panel, nb, c);
+        for (int64_t i = r; i < r + UPD_ROWS && i < k; i++) {
+            double coef[CHOL_BLOCK];
+            for (int t = 0; t < nb; t++)
+                coef[t] = panel[t * k + i];
+            update_row(a + i * k, panel, k, coef, nb, c, i + 1);
+        }
+    }
+}
+
 /* In place: the lower triangle of a (k x k, row-major) becomes L with
  * A = L L^T (right-looking, CHOL_BLOCK columns at a time; panel: scratch of
  * CHOL_BLOCK x k). False when A is not (numerically) positive definite. */
@@ -107,12 +150,7 @@ static bool cholesky(double *a, int64_t k, double *panel)
         for (int64_t r = r0; r < k; r++)
             for (int t = 0; t < nb; t++)
                 panel[t * k + r] = a[r * k + j0 + t];
-        for (int64_t r = r0; r < k; r++) {
-            double coef[CHOL_BLOCK];
-            for (int t = 0; t < nb; t++)
-                coef[t] = panel[t * k + r];
-            update_row(a + r * k, panel, k, coef, nb, r0, r + 1);
-        }
+        update_trailing(a, k, r0, panel, nb);
     }
     return true;
 }
@@ -141,16 +179,19 @@ bool q_gptq_factor(q_gptq *gq, const double *h)
     /* J H J = L L^T gives H = (J L J)(J L J)^T = M^T M with M = (J L J)^T,
      * M_ij = L_{k-1-j, k-1-i}: an anti-transpose, which keeps the lower
      * triangle and swaps its entries in pairs */
+    enum { B = 64 }; /* in square blocks: the partners of a block are a block, in cache together */
     double *m = gq->m;
-    for (int64_t i = 0; i < k; i++)
-        for (int64_t j = 0; j <= i; j++) {
-            int64_t i2 = k - 1 - j, j2 = k - 1 - i;
-            if (i2 * k + j2 > i * k + j) {
-                double t = m[i * k + j];
-                m[i * k + j] = m[i2 * k + j2];
-                m[i2 * k + j2] = t;
-            }
-        }
+    for (int64_t i0 = 0; i0 < k; i0 += B)
+        for (int64_t j0 = 0; j0 <= i0; j0 += B)
+            for (int64_t i = i0; i < i0 + B && i < k; i++)
+                for (int64_t j = j0; j < j0 + B && j <= i; j++) {
+                    int64_t i2 = k - 1 - j, j2 = k - 1 - i;
+                    if (i2 * k + j2 > i * k + j) {
+                        double t = m[i * k + j];
+                        m[i * k + j] = m[i2 * k + j2];
+                        m[i2 * k + j2] = t;
+                    }
+                }
     return true;
 }
 
@@ -159,16 +200,41 @@ static int8_t clamp_code(double r, int qmax)
     return (int8_t)(r < -qmax ? -qmax : r > qmax ? qmax : r);
 }
 
-/* acc[c] = sum_{j<i} row[j] d[j][c]: the errors so far, spread onto input i. */
+/* acc[c] += sum_{j0<=j<j1} row[j] d[j][c]: the errors so far, spread onto input i. */
 NK_HOT_CLONES
-static void spread(const double *restrict row, const double *restrict d, int64_t i, double *restrict acc)
+static void spread(const double *restrict row, const double *restrict d, int64_t j0, int64_t j1, double *restrict acc)
 {
-    double a[Q_GPTQ_COLS] = {0}; /* local: kept in registers */
-    for (int64_t j = 0; j < i; j++) {
+    double a[Q_GPTQ_COLS]; /* local: kept in registers */
+    memcpy(a, acc, sizeof a);
+    for (int64_t j = j0; j < j1; j++) {
         double mij = row[j];
         const double *dj = d + j * Q_GPTQ_COLS;
         for (int c = 0; c < Q_GPTQ_COLS; c++)
             a[c] += mij * dj[c];
+    }
+    memcpy(acc, a, sizeof a);
+}
+
+/* The lazy batch of GPTQ: acc[r] = spread over j < i0 for the SPREAD_ROWS
+ * rows i0.. at once, each d[j] loaded once for all of them; the rows then
+ * finish on the inputs of their own block (in walk). Same terms, same
+ * order as spread: the same result. */
+enum { SPREAD_ROWS = 4 };
+NK_HOT_CLONES
+static void spread_block(const double *restrict m, int64_t k, int64_t i0, const double *restrict d,
+                         double acc[SPREAD_ROWS][Q_GPTQ_COLS])
+{
+    double a[SPREAD_ROWS][Q_GPTQ_COLS] = {{0}};
+    const double *rows = m + i0 * k;
+    for (int64_t j = 0; j < i0; j++) {
+        const double *dj = d + j * Q_GPTQ_COLS;
+#pragma GCC unroll 4
+        for (int r = 0; r < SPREAD_ROWS; r++) {
+            double mij = rows[r * k + j];
+#pragma GCC unroll 32
+            for (int c = 0; c < Q_GPTQ_COLS; c++)
+                a[r][c] += mij * dj[c];
+        }
     }
     memcpy(acc, a, sizeof a);
 }
@@ -182,12 +248,21 @@ static void walk(q_gptq *gq, const float *w, int nf, const double *sc, int qmax,
 {
     int64_t k = gq->k;
     const double *m = gq->m;
-    double *d = gq->d, acc[Q_GPTQ_COLS];
+    double *d = gq->d, acc[Q_GPTQ_COLS], blk[SPREAD_ROWS][Q_GPTQ_COLS];
     for (int c = 0; c < Q_GPTQ_COLS; c++)
         cost[c] = 0;
     for (int64_t i = 0; i < k; i++) {
         const double *row = m + i * k;
-        spread(row, d, i, acc);
+        int64_t i0 = i / SPREAD_ROWS * SPREAD_ROWS, r = i - i0;
+        if (i0 + SPREAD_ROWS <= k) { /* the block's rows share the inputs before it */
+            if (r == 0)
+                spread_block(m, k, i0, d, blk);
+            memcpy(acc, blk[r], sizeof acc);
+        } else {
+            memset(acc, 0, sizeof acc);
+            i0 = 0;
+        }
+        spread(row, d, i0, i, acc);
         double mii = row[i];
         for (int c = 0; c < Q_GPTQ_COLS; c++) {
             double wi = w[(c / nf) * k + i], t = wi + acc[c] / mii;

@@ -9,9 +9,10 @@
 #include "quantize/quantize_internal.h"
 
 enum {
-    GRAM_POSITIONS = 64,           /* output positions per sample feeding the second moment */
+    GRAM_POSITIONS = 64,           /* output positions per sample feeding the second moment, at most */
+    GRAM_MIN_POSITIONS = 8,        /* and at least */
     GRAM_MAX_K = 3200,             /* longest patch with a second moment */
-    GRAM_BATCH = 8,                /* patches added to the second moment at once */
+    GRAM_BATCH = 128,              /* patches (across samples) added to the second moment at once */
 };
 #define GRAM_MAX_DOUBLES (16u << 20) /* per layer: 128 MiB */
 
@@ -22,6 +23,14 @@ typedef struct geom {
     int groups;
 } geom;
 
+/* Where one kernel tap reads, the same for every plane of a layer (worked
+ * out once per sample: the divisions cost more than a small plane's sums). */
+typedef struct tap_span {
+    int64_t oy0, oy1, cy; /* output rows (oy0 > oy1: only padding), input row = oy * sh + cy */
+    int64_t x0, x1;       /* input columns of the first and last output column */
+    int64_t at, cnt;      /* strided columns: the first one's prefix sum in a row (add_tap_sums), and how many */
+} tap_span;
+
 struct q_lstats {
     npu_alloc alloc;
     int n, cap;                    /* layers, and the arrays' length */
@@ -29,13 +38,13 @@ struct q_lstats {
     geom *geo;
     int *input_id;                 /* tensor id of each layer's input */
     uint64_t *samples;             /* observations (for the position offset) */
-    double *patch;                 /* scratch: GRAM_BATCH patches (convolutions) */
-    int npatch;                    /* patches waiting in it */
-    double **fc_rows;              /* per Gemm layer: GRAM_BATCH rows waiting across samples */
-    int *fc_nrows;
-    int64_t patch_cap;
+    float **wait;                  /* per layer with a second moment: [groups][GRAM_BATCH][ld] patches waiting */
+    int *n_wait;                   /* per layer: patches waiting (in each of its groups) */
     double *rows;                  /* scratch: strided row prefix sums of one input plane */
     int64_t rows_cap;
+    int64_t *tap_at;               /* scratch: per kernel tap, its offset in a plane at one position (-1: padding) */
+    tap_span *spans;               /* scratch: per kernel tap, where it reads for the mean */
+    int64_t taps_cap;
 };
 
 /* Begin pad of one spatial axis ("pads" or "auto_pad"). */
@@ -79,6 +88,17 @@ static bool conv_geom(const ir_node *n, geom *g)
     return g->groups > 0 && g->c % g->groups == 0;
 }
 
+/* Row stride of the waiting patches: whole tiles of q_gram_add, zero padded. */
+static int64_t wait_ld(int64_t k)
+{
+    return (k + Q_GRAM_PAD - 1) / Q_GRAM_PAD * Q_GRAM_PAD;
+}
+
+static size_t wait_bytes(const q_layer_stats *l)
+{
+    return sizeof(float) * (size_t)l->groups * GRAM_BATCH * (size_t)wait_ld(l->k);
+}
+
 void q_lstats_free(q_lstats *s)
 {
     if (!s)
@@ -88,18 +108,19 @@ void q_lstats_free(q_lstats *s)
         npu_free(s->alloc, l->mean, sizeof(double) * (size_t)(l->groups * l->k));
         if (l->gram)
             npu_free(s->alloc, l->gram, sizeof(double) * (size_t)(l->groups * l->k * l->k));
-        if (s->fc_rows)
-            npu_free(s->alloc, s->fc_rows[i], sizeof(double) * (size_t)l->k * GRAM_BATCH);
+        if (s->wait && s->wait[i])
+            npu_free(s->alloc, s->wait[i], wait_bytes(l));
     }
     size_t c1 = (size_t)(s->cap ? s->cap : 1);
     npu_free(s->alloc, s->l, sizeof *s->l * c1);
     npu_free(s->alloc, s->geo, sizeof *s->geo * c1);
     npu_free(s->alloc, s->input_id, sizeof *s->input_id * c1);
     npu_free(s->alloc, s->samples, sizeof *s->samples * c1);
-    npu_free(s->alloc, s->patch, sizeof(double) * (size_t)s->patch_cap * GRAM_BATCH);
-    npu_free(s->alloc, s->fc_rows, sizeof *s->fc_rows * (size_t)(s->cap ? s->cap : 1));
-    npu_free(s->alloc, s->fc_nrows, sizeof *s->fc_nrows * (size_t)(s->cap ? s->cap : 1));
+    npu_free(s->alloc, s->wait, sizeof *s->wait * c1);
+    npu_free(s->alloc, s->n_wait, sizeof *s->n_wait * c1);
     npu_free(s->alloc, s->rows, sizeof(double) * (size_t)s->rows_cap);
+    npu_free(s->alloc, s->tap_at, sizeof *s->tap_at * (size_t)s->taps_cap);
+    npu_free(s->alloc, s->spans, sizeof *s->spans * (size_t)s->taps_cap);
     npu_free(s->alloc, s, sizeof *s);
 }
 
@@ -121,11 +142,11 @@ q_lstats *q_lstats_new(const ir_graph *g, bool gram, npu_alloc alloc, npu_err *e
     s->geo = npu_malloc(alloc, sizeof *s->geo * c1);
     s->input_id = npu_malloc(alloc, sizeof *s->input_id * c1);
     s->samples = npu_malloc(alloc, sizeof *s->samples * c1);
-    s->fc_rows = npu_malloc(alloc, sizeof *s->fc_rows * c1);
-    s->fc_nrows = npu_malloc(alloc, sizeof *s->fc_nrows * c1);
-    if (s->fc_rows)
-        memset(s->fc_rows, 0, sizeof *s->fc_rows * c1);
-    if (!s->l || !s->geo || !s->input_id || !s->samples || !s->fc_rows || !s->fc_nrows) {
+    s->wait = npu_malloc(alloc, sizeof *s->wait * c1);
+    s->n_wait = npu_malloc(alloc, sizeof *s->n_wait * c1);
+    if (s->wait)
+        memset(s->wait, 0, sizeof *s->wait * c1);
+    if (!s->l || !s->geo || !s->input_id || !s->samples || !s->wait || !s->n_wait) {
         q_lstats_free(s);
         npu_fail(err, NPU_EINTERNAL, "out of memory");
         return NULL;
@@ -155,28 +176,29 @@ q_lstats *q_lstats_new(const ir_graph *g, bool gram, npu_alloc alloc, npu_err *e
             npu_fail(err, NPU_EINTERNAL, "out of memory for the statistics of '%s'", n->name);
             return NULL;
         }
-        memset(l.mean, 0, sizeof(double) * nm);
-        if (l.gram)
-            memset(l.gram, 0, sizeof(double) * nm * (size_t)l.k);
-        s->fc_nrows[s->n] = 0;
-        if (l.gram && !ge.kh && !(s->fc_rows[s->n] = npu_malloc(alloc, sizeof(double) * (size_t)l.k * GRAM_BATCH))) {
+        memset(l.mean, 0, sizeof(double) * nm); /* gram: set by its first batch (q_gram_add) */
+        s->n_wait[s->n] = 0;
+        if (l.gram && !(s->wait[s->n] = npu_malloc(alloc, wait_bytes(&l)))) {
             npu_free(alloc, l.mean, sizeof(double) * nm);
             npu_free(alloc, l.gram, sizeof(double) * nm * (size_t)l.k);
             q_lstats_free(s);
             npu_fail(err, NPU_EINTERNAL, "out of memory for the statistics of '%s'", n->name);
             return NULL;
         }
+        if (l.gram) /* the padding stays zero */
+            memset(s->wait[s->n], 0, wait_bytes(&l));
         s->geo[s->n] = ge;
         s->input_id[s->n] = n->inputs[0]->id;
         s->samples[s->n] = 0;
         s->l[s->n++] = l;
-        if (l.k > s->patch_cap)
-            s->patch_cap = l.k;
         if (ge.kh && ge.h * (ge.w + ge.sw) > s->rows_cap)
             s->rows_cap = ge.h * (ge.w + ge.sw);
+        if (ge.kh * ge.kw > s->taps_cap)
+            s->taps_cap = ge.kh * ge.kw;
     }
-    if ((s->patch_cap && !(s->patch = npu_malloc(alloc, sizeof(double) * (size_t)s->patch_cap * GRAM_BATCH))) ||
-        (s->rows_cap && !(s->rows = npu_malloc(alloc, sizeof(double) * (size_t)s->rows_cap)))) {
+    if ((s->rows_cap && !(s->rows = npu_malloc(alloc, sizeof(double) * (size_t)s->rows_cap))) ||
+        (s->taps_cap && !(s->tap_at = npu_malloc(alloc, sizeof *s->tap_at * (size_t)s->taps_cap))) ||
+        (s->taps_cap && !(s->spans = npu_malloc(alloc, sizeof *s->spans * (size_t)s->taps_cap)))) {
         q_lstats_free(s);
         npu_fail(err, NPU_EINTERNAL, "out of memory");
         return NULL;
@@ -184,45 +206,71 @@ q_lstats *q_lstats_new(const ir_graph *g, bool gram, npu_alloc alloc, npu_err *e
     return s;
 }
 
-/* Adds the waiting patches' outer products to the upper triangle of gram
- * (mirrored in q_lstats_finish). A full batch goes GRAM_BATCH at a time:
- * each row element is loaded and stored once per batch rather than once
- * per patch, and the fixed count lets the compiler vectorize over j. */
-NK_HOT_CLONES static void flush_gram(const double *p, int *waiting, double *gram, int64_t k)
+/* The upper triangle of gram (k x k) += P^T P (= when !add), P: nb rows of stride ld
+ * (>= k rounded up to Q_GRAM_PAD, zero padded). Tiles of GRAM_TR x GRAM_TC
+ * entries are summed over the rows in float registers (a batch of patches
+ * is short: float keeps ~1e-6 of each sum), then added to the double
+ * total: the loads per multiply-add drop from two to about 1/8, which makes
+ * it compute-bound rather than the rank-1 update's memory-bound. Entries
+ * of the tiles on the diagonal below it are added too (q_lstats_finish
+ * mirrors the upper triangle over them). */
+enum { GRAM_TR = 8, GRAM_TC = 16 };
+_Static_assert(Q_GRAM_PAD % GRAM_TR == 0 && Q_GRAM_PAD % GRAM_TC == 0, "padding covers whole tiles");
+
+NK_HOT_CLONES void q_gram_add(double *gram, int64_t k, const float *p, int64_t ld, int nb, bool add)
 {
-    int nb = *waiting;
-    *waiting = 0;
-    for (int64_t i = 0; i < k; i++) {
-        double a[GRAM_BATCH];
-        bool any = false;
-        for (int b = 0; b < nb; b++) {
-            a[b] = p[b * k + i];
-            any |= a[b] != 0.0;
-        }
-        if (!any)
-            continue;
-        double *row = gram + i * k;
-        if (nb == GRAM_BATCH) {
-            for (int64_t j = i; j < k; j++) {
-                double acc = 0;
-                for (int b = 0; b < GRAM_BATCH; b++)
-                    acc += a[b] * p[b * k + j];
-                row[j] += acc;
+    for (int64_t i0 = 0; i0 < k; i0 += GRAM_TR)
+        for (int64_t j0 = i0 / GRAM_TC * GRAM_TC; j0 < k; j0 += GRAM_TC) {
+            float acc[GRAM_TR][GRAM_TC] = {{0}};
+            for (int b = 0; b < nb; b++) {
+                const float *pb = p + b * ld;
+#pragma GCC unroll 8
+                for (int r = 0; r < GRAM_TR; r++) {
+                    float a = pb[i0 + r];
+                    for (int c = 0; c < GRAM_TC; c++) /* fixed length: vectorized */
+                        acc[r][c] += a * pb[j0 + c];
+                }
             }
-        } else {
-            for (int b = 0; b < nb; b++)
-                for (int64_t j = i; j < k; j++)
-                    row[j] += a[b] * p[b * k + j];
+            int nr = k - i0 < GRAM_TR ? (int)(k - i0) : GRAM_TR, nc = k - j0 < GRAM_TC ? (int)(k - j0) : GRAM_TC;
+            for (int r = 0; r < nr; r++) {
+                double *g = gram + (i0 + r) * k + j0;
+                for (int c = 0; c < nc; c++)
+                    g[c] = add ? g[c] + acc[r][c] : acc[r][c];
+            }
         }
-    }
 }
 
-/* The next free patch slot, flushing a full batch into gram first. */
-static double *next_patch(double *buf, int *waiting, double *gram, int64_t k)
+/* Adds the waiting patches of every group of layer li to its second moment
+ * (the first batch sets it: no pass over the whole matrix to zero it). */
+static void flush_wait(q_lstats *s, int li)
 {
-    if (*waiting == GRAM_BATCH)
-        flush_gram(buf, waiting, gram, k);
-    return buf + (size_t)(*waiting)++ * (size_t)k;
+    q_layer_stats *l = &s->l[li];
+    int64_t ld = wait_ld(l->k);
+    bool first = l->n_gram == (uint64_t)s->n_wait[li];
+    for (int gi = 0; gi < l->groups && s->n_wait[li]; gi++)
+        q_gram_add(l->gram + (size_t)gi * (size_t)(l->k * l->k), l->k,
+                   s->wait[li] + (size_t)gi * GRAM_BATCH * (size_t)ld, ld, s->n_wait[li], !first);
+    s->n_wait[li] = 0;
+}
+
+/* Where the next patch goes (group 0's; group g's is g * GRAM_BATCH rows on),
+ * after a flush when the batch is full. */
+static float *next_patch(q_lstats *s, int li)
+{
+    if (s->n_wait[li] == GRAM_BATCH)
+        flush_wait(s, li);
+    return s->wait[li] + (size_t)s->n_wait[li] * (size_t)wait_ld(s->l[li].k);
+}
+
+/* Output positions per sample in the second moment of a k-input patch: about
+ * k (so that ~100 samples give ~100 patches per input), within
+ * [GRAM_MIN_POSITIONS, GRAM_POSITIONS]. A depthwise 3x3 layer takes 9, not
+ * 64: its patch gathering cost most of mobilenet_v2's statistics, and
+ * fewer patches cost no measured accuracy (docs/numerics.md, "Calibration
+ * time"). */
+static int64_t gram_positions(int64_t k)
+{
+    return k < GRAM_MIN_POSITIONS ? GRAM_MIN_POSITIONS : k > GRAM_POSITIONS ? GRAM_POSITIONS : k;
 }
 
 /* Valid output range [lo, hi] along one axis for kernel offset c (input
@@ -235,11 +283,31 @@ static void tap_range(int64_t c, int64_t stride, int64_t in, int64_t out, int64_
     *hi = b < out - 1 ? b : out - 1;
 }
 
+static void tap_spans(const geom *g, tap_span *sp)
+{
+    for (int64_t ky = 0; ky < g->kh; ky++)
+        for (int64_t kx = 0; kx < g->kw; kx++) {
+            tap_span *t = &sp[ky * g->kw + kx];
+            int64_t ox0, ox1, cx = kx * g->dw - g->pl;
+            t->cy = ky * g->dh - g->pt;
+            tap_range(t->cy, g->sh, g->h, g->oh, &t->oy0, &t->oy1);
+            tap_range(cx, g->sw, g->w, g->ow, &ox0, &ox1);
+            if (ox0 > ox1)
+                t->oy1 = t->oy0 - 1;
+            if (t->oy0 > t->oy1)
+                continue;
+            int64_t ix = ox0 * g->sw + cx, res = ix % g->sw;
+            t->x0 = ix, t->x1 = ox1 * g->sw + cx, t->cnt = ox1 - ox0 + 1, t->at = ix / g->sw;
+            for (int64_t r = 0; r < res; r++) /* where residue res starts in a row */
+                t->at += (g->w - r + g->sw - 1) / g->sw + 1;
+        }
+}
+
 /* Adds to sum[(kh, kw) tap] the sum of the plane over the output positions of
  * every tap: row prefix sums per column residue (mod stride) make each row
  * of a tap O(1), so the mean costs O(h*w + kh*kw*oh) per plane instead of a
  * patch per output position. */
-static void add_tap_sums(const geom *g, const float *plane, double *rows, double *sum)
+static void add_tap_sums(const geom *g, const float *plane, double *rows, const tap_span *sp, double *sum)
 {
     int64_t per_row = g->w + g->sw; /* sw residues, each a prefix of ceil(w / sw) + 1 */
     for (int64_t y = 0; y < g->h; y++) {
@@ -253,25 +321,62 @@ static void add_tap_sums(const geom *g, const float *plane, double *rows, double
             }
         }
     }
-    for (int64_t ky = 0; ky < g->kh; ky++) {
-        int64_t oy0, oy1, cy = ky * g->dh - g->pt;
-        tap_range(cy, g->sh, g->h, g->oh, &oy0, &oy1);
-        for (int64_t kx = 0; kx < g->kw; kx++) {
-            int64_t ox0, ox1, cx = kx * g->dw - g->pl;
-            tap_range(cx, g->sw, g->w, g->ow, &ox0, &ox1);
-            if (oy0 > oy1 || ox0 > ox1)
-                continue;
-            int64_t ix = ox0 * g->sw + cx, res = ix % g->sw, t0 = ix / g->sw, cnt = ox1 - ox0 + 1;
-            int64_t base = 0; /* where residue res starts in a row */
-            for (int64_t r = 0; r < res; r++)
-                base += (g->w - r + g->sw - 1) / g->sw + 1;
-            double acc = 0;
-            for (int64_t oy = oy0; oy <= oy1; oy++) {
-                const double *r = rows + (oy * g->sh + cy) * per_row + base;
-                acc += r[t0 + cnt] - r[t0];
-            }
-            sum[ky * g->kw + kx] += acc;
+    for (int64_t t = 0; t < g->kh * g->kw; t++) {
+        double acc = 0;
+        for (int64_t oy = sp[t].oy0; oy <= sp[t].oy1; oy++) {
+            const double *r = rows + (oy * g->sh + sp[t].cy) * per_row + sp[t].at;
+            acc += r[sp[t].cnt] - r[0];
         }
+        sum[t] += acc;
+    }
+}
+
+/* One patch: cg planes (of plane floats each) at the taps' offsets at (-1: padding). */
+static void gather(float *restrict p, const float *restrict x, int64_t plane, int64_t cg, const int64_t *restrict at,
+                   int64_t taps)
+{
+    for (int64_t ci = 0; ci < cg; ci++, x += plane, p += taps)
+        for (int64_t t = 0; t < taps; t++)
+            p[t] = at[t] >= 0 ? x[at[t]] : 0.0f;
+}
+
+/* The sum of n floats in 8 interleaved partial sums: a vector, not the one
+ * chain of dependent additions of the prefix sums, which made the mean slow. */
+NK_HOT_CLONES static double row_total(const float *r, int64_t n)
+{
+    enum { LANES = 8 };
+    double part[LANES] = {0};
+    int64_t x = 0;
+    for (; x + LANES <= n; x += LANES)
+        for (int u = 0; u < LANES; u++) /* fixed length: vectorized */
+            part[u] += r[x + u];
+    for (int u = 0; x < n; x++, u++)
+        part[u] += r[x];
+    double t = 0;
+    for (int u = 0; u < LANES; u++)
+        t += part[u];
+    return t;
+}
+
+/* add_tap_sums for strides of 1: a tap reads the rectangle [y0, y1] x
+ * [x0, x1] of the plane, its total less the rows and the columns outside
+ * (next to the padding: few). A 1x1 convolution sums its plane once. */
+static void add_tap_sums_unit(const geom *g, const float *plane, const tap_span *sp, double *sum)
+{
+    double total = row_total(plane, g->h * g->w);
+    for (int64_t t = 0; t < g->kh * g->kw; t++) {
+        if (sp[t].oy0 > sp[t].oy1)
+            continue;
+        int64_t y0 = sp[t].oy0 + sp[t].cy, y1 = sp[t].oy1 + sp[t].cy;
+        double v = total;
+        for (int64_t y = 0; y < g->h; y++)
+            if (y < y0 || y > y1)
+                v -= row_total(plane + y * g->w, g->w);
+        for (int64_t x = 0; x < g->w; x++)
+            if (x < sp[t].x0 || x > sp[t].x1)
+                for (int64_t y = y0; y <= y1; y++)
+                    v -= plane[y * g->w + x];
+        sum[t] += v;
     }
 }
 
@@ -280,34 +385,36 @@ static void observe_conv(q_lstats *s, int li, const float *x)
     q_layer_stats *l = &s->l[li];
     const geom *g = &s->geo[li];
     int64_t cg = g->c / g->groups, npos = g->oh * g->ow, taps = g->kh * g->kw;
-    int64_t step = npos > GRAM_POSITIONS ? npos / GRAM_POSITIONS : 1, off = (int64_t)(s->samples[li] % (uint64_t)step);
-    for (int64_t b = 0; b < g->n; b++)
-        for (int gi = 0; gi < g->groups; gi++) {
-            double *mean = l->mean + gi * l->k, *gram = l->gram ? l->gram + (size_t)gi * (size_t)(l->k * l->k) : NULL;
-            const float *group = x + (b * g->c + gi * cg) * g->h * g->w;
-            for (int64_t ci = 0; ci < cg; ci++)
-                add_tap_sums(g, group + ci * g->h * g->w, s->rows, mean + ci * taps);
-            if (!gram)
-                continue;
-            /* the second moment from a sample of positions: whole patches only there */
-            for (int64_t pos = off; pos < npos; pos += step) {
-                int64_t oy = pos / g->ow, ox = pos % g->ow;
-                int64_t at = 0;
-                double *p = next_patch(s->patch, &s->npatch, gram, l->k);
-                for (int64_t ci = 0; ci < cg; ci++) {
-                    const float *plane = group + ci * g->h * g->w;
-                    for (int64_t ky = 0; ky < g->kh; ky++) {
-                        int64_t iy = oy * g->sh - g->pt + ky * g->dh;
-                        for (int64_t kx = 0; kx < g->kw; kx++) {
-                            int64_t ix = ox * g->sw - g->pl + kx * g->dw;
-                            p[at++] = iy >= 0 && iy < g->h && ix >= 0 && ix < g->w ? plane[iy * g->w + ix] : 0.0;
-                        }
-                    }
+    int64_t want = gram_positions(l->k);
+    int64_t step = npos > want ? npos / want : 1, off = (int64_t)(s->samples[li] % (uint64_t)step);
+    tap_spans(g, s->spans);
+    for (int64_t b = 0; b < g->n; b++) {
+        const float *img = x + b * g->c * g->h * g->w;
+        for (int64_t ci = 0; ci < g->c; ci++)
+            if (g->sh == 1 && g->sw == 1)
+                add_tap_sums_unit(g, img + ci * g->h * g->w, s->spans, l->mean + (ci / cg) * l->k + (ci % cg) * taps);
+            else
+                add_tap_sums(g, img + ci * g->h * g->w, s->rows, s->spans, l->mean + (ci / cg) * l->k + (ci % cg) * taps);
+        if (!l->gram)
+            continue;
+        /* the second moment from a sample of positions: whole patches only there */
+        int64_t ld = wait_ld(l->k);
+        for (int64_t pos = off; pos < npos; pos += step) {
+            int64_t oy = pos / g->ow, ox = pos % g->ow;
+            for (int64_t ky = 0; ky < g->kh; ky++) { /* the window once for every channel */
+                int64_t iy = oy * g->sh - g->pt + ky * g->dh;
+                for (int64_t kx = 0; kx < g->kw; kx++) {
+                    int64_t ix = ox * g->sw - g->pl + kx * g->dw;
+                    s->tap_at[ky * g->kw + kx] = iy >= 0 && iy < g->h && ix >= 0 && ix < g->w ? iy * g->w + ix : -1;
                 }
-                l->n_gram += gi == 0;
             }
-            flush_gram(s->patch, &s->npatch, gram, l->k);
+            float *p = next_patch(s, li);
+            for (int gi = 0; gi < g->groups; gi++, p += GRAM_BATCH * ld)
+                gather(p, img + gi * cg * g->h * g->w, g->h * g->w, cg, s->tap_at, taps);
+            s->n_wait[li]++;
+            l->n_gram++;
         }
+    }
     l->n += (uint64_t)(g->n * npos);
 }
 
@@ -319,12 +426,11 @@ static void observe_fc(q_lstats *s, int li, const ir_tensor *t, const float *x)
         for (int64_t j = 0; j < l->k; j++)
             l->mean[j] += x[r * l->k + j];
         if (l->gram) {
-            double *p = next_patch(s->fc_rows[li], &s->fc_nrows[li], l->gram, l->k);
-            for (int64_t j = 0; j < l->k; j++)
-                p[j] = x[r * l->k + j];
+            memcpy(next_patch(s, li), x + r * l->k, sizeof(float) * (size_t)l->k);
+            s->n_wait[li]++;
+            l->n_gram++;
         }
     }
-    l->n_gram += (uint64_t)rows;
     l->n += (uint64_t)rows;
 }
 
@@ -343,12 +449,26 @@ void q_lstats_observe(void *ud, const ir_node *n, const ir_tensor *t, const void
     }
 }
 
+/* g (k x k) = its upper triangle / n, mirrored: in square blocks, so that
+ * the column-wise writes of a large matrix stay in cache. */
+static void mirror_scaled(double *g, int64_t k, double n)
+{
+    enum { B = 64 };
+    for (int64_t a0 = 0; a0 < k; a0 += B)
+        for (int64_t b0 = a0; b0 < k; b0 += B)
+            for (int64_t a = a0; a < a0 + B && a < k; a++)
+                for (int64_t b = b0 > a ? b0 : a; b < b0 + B && b < k; b++)
+                    g[a * k + b] = g[b * k + a] = g[a * k + b] / n;
+}
+
 void q_lstats_finish(q_lstats *s)
 {
     for (int i = 0; i < s->n; i++) {
         q_layer_stats *l = &s->l[i];
-        if (s->fc_rows[i])
-            flush_gram(s->fc_rows[i], &s->fc_nrows[i], l->gram, l->k);
+        if (l->gram)
+            flush_wait(s, i);
+        if (l->gram && !l->n_gram)
+            memset(l->gram, 0, sizeof(double) * (size_t)(l->groups * l->k * l->k));
         if (!l->n)
             continue;
         double ng = l->n_gram ? (double)l->n_gram : 1.0, nm = (double)l->n;
@@ -356,14 +476,8 @@ void q_lstats_finish(q_lstats *s)
             l->mean[j] /= nm;
         if (!l->gram)
             continue;
-        for (int gi = 0; gi < l->groups; gi++) {
-            double *gm = l->gram + (size_t)gi * (size_t)(l->k * l->k);
-            for (int64_t a = 0; a < l->k; a++)
-                for (int64_t b = a; b < l->k; b++) {
-                    double v = gm[a * l->k + b] / ng;
-                    gm[a * l->k + b] = gm[b * l->k + a] = v;
-                }
-        }
+        for (int gi = 0; gi < l->groups; gi++)
+            mirror_scaled(l->gram + (size_t)gi * (size_t)(l->k * l->k), l->k, ng);
     }
 }
 

@@ -53,6 +53,11 @@ void q_lstats_finish(q_lstats *s);
 int q_lstats_count(const q_lstats *s);
 const q_layer_stats *q_lstats_items(const q_lstats *s);
 void q_lstats_free(q_lstats *s);
+/* The upper triangle of gram (k x k, row-major) += P^T P (= when !add) for
+ * the nb rows of P (stride ld >= k rounded up to Q_GRAM_PAD, the padding
+ * zero); entries below the diagonal may be written too. */
+enum { Q_GRAM_PAD = 16 };
+void q_gram_add(double *gram, int64_t k, const float *p, int64_t ld, int nb, bool add);
 
 /* cle.c: cross-layer equalization of Conv -> Conv pairs of a float graph.
  * chan_max[tensor id] (NULL entries allowed) holds the per-channel maximum
