@@ -33,6 +33,7 @@ typedef struct tap_span {
 
 struct q_lstats {
     npu_alloc alloc;
+    bool means;                    /* the mean patches (bias correction) wanted */
     int n, cap;                    /* layers, and the arrays' length */
     q_layer_stats *l;
     geom *geo;
@@ -124,7 +125,18 @@ void q_lstats_free(q_lstats *s)
     npu_free(s->alloc, s, sizeof *s);
 }
 
-q_lstats *q_lstats_new(const ir_graph *g, bool gram, npu_alloc alloc, npu_err *err)
+static int64_t gram_positions(int64_t k);
+
+/* Patches a layer's second moment gets per calibration sample. */
+static int64_t patches_per_sample(const ir_node *n, const geom *ge, int64_t k)
+{
+    if (!ge->kh)
+        return k ? ir_tensor_numel(n->inputs[0]) / k : 0;
+    int64_t npos = ge->oh * ge->ow, want = gram_positions(k);
+    return ge->n * (npos < want ? npos : want);
+}
+
+q_lstats *q_lstats_new(const ir_graph *g, bool gram, bool means, int64_t n_samples, npu_alloc alloc, npu_err *err)
 {
     q_lstats *s = npu_malloc(alloc, sizeof *s);
     if (!s) {
@@ -133,6 +145,7 @@ q_lstats *q_lstats_new(const ir_graph *g, bool gram, npu_alloc alloc, npu_err *e
     }
     memset(s, 0, sizeof *s);
     s->alloc = alloc;
+    s->means = means;
     int cap = 0;
     for (int i = 0; i < g->n_nodes; i++)
         cap += !g->nodes[i]->dead && q_classify(g->nodes[i]) == Q_KIND_WEIGHTED;
@@ -168,6 +181,12 @@ q_lstats *q_lstats_new(const ir_graph *g, bool gram, npu_alloc alloc, npu_err *e
         size_t nm = (size_t)(l.groups * l.k);
         l.mean = npu_malloc(alloc, sizeof(double) * nm);
         bool want_gram = gram && l.k <= GRAM_MAX_K && (uint64_t)l.groups * (uint64_t)(l.k * l.k) <= GRAM_MAX_DOUBLES;
+        /* far fewer patches than inputs: a Gram of rank below k/4 is mostly
+         * GPTQ's damping, fitted to a handful of rows, and the costliest to
+         * gather (a Gemm on a flattened map: one row per sample). Measured
+         * on the fmnist models: dropping those costs no top-1 (docs/numerics.md) */
+        if (n_samples > 0 && 4 * n_samples * patches_per_sample(n, &ge, l.k) < l.k)
+            want_gram = false;
         if (want_gram)
             l.gram = npu_malloc(alloc, sizeof(double) * nm * (size_t)l.k);
         if (!l.mean || (want_gram && !l.gram)) {
@@ -390,7 +409,7 @@ static void observe_conv(q_lstats *s, int li, const float *x)
     tap_spans(g, s->spans);
     for (int64_t b = 0; b < g->n; b++) {
         const float *img = x + b * g->c * g->h * g->w;
-        for (int64_t ci = 0; ci < g->c; ci++)
+        for (int64_t ci = 0; s->means && ci < g->c; ci++)
             if (g->sh == 1 && g->sw == 1)
                 add_tap_sums_unit(g, img + ci * g->h * g->w, s->spans, l->mean + (ci / cg) * l->k + (ci % cg) * taps);
             else
@@ -423,7 +442,7 @@ static void observe_fc(q_lstats *s, int li, const ir_tensor *t, const float *x)
     q_layer_stats *l = &s->l[li];
     int64_t rows = ir_tensor_numel(t) / l->k;
     for (int64_t r = 0; r < rows; r++) {
-        for (int64_t j = 0; j < l->k; j++)
+        for (int64_t j = 0; s->means && j < l->k; j++)
             l->mean[j] += x[r * l->k + j];
         if (l->gram) {
             memcpy(next_patch(s, li), x + r * l->k, sizeof(float) * (size_t)l->k);

@@ -152,13 +152,18 @@ static void state_free(ptq_state *s, npu_alloc a, int n_bits)
 
 static npu_status calibrate(ir_graph *g, ptq_state *s, const q_ptq_options *o, q_ptq_result *res, npu_err *err)
 {
-    bool gram = o->int4_rounding != Q_ROUND_NEAREST || o->int8_rounding != Q_ROUND_NEAREST;
+    /* second moments only for weights that will be rounded by them: npucc
+     * always asks GPTQ for int4, which an all-int8 compile never uses */
+    bool any4 = o->q.wbits == 4;
+    for (int i = 0; i < o->q.n_layer_bits; i++)
+        any4 |= o->q.layer_bits[i].wbits == 4;
+    bool gram = (any4 && o->int4_rounding != Q_ROUND_NEAREST) || o->int8_rounding != Q_ROUND_NEAREST;
     bool stats = o->bias_correction || gram;
     double t0 = now();
     if (!(s->qc = q_calib_new(g, g->alloc, err)))
         return err->code;
     if (stats) {
-        if (!(s->ls = q_lstats_new(g, gram, g->alloc, err)))
+        if (!(s->ls = q_lstats_new(g, gram, o->bias_correction, cal_dataset_count(s->ds), g->alloc, err)))
             return err->code;
         q_calib_set_tap(s->qc, q_lstats_observe, s->ls);
     }

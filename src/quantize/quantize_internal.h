@@ -47,7 +47,10 @@ npu_status q_lut(q_ctx *c, ir_node *n, const ir_tensor *y);
 /* lstats.c: input patch statistics of every Conv/Gemm of a float graph,
  * fed by the calibration observer (q_lstats_observe is a ref_observer_fn). */
 typedef struct q_lstats q_lstats;
-q_lstats *q_lstats_new(const ir_graph *g, bool gram, npu_alloc alloc, npu_err *err);
+/* gram: second moments (GPTQ, adaptive rounding); means: the mean patches
+ * (bias correction; left 0 without); n_samples: the calibration set's size
+ * (0: unknown), no second moment where it would be rank-deficient. */
+q_lstats *q_lstats_new(const ir_graph *g, bool gram, bool means, int64_t n_samples, npu_alloc alloc, npu_err *err);
 void q_lstats_observe(void *ud, const ir_node *n, const ir_tensor *t, const void *data);
 void q_lstats_finish(q_lstats *s);
 int q_lstats_count(const q_lstats *s);

@@ -100,7 +100,7 @@ Test(lstats, gemm_second_moment_over_several_batches)
     for (int i = 0; i < SAMPLES * K; i++)
         data[i] = tf_rnd(&seed);
     npu_err e;
-    q_lstats *s = q_lstats_new(g, true, (npu_alloc){poisoned, NULL}, &e);
+    q_lstats *s = q_lstats_new(g, true, true, 0, (npu_alloc){poisoned, NULL}, &e);
     cr_assert(s, "%s", e.msg);
     observe_all(s, x, data, SAMPLES);
     cr_assert_eq(q_lstats_count(s), 1);
@@ -123,7 +123,7 @@ Test(lstats, gemm_second_moment_over_several_batches)
 
 /* A padded 3x3 conv of stride st on 5x5 inputs: at most 25 outputs, fewer
  * than the positions an 18-input patch samples, so all of them count. */
-static void check_conv(int st)
+static void check_conv(int st, bool means)
 {
     enum { C = 2, H = 5, OC = 3, KS = 3, K = C * KS * KS, SAMPLES = 7 };
     const int OH = (H + 2 - KS) / st + 1;
@@ -141,7 +141,7 @@ static void check_conv(int st)
     for (int i = 0; i < SAMPLES * C * H * H; i++)
         data[i] = tf_rnd(&seed) + 1.0f;
     npu_err e;
-    q_lstats *s = q_lstats_new(g, true, (npu_alloc){poisoned, NULL}, &e);
+    q_lstats *s = q_lstats_new(g, true, means, 0, (npu_alloc){poisoned, NULL}, &e);
     cr_assert(s, "%s", e.msg);
     observe_all(s, x, data, SAMPLES);
     const q_layer_stats *l = q_lstats_items(s);
@@ -168,7 +168,8 @@ static void check_conv(int st)
             }
     expect_upper_close(l->gram, want, K, 1e-5);
     for (int i = 0; i < K; i++)
-        cr_expect(fabs(l->mean[i] - mean[i]) < 1e-9, "stride %d: mean[%d] %g, want %g", st, i, l->mean[i], mean[i]);
+        cr_expect(fabs(l->mean[i] - (means ? mean[i] : 0.0)) < 1e-9, "stride %d: mean[%d] %g, want %g", st, i,
+                  l->mean[i], means ? mean[i] : 0.0); /* without bias correction the means are not gathered */
     q_lstats_free(s);
     free(data);
     ir_graph_free(g);
@@ -177,6 +178,13 @@ static void check_conv(int st)
 /* stride 1: the means from row totals; 2: from strided prefix sums */
 Test(lstats, conv_second_moment_over_all_positions_with_padding)
 {
-    check_conv(1);
-    check_conv(2);
+    check_conv(1, true);
+    check_conv(2, true);
+}
+
+/* without bias correction: the same second moment, no means */
+Test(lstats, conv_second_moment_without_means)
+{
+    check_conv(1, false);
+    check_conv(2, false);
 }
