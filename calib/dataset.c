@@ -29,6 +29,7 @@ struct cal_dataset {
     bool have_cur;
     int64_t cur_index, cur_samples;
     float *buf; /* one sample as float */
+    cal_dataset *more; /* the next input's samples (several inputs) */
 };
 
 static bool ends_with(const char *s, const char *suf)
@@ -65,12 +66,36 @@ void cal_dataset_close(cal_dataset *d)
 {
     if (!d)
         return;
+    cal_dataset_close(d->more);
     drop_cur(d);
     cal_file_list_free(&d->files);
     free(d->kinds);
     free(d->file_samples);
     npu_free(d->alloc, d->buf, sizeof(float) * (size_t)d->sample_elems);
     npu_free(d->alloc, d, sizeof *d);
+}
+
+/* The length of a file name's stem when it is STEM.<tag>.EXT, else 0. */
+static size_t tagged_stem(const char *path, const char *tag)
+{
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    const char *ext = strrchr(base, '.');
+    size_t t = strlen(tag);
+    if (!ext || (size_t)(ext - base) < t + 2)
+        return 0;
+    const char *at = ext - t;
+    return at[-1] == '.' && strncmp(at, tag, t) == 0 ? (size_t)(at - 1 - base) : 0;
+}
+
+static void keep_tagged(cal_file_list *l, const char *tag)
+{
+    int k = 0;
+    for (int i = 0; i < l->n; i++)
+        if (tagged_stem(l->paths[i], tag))
+            l->paths[k++] = l->paths[i];
+        else
+            free(l->paths[i]);
+    l->n = k;
 }
 
 /* Samples in an .npy of this shape, or -1 when it does not fit the spec. */
@@ -194,6 +219,8 @@ npu_status cal_dataset_open_opts(const char *dir, const cal_input_spec *spec, co
     npu_status st = cal_manifest_load(dir, &d->files, &mo, err);
     if (st == NPU_OK && !d->files.n)
         st = cal_list_dir(dir, &d->files, err);
+    if (st == NPU_OK && spec->file_tag)
+        keep_tagged(&d->files, spec->file_tag);
     if (ro)
         d->ro = *ro;
     if (!d->ro.n_mean) {
@@ -245,6 +272,8 @@ int64_t cal_dataset_count(const cal_dataset *d)
 
 void cal_dataset_rewind(cal_dataset *d)
 {
+    if (d->more)
+        cal_dataset_rewind(d->more);
     drop_cur(d);
     d->next_file = 0;
     d->cur_index = d->cur_samples = 0;
@@ -332,5 +361,121 @@ npu_status cal_dataset_next(cal_dataset *d, const float **sample, npu_err *err)
     }
     d->cur_index++;
     *sample = d->buf;
+    return NPU_OK;
+}
+
+/* ---- several inputs ---- */
+
+void cal_input_tag(const char *name, char *buf, size_t cap)
+{
+    size_t i = 0;
+    for (; name[i] && i + 1 < cap; i++) {
+        char c = name[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+        buf[i] = ok ? c : '_';
+    }
+    buf[i] = '\0';
+}
+
+static const char *base_of(const char *path)
+{
+    return strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+}
+
+/* Every file of the set names an input, and every input has a file of every
+ * stem, each with the same number of samples. */
+static npu_status check_stems(const char *dir, cal_dataset *d, const cal_input_spec *specs, int n,
+                              char tags[][64], npu_err *err)
+{
+    cal_file_list all = {0};
+    cal_read_opts mo = {0};
+    npu_status st = cal_manifest_load(dir, &all, &mo, err);
+    if (st == NPU_OK && !all.n)
+        st = cal_list_dir(dir, &all, err);
+    for (int i = 0; st == NPU_OK && i < all.n; i++) {
+        int hit = 0;
+        for (int k = 0; k < n; k++)
+            hit += tagged_stem(all.paths[i], tags[k]) > 0;
+        if (!hit)
+            st = npu_fail(err, NPU_EUSER,
+                          "%s: names no input of the model (%d inputs: sample files are STEM.INPUT.EXT, e.g. "
+                          "STEM.%s.npy)",
+                          all.paths[i], n, tags[0]);
+    }
+    cal_file_list_free(&all);
+    const cal_dataset *first = d;
+    int k = 1;
+    for (const cal_dataset *p = d->more; st == NPU_OK && p; p = p->more, k++) {
+        int i = 0;
+        for (; st == NPU_OK && i < first->files.n && i < p->files.n; i++) {
+            const char *a = first->files.paths[i], *b = p->files.paths[i];
+            size_t la = tagged_stem(a, tags[0]), lb = tagged_stem(b, tags[k]);
+            if (la != lb || strncmp(base_of(a), base_of(b), la) != 0) {
+                /* the stem that sorts first lacks the other input's file */
+                int c = strncmp(base_of(a), base_of(b), la < lb ? la : lb);
+                bool a_first = c < 0 || (c == 0 && la < lb);
+                const char *f = a_first ? a : b;
+                st = npu_fail(err, NPU_EUSER, "%s: sample '%.*s' has no file for input '%s'", f,
+                              (int)(a_first ? la : lb), base_of(f), a_first ? specs[k].name : specs[0].name);
+            }
+            else if (first->file_samples[i] != p->file_samples[i])
+                st = npu_fail(err, NPU_EUSER, "%s: %lld samples, but %s for input '%s' has %lld", b,
+                              (long long)p->file_samples[i], a, specs[0].name, (long long)first->file_samples[i]);
+        }
+        if (st == NPU_OK && first->files.n != p->files.n) {
+            bool more0 = first->files.n > p->files.n;
+            const char *f = more0 ? first->files.paths[i] : p->files.paths[i];
+            st = npu_fail(err, NPU_EUSER, "%s: no file of this sample for input '%s'", f,
+                          more0 ? specs[k].name : specs[0].name);
+        }
+    }
+    return st;
+}
+
+npu_status cal_dataset_open_inputs(const char *dir, const cal_input_spec *specs, int n, const cal_read_opts *ro,
+                                   npu_alloc alloc, cal_dataset **out, npu_err *err)
+{
+    *out = NULL;
+    if (n == 1)
+        return cal_dataset_open_opts(dir, specs, ro, alloc, out, err);
+    if (n < 1 || n > CAL_MAX_INPUTS)
+        return npu_fail(err, NPU_EUSER, "%s: calibration takes 1 to %d inputs, the model has %d", dir, CAL_MAX_INPUTS,
+                        n);
+    char tags[CAL_MAX_INPUTS][64];
+    cal_dataset *head = NULL, **link = &head;
+    npu_status st = NPU_OK;
+    for (int k = 0; st == NPU_OK && k < n; k++) {
+        cal_input_tag(specs[k].name, tags[k], sizeof tags[k]);
+        for (int j = 0; j < k; j++)
+            if (strcmp(tags[j], tags[k]) == 0)
+                st = npu_fail(err, NPU_EUSER, "inputs '%s' and '%s' have the same file tag '%s': rename one",
+                              specs[j].name, specs[k].name, tags[k]);
+        cal_input_spec sp = specs[k];
+        sp.file_tag = tags[k];
+        if (st == NPU_OK && (st = cal_dataset_open_opts(dir, &sp, ro, alloc, link, err)) == NPU_OK) {
+            (*link)->spec.file_tag = NULL; /* tags[] is on this stack */
+            link = &(*link)->more;
+        }
+    }
+    if (st == NPU_OK)
+        st = check_stems(dir, head, specs, n, tags, err);
+    if (st != NPU_OK) {
+        cal_dataset_close(head);
+        return st;
+    }
+    *out = head;
+    return NPU_OK;
+}
+
+npu_status cal_dataset_next_inputs(cal_dataset *d, const float **xs, npu_err *err)
+{
+    int k = 0;
+    for (cal_dataset *p = d; p; p = p->more, k++) {
+        npu_status st = cal_dataset_next(p, &xs[k], err);
+        if (st != NPU_OK)
+            return st;
+        if (!xs[k] != !xs[0]) /* counts checked when opened */
+            return npu_fail(err, NPU_EUSER, "input '%s': its samples ended early (files changed?)", p->spec.name);
+    }
     return NPU_OK;
 }

@@ -24,6 +24,7 @@ typedef struct cal_input_spec {
     const char *name; /* the graph input (for messages) */
     int rank;
     const int64_t *dims; /* the model's input shape, batch first */
+    const char *file_tag; /* NULL: every sample file; else only STEM.<tag>.EXT (cal_dataset_open_inputs) */
 } cal_input_spec;
 
 typedef enum cal_layout { CAL_LAYOUT_UNSET, CAL_LAYOUT_NCHW, CAL_LAYOUT_NHWC } cal_layout;
@@ -62,6 +63,20 @@ int64_t cal_dataset_count(const cal_dataset *d);
 npu_status cal_dataset_next(cal_dataset *d, const float **sample, npu_err *err);
 /* Starts again from the first sample. */
 void cal_dataset_rewind(cal_dataset *d);
+
+/* ---- models with several inputs (calib/inputs.c) ----
+ * One input: cal_dataset_open_opts on the whole directory. Several: sample
+ * files are named STEM.INPUT.EXT (INPUT: the input's name with every
+ * character other than A-Z a-z 0-9 _ - as '_'); the files of one stem make
+ * one sample, one per input. A file that names no input, or a stem that
+ * lacks an input, is an error naming it. */
+enum { CAL_MAX_INPUTS = 8 };
+npu_status cal_dataset_open_inputs(const char *dir, const cal_input_spec *specs, int n, const cal_read_opts *ro,
+                                   npu_alloc alloc, cal_dataset **out, npu_err *err);
+/* The next sample of every input (xs[0..n-1]); xs[0] NULL at the end. */
+npu_status cal_dataset_next_inputs(cal_dataset *d, const float **xs, npu_err *err);
+/* The file tag of an input name (into buf). */
+void cal_input_tag(const char *name, char *buf, size_t cap);
 
 /* ---- image files (calib/image.c) ---- */
 

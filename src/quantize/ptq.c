@@ -51,14 +51,17 @@ static npu_status float_pass(ir_graph *g, cal_dataset *ds, ref_observer_fn fn, v
             st = npu_fail(err, NPU_EINTERNAL, "out of memory");
     int64_t total = cal_dataset_count(ds), done = 0;
     cal_dataset_rewind(ds);
-    for (const float *x = NULL; st == NPU_OK;) {
-        if ((st = cal_dataset_next(ds, &x, err)) != NPU_OK || !x)
+    for (const float *xs[CAL_MAX_INPUTS] = {0}; st == NPU_OK;) {
+        if ((st = cal_dataset_next_inputs(ds, xs, err)) != NPU_OK || !xs[0])
             break;
-        const void *ins[1] = {x};
+        const void *ins[CAL_MAX_INPUTS];
+        for (int k = 0; k < g->n_inputs; k++)
+            ins[k] = xs[k];
         if (qc) {
             st = q_calib_run(qc, rc, ins, err);
         } else {
-            fn(ud, NULL, g->inputs[0], x);
+            for (int k = 0; k < g->n_inputs; k++)
+                fn(ud, NULL, g->inputs[k], xs[k]);
             ref_ctx_set_observer(rc, fn, ud);
             st = ref_ctx_run(rc, ins, outs, err);
         }
@@ -203,20 +206,26 @@ npu_status q_ptq(ir_graph *g, const q_ptq_options *o, q_ptq_result *res, npu_err
         memset(res, 0, sizeof *res);
     if (!o->calib_dir)
         return npu_fail(err, NPU_EUSER, "%s: quantizing needs a calibration set (--calib DIR)", model);
-    if (g->n_inputs != 1 || g->inputs[0]->dtype != IR_F32)
-        return npu_fail(err, NPU_EUSER, "%s: calibration supports one float32 input (the model has %d)", model,
-                        g->n_inputs);
+    if (g->n_inputs < 1 || g->n_inputs > CAL_MAX_INPUTS)
+        return npu_fail(err, NPU_EUSER, "%s: calibration takes 1 to %d inputs (the model has %d)", model,
+                        CAL_MAX_INPUTS, g->n_inputs);
+    cal_input_spec specs[CAL_MAX_INPUTS];
+    for (int k = 0; k < g->n_inputs; k++) {
+        const ir_tensor *in = g->inputs[k];
+        if (in->dtype != IR_F32)
+            return npu_fail(err, NPU_EUSER, "%s: input '%s' is %s: calibration takes float32 inputs", model,
+                            in->name, ir_dtype_name(in->dtype));
+        specs[k] = (cal_input_spec){in->name, in->rank, in->dims, NULL};
+    }
     npu_status bits_st = q_check_bits(&o->q, err);
     if (bits_st != NPU_OK)
         return bits_st;
     if (o->accuracy_budget_db > 0 && o->q.wbits != 4)
         return npu_fail(err, NPU_EUSER, "%s: --accuracy-budget chooses which layers keep 8 of 4 weight bits: "
                         "it needs --wbits 4", model);
-    const ir_tensor *in = g->inputs[0];
-    cal_input_spec spec = {in->name, in->rank, in->dims};
     ptq_state s = {0};
     q_options qo = o->q;
-    npu_status st = cal_dataset_open_opts(o->calib_dir, &spec, &o->read, g->alloc, &s.ds, err);
+    npu_status st = cal_dataset_open_inputs(o->calib_dir, specs, g->n_inputs, &o->read, g->alloc, &s.ds, err);
     if (st == NPU_OK && o->cle)
         st = run_cle(g, s.ds, o, err);
     if (st == NPU_OK)

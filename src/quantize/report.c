@@ -190,12 +190,15 @@ npu_status q_compare(const ir_graph *fg, const ir_graph *qg, cal_dataset *ds, in
     double dot = 0, ff = 0, qq = 0, noise = 0;
     int64_t samples = 0;
     cal_dataset_rewind(ds);
-    for (const float *x; st == NPU_OK && (!max_samples || samples < max_samples);) {
-        if ((st = cal_dataset_next(ds, &x, err)) != NPU_OK || !x)
+    for (const float *xs[CAL_MAX_INPUTS] = {0}; st == NPU_OK && (!max_samples || samples < max_samples);) {
+        if ((st = cal_dataset_next_inputs(ds, xs, err)) != NPU_OK || !xs[0])
             break;
-        const void *ins[1] = {x};
-        if (layers)
-            keep_float(&c, NULL, fg->inputs[0], x);
+        const void *ins[CAL_MAX_INPUTS];
+        for (int k = 0; k < fg->n_inputs && k < CAL_MAX_INPUTS; k++) {
+            ins[k] = xs[k];
+            if (layers)
+                keep_float(&c, NULL, fg->inputs[k], xs[k]);
+        }
         if ((st = ref_ctx_run(fr, ins, fo, err)) != NPU_OK || (st = ref_ctx_run(qr, ins, qo, err)) != NPU_OK)
             break;
         if (!c.ok) {
