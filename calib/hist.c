@@ -79,7 +79,7 @@ static void hist_cover(cal_hist *h, double lo, double hi)
     }
 }
 
-void cal_hist_add(cal_hist *h, const float *x, size_t n)
+static size_t finite_range(const float *x, size_t n, float *plo, float *phi)
 {
     float lo = INFINITY, hi = -INFINITY;
     size_t finite = 0;
@@ -91,6 +91,26 @@ void cal_hist_add(cal_hist *h, const float *x, size_t n)
         lo = v < lo ? v : lo;
         hi = v > hi ? v : hi;
     }
+    *plo = lo;
+    *phi = hi;
+    return finite;
+}
+
+void cal_hist_add_range(cal_hist *h, const float *x, size_t n)
+{
+    float lo, hi;
+    size_t finite = finite_range(x, n, &lo, &hi);
+    if (lo > hi)
+        return;
+    h->min = lo < h->min ? lo : h->min;
+    h->max = hi > h->max ? hi : h->max;
+    h->count += finite;
+}
+
+void cal_hist_add(cal_hist *h, const float *x, size_t n)
+{
+    float lo, hi;
+    size_t finite = finite_range(x, n, &lo, &hi);
     if (lo > hi)
         return;
     if (lo == 0.0f && hi == 0.0f && h->width == 0.0) {

@@ -9,9 +9,15 @@ struct q_calib {
     int n;
     cal_hist **hist; /* per tensor id; NULL for constants and non-float tensors */
     uint64_t samples;
+    bool range_only;     /* count, min and max only (minmax calibration) */
     ref_observer_fn tap; /* a second observer (layer statistics), or NULL */
     void *tap_ud;
 };
+
+void q_calib_set_range_only(q_calib *c, bool range_only)
+{
+    c->range_only = range_only;
+}
 
 void q_calib_set_tap(q_calib *c, ref_observer_fn fn, void *ud)
 {
@@ -66,7 +72,7 @@ static void observe(void *ud, const ir_node *n, const ir_tensor *t, const void *
 {
     q_calib *c = ud;
     if (t->id >= 0 && t->id < c->n && c->hist[t->id])
-        cal_hist_add(c->hist[t->id], data, (size_t)ir_tensor_numel(t));
+        (c->range_only ? cal_hist_add_range : cal_hist_add)(c->hist[t->id], data, (size_t)ir_tensor_numel(t));
     if (c->tap)
         c->tap(c->tap_ud, n, t, data);
 }

@@ -165,6 +165,7 @@ static npu_status calibrate(ir_graph *g, ptq_state *s, const q_ptq_options *o, q
     double t0 = now();
     if (!(s->qc = q_calib_new(g, g->alloc, err)))
         return err->code;
+    q_calib_set_range_only(s->qc, o->range.method == CAL_MINMAX);
     if (stats) {
         if (!(s->ls = q_lstats_new(g, gram, o->bias_correction, cal_dataset_count(s->ds), g->alloc, err)))
             return err->code;

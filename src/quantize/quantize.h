@@ -28,6 +28,9 @@ npu_status q_calib_run(q_calib *c, ref_ctx *ctx, const void *const *inputs, npu_
 uint64_t q_calib_samples(const q_calib *c);
 /* Also calls fn for every observed float activation (graph inputs included). */
 void q_calib_set_tap(q_calib *c, ref_observer_fn fn, void *ud);
+/* Keep only each tensor's count, min and max, no histogram: for minmax
+ * ranges, which read nothing else (the same ranges, less work). */
+void q_calib_set_range_only(q_calib *c, bool range_only);
 /* Ranges per tensor id (lo/hi arrays of g->n_tensors); tensors never seen
  * get [0, 0]. */
 void q_calib_ranges(const q_calib *c, const cal_range_opts *o, float *lo, float *hi);

@@ -97,6 +97,34 @@ Test(calib_range, minmax_includes_zero_and_extremes)
     free(h);
 }
 
+/* cal_hist_add_range (minmax calibration's observer) keeps what minmax
+ * reads: the same range as the full histogram, batches of every kind */
+Test(calib_range, range_only_statistics_give_the_minmax_range)
+{
+    const float inf = INFINITY;
+    const float batches[][4] = {{0.0f, 0.0f, 0.0f, 0.0f},   {0.5f, -0.25f, NAN, 3.0f}, {inf, 1.0f, -inf, 2.0f},
+                                {-7.5f, 0.0f, 1e-3f, 6.0f}, {NAN, NAN, NAN, NAN},      {0.1f, 0.2f, 0.3f, 0.4f}};
+    for (int first = 0; first < 6; first++) { /* every batch first: zeros, NaNs, positives only */
+        cal_hist *full = malloc(sizeof *full), *range = malloc(sizeof *range);
+        cal_hist_init(full);
+        cal_hist_init(range);
+        for (int k = 0; k < 6; k++) {
+            const float *b = batches[(first + k) % 6];
+            cal_hist_add(full, b, 4);
+            cal_hist_add_range(range, b, 4);
+            float lo1, hi1, lo2, hi2;
+            cal_range_opts o = {CAL_MINMAX, 0, 8};
+            cal_choose_range(full, &o, &lo1, &hi1);
+            cal_choose_range(range, &o, &lo2, &hi2);
+            cr_assert(lo1 == lo2 && hi1 == hi2, "first %d, after %d: [%g, %g] vs [%g, %g]", first, k + 1, lo1, hi1,
+                      lo2, hi2);
+            cr_assert_eq(full->count, range->count);
+        }
+        free(full);
+        free(range);
+    }
+}
+
 Test(calib_range, percentile_and_kl_and_mse_clip_outliers)
 {
     cal_hist *h = malloc(sizeof *h);
