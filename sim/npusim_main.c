@@ -2,7 +2,7 @@
  *   npusim [--target NAME|FILE.yaml] [--firmware ELF] [--max-insns N] [--iters N] [--stats]
  *       runs the firmware self-check (today's only mode) on the target's
  *       memory map and clocks (built-in edge-v1 numbers without --target)
- *   npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy] [--stats]
+ *   npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy ...] [--stats]
  *          [--stats-json FILE] [--trace FILE.json]
  *       runs a compiled model: the firmware (libnpurt) on the emulated host
  *       drives the NPU model; outputs, a summary (--stats), --stats-json and
@@ -30,7 +30,9 @@ typedef struct opts {
     const char *model;
     const char *inputs[MAX_INPUTS];
     int ninputs;
-    const char *output, *stats_json, *trace;
+    const char *outputs[MAX_INPUTS]; /* graph outputs in order; the rest are not written */
+    int noutputs;
+    const char *stats_json, *trace;
     uint64_t max_insns;
     int have_max_insns;
     uint32_t iters;
@@ -41,7 +43,7 @@ typedef struct opts {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: npusim [--target NAME|FILE.yaml] [--firmware ELF] [--max-insns N] [--iters N] [--stats]\n"
-               "       npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy] [--stats]\n"
+               "       npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy ...] [--stats]\n"
                "              [--stats-json FILE] [--trace FILE.json] [--firmware ELF] [--max-insns N]\n"
                "              [--target NAME|FILE.yaml] [--any-target]\n");
 }
@@ -99,7 +101,9 @@ static int parse_args(int argc, char **argv, opts *o)
                 return fprintf(stderr, "npusim: more than %d --input files\n", MAX_INPUTS), 0;
             o->inputs[o->ninputs++] = v;
         } else if ((v = opt_value(argc, argv, &i, "--output"))) {
-            o->output = v;
+            if (o->noutputs == MAX_INPUTS)
+                return fprintf(stderr, "npusim: more than %d --output files\n", MAX_INPUTS), 0;
+            o->outputs[o->noutputs++] = v;
         } else if ((v = opt_value(argc, argv, &i, "--stats-json"))) {
             o->stats_json = v;
         } else if ((v = opt_value(argc, argv, &i, "--trace"))) {
@@ -112,7 +116,7 @@ static int parse_args(int argc, char **argv, opts *o)
             return fprintf(stderr, "npusim: more than one model: '%s' and '%s'\n", o->model, a), 0;
         }
     }
-    if (!o->model && (o->ninputs || o->output || o->stats_json || o->trace))
+    if (!o->model && (o->ninputs || o->noutputs || o->stats_json || o->trace))
         return fprintf(stderr, "npusim: --input/--output/--stats-json/--trace need a MODEL.npub\n"), 0;
     return 1;
 }
@@ -331,16 +335,19 @@ static npu_status run_model_inner(const opts *o, const char *fw, model_run *m, n
         return st;
     npu_stats s;
     simrun_stats(m->r, &s);
-    if (o->output) {
-        const npub_tensor *t = &v->tensors[v->outputs[0]];
-        int64_t dims[NPUB_MAX_RANK];
+    if ((uint32_t)o->noutputs > v->io->n_outputs)
+        return npu_fail(err, NPU_EUSER, "%s: %d --output files for %u outputs", o->model, o->noutputs,
+                        (unsigned)v->io->n_outputs);
+    for (int j = 0; j < o->noutputs; j++) {
+        const npub_tensor *t = &v->tensors[v->outputs[j]];
+        int64_t dims[NPUB_MAX_RANK] = {0};
         for (int d = 0; d < t->rank; d++)
             dims[d] = t->dims[d];
         dims[0] *= runs;
         npy_dtype dt = NPY_F32;
         if (!npy_of_dtype(t->dtype, &dt))
             return npu_fail(err, NPU_EUSER, "%s: output dtype cannot be written as .npy", o->model);
-        if ((st = npy_write(o->output, dt, t->rank, dims, m->out[0], err)) != NPU_OK)
+        if ((st = npy_write(o->outputs[j], dt, t->rank, dims, m->out[j], err)) != NPU_OK)
             return st;
     }
     if (o->stats)
