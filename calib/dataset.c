@@ -8,6 +8,7 @@
 #include "calib/calib_internal.h"
 #include "common/file.h"
 #include "common/npy.h"
+#include "kernels/nk_elem.h"
 
 typedef enum file_kind { KIND_NPY, KIND_BIN, KIND_IMAGE } file_kind;
 
@@ -144,8 +145,8 @@ static npu_status check_file(cal_dataset *d, int i, int64_t *k, npu_err *err)
         if ((st = npy_read(f, d->alloc, &a, err)) != NPU_OK)
             return st;
         *k = samples_of(spec, a.rank, a.dims);
-        if (a.dtype != NPY_F32 && a.dtype != NPY_U8) {
-            st = npu_fail(err, NPU_EUSER, "%s: dtype %s, expected float32 or uint8 for input '%s'", f,
+        if (a.dtype == NPY_F64) {
+            st = npu_fail(err, NPU_EUSER, "%s: dtype %s, expected float32, an integer or bool for input '%s'", f,
                           npy_dtype_descr(a.dtype), spec->name);
         } else if (*k < 0) {
             char got[128];
@@ -323,6 +324,22 @@ static void normalize(cal_dataset *d)
     }
 }
 
+/* n integer, bool or float16 elements from element at of a (the model input of an
+ * integer input gets them back exactly: src/quantize/ptq.c). */
+static void sample_to_float(const npy_array *a, size_t at, size_t n, float *out)
+{
+    const uint8_t *p = (const uint8_t *)a->data + at * npy_dtype_size(a->dtype);
+    for (size_t i = 0; i < n; i++)
+        switch (a->dtype) {
+        case NPY_I64: out[i] = (float)((const int64_t *)p)[i]; break;
+        case NPY_I32: out[i] = (float)((const int32_t *)p)[i]; break;
+        case NPY_I16: out[i] = (float)((const int16_t *)p)[i]; break;
+        case NPY_I8: out[i] = (float)((const int8_t *)p)[i]; break;
+        case NPY_F16: out[i] = nk_f16_to_f32(((const uint16_t *)p)[i]); break;
+        default: out[i] = (float)p[i]; break; /* u8, bool */
+        }
+}
+
 npu_status cal_dataset_next(cal_dataset *d, const float **sample, npu_err *err)
 {
     *sample = NULL;
@@ -354,9 +371,7 @@ npu_status cal_dataset_next(cal_dataset *d, const float **sample, npu_err *err)
         memcpy(d->buf, (const float *)d->cur.data + at, n * sizeof(float));
         normalize(d);
     } else {
-        const uint8_t *u = (const uint8_t *)d->cur.data + at;
-        for (size_t i = 0; i < n; i++)
-            d->buf[i] = (float)u[i];
+        sample_to_float(&d->cur, at, n, d->buf);
         normalize(d);
     }
     d->cur_index++;

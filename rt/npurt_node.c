@@ -40,6 +40,7 @@ static const nspec nspecs[NPURT_N_COUNT] = {
     [NPURT_N_BINARY] = {"BINARY", 2, 1, W(npurt_p_n_binary), 0},
     [NPURT_N_UNARY_INT] = {"UNARY_INT", 1, 1, 1, 0},
     [NPURT_N_DROPOUT] = {"DROPOUT", 1, -1, 0, 1u << 2},
+    [NPURT_N_VARIADIC] = {"VARIADIC", -1, 1, W(npurt_p_n_binary), 0},
 };
 
 const char *npurt_node_op_name(int32_t op)
@@ -244,7 +245,7 @@ static int check_gather(const node_view *v, npurt_fault *f)
 }
 
 /* Broadcasting ops: Where, compares, binary, Expand. */
-static int check_bcast(const node_view *v, npurt_fault *f)
+static int check_bcast(const node_view *v, uint32_t *scratch, npurt_fault *f)
 {
     const npurt_p_tshape *t = v->ts;
     int32_t op = v->node->op, dt = t[1].dtype;
@@ -266,7 +267,9 @@ static int check_bcast(const node_view *v, npurt_fault *f)
         return npurt_broadcasts(&t[0].shape, &ab, &t[3].shape) ? 0 : bad(f, v, "Where's shapes do not broadcast");
     }
     dt = t[0].dtype;
-    if (t[1].dtype != dt || !npurt_broadcasts(&t[0].shape, &t[1].shape, &t[2].shape))
+    const npurt_p_n_binary *r = v->p;
+    int mixed_pow = op == NPURT_N_BINARY && r->op == NK_BIN_POW && t[1].dtype != dt && t[2].dtype == dt;
+    if ((t[1].dtype != dt && !mixed_pow) || !npurt_broadcasts(&t[0].shape, &t[1].shape, &t[2].shape))
         return bad(f, v, "the inputs differ in dtype or do not broadcast to the output");
     if (op == NPURT_N_COMPARE) {
         int32_t c = *(const int32_t *)v->p;
@@ -275,12 +278,15 @@ static int check_bcast(const node_view *v, npurt_fault *f)
                    ? 0
                    : bad(f, v, "a compare gives bool from f32, i64, i32, i8, u8 or bool");
     }
-    const npurt_p_n_binary *r = v->p;
     int is_f = dt == NPURT_DT_F32, is_i = dt >= NPURT_DT_I64 && dt <= NPURT_DT_U8;
+    int32_t et = t[1].dtype;
     if (t[2].dtype != dt || r->op < NK_BIN_ADD || r->op > NK_BIN_PRELU || !act_ok(&r->act) ||
-        !(is_f || (is_i && r->op != NK_BIN_PRELU && r->act.kind == NK_ACT_NONE)))
-        return bad(f, v, "a binary op takes f32 or integers of one dtype");
-    return 0;
+        !(is_f || (is_i && r->op != NK_BIN_PRELU && r->act.kind == NK_ACT_NONE)) ||
+        (mixed_pow && !(et == NPURT_DT_F32 || (et >= NPURT_DT_I64 && et <= NPURT_DT_U8))))
+        return bad(f, v, "a binary op takes f32 or integers of one dtype (Pow: an exponent of another)");
+    /* mixed Pow, as the reference: the operands cast in scratch (its layout) */
+    uint64_t need = mixed_pow ? 4 * numel(v, 0) + 8 * numel(v, 1) + 4 * numel(v, 2) : 0;
+    return scratch_of(need, scratch) ? bad(f, v, "Pow too large") : 0;
 }
 
 /* Tile, Cast, Not, integer Neg/Abs, Dropout. */
@@ -316,6 +322,30 @@ static int check_misc(const node_view *v, npurt_fault *f)
     }
 }
 
+/* Max/Min of 1 or 3+ inputs: every step's broadcast fits the output, the last is it. */
+static int check_variadic(const node_view *v, uint32_t *scratch, npurt_fault *f)
+{
+    const npurt_p_n_binary *r = v->p;
+    uint32_t ni = v->h->n_inputs;
+    int32_t dt = v->ts[0].dtype;
+    if ((r->op != NK_BIN_MAX && r->op != NK_BIN_MIN) || !act_ok(&r->act) ||
+        !(dt == NPURT_DT_F32 || (dt >= NPURT_DT_I64 && dt <= NPURT_DT_U8 && r->act.kind == NK_ACT_NONE)) ||
+        !all_dtype(v, 0, ni + 1, dt))
+        return bad(f, v, "Max/Min of f32 or integer inputs of one dtype");
+    nk_shape acc, s, next, y;
+    npurt_to_shape(&v->ts[0].shape, &acc);
+    npurt_to_shape(&v->ts[ni].shape, &y);
+    for (uint32_t k = 1; k < ni; k++) {
+        npurt_to_shape(&v->ts[k].shape, &s);
+        if (nk_shape_broadcast(&acc, &s, &next) != NK_OK)
+            return bad(f, v, "the inputs do not broadcast");
+        acc = next;
+    }
+    if (ni == 1 ? numel(v, 0) != numel(v, 1) : acc.rank != y.rank || memcmp(acc.dims, y.dims, sizeof(int32_t) * (size_t)y.rank))
+        return bad(f, v, "the inputs do not broadcast to the output");
+    return scratch_of(ni > 2 ? numel(v, ni) * elem_size(dt) : 0, scratch) ? bad(f, v, "too large") : 0;
+}
+
 static int check_op(const node_view *v, uint32_t *scratch, npurt_fault *f)
 {
     switch (v->node->op) {
@@ -337,7 +367,8 @@ static int check_op(const node_view *v, uint32_t *scratch, npurt_fault *f)
     case NPURT_N_EXPAND:
     case NPURT_N_WHERE:
     case NPURT_N_COMPARE:
-    case NPURT_N_BINARY: return check_bcast(v, f);
+    case NPURT_N_BINARY: return check_bcast(v, scratch, f);
+    case NPURT_N_VARIADIC: return check_variadic(v, scratch, f);
     default: return check_misc(v, f);
     }
 }

@@ -123,8 +123,76 @@ static nk_status run_shape(const node_view *v, void *const *d)
     }
 }
 
-static nk_status run_elem(const node_view *v, void *const *d)
+static nk_status binary(const npurt_p_n_binary *r, int32_t dt, const nk_shape *s, const void *a, const void *b,
+                        void *y)
 {
+    nk_binary_params k = {(nk_binop)r->op, npurt_to_act(&r->act)};
+    return dt == NPURT_DT_F32 ? nk_binary_f32(&k, &s[0], a, &s[1], b, &s[2], y)
+                              : nk_binary_int(&k, nk_dt(dt), &s[0], a, &s[1], b, &s[2], y);
+}
+
+/* Pow of a base by an exponent of another dtype as the reference's run_pow:
+ * an integer base by a float exponent in float, truncated back; otherwise
+ * the exponent cast to the base's dtype. */
+static nk_status run_binary(const node_view *v, const nk_shape *s, void *const *d, void *scratch)
+{
+    const npurt_p_n_binary *r = v->p;
+    int32_t xt = v->ts[0].dtype, et = v->ts[1].dtype;
+    if (xt == et)
+        return binary(r, xt, s, d[0], d[1], d[2]);
+    int64_t na = (int64_t)numel(v, 0), nb = (int64_t)numel(v, 1), ny = (int64_t)numel(v, 2);
+    uint8_t *sa = scratch, *sb = sa + 4 * na, *sy = sb + 8 * nb;
+    nk_status st;
+    if (xt != NPURT_DT_F32 && et == NPURT_DT_F32) {
+        nk_cast(nk_dt(xt), d[0], NK_DT_F32, sa, na);
+        if ((st = binary(r, NPURT_DT_F32, s, sa, d[1], sy)) != NK_OK)
+            return st;
+        return nk_cast(NK_DT_F32, sy, nk_dt(xt), d[2], ny);
+    }
+    nk_cast(nk_dt(et), d[1], nk_dt(xt), sb, nb);
+    return binary(r, xt, s, d[0], sb, d[2]);
+}
+
+/* Max/Min of 1 or 3+ inputs as the reference's run_variadic: pairwise,
+ * alternating between scratch and the output so that the last step writes
+ * the output; the activation applies to the result only. */
+static nk_status run_variadic(const node_view *v, void *const *d, void *scratch)
+{
+    const npurt_p_n_binary *r = v->p;
+    uint32_t ni = v->h->n_inputs;
+    int32_t dt = v->ts[0].dtype;
+    nk_shape acc, s, next;
+    npurt_to_shape(&v->ts[0].shape, &acc);
+    if (ni == 1) {
+        memmove(d[1], d[0], (size_t)(numel(v, 1) * elem_size(dt)));
+        if (dt == NPURT_DT_F32)
+            apply_act(&r->act, d[1], numel(v, 1));
+        return NK_OK;
+    }
+    const void *prev = d[0];
+    uint32_t steps = ni - 1;
+    for (uint32_t k = 1; k < ni; k++) {
+        npurt_to_shape(&v->ts[k].shape, &s);
+        nk_status st = nk_shape_broadcast(&acc, &s, &next);
+        void *dst = (steps - k) % 2 == 0 ? d[ni] : scratch;
+        if (k == steps)
+            npurt_to_shape(&v->ts[ni].shape, &next);
+        npurt_p_n_binary step = *r;
+        if (k < steps)
+            step.act.kind = NK_ACT_NONE;
+        nk_shape sh[3] = {acc, s, next};
+        if (st != NK_OK || (st = binary(&step, dt, sh, prev, d[k], dst)) != NK_OK)
+            return st;
+        acc = next;
+        prev = dst;
+    }
+    return NK_OK;
+}
+
+static nk_status run_elem(const node_view *v, void *const *d, void *scratch)
+{
+    if (v->node->op == NPURT_N_VARIADIC)
+        return run_variadic(v, d, scratch);
     nk_shape s[4];
     shapes_of(v, s);
     const int32_t *w = v->p;
@@ -135,12 +203,7 @@ static nk_status run_elem(const node_view *v, void *const *d)
     case NPURT_N_COMPARE: return nk_compare((nk_cmpop)w[0], nk_dt(dt), &s[0], d[0], &s[1], d[1], &s[2], d[2]);
     case NPURT_N_CAST: return nk_cast(nk_dt(dt), d[0], nk_dt(v->ts[1].dtype), d[1], (int64_t)n);
     case NPURT_N_NOT: return nk_not(d[0], d[1], (int64_t)n);
-    case NPURT_N_BINARY: {
-        const npurt_p_n_binary *r = v->p;
-        nk_binary_params k = {(nk_binop)r->op, npurt_to_act(&r->act)};
-        return dt == NPURT_DT_F32 ? nk_binary_f32(&k, &s[0], d[0], &s[1], d[1], &s[2], d[2])
-                                  : nk_binary_int(&k, nk_dt(dt), &s[0], d[0], &s[1], d[1], &s[2], d[2]);
-    }
+    case NPURT_N_BINARY: return run_binary(v, s, d, scratch);
     case NPURT_N_UNARY_INT:
         return dt == NPURT_DT_I32 ? nk_unary_i32((nk_unop)w[0], d[0], d[1], (int64_t)n)
                                   : nk_unary_i64((nk_unop)w[0], d[0], d[1], (int64_t)n);
@@ -176,7 +239,7 @@ int npurt_node_run(const void *rec, void *const *d, void *scratch, npurt_fault *
     case NPURT_N_GATHER:
     case NPURT_N_EXPAND:
     case NPURT_N_TILE: st = run_shape(&v, d); break;
-    default: st = run_elem(&v, d); break;
+    default: st = run_elem(&v, d, scratch); break;
     }
     return st == NK_OK ? 0 : kfail(f, st);
 }

@@ -264,6 +264,7 @@ typedef enum npurt_nop {
     NPURT_N_BINARY,        /* a, b -> y f32 or integer: {nk_binop, npurt_p_act} */
     NPURT_N_UNARY_INT,     /* i32/i64 -> same: {nk_unop: Neg, Abs} */
     NPURT_N_DROPOUT,       /* x -> y (copy), mask? bool (all true) */
+    NPURT_N_VARIADIC,      /* n inputs -> y: Max/Min of 1 or 3+ inputs, pairwise: npurt_p_n_binary */
     NPURT_N_COUNT
 } npurt_nop;
 

@@ -217,6 +217,9 @@ static bool npy_of_dtype(uint32_t dt, npy_dtype *out)
     case IR_U8: *out = NPY_U8; return true;
     case IR_I32: *out = NPY_I32; return true;
     case IR_I64: *out = NPY_I64; return true;
+    case IR_I16: *out = NPY_I16; return true;
+    case IR_F16: *out = NPY_F16; return true;
+    case IR_BOOL: *out = NPY_BOOL; return true;
     default: return false;
     }
 }

@@ -324,7 +324,14 @@ static npu_status node_elem(emit_hop *b)
         return node_emit(b, NPURT_N_DROPOUT, 1, n->n_outputs, t, NULL, 0);
     default: break;
     }
-    if (n->n_inputs != 2 || !n->inputs[1] || n->inputs[0]->dtype != n->inputs[1]->dtype)
+    if ((n->op == IR_OP_MAX || n->op == IR_OP_MIN) && n->n_inputs != 2) {
+        if (n->n_inputs < 1 || n->n_inputs > NPURT_REC_MAX_IO)
+            return emit_hop_unsupported(b, "Max/Min of 1 to 64 inputs");
+        npurt_p_n_binary r = {binop_of(n->op), emit_hop_act(n->act)};
+        io_slots(n, n->n_inputs, t);
+        return node_emit(b, NPURT_N_VARIADIC, n->n_inputs, 1, t, &r, sizeof r);
+    }
+    if (n->n_inputs != 2 || !n->inputs[1] || (n->inputs[0]->dtype != n->inputs[1]->dtype && n->op != IR_OP_POW))
         return emit_hop_unsupported(b, "binary ops on the host take two inputs of one dtype");
     npurt_p_n_binary r = {binop_of(n->op), emit_hop_act(n->act)};
     io_slots(n, 2, t);
