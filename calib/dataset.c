@@ -72,7 +72,7 @@ void cal_dataset_close(cal_dataset *d)
     cal_file_list_free(&d->files);
     free(d->kinds);
     free(d->file_samples);
-    npu_free(d->alloc, d->buf, sizeof(float) * (size_t)d->sample_elems);
+    npu_free(d->alloc, d->buf, sizeof(float) * (size_t)(d->sample_elems ? d->sample_elems : 1));
     npu_free(d->alloc, d, sizeof *d);
 }
 
@@ -103,6 +103,8 @@ static void keep_tagged(cal_file_list *l, const char *tag)
 static int64_t samples_of(const cal_input_spec *s, int rank, const int64_t *dims)
 {
     int64_t batch = s->rank ? s->dims[0] : 1;
+    if (s->rank == 0) /* a scalar input: one sample a file */
+        return rank == 0 ? 1 : -1;
     if (rank == s->rank - 1) { /* one sample without its batch dimension */
         for (int i = 0; i < rank; i++)
             if (dims[i] != s->dims[i + 1])
@@ -114,6 +116,8 @@ static int64_t samples_of(const cal_input_spec *s, int rank, const int64_t *dims
     for (int i = 1; i < rank; i++)
         if (dims[i] != s->dims[i])
             return -1;
+    if (batch == 0) /* an empty input: its one sample is empty too */
+        return dims[0] == 0 ? 1 : -1;
     return dims[0] % batch == 0 ? dims[0] / batch : -1;
 }
 
@@ -243,7 +247,7 @@ npu_status cal_dataset_open_opts(const char *dir, const cal_input_spec *spec, co
     if (st == NPU_OK) {
         d->kinds = calloc((size_t)d->files.n, sizeof *d->kinds);
         d->file_samples = calloc((size_t)d->files.n, sizeof *d->file_samples);
-        d->buf = npu_malloc(alloc, sizeof(float) * (size_t)d->sample_elems);
+        d->buf = npu_malloc(alloc, sizeof(float) * (size_t)(d->sample_elems ? d->sample_elems : 1));
         if (!d->kinds || !d->file_samples || !d->buf)
             st = npu_fail(err, NPU_EINTERNAL, "out of memory");
     }

@@ -29,7 +29,7 @@ static const nspec nspecs[NPURT_N_COUNT] = {
     [NPURT_N_SLICE] = {"SLICE", 1, 1, W(npurt_p_n_slice), 0},
     [NPURT_N_CONCAT] = {"CONCAT", -1, 1, 1, 0},
     [NPURT_N_SPLIT] = {"SPLIT", 1, -1, 1, 0},
-    [NPURT_N_PAD] = {"PAD", 1, 1, W(npurt_p_n_pad), 0},
+    [NPURT_N_PAD] = {"PAD", -1, 1, W(npurt_p_n_pad), 1u << 1},
     [NPURT_N_GATHER] = {"GATHER", 2, 1, 1, 0},
     [NPURT_N_EXPAND] = {"EXPAND", 1, 1, 0, 0},
     [NPURT_N_TILE] = {"TILE", 1, 1, 0, 0},
@@ -39,8 +39,9 @@ static const nspec nspecs[NPURT_N_COUNT] = {
     [NPURT_N_NOT] = {"NOT", 1, 1, 0, 0},
     [NPURT_N_BINARY] = {"BINARY", 2, 1, W(npurt_p_n_binary), 0},
     [NPURT_N_UNARY_INT] = {"UNARY_INT", 1, 1, 1, 0},
-    [NPURT_N_DROPOUT] = {"DROPOUT", 1, -1, 0, 1u << 2},
+    [NPURT_N_DROPOUT] = {"DROPOUT", -1, -1, 0, 0x3fu},
     [NPURT_N_VARIADIC] = {"VARIADIC", -1, 1, W(npurt_p_n_binary), 0},
+    [NPURT_N_CLIP] = {"CLIP", 3, 1, W(npurt_p_n_clip), 0x6u},
 };
 
 const char *npurt_node_op_name(int32_t op)
@@ -219,11 +220,14 @@ static int check_slice(const node_view *v, npurt_fault *f)
 static int check_pad(const node_view *v, npurt_fault *f)
 {
     const npurt_p_n_pad *r = v->p;
-    if (!same_rank_dtype(v, 0, 1) || r->mode < NK_PAD_CONSTANT || r->mode > NK_PAD_EDGE)
-        return bad(f, v, "Pad keeps the dtype and rank");
+    uint32_t y = v->h->n_inputs;
+    if (y > 2 || !same_rank_dtype(v, 0, y) || r->mode < NK_PAD_CONSTANT || r->mode > NK_PAD_EDGE ||
+        elem_size(v->ts[0].dtype) > 8 ||
+        (y == 2 && v->ts[1].dtype != -1 && (v->ts[1].dtype != v->ts[0].dtype || numel(v, 1) != 1)))
+        return bad(f, v, "Pad keeps the dtype and rank; its value is one element of that dtype");
     for (int d = 0; d < v->ts[0].shape.rank; d++) {
         int64_t in = dim(v, 0, d);
-        if ((int64_t)r->begin[d] + in + r->end[d] != dim(v, 1, d) ||
+        if ((int64_t)r->begin[d] + in + r->end[d] != dim(v, y, d) ||
             (r->mode != NK_PAD_CONSTANT && in == 0 && (r->begin[d] || r->end[d])))
             return bad(f, v, "the pads do not give the output shape");
     }
@@ -313,11 +317,27 @@ static int check_misc(const node_view *v, npurt_fault *f)
                    ? 0
                    : bad(f, v, "integer Neg or Abs of i32 or i64");
     }
-    case NPURT_N_DROPOUT:
-        if (v->h->n_outputs > 2 || t[0].dtype != t[1].dtype || numel(v, 0) != numel(v, 1) ||
-            (v->h->n_outputs == 2 && t[2].dtype != -1 && (t[2].dtype != NPURT_DT_BOOL || numel(v, 2) != numel(v, 1))))
+    case NPURT_N_DROPOUT: {
+        uint32_t ni = v->h->n_inputs, y = ni, m = ni + 1;
+        if (ni > 3 || v->h->n_outputs > 2 || t[0].dtype == -1 || t[0].dtype != t[y].dtype ||
+            numel(v, 0) != numel(v, y) ||
+            (ni > 1 && t[1].dtype != -1 && (t[1].dtype != NPURT_DT_F32 || numel(v, 1) != 1)) ||
+            (ni > 2 && t[2].dtype != -1 && (t[2].dtype != NPURT_DT_BOOL || numel(v, 2) != 1)) ||
+            (v->h->n_outputs == 2 && t[m].dtype != -1 && (t[m].dtype != NPURT_DT_BOOL || numel(v, m) != numel(v, y))))
             return bad(f, v, "Dropout copies its input and gives an optional bool mask");
         return 0;
+    }
+    case NPURT_N_CLIP: {
+        const npurt_p_n_clip *r = v->p;
+        int32_t dt = t[0].dtype;
+        if (!(dt == NPURT_DT_F32 || (dt >= NPURT_DT_I64 && dt <= NPURT_DT_U8 && r->act.kind == NK_ACT_NONE)) ||
+            !act_ok(&r->act) || t[3].dtype != dt || numel(v, 0) != numel(v, 3))
+            return bad(f, v, "Clip keeps an f32 or integer dtype");
+        for (uint32_t i = 1; i < 3; i++)
+            if (t[i].dtype != -1 && (t[i].dtype != dt || numel(v, i) != 1))
+                return bad(f, v, "Clip's bounds are one value of the input's dtype");
+        return 0;
+    }
     default: return bad(f, v, "unknown node op %d");
     }
 }

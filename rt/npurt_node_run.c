@@ -107,12 +107,14 @@ static nk_status run_shape(const node_view *v, void *const *d)
     }
     case NPURT_N_PAD: {
         const npurt_p_n_pad *r = v->p;
-        nk_pad_params k = {.mode = (nk_pad_mode)r->mode, .value = r->value, .elem_size = es};
+        uint32_t y = v->h->n_inputs;
+        const void *value = y > 1 && d[1] ? d[1] : (const void *)r->value;
+        nk_pad_params k = {.mode = (nk_pad_mode)r->mode, .value = value, .elem_size = es};
         for (int i = 0; i < NK_MAX_RANK; i++) {
             k.begin[i] = r->begin[i];
             k.end[i] = r->end[i];
         }
-        return nk_pad(&k, &s[0], d[0], &s[1], d[1]);
+        return nk_pad(&k, &s[0], d[0], &s[y], d[y]);
     }
     case NPURT_N_GATHER: {
         nk_gather_params k = {w[0], v->ts[1].dtype == NPURT_DT_I64, es};
@@ -189,6 +191,35 @@ static nk_status run_variadic(const node_view *v, void *const *d, void *scratch)
     return NK_OK;
 }
 
+/* Clip as the reference: f32 by nk_unary_f32 with the bounds from the
+ * slots (else the record's), then the activation; integers as Max and Min
+ * against each bound given. */
+static nk_status run_clip(const node_view *v, void *const *d)
+{
+    const npurt_p_n_clip *r = v->p;
+    int32_t dt = v->ts[0].dtype;
+    uint64_t n = numel(v, 0);
+    if (dt == NPURT_DT_F32) {
+        nk_unary_params p = {NK_UN_CLIP, 0.0f, 0.0f, d[1] ? *(const float *)d[1] : r->lo,
+                             d[2] ? *(const float *)d[2] : r->hi};
+        nk_status st = nk_unary_f32(&p, d[0], d[3], (int64_t)n);
+        if (st == NK_OK)
+            apply_act(&r->act, d[3], n);
+        return st;
+    }
+    if (d[3] != d[0])
+        memmove(d[3], d[0], (size_t)(n * elem_size(dt)));
+    nk_shape xs, one = {.rank = 0};
+    npurt_to_shape(&v->ts[0].shape, &xs);
+    for (int i = 1; i <= 2; i++) {
+        nk_binary_params p = {i == 1 ? NK_BIN_MAX : NK_BIN_MIN, {NK_ACT_NONE, 0, 0, 0}};
+        nk_status st = d[i] ? nk_binary_int(&p, nk_dt(dt), &xs, d[3], &one, d[i], &xs, d[3]) : NK_OK;
+        if (st != NK_OK)
+            return st;
+    }
+    return NK_OK;
+}
+
 static nk_status run_elem(const node_view *v, void *const *d, void *scratch)
 {
     if (v->node->op == NPURT_N_VARIADIC)
@@ -207,12 +238,19 @@ static nk_status run_elem(const node_view *v, void *const *d, void *scratch)
     case NPURT_N_UNARY_INT:
         return dt == NPURT_DT_I32 ? nk_unary_i32((nk_unop)w[0], d[0], d[1], (int64_t)n)
                                   : nk_unary_i64((nk_unop)w[0], d[0], d[1], (int64_t)n);
-    default: /* Dropout in inference: a copy, and a mask of all true */
-        if (d[1] != d[0])
-            memmove(d[1], d[0], (size_t)(n * elem_size(dt)));
-        if (v->h->n_outputs > 1 && d[2])
-            memset(d[2], 1, (size_t)numel(v, 2));
+    case NPURT_N_CLIP: return run_clip(v, d);
+    default: { /* Dropout in inference (or training at ratio 0): a copy, and a mask of all true */
+        uint32_t ni = v->h->n_inputs;
+        const uint8_t *train = ni > 2 ? d[2] : NULL;
+        const float *ratio = ni > 1 ? d[1] : NULL;
+        if (train && *train && !(ratio && *ratio == 0.0f))
+            return NK_EUNSUPPORTED; /* training mode drops at random: the reference refuses it too */
+        if (d[ni] != d[0])
+            memmove(d[ni], d[0], (size_t)(n * elem_size(dt)));
+        if (v->h->n_outputs > 1 && d[ni + 1])
+            memset(d[ni + 1], 1, (size_t)numel(v, ni + 1));
         return NK_OK;
+    }
     }
 }
 

@@ -263,8 +263,9 @@ typedef enum npurt_nop {
     NPURT_N_NOT,           /* bool -> bool */
     NPURT_N_BINARY,        /* a, b -> y f32 or integer: {nk_binop, npurt_p_act} */
     NPURT_N_UNARY_INT,     /* i32/i64 -> same: {nk_unop: Neg, Abs} */
-    NPURT_N_DROPOUT,       /* x -> y (copy), mask? bool (all true) */
+    NPURT_N_DROPOUT,       /* x, ratio? f32, training_mode? bool -> y (copy), mask? bool (all true) */
     NPURT_N_VARIADIC,      /* n inputs -> y: Max/Min of 1 or 3+ inputs, pairwise: npurt_p_n_binary */
+    NPURT_N_CLIP,          /* x, min?, max? (one value each, x's dtype) -> y: npurt_p_n_clip */
     NPURT_N_COUNT
 } npurt_nop;
 
@@ -326,12 +327,20 @@ typedef struct npurt_p_n_slice {
     int32_t start[NPURT_REC_MAX_RANK], step[NPURT_REC_MAX_RANK];
 } npurt_p_n_slice;
 
-/* PAD: nk_pad_params; value holds one element (up to 8 bytes). */
+/* PAD: nk_pad_params; value holds one element (up to 8 bytes), unless the
+ * optional input slot 1 (one element of x's dtype) gives it at run time. */
 typedef struct npurt_p_n_pad {
     int32_t mode;
     int32_t begin[NPURT_REC_MAX_RANK], end[NPURT_REC_MAX_RANK];
     uint32_t value[2];
 } npurt_p_n_pad;
+
+/* CLIP: bounds when the min/max slots are empty (f32 only; integers
+ * without a slot are not clipped on that side), and a fused activation. */
+typedef struct npurt_p_n_clip {
+    float lo, hi;
+    npurt_p_act act;
+} npurt_p_n_clip;
 
 typedef struct npurt_p_n_binary {
     int32_t op; /* nk_binop */

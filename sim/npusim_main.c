@@ -239,10 +239,18 @@ static npu_status check_input(const char *file, const npub_tensor *t, npy_array 
     if (a->dtype != want)
         return npu_fail(err, NPU_EUSER, "%s: holds '%s', the model input is '%s'", file, npy_dtype_descr(a->dtype),
                         npy_dtype_descr(want));
+    if (t->rank == 0 && a->rank == 0) { /* a scalar input: one inference */
+        *runs = 1;
+        return NPU_OK;
+    }
     bool ok = a->rank == t->rank && t->rank > 0;
     for (int d = 1; ok && d < t->rank; d++)
         ok = a->dims[d] == t->dims[d];
-    if (!ok || a->dims[0] == 0 || a->dims[0] % t->dims[0] != 0) {
+    if (ok && t->dims[0] == 0 && a->dims[0] == 0) { /* an empty input: one inference */
+        *runs = 1;
+        return NPU_OK;
+    }
+    if (!ok || a->dims[0] == 0 || t->dims[0] == 0 || a->dims[0] % t->dims[0] != 0) {
         char want_s[128] = "", got_s[128] = "";
         for (int d = 0; d < t->rank; d++)
             snprintf(want_s + strlen(want_s), sizeof want_s - strlen(want_s), "%s%d", d ? "x" : "", (int)t->dims[d]);
@@ -370,10 +378,7 @@ static int run_model(const opts *o, const char *fw)
 {
     npu_err err;
     npu_err_clear(&err);
-    if (o->ninputs == 0) {
-        fprintf(stderr, "npusim: %s: no --input given\n", o->model);
-        return NPU_EUSAGE;
-    }
+    /* a model without inputs (all constants) runs without --input; a count that differs is an error below */
     static model_run m; /* large: not on the stack */
     npu_status st = run_model_inner(o, fw, &m, &err);
     npu_alloc a = npu_alloc_default();

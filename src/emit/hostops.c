@@ -284,6 +284,10 @@ static npu_status build_node(emit_hop *b)
     default: break;
     }
     int u = emit_hop_unary_op(n->op);
+    if (n->op == IR_OP_CLIP)
+        for (int i = 1; i < n->n_inputs; i++)
+            if (n->inputs[i] && !n->inputs[i]->data)
+                return emit_hop_node(b); /* bounds known at run time */
     if (u >= 0)
         return emit_hop_all_f32(n, 1) ? emit_hop_unary(b, u) : emit_hop_node(b);
     return emit_hop_node(b);

@@ -7,6 +7,7 @@
  * their rules, so the runtime calls the same kernel on the same numbers. */
 #include "emit/hostops_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "ref/ref_params.h"
@@ -198,9 +199,20 @@ static npu_status node_slice_pad(emit_hop *b)
     const ir_node *n = b->n;
     const ir_tensor *x = n->inputs[0], *t[2] = {x, n->outputs[0]};
     const void *in[NPURT_REC_MAX_IO] = {0};
-    if (!consts_from(n, 1) || !elem_bytes(x))
-        return emit_hop_unsupported(b, "Slice and Pad need constant parameters and whole-byte elements");
+    /* Pad's constant value may be an activation: a slot read at run time */
+    const ir_tensor *val = n->op == IR_OP_PAD && n->n_inputs > 2 && n->inputs[2] && !n->inputs[2]->data &&
+                                   ir_tensor_numel(n->inputs[2]) > 0
+                               ? n->inputs[2]
+                               : NULL;
+    uint64_t zero = 0;
+    for (int i = 1; i < n->n_inputs; i++)
+        if (n->inputs[i] && !n->inputs[i]->data && ir_tensor_numel(n->inputs[i]) > 0 && n->inputs[i] != val)
+            return emit_hop_unsupported(b, "Slice and Pad need constant parameters");
+    if (!elem_bytes(x) || elem_bytes(x) > 8)
+        return emit_hop_unsupported(b, "Slice and Pad move whole elements of up to 8 bytes");
     const_data(n, in);
+    if (val)
+        in[2] = &zero;
     if (n->op == IR_OP_SLICE) {
         nk_slice_params k;
         if (ref_slice_params(n, in, x, &k, b->err) != NPU_OK)
@@ -229,6 +241,10 @@ static npu_status node_slice_pad(emit_hop *b)
         r.end[d] = (int32_t)k.end[d];
     }
     memcpy(r.value, &value, sizeof r.value);
+    if (val) {
+        const ir_tensor *tv[3] = {x, val, n->outputs[0]};
+        return node_emit(b, NPURT_N_PAD, 2, 1, tv, &r, sizeof r);
+    }
     return node_emit(b, NPURT_N_PAD, 1, 1, t, &r, sizeof r);
 }
 
@@ -277,9 +293,9 @@ static nk_binop binop_of(ir_op op)
 static bool dropout_is_copy(const ir_node *n)
 {
     const ir_tensor *ratio = n->n_inputs > 1 ? n->inputs[1] : NULL, *train = n->n_inputs > 2 ? n->inputs[2] : NULL;
-    if (!train || ir_tensor_numel(train) != 1)
-        return true;
-    if (!train->data || train->dtype != IR_BOOL)
+    if (!train || ir_tensor_numel(train) != 1 || !train->data)
+        return true; /* absent, or known at run time only (the runtime checks it) */
+    if (train->dtype != IR_BOOL)
         return false;
     if (!*(const uint8_t *)train->data)
         return true;
@@ -317,11 +333,25 @@ static npu_status node_elem(emit_hop *b)
         io_slots(n, 1, t);
         return node_emit(b, NPURT_N_UNARY_INT, 1, 1, t, &u, 4);
     }
-    case IR_OP_DROPOUT:
+    case IR_OP_DROPOUT: {
         if (!dropout_is_copy(n))
             return emit_hop_unsupported(b, "Dropout in training mode (other than a ratio of 0)");
-        io_slots(n, 1, t);
-        return node_emit(b, NPURT_N_DROPOUT, 1, n->n_outputs, t, NULL, 0);
+        /* a ratio or training_mode given at run time: the runtime checks them, as the reference */
+        int ni = n->n_inputs > 3 ? 3 : n->n_inputs;
+        bool live = false;
+        for (int i = 1; i < ni; i++)
+            live |= n->inputs[i] && !n->inputs[i]->data;
+        io_slots(n, live ? ni : 1, t);
+        return node_emit(b, NPURT_N_DROPOUT, live ? ni : 1, n->n_outputs, t, NULL, 0);
+    }
+    case IR_OP_CLIP: {
+        if (n->n_inputs > 3)
+            return emit_hop_unsupported(b, "Clip takes at most three inputs");
+        npurt_p_n_clip r = {ir_attr_float(n, "min", -INFINITY), ir_attr_float(n, "max", INFINITY),
+                            emit_hop_act(n->act)};
+        io_slots(n, 3, t);
+        return node_emit(b, NPURT_N_CLIP, 3, 1, t, &r, sizeof r);
+    }
     default: break;
     }
     if ((n->op == IR_OP_MAX || n->op == IR_OP_MIN) && n->n_inputs != 2) {
@@ -375,6 +405,7 @@ npu_status emit_hop_node(emit_hop *b)
     case IR_OP_NEG:
     case IR_OP_ABS:
     case IR_OP_DROPOUT:
+    case IR_OP_CLIP:
     case IR_OP_ADD:
     case IR_OP_SUB:
     case IR_OP_MUL:

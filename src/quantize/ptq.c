@@ -230,7 +230,9 @@ npu_status q_ptq(ir_graph *g, const q_ptq_options *o, q_ptq_result *res, npu_err
         memset(res, 0, sizeof *res);
     if (!o->calib_dir)
         return npu_fail(err, NPU_EUSER, "%s: quantizing needs a calibration set (--calib DIR)", model);
-    if (g->n_inputs < 1 || g->n_inputs > CAL_MAX_INPUTS)
+    if (g->n_inputs == 0)
+        return NPU_OK; /* no inputs: every tensor is a constant, nothing to calibrate or quantize */
+    if (g->n_inputs > CAL_MAX_INPUTS)
         return npu_fail(err, NPU_EUSER, "%s: calibration takes 1 to %d inputs (the model has %d)", model,
                         CAL_MAX_INPUTS, g->n_inputs);
     cal_input_spec specs[CAL_MAX_INPUTS];
