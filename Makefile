@@ -133,6 +133,7 @@ fixtures:
 
 test-conf: $(TOOLS)
 	@if [ -x tests/conformance/run.sh ]; then tests/conformance/run.sh $(BUILD); fi
+	@if [ -x tests/conformance/run_sim.sh ]; then tests/conformance/run_sim.sh $(BUILD); fi
 
 test-e2e: $(TOOLS)
 	@if [ -x tests/e2e/run.sh ]; then tests/e2e/run.sh $(BUILD); fi

@@ -87,10 +87,14 @@ q_kind q_classify(const ir_node *n)
     case IR_OP_MAX: return n->n_inputs == 2 ? Q_KIND_BINARY : Q_KIND_FLOAT;
     case IR_OP_MAX_POOL:
     case IR_OP_GLOBAL_MAX_POOL:
+        /* the integer pools are 1-D and 2-D; 3-D ones stay float (host) */
+        if (n->inputs[0] && n->inputs[0]->rank > 4)
+            return Q_KIND_FLOAT;
+        return n->n_outputs == 1 ? Q_KIND_INHERIT : Q_KIND_FLOAT;
     case IR_OP_RESHAPE:
     case IR_OP_FLATTEN: return n->n_outputs == 1 ? Q_KIND_INHERIT : Q_KIND_FLOAT;
     case IR_OP_AVERAGE_POOL:
-    case IR_OP_GLOBAL_AVERAGE_POOL: return Q_KIND_OWN_RANGE;
+    case IR_OP_GLOBAL_AVERAGE_POOL: return n->inputs[0] && n->inputs[0]->rank > 4 ? Q_KIND_FLOAT : Q_KIND_OWN_RANGE;
     case IR_OP_CONCAT: return Q_KIND_CONCAT;
     case IR_OP_RELU:
     case IR_OP_LEAKY_RELU:

@@ -200,6 +200,8 @@ bool tile_supports(void *target, const ir_graph *g, const ir_node *n, const char
         return false;
     const ir_tensor *x = n->n_inputs ? n->inputs[0] : NULL;
     bool quantized = x && x->quant && x->dtype == IR_I8;
+    if (!quantized && x && !x->data && x->dtype != IR_F32)
+        return no(g, reason, "integer or bool data without quantization (the NPU computes on int8 codes)");
     return !quantized || tile_try_node(t, g, n, reason);
 }
 
