@@ -17,6 +17,7 @@ enum { MAX_ROUNDS = 16 }; /* a guard only: real graphs settle in two or three */
  *   cse             equal constants, then equal nodes, merged
  *   dce             unused nodes and tensors dropped
  *   bnfold          BatchNormalization into the Conv/ConvTranspose/Gemm before it
+ *   bnconv          a BatchNormalization left over becomes a depthwise 1x1 Conv
  *   fuse_act        Relu/Clip/LeakyRelu into their producer's ir_act */
 #define OPT_PASSES(X)                                                                                      \
     X(elide_identity, GROUP_CLEANUP)                                                                       \
@@ -25,6 +26,7 @@ enum { MAX_ROUNDS = 16 }; /* a guard only: real graphs settle in two or three */
     X(cse, GROUP_CLEANUP)                                                                                  \
     X(dce, GROUP_CLEANUP)                                                                                  \
     X(bnfold, GROUP_FUSE)                                                                                  \
+    X(bnconv, GROUP_FUSE)                                                                                  \
     X(fuse_act, GROUP_FUSE)
 
 static const struct pass {
