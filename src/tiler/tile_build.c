@@ -36,7 +36,7 @@ static npu_status lower_node(tile_ctx *c, const ir_node *n)
     switch (n->op) {
     case IR_OP_CONV: return tile_conv(c, n);
     case IR_OP_GEMM:
-    case IR_OP_MATMUL: return tile_matmul(c, n);
+    case IR_OP_MATMUL: return ref_q_is_bmm(n) ? tile_bmm(c, n) : tile_matmul(c, n);
     case IR_OP_MAX_POOL:
     case IR_OP_AVERAGE_POOL:
     case IR_OP_GLOBAL_AVERAGE_POOL:

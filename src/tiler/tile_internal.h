@@ -188,6 +188,8 @@ int64_t tile_conv_estimate(tile_ctx *c, const ir_node *n);
 npu_status tile_conv_fused(tile_ctx *c, const ir_node *n, const ir_node *m, bool in_place, bool *done);
 npu_status tile_pool(tile_ctx *c, const ir_node *n);
 npu_status tile_matmul(tile_ctx *c, const ir_node *n);
+/* MatMul of two activations (tile_bmm.c): batched, broadcast, B transposed by the DMA. */
+npu_status tile_bmm(tile_ctx *c, const ir_node *n);
 npu_status tile_eltwise(tile_ctx *c, const ir_node *n);
 /* The eltwise fields of a quantized binary node, addresses and sizes left to the caller. */
 npu_status tile_eltwise_fields(tile_ctx *c, const ir_node *n, int64_t base[TGT_F_COUNT]);

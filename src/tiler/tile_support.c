@@ -150,9 +150,15 @@ static bool matmul_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, 
     const ir_tensor *x = n->inputs[0], *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
     if (tgt_insn_for_sem(t->isa, TGT_SEM_MATMUL) < 0)
         return no(g, reason, "the ISA has no matmul instruction");
+    if (w && !w->data && n->op == IR_OP_MATMUL) { /* tile_bmm */
+        if (!q_bmm_shapes(n))
+            return no(g, reason, "MatMul of two activations whose shapes the batched kernel does not take (a partly broadcast batch)");
+        return true;
+    }
     if (!w || !w->data)
-        return no(g, reason, "MatMul of two activations (the NPU multiplies by constant weights)");
-    if (w->rank != 2 || x->rank != 2)
+        return no(g, reason, "Gemm of two activations (the NPU multiplies by constant weights)");
+    /* a MatMul's [..., K] input runs as its rows [M, K] (dense in DRAM) */
+    if (w->rank != 2 || x->rank < 2 || (x->rank != 2 && n->op != IR_OP_MATMUL && !n->outputs[0]->quant))
         return no(g, reason, "matrix multiply of other than 2-D operands");
     if (n->op == IR_OP_GEMM && ir_attr_int(n, "transA", 0))
         return no(g, reason, "Gemm with transA");

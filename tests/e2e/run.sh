@@ -79,6 +79,13 @@ done
 check invres 0.98 # the inverted-residual cascade
 check densebn 0.98 # standalone BatchNormalization (bnconv: a depthwise 1x1 conv on the NPU)
 npu_only densebn
+# MatMul of two activations (tile_bmm: batched, broadcast B, Q.K^T and .V)
+for m in bmm bmm_bcast qkt; do
+    check $m 0.98
+done
+npu_only bmm Reshape
+npu_only bmm_bcast Reshape
+npu_only qkt "Reshape|Transpose"
 check conv 0.95 --wbits 4
 check residual 0.95 --wbits 4
 # W4A4 / W8A4: 16 activation levels cost about 15-20 dB of SQNR per layer;
