@@ -196,6 +196,15 @@ npu_status tile_eltwise_fields(tile_ctx *c, const ir_node *n, int64_t base[TGT_F
 npu_status tile_unary(tile_ctx *c, const ir_node *n); /* npu.Lut, npu.Requantize */
 npu_status tile_concat(tile_ctx *c, const ir_node *n);
 npu_status tile_view(tile_ctx *c, const ir_node *n);
+/* Transpose of bytes by DMA (tile_transpose.c): the permutation reduced
+ * (size-1 axes dropped, input axes that stay adjacent merged). */
+typedef struct perm_shape {
+    int rank;
+    int64_t xd[IR_MAX_RANK]; /* reduced input dims */
+    int perm[IR_MAX_RANK];   /* output axis i is reduced input axis perm[i] */
+} perm_shape;
+bool tile_transpose_shape(const ir_node *n, perm_shape *ps); /* false: perm is not a permutation */
+npu_status tile_transpose(tile_ctx *c, const ir_node *n);
 
 /* One axis of a window op tile: outputs [o0, o1) need inputs [i0, i1) and these pads. */
 typedef struct tile_axis {

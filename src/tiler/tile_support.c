@@ -238,6 +238,13 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
     case IR_OP_REQUANTIZE:
         return tgt_insn_for_sem(t->isa, TGT_SEM_REQUANT) >= 0 ? true
                                                               : no(g, reason, "the ISA has no requant instruction");
+    case IR_OP_TRANSPOSE: { /* tile_transpose: DMA only, on bytes (int8 once quantized) */
+        perm_shape ps;
+        const ir_tensor *x = n->inputs[0];
+        if (!x || (x->dtype != IR_F32 && x->dtype != IR_I8) || !tile_transpose_shape(n, &ps))
+            return no(g, reason, "Transpose of other than int8 activations");
+        return true;
+    }
     case IR_OP_CONCAT:
     case IR_OP_RESHAPE:
     case IR_OP_FLATTEN:

@@ -85,7 +85,7 @@ for m in bmm bmm_bcast qkt; do
 done
 npu_only bmm Reshape
 npu_only bmm_bcast Reshape
-npu_only qkt "Reshape|Transpose"
+npu_only qkt
 check conv 0.95 --wbits 4
 check residual 0.95 --wbits 4
 # W4A4 / W8A4: 16 activation levels cost about 15-20 dB of SQNR per layer;

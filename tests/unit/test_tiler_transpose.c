@@ -1,0 +1,87 @@
+/* Tests of Transpose on the NPU (src/tiler/tile_transpose.c): the reduced
+ * permutation (size-1 axes dropped, adjacent input axes merged), and on every
+ * target the DMA-only program for the permutations models export (attention's
+ * head split and K^T, ShuffleNet's channel shuffle, a 2-D transpose, a full
+ * reversal, one large enough to need many tiles on the 128 KiB target),
+ * bit-exact with the reference's Transpose of the same int8 bytes. */
+#include "tests/support/tiler_graphs.h"
+#include "tiler/tile_internal.h"
+
+typedef struct tr_spec {
+    const char *what;
+    int rank;
+    int64_t xd[5], perm[5];
+} tr_spec;
+
+static const tr_spec specs[] = {
+    {"heads", 4, {1, 16, 4, 8}, {0, 2, 1, 3}},
+    {"k_transposed", 4, {1, 16, 4, 8}, {0, 2, 3, 1}},
+    {"shuffle", 5, {1, 2, 8, 5, 5}, {0, 2, 1, 3, 4}},
+    {"matrix", 2, {300, 70}, {1, 0}},
+    {"rotate", 3, {3, 4, 5}, {2, 0, 1}},
+    {"reverse", 4, {2, 3, 4, 5}, {3, 2, 1, 0}},
+    {"big", 4, {1, 32, 96, 96}, {0, 1, 3, 2}},
+};
+
+static ir_graph *tr_graph(const tr_spec *s)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t yd[5];
+    for (int i = 0; i < s->rank; i++)
+        yd[i] = s->xd[s->perm[i]];
+    ir_tensor *x = act(g, "x", s->rank, s->xd, 0.05f, 3), *y = act(g, "y", s->rank, yd, 0.05f, 3);
+    ir_node *n = ir_node_new(g, IR_OP_TRANSPOSE, "tr", 1, &x, 1, &y);
+    ir_set_ints(g, n, "perm", s->rank, s->perm);
+    tg_set_io(g, 1, &x, y);
+    return g;
+}
+
+Test(tiler_transpose, permutations_reduce)
+{
+    perm_shape ps;
+    ir_graph *g = tr_graph(&specs[0]); /* [1,16,4,8] [0,2,1,3] -> [16,4,8] [1,0,2] */
+    cr_assert(tile_transpose_shape(g->nodes[0], &ps));
+    cr_assert_eq(ps.rank, 3);
+    cr_assert(ps.xd[0] == 16 && ps.xd[1] == 4 && ps.xd[2] == 8);
+    cr_assert(ps.perm[0] == 1 && ps.perm[1] == 0 && ps.perm[2] == 2);
+    ir_graph_free(g);
+    g = tr_graph(&specs[1]); /* [1,16,4,8] [0,2,3,1] -> [16,32] [1,0] */
+    cr_assert(tile_transpose_shape(g->nodes[0], &ps));
+    cr_assert_eq(ps.rank, 2);
+    cr_assert(ps.xd[0] == 16 && ps.xd[1] == 32 && ps.perm[0] == 1 && ps.perm[1] == 0);
+    ir_graph_free(g);
+    g = tr_graph(&specs[2]); /* [1,2,8,5,5] [0,2,1,3,4] -> [2,8,25] [1,0,2] */
+    cr_assert(tile_transpose_shape(g->nodes[0], &ps));
+    cr_assert_eq(ps.rank, 3);
+    cr_assert(ps.xd[0] == 2 && ps.xd[1] == 8 && ps.xd[2] == 25 && ps.perm[0] == 1 && ps.perm[2] == 2);
+    ir_set_ints(g, g->nodes[0], "perm", 5, (int64_t[]){0, 2, 2, 3, 4});
+    cr_assert_not(tile_transpose_shape(g->nodes[0], &ps), "not a permutation");
+    ir_graph_free(g);
+}
+
+Test(tiler_transpose, every_permutation_on_every_target)
+{
+    for (int ti = 0; ti < N_TARGETS; ti++) {
+        tgt_target *t = load_target(targets[ti]);
+        for (size_t si = 0; si < sizeof specs / sizeof specs[0]; si++) {
+            const tr_spec *s = &specs[si];
+            ir_graph *g = tr_graph(s);
+            const char *why = NULL;
+            cr_assert(tile_supports(t, g, g->nodes[0], &why), "%s on %s: %s", s->what, t->name, why);
+            built b;
+            npu_err e;
+            cr_assert_eq(build(t, g, &b, &e), NPU_OK, "%s on %s: %s", s->what, t->name, e.msg);
+            int counts[TGT_SEM_COUNT];
+            check_program(t, &b, s->what, counts);
+            cr_assert_gt(counts[TGT_SEM_DMA_LOAD], 0);
+            cr_assert_eq(compute_count(counts), 0, "%s: DMA only", s->what);
+            if (si == sizeof specs / sizeof specs[0] - 1 && !strcmp(t->name, "edge-v1-lite"))
+                cr_assert_gt(counts[TGT_SEM_DMA_LOAD], 4, "big on lite: %d loads", counts[TGT_SEM_DMA_LOAD]);
+#ifdef HAVE_NPU_MODEL
+            run_functional(t, &b, s->what, (uint32_t)si * 13 + 5);
+#endif
+            built_free(&b);
+        }
+        tgt_free(t);
+    }
+}
