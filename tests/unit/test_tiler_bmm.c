@@ -62,21 +62,13 @@ Test(tiler_bmm, every_shape_on_every_target)
         tgt_target *t = load_target(targets[ti]);
         for (size_t si = 0; si < sizeof specs / sizeof specs[0]; si++) {
             const bmm_spec *s = &specs[si];
-            ir_graph *g = bmm_graph(s);
-            const char *why = NULL;
-            cr_assert(tile_supports(t, g, g->nodes[0], &why), "%s on %s: %s", s->what, t->name, why);
             built b;
-            npu_err e;
-            cr_assert_eq(build(t, g, &b, &e), NPU_OK, "%s on %s: %s", s->what, t->name, e.msg);
             int counts[TGT_SEM_COUNT];
-            check_program(t, &b, s->what, counts);
+            build_checked(t, bmm_graph(s), s->what, &b, counts);
             cr_assert_gt(counts[TGT_SEM_MATMUL], 0, "%s on %s", s->what, t->name);
             cr_assert_gt(byte_row_loads(t, &b.prog), 0, "%s on %s: B not loaded transposed", s->what, t->name);
-            cr_assert_eq(b.prog.layers[0].macs, ir_tensor_numel(g->outputs[0]) * s->ad[s->ra - 1]);
-#ifdef HAVE_NPU_MODEL
-            run_functional(t, &b, s->what, (uint32_t)si * 31 + 7);
-#endif
-            built_free(&b);
+            cr_assert_eq(b.prog.layers[0].macs, ir_tensor_numel(b.g->outputs[0]) * s->ad[s->ra - 1]);
+            finish_built(t, &b, s->what, (uint32_t)si * 31 + 7);
         }
         tgt_free(t);
     }

@@ -65,22 +65,14 @@ Test(tiler_transpose, every_permutation_on_every_target)
         tgt_target *t = load_target(targets[ti]);
         for (size_t si = 0; si < sizeof specs / sizeof specs[0]; si++) {
             const tr_spec *s = &specs[si];
-            ir_graph *g = tr_graph(s);
-            const char *why = NULL;
-            cr_assert(tile_supports(t, g, g->nodes[0], &why), "%s on %s: %s", s->what, t->name, why);
             built b;
-            npu_err e;
-            cr_assert_eq(build(t, g, &b, &e), NPU_OK, "%s on %s: %s", s->what, t->name, e.msg);
             int counts[TGT_SEM_COUNT];
-            check_program(t, &b, s->what, counts);
+            build_checked(t, tr_graph(s), s->what, &b, counts);
             cr_assert_gt(counts[TGT_SEM_DMA_LOAD], 0);
             cr_assert_eq(compute_count(counts), 0, "%s: DMA only", s->what);
             if (si == sizeof specs / sizeof specs[0] - 1 && !strcmp(t->name, "edge-v1-lite"))
                 cr_assert_gt(counts[TGT_SEM_DMA_LOAD], 4, "big on lite: %d loads", counts[TGT_SEM_DMA_LOAD]);
-#ifdef HAVE_NPU_MODEL
-            run_functional(t, &b, s->what, (uint32_t)si * 13 + 5);
-#endif
-            built_free(&b);
+            finish_built(t, &b, s->what, (uint32_t)si * 13 + 5);
         }
         tgt_free(t);
     }
