@@ -205,6 +205,14 @@ typedef struct perm_shape {
 } perm_shape;
 bool tile_transpose_shape(const ir_node *n, perm_shape *ps); /* false: perm is not a permutation */
 npu_status tile_transpose(tile_ctx *c, const ir_node *n);
+/* rows x rb bytes from (region sr, offset so, row stride ss) to (dr, dof, ds), through SRAM (tile_vec.c). */
+npu_status tile_copy_rows(tile_ctx *c, int sr, int64_t so, int64_t ss, int dr, int64_t dof, int64_t ds, int64_t rows,
+                          int64_t rb);
+/* Gather by constant indices (tile_gather.c): the indices, normalized, in idx; false when they are not
+ * constant, out of range or more than TILE_GATHER_MAX. */
+enum { TILE_GATHER_MAX = 64 };
+bool tile_gather_indices(const ir_node *n, int64_t *idx, int64_t *count);
+npu_status tile_gather(tile_ctx *c, const ir_node *n);
 
 /* One axis of a window op tile: outputs [o0, o1) need inputs [i0, i1) and these pads. */
 typedef struct tile_axis {

@@ -245,6 +245,13 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
             return no(g, reason, "Transpose of other than int8 activations");
         return true;
     }
+    case IR_OP_GATHER: { /* tile_gather: strided copies */
+        int64_t idx[TILE_GATHER_MAX], count;
+        const ir_tensor *x = n->inputs[0];
+        if (!x || (x->dtype != IR_F32 && x->dtype != IR_I8) || !tile_gather_indices(n, idx, &count))
+            return no(g, reason, "Gather of other than int8 data by at most 64 constant indices");
+        return true;
+    }
     case IR_OP_CONCAT:
     case IR_OP_RESHAPE:
     case IR_OP_FLATTEN:

@@ -253,6 +253,22 @@ def npuops(d):
     y = matmul_w(g, reshape(g, o, [1, 16, 32]), 32, 16)
     g.save(d, y, [1, 16, 16], d)
 
+    # a ViT block's attention as timm exports it: one qkv projection split by Gather,
+    # K^T by a Transpose of the last two axes, the class token taken by a Gather
+    g = G("vitattn", [1, 17, 32])
+    qkv = g.op("Transpose", [reshape(g, matmul_w(g, "x", 32, 96), [1, 17, 3, 4, 8])], perm=[2, 0, 3, 1, 4])
+    q, k, v = (g.op("Gather", [qkv, idx], axis=0) for idx in (i64(g, 0), i64(g, 1), i64(g, 2)))
+    s = g.op("MatMul", [q, g.op("Transpose", [k], perm=[0, 1, 3, 2])])
+    o = reshape(g, g.op("Transpose", [g.op("MatMul", [s, v])], perm=[0, 2, 1, 3]), [1, 17, 32])
+    cls = g.op("Gather", [o, i64(g, 0)], axis=1)
+    g.save(d, matmul_w(g, cls, 32, 10), [1, 10], d)
+
+
+def i64(g, v):
+    t = g.t("idx")
+    g.inits.append(numpy_helper.from_array(np.array(v, np.int64), t))
+    return t
+
 
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/e2e/models"

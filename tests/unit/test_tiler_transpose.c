@@ -1,4 +1,4 @@
-/* Tests of Transpose on the NPU (src/tiler/tile_transpose.c): the reduced
+/* Tests of Transpose and Gather on the NPU (src/tiler/tile_transpose.c, tile_gather.c): the reduced
  * permutation (size-1 axes dropped, adjacent input axes merged), and on every
  * target the DMA-only program for the permutations models export (attention's
  * head split and K^T, ShuffleNet's channel shuffle, a 2-D transpose, a full
@@ -76,4 +76,65 @@ Test(tiler_transpose, every_permutation_on_every_target)
         }
         tgt_free(t);
     }
+}
+
+/* ---- Gather by constant indices ---- */
+
+typedef struct ga_spec {
+    const char *what;
+    int rank, axis, n_idx;
+    int64_t xd[5], idx[4];
+} ga_spec;
+
+static const ga_spec gspecs[] = {
+    {"qkv_split", 5, 0, 0, {3, 1, 4, 17, 8}, {1}},     /* n_idx 0: a scalar index */
+    {"class_token", 3, 1, 0, {1, 17, 32}, {0}},
+    {"last_negative", 3, 1, 0, {2, 17, 32}, {-1}},
+    {"several", 3, 1, 4, {2, 6, 5}, {4, 0, 1, 2}},      /* a run (0,1,2) after a single index */
+};
+
+static ir_graph *ga_graph(const ga_spec *s)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t yd[8];
+    int ry = 0;
+    for (int i = 0; i < s->rank; i++) {
+        if (i == s->axis && s->n_idx)
+            yd[ry++] = s->n_idx;
+        else if (i != s->axis)
+            yd[ry++] = s->xd[i];
+    }
+    ir_tensor *x = act(g, "x", s->rank, s->xd, 0.05f, -4), *y = act(g, "y", ry, yd, 0.05f, -4);
+    int64_t nd = s->n_idx;
+    ir_tensor *ind = ir_const_new(g, "idx", IR_I64, s->n_idx ? 1 : 0, &nd, s->idx);
+    ir_tensor *ins[2] = {x, ind};
+    ir_node *n = ir_node_new(g, IR_OP_GATHER, "gather", 2, ins, 1, &y);
+    ir_set_int(g, n, "axis", s->axis);
+    tg_set_io(g, 1, &x, y);
+    return g;
+}
+
+Test(tiler_transpose, gather_by_constant_indices_on_every_target)
+{
+    for (int ti = 0; ti < N_TARGETS; ti++) {
+        tgt_target *t = load_target(targets[ti]);
+        for (size_t si = 0; si < sizeof gspecs / sizeof gspecs[0]; si++) {
+            built b;
+            int counts[TGT_SEM_COUNT];
+            build_checked(t, ga_graph(&gspecs[si]), gspecs[si].what, &b, counts);
+            /* the run of three consecutive indices is one copy: two loads in all */
+            if (si == 3)
+                cr_assert_eq(counts[TGT_SEM_DMA_LOAD], 2, "%d loads", counts[TGT_SEM_DMA_LOAD]);
+            finish_built(t, &b, gspecs[si].what, (uint32_t)si * 17 + 3);
+        }
+        tgt_free(t);
+    }
+    ga_spec far = {"out_of_range", 3, 1, 1, {1, 4, 8}, {4}};
+    tgt_target *t = load_target("edge-v1");
+    ir_graph *g = ga_graph(&far);
+    const char *why = NULL;
+    cr_assert_not(tile_supports(t, g, g->nodes[0], &why));
+    cr_assert(strstr(why, "constant indices"), "%s", why);
+    ir_graph_free(g);
+    tgt_free(t);
 }
