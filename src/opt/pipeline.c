@@ -18,6 +18,7 @@ enum { MAX_ROUNDS = 16 }; /* a guard only: real graphs settle in two or three */
  *   dce             unused nodes and tensors dropped
  *   reduce_gap      ReduceMean over H and W of NCHW becomes GlobalAveragePool
  *   bnfold          BatchNormalization into the Conv/ConvTranspose/Gemm before it
+ *   bnconv          a BatchNormalization left over becomes a depthwise 1x1 Conv
  *   fuse_act        Relu/Clip/LeakyRelu into their producer's ir_act */
 #define OPT_PASSES(X)                                                                                      \
     X(elide_identity, GROUP_CLEANUP)                                                                       \
@@ -27,6 +28,7 @@ enum { MAX_ROUNDS = 16 }; /* a guard only: real graphs settle in two or three */
     X(dce, GROUP_CLEANUP)                                                                                  \
     X(reduce_gap, GROUP_FUSE)                                                                              \
     X(bnfold, GROUP_FUSE)                                                                                  \
+    X(bnconv, GROUP_FUSE)                                                                                  \
     X(fuse_act, GROUP_FUSE)
 
 static const struct pass {
