@@ -14,6 +14,7 @@ npu_status opt_views(ir_graph *g, const opt_options *o, bool *changed, npu_err *
 npu_status opt_cse(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
 npu_status opt_dce(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
 npu_status opt_bnfold(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
+npu_status opt_fuse_norm(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
 npu_status opt_fuse_act(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
 
 /* ---- helpers (src/opt/util.c) ---- */

@@ -314,7 +314,7 @@ static npu_status convert(q_ctx *c, ir_node *n, ir_node *q)
         }
     }
     q_kind k = q_classify(n);
-    bool ok = k != Q_KIND_FLOAT;
+    bool ok = k != Q_KIND_FLOAT && k != Q_KIND_ROWNORM; /* a QDQ Softmax/LayerNorm keeps its float form */
     for (int i = 0; ok && i < n->n_inputs; i++) {
         const ir_tensor *x = n->inputs[i];
         bool bias = k == Q_KIND_WEIGHTED && i == 2;

@@ -106,10 +106,13 @@ q_kind q_classify(const ir_node *n)
     case IR_OP_RECIPROCAL:
     case IR_OP_NEG:
     case IR_OP_ABS:
+    case IR_OP_GELU:
         for (int i = 1; i < n->n_inputs; i++)
             if (n->inputs[i] && !n->inputs[i]->data)
                 return Q_KIND_FLOAT;
         return Q_KIND_LUT;
+    case IR_OP_SOFTMAX:
+    case IR_OP_LAYER_NORM: return q_rownorm_ok(n) ? Q_KIND_ROWNORM : Q_KIND_FLOAT;
     default: return Q_KIND_FLOAT;
     }
 }
@@ -129,6 +132,10 @@ static bool fixed_output(ir_op op, int bits, float *scale, int32_t *zp)
         *scale = 2.0f / levels;
         *zp = 0;
         return true;
+    case IR_OP_SOFTMAX: /* npu.Softmax's codes (8-bit only: q_rownorm) */
+        *scale = 1.0f / 256.0f;
+        *zp = -128;
+        return bits == 8;
     default: return false;
     }
 }
@@ -165,7 +172,7 @@ static npu_status output_quant(q_ctx *c, const ir_node *n, ir_tensor *y, ir_quan
 
 static bool use_int(q_ctx *c, const ir_node *n, q_kind k)
 {
-    if (k == Q_KIND_FLOAT)
+    if (k == Q_KIND_FLOAT || (k == Q_KIND_ROWNORM && q_act_bits(c, n->outputs[0]) != 8))
         return false;
     for (int i = 0; i < n->n_inputs; i++)
         if (n->inputs[i] && !n->inputs[i]->data && n->inputs[i]->dtype != IR_F32)
@@ -214,6 +221,7 @@ static npu_status rewrite_node(q_ctx *c, ir_node *n)
     case Q_KIND_BINARY: return q_binary_consts(c, n);
     case Q_KIND_LUT: return q_lut(c, n, y);
     case Q_KIND_CONCAT: return q_concat_inputs(c, n);
+    case Q_KIND_ROWNORM: return q_rownorm(c, n, y);
     default: return NPU_OK;
     }
 }

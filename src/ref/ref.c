@@ -37,6 +37,8 @@ const ref_op_entry *ref_lookup(ir_op op)
         e = find_in(ref_ops_shape, op);
     if (!e)
         e = find_in(ref_ops_qdq, op);
+    if (!e)
+        e = find_in(ref_ops_norm, op);
     return e;
 }
 

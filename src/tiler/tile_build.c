@@ -49,6 +49,8 @@ static npu_status lower_node(tile_ctx *c, const ir_node *n)
     case IR_OP_LUT:
     case IR_OP_REQUANTIZE: return tile_unary(c, n);
     case IR_OP_CONCAT: return tile_concat(c, n);
+    case IR_OP_QSOFTMAX:
+    case IR_OP_QLAYER_NORM: return tile_rownorm(c, n);
     default:
         if (ir_op_is_view(n->op))
             return tile_view(c, n);

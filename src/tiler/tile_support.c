@@ -232,6 +232,18 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
     case IR_OP_REQUANTIZE:
         return tgt_insn_for_sem(t->isa, TGT_SEM_REQUANT) >= 0 ? true
                                                               : no(g, reason, "the ISA has no requant instruction");
+    case IR_OP_QSOFTMAX:
+    case IR_OP_QLAYER_NORM: {
+        tgt_sem s = n->op == IR_OP_QSOFTMAX ? TGT_SEM_SOFTMAX : TGT_SEM_LAYERNORM;
+        const ir_tensor *x = n->inputs[0];
+        int64_t w = x->rank ? x->dims[x->rank - 1] : 1;
+        if (tgt_insn_for_sem(t->isa, s) < 0)
+            NO("the ISA has no %s instruction", tgt_sem_name(s));
+        if (w > fmax_of(t, s, TGT_F_W))
+            NO("rows of %lld exceed the %s w field (max %lld) of %s", (long long)w, tgt_sem_name(s),
+               (long long)fmax_of(t, s, TGT_F_W), t->isa->name);
+        return true;
+    }
     case IR_OP_CONCAT:
     case IR_OP_RESHAPE:
     case IR_OP_FLATTEN:

@@ -1192,7 +1192,7 @@ Test(fuse_act, dump_before_and_after)
 
 Test(pipeline, pass_names_in_order)
 {
-    static const char *const want[] = {"elide_identity", "constfold", "views", "cse", "dce", "bnfold", "fuse_act"};
+    static const char *const want[] = {"elide_identity", "constfold", "views", "cse", "dce", "fuse_norm", "bnfold", "fuse_act"};
     const char *const *names = opt_pass_names();
     size_t i = 0;
     for (; names[i]; i++) {
