@@ -38,6 +38,10 @@ npu_status npum_exec_layernorm(npu_model *m, const npum_insn *x, npu_err *err)
     int32_t *t = table_copy(m, x->d.v[TGT_F_QTAB], 3 * (size_t)V(W));
     if (!t)
         return npu_fail(err, NPU_EINTERNAL, "npu: out of memory for kernel scratch");
+    for (int32_t j = 0; j < V(W); j++)
+        if (t[3 * j + 2] < 1 || t[3 * j + 2] > 62)
+            return npum_fault(m, err, x->index, x->word, &x->d, "qtab column %d (SRAM 0x%llx): shift %d outside 1..62",
+                              j, (unsigned long long)(x->d.v[TGT_F_QTAB] + 12 * j), t[3 * j + 2]);
     nk_qlayernorm_params p = {V(H), V(W), x->d.v[TGT_F_EPS], V(OUT_ZP), V(CLAMP_LO), V(CLAMP_HI)};
     return done(m, x, nk_qlayernorm(&p, t, (const int8_t *)m->sram + V(SRC), (int8_t *)m->sram + V(DST)),
                 "layernorm", err);
