@@ -33,13 +33,13 @@ nk_status nk_layernorm_f32(const nk_layernorm_params *p, const float *x, const f
 /* Softmax of rows of len int8 codes (any zero point: it cancels).
  * table[d] = round(2^15 * exp(-in_scale * d)) for d = max - x in 0..255
  * (nk_qsoftmax_table); per row S = sum table[max - x_j] (int32: len <= 65535),
- * out_j = clamp(out_zp + round_half_even(256 * table[max - x_j] / S)),
- * one rounding of the exact quotient. The output scale is 1/256
- * (NK_QSOFTMAX_OUT_SCALE): codes out_zp .. out_zp + 256 for [0, 1]. */
-#define NK_QSOFTMAX_OUT_SCALE (1.0f / 256.0f)
+ * out_j = clamp(out_zp + round_half_even(table[max - x_j] * M / S)) with
+ * M = mult * 2^(shift - 31) = 1 / out_scale: one rounding of the exact
+ * value (nk_requantize_div). */
 enum { NK_QSOFTMAX_ONE = 1 << 15, NK_QROW_MAX_LEN = 65535 };
 typedef struct nk_qsoftmax_params {
     int32_t rows, len;
+    int32_t mult, shift; /* 1 / out_scale (nk_quantize_multiplier) */
     int32_t out_zp, act_min, act_max;
 } nk_qsoftmax_params;
 nk_status nk_qsoftmax_table(float in_scale, int32_t table[256]);

@@ -47,7 +47,8 @@ nk_status nk_qsoftmax_table(float in_scale, int32_t table[256])
 
 nk_status nk_qsoftmax(const nk_qsoftmax_params *p, const int32_t *table, const int8_t *in, int8_t *out)
 {
-    if (!row_args_ok(p->rows, p->len, p->out_zp, p->act_min, p->act_max))
+    if (!row_args_ok(p->rows, p->len, p->out_zp, p->act_min, p->act_max) || p->mult < 0 ||
+        p->shift < NK_SHIFT_MIN || p->shift > NK_SHIFT_MAX)
         return NK_EARG;
     for (int d = 0; d < 256; d++)
         if (table[d] < 0 || table[d] > NK_QSOFTMAX_ONE)
@@ -59,12 +60,11 @@ nk_status nk_qsoftmax(const nk_qsoftmax_params *p, const int32_t *table, const i
         int mx = -128;
         for (int32_t j = 0; j < len; j++)
             mx = x[j] > mx ? x[j] : mx;
-        int64_t sum = 0;
+        int32_t sum = 0; /* <= 65535 * 2^15: no overflow */
         for (int32_t j = 0; j < len; j++)
             sum += table[mx - x[j]];
         for (int32_t j = 0; j < len; j++) {
-            int64_t v = 256 * (int64_t)table[mx - x[j]], q = sum ? v / sum : 0, rem = sum ? v % sum : 0;
-            q += 2 * rem > sum || (2 * rem == sum && (q & 1)); /* half to even */
+            int64_t q = sum ? nk_requantize_div(table[mx - x[j]], p->mult, p->shift, sum) : 0;
             y[j] = clamp_out(p->out_zp + q, p->act_min, p->act_max);
         }
     }

@@ -28,7 +28,7 @@ npu_status npum_exec_softmax(npu_model *m, const npum_insn *x, npu_err *err)
     int32_t *t = table_copy(m, x->d.v[TGT_F_TABLE], 256);
     if (!t)
         return npu_fail(err, NPU_EINTERNAL, "npu: out of memory for kernel scratch");
-    nk_qsoftmax_params p = {V(H), V(W), V(OUT_ZP), V(CLAMP_LO), V(CLAMP_HI)};
+    nk_qsoftmax_params p = {V(H), V(W), V(MULT), V(SHIFT), V(OUT_ZP), V(CLAMP_LO), V(CLAMP_HI)};
     return done(m, x, nk_qsoftmax(&p, t, (const int8_t *)m->sram + V(SRC), (int8_t *)m->sram + V(DST)), "softmax",
                 err);
 }

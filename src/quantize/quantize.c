@@ -132,10 +132,6 @@ static bool fixed_output(ir_op op, int bits, float *scale, int32_t *zp)
         *scale = 2.0f / levels;
         *zp = 0;
         return true;
-    case IR_OP_SOFTMAX: /* npu.Softmax's codes (8-bit only: q_rownorm) */
-        *scale = 1.0f / 256.0f;
-        *zp = -128;
-        return bits == 8;
     default: return false;
     }
 }
@@ -172,7 +168,7 @@ static npu_status output_quant(q_ctx *c, const ir_node *n, ir_tensor *y, ir_quan
 
 static bool use_int(q_ctx *c, const ir_node *n, q_kind k)
 {
-    if (k == Q_KIND_FLOAT || (k == Q_KIND_ROWNORM && q_act_bits(c, n->outputs[0]) != 8))
+    if (k == Q_KIND_FLOAT)
         return false;
     for (int i = 0; i < n->n_inputs; i++)
         if (n->inputs[i] && !n->inputs[i]->data && n->inputs[i]->dtype != IR_F32)

@@ -44,7 +44,7 @@ npu_status q_binary_consts(q_ctx *c, ir_node *n);
 npu_status q_weighted(q_ctx *c, ir_node *n);
 /* lut.c: y is the node's original float output (for its name in messages) */
 npu_status q_lut(q_ctx *c, ir_node *n, const ir_tensor *y);
-/* rownorm.c: Softmax / LayerNormalization over the last axis (8-bit only) */
+/* rownorm.c: Softmax / LayerNormalization over the last axis */
 bool q_rownorm_ok(const ir_node *n);
 npu_status q_rownorm(q_ctx *c, ir_node *n, const ir_tensor *y);
 

@@ -67,9 +67,12 @@ static npu_status row_setup(const ir_node *n, int64_t table_elems, int32_t *rows
 
 npu_status ref_qsoftmax_params(const ir_node *n, nk_qsoftmax_params *p, npu_err *err)
 {
-    if (n->outputs[0]->quant && n->outputs[0]->quant->scale[0] != NK_QSOFTMAX_OUT_SCALE)
-        return npu_fail(err, NPU_EUSER, "the output scale must be 1/256");
-    return row_setup(n, 256, &p->rows, &p->len, &p->out_zp, &p->act_min, &p->act_max, err);
+    npu_status st = row_setup(n, 256, &p->rows, &p->len, &p->out_zp, &p->act_min, &p->act_max, err);
+    int shift = 0;
+    if (st == NPU_OK && nk_quantize_multiplier(1.0 / n->outputs[0]->quant->scale[0], &p->mult, &shift) != NK_OK)
+        return npu_fail(err, NPU_EUSER, "output scale %g: 1/scale is no multiplier", n->outputs[0]->quant->scale[0]);
+    p->shift = shift;
+    return st;
 }
 
 npu_status ref_qlayernorm_params(const ir_node *n, nk_qlayernorm_params *p, npu_err *err)

@@ -108,7 +108,9 @@ static const tgt_sem_field f_requant[] = {
     COMMON, R(SRC), R(DST), R(LEN), R(MULT), O(SHIFT, 0), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(COPY, 0),
 };
 /* rows h of w elements: softmax's 256 int32 exp table, layernorm's per-column qtab */
-static const tgt_sem_field f_softmax[] = {COMMON, R(SRC), R(DST), R(TABLE), R(H), R(W), O(OUT_ZP, 0), CLAMP};
+static const tgt_sem_field f_softmax[] = {
+    COMMON, R(SRC), R(DST), R(TABLE), R(H), R(W), R(MULT), O(SHIFT, 0), O(OUT_ZP, 0), CLAMP,
+};
 static const tgt_sem_field f_layernorm[] = {
     COMMON, R(SRC), R(DST), R(QTAB), R(H), R(W), O(EPS, 0), O(OUT_ZP, 0), CLAMP,
 };

@@ -10,7 +10,7 @@
 
 typedef struct rows {
     tgt_sem sem;
-    int32_t rows, len, out_zp, lo, hi;
+    int32_t rows, len, out_zp, lo, hi, mult, shift;
     int64_t eps;
     int64_t table_bytes;
 } rows;
@@ -21,11 +21,11 @@ static npu_status row_params(tile_ctx *c, const ir_node *n, rows *r)
     if (n->op == IR_OP_QSOFTMAX) {
         nk_qsoftmax_params p;
         st = ref_qsoftmax_params(n, &p, c->err);
-        *r = (rows){TGT_SEM_SOFTMAX, p.rows, p.len, p.out_zp, p.act_min, p.act_max, 0, 4 * 256};
+        *r = (rows){TGT_SEM_SOFTMAX, p.rows, p.len, p.out_zp, p.act_min, p.act_max, p.mult, p.shift, 0, 4 * 256};
     } else {
         nk_qlayernorm_params p;
         st = ref_qlayernorm_params(n, &p, c->err);
-        *r = (rows){TGT_SEM_LAYERNORM, p.rows, p.len, p.out_zp, p.act_min, p.act_max, p.eps, 12 * (int64_t)p.len};
+        *r = (rows){TGT_SEM_LAYERNORM, p.rows, p.len, p.out_zp, p.act_min, p.act_max, 0, 0, p.eps, 12 * (int64_t)p.len};
     }
     return st == NPU_OK ? NPU_OK : npu_err_prefix(c->err, "node '%s'", n->name);
 }
@@ -82,6 +82,8 @@ npu_status tile_rownorm(tile_ctx *c, const ir_node *n)
         cp->v[TGT_F_OUT_ZP] = r.out_zp, cp->v[TGT_F_CLAMP_LO] = r.lo, cp->v[TGT_F_CLAMP_HI] = r.hi;
         if (r.sem == TGT_SEM_LAYERNORM)
             cp->v[TGT_F_EPS] = r.eps;
+        else
+            cp->v[TGT_F_MULT] = r.mult, cp->v[TGT_F_SHIFT] = r.shift;
         tile_store_flat(c, wk, yr, yo + r0 * r.len, s[j % 2][1], bytes);
     }
     return tile_pipeline(c);

@@ -162,6 +162,28 @@ static bool matmul_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, 
     return true;
 }
 
+/* npu.Softmax / npu.LayerNorm, or the float op that becomes one: the
+ * instruction and a row within its w field. */
+static bool rownorm_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    tgt_sem s = n->op == IR_OP_QSOFTMAX || n->op == IR_OP_SOFTMAX ? TGT_SEM_SOFTMAX : TGT_SEM_LAYERNORM;
+    const ir_tensor *x = n->inputs[0];
+    int64_t w = x->rank ? x->dims[x->rank - 1] : 1;
+    if (tgt_insn_for_sem(t->isa, s) < 0)
+        NO("the ISA has no %s instruction", tgt_sem_name(s));
+    if (w > fmax_of(t, s, TGT_F_W))
+        NO("rows of %lld exceed the %s w field (max %lld) of %s", (long long)w, tgt_sem_name(s),
+           (long long)fmax_of(t, s, TGT_F_W), t->isa->name);
+    return true;
+}
+
+bool tile_int_supported(void *target, const ir_graph *g, const ir_node *n)
+{
+    if (n->op != IR_OP_SOFTMAX && n->op != IR_OP_LAYER_NORM)
+        return true;
+    return n->n_inputs > 0 && n->inputs[0] && rownorm_ok(target, g, n, NULL);
+}
+
 static bool eltwise_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
 {
     if (n->n_inputs != 2 || !n->inputs[0] || !n->inputs[1])
@@ -233,17 +255,7 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
         return tgt_insn_for_sem(t->isa, TGT_SEM_REQUANT) >= 0 ? true
                                                               : no(g, reason, "the ISA has no requant instruction");
     case IR_OP_QSOFTMAX:
-    case IR_OP_QLAYER_NORM: {
-        tgt_sem s = n->op == IR_OP_QSOFTMAX ? TGT_SEM_SOFTMAX : TGT_SEM_LAYERNORM;
-        const ir_tensor *x = n->inputs[0];
-        int64_t w = x->rank ? x->dims[x->rank - 1] : 1;
-        if (tgt_insn_for_sem(t->isa, s) < 0)
-            NO("the ISA has no %s instruction", tgt_sem_name(s));
-        if (w > fmax_of(t, s, TGT_F_W))
-            NO("rows of %lld exceed the %s w field (max %lld) of %s", (long long)w, tgt_sem_name(s),
-               (long long)fmax_of(t, s, TGT_F_W), t->isa->name);
-        return true;
-    }
+    case IR_OP_QLAYER_NORM: return rownorm_ok(t, g, n, reason);
     case IR_OP_CONCAT:
     case IR_OP_RESHAPE:
     case IR_OP_FLATTEN:

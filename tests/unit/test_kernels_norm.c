@@ -8,6 +8,14 @@
 
 #include "kernels/kernels.h"
 
+/* p's multiplier of 1 / out_scale */
+static void inv_scale(nk_qsoftmax_params *p, double out_scale)
+{
+    int shift;
+    cr_assert_eq(nk_quantize_multiplier(1.0 / out_scale, &p->mult, &shift), NK_OK);
+    p->shift = shift;
+}
+
 static uint32_t rng = 2024;
 static int rnd(int lo, int hi)
 {
@@ -45,6 +53,7 @@ Test(qsoftmax, rows_by_hand)
     int32_t t[256] = {0};
     t[0] = 509, t[1] = 3; /* a row {a, a-1}: sum 512, 256*509/512 = 254.5, 256*3/512 = 1.5 */
     nk_qsoftmax_params p = {.rows = 1, .len = 2, .out_zp = -128, .act_min = -128, .act_max = 127};
+    inv_scale(&p, 1.0 / 256); /* a power of two: exactly 256 */
     int8_t in[4] = {7, 6}, out[4];
     cr_assert_eq(nk_qsoftmax(&p, t, in, out), NK_OK);
     cr_assert_eq(out[0], 254 - 128); /* ties to even */
@@ -60,7 +69,13 @@ Test(qsoftmax, rows_by_hand)
     cr_assert_eq(out[3], -128);
     p.len = 0;
     cr_assert_eq(nk_qsoftmax(&p, t, in2, out), NK_EARG);
-    p.len = 2, t[3] = 40000; /* entries above 1.0 */
+    p.len = 2;
+    inv_scale(&p, 1.0 / 100); /* 100 * 32768 / (32768 + 16384) = 66.67 -> 67 */
+    t[1] = 16384;
+    cr_assert_eq(nk_qsoftmax(&p, t, in2 + 2, out), NK_OK);
+    cr_assert_eq(out[0], 67 - 128);
+    cr_assert_eq(out[1], 33 - 128);
+    t[3] = 40000; /* entries above 1.0 */
     cr_assert_eq(nk_qsoftmax(&p, t, in2, out), NK_EARG);
 }
 
@@ -70,9 +85,11 @@ Test(qsoftmax, within_half_a_step_of_the_float_softmax)
     int32_t t[256];
     enum { L = 197 };
     int8_t in[L], out[L];
+    const double out_scales[] = {1.0 / 256, 0.03 / 255, 0.0037};
     for (size_t k = 0; k < 3; k++) {
         cr_assert_eq(nk_qsoftmax_table(scales[k], t), NK_OK);
-        nk_qsoftmax_params p = {1, L, -128, -128, 127};
+        nk_qsoftmax_params p = {1, L, 0, 0, -128, -128, 127};
+        inv_scale(&p, out_scales[k]);
         double worst = 0;
         for (int rep = 0; rep < 20; rep++) {
             for (int j = 0; j < L; j++)
@@ -82,11 +99,12 @@ Test(qsoftmax, within_half_a_step_of_the_float_softmax)
             for (int j = 0; j < L; j++)
                 sum += exp(scales[k] * in[j]);
             for (int j = 0; j < L; j++) {
-                double want = exp(scales[k] * in[j]) / sum * 256.0 - 128.0;
+                double want = exp(scales[k] * in[j]) / sum / out_scales[k] - 128.0;
                 worst = fmax(worst, fabs(out[j] - fmin(want, 127.0)));
             }
         }
-        cr_log_info("softmax, input scale %g: at most %.3f steps from float", scales[k], worst);
+        cr_log_info("softmax, input scale %g, output %g: at most %.3f steps from float", scales[k], out_scales[k],
+                    worst);
         cr_assert(worst <= 0.51, "scale %g: %.3f steps from float", scales[k], worst);
     }
 }

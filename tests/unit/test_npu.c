@@ -612,13 +612,14 @@ Test(npu, softmax_and_layernorm)
         fill(r->sram + SRC, H * W, 77 + (uint32_t)k);
         uint8_t *s0 = snapshot(r);
         uint32_t sm = emit(r, "softmax", KV({"src", SRC}, {"dst", DST}, {"table", TAB}, {"h", H}, {"w", W},
-                                             {"out_zp", -128}, {"clamp_lo", -128}, {"clamp_hi", 127}));
+                                             {"out_zp", -128}, {"clamp_lo", -128}, {"clamp_hi", 127},
+                                             {"mult", 1 << 30}, {"shift", 9}));
         emit(r, "layernorm", KV({"src", SRC}, {"dst", DST + 0x1000}, {"qtab", QTB}, {"h", H}, {"w", W}, {"eps", 900},
                                 {"out_zp", 4}, {"clamp_lo", -100}, {"clamp_hi", 100}, {"wait", 0}));
         END(r, 0);
         run_ok(r);
         int8_t want[H * W];
-        nk_qsoftmax_params sp = {H, W, -128, -128, 127};
+        nk_qsoftmax_params sp = {H, W, 1 << 30, 9, -128, -128, 127}; /* 2^30 * 2^(9-31) = 256 */
         cr_assert_eq(nk_qsoftmax(&sp, tab, (const int8_t *)s0 + SRC, want), NK_OK);
         cr_assert(memcmp(want, r->sram + DST, H * W) == 0, "%s: softmax differs from nk_qsoftmax", targets[k]);
         nk_qlayernorm_params lp = {H, W, 900, 4, -100, 100};

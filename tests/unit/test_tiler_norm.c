@@ -12,7 +12,7 @@ static ir_graph *row_graph(bool softmax, int64_t rows, int64_t len)
     ir_graph *g = ir_graph_new(npu_alloc_default());
     int64_t d[3] = {1, rows, len};
     ir_tensor *x = act(g, "x", 3, d, 0.06f, 3);
-    ir_tensor *y = softmax ? act(g, "y", 3, d, NK_QSOFTMAX_OUT_SCALE, -128) : act(g, "y", 3, d, 0.04f, -5);
+    ir_tensor *y = softmax ? act(g, "y", 3, d, 0.6f / 255, -128) : act(g, "y", 3, d, 0.04f, -5);
     ir_tensor *tab;
     if (softmax) {
         int64_t td = 256;
