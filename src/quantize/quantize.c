@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "quantize/quantize_internal.h"
+#include "ref/ref_qparams.h"
 
 void q_params_from_range(float lo, float hi, int bits, float *scale, int32_t *zero_point)
 {
@@ -113,6 +114,10 @@ q_kind q_classify(const ir_node *n)
         return Q_KIND_LUT;
     case IR_OP_SOFTMAX:
     case IR_OP_LAYER_NORM: return q_rownorm_ok(n) ? Q_KIND_ROWNORM : Q_KIND_FLOAT;
+    case IR_OP_REDUCE_MEAN: { /* an average pool of a view (src/ref/ops_norm.c) */
+        int64_t w[5];
+        return ref_reduce_mean_window(n, w) ? Q_KIND_OWN_RANGE : Q_KIND_FLOAT;
+    }
     default: return Q_KIND_FLOAT;
     }
 }

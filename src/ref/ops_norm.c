@@ -1,6 +1,8 @@
 /* Reference adapters of the transformer-block ops: float Gelu and
- * LayerNormalization, and the quantizer's npu.Softmax and npu.LayerNorm
- * (row-wise over the last axis, kernels/nk_norm.h). */
+ * LayerNormalization, the quantizer's npu.Softmax and npu.LayerNorm
+ * (row-wise over the last axis, kernels/nk_norm.h), and an integer
+ * ReduceMean as the average pool it is (the mean over tokens of a ViT, a
+ * global average pool written as ReduceMean). */
 #include <string.h>
 
 #include "ref/ref_internal.h"
@@ -86,6 +88,61 @@ npu_status ref_qlayernorm_params(const ir_node *n, nk_qlayernorm_params *p, npu_
     return st;
 }
 
+bool ref_reduce_mean_window(const ir_node *n, int64_t win[5])
+{
+    const ir_tensor *x = n->n_inputs == 1 ? n->inputs[0] : NULL;
+    int64_t axes[IR_MAX_RANK];
+    int k = x ? ir_attr_ints(n, "axes", axes, IR_MAX_RANK) : -1;
+    if (k < 1 || k > x->rank || ir_tensor_numel(x) < 1)
+        return false;
+    for (int i = 0; i < k; i++)
+        if (axes[i] != axes[0] + i || axes[i] < 0 || axes[i] >= x->rank)
+            return false; /* one run of consecutive axes (infer_reduce sorts them) */
+    int64_t outer = 1, r = 1, inner = 1, last = x->dims[axes[k - 1]];
+    for (int d = 0; d < x->rank; d++)
+        *(d < axes[0] ? &outer : d <= axes[k - 1] ? &r : &inner) *= x->dims[d];
+    /* C x H x W, window kh x kw: the run's last axis across W when nothing follows it */
+    int64_t v[5] = {outer, inner == 1 ? r / last : r, inner == 1 ? last : inner, inner == 1 ? r / last : r,
+                    inner == 1 ? last : 1};
+    for (int i = 0; i < 5; i++)
+        if (v[i] > INT32_MAX)
+            return false;
+    memcpy(win, v, sizeof v);
+    return true;
+}
+
+npu_status ref_qreduce_mean_params(const ir_node *n, nk_qpool_params *p, npu_err *err)
+{
+    const ir_tensor *x = n->inputs[0], *y = n->outputs[0];
+    int64_t w[5];
+    memset(p, 0, sizeof *p);
+    if (!ref_reduce_mean_window(n, w) || ir_tensor_numel(y) * w[3] * w[4] != ir_tensor_numel(x))
+        return npu_fail(err, NPU_EUSER, "an integer ReduceMean reduces one run of consecutive axes");
+    if (x->dtype != IR_I8 || y->dtype != IR_I8 || !x->quant || !y->quant || x->quant->count != 1 ||
+        y->quant->count != 1)
+        return npu_fail(err, NPU_EUSER, "needs per-tensor quantized int8 input and output");
+    int shift;
+    if (nk_multiplier_from_scales(x->quant->scale[0], 1.0f, y->quant->scale[0], &p->mult, &shift) != NK_OK)
+        return npu_fail(err, NPU_EUSER, "scales %g / %g give no valid multiplier", x->quant->scale[0],
+                        y->quant->scale[0]);
+    *p = (nk_qpool_params){.n = 1, .c = (int32_t)w[0], .h_in = (int32_t)w[1], .w_in = (int32_t)w[2], .h_out = 1,
+                           .w_out = (int32_t)(w[2] - w[4] + 1), .k_h = (int32_t)w[3], .k_w = (int32_t)w[4],
+                           .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1, .in_zp = x->quant->zero_point[0],
+                           .out_zp = y->quant->zero_point[0], .mult = p->mult, .shift = shift};
+    ref_act_code_range(y, &p->act_min, &p->act_max);
+    return NPU_OK;
+}
+
+static npu_status run_qreduce_mean(const ir_node *n, const void *const *in, void *const *out, void *scratch,
+                                   npu_err *err)
+{
+    (void)scratch;
+    nk_qpool_params p;
+    npu_status st = ref_qreduce_mean_params(n, &p, err);
+    nk_status ks = st == NPU_OK ? nk_qavgpool(&p, in[0], out[0]) : NK_OK;
+    return st != NPU_OK ? st : ks == NK_OK ? NPU_OK : kfail(ks, err, "ReduceMean");
+}
+
 static npu_status run_qsoftmax(const ir_node *n, const void *const *in, void *const *out, void *scratch,
                                npu_err *err)
 {
@@ -111,5 +168,11 @@ const ref_op_entry ref_ops_norm[] = {
     {IR_OP_LAYER_NORM, run_layer_norm, NULL},
     {IR_OP_QSOFTMAX, run_qsoftmax, NULL},
     {IR_OP_QLAYER_NORM, run_qlayer_norm, NULL},
+    {IR_OP_COUNT, NULL, NULL},
+};
+
+/* Integer forms of ops that also have a float one (looked up first for a quantized node). */
+const ref_op_entry ref_ops_qnorm[] = {
+    {IR_OP_REDUCE_MEAN, run_qreduce_mean, NULL},
     {IR_OP_COUNT, NULL, NULL},
 };

@@ -50,5 +50,10 @@ struct nk_qsoftmax_params;
 struct nk_qlayernorm_params;
 npu_status ref_qsoftmax_params(const ir_node *n, struct nk_qsoftmax_params *p, npu_err *err);
 npu_status ref_qlayernorm_params(const ir_node *n, struct nk_qlayernorm_params *p, npu_err *err);
+/* ReduceMean over one run of consecutive axes as an average pool of a
+ * C x H x W view with a kh x kw window: win = {C, H, W, kh, kw}; false for
+ * other axes. ref_qreduce_mean_params: that pool's kernel parameters. */
+bool ref_reduce_mean_window(const ir_node *n, int64_t win[5]);
+npu_status ref_qreduce_mean_params(const ir_node *n, nk_qpool_params *p, npu_err *err);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "quantize/quantize.h"
+#include "ref/ref_qparams.h"
 #include "tiler/tile_internal.h"
 
 bool tile_w4_ok(const tgt_target *t, int64_t elems_per_filter)
@@ -177,11 +178,31 @@ static bool rownorm_ok(const tgt_target *t, const ir_graph *g, const ir_node *n,
     return true;
 }
 
+/* ReduceMean as an average pool of a view (ref_reduce_mean_window): the pool
+ * instruction's window and tile fields, the divider's 4096. */
+static bool reduce_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    int64_t w[5];
+    if (!ref_reduce_mean_window(n, w))
+        return no(g, reason, "ReduceMean over other than one run of consecutive axes");
+    if (tgt_insn_for_sem(t->isa, TGT_SEM_POOL) < 0)
+        return no(g, reason, "the ISA has no pool instruction");
+    if (w[3] > fmax_of(t, TGT_SEM_POOL, TGT_F_KH) || w[4] > fmax_of(t, TGT_SEM_POOL, TGT_F_KW) ||
+        w[1] > fmax_of(t, TGT_SEM_POOL, TGT_F_IH) || w[2] > fmax_of(t, TGT_SEM_POOL, TGT_F_IW))
+        NO("ReduceMean as a %lldx%lld pool over %lldx%lld exceeds the pool fields of %s", (long long)w[3],
+           (long long)w[4], (long long)w[1], (long long)w[2], t->isa->name);
+    if (w[3] * w[4] > 4096)
+        NO("ReduceMean over %lld elements exceeds the divider (4096)", (long long)(w[3] * w[4]));
+    return true;
+}
+
 bool tile_int_supported(void *target, const ir_graph *g, const ir_node *n)
 {
-    if (n->op != IR_OP_SOFTMAX && n->op != IR_OP_LAYER_NORM)
+    if (n->n_inputs < 1 || !n->inputs[0])
         return true;
-    return n->n_inputs > 0 && n->inputs[0] && rownorm_ok(target, g, n, NULL);
+    if (n->op == IR_OP_REDUCE_MEAN)
+        return reduce_ok(target, g, n, NULL);
+    return (n->op != IR_OP_SOFTMAX && n->op != IR_OP_LAYER_NORM) || rownorm_ok(target, g, n, NULL);
 }
 
 static bool eltwise_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
@@ -256,6 +277,10 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
                                                               : no(g, reason, "the ISA has no requant instruction");
     case IR_OP_QSOFTMAX:
     case IR_OP_QLAYER_NORM: return rownorm_ok(t, g, n, reason);
+    case IR_OP_REDUCE_MEAN:
+        if (!n->inputs[0]->quant)
+            return no(g, reason, "float op: no integer form (ReduceMean)");
+        return reduce_ok(t, g, n, reason);
     case IR_OP_CONCAT:
     case IR_OP_RESHAPE:
     case IR_OP_FLATTEN:

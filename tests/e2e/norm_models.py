@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """norm_models.py DIR: transformer-block test models exported by torch at
 opset 13 (GELU erf and tanh, decomposed LayerNorm, Softmax, a pre-norm MLP
-block), each with a calibration set DIR/NAME_calib/ and an input
+block, a mean over tokens), each with a calibration set DIR/NAME_calib/ and an input
 DIR/NAME_input.npy (random weights, fixed seeds)."""
 import os
 import sys
@@ -60,6 +60,17 @@ class Block(nn.Module):
         return torch.softmax(self.head(self.ln2(x)), -1)
 
 
+class TokenMean(nn.Module):
+    """a ViT's head: LayerNorm, the mean over tokens (ReduceMean), a Linear"""
+
+    def __init__(self):
+        super().__init__()
+        self.ln, self.head = nn.LayerNorm(D), nn.Linear(D, 10)
+
+    def forward(self, x):
+        return self.head(self.ln(x).mean(1))
+
+
 class LongSoftmax(nn.Module):
     """rows of 5000: beyond npu-v1-narrow's 4096-element softmax rows"""
 
@@ -87,6 +98,7 @@ def main(d):
         export(d, "softmax", Softmax())
         export(d, "block", Block(), scale=1.0)
         export(d, "softmax_long", LongSoftmax(), shape=(2, 5000))
+        export(d, "tokmean", TokenMean(), shape=(1, T, D))
 
 
 if __name__ == "__main__":

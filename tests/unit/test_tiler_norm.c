@@ -2,7 +2,8 @@
  * npu.LayerNorm graphs on every target, lowered, checked instruction by
  * instruction, run on the NPU model against the reference bit for bit (and
  * the static estimate against the model's cycles); rows too long for a
- * target's w field are refused with the reason. */
+ * target's w field are refused with the reason. ReduceMean over a run of
+ * consecutive axes lowers to the average pool of a view, the same way. */
 #include "kernels/nk_norm.h"
 #include "tests/support/tiler_graphs.h"
 
@@ -76,4 +77,68 @@ Test(tiler_norm, rows_longer_than_the_w_field_are_refused)
     ir_graph_free(g);
     tgt_free(nar);
     tgt_free(v1);
+}
+
+/* ReduceMean(x, axes) with keepdims, quantized */
+static ir_graph *reduce_graph(int rank, const int64_t *xd, int na, const int64_t *axes)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t yd[8];
+    for (int i = 0; i < rank; i++)
+        yd[i] = xd[i];
+    for (int i = 0; i < na; i++)
+        yd[axes[i]] = 1;
+    ir_tensor *x = act(g, "x", rank, xd, 0.05f, -4), *y = act(g, "y", rank, yd, 0.011f, 9);
+    ir_node *n = ir_node_new(g, IR_OP_REDUCE_MEAN, "mean", 1, &x, 1, &y);
+    ir_set_ints(g, n, "axes", na, axes);
+    tg_set_io(g, 1, &x, y);
+    return g;
+}
+
+Test(tiler_norm, reduce_mean_as_a_pool_on_every_target)
+{
+    /* a ViT's mean over tokens, a global average pool, a middle run with a tail */
+    const int64_t d0[3] = {1, 17, 64}, a0[1] = {1}, d1[4] = {1, 40, 5, 5}, a1[2] = {2, 3};
+    const int64_t d2[4] = {2, 3, 6, 10}, a2[2] = {1, 2};
+    struct { int rank; const int64_t *d; int na; const int64_t *a; } cases[] = {
+        {3, d0, 1, a0}, {4, d1, 2, a1}, {4, d2, 2, a2}};
+    for (int ti = 0; ti < N_TARGETS; ti++) {
+        tgt_target *t = load_target(targets[ti]);
+        for (size_t k = 0; k < 3; k++) {
+            char what[32];
+            snprintf(what, sizeof what, "reduce_mean %zu", k);
+            ir_graph *g = reduce_graph(cases[k].rank, cases[k].d, cases[k].na, cases[k].a);
+            const char *why = NULL;
+            cr_assert(tile_supports(t, g, g->nodes[0], &why), "%s on %s: %s", what, t->name, why);
+            cr_assert(tile_int_supported(t, g, g->nodes[0]), "%s on %s", what, t->name);
+            built b;
+            npu_err e;
+            cr_assert_eq(build(t, g, &b, &e), NPU_OK, "%s on %s: %s", what, t->name, e.msg);
+            int counts[TGT_SEM_COUNT];
+            check_program(t, &b, what, counts);
+            cr_assert_gt(counts[TGT_SEM_POOL], 0, "%s on %s", what, t->name);
+            run_functional(t, &b, what, 31u * (uint32_t)k + 5u);
+            built_free(&b);
+        }
+        tgt_free(t);
+    }
+}
+
+Test(tiler_norm, reduce_mean_refusals)
+{
+    tgt_target *nar = load_target("edge-v1-narrow");
+    const char *why = NULL;
+    const int64_t d[4] = {1, 4, 6, 10}, gaps[2] = {1, 3}, one[1] = {1};
+    ir_graph *g = reduce_graph(4, d, 2, gaps); /* axes 1 and 3: not one run */
+    cr_assert(!tile_supports(nar, g, g->nodes[0], &why));
+    cr_assert(strstr(why, "consecutive"), "%s", why);
+    cr_assert(!tile_int_supported(nar, g, g->nodes[0]));
+    ir_graph_free(g);
+    const int64_t tall[3] = {1, 300, 8};
+    g = reduce_graph(3, tall, 1, one); /* a 300x1 window: narrow's kh field stops at 32 */
+    cr_assert(!tile_supports(nar, g, g->nodes[0], &why));
+    cr_assert(strstr(why, "300x1") && strstr(why, "npu-v1-narrow"), "%s", why);
+    cr_assert(!tile_int_supported(nar, g, g->nodes[0]), "stays float, for the host");
+    ir_graph_free(g);
+    tgt_free(nar);
 }
