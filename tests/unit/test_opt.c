@@ -1242,8 +1242,8 @@ Test(bnconv, what_stays_a_batchnorm)
 
 Test(pipeline, pass_names_in_order)
 {
-    static const char *const want[] = {"elide_identity", "constfold", "views", "cse", "dce", "reduce_gap", "bnfold",
-                                       "bnconv", "fuse_act"};
+    static const char *const want[] = {"elide_identity", "constfold", "views", "cse", "dce", "fuse_norm", "reduce_gap",
+                                       "bnfold", "bnconv", "fuse_act"};
     const char *const *names = opt_pass_names();
     size_t i = 0;
     for (; names[i]; i++) {
