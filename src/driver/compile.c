@@ -14,6 +14,7 @@
 #include "import/import.h"
 #include "opt/opt.h"
 #include "partition/partition.h"
+#include "quantize/io_types.h"
 #include "quantize/quantize.h"
 #include "target/target.h"
 
@@ -105,6 +106,8 @@ static npu_status stage_quantize(drv_ctx *c, npu_err *err)
         return npu_fail(err, NPU_EUSER, "%s: --abits %d: a pre-quantized (QDQ) model brings its own int8 activations",
                         c->o->model, c->o->abits);
     npu_status st = qdq ? q_from_qdq(c->g, err) : q_ptq(c->g, &po, &res, err);
+    if (st == NPU_OK && (c->o->input_type || c->o->output_type))
+        st = q_set_io_types(c->g, c->o->model, c->o->input_type, c->o->output_type, err);
     if (st == NPU_OK && res.report)
         q_report_print(res.report, c->out);
     q_report_free(res.report);
