@@ -107,6 +107,7 @@ static const tgt_sem_field f_lut[] = {COMMON, R(SRC), R(DST), R(LEN), R(TABLE)};
 static const tgt_sem_field f_requant[] = {
     COMMON, R(SRC), R(DST), R(LEN), R(MULT), O(SHIFT, 0), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(COPY, 0),
 };
+static const tgt_sem_field f_quantize[] = {COMMON, R(SRC), R(DST), R(LEN), R(FSCALE), O(OUT_ZP, 0)};
 static const tgt_sem_field f_ctrl[] = {COMMON};
 static const tgt_sem_field f_sync[] = {COMMON, O(DRAIN, 0)};
 
@@ -125,6 +126,7 @@ static const tgt_sem_info sems[TGT_SEM_COUNT] = {
     ROW(REQUANT, "requant", U(MAC) | U(VECTOR), f_requant),
     ROW(SYNC, "sync", U(CTRL), f_sync),
     ROW(END, "end", U(CTRL), f_ctrl),
+    ROW(QUANTIZE, "quantize", U(VECTOR), f_quantize),
 };
 
 const tgt_sem_info *tgt_sem_get(tgt_sem s)

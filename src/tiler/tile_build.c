@@ -49,6 +49,7 @@ static npu_status lower_node(tile_ctx *c, const ir_node *n)
     case IR_OP_LUT:
     case IR_OP_REQUANTIZE: return tile_unary(c, n);
     case IR_OP_CONCAT: return tile_concat(c, n);
+    case IR_OP_QUANTIZE_LINEAR: return tile_quantize(c, n);
     default:
         if (ir_op_is_view(n->op))
             return tile_view(c, n);

@@ -194,6 +194,7 @@ npu_status tile_eltwise_fields(tile_ctx *c, const ir_node *n, int64_t base[TGT_F
 npu_status tile_unary(tile_ctx *c, const ir_node *n); /* npu.Lut, npu.Requantize */
 npu_status tile_concat(tile_ctx *c, const ir_node *n);
 npu_status tile_view(tile_ctx *c, const ir_node *n);
+npu_status tile_quantize(tile_ctx *c, const ir_node *n); /* QuantizeLinear of a float input (tile_vec.c) */
 
 /* One axis of a window op tile: outputs [o0, o1) need inputs [i0, i1) and these pads. */
 typedef struct tile_axis {
