@@ -64,24 +64,66 @@ static npu_status edge_node(ir_graph *g, ir_op op, ir_tensor *x, ir_tensor *y, c
     return NPU_OK;
 }
 
-/* A new uint8 tensor like t (the int8 tensor of the same real values). */
-static ir_tensor *u8_twin(ir_graph *g, const ir_tensor *t, const ir_quant *q, npu_err *err)
+/* A new tensor like int8 t holding the same real values as dtype dt:
+ * uint8 codes (zero point + 128) or float32. */
+static ir_tensor *twin(ir_graph *g, const ir_tensor *t, ir_dtype dt, npu_err *err)
 {
     char name[512];
     ir_tensor *u = NULL;
+    const char *tag = dt == IR_U8 ? "u8" : "f";
     for (int k = 0; !u && k < 100; k++) {
-        snprintf(name, sizeof name, k ? "%s:u8_%d" : "%s:u8", t->name, k);
+        snprintf(name, sizeof name, k ? "%s:%s%d" : "%s:%s", t->name, tag, k);
         if (!ir_graph_find(g, name))
-            u = ir_tensor_new(g, name, IR_U8, t->rank, t->dims);
+            u = ir_tensor_new(g, name, dt, t->rank, t->dims);
     }
-    if (u)
-        u->quant = q_quant_tensor(g, q->scale[0], q->zero_point[0] + 128);
-    if (!u || !u->quant) {
+    if (u && dt == IR_U8 && !(u->quant = q_quant_tensor(g, t->quant->scale[0], t->quant->zero_point[0] + 128)))
+        u = NULL;
+    if (!u) {
         npu_fail(err, NPU_EINTERNAL, "out of memory");
         return NULL;
     }
     u->shape_known = true;
     return u;
+}
+
+/* Graph input i, an int8 tensor xq (a pre-quantized model's, or one
+ * retyped above), fed from a new input of type want: float32 through a
+ * QuantizeLinear, uint8 through DequantizeLinear and QuantizeLinear (exact:
+ * (q - zp) * s / s rounds back to q). */
+static npu_status feed_int8_input(ir_graph *g, int i, q_io_type want, npu_err *err)
+{
+    ir_tensor *xq = g->inputs[i], *xf = twin(g, xq, IR_F32, err);
+    ir_tensor *xu = xf && want == Q_IO_U8 ? twin(g, xq, IR_U8, err) : NULL;
+    if (!xf || (want == Q_IO_U8 && !xu))
+        return NPU_EINTERNAL;
+    npu_status st = edge_node(g, IR_OP_QUANTIZE_LINEAR, xf, xq, xq->quant, err);
+    if (st == NPU_OK && xu)
+        st = edge_node(g, IR_OP_DEQUANTIZE_LINEAR, xu, xf, xu->quant, err);
+    ir_tensor *bound = xu ? xu : xf;
+    xq->flags &= ~(unsigned)IR_TENSOR_INPUT;
+    bound->flags |= IR_TENSOR_INPUT;
+    g->inputs[i] = bound;
+    ir_swap_names(g, xq, bound);
+    return st;
+}
+
+/* Graph output j, an int8 tensor yq, delivered as want: float32 through a
+ * DequantizeLinear, uint8 through DequantizeLinear and QuantizeLinear. */
+static npu_status deliver_int8_output(ir_graph *g, int j, q_io_type want, npu_err *err)
+{
+    ir_tensor *yq = g->outputs[j], *yf = twin(g, yq, IR_F32, err);
+    ir_tensor *yu = yf && want == Q_IO_U8 ? twin(g, yq, IR_U8, err) : NULL;
+    if (!yf || (want == Q_IO_U8 && !yu))
+        return NPU_EINTERNAL;
+    npu_status st = edge_node(g, IR_OP_DEQUANTIZE_LINEAR, yq, yf, yq->quant, err);
+    if (st == NPU_OK && yu)
+        st = edge_node(g, IR_OP_QUANTIZE_LINEAR, yf, yu, yu->quant, err);
+    ir_tensor *bound = yu ? yu : yf;
+    yq->flags &= ~(unsigned)IR_TENSOR_OUTPUT;
+    bound->flags |= IR_TENSOR_OUTPUT;
+    g->outputs[j] = bound;
+    ir_swap_names(g, yq, bound);
+    return st;
 }
 
 /* Binds graph input i to the integer version of float input x. */
@@ -104,7 +146,7 @@ static npu_status retype_input(ir_graph *g, const char *model, int i, q_io_type 
         if (ir_use_count(g, x) == 0)
             qn->dead = true;
     } else {
-        if (!(bound = u8_twin(g, xq, xq->quant, err)))
+        if (!(bound = twin(g, xq, IR_U8, err)))
             return NPU_EINTERNAL;
         st = edge_node(g, IR_OP_DEQUANTIZE_LINEAR, bound, x, bound->quant, err);
     }
@@ -126,7 +168,7 @@ static npu_status retype_output(ir_graph *g, const char *model, int j, q_io_type
     ir_tensor *yq = dq->inputs[0], *bound = yq;
     npu_status st = NPU_OK;
     if (want == Q_IO_U8) {
-        if (!(bound = u8_twin(g, yq, yq->quant, err)))
+        if (!(bound = twin(g, yq, IR_U8, err)))
             return NPU_EINTERNAL;
         st = edge_node(g, IR_OP_QUANTIZE_LINEAR, y, bound, bound->quant, err);
     } else if (yq->flags & (IR_TENSOR_INPUT | IR_TENSOR_OUTPUT)) {
@@ -142,28 +184,25 @@ static npu_status retype_output(ir_graph *g, const char *model, int j, q_io_type
     return st;
 }
 
-npu_status q_set_io_types(ir_graph *g, const char *model, q_io_type in, q_io_type out, npu_err *err)
+npu_status q_set_io_types(ir_graph *g, const char *model, const q_io_type *in, const q_io_type *out, npu_err *err)
 {
     npu_status st = NPU_OK;
-    for (int i = 0; st == NPU_OK && in != Q_IO_KEEP && i < g->n_inputs; i++) {
-        ir_dtype have = g->inputs[i]->dtype;
-        if (have == io_dtype(in))
+    for (int k = 0; st == NPU_OK && k < g->n_inputs + g->n_outputs; k++) {
+        bool is_in = k < g->n_inputs;
+        int i = is_in ? k : k - g->n_inputs;
+        q_io_type want = is_in ? in[i] : out[i];
+        ir_tensor *t = is_in ? g->inputs[i] : g->outputs[i];
+        if (want == Q_IO_KEEP || t->dtype == io_dtype(want))
             continue;
-        if (have != IR_F32)
-            st = npu_fail(err, NPU_EUSER, "%s: input '%s' is %s in the model: --input-type %s converts float "
-                          "inputs only", model, g->inputs[i]->name, ir_dtype_name(have), q_io_type_name(in));
+        if (t->dtype == IR_F32)
+            st = is_in ? retype_input(g, model, i, want, err) : retype_output(g, model, i, want, err);
+        else if (edge_quant(t))
+            st = is_in ? feed_int8_input(g, i, want, err) : deliver_int8_output(g, i, want, err);
         else
-            st = retype_input(g, model, i, in, err);
-    }
-    for (int j = 0; st == NPU_OK && out != Q_IO_KEEP && j < g->n_outputs; j++) {
-        ir_dtype have = g->outputs[j]->dtype;
-        if (have == io_dtype(out))
-            continue;
-        if (have != IR_F32)
-            st = npu_fail(err, NPU_EUSER, "%s: output '%s' is %s in the model: --output-type %s converts float "
-                          "outputs only", model, g->outputs[j]->name, ir_dtype_name(have), q_io_type_name(out));
-        else
-            st = retype_output(g, model, j, out, err);
+            st = npu_fail(err, NPU_EUSER, "%s: %s '%s' is %s%s: --%s-type %s converts float32 and per-tensor "
+                          "quantized int8 only", model, is_in ? "input" : "output", t->name,
+                          ir_dtype_name(t->dtype), t->quant ? " quantized per channel" : " without a scale",
+                          is_in ? "input" : "output", q_io_type_name(want));
     }
     if (st == NPU_OK)
         st = ir_graph_toposort(g, err);

@@ -15,10 +15,12 @@ typedef enum q_io_type { Q_IO_KEEP = 0, Q_IO_F32, Q_IO_I8, Q_IO_U8 } q_io_type;
 bool q_io_type_parse(const char *s, q_io_type *out);
 const char *q_io_type_name(q_io_type t);
 
-/* Rewrites the quantized graph g so that every graph input has type in and
- * every output type out (Q_IO_KEEP: as the model has it). model names the
- * file in errors; an input or output without a per-tensor int8 version
- * (used only in float, or per-axis) is an error naming it. */
-npu_status q_set_io_types(ir_graph *g, const char *model, q_io_type in, q_io_type out, npu_err *err);
+/* Rewrites the quantized graph g so that graph input i has type in[i] and
+ * output j type out[j] (Q_IO_KEEP: as the quantized graph has it). Float
+ * I/O turns to its int8 version; int8 I/O (a pre-quantized model's) gets a
+ * float or uint8 edge. model names the file in errors; an input or output
+ * without a per-tensor int8 version (used only in float, or per channel) is
+ * an error naming it. */
+npu_status q_set_io_types(ir_graph *g, const char *model, const q_io_type *in, const q_io_type *out, npu_err *err);
 
 #endif
