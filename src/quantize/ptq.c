@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/npy.h"
 #include "quantize/quantize_internal.h"
 
 static double now(void)
@@ -213,10 +214,12 @@ npu_status q_ptq(ir_graph *g, const q_ptq_options *o, q_ptq_result *res, npu_err
     cal_input_spec specs[CAL_MAX_INPUTS];
     for (int k = 0; k < g->n_inputs; k++) {
         const ir_tensor *in = g->inputs[k];
-        if (in->dtype != IR_F32)
-            return npu_fail(err, NPU_EUSER, "%s: input '%s' is %s: calibration takes float32 inputs", model,
-                            in->name, ir_dtype_name(in->dtype));
-        specs[k] = (cal_input_spec){in->name, in->rank, in->dims, NULL};
+        if (in->dtype != IR_F32 && in->dtype != IR_I8 && in->dtype != IR_U8)
+            return npu_fail(err, NPU_EUSER, "%s: input '%s' is %s: calibration takes float32, int8 or uint8 inputs",
+                            model, in->name, ir_dtype_name(in->dtype));
+        /* an int8/uint8-typed input calibrates on its codes (.npy of its dtype) */
+        int codes = in->dtype == IR_I8 ? NPY_I8 : in->dtype == IR_U8 ? NPY_U8 : NPY_F32;
+        specs[k] = (cal_input_spec){in->name, in->rank, in->dims, NULL, codes};
     }
     npu_status bits_st = q_check_bits(&o->q, err);
     if (bits_st != NPU_OK)
