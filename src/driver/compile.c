@@ -14,6 +14,7 @@
 #include "import/import.h"
 #include "opt/opt.h"
 #include "partition/partition.h"
+#include "quantize/io_types.h"
 #include "quantize/quantize.h"
 #include "target/target.h"
 
@@ -105,7 +106,22 @@ static npu_status stage_quantize(drv_ctx *c, npu_err *err)
     if (qdq && c->o->abits != 8)
         return npu_fail(err, NPU_EUSER, "%s: --abits %d: a pre-quantized (QDQ) model brings its own int8 activations",
                         c->o->model, c->o->abits);
+    /* the I/O types asked for, or the model's own: a uint8 input of a QDQ
+     * model stays uint8 although its codes become int8 inside */
+    int nio = c->g->n_inputs + c->g->n_outputs;
+    q_io_type *iot = npu_arena_alloc(c->g->arena, sizeof *iot * (size_t)(nio ? nio : 1));
+    if (!iot)
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    bool retype = false;
+    for (int i = 0; i < nio; i++) {
+        const ir_tensor *t = i < c->g->n_inputs ? c->g->inputs[i] : c->g->outputs[i - c->g->n_inputs];
+        q_io_type asked = i < c->g->n_inputs ? c->o->input_type : c->o->output_type;
+        iot[i] = asked ? asked : qdq && t->dtype == IR_U8 ? Q_IO_U8 : Q_IO_KEEP;
+        retype |= iot[i] != Q_IO_KEEP;
+    }
     npu_status st = qdq ? q_from_qdq(c->g, err) : q_ptq(c->g, &po, &res, err);
+    if (st == NPU_OK && retype)
+        st = q_set_io_types(c->g, c->o->model, iot, iot + c->g->n_inputs, err);
     if (st == NPU_OK && res.report)
         q_report_print(res.report, c->out);
     q_report_free(res.report);
