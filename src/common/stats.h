@@ -39,6 +39,10 @@ typedef struct npu_stats {
     const npu_stats_buffer *plan;
     int n_layers;
     const npu_stats_layer *layers;
+    /* members after "layers", written by their owner as `"key": value`
+     * (several separated by commas), or NULL: npucc's "partition", npusim's "steps" */
+    void (*extra)(void *ud, FILE *out);
+    void *extra_ud;
 } npu_stats;
 
 double npu_stats_time_ms(const npu_stats *s);

@@ -48,6 +48,7 @@ typedef struct drv_options {
     imp_input_shape input_shapes[DRV_MAX_INPUT_SHAPES];
     int n_layer_bits;
     drv_layer_bits layer_bits[DRV_MAX_LAYER_BITS];
+    int partition;             /* --partition: part_mode (cost, first-fit, host) */
     const char *model;
     bool help;
 } drv_options;

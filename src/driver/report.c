@@ -14,7 +14,19 @@ static const tile_layer *layer_of(const tile_program *p, const ir_node *n)
     return NULL;
 }
 
-npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph *g, const mp_plan *plan,
+typedef struct part_json {
+    const ir_graph *g;
+    const part_result *part;
+} part_json;
+
+static void write_partition(void *ud, FILE *out)
+{
+    const part_json *p = ud;
+    part_write_json(p->g, p->part, out);
+}
+
+npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph *g, const part_result *part,
+                      const mp_plan *plan,
                       const tile_program *prog, const emit_info *info, FILE *out, npu_err *err)
 {
     npu_alloc a = npu_alloc_default();
@@ -63,6 +75,11 @@ npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph 
     s.weights_bytes = info->weights_bytes;
     s.n_plan = n_plan, s.plan = bufs;
     s.n_layers = n_layers, s.layers = layers;
+    part_json pj = {g, part};
+    if (part && part->info) {
+        s.extra = write_partition;
+        s.extra_ud = &pj;
+    }
     npu_status st = NPU_OK;
     if (o->report) {
         fprintf(out, "\nestimate (static): %llu NPU cycles, %.3f ms at %.0f MHz, %llu MACs, utilization %.1f%%\n",

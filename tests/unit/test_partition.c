@@ -35,7 +35,7 @@ Test(partition, assigns_units_with_reasons_and_views_follow_producer)
 {
     ir_graph *g = sample();
     int asked = 0;
-    part_caps caps = {convs_only, &asked};
+    part_caps caps = {.npu_supports = convs_only, .ud = &asked};
     npu_err e;
     cr_assert_eq(part_assign(g, &caps, &e), NPU_OK);
     cr_assert_eq(asked, 4, "views are not asked about");
@@ -50,7 +50,7 @@ Test(partition, schedule_groups_consecutive_npu_nodes)
 {
     ir_graph *g = sample();
     int asked = 0;
-    part_caps caps = {convs_only, &asked};
+    part_caps caps = {.npu_supports = convs_only, .ud = &asked};
     npu_err e;
     part_assign(g, &caps, &e);
     part_schedule s;
@@ -68,7 +68,7 @@ Test(partition, report_lists_every_node)
 {
     ir_graph *g = sample();
     int asked = 0;
-    part_caps caps = {convs_only, &asked};
+    part_caps caps = {.npu_supports = convs_only, .ud = &asked};
     npu_err e;
     part_assign(g, &caps, &e);
     char *buf = NULL;
