@@ -5,42 +5,51 @@
  * (bench/partition_calib.py; the fit and its error in docs/partition.md). */
 #include "partition/partition.h"
 
-/* Kernel classes of rt/npurt_ops*.c, by what their inner loop walks. */
+/* Kernel classes of rt/npurt_ops*.c, by what their inner loops walk. */
 typedef enum hk_class {
-    HK_QUANTIZE,   /* f32 -> int8: per element */
+    HK_QUANTIZE,   /* f32 -> int8 */
     HK_DEQUANTIZE, /* int8/int32 -> f32 */
-    HK_QCONV,      /* per MAC */
-    HK_QDWCONV,    /* a depthwise conv: per MAC, shorter inner loops */
-    HK_QFC,        /* per MAC */
-    HK_QPOOL,      /* per window element read */
-    HK_QGAP,       /* per input element */
-    HK_QBINARY,    /* per output element */
-    HK_QUNARY,     /* LUT and requantize: per element */
-    HK_COPY,       /* concat, reshape copies, transpose: per byte */
-    HK_F32_UNARY,  /* libm-like float functions: per element */
+    HK_QCONV,      /* im2col and dot products: work: MACs, aux: im2col elements */
+    HK_QDWCONV,    /* the direct path (one input channel per group): work: MACs */
+    HK_QFC,        /* work: MACs */
+    HK_QPOOL,      /* work: window elements read */
+    HK_QGAP,       /* work: input elements */
+    HK_QBINARY,
+    HK_QREQUANT,
+    HK_QLUT,
+    HK_COPY,       /* concat, split, reshape copies, transpose: work: bytes */
+    HK_F32_UNARY,  /* libm-like float functions */
     HK_F32_BINARY,
-    HK_F32_REDUCE, /* softmax and reductions: per input element */
+    HK_F32_REDUCE, /* softmax and reductions: work: input elements */
     HK_COUNT
 } hk_class;
 
-/* Instructions: per call, per unit of work. Fitted on edge-v1 (rv32imafc,
- * CPI 1): docs/partition.md has the fit. */
+static const char *const hk_names[HK_COUNT] = {
+    "quantize", "dequantize", "qconv", "qdirectconv", "qfc", "qpool", "qgap", "qbinary", "qrequant", "qlut", "copy",
+    "f32_unary", "f32_binary", "f32_reduce",
+};
+
+/* Host instructions per call, per output element, per unit of work and of aux.
+ * Fitted on edge-v1 (rv32imafc, CPI 1) by bench/partition_calib.py;
+ * docs/partition.md has the fit and its error. */
 static const struct {
-    double call, per;
+    double call, per_out, per_work, per_aux;
 } hk_coef[HK_COUNT] = {
-    [HK_QUANTIZE] = {400, 21.0},
-    [HK_DEQUANTIZE] = {400, 9.0},
-    [HK_QCONV] = {2000, 6.0},
-    [HK_QDWCONV] = {2000, 8.0},
-    [HK_QFC] = {1000, 4.0},
-    [HK_QPOOL] = {1000, 5.0},
-    [HK_QGAP] = {1000, 3.0},
-    [HK_QBINARY] = {800, 20.0},
-    [HK_QUNARY] = {500, 8.0},
-    [HK_COPY] = {300, 0.6},
-    [HK_F32_UNARY] = {500, 60.0},
-    [HK_F32_BINARY] = {800, 25.0},
-    [HK_F32_REDUCE] = {800, 30.0},
+    [HK_QUANTIZE] = {858, 20.0, 0, 0},
+    [HK_DEQUANTIZE] = {851, 11.0, 0, 0},
+    [HK_QCONV] = {15897, 155.8, 5.53, 21.6},
+    [HK_QDWCONV] = {27633, 3.26, 29.4, 0.53},
+    [HK_QFC] = {1451, 194.4, 14.0, 0},
+    [HK_QPOOL] = {1876, 44.5, 40.6, 0},
+    [HK_QGAP] = {9, 0, 12.0, 0},
+    [HK_QBINARY] = {3713, 165.5, 0, 0},
+    [HK_QREQUANT] = {0, 108.8, 0, 0},
+    [HK_QLUT] = {933, 9.0, 0, 0},
+    [HK_COPY] = {1109, 3.78, 2.23, 0},
+    /* not measured yet (no test model runs them): guesses from the kernels' loops */
+    [HK_F32_UNARY] = {800, 60.0, 0, 0},
+    [HK_F32_BINARY] = {800, 30.0, 0, 0},
+    [HK_F32_REDUCE] = {0, 0, 5894, 0}, /* one softmax measured */
 };
 
 static int64_t in_elems(const ir_node *n)
@@ -60,20 +69,22 @@ static int64_t window(const ir_node *n)
     return k[0] * k[1];
 }
 
-/* The class of n's kernel and its work in the class's unit. */
-static hk_class classify(const ir_node *n, int64_t *work)
+/* The class of n's kernel and its work in the class's units (0: none beside the outputs). */
+static hk_class classify(const ir_node *n, int64_t *work, int64_t *aux)
 {
     const ir_tensor *x = n->inputs[0], *y = n->outputs[0];
     int64_t out = ir_tensor_numel(y);
-    bool q = x && x->quant;
-    *work = out;
+    *work = *aux = 0;
     switch (n->op) {
     case IR_OP_QUANTIZE_LINEAR: return HK_QUANTIZE;
     case IR_OP_DEQUANTIZE_LINEAR: return HK_DEQUANTIZE;
     case IR_OP_CONV: {
         const ir_tensor *w = n->inputs[1];
-        *work = out * (w && w->dims[0] ? ir_tensor_numel(w) / w->dims[0] : 1);
-        return ir_attr_int(n, "group", 1) > 1 ? HK_QDWCONV : HK_QCONV;
+        int64_t k = w && w->dims[0] ? ir_tensor_numel(w) / w->dims[0] : 1, groups = ir_attr_int(n, "group", 1);
+        *work = out * k;
+        /* nk_qconv2d: direct when each group has one input channel, else im2col once per group and pixel */
+        *aux = y->rank == 4 && y->dims[1] ? out / y->dims[1] * k * groups : 0;
+        return x && x->rank == 4 && x->dims[1] == groups ? HK_QDWCONV : HK_QCONV;
     }
     case IR_OP_GEMM:
     case IR_OP_MATMUL: *work = out * (x && x->rank ? x->dims[x->rank - 1] : 1); return HK_QFC;
@@ -81,8 +92,8 @@ static hk_class classify(const ir_node *n, int64_t *work)
     case IR_OP_AVERAGE_POOL: *work = out * window(n); return HK_QPOOL;
     case IR_OP_GLOBAL_AVERAGE_POOL:
     case IR_OP_GLOBAL_MAX_POOL: *work = in_elems(n); return HK_QGAP;
-    case IR_OP_LUT:
-    case IR_OP_REQUANTIZE: return HK_QUNARY;
+    case IR_OP_LUT: return HK_QLUT;
+    case IR_OP_REQUANTIZE: return HK_QREQUANT;
     case IR_OP_CONCAT:
     case IR_OP_SPLIT:
     case IR_OP_SLICE:
@@ -99,25 +110,35 @@ static hk_class classify(const ir_node *n, int64_t *work)
         *work = (int64_t)ir_tensor_bytes(y);
         return HK_COPY;
     }
-    bool binary = n->n_inputs == 2 && n->inputs[1];
-    if (q)
+    if (x && x->quant)
         return HK_QBINARY;
-    return binary ? HK_F32_BINARY : HK_F32_UNARY;
+    return n->n_inputs == 2 && n->inputs[1] ? HK_F32_BINARY : HK_F32_UNARY;
+}
+
+const char *part_host_kernel(const ir_node *n, int64_t *work, int64_t *aux)
+{
+    *work = *aux = 0;
+    if (n->n_inputs < 1 || !n->inputs[0] || n->n_outputs < 1 || !n->outputs[0])
+        return "none";
+    return hk_names[classify(n, work, aux)];
 }
 
 int64_t part_host_cycles(const part_host_model *m, const ir_node *n)
 {
     if (!m || n->n_inputs < 1 || !n->inputs[0] || n->n_outputs < 1 || !n->outputs[0])
         return 0;
-    int64_t work;
-    hk_class k = classify(n, &work);
-    double insns = hk_coef[k].call + hk_coef[k].per * (double)work;
+    int64_t work, aux;
+    hk_class k = classify(n, &work, &aux);
+    double out = (double)ir_tensor_numel(n->outputs[0]);
+    double insns = hk_coef[k].call + hk_coef[k].per_out * out + hk_coef[k].per_work * (double)work +
+                   hk_coef[k].per_aux * (double)aux;
     return (int64_t)(insns * m->cpi * m->npu_per_host_cycle + 0.5);
 }
 
 /* Host instructions of one NPU step beside the NPU's own time: validating
- * the step, the doorbell writes, the completion poll and the return. */
-enum { HK_JOB_INSNS = 700 };
+ * the step, the doorbell writes, the completion poll and the return
+ * (bench/partition_calib.py measures it). */
+enum { HK_JOB_INSNS = 186 }; /* measured: 185-186 on every one-segment e2e model */
 
 int64_t part_switch_cycles(const part_host_model *m)
 {

@@ -81,6 +81,9 @@ int64_t part_cost_of(const ir_graph *g, const part_result *res, int *switches);
 /* The host model's estimate of n in NPU cycles (the runtime's kernel for
  * its op: instructions per element, per MAC, per call; docs/partition.md). */
 int64_t part_host_cycles(const part_host_model *m, const ir_node *n);
+/* The model's kernel class for n and its work (elements, MACs or bytes;
+ * aux: a second measure, e.g. a conv's im2col elements). */
+const char *part_host_kernel(const ir_node *n, int64_t *work, int64_t *aux);
 /* The host cycles of one NPU job beside the NPU's own: doorbell, polling, return. */
 int64_t part_switch_cycles(const part_host_model *m);
 

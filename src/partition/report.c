@@ -100,7 +100,11 @@ void part_write_json(const ir_graph *g, const part_result *res, FILE *out)
         npu_json_string(out, n->name);
         fprintf(out, ", \"op\": ");
         npu_json_string(out, ir_op_name(n->op));
-        fprintf(out, ", \"estimated_cycles\": %" PRId64 "}", in->host_cycles);
+        int64_t work, aux;
+        const char *kernel = part_host_kernel(n, &work, &aux);
+        fprintf(out, ", \"kernel\": \"%s\", \"outputs\": %" PRId64 ", \"work\": %" PRId64 ", \"aux\": %" PRId64
+                     ", \"estimated_cycles\": %" PRId64 "}",
+                kernel, ir_tensor_numel(n->outputs[0]), work, aux, in->host_cycles);
     }
     fprintf(out, "%s]}", k ? "\n    " : "");
 }
