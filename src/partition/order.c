@@ -1,8 +1,10 @@
 /* Unit-aware ordering: list scheduling over the live nodes that prefers a
- * ready node of the unit that ran last, so that independent host work does
- * not cut an NPU segment in two (each cut is one more NPU job). Among ready
- * nodes of that unit the earliest in the current order goes first, so an
- * order with nothing to gain stays as it is. */
+ * ready node of one unit, so that independent host work does not cut an NPU
+ * segment in two (each cut is one more NPU job): either the unit that ran
+ * last, or the host whenever a host node is ready (its work then lies
+ * before the NPU run it would have cut). Among ready nodes of that unit the
+ * earliest in the current order goes first, so an order with nothing to
+ * gain stays as it is. */
 #include "partition/partition.h"
 
 #include <string.h>
@@ -18,7 +20,7 @@ static bool ready(const ir_node *n, const char *done)
     return true;
 }
 
-npu_status part_order_by_unit(ir_graph *g, npu_err *err)
+npu_status part_order_by_unit(ir_graph *g, bool host_first, npu_err *err)
 {
     int nn = g->n_nodes;
     ir_node **orig = npu_arena_alloc(g->arena, sizeof *orig * (size_t)(nn + 1));
@@ -42,7 +44,7 @@ npu_status part_order_by_unit(ir_graph *g, npu_err *err)
                 continue;
             if (pick < 0)
                 pick = i;
-            if ((int)n->unit == unit) {
+            if ((int)n->unit == (host_first ? (int)IR_UNIT_HOST : unit)) {
                 pick = i;
                 break;
             }

@@ -198,8 +198,8 @@ static void restore_units(ir_graph *g, const part_result *r, ir_unit *units, ir_
     }
 }
 
-/* The cost model's choice: the DP along the given order, then along a
- * unit-aware order; the cheaper wins, and first fit where it is no worse. */
+/* The cost model's choice: the DP along the given order, then along the
+ * unit-aware orders; the cheapest wins, and first fit where it is no worse. */
 static npu_status choose(ir_graph *g, part_result *r, npu_err *err)
 {
     ir_unit *ff_units, *units;
@@ -207,24 +207,20 @@ static npu_status choose(ir_graph *g, part_result *r, npu_err *err)
     npu_status st = save_units(g, &ff_units, &ff_order, err);
     if (st == NPU_OK)
         st = dp_assign(g, r, err);
-    int sw;
-    int64_t best = st == NPU_OK ? part_cost_of(g, r, &sw) : 0;
-    if (st == NPU_OK)
-        st = save_units(g, &units, &order, err);
-    if (st == NPU_OK)
-        st = part_order_by_unit(g, err);
-    if (st == NPU_OK)
-        st = dp_assign(g, r, err);
-    if (st != NPU_OK)
-        return st;
-    int64_t c = part_cost_of(g, r, &sw);
-    if (c >= best)
-        restore_units(g, r, units, order);
-    else
-        best = c;
-    if (best >= r->est_cycles_first_fit) /* never worse than first fit; ties keep its order */
+    int64_t best = st == NPU_OK ? part_cost_of(g, r, NULL) : 0;
+    for (int host_first = 0; host_first < 2 && st == NPU_OK; host_first++) {
+        if ((st = save_units(g, &units, &order, err)) != NPU_OK ||
+            (st = part_order_by_unit(g, host_first, err)) != NPU_OK || (st = dp_assign(g, r, err)) != NPU_OK)
+            break;
+        int64_t c = part_cost_of(g, r, NULL);
+        if (c >= best)
+            restore_units(g, r, units, order);
+        else
+            best = c;
+    }
+    if (st == NPU_OK && best >= r->est_cycles_first_fit) /* never worse than first fit; ties keep its order */
         restore_units(g, r, ff_units, ff_order);
-    return NPU_OK;
+    return st;
 }
 
 npu_status part_assign_ex(ir_graph *g, const part_caps *caps, part_result *res, npu_err *err)

@@ -88,8 +88,9 @@ const char *part_host_kernel(const ir_node *n, int64_t *work, int64_t *aux);
 int64_t part_switch_cycles(const part_host_model *m);
 
 /* Reorders the live nodes (a topological order) so that ready nodes of the
- * unit running now go first, which keeps NPU segments together. */
-npu_status part_order_by_unit(ir_graph *g, npu_err *err);
+ * unit running now (host_first: of the host) go first, which keeps NPU
+ * segments together. */
+npu_status part_order_by_unit(ir_graph *g, bool host_first, npu_err *err);
 
 typedef struct part_step {
     ir_unit unit;
