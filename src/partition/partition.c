@@ -1,7 +1,7 @@
 /* part_assign: what each unit can run and costs, then the assignment: first
  * fit, or the cheapest one along the order by dynamic programming
  * (docs/partition.md). */
-#include "partition/partition.h"
+#include "partition/part_internal.h"
 
 #include <string.h>
 
@@ -167,7 +167,7 @@ static npu_status dp_assign(ir_graph *g, const part_result *r, npu_err *err)
     return NPU_OK;
 }
 
-static npu_status save_units(ir_graph *g, ir_unit **units, ir_node ***order, npu_err *err)
+npu_status part_save_units(ir_graph *g, ir_unit **units, ir_node ***order, npu_err *err)
 {
     *units = npu_arena_alloc(g->arena, sizeof **units * (size_t)(g->n_nodes + 1));
     *order = npu_arena_alloc(g->arena, sizeof **order * (size_t)(g->n_nodes + 1));
@@ -178,7 +178,7 @@ static npu_status save_units(ir_graph *g, ir_unit **units, ir_node ***order, npu
     return NPU_OK;
 }
 
-static void restore_units(ir_graph *g, const part_result *r, ir_unit *units, ir_node **order)
+void part_restore_units(ir_graph *g, const part_result *r, ir_unit *units, ir_node **order)
 {
     memcpy(g->nodes, order, sizeof *order * (size_t)g->n_nodes);
     for (int i = 0; i < g->n_nodes; i++) {
@@ -204,29 +204,27 @@ static npu_status choose(ir_graph *g, part_result *r, npu_err *err)
 {
     ir_unit *ff_units, *units;
     ir_node **ff_order, **order;
-    npu_status st = save_units(g, &ff_units, &ff_order, err);
+    npu_status st = part_save_units(g, &ff_units, &ff_order, err);
     if (st == NPU_OK)
         st = dp_assign(g, r, err);
     int64_t best = st == NPU_OK ? part_cost_of(g, r, NULL) : 0;
     for (int host_first = 0; host_first < 2 && st == NPU_OK; host_first++) {
-        if ((st = save_units(g, &units, &order, err)) != NPU_OK ||
+        if ((st = part_save_units(g, &units, &order, err)) != NPU_OK ||
             (st = part_order_by_unit(g, host_first, err)) != NPU_OK || (st = dp_assign(g, r, err)) != NPU_OK)
             break;
         int64_t c = part_cost_of(g, r, NULL);
         if (c >= best)
-            restore_units(g, r, units, order);
+            part_restore_units(g, r, units, order);
         else
             best = c;
     }
     if (st == NPU_OK && best >= r->est_cycles_first_fit) /* never worse than first fit; ties keep its order */
-        restore_units(g, r, ff_units, ff_order);
+        part_restore_units(g, r, ff_units, ff_order);
     return st;
 }
 
-npu_status part_assign_ex(ir_graph *g, const part_caps *caps, part_result *res, npu_err *err)
+npu_status part_probe(ir_graph *g, const part_caps *caps, part_result *r, npu_err *err)
 {
-    part_result local;
-    part_result *r = res ? res : &local;
     memset(r, 0, sizeof *r);
     r->mode = caps ? caps->mode : PART_FIRST_FIT;
     r->costed = caps && caps->host;
@@ -241,14 +239,26 @@ npu_status part_assign_ex(ir_graph *g, const part_caps *caps, part_result *res, 
     for (int i = 0; i < g->n_nodes && st == NPU_OK; i++)
         if (!g->nodes[i]->dead)
             st = probe(g, caps, g->nodes[i], &r->info[r->n_info++], err);
-    if (st != NPU_OK)
-        return st;
-    first_fit(g, r, r->mode);
+    return st;
+}
+
+npu_status part_decide(ir_graph *g, part_mode mode, part_result *r, npu_err *err)
+{
+    npu_status st = NPU_OK;
+    first_fit(g, r, mode);
     r->est_cycles_first_fit = part_cost_of(g, r, &r->switches_first_fit);
-    if (r->costed && r->mode == PART_COST)
+    if (r->costed && mode == PART_COST)
         st = choose(g, r, err);
     r->est_cycles = part_cost_of(g, r, &r->switches);
     return st;
+}
+
+npu_status part_assign_ex(ir_graph *g, const part_caps *caps, part_result *res, npu_err *err)
+{
+    part_result local;
+    part_result *r = res ? res : &local;
+    npu_status st = part_probe(g, caps, r, err);
+    return st == NPU_OK ? part_decide(g, r->mode, r, err) : st;
 }
 
 npu_status part_assign(ir_graph *g, const part_caps *caps, npu_err *err)
