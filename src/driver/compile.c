@@ -129,6 +129,8 @@ static bool host_caps(void *ud, const ir_graph *g, const ir_node *n, const char 
     return emit_is_part_copy(n) || emit_host_supports(g, n, reason);
 }
 
+_Static_assert(PART_COST == 0 && PART_FIRST_FIT == 1 && PART_HOST == 2, "--partition's names are part_mode's order");
+
 static npu_status stage_partition(drv_ctx *c, npu_err *err)
 {
     const tgt_target *t = c->target;
