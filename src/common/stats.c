@@ -94,7 +94,12 @@ void npu_stats_write_json(const npu_stats *s, FILE *out)
                 ", \"bound_cycles\": %" PRIu64 "}",
                 l->cycles, l->macs, l->dram_bytes, l->bound_cycles);
     }
-    fprintf(out, "%s]\n}\n", s->n_layers ? "\n  " : "");
+    fprintf(out, "%s]", s->n_layers ? "\n  " : "");
+    if (s->extra) {
+        fprintf(out, ",\n  ");
+        s->extra(s->extra_ud, out);
+    }
+    fprintf(out, "\n}\n");
 }
 
 npu_status npu_stats_save_json(const npu_stats *s, const char *path, npu_err *err)

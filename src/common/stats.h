@@ -54,6 +54,10 @@ typedef struct npu_stats {
     const npu_stats_layer *layers;
     int n_io;
     const npu_stats_io *io;
+    /* members after "layers", written by their owner as `"key": value`
+     * (several separated by commas), or NULL: npucc's "partition", npusim's "steps" */
+    void (*extra)(void *ud, FILE *out);
+    void *extra_ud;
 } npu_stats;
 
 /* The numpy name of an ir_dtype code ("float32", "int8", ...; "?" unknown). */

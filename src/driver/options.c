@@ -12,6 +12,7 @@ void drv_print_usage(FILE *out)
           "             [--[no-]bias-correction] [--cle] [--weight-rounding|--int4-rounding nearest|adaptive|gptq]\n"
           "             [--input-shape NAME=1x3x224x224] [--report] [--stats-json FILE]\n"
           "             [--input-type float32|int8|uint8] [--output-type float32|int8|uint8]\n"
+          "             [--partition cost|first-fit|host]\n"
           "             [--dump-ir] [--dump-after=PASS|all] [--strip] MODEL.onnx\n"
           "       npucc --target NAME|FILE.yaml --validate\n",
           out);
@@ -216,6 +217,16 @@ npu_status drv_parse_args(int argc, char **argv, drv_options *o, npu_err *err)
             if (!v)
                 return NPU_EUSAGE;
             o->stats_json = v;
+        } else if (VALUE("--partition")) {
+            if (!v)
+                return NPU_EUSAGE;
+            static const char *const names[] = {"cost", "first-fit", "host"}; /* part_mode's order */
+            int k = 0;
+            while (k < 3 && strcmp(v, names[k]) != 0)
+                k++;
+            if (k == 3)
+                return npu_fail(err, NPU_EUSAGE, "--partition: '%s' is not cost, first-fit or host", v);
+            o->partition = k;
         } else if (VALUE("--dump-after")) {
             if (!v)
                 return NPU_EUSAGE;

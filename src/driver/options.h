@@ -50,6 +50,7 @@ typedef struct drv_options {
     int n_layer_bits;
     drv_layer_bits layer_bits[DRV_MAX_LAYER_BITS];
     q_io_type input_type, output_type; /* --input-type, --output-type (Q_IO_KEEP: not given) */
+    int partition;             /* --partition: part_mode (cost, first-fit, host) */
     const char *model;
     bool help;
 } drv_options;

@@ -32,7 +32,19 @@ static void io_stats(const ir_graph *g, npu_stats_io *io)
     }
 }
 
-npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph *g, const mp_plan *plan,
+typedef struct part_json {
+    const ir_graph *g;
+    const part_result *part;
+} part_json;
+
+static void write_partition(void *ud, FILE *out)
+{
+    const part_json *p = ud;
+    part_write_json(p->g, p->part, out);
+}
+
+npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph *g, const part_result *part,
+                      const mp_plan *plan,
                       const tile_program *prog, const emit_info *info, FILE *out, npu_err *err)
 {
     npu_alloc a = npu_alloc_default();
@@ -81,6 +93,11 @@ npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph 
     s.weights_bytes = info->weights_bytes;
     s.n_plan = n_plan, s.plan = bufs;
     s.n_layers = n_layers, s.layers = layers;
+    part_json pj = {g, part};
+    if (part && part->info) {
+        s.extra = write_partition;
+        s.extra_ud = &pj;
+    }
     size_t nio = (size_t)(g->n_inputs + g->n_outputs);
     npu_stats_io *io = npu_malloc(a, sizeof *io * (nio ? nio : 1));
     if (io) {

@@ -149,8 +149,9 @@ npu_status tile_fail(tile_ctx *c, const char *fmt, ...) __attribute__((format(pr
 /* int4 weights run packed (w4) when the target has them and a filter fills whole bytes. */
 bool tile_w4_ok(const tgt_target *t, int64_t elems_per_filter);
 
-/* tile_build.c: lowers n alone (a quantized node); false with the reason when it cannot. */
-bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason);
+/* tile_build.c: lowers n alone (a quantized node); false with the reason when it cannot.
+ * *cycles (when non-NULL): the static schedule's end. */
+bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason);
 
 /* ---- per op: tile_conv.c, tile_cascade.c, tile_fc.c, tile_vec.c ---- */
 /* A conv as one weight block (all output channels, one reduction chunk):

@@ -268,7 +268,25 @@ bool tile_supports(void *target, const ir_graph *g, const ir_node *n, const char
     bool quantized = x && ((x->quant && x->dtype == IR_I8) || n->op == IR_OP_QUANTIZE_LINEAR);
     if (!quantized && x && !x->data && x->dtype != IR_F32)
         return no(g, reason, "integer or bool data without quantization (the NPU computes on int8 codes)");
-    return !quantized || tile_try_node(t, g, n, reason);
+    return !quantized || tile_try_node(t, g, n, NULL, reason);
+}
+
+bool tile_estimate(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason)
+{
+    *cycles = 0;
+    if (!supports_shape(t, g, n, reason))
+        return false;
+    const ir_tensor *x = n->n_inputs ? n->inputs[0] : NULL;
+    if (x && ((x->quant && x->dtype == IR_I8) || n->op == IR_OP_QUANTIZE_LINEAR))
+        return tile_try_node(t, g, n, cycles, reason);
+    /* not yet quantized: no instructions to time, the peak-throughput bound of its bytes instead */
+    int64_t bytes = 0;
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] && !n->inputs[i]->data)
+            bytes += ir_tensor_numel(n->inputs[i]);
+    bytes += ir_tensor_numel(n->outputs[0]);
+    *cycles = tile_cdiv(bytes, t->p[TGT_P_DRAM_BYTES_PER_CYCLE]);
+    return true;
 }
 
 static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
