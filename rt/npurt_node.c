@@ -42,6 +42,8 @@ static const nspec nspecs[NPURT_N_COUNT] = {
     [NPURT_N_DROPOUT] = {"DROPOUT", -1, -1, 0, 0x3fu},
     [NPURT_N_VARIADIC] = {"VARIADIC", -1, 1, W(npurt_p_n_binary), 0},
     [NPURT_N_CLIP] = {"CLIP", 3, 1, W(npurt_p_n_clip), 0x6u},
+    [NPURT_N_LAYERNORM] = {"LAYERNORM", 3, 3, W(npurt_p_n_layernorm), (1u << 2) | (1u << 4) | (1u << 5)},
+    [NPURT_N_GELU] = {"GELU", 1, 1, 1, 0},
 };
 
 const char *npurt_node_op_name(int32_t op)
@@ -366,6 +368,34 @@ static int check_variadic(const node_view *v, uint32_t *scratch, npurt_fault *f)
     return scratch_of(ni > 2 ? numel(v, ni) * elem_size(dt) : 0, scratch) ? bad(f, v, "too large") : 0;
 }
 
+/* LayerNormalization and Gelu, f32 (the transformer ops the NPU may not take). */
+static int check_norm(const node_view *v, npurt_fault *f)
+{
+    const npurt_p_tshape *t = v->ts;
+    if (v->node->op == NPURT_N_GELU) {
+        int32_t tanh_form = *(const int32_t *)v->p;
+        return t[0].dtype == NPURT_DT_F32 && t[1].dtype == NPURT_DT_F32 && numel(v, 0) == numel(v, 1) &&
+                       (tanh_form == 0 || tanh_form == 1)
+                   ? 0
+                   : bad(f, v, "Gelu takes f32 and gives f32 of its size");
+    }
+    const npurt_p_n_layernorm *r = v->p;
+    const npurt_p_shape *x = &t[0].shape;
+    if (t[0].dtype != NPURT_DT_F32 || t[1].dtype != NPURT_DT_F32 || t[3].dtype != NPURT_DT_F32 ||
+        !all_dtype(v, 2, 6, NPURT_DT_F32) || r->axis < 0 || r->axis >= x->rank || numel(v, 3) != numel(v, 0))
+        return bad(f, v, "LayerNormalization takes f32 X, Scale, B and gives Y of X's size");
+    uint64_t len = 1;
+    for (int d = r->axis; d < x->rank; d++)
+        len = npurt_mul(len, (uint64_t)x->dims[d]);
+    uint64_t outer = len ? numel(v, 0) / len : 0;
+    if ((numel(v, 1) != len && numel(v, 1) != 1) || (t[2].dtype != -1 && numel(v, 2) != len && numel(v, 2) != 1))
+        return bad(f, v, "Scale and B need the normalized shape's elements (or 1)");
+    for (uint32_t i = 4; i < 6; i++)
+        if (t[i].dtype != -1 && numel(v, i) != outer)
+            return bad(f, v, "Mean and InvStdDev hold one value per row");
+    return 0;
+}
+
 static int check_op(const node_view *v, uint32_t *scratch, npurt_fault *f)
 {
     switch (v->node->op) {
@@ -389,6 +419,8 @@ static int check_op(const node_view *v, uint32_t *scratch, npurt_fault *f)
     case NPURT_N_COMPARE:
     case NPURT_N_BINARY: return check_bcast(v, scratch, f);
     case NPURT_N_VARIADIC: return check_variadic(v, scratch, f);
+    case NPURT_N_LAYERNORM:
+    case NPURT_N_GELU: return check_norm(v, f);
     default: return check_misc(v, f);
     }
 }

@@ -254,6 +254,20 @@ static nk_status run_elem(const node_view *v, void *const *d, void *scratch)
     }
 }
 
+static nk_status run_norm(const node_view *v, void *const *d)
+{
+    if (v->node->op == NPURT_N_GELU) {
+        nk_gelu_f32(d[0], d[1], (int64_t)numel(v, 0), *(const int32_t *)v->p);
+        return NK_OK;
+    }
+    const npurt_p_n_layernorm *r = v->p;
+    const npurt_p_shape *x = &v->ts[0].shape;
+    nk_layernorm_params k = {1, 1, (int64_t)numel(v, 1), v->ts[2].dtype == -1 ? 1 : (int64_t)numel(v, 2), r->epsilon};
+    for (int i = 0; i < x->rank; i++)
+        *(i < r->axis ? &k.outer : &k.len) *= x->dims[i];
+    return nk_layernorm_f32(&k, d[0], d[1], v->ts[2].dtype == -1 ? NULL : d[2], d[3], d[4], d[5]);
+}
+
 int npurt_node_run(const void *rec, void *const *d, void *scratch, npurt_fault *f)
 {
     node_view v;
@@ -277,6 +291,8 @@ int npurt_node_run(const void *rec, void *const *d, void *scratch, npurt_fault *
     case NPURT_N_GATHER:
     case NPURT_N_EXPAND:
     case NPURT_N_TILE: st = run_shape(&v, d); break;
+    case NPURT_N_LAYERNORM:
+    case NPURT_N_GELU: st = run_norm(&v, d); break;
     default: st = run_elem(&v, d, scratch); break;
     }
     return st == NK_OK ? 0 : kfail(f, st);

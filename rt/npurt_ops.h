@@ -266,6 +266,8 @@ typedef enum npurt_nop {
     NPURT_N_DROPOUT,       /* x, ratio? f32, training_mode? bool -> y (copy), mask? bool (all true) */
     NPURT_N_VARIADIC,      /* n inputs -> y: Max/Min of 1 or 3+ inputs, pairwise: npurt_p_n_binary */
     NPURT_N_CLIP,          /* x, min?, max? (one value each, x's dtype) -> y: npurt_p_n_clip */
+    NPURT_N_LAYERNORM,     /* x, scale, bias? -> y, mean?, inv_std? f32: npurt_p_n_layernorm */
+    NPURT_N_GELU,          /* x -> y f32: {tanh_form} */
     NPURT_N_COUNT
 } npurt_nop;
 
@@ -305,6 +307,12 @@ typedef struct npurt_p_n_bn {
     float epsilon;
     npurt_p_act act;
 } npurt_p_n_bn;
+
+/* LAYERNORM: rows are the dims from axis on (nk_layernorm_params). */
+typedef struct npurt_p_n_layernorm {
+    int32_t axis; /* 0..rank-1 of x */
+    float epsilon;
+} npurt_p_n_layernorm;
 
 /* MAXPOOL / AVGPOOL: nk_pool_params (n, c, in, out from the slot shapes). */
 typedef struct npurt_p_n_pool {

@@ -224,7 +224,7 @@ static npu_status build_node(emit_hop *b)
     const ir_node *n = b->n;
     if (n->n_inputs < 1 || !n->inputs[0] || n->n_outputs < 1 || !n->outputs[0])
         return emit_hop_unsupported(b, "the node lacks an input or an output");
-    if (n->n_outputs > 1 && n->op != IR_OP_SPLIT && n->op != IR_OP_DROPOUT)
+    if (n->n_outputs > 1 && n->op != IR_OP_SPLIT && n->op != IR_OP_DROPOUT && n->op != IR_OP_LAYER_NORM)
         for (int i = 1; i < n->n_outputs; i++)
             if (n->outputs[i])
                 return emit_hop_unsupported(b, "host kernels have one output");

@@ -165,6 +165,34 @@ static npu_status node_batchnorm(emit_hop *b)
     return node_emit(b, NPURT_N_BATCHNORM, 5, 1, t, &r, sizeof r);
 }
 
+static npu_status node_layernorm(emit_hop *b)
+{
+    const ir_node *n = b->n;
+    const ir_tensor *x = n->inputs[0];
+    int axis = (int)ir_attr_int(n, "axis", -1);
+    axis = axis < 0 ? axis + x->rank : axis;
+    if (n->n_inputs < 2 || n->n_outputs > 3 || axis < 0 || axis >= x->rank)
+        return emit_hop_unsupported(b, "LayerNormalization on the host takes X and Scale and an axis of X");
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] && n->inputs[i]->dtype != IR_F32)
+            return emit_hop_unsupported(b, "LayerNormalization on the host takes f32 tensors");
+    npurt_p_n_layernorm r = {axis, ir_attr_float(n, "epsilon", 1e-5f)};
+    const ir_tensor *t[6] = {x, n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : NULL, n->outputs[0],
+                             n->n_outputs > 1 ? n->outputs[1] : NULL, n->n_outputs > 2 ? n->outputs[2] : NULL};
+    return node_emit(b, NPURT_N_LAYERNORM, 3, 3, t, &r, sizeof r);
+}
+
+static npu_status node_gelu(emit_hop *b)
+{
+    const ir_node *n = b->n;
+    const char *a = ir_attr_string(n, "approximate", "none");
+    if (n->inputs[0]->dtype != IR_F32 || (strcmp(a, "none") && strcmp(a, "tanh")))
+        return emit_hop_unsupported(b, "Gelu on the host takes f32 and approximate none or tanh");
+    int32_t tanh_form = !strcmp(a, "tanh");
+    const ir_tensor *t[2] = {n->inputs[0], n->outputs[0]};
+    return node_emit(b, NPURT_N_GELU, 1, 1, t, &tanh_form, sizeof tanh_form);
+}
+
 static npu_status node_resize(emit_hop *b)
 {
     const ir_node *n = b->n;
@@ -380,6 +408,8 @@ npu_status emit_hop_node(emit_hop *b)
     case IR_OP_GEMM: return node_gemm(b);
     case IR_OP_MATMUL: return node_matmul(b);
     case IR_OP_BATCH_NORM: return node_batchnorm(b);
+    case IR_OP_LAYER_NORM: return node_layernorm(b);
+    case IR_OP_GELU: return node_gelu(b);
     case IR_OP_MAX_POOL:
     case IR_OP_AVERAGE_POOL:
     case IR_OP_GLOBAL_AVERAGE_POOL:

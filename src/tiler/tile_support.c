@@ -279,6 +279,8 @@ bool tile_estimate(const tgt_target *t, const ir_graph *g, const ir_node *n, int
     const ir_tensor *x = n->n_inputs ? n->inputs[0] : NULL;
     if (x && ((x->quant && x->dtype == IR_I8) || n->op == IR_OP_QUANTIZE_LINEAR))
         return tile_try_node(t, g, n, cycles, reason);
+    if (x && !x->data && x->dtype != IR_F32)
+        return no(g, reason, "integer or bool data without quantization (the NPU computes on int8 codes)");
     /* not yet quantized: no instructions to time, the peak-throughput bound of its bytes instead */
     int64_t bytes = 0;
     for (int i = 0; i < n->n_inputs; i++)
