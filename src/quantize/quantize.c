@@ -54,6 +54,21 @@ bool q_same_quant(const ir_quant *a, const ir_quant *b)
 
 /* ---- per-op classification ---- */
 
+/* Shapes the integer batched MatMul takes (ref_qbmm_params): rank >= 2,
+ * the inner dims agreeing, each operand's batch either the output's or 1. */
+bool q_bmm_shapes(const ir_node *n)
+{
+    const ir_tensor *a = n->inputs[0], *b = n->inputs[1], *y = n->outputs[0];
+    if (!a || !b || !y || !a->shape_known || !b->shape_known || !y->shape_known || a->rank < 2 || b->rank < 2 ||
+        y->rank < 2)
+        return false;
+    int64_t m = a->dims[a->rank - 2], k = a->dims[a->rank - 1], nn = b->dims[b->rank - 1];
+    if (m <= 0 || k <= 0 || nn <= 0 || b->dims[b->rank - 2] != k)
+        return false;
+    int64_t batch = ir_tensor_numel(y) / (m * nn), ab = ir_tensor_numel(a) / (m * k), bb = ir_tensor_numel(b) / (k * nn);
+    return (ab == batch || ab == 1) && (bb == batch || bb == 1);
+}
+
 bool q_becomes_lut(const ir_node *n)
 {
     return q_classify(n) == Q_KIND_LUT;
@@ -76,8 +91,11 @@ q_kind q_classify(const ir_node *n)
         return Q_KIND_WEIGHTED;
     }
     case IR_OP_MATMUL:
-        /* activation x constant 2-D matrix: becomes a Gemm */
-        return n->inputs[1] && n->inputs[1]->data && n->inputs[1]->rank == 2 && n->inputs[0]->rank == 2
+        /* activation [..., K] x constant [K, N]: becomes a Gemm on the rows [M, K] (the
+         * output keeps its shape [..., N]); two activations: the batched kernel */
+        if (n->inputs[1] && !n->inputs[1]->data)
+            return q_bmm_shapes(n) ? Q_KIND_OWN_RANGE : Q_KIND_FLOAT;
+        return n->inputs[1] && n->inputs[1]->data && n->inputs[1]->rank == 2 && n->inputs[0]->rank >= 2
                    ? Q_KIND_WEIGHTED
                    : Q_KIND_FLOAT;
     case IR_OP_ADD:
@@ -102,7 +120,7 @@ q_kind q_classify(const ir_node *n)
     case IR_OP_SQUEEZE:
     case IR_OP_UNSQUEEZE:
     case IR_OP_TRANSPOSE:
-    case IR_OP_GATHER:
+    case IR_OP_GATHER: /* by constant indices (an activation index is no INHERIT, see use_int) */
     case IR_OP_EXPAND:
     case IR_OP_TILE: return n->n_outputs == 1 ? Q_KIND_INHERIT : Q_KIND_FLOAT;
     case IR_OP_AVERAGE_POOL:

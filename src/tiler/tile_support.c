@@ -150,9 +150,15 @@ static bool matmul_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, 
     const ir_tensor *x = n->inputs[0], *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
     if (tgt_insn_for_sem(t->isa, TGT_SEM_MATMUL) < 0)
         return no(g, reason, "the ISA has no matmul instruction");
+    if (w && !w->data && n->op == IR_OP_MATMUL) { /* tile_bmm */
+        if (!q_bmm_shapes(n))
+            return no(g, reason, "MatMul of two activations whose shapes the batched kernel does not take (a partly broadcast batch)");
+        return true;
+    }
     if (!w || !w->data)
-        return no(g, reason, "MatMul of two activations (the NPU multiplies by constant weights)");
-    if (w->rank != 2 || x->rank != 2)
+        return no(g, reason, "Gemm of two activations (the NPU multiplies by constant weights)");
+    /* a MatMul's [..., K] input runs as its rows [M, K] (dense in DRAM) */
+    if (w->rank != 2 || x->rank < 2 || (x->rank != 2 && n->op != IR_OP_MATMUL && !n->outputs[0]->quant))
         return no(g, reason, "matrix multiply of other than 2-D operands");
     if (n->op == IR_OP_GEMM && ir_attr_int(n, "transA", 0))
         return no(g, reason, "Gemm with transA");
@@ -234,6 +240,20 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
     case IR_OP_REQUANTIZE:
         return tgt_insn_for_sem(t->isa, TGT_SEM_REQUANT) >= 0 ? true
                                                               : no(g, reason, "the ISA has no requant instruction");
+    case IR_OP_TRANSPOSE: { /* tile_transpose: DMA only, on bytes (int8 once quantized) */
+        perm_shape ps;
+        const ir_tensor *x = n->inputs[0];
+        if (!x || (x->dtype != IR_F32 && x->dtype != IR_I8) || !tile_transpose_shape(n, &ps))
+            return no(g, reason, "Transpose of other than int8 activations");
+        return true;
+    }
+    case IR_OP_GATHER: { /* tile_gather: strided copies */
+        int64_t idx[TILE_GATHER_MAX], count;
+        const ir_tensor *x = n->inputs[0];
+        if (!x || (x->dtype != IR_F32 && x->dtype != IR_I8) || !tile_gather_indices(n, idx, &count))
+            return no(g, reason, "Gather of other than int8 data by at most 64 constant indices");
+        return true;
+    }
     case IR_OP_CONCAT:
     case IR_OP_RESHAPE:
     case IR_OP_FLATTEN:
