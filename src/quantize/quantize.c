@@ -111,9 +111,19 @@ q_kind q_classify(const ir_node *n)
             return Q_KIND_FLOAT;
         return n->n_outputs == 1 ? Q_KIND_INHERIT : Q_KIND_FLOAT;
     case IR_OP_RESHAPE:
-    case IR_OP_TRANSPOSE: /* the same codes in another order */
-    case IR_OP_GATHER:    /* (by constant indices: an activation index is no INHERIT, see use_int) */
-    case IR_OP_FLATTEN: return n->n_outputs == 1 ? Q_KIND_INHERIT : Q_KIND_FLOAT;
+    case IR_OP_FLATTEN:
+    /* data movement is exact on int8 codes: the output keeps the input's
+     * scale and the host moves the codes (docs/runtime.md, NODE). Not Pad
+     * (its constant is a float value, not the zero point) nor Resize (the
+     * kernel interpolates in float) nor Slice (in float it is read in place
+     * from its Dequantize's output, tests/e2e/run.sh; int8 codes would cost a
+     * copy) */
+    case IR_OP_SQUEEZE:
+    case IR_OP_UNSQUEEZE:
+    case IR_OP_TRANSPOSE:
+    case IR_OP_GATHER: /* by constant indices (an activation index is no INHERIT, see use_int) */
+    case IR_OP_EXPAND:
+    case IR_OP_TILE: return n->n_outputs == 1 ? Q_KIND_INHERIT : Q_KIND_FLOAT;
     case IR_OP_AVERAGE_POOL:
     case IR_OP_GLOBAL_AVERAGE_POOL: return n->inputs[0] && n->inputs[0]->rank > 4 ? Q_KIND_FLOAT : Q_KIND_OWN_RANGE;
     case IR_OP_CONCAT: return Q_KIND_CONCAT;
@@ -202,7 +212,15 @@ static bool use_int(q_ctx *c, const ir_node *n, q_kind k)
     for (int i = 0; i < n->n_inputs; i++)
         if (n->inputs[i] && !n->inputs[i]->data && n->inputs[i]->dtype != IR_F32)
             return false; /* shape arithmetic and the like stay as they are */
-    return !c->opts->int_supported || c->opts->int_supported(c->opts->ud, c->g, n);
+    switch (n->op) {
+    case IR_OP_SQUEEZE:
+    case IR_OP_UNSQUEEZE:
+    case IR_OP_TRANSPOSE:
+    case IR_OP_GATHER:
+    case IR_OP_EXPAND:
+    case IR_OP_TILE: return true; /* the host moves int8 codes where the NPU cannot */
+    default: return !c->opts->int_supported || c->opts->int_supported(c->opts->ud, c->g, n);
+    }
 }
 
 static npu_status rewrite_node(q_ctx *c, ir_node *n)
