@@ -44,6 +44,7 @@ static const nspec nspecs[NPURT_N_COUNT] = {
     [NPURT_N_CLIP] = {"CLIP", 3, 1, W(npurt_p_n_clip), 0x6u},
     [NPURT_N_LAYERNORM] = {"LAYERNORM", 3, 3, W(npurt_p_n_layernorm), (1u << 2) | (1u << 4) | (1u << 5)},
     [NPURT_N_GELU] = {"GELU", 1, 1, 1, 0},
+    [NPURT_N_QDQ] = {"QDQ", 3, 1, W(npurt_p_n_qdq), 1u << 2},
 };
 
 const char *npurt_node_op_name(int32_t op)
@@ -396,6 +397,23 @@ static int check_norm(const node_view *v, npurt_fault *f)
     return 0;
 }
 
+static int check_qdq(const node_view *v, npurt_fault *f)
+{
+    const npurt_p_tshape *t = v->ts;
+    const npurt_p_n_qdq *r = v->p;
+    int32_t code = r->quantize ? t[3].dtype : t[0].dtype, flt = r->quantize ? t[0].dtype : t[3].dtype;
+    int code_ok = code == NPURT_DT_I8 || code == NPURT_DT_U8 || (!r->quantize && code == NPURT_DT_I32);
+    if ((r->quantize != 0 && r->quantize != 1) || flt != NPURT_DT_F32 || !code_ok || t[1].dtype != NPURT_DT_F32 ||
+        numel(v, 0) != numel(v, 3) || (t[2].dtype != -1 && t[2].dtype != code))
+        return bad(f, v, "Quantize/DequantizeLinear converts f32 and int8, uint8 (int32 from) with an f32 scale and a "
+                         "zero point of the integer side's dtype");
+    uint64_t n = numel(v, 1);
+    int per_axis = n != 1;
+    if (per_axis && (r->axis < 0 || r->axis >= t[0].shape.rank || n != (uint64_t)dim(v, 0, r->axis)))
+        return bad(f, v, "one scale, or one per index of the axis");
+    return t[2].dtype == -1 || numel(v, 2) == n ? 0 : bad(f, v, "as many zero points as scales");
+}
+
 static int check_op(const node_view *v, uint32_t *scratch, npurt_fault *f)
 {
     switch (v->node->op) {
@@ -421,6 +439,7 @@ static int check_op(const node_view *v, uint32_t *scratch, npurt_fault *f)
     case NPURT_N_VARIADIC: return check_variadic(v, scratch, f);
     case NPURT_N_LAYERNORM:
     case NPURT_N_GELU: return check_norm(v, f);
+    case NPURT_N_QDQ: return check_qdq(v, f);
     default: return check_misc(v, f);
     }
 }

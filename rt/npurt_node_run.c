@@ -268,6 +268,48 @@ static nk_status run_norm(const node_view *v, void *const *d)
     return nk_layernorm_f32(&k, d[0], d[1], v->ts[2].dtype == -1 ? NULL : d[2], d[3], d[4], d[5]);
 }
 
+/* The zero point k of a run-time Quantize/DequantizeLinear (0 when absent). */
+static int32_t qdq_zp(const node_view *v, const void *z, uint64_t k)
+{
+    if (!z)
+        return 0;
+    int32_t dt = v->ts[2].dtype;
+    return dt == NPURT_DT_I8 ? ((const int8_t *)z)[k] : dt == NPURT_DT_U8 ? ((const uint8_t *)z)[k] : ((const int32_t *)z)[k];
+}
+
+static nk_status run_qdq(const node_view *v, void *const *d)
+{
+    const npurt_p_n_qdq *r = v->p;
+    uint64_t total = numel(v, 0), n = numel(v, 1), inner = total;
+    if (n > 1) {
+        inner = 1;
+        for (int i = r->axis + 1; i < v->ts[0].shape.rank; i++)
+            inner *= (uint64_t)dim(v, 0, i);
+    }
+    const float *scale = d[1];
+    int32_t code = r->quantize ? v->ts[3].dtype : v->ts[0].dtype;
+    for (uint64_t at = 0; inner && at < total; at += inner) {
+        uint64_t k = (at / inner) % n;
+        float s = scale[k];
+        int32_t z = qdq_zp(v, v->ts[2].dtype == -1 ? NULL : d[2], k);
+        nk_status st = NK_OK;
+        if (r->quantize && code == NPURT_DT_I8)
+            st = nk_quantize_f32_i8((const float *)d[0] + at, (int8_t *)d[3] + at, inner, s, z);
+        else if (r->quantize)
+            st = nk_quantize_f32_u8((const float *)d[0] + at, (uint8_t *)d[3] + at, inner, s, z);
+        else if (code == NPURT_DT_I8)
+            st = nk_dequantize_i8_f32((const int8_t *)d[0] + at, (float *)d[3] + at, inner, s, z);
+        else if (code == NPURT_DT_U8)
+            st = nk_dequantize_u8_f32((const uint8_t *)d[0] + at, (float *)d[3] + at, inner, s, z);
+        else /* int32, as the reference computes it */
+            for (uint64_t i = 0; i < inner; i++)
+                ((float *)d[3])[at + i] = (float)((double)(((const int32_t *)d[0])[at + i] - z) * s);
+        if (st != NK_OK)
+            return st;
+    }
+    return NK_OK;
+}
+
 int npurt_node_run(const void *rec, void *const *d, void *scratch, npurt_fault *f)
 {
     node_view v;
@@ -293,6 +335,7 @@ int npurt_node_run(const void *rec, void *const *d, void *scratch, npurt_fault *
     case NPURT_N_TILE: st = run_shape(&v, d); break;
     case NPURT_N_LAYERNORM:
     case NPURT_N_GELU: st = run_norm(&v, d); break;
+    case NPURT_N_QDQ: st = run_qdq(&v, d); break;
     default: st = run_elem(&v, d, scratch); break;
     }
     return st == NK_OK ? 0 : kfail(f, st);

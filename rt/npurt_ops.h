@@ -268,6 +268,8 @@ typedef enum npurt_nop {
     NPURT_N_CLIP,          /* x, min?, max? (one value each, x's dtype) -> y: npurt_p_n_clip */
     NPURT_N_LAYERNORM,     /* x, scale, bias? -> y, mean?, inv_std? f32: npurt_p_n_layernorm */
     NPURT_N_GELU,          /* x -> y f32: {tanh_form} */
+    NPURT_N_QDQ,           /* x, scale f32, zero_point? -> y: Quantize/DequantizeLinear with scales given at
+                            * run time (graph inputs): npurt_p_n_qdq */
     NPURT_N_COUNT
 } npurt_nop;
 
@@ -313,6 +315,13 @@ typedef struct npurt_p_n_layernorm {
     int32_t axis; /* 0..rank-1 of x */
     float epsilon;
 } npurt_p_n_layernorm;
+
+/* QDQ: quantize (f32 -> i8/u8) or dequantize (i8/u8/i32 -> f32); with n
+ * scales (1, or x's dim at axis) element i uses scale (i / inner) % n. */
+typedef struct npurt_p_n_qdq {
+    int32_t quantize; /* 1: QuantizeLinear, 0: DequantizeLinear */
+    int32_t axis;     /* 0..rank-1 of x (used when n > 1) */
+} npurt_p_n_qdq;
 
 /* MAXPOOL / AVGPOOL: nk_pool_params (n, c, in, out from the slot shapes). */
 typedef struct npurt_p_n_pool {

@@ -102,8 +102,10 @@ static npu_status build_qdq(emit_hop *b, bool quantize)
                                     "QuantizeLinear/DequantizeLinear needs an input, a scale and an output");
     const ir_tensor *x = n->inputs[0], *s = n->inputs[1], *y = n->outputs[0];
     const ir_tensor *z = n->n_inputs > 2 ? n->inputs[2] : NULL;
-    if (!s->data || s->dtype != IR_F32 || (z && !z->data))
-        return emit_hop_unsupported(b, "the scale and zero point must be constants");
+    if (!s->data || (z && !z->data))
+        return emit_hop_qdq_runtime(b, quantize);
+    if (s->dtype != IR_F32)
+        return emit_hop_unsupported(b, "the scale must be float32");
     if (z && z->dtype != IR_I8 && z->dtype != IR_U8 && z->dtype != IR_I32)
         return emit_hop_unsupported(b, "zero points of this dtype have no host kernel");
     if (quantize ? (x->dtype != IR_F32 || (y->dtype != IR_I8 && y->dtype != IR_U8))

@@ -193,6 +193,19 @@ static npu_status node_gelu(emit_hop *b)
     return node_emit(b, NPURT_N_GELU, 1, 1, t, &tanh_form, sizeof tanh_form);
 }
 
+npu_status emit_hop_qdq_runtime(emit_hop *b, bool quantize)
+{
+    const ir_node *n = b->n;
+    const ir_tensor *x = n->inputs[0];
+    int axis = (int)ir_attr_int(n, "axis", 1);
+    axis = axis < 0 ? axis + x->rank : axis;
+    if (ir_tensor_numel(n->inputs[1]) > 1 && (axis < 0 || axis >= x->rank))
+        return emit_hop_unsupported(b, "the quantization axis is out of range");
+    npurt_p_n_qdq r = {quantize, axis < 0 ? 0 : axis};
+    const ir_tensor *t[4] = {x, n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : NULL, n->outputs[0]};
+    return node_emit(b, NPURT_N_QDQ, 3, 1, t, &r, sizeof r);
+}
+
 static npu_status node_resize(emit_hop *b)
 {
     const ir_node *n = b->n;
