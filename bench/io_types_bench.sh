@@ -26,19 +26,21 @@ sed -e "s|^isa: npu-v1|isa: $PWD/$W/npu-v1-nofq.yaml|" -e 's/^target: edge-v1/ta
 status=0
 echo "== model I/O types: zoo mobilenet_v2 on npusim (host share targets: float32 <= 15%, int8 <= 5%)"
 printf '%-14s %-8s %12s %12s %12s %7s %12s  %s\n' target input total npu host host% q_cyc/elem bit-exact
-for cfg in "targets/edge-v1.yaml float32" "targets/edge-v1.yaml int8" "$W/edge-v1-nofq.yaml float32"; do
+for cfg in "targets/edge-v1.yaml float32" "targets/edge-v1.yaml int8" "targets/edge-v1.yaml uint8" \
+           "$W/edge-v1-nofq.yaml float32"; do
     set -- $cfg
     tf=$1 ty=$2 t=$(basename $1 .yaml) o=$W/$(basename $1 .yaml).$2
     $B/npucc --target $tf --calib $W/zcal --input-type $ty --stats-json $o.cc.json -o $o.npub \
         $S/zoo/mobilenet_v2.onnx >/dev/null 2>$o.err || { echo "$t $ty: compile failed: $(head -c 300 $o.err)"; status=1; continue; }
     in=$W/in1.npy
-    if [ $ty = int8 ]; then
+    if [ $ty != float32 ]; then
         in=$o.in.npy
         $PY -c "
 import json, numpy as np
 i = json.load(open('$o.cc.json'))['io'][0]
 x = np.load('$W/in1.npy')
-np.save('$in', np.clip(np.round(x / np.float32(i['scale'])) + i['zero_point'], -128, 127).astype(np.int8))"
+lo, hi, dt = (0, 255, np.uint8) if i['dtype'] == 'uint8' else (-128, 127, np.int8)
+np.save('$in', np.clip(np.round(x / np.float32(i['scale'])) + i['zero_point'], lo, hi).astype(dt))"
     fi
     $B/npusim $o.npub --target $tf --input $in --output $o.sim.npy --stats-json $o.json >/dev/null 2>$o.err ||
         { echo "$t $ty: npusim failed: $(head -c 300 $o.err)"; status=1; continue; }
@@ -53,7 +55,7 @@ q = [l for l in s["layers"] if l["op"] == "QuantizeLinear" and l["unit"] == "hos
 elems = 3 * 224 * 224
 qc = "%.2f" % (q[0]["cycles"] / elems) if q else "-"
 exact = open(o + ".sim.npy", "rb").read() == open(o + ".ref.npy", "rb").read()
-goal = {"int8": 0.05, "float32": 0.15}[ty] if t == "edge-v1" else None
+goal = {"int8": 0.05, "uint8": 0.05, "float32": 0.15}[ty] if t == "edge-v1" else None
 ok = exact and (goal is None or share <= goal)
 print(f"{t:14s} {ty:8s} {c['total']:12d} {c['npu']:12d} {c['host']:12d} {100 * share:6.2f}% {qc:>12s}  {exact}"
       f"  {'PASS' if ok else 'FAIL'}")

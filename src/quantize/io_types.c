@@ -2,7 +2,8 @@
  * quantization (io_types.h). The quantize rewrite leaves each float input x
  * feeding one host QuantizeLinear x -> x:q and each float output y made by
  * a host DequantizeLinear y:q -> y; int8 I/O binds the model to x:q and y:q
- * instead (they take the ONNX names), so those host steps disappear. */
+ * instead (they take the ONNX names), so those host steps disappear; uint8
+ * I/O adds a byte flip (npu.Lut) on the NPU. */
 #include "quantize/io_types.h"
 
 #include <string.h>
@@ -64,6 +65,21 @@ static npu_status edge_node(ir_graph *g, ir_op op, ir_tensor *x, ir_tensor *y, c
     return NPU_OK;
 }
 
+/* uint8 <-> int8 codes of the same real values (zero points 128 apart) on
+ * the NPU: the bytes' top bit flips, an npu.Lut whose table is the identity
+ * of bytes (table[k] = (int8)k: out = table[in + 128] with in read as int8). */
+static npu_status flip_node(ir_graph *g, ir_tensor *x, ir_tensor *y, npu_err *err)
+{
+    int8_t tab[256];
+    for (int k = 0; k < 256; k++)
+        tab[k] = (int8_t)(k - (k >= 128 ? 256 : 0));
+    int64_t n = 256;
+    ir_tensor *ins[2] = {x, ir_const_new(g, NULL, IR_I8, 1, &n, tab)};
+    if (!ins[1] || !ir_node_new(g, IR_OP_LUT, NULL, 2, ins, 1, &y))
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    return NPU_OK;
+}
+
 /* A new tensor like int8 t holding the same real values as dtype dt:
  * uint8 codes (zero point + 128) or float32. */
 static ir_tensor *twin(ir_graph *g, const ir_tensor *t, ir_dtype dt, npu_err *err)
@@ -87,19 +103,15 @@ static ir_tensor *twin(ir_graph *g, const ir_tensor *t, ir_dtype dt, npu_err *er
 }
 
 /* Graph input i, an int8 tensor xq (a pre-quantized model's, or one
- * retyped above), fed from a new input of type want: float32 through a
- * QuantizeLinear, uint8 through DequantizeLinear and QuantizeLinear (exact:
- * (q - zp) * s / s rounds back to q). */
+ * retyped below), fed from a new input of type want: float32 through a
+ * QuantizeLinear, uint8 through a byte flip. */
 static npu_status feed_int8_input(ir_graph *g, int i, q_io_type want, npu_err *err)
 {
-    ir_tensor *xq = g->inputs[i], *xf = twin(g, xq, IR_F32, err);
-    ir_tensor *xu = xf && want == Q_IO_U8 ? twin(g, xq, IR_U8, err) : NULL;
-    if (!xf || (want == Q_IO_U8 && !xu))
+    ir_tensor *xq = g->inputs[i], *bound = twin(g, xq, io_dtype(want), err);
+    if (!bound)
         return NPU_EINTERNAL;
-    npu_status st = edge_node(g, IR_OP_QUANTIZE_LINEAR, xf, xq, xq->quant, err);
-    if (st == NPU_OK && xu)
-        st = edge_node(g, IR_OP_DEQUANTIZE_LINEAR, xu, xf, xu->quant, err);
-    ir_tensor *bound = xu ? xu : xf;
+    npu_status st = want == Q_IO_U8 ? flip_node(g, bound, xq, err)
+                                    : edge_node(g, IR_OP_QUANTIZE_LINEAR, bound, xq, xq->quant, err);
     xq->flags &= ~(unsigned)IR_TENSOR_INPUT;
     bound->flags |= IR_TENSOR_INPUT;
     g->inputs[i] = bound;
@@ -108,17 +120,14 @@ static npu_status feed_int8_input(ir_graph *g, int i, q_io_type want, npu_err *e
 }
 
 /* Graph output j, an int8 tensor yq, delivered as want: float32 through a
- * DequantizeLinear, uint8 through DequantizeLinear and QuantizeLinear. */
+ * DequantizeLinear, uint8 through a byte flip. */
 static npu_status deliver_int8_output(ir_graph *g, int j, q_io_type want, npu_err *err)
 {
-    ir_tensor *yq = g->outputs[j], *yf = twin(g, yq, IR_F32, err);
-    ir_tensor *yu = yf && want == Q_IO_U8 ? twin(g, yq, IR_U8, err) : NULL;
-    if (!yf || (want == Q_IO_U8 && !yu))
+    ir_tensor *yq = g->outputs[j], *bound = twin(g, yq, io_dtype(want), err);
+    if (!bound)
         return NPU_EINTERNAL;
-    npu_status st = edge_node(g, IR_OP_DEQUANTIZE_LINEAR, yq, yf, yq->quant, err);
-    if (st == NPU_OK && yu)
-        st = edge_node(g, IR_OP_QUANTIZE_LINEAR, yf, yu, yu->quant, err);
-    ir_tensor *bound = yu ? yu : yf;
+    npu_status st = want == Q_IO_U8 ? flip_node(g, yq, bound, err)
+                                    : edge_node(g, IR_OP_DEQUANTIZE_LINEAR, yq, bound, yq->quant, err);
     yq->flags &= ~(unsigned)IR_TENSOR_OUTPUT;
     bound->flags |= IR_TENSOR_OUTPUT;
     g->outputs[j] = bound;
@@ -134,27 +143,20 @@ static npu_status retype_input(ir_graph *g, const char *model, int i, q_io_type 
     if (!qn)
         return npu_fail(err, NPU_EUSER, "%s: input '%s': --input-type %s: the model uses it only in float (or "
                         "per channel), so it has no int8 scale", model, x->name, q_io_type_name(want));
-    ir_tensor *xq = qn->outputs[0], *bound = xq;
-    npu_status st = NPU_OK;
-    if (want == Q_IO_I8) {
-        /* the quantizer turns round: x stays for any float reader, else it dies */
-        qn->op = IR_OP_DEQUANTIZE_LINEAR;
-        qn->inputs[0] = xq;
-        qn->outputs[0] = x;
-        x->producer = qn;
-        xq->producer = NULL;
-        if (ir_use_count(g, x) == 0)
-            qn->dead = true;
-    } else {
-        if (!(bound = twin(g, xq, IR_U8, err)))
-            return NPU_EINTERNAL;
-        st = edge_node(g, IR_OP_DEQUANTIZE_LINEAR, bound, x, bound->quant, err);
-    }
+    ir_tensor *xq = qn->outputs[0];
+    /* the quantizer turns round: x stays for any float reader, else it dies */
+    qn->op = IR_OP_DEQUANTIZE_LINEAR;
+    qn->inputs[0] = xq;
+    qn->outputs[0] = x;
+    x->producer = qn;
+    xq->producer = NULL;
+    if (ir_use_count(g, x) == 0)
+        qn->dead = true;
     x->flags &= ~(unsigned)IR_TENSOR_INPUT;
-    bound->flags |= IR_TENSOR_INPUT;
-    g->inputs[i] = bound;
-    ir_swap_names(g, x, bound);
-    return st;
+    xq->flags |= IR_TENSOR_INPUT;
+    g->inputs[i] = xq;
+    ir_swap_names(g, x, xq);
+    return want == Q_IO_U8 ? feed_int8_input(g, i, want, err) : NPU_OK;
 }
 
 static npu_status retype_output(ir_graph *g, const char *model, int j, q_io_type want, npu_err *err)
@@ -165,23 +167,17 @@ static npu_status retype_output(ir_graph *g, const char *model, int j, q_io_type
         return npu_fail(err, NPU_EUSER, "%s: output '%s': --output-type %s: it is computed in float (by %s '%s'), "
                         "so it has no int8 scale", model, y->name, q_io_type_name(want),
                         dq ? ir_op_name(dq->op) : "no node", dq ? dq->name : "");
-    ir_tensor *yq = dq->inputs[0], *bound = yq;
-    npu_status st = NPU_OK;
-    if (want == Q_IO_U8) {
-        if (!(bound = twin(g, yq, IR_U8, err)))
-            return NPU_EINTERNAL;
-        st = edge_node(g, IR_OP_QUANTIZE_LINEAR, y, bound, bound->quant, err);
-    } else if (yq->flags & (IR_TENSOR_INPUT | IR_TENSOR_OUTPUT)) {
+    ir_tensor *yq = dq->inputs[0];
+    if (yq->flags & (IR_TENSOR_INPUT | IR_TENSOR_OUTPUT))
         return npu_fail(err, NPU_EUSER, "%s: output '%s': its int8 version '%s' is already a model input or output",
                         model, y->name, yq->name);
-    }
     y->flags &= ~(unsigned)IR_TENSOR_OUTPUT;
-    bound->flags |= IR_TENSOR_OUTPUT;
-    g->outputs[j] = bound;
-    if (want == Q_IO_I8 && ir_use_count(g, y) == 0)
+    yq->flags |= IR_TENSOR_OUTPUT;
+    g->outputs[j] = yq;
+    if (ir_use_count(g, y) == 0)
         dq->dead = true;
-    ir_swap_names(g, y, bound);
-    return st;
+    ir_swap_names(g, y, yq);
+    return want == Q_IO_U8 ? deliver_int8_output(g, j, want, err) : NPU_OK;
 }
 
 npu_status q_set_io_types(ir_graph *g, const char *model, const q_io_type *in, const q_io_type *out, npu_err *err)

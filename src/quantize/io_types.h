@@ -1,8 +1,8 @@
 /* Model I/O types (--input-type, --output-type): which dtype the compiled
- * model's inputs and outputs have. float32 keeps the host's QuantizeLinear
- * and DequantizeLinear at the edges; int8 makes the quantized tensor itself
- * the model's input or output (no host step); uint8 is int8 with the zero
- * point moved by 128, converted by one host step. */
+ * model's inputs and outputs have. float32 keeps QuantizeLinear and
+ * DequantizeLinear at the edges; int8 makes the quantized tensor itself the
+ * model's input or output (no conversion at all); uint8 is int8 with the
+ * zero point moved by 128, converted by a byte flip on the NPU (npu.Lut). */
 #ifndef NPU_QUANTIZE_IO_TYPES_H
 #define NPU_QUANTIZE_IO_TYPES_H
 

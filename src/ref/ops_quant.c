@@ -508,9 +508,10 @@ static npu_status run_lut(const ir_node *n, const void *const *in, void *const *
 {
     (void)scratch;
     const ir_tensor *x = n->inputs[0], *t = n->n_inputs > 1 ? n->inputs[1] : NULL, *y = n->outputs[0];
-    if (x->dtype != IR_I8 || y->dtype != IR_I8 || !t || t->dtype != IR_I8 || ir_tensor_numel(t) != 256 ||
-        ir_tensor_numel(x) != ir_tensor_numel(y))
-        return npu_fail(err, NPU_EUSER, "npu.Lut needs int8 data and an int8 table of 256 entries");
+    /* uint8 data (a model's uint8 input or output) is looked up by its bytes, as the NPU reads them */
+    if ((x->dtype != IR_I8 && x->dtype != IR_U8) || (y->dtype != IR_I8 && y->dtype != IR_U8) || !t ||
+        t->dtype != IR_I8 || ir_tensor_numel(t) != 256 || ir_tensor_numel(x) != ir_tensor_numel(y))
+        return npu_fail(err, NPU_EUSER, "npu.Lut needs int8 (or uint8) data and an int8 table of 256 entries");
     nk_lut_apply_i8(in[1], in[0], out[0], (size_t)ir_tensor_numel(y));
     return NPU_OK;
 }

@@ -117,9 +117,11 @@ static bool quantize_ok(const tgt_target *t, const ir_graph *g, const ir_node *n
         y->quant->axis >= 0 || (y->flags & IR_TENSOR_INT4_CODES))
         return no(g, reason, "quantize on the NPU: float32 to int8 per tensor only");
     const ir_tensor *s = n->n_inputs > 1 ? n->inputs[1] : NULL, *z = n->n_inputs > 2 ? n->inputs[2] : NULL;
-    if (!s || !s->data || s->dtype != IR_F32 || ir_tensor_numel(s) != 1 || *(const float *)s->data != y->quant->scale[0] ||
-        (z && (!z->data || z->dtype != IR_I8 || ir_tensor_numel(z) != 1 ||
-               *(const int8_t *)z->data != y->quant->zero_point[0])))
+    bool s_ok = s && s->data && s->dtype == IR_F32 && ir_tensor_numel(s) == 1 &&
+                *(const float *)s->data == y->quant->scale[0];
+    bool z_ok = !z || (z->data && z->dtype == IR_I8 && ir_tensor_numel(z) == 1 &&
+                       *(const int8_t *)z->data == y->quant->zero_point[0]);
+    if (!s_ok || !z_ok)
         return no(g, reason, "quantize on the NPU: scale and zero point must be the output's, as constants");
     return true;
 }

@@ -215,18 +215,25 @@ static npu_status copy2d(tile_ctx *c, int sr, int64_t so, int64_t ss, int dr, in
     return tile_pipeline(c);
 }
 
+/* The DRAM homes of a one-input op's input and output, of equal sizes. */
+static npu_status unary_homes(tile_ctx *c, const ir_node *n, int *xr, int64_t *xo, int *yr, int64_t *yo)
+{
+    npu_status st = tile_tensor_addr(c, n->inputs[0], xr, xo);
+    if (st == NPU_OK)
+        st = tile_tensor_addr(c, n->outputs[0], yr, yo);
+    if (st == NPU_OK && ir_tensor_numel(n->inputs[0]) != ir_tensor_numel(n->outputs[0]))
+        st = tile_fail(c, "input and output sizes differ");
+    return st;
+}
+
 npu_status tile_unary(tile_ctx *c, const ir_node *n)
 {
     const ir_tensor *x = n->inputs[0], *y = n->outputs[0];
     int xr, yr;
     int64_t xo, yo, L = ir_tensor_numel(y);
-    npu_status st = tile_tensor_addr(c, x, &xr, &xo);
-    if (st == NPU_OK)
-        st = tile_tensor_addr(c, y, &yr, &yo);
+    npu_status st = unary_homes(c, n, &xr, &xo, &yr, &yo);
     if (st != NPU_OK)
         return st;
-    if (ir_tensor_numel(x) != L)
-        return tile_fail(c, "input and output sizes differ");
     if (n->op == IR_OP_REQUANTIZE) {
         nk_qrequant_params q;
         if ((st = ref_qrequant_params(n, x, y, &q, c->err)) != NPU_OK)
@@ -266,16 +273,14 @@ npu_status tile_unary(tile_ctx *c, const ir_node *n)
 /* float32 -> int8 in flat chunks: 4 bytes in, 1 out per element. */
 npu_status tile_quantize(tile_ctx *c, const ir_node *n)
 {
-    const ir_tensor *x = n->inputs[0], *y = n->outputs[0];
+    const ir_tensor *y = n->outputs[0];
     int xr, yr;
     int64_t xo, yo, L = ir_tensor_numel(y);
-    npu_status st = tile_tensor_addr(c, x, &xr, &xo);
-    if (st == NPU_OK)
-        st = tile_tensor_addr(c, y, &yr, &yo);
+    npu_status st = unary_homes(c, n, &xr, &xo, &yr, &yo);
     if (st != NPU_OK)
         return st;
-    if (ir_tensor_numel(x) != L || !y->quant || y->quant->count != 1)
-        return tile_fail(c, "quantize: float input and int8 output of the same size, per tensor");
+    if (!y->quant || y->quant->count != 1)
+        return tile_fail(c, "quantize: to int8 per tensor only");
     uint32_t bits;
     memcpy(&bits, &y->quant->scale[0], sizeof bits);
     int64_t T = flat_tile(c, L, 5, 0, tile_fmax(c, TGT_SEM_QUANTIZE, TGT_F_LEN)) & ~(int64_t)3;

@@ -3,7 +3,8 @@
 # models on two targets: the int8 and the uint8 binaries run on npusim
 # bit-exact with `npuref MODEL.npub`, and their outputs, dequantized with the
 # scale and zero point of --stats-json, equal the float-I/O binary's outputs
-# exactly when their inputs are the float input quantized the same way. The
+# exactly when their inputs are the float input quantized the same way, with
+# no host step left at their edges. The
 # --emit c header of an int8 binary compiles and its macros hold the
 # --stats-json values. QDQ models with int8/uint8 graph I/O (gen_io_qdq.py)
 # compile without --calib, bit-exact, within one output step of the QDQ
@@ -64,6 +65,8 @@ assert q.dtype == np.dtype(ty) and out["dtype"] == ty, (q.dtype, out)
 if ty == "float32":
     assert np.array_equal(q, f), "max diff %g" % np.abs(q - f).max()
     sys.exit(0)
+host = [l["name"] for l in json.load(open(sys.argv[2]))["layers"] if l["unit"] == "host"]
+assert not host, "int8/uint8 I/O still converts on the host: %s" % host
 zp = out["zero_point"] - (128 if ty == "uint8" else 0)  # uint8 codes are the int8 ones + 128
 codes = q.astype(np.int32) - (128 if ty == "uint8" else 0)
 deq = (codes - zp).astype(np.float32) * np.float32(out["scale"])
