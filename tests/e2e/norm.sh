@@ -9,11 +9,12 @@ B=${1:-build}
 W=$B/e2e/norm
 PY=/usr/bin/python3
 fail=0 pass=0
-[ -f $W/models/tokmean.onnx ] || $PY tests/e2e/norm_models.py $W/models || exit 1
+[ -f $W/models/rows3.onnx ] || $PY tests/e2e/norm_models.py $W/models || exit 1
 
 # name, the op that must run on the NPU, min cosine
 for spec in "layernorm npu.LayerNorm 0.999" "gelu_erf npu.Lut 0.998" "gelu_tanh npu.Lut 0.998" \
-            "softmax npu.Softmax 0.998" "block npu.LayerNorm 0.995" "tokmean ReduceMean 0.995"; do
+            "softmax npu.Softmax 0.998" "block npu.LayerNorm 0.995" "tokmean ReduceMean 0.995" \
+            "rows3 npu.Softmax 0.995"; do
     set -- $spec
     name=$1 op=$2 cos=$3 m=$W/models/$1
     [ -f $m.float.npy ] || $B/npuref $m.onnx --input ${m}_input.npy --output $m.float.npy >/dev/null
