@@ -33,6 +33,10 @@ static inline bool emit_hop_fits_i32(int64_t v)
 
 /* Appends bytes (a multiple of 4) to the record. */
 npu_status emit_hop_put(emit_hop *b, const void *data, size_t bytes);
+/* Quantize/DequantizeLinear whose scale or zero point is given at run time
+ * (a NODE record, hostops_node.c). */
+npu_status emit_hop_qdq_runtime(emit_hop *b, bool quantize);
+
 /* Fails with a static reason (kept for emit_host_supports). */
 npu_status emit_hop_unsupported(emit_hop *b, const char *why);
 /* The header and tensor slots; t[i] NULL for an omitted optional input. */
@@ -59,5 +63,8 @@ int emit_hop_unary_op(ir_op op);
 npu_status emit_hop_unary(emit_hop *b, int unary_op);
 npu_status emit_hop_binary(emit_hop *b);
 npu_status emit_hop_reduce(emit_hop *b);
+
+/* hostops_node.c: every other op npuref runs, as a NODE record */
+npu_status emit_hop_node(emit_hop *b);
 
 #endif

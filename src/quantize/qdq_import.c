@@ -17,13 +17,20 @@ static bool is_qdq(ir_op op)
     return op == IR_OP_QUANTIZE_LINEAR || op == IR_OP_DEQUANTIZE_LINEAR;
 }
 
+/* A QuantizeLinear whose scale is a graph input is a run-time conversion (a
+ * float op with an integer output, run on the host), not a QDQ boundary. */
+static bool qdq_scale_is_const(const ir_node *n)
+{
+    return n->n_inputs > 1 && n->inputs[1] && n->inputs[1]->data;
+}
+
 bool q_graph_is_qdq(const ir_graph *g)
 {
     /* a QuantizeLinear of activations: DQ of constants alone is weight-only
      * quantization, which still needs activation ranges from calibration */
     for (int i = 0; i < g->n_nodes; i++)
-        if (!g->nodes[i]->dead && (g->nodes[i]->op == IR_OP_QUANTIZE_LINEAR || g->nodes[i]->op == IR_OP_QLINEAR_CONV ||
-                                   g->nodes[i]->op == IR_OP_QLINEAR_MATMUL))
+        if (!g->nodes[i]->dead && ((g->nodes[i]->op == IR_OP_QUANTIZE_LINEAR && qdq_scale_is_const(g->nodes[i])) ||
+                                   g->nodes[i]->op == IR_OP_QLINEAR_CONV || g->nodes[i]->op == IR_OP_QLINEAR_MATMUL))
             return true;
     return false;
 }

@@ -55,6 +55,21 @@ bool q_same_quant(const ir_quant *a, const ir_quant *b)
 
 /* ---- per-op classification ---- */
 
+/* Shapes the integer batched MatMul takes (ref_qbmm_params): rank >= 2,
+ * the inner dims agreeing, each operand's batch either the output's or 1. */
+bool q_bmm_shapes(const ir_node *n)
+{
+    const ir_tensor *a = n->inputs[0], *b = n->inputs[1], *y = n->outputs[0];
+    if (!a || !b || !y || !a->shape_known || !b->shape_known || !y->shape_known || a->rank < 2 || b->rank < 2 ||
+        y->rank < 2)
+        return false;
+    int64_t m = a->dims[a->rank - 2], k = a->dims[a->rank - 1], nn = b->dims[b->rank - 1];
+    if (m <= 0 || k <= 0 || nn <= 0 || b->dims[b->rank - 2] != k)
+        return false;
+    int64_t batch = ir_tensor_numel(y) / (m * nn), ab = ir_tensor_numel(a) / (m * k), bb = ir_tensor_numel(b) / (k * nn);
+    return (ab == batch || ab == 1) && (bb == batch || bb == 1);
+}
+
 bool q_becomes_lut(const ir_node *n)
 {
     return q_classify(n) == Q_KIND_LUT;
@@ -77,8 +92,11 @@ q_kind q_classify(const ir_node *n)
         return Q_KIND_WEIGHTED;
     }
     case IR_OP_MATMUL:
-        /* activation x constant 2-D matrix: becomes a Gemm */
-        return n->inputs[1] && n->inputs[1]->data && n->inputs[1]->rank == 2 && n->inputs[0]->rank == 2
+        /* activation [..., K] x constant [K, N]: becomes a Gemm on the rows [M, K] (the
+         * output keeps its shape [..., N]); two activations: the batched kernel */
+        if (n->inputs[1] && !n->inputs[1]->data)
+            return q_bmm_shapes(n) ? Q_KIND_OWN_RANGE : Q_KIND_FLOAT;
+        return n->inputs[1] && n->inputs[1]->data && n->inputs[1]->rank == 2 && n->inputs[0]->rank >= 2
                    ? Q_KIND_WEIGHTED
                    : Q_KIND_FLOAT;
     case IR_OP_ADD:
@@ -88,10 +106,26 @@ q_kind q_classify(const ir_node *n)
     case IR_OP_MAX: return n->n_inputs == 2 ? Q_KIND_BINARY : Q_KIND_FLOAT;
     case IR_OP_MAX_POOL:
     case IR_OP_GLOBAL_MAX_POOL:
+        /* the integer pools are 1-D and 2-D; 3-D ones stay float (host) */
+        if (n->inputs[0] && n->inputs[0]->rank > 4)
+            return Q_KIND_FLOAT;
+        return n->n_outputs == 1 ? Q_KIND_INHERIT : Q_KIND_FLOAT;
     case IR_OP_RESHAPE:
-    case IR_OP_FLATTEN: return n->n_outputs == 1 ? Q_KIND_INHERIT : Q_KIND_FLOAT;
+    case IR_OP_FLATTEN:
+    /* data movement is exact on int8 codes: the output keeps the input's
+     * scale and the host moves the codes (docs/runtime.md, NODE). Not Pad
+     * (its constant is a float value, not the zero point) nor Resize (the
+     * kernel interpolates in float) nor Slice (in float it is read in place
+     * from its Dequantize's output, tests/e2e/run.sh; int8 codes would cost a
+     * copy) */
+    case IR_OP_SQUEEZE:
+    case IR_OP_UNSQUEEZE:
+    case IR_OP_TRANSPOSE:
+    case IR_OP_GATHER: /* by constant indices (an activation index is no INHERIT, see use_int) */
+    case IR_OP_EXPAND:
+    case IR_OP_TILE: return n->n_outputs == 1 ? Q_KIND_INHERIT : Q_KIND_FLOAT;
     case IR_OP_AVERAGE_POOL:
-    case IR_OP_GLOBAL_AVERAGE_POOL: return Q_KIND_OWN_RANGE;
+    case IR_OP_GLOBAL_AVERAGE_POOL: return n->inputs[0] && n->inputs[0]->rank > 4 ? Q_KIND_FLOAT : Q_KIND_OWN_RANGE;
     case IR_OP_CONCAT: return Q_KIND_CONCAT;
     case IR_OP_RELU:
     case IR_OP_LEAKY_RELU:
@@ -178,7 +212,15 @@ static bool use_int(q_ctx *c, const ir_node *n, q_kind k)
     for (int i = 0; i < n->n_inputs; i++)
         if (n->inputs[i] && !n->inputs[i]->data && n->inputs[i]->dtype != IR_F32)
             return false; /* shape arithmetic and the like stay as they are */
-    return !c->opts->int_supported || c->opts->int_supported(c->opts->ud, c->g, n);
+    switch (n->op) {
+    case IR_OP_SQUEEZE:
+    case IR_OP_UNSQUEEZE:
+    case IR_OP_TRANSPOSE:
+    case IR_OP_GATHER:
+    case IR_OP_EXPAND:
+    case IR_OP_TILE: return true; /* the host moves int8 codes where the NPU cannot */
+    default: return !c->opts->int_supported || c->opts->int_supported(c->opts->ud, c->g, n);
+    }
 }
 
 static npu_status rewrite_node(q_ctx *c, ir_node *n)

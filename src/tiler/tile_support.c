@@ -107,6 +107,23 @@ static bool conv_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, co
     return window_ok(t, g, n, TGT_SEM_CONV, k, reason);
 }
 
+/* A float model input quantized on the vector unit: per tensor to int8. */
+static bool quantize_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    const ir_tensor *x = n->inputs[0], *y = n->outputs[0];
+    if (tgt_insn_for_sem(t->isa, TGT_SEM_QUANTIZE) < 0)
+        return no(g, reason, "the ISA has no quantize instruction");
+    if (x->dtype != IR_F32 || x->data || y->dtype != IR_I8 || !y->quant || y->quant->count != 1 ||
+        y->quant->axis >= 0 || (y->flags & IR_TENSOR_INT4_CODES))
+        return no(g, reason, "quantize on the NPU: float32 to int8 per tensor only");
+    const ir_tensor *s = n->n_inputs > 1 ? n->inputs[1] : NULL, *z = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    if (!s || !s->data || s->dtype != IR_F32 || ir_tensor_numel(s) != 1 || *(const float *)s->data != y->quant->scale[0] ||
+        (z && (!z->data || z->dtype != IR_I8 || ir_tensor_numel(z) != 1 ||
+               *(const int8_t *)z->data != y->quant->zero_point[0])))
+        return no(g, reason, "quantize on the NPU: scale and zero point must be the output's, as constants");
+    return true;
+}
+
 static bool pool_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
 {
     const ir_tensor *x = n->inputs[0];
@@ -151,9 +168,15 @@ static bool matmul_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, 
     const ir_tensor *x = n->inputs[0], *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
     if (tgt_insn_for_sem(t->isa, TGT_SEM_MATMUL) < 0)
         return no(g, reason, "the ISA has no matmul instruction");
+    if (w && !w->data && n->op == IR_OP_MATMUL) { /* tile_bmm */
+        if (!q_bmm_shapes(n))
+            return no(g, reason, "MatMul of two activations whose shapes the batched kernel does not take (a partly broadcast batch)");
+        return true;
+    }
     if (!w || !w->data)
-        return no(g, reason, "MatMul of two activations (the NPU multiplies by constant weights)");
-    if (w->rank != 2 || x->rank != 2)
+        return no(g, reason, "Gemm of two activations (the NPU multiplies by constant weights)");
+    /* a MatMul's [..., K] input runs as its rows [M, K] (dense in DRAM) */
+    if (w->rank != 2 || x->rank < 2 || (x->rank != 2 && n->op != IR_OP_MATMUL && !n->outputs[0]->quant))
         return no(g, reason, "matrix multiply of other than 2-D operands");
     if (n->op == IR_OP_GEMM && ir_attr_int(n, "transA", 0))
         return no(g, reason, "Gemm with transA");
@@ -242,8 +265,30 @@ bool tile_supports(void *target, const ir_graph *g, const ir_node *n, const char
     if (!supports_shape(t, g, n, reason))
         return false;
     const ir_tensor *x = n->n_inputs ? n->inputs[0] : NULL;
-    bool quantized = x && x->quant && x->dtype == IR_I8;
-    return !quantized || tile_try_node(t, g, n, reason);
+    bool quantized = x && ((x->quant && x->dtype == IR_I8) || n->op == IR_OP_QUANTIZE_LINEAR);
+    if (!quantized && x && !x->data && x->dtype != IR_F32)
+        return no(g, reason, "integer or bool data without quantization (the NPU computes on int8 codes)");
+    return !quantized || tile_try_node(t, g, n, NULL, reason);
+}
+
+bool tile_estimate(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason)
+{
+    *cycles = 0;
+    if (!supports_shape(t, g, n, reason))
+        return false;
+    const ir_tensor *x = n->n_inputs ? n->inputs[0] : NULL;
+    if (x && ((x->quant && x->dtype == IR_I8) || n->op == IR_OP_QUANTIZE_LINEAR))
+        return tile_try_node(t, g, n, cycles, reason);
+    if (x && !x->data && x->dtype != IR_F32)
+        return no(g, reason, "integer or bool data without quantization (the NPU computes on int8 codes)");
+    /* not yet quantized: no instructions to time, the peak-throughput bound of its bytes instead */
+    int64_t bytes = 0;
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] && !n->inputs[i]->data)
+            bytes += ir_tensor_numel(n->inputs[i]);
+    bytes += ir_tensor_numel(n->outputs[0]);
+    *cycles = tile_cdiv(bytes, t->p[TGT_P_DRAM_BYTES_PER_CYCLE]);
+    return true;
 }
 
 static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
@@ -275,6 +320,20 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
     case IR_OP_REQUANTIZE:
         return tgt_insn_for_sem(t->isa, TGT_SEM_REQUANT) >= 0 ? true
                                                               : no(g, reason, "the ISA has no requant instruction");
+    case IR_OP_TRANSPOSE: { /* tile_transpose: DMA only, on bytes (int8 once quantized) */
+        perm_shape ps;
+        const ir_tensor *x = n->inputs[0];
+        if (!x || (x->dtype != IR_F32 && x->dtype != IR_I8) || !tile_transpose_shape(n, &ps))
+            return no(g, reason, "Transpose of other than int8 activations");
+        return true;
+    }
+    case IR_OP_GATHER: { /* tile_gather: strided copies */
+        int64_t idx[TILE_GATHER_MAX], count;
+        const ir_tensor *x = n->inputs[0];
+        if (!x || (x->dtype != IR_F32 && x->dtype != IR_I8) || !tile_gather_indices(n, idx, &count))
+            return no(g, reason, "Gather of other than int8 data by at most 64 constant indices");
+        return true;
+    }
     case IR_OP_QSOFTMAX:
     case IR_OP_QLAYER_NORM: return rownorm_ok(t, g, n, reason);
     case IR_OP_REDUCE_MEAN:
@@ -287,6 +346,7 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
         if (!rownorm_ok(t, g, n, reason))
             return false;
         NO("float op: no integer form (%s)", ir_op_name(n->op));
+    case IR_OP_QUANTIZE_LINEAR: return quantize_ok(t, g, n, reason);
     case IR_OP_CONCAT:
     case IR_OP_RESHAPE:
     case IR_OP_FLATTEN:
