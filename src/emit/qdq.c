@@ -4,8 +4,12 @@
  * parameters. Integer ops become DQ -> the float ONNX op (plus the fused
  * activation) -> Q; weights and biases are int initializers behind a
  * per-axis DQ; npu.Requantize is DQ -> Q; npu.Lut is an exact Gather on its
- * table. The IR is read only; the protobuf lives in one arena. Opset 13, or
- * the source model's when newer (up to the importer's 17). */
+ * table; npu.Softmax is DQ -> exp(x - max) / sum -> Q and npu.LayerNorm
+ * DQ -> LayerNormalization (scale and bias read back from the column table)
+ * -> Q, within rounding of the integer rows. The IR is read only; the protobuf lives in one arena.
+ * Opset 13, or the source model's when newer (up to the importer's 17), 17
+ * with an npu.LayerNorm. */
+#include <math.h>
 #include <string.h>
 
 #include "common/file.h"
@@ -384,6 +388,61 @@ static bool emit_lut(qdq_w *w, const ir_node *n)
            (gather = add_node(w, "Gather", n->name, 2, gather_in, 1, &o->name)) && attr_int(w, gather, "axis", 0);
 }
 
+/* npu.Softmax / npu.LayerNorm over the last axis in float between DQ and Q. */
+static bool emit_rownorm(qdq_w *w, const ir_node *n)
+{
+    const ir_tensor *x = n->inputs[0], *y = n->outputs[0], *cols = n->inputs[1];
+    const char *in[3] = {float_view(w, x), NULL, NULL}, *f = npu_arena_printf(w->a, "%s/f", y->name);
+    if (!in[0] || !f)
+        return false;
+    Onnx__NodeProto *p;
+    if (n->op == IR_OP_QSOFTMAX) {
+        /* spelled out as exp(x - max) / sum: onnxruntime fuses DQ -> Softmax -> Q into its int8
+         * QLinearSoftmax, which gives wrong codes (rows of zeros, seen with onnxruntime-node 1.x) */
+        int64_t ax = -1, one = 1;
+        const char *m = npu_arena_printf(w->a, "%s/max", y->name), *d = npu_arena_printf(w->a, "%s/sub", y->name);
+        const char *e = npu_arena_printf(w->a, "%s/exp", y->name), *s = npu_arena_printf(w->a, "%s/sum", y->name);
+        const char *axes = add_init(w, npu_arena_printf(w->a, "%s/axes", n->name), ONNX__TENSOR_PROTO__DATA_TYPE__INT64,
+                                    1, &one, &ax, sizeof ax);
+        const char *sub[2] = {in[0], m}, *rs[2] = {e, axes}, *dv[2] = {e, s};
+        Onnx__NodeProto *mx = m && d && e && s && axes ? add_node(w, "ReduceMax", m, 1, in, 1, &m) : NULL;
+        Onnx__AttributeProto *at = mx ? add_attr(w, mx, "axes") : NULL;
+        if (!at)
+            return false;
+        at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+        at->n_ints = 1;
+        at->ints = npu_arena_alloc(w->a, sizeof(int64_t));
+        if (!at->ints)
+            return false;
+        at->ints[0] = -1;
+        return add_node(w, "Sub", d, 2, sub, 1, &d) && add_node(w, "Exp", e, 1, &d, 1, &e) &&
+               add_node(w, "ReduceSum", s, 2, rs, 1, &s) && add_node(w, "Div", n->name, 2, dv, 1, &f) &&
+               quantize_to(w, f, y);
+    } else {
+        int64_t D = x->dims[x->rank - 1];
+        float *gb = npu_arena_alloc(w->a, sizeof(float) * 2 * (size_t)D), ys = y->quant->scale[0];
+        const int32_t *c = cols->data;
+        for (int64_t j = 0; gb && j < D; j++) { /* mult ~ gamma / ys 2^(shift-12), bias ~ beta / ys 2^shift */
+            gb[j] = (float)ldexp((double)c[3 * j + 1] * ys, 12 - c[3 * j + 2]);
+            gb[D + j] = (float)ldexp((double)c[3 * j] * ys, -c[3 * j + 2]);
+        }
+        if (!gb || !(in[1] = add_init(w, npu_arena_printf(w->a, "%s/scale", n->name), ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+                                      1, &D, gb, sizeof(float) * (size_t)D)) ||
+            !(in[2] = add_init(w, npu_arena_printf(w->a, "%s/bias", n->name), ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1,
+                               &D, gb + D, sizeof(float) * (size_t)D)))
+            return false;
+        p = add_node(w, "LayerNormalization", n->name, 3, in, 1, &f);
+        Onnx__AttributeProto *e = p ? add_attr(w, p, "epsilon") : NULL;
+        if (!e)
+            return false;
+        double xs = x->quant->scale[0];
+        e->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+        e->has_f = 1;
+        e->f = (float)((double)ir_attr_int(n, "eps_q", 0) * xs * xs / ((double)D * (double)D));
+    }
+    return p && attr_int(w, p, "axis", -1) && quantize_to(w, f, y);
+}
+
 /* n's ONNX op with its attributes on the given input and output names. */
 /* The attribute opset 13 turned into input 1 (the IR keeps a source model's
  * older form), or NULL. */
@@ -516,7 +575,9 @@ static npu_status build(qdq_w *w, Onnx__ModelProto *m)
         if (n->dead)
             continue;
         bool integer = n->op != IR_OP_QUANTIZE_LINEAR && n->n_outputs && is_quantized(n->outputs[0]);
+        bool rows = n->op == IR_OP_QSOFTMAX || n->op == IR_OP_QLAYER_NORM;
         npu_status st = n->op == IR_OP_LUT ? (emit_lut(w, n) ? NPU_OK : oom(w))
+                         : rows          ? (emit_rownorm(w, n) ? NPU_OK : oom(w))
                          : integer       ? emit_integer(w, n)
                                          : emit_plain(w, n);
         if (st != NPU_OK)
@@ -550,6 +611,9 @@ static npu_status build(qdq_w *w, Onnx__ModelProto *m)
     os->has_version = 1;
     /* a newer source opset is kept: the IR holds its ops in that opset's form */
     os->version = g->opset > QDQ_OPSET ? g->opset : QDQ_OPSET;
+    for (int i = 0; i < g->n_nodes; i++) /* LayerNormalization is an opset-17 op */
+        if (!g->nodes[i]->dead && g->nodes[i]->op == IR_OP_QLAYER_NORM && os->version < 17)
+            os->version = 17;
     osp[0] = os;
     m->has_ir_version = 1;
     m->ir_version = QDQ_IR_VERSION;

@@ -339,9 +339,15 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
     case IR_OP_QSOFTMAX:
     case IR_OP_QLAYER_NORM: return rownorm_ok(t, g, n, reason);
     case IR_OP_REDUCE_MEAN:
+        /* kept float by tile_int_supported: the reason is the pool's limit */
         if (!n->inputs[0]->quant)
-            return no(g, reason, "float op: no integer form (ReduceMean)");
+            return !reduce_ok(t, g, n, reason) ? false : no(g, reason, "float op: no integer form (ReduceMean)");
         return reduce_ok(t, g, n, reason);
+    case IR_OP_SOFTMAX:
+    case IR_OP_LAYER_NORM: /* float: say so, or why the NPU's row instruction cannot take it */
+        if (!rownorm_ok(t, g, n, reason))
+            return false;
+        NO("float op: no integer form (%s)", ir_op_name(n->op));
     case IR_OP_QUANTIZE_LINEAR: return quantize_ok(t, g, n, reason);
     case IR_OP_CONCAT:
     case IR_OP_RESHAPE:

@@ -71,6 +71,17 @@ class TokenMean(nn.Module):
         return self.head(self.ln(x).mean(1))
 
 
+class Rows3(nn.Module):
+    """LayerNorm, GELU and Softmax on [1, T, D] (no Linear: a batch of inputs stacks on axis 0)"""
+
+    def __init__(self):
+        super().__init__()
+        self.ln = LN()
+
+    def forward(self, x):
+        return torch.softmax(nn.functional.gelu(self.ln(x)) * 3.0, -1)
+
+
 class LongSoftmax(nn.Module):
     """rows of 5000: beyond npu-v1-narrow's 4096-element softmax rows"""
 
@@ -99,6 +110,7 @@ def main(d):
         export(d, "block", Block(), scale=1.0)
         export(d, "softmax_long", LongSoftmax(), shape=(2, 5000))
         export(d, "tokmean", TokenMean(), shape=(1, T, D))
+        export(d, "rows3", Rows3(), shape=(1, T, D))
 
 
 if __name__ == "__main__":

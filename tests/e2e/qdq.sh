@@ -115,5 +115,9 @@ y = g.op("Add", [g.conv(y, 12, 16, k=1), g.op("GlobalAveragePool", [g.conv(y, 12
 g.save(d, y, [1, 16, 8, 8], d)
 EOF
 MD=$Q/models check deep
+# npu.LayerNorm, npu.Softmax (a Gelu LUT between) and ReduceMean as a pool (tests/e2e/norm_models.py)
+[ -f $W/norm/models/rows3.onnx ] || $PY tests/e2e/norm_models.py $W/norm/models || exit 1
+MD=$W/norm/models check rows3
+MD=$W/norm/models check tokmean
 echo "qdq: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -69,13 +69,13 @@ Test(qsoftmax, rows_by_hand)
     cr_assert_eq(out[3], -128);
     p.len = 0;
     cr_assert_eq(nk_qsoftmax(&p, t, in2, out), NK_EARG);
-    p.len = 2;
+    p.rows = 1, p.len = 2;
     inv_scale(&p, 1.0 / 100); /* 100 * 32768 / (32768 + 16384) = 66.67 -> 67 */
     t[1] = 16384;
     cr_assert_eq(nk_qsoftmax(&p, t, in2 + 2, out), NK_OK);
     cr_assert_eq(out[0], 67 - 128);
     cr_assert_eq(out[1], 33 - 128);
-    t[3] = 40000; /* entries above 1.0 */
+    p.rows = 2, t[3] = 40000; /* entries above 1.0 */
     cr_assert_eq(nk_qsoftmax(&p, t, in2, out), NK_EARG);
 }
 
