@@ -16,6 +16,7 @@ enum { MAX_ROUNDS = 16 }; /* a guard only: real graphs settle in two or three */
  *   views           reshape-likes become Reshape(x, constant), chains merged
  *   cse             equal constants, then equal nodes, merged
  *   dce             unused nodes and tensors dropped
+ *   padfold         a zero Pad of the spatial axes into the Conv/AveragePool reading it
  *   bnfold          BatchNormalization into the Conv/ConvTranspose/Gemm before it
  *   bnconv          a BatchNormalization left over becomes a depthwise 1x1 Conv
  *   fuse_act        Relu/Clip/LeakyRelu into their producer's ir_act */
@@ -25,6 +26,7 @@ enum { MAX_ROUNDS = 16 }; /* a guard only: real graphs settle in two or three */
     X(views, GROUP_CLEANUP)                                                                                \
     X(cse, GROUP_CLEANUP)                                                                                  \
     X(dce, GROUP_CLEANUP)                                                                                  \
+    X(padfold, GROUP_FUSE)                                                                                 \
     X(bnfold, GROUP_FUSE)                                                                                  \
     X(bnconv, GROUP_FUSE)                                                                                  \
     X(fuse_act, GROUP_FUSE)
