@@ -108,6 +108,7 @@ q_kind q_classify(const ir_node *n)
     case IR_OP_RESHAPE:
     case IR_OP_TRANSPOSE: /* the same codes in another order */
     case IR_OP_GATHER:    /* (by constant indices: an activation index is no INHERIT, see use_int) */
+    case IR_OP_SLICE:
     case IR_OP_FLATTEN: return n->n_outputs == 1 ? Q_KIND_INHERIT : Q_KIND_FLOAT;
     case IR_OP_AVERAGE_POOL:
     case IR_OP_GLOBAL_AVERAGE_POOL: return Q_KIND_OWN_RANGE;
