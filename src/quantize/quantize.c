@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "quantize/quantize_internal.h"
+#include "ref/ref_qparams.h"
 
 void q_params_from_range(float lo, float hi, int bits, float *scale, int32_t *zero_point)
 {
@@ -105,13 +106,17 @@ q_kind q_classify(const ir_node *n)
     case IR_OP_MAX: return n->n_inputs == 2 ? Q_KIND_BINARY : Q_KIND_FLOAT;
     case IR_OP_MAX_POOL:
     case IR_OP_GLOBAL_MAX_POOL:
+        /* the integer pools are 1-D and 2-D; 3-D ones stay float (host) */
+        if (n->inputs[0] && n->inputs[0]->rank > 4)
+            return Q_KIND_FLOAT;
+        return n->n_outputs == 1 ? Q_KIND_INHERIT : Q_KIND_FLOAT;
     case IR_OP_RESHAPE:
     case IR_OP_TRANSPOSE: /* the same codes in another order */
     case IR_OP_GATHER:    /* (by constant indices: an activation index is no INHERIT, see use_int) */
     case IR_OP_SLICE:
     case IR_OP_FLATTEN: return n->n_outputs == 1 ? Q_KIND_INHERIT : Q_KIND_FLOAT;
     case IR_OP_AVERAGE_POOL:
-    case IR_OP_GLOBAL_AVERAGE_POOL: return Q_KIND_OWN_RANGE;
+    case IR_OP_GLOBAL_AVERAGE_POOL: return n->inputs[0] && n->inputs[0]->rank > 4 ? Q_KIND_FLOAT : Q_KIND_OWN_RANGE;
     case IR_OP_CONCAT: return Q_KIND_CONCAT;
     case IR_OP_RELU:
     case IR_OP_LEAKY_RELU:
@@ -127,10 +132,17 @@ q_kind q_classify(const ir_node *n)
     case IR_OP_RECIPROCAL:
     case IR_OP_NEG:
     case IR_OP_ABS:
+    case IR_OP_GELU:
         for (int i = 1; i < n->n_inputs; i++)
             if (n->inputs[i] && !n->inputs[i]->data)
                 return Q_KIND_FLOAT;
         return Q_KIND_LUT;
+    case IR_OP_SOFTMAX:
+    case IR_OP_LAYER_NORM: return q_rownorm_ok(n) ? Q_KIND_ROWNORM : Q_KIND_FLOAT;
+    case IR_OP_REDUCE_MEAN: { /* an average pool of a view (src/ref/ops_norm.c) */
+        int64_t w[5];
+        return ref_reduce_mean_window(n, w) ? Q_KIND_OWN_RANGE : Q_KIND_FLOAT;
+    }
     default: return Q_KIND_FLOAT;
     }
 }
@@ -235,6 +247,7 @@ static npu_status rewrite_node(q_ctx *c, ir_node *n)
     case Q_KIND_BINARY: return q_binary_consts(c, n);
     case Q_KIND_LUT: return q_lut(c, n, y);
     case Q_KIND_CONCAT: return q_concat_inputs(c, n);
+    case Q_KIND_ROWNORM: return q_rownorm(c, n, y);
     default: return NPU_OK;
     }
 }

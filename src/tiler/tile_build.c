@@ -40,7 +40,8 @@ static npu_status lower_node(tile_ctx *c, const ir_node *n)
     case IR_OP_MAX_POOL:
     case IR_OP_AVERAGE_POOL:
     case IR_OP_GLOBAL_AVERAGE_POOL:
-    case IR_OP_GLOBAL_MAX_POOL: return tile_pool(c, n);
+    case IR_OP_GLOBAL_MAX_POOL:
+    case IR_OP_REDUCE_MEAN: return tile_pool(c, n);
     case IR_OP_ADD:
     case IR_OP_SUB:
     case IR_OP_MUL:
@@ -52,6 +53,9 @@ static npu_status lower_node(tile_ctx *c, const ir_node *n)
     case IR_OP_TRANSPOSE: return tile_transpose(c, n);
     case IR_OP_GATHER: return tile_gather(c, n);
     case IR_OP_SLICE: return tile_slice(c, n);
+    case IR_OP_QSOFTMAX:
+    case IR_OP_QLAYER_NORM: return tile_rownorm(c, n);
+    case IR_OP_QUANTIZE_LINEAR: return tile_quantize(c, n);
     default:
         if (ir_op_is_view(n->op))
             return tile_view(c, n);
@@ -113,9 +117,10 @@ static void scratch_free(scratch *s, npu_alloc a, int n_tensors)
 }
 
 /* Lowers one quantized node against a throw-away plan and constants:
- * whatever tile_build would refuse for it, with the message. tile_supports
- * asks this of quantized nodes. */
-bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+ * whatever tile_build would refuse for it, with the message, and the
+ * static schedule's cycles of its instructions. tile_supports and
+ * tile_estimate ask this of quantized nodes. */
+bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason)
 {
     npu_alloc a = g->alloc.fn ? g->alloc : npu_alloc_default();
     scratch s;
@@ -123,6 +128,8 @@ bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, con
     if (st == NPU_OK) {
         scratch_reset(&s, n);
         st = lower_node(&s.c, n);
+        if (cycles)
+            *cycles = s.c.s.end;
     }
     scratch_free(&s, a, g->n_tensors);
     if (st == NPU_OK)

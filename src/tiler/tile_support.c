@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "quantize/quantize.h"
+#include "ref/ref_qparams.h"
 #include "tiler/tile_internal.h"
 
 bool tile_w4_ok(const tgt_target *t, int64_t elems_per_filter)
@@ -106,6 +107,23 @@ static bool conv_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, co
     return window_ok(t, g, n, TGT_SEM_CONV, k, reason);
 }
 
+/* A float model input quantized on the vector unit: per tensor to int8. */
+static bool quantize_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    const ir_tensor *x = n->inputs[0], *y = n->outputs[0];
+    if (tgt_insn_for_sem(t->isa, TGT_SEM_QUANTIZE) < 0)
+        return no(g, reason, "the ISA has no quantize instruction");
+    if (x->dtype != IR_F32 || x->data || y->dtype != IR_I8 || !y->quant || y->quant->count != 1 ||
+        y->quant->axis >= 0 || (y->flags & IR_TENSOR_INT4_CODES))
+        return no(g, reason, "quantize on the NPU: float32 to int8 per tensor only");
+    const ir_tensor *s = n->n_inputs > 1 ? n->inputs[1] : NULL, *z = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    if (!s || !s->data || s->dtype != IR_F32 || ir_tensor_numel(s) != 1 || *(const float *)s->data != y->quant->scale[0] ||
+        (z && (!z->data || z->dtype != IR_I8 || ir_tensor_numel(z) != 1 ||
+               *(const int8_t *)z->data != y->quant->zero_point[0])))
+        return no(g, reason, "quantize on the NPU: scale and zero point must be the output's, as constants");
+    return true;
+}
+
 static bool pool_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
 {
     const ir_tensor *x = n->inputs[0];
@@ -168,6 +186,48 @@ static bool matmul_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, 
     return true;
 }
 
+/* npu.Softmax / npu.LayerNorm, or the float op that becomes one: the
+ * instruction and a row within its w field. */
+static bool rownorm_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    tgt_sem s = n->op == IR_OP_QSOFTMAX || n->op == IR_OP_SOFTMAX ? TGT_SEM_SOFTMAX : TGT_SEM_LAYERNORM;
+    const ir_tensor *x = n->inputs[0];
+    int64_t w = x->rank ? x->dims[x->rank - 1] : 1;
+    if (tgt_insn_for_sem(t->isa, s) < 0)
+        NO("the ISA has no %s instruction", tgt_sem_name(s));
+    if (w > fmax_of(t, s, TGT_F_W))
+        NO("rows of %lld exceed the %s w field (max %lld) of %s", (long long)w, tgt_sem_name(s),
+           (long long)fmax_of(t, s, TGT_F_W), t->isa->name);
+    return true;
+}
+
+/* ReduceMean as an average pool of a view (ref_reduce_mean_window): the pool
+ * instruction's window and tile fields, the divider's 4096. */
+static bool reduce_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    int64_t w[5];
+    if (!ref_reduce_mean_window(n, w))
+        return no(g, reason, "ReduceMean over other than one run of consecutive axes");
+    if (tgt_insn_for_sem(t->isa, TGT_SEM_POOL) < 0)
+        return no(g, reason, "the ISA has no pool instruction");
+    if (w[3] > fmax_of(t, TGT_SEM_POOL, TGT_F_KH) || w[4] > fmax_of(t, TGT_SEM_POOL, TGT_F_KW) ||
+        w[1] > fmax_of(t, TGT_SEM_POOL, TGT_F_IH) || w[2] > fmax_of(t, TGT_SEM_POOL, TGT_F_IW))
+        NO("ReduceMean as a %lldx%lld pool over %lldx%lld exceeds the pool fields of %s", (long long)w[3],
+           (long long)w[4], (long long)w[1], (long long)w[2], t->isa->name);
+    if (w[3] * w[4] > 4096)
+        NO("ReduceMean over %lld elements exceeds the divider (4096)", (long long)(w[3] * w[4]));
+    return true;
+}
+
+bool tile_int_supported(void *target, const ir_graph *g, const ir_node *n)
+{
+    if (n->n_inputs < 1 || !n->inputs[0])
+        return true;
+    if (n->op == IR_OP_REDUCE_MEAN)
+        return reduce_ok(target, g, n, NULL);
+    return (n->op != IR_OP_SOFTMAX && n->op != IR_OP_LAYER_NORM) || rownorm_ok(target, g, n, NULL);
+}
+
 static bool eltwise_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
 {
     if (n->n_inputs != 2 || !n->inputs[0] || !n->inputs[1])
@@ -205,8 +265,28 @@ bool tile_supports(void *target, const ir_graph *g, const ir_node *n, const char
     if (!supports_shape(t, g, n, reason))
         return false;
     const ir_tensor *x = n->n_inputs ? n->inputs[0] : NULL;
-    bool quantized = x && x->quant && x->dtype == IR_I8;
-    return !quantized || tile_try_node(t, g, n, reason);
+    bool quantized = x && ((x->quant && x->dtype == IR_I8) || n->op == IR_OP_QUANTIZE_LINEAR);
+    if (!quantized && x && !x->data && x->dtype != IR_F32)
+        return no(g, reason, "integer or bool data without quantization (the NPU computes on int8 codes)");
+    return !quantized || tile_try_node(t, g, n, NULL, reason);
+}
+
+bool tile_estimate(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason)
+{
+    *cycles = 0;
+    if (!supports_shape(t, g, n, reason))
+        return false;
+    const ir_tensor *x = n->n_inputs ? n->inputs[0] : NULL;
+    if (x && ((x->quant && x->dtype == IR_I8) || n->op == IR_OP_QUANTIZE_LINEAR))
+        return tile_try_node(t, g, n, cycles, reason);
+    /* not yet quantized: no instructions to time, the peak-throughput bound of its bytes instead */
+    int64_t bytes = 0;
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] && !n->inputs[i]->data)
+            bytes += ir_tensor_numel(n->inputs[i]);
+    bytes += ir_tensor_numel(n->outputs[0]);
+    *cycles = tile_cdiv(bytes, t->p[TGT_P_DRAM_BYTES_PER_CYCLE]);
+    return true;
 }
 
 static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
@@ -254,6 +334,13 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
             return no(g, reason, "Gather of other than int8 data by at most 64 constant indices");
         return true;
     }
+    case IR_OP_QSOFTMAX:
+    case IR_OP_QLAYER_NORM: return rownorm_ok(t, g, n, reason);
+    case IR_OP_REDUCE_MEAN:
+        if (!n->inputs[0]->quant)
+            return no(g, reason, "float op: no integer form (ReduceMean)");
+        return reduce_ok(t, g, n, reason);
+    case IR_OP_QUANTIZE_LINEAR: return quantize_ok(t, g, n, reason);
     case IR_OP_CONCAT:
     case IR_OP_RESHAPE:
     case IR_OP_FLATTEN:

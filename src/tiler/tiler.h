@@ -15,6 +15,17 @@
 /* part_caps callback: ud is the tgt_target. Judges the node as it will be
  * after quantization (int8 activations, int8/int4 weights). */
 bool tile_supports(void *target, const ir_graph *g, const ir_node *n, const char **reason);
+/* q_options.int_supported callback (ud: the tgt_target), asked of the float
+ * node: false for a Softmax / LayerNormalization whose integer form the
+ * target's NPU cannot run (it then stays float, for the host); true for
+ * every other node. */
+bool tile_int_supported(void *target, const ir_graph *g, const ir_node *n);
+
+/* The partitioner's NPU cost of n alone: *cycles from the static schedule of
+ * n's own instructions (lowered into a throw-away context, as tile_supports
+ * does; no program is built, no cascade or fusion with its neighbours).
+ * false, with the reason, when the NPU cannot run it. */
+bool tile_estimate(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason);
 
 /* The NPU pipelines the tiler cascades (docs/tiler.md): per index into
  * g->nodes, the index of the first node of the cascade it runs in (itself

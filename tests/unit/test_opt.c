@@ -1309,7 +1309,8 @@ Test(padfold, what_does_not_fold)
 
 Test(pipeline, pass_names_in_order)
 {
-    static const char *const want[] = {"elide_identity", "constfold", "views", "cse", "dce", "padfold", "bnfold", "bnconv", "fuse_act"};
+    static const char *const want[] = {"elide_identity", "constfold", "views", "cse", "dce", "fuse_norm", "reduce_gap",
+                                       "padfold", "bnfold", "bnconv", "fuse_act"};
     const char *const *names = opt_pass_names();
     size_t i = 0;
     for (; names[i]; i++) {
@@ -1428,4 +1429,52 @@ Test(pipeline, failing_allocations_never_crash_or_leak)
         cr_assert_eq(c.live_bytes, 0, "leak when failing allocation %zu", k);
     }
     cr_assert(completed, "the pipeline finished within the allocations tried");
+}
+
+/* ---- reduce_gap ---- */
+
+typedef struct gap_case {
+    const char *what;
+    int n_axes;
+    int64_t axes[3];
+    int keepdims;
+    bool axes_input; /* opset 18: axes as a constant second input */
+    const char *after;
+} gap_case;
+
+static const gap_case gap_cases[] = {
+    {"axes [2,3], keepdims", 2, {2, 3}, 1, false, "GlobalAveragePool"},
+    {"axes [-1,-2], keepdims", 2, {-1, -2}, 1, false, "GlobalAveragePool"},
+    {"axes [2,3], no keepdims", 2, {2, 3}, 0, false, "GlobalAveragePool,Reshape"},
+    {"axes as an input", 2, {3, 2}, 1, true, "GlobalAveragePool"},
+    {"channel and H: not a pool", 2, {1, 2}, 1, false, "ReduceMean"},
+    {"W alone: not a pool", 1, {3}, 1, false, "ReduceMean"},
+    {"every axis: not a pool", 3, {1, 2, 3}, 1, false, "ReduceMean"},
+};
+
+Test(reduce_gap, spatial_means_become_global_average_pools)
+{
+    for (size_t c = 0; c < sizeof gap_cases / sizeof gap_cases[0]; c++) {
+        const gap_case *k = &gap_cases[c];
+        ir_graph *g = graph(k->axes_input ? 18 : 13);
+        ir_tensor *x = input(g, "x", SHP(2, 3, 4, 5));
+        int64_t dims[4] = {2, 3, 4, 5};
+        for (int i = 0; i < k->n_axes; i++)
+            dims[k->axes[i] < 0 ? k->axes[i] + 4 : k->axes[i]] = 1;
+        ir_tensor *y = k->keepdims ? val(g, "y", 4, dims) : val(g, "y", SHP(2, 3));
+        ir_node *r = k->axes_input ? node(g, IR_OP_REDUCE_MEAN, "mean", y, 2, x, ci(g, "axes", k->n_axes, k->axes))
+                                   : node(g, IR_OP_REDUCE_MEAN, "mean", y, 1, x);
+        if (!k->axes_input)
+            ir_set_ints(g, r, "axes", k->n_axes, k->axes);
+        ir_set_int(g, r, "keepdims", k->keepdims);
+        output(g, y);
+        snapshot s = before(g);
+        s.what = k->what;
+        bool changed = pass(g, "reduce_gap");
+        cr_assert_str_eq(ops(g), k->after, "%s", k->what);
+        cr_assert_eq(changed, strcmp(k->after, "ReduceMean") != 0, "%s", k->what);
+        cr_assert_eq(g->outputs[0], y, "%s: the output keeps its tensor", k->what);
+        after(g, &s);
+        ir_graph_free(g);
+    }
 }
