@@ -1,7 +1,7 @@
 /* The functional semantics of each instruction (docs/isa.md "Semantics"),
  * computed by the reference kernels of kernels/nk_quant.h on the SRAM
  * operands, so the model is bit-exact with the reference executor. Only the
- * partial-sum forms (acc_in / acc_out) and matmul with a weight zero point
+ * partial-sum forms (acc_in / acc_out) and matmul with a weight zero point or bt
  * have no kernel: they are direct loops that accumulate in int64, saturate to
  * int32 and end in the same nk_requant_out. Bounds were checked when the
  * instruction was prepared (npu_model.c). */
@@ -198,7 +198,8 @@ static npu_status conv(npu_model *m, const npum_insn *x, bool depthwise, npu_err
     return kernel_status(m, x, s, "nk_qconv2d", err);
 }
 
-/* matmul without a kernel: partial sums or a weight zero point. */
+/* matmul without a kernel: partial sums, a weight zero point or B stored
+ * k x n (bt: a second activation, as it lies in DRAM). */
 static void matmul_direct(npu_model *m, const npum_insn *x, const qtab *q)
 {
     const int8_t *a = (const int8_t *)m->sram + V(SRC);
@@ -206,14 +207,15 @@ static void matmul_direct(npu_model *m, const npum_insn *x, const qtab *q)
     uint8_t *psum = m->sram + V(PSUM);
     int8_t *out = (int8_t *)m->sram + V(DST);
     const int32_t k = V(K), n = V(N);
-    const bool w4 = V(W4), acc_in = V(ACC_IN), acc_out = V(ACC_OUT);
+    const bool w4 = V(W4), acc_in = V(ACC_IN), acc_out = V(ACC_OUT), bt = V(BT);
     for (int32_t r = 0; r < V(M); r++)
         for (int32_t j = 0; j < n; j++) {
             size_t o = (size_t)r * (size_t)n + (size_t)j;
             int64_t acc = acc_in ? rd32(psum + 4 * o) : q->bias[j];
             for (int32_t t = 0; t < k; t++)
                 acc += (int64_t)(a[(size_t)r * (size_t)k + (size_t)t] - V(IN_ZP)) *
-                       (weight(b, (size_t)j * (size_t)k + (size_t)t, w4) - V(W_ZP));
+                       (weight(b, bt ? (size_t)t * (size_t)n + (size_t)j : (size_t)j * (size_t)k + (size_t)t, w4) -
+                        V(W_ZP));
             if (acc_out)
                 wr32(psum + 4 * o, sat32(acc));
             else
@@ -224,7 +226,7 @@ static void matmul_direct(npu_model *m, const npum_insn *x, const qtab *q)
 
 static npu_status matmul(npu_model *m, const npum_insn *x, npu_err *err)
 {
-    bool direct = V(ACC_IN) || V(ACC_OUT) || V(W_ZP) != 0;
+    bool direct = V(ACC_IN) || V(ACC_OUT) || V(W_ZP) != 0 || V(BT);
     nk_qfc_params p = {.batch = V(M), .in_features = V(K), .out_features = V(N), .in_zp = V(IN_ZP),
                        .out_zp = V(OUT_ZP), .act_min = V(CLAMP_LO), .act_max = V(CLAMP_HI),
                        .w_format = V(W4) ? NK_W_I4 : NK_W_I8};

@@ -113,15 +113,14 @@ q_kind q_classify(const ir_node *n)
     case IR_OP_RESHAPE:
     case IR_OP_FLATTEN:
     /* data movement is exact on int8 codes: the output keeps the input's
-     * scale and the host moves the codes (docs/runtime.md, NODE). Not Pad
-     * (its constant is a float value, not the zero point) nor Resize (the
-     * kernel interpolates in float) nor Slice (in float it is read in place
-     * from its Dequantize's output, tests/e2e/run.sh; int8 codes would cost a
-     * copy) */
+     * scale and the NPU or the host moves the codes (docs/runtime.md, NODE).
+     * Not Pad (its constant is a float value, not the zero point) nor Resize
+     * (the kernel interpolates in float) */
     case IR_OP_SQUEEZE:
     case IR_OP_UNSQUEEZE:
     case IR_OP_TRANSPOSE:
     case IR_OP_GATHER: /* by constant indices (an activation index is no INHERIT, see use_int) */
+    case IR_OP_SLICE:
     case IR_OP_EXPAND:
     case IR_OP_TILE: return n->n_outputs == 1 ? Q_KIND_INHERIT : Q_KIND_FLOAT;
     case IR_OP_AVERAGE_POOL:

@@ -1,10 +1,10 @@
 /* MatMul of two int8 activations (attention's Q.K^T and .V): Y[b] = A[b] x
- * B[b], batched, an operand of batch 1 broadcast (ref_qbmm_params). The
- * matmul instruction reads B as n x k, the layout of a layer's weights; an
- * activation B is [k][n] in DRAM, so its block is loaded transposed by the
- * DMA itself: one box of n planes (DRAM plane stride 1 byte) of k rows (DRAM
- * row stride n) of one byte, which lands as the dense [n][kc] chunk the
- * instruction reads. Both zero points go to the instruction (in_zp, w_zp),
+ * B[b], batched, an operand of batch 1 broadcast (ref_qbmm_params). An
+ * activation B is [k][n] in DRAM. Where the ISA's matmul has `bt` (B stored
+ * k x n) its rows load as they lie; otherwise the instruction reads B as
+ * n x k, the layout of a layer's weights, and the block is loaded transposed
+ * by the DMA itself: one box of n planes (DRAM plane stride 1 byte) of k rows
+ * (DRAM row stride n) of one byte, which lands as the dense [n][kc] chunk. Both zero points go to the instruction (in_zp, w_zp),
  * which subtracts them before multiplying, so the int32 sum is nk_qbmm's;
  * the per-column table holds bias 0 and the one multiplier, kept resident.
  * Tiles: per batch, column tiles of N (B block loaded once each) x row tiles
@@ -22,6 +22,7 @@ static int64_t al16(int64_t v)
 
 typedef struct bmm {
     nk_qbmm_params p;
+    bool bt; /* the ISA's matmul reads B as k x n: loaded dense, not transposed */
     int64_t mt, nt, kc, n_k, n_m, n_n;
     int a_slots, b_slots, out_slots;
 } bmm;
@@ -124,14 +125,17 @@ static void load_a(tile_work *wk, const bmm *f, const bmm_addr *d, int64_t ia, i
                                  mt * last});
 }
 
-/* Columns [n0, n0+nt) of B[ib] ([k][n] in DRAM) as chunks [nt][kc]: the DMA
- * transposes (one-byte rows). */
+/* Columns [n0, n0+nt) of B[ib] ([k][n] in DRAM) as chunks: [kc][nt] rows
+ * as they lie (bt), or [nt][kc], which the DMA transposes (one-byte rows). */
 static void load_b(tile_work *wk, const bmm *f, const bmm_addr *d, int64_t ib, int64_t n0, int64_t nt, int64_t sram)
 {
     int64_t N = f->p.n, K = f->p.k;
     for (int64_t k0 = 0, pos = 0; k0 < K; k0 += f->kc) {
-        int64_t kc = tile_min(f->kc, K - k0);
-        tile_load(wk, (tile_box){d->br, d->boff + ib * K * N + k0 * N + n0, sram + pos, nt, kc, 1, N, 1, 1, kc});
+        int64_t kc = tile_min(f->kc, K - k0), src = d->boff + ib * K * N + k0 * N + n0;
+        if (f->bt)
+            tile_load(wk, (tile_box){d->br, src, sram + pos, 1, kc, nt, N, kc * N, nt, kc * nt});
+        else
+            tile_load(wk, (tile_box){d->br, src, sram + pos, nt, kc, 1, N, 1, 1, kc});
         pos += nt * kc;
     }
 }
@@ -148,6 +152,7 @@ static npu_status computes(tile_ctx *c, tile_work *wk, const bmm *f, const bmm_a
         v[TGT_F_SRC] = a + k * mt * f->kc, v[TGT_F_DST] = dst, v[TGT_F_WGT] = b + wpos, v[TGT_F_QTAB] = d->q_s;
         v[TGT_F_M] = mt, v[TGT_F_K] = kc, v[TGT_F_N] = nt;
         v[TGT_F_IN_ZP] = f->p.a_zp, v[TGT_F_W_ZP] = f->p.b_zp, v[TGT_F_OUT_ZP] = f->p.out_zp;
+        v[TGT_F_BT] = f->bt;
         v[TGT_F_CLAMP_LO] = f->p.act_min, v[TGT_F_CLAMP_HI] = f->p.act_max;
         if (f->n_k > 1)
             v[TGT_F_PSUM] = d->psum, v[TGT_F_ACC_IN] = k > 0, v[TGT_F_ACC_OUT] = k < f->n_k - 1;
@@ -165,6 +170,7 @@ npu_status tile_bmm(tile_ctx *c, const ir_node *n)
         return npu_err_prefix(c->err, "node '%s'", n->name);
     if (f.p.b_zp != 0 && !tgt_insn_field(c->t->isa, tile_insn(c, TGT_SEM_MATMUL), TGT_F_W_ZP))
         return tile_fail(c, "the matmul of %s has no w_zp field (B's zero point)", c->t->isa->name);
+    f.bt = tgt_insn_field(c->t->isa, tile_insn(c, TGT_SEM_MATMUL), TGT_F_BT) != NULL;
     if (!choose(c, &f))
         return tile_fail(c, "no matmul tile fits the SRAM (%lld bytes)", (long long)c->t->p[TGT_P_SRAM_BYTES]);
     if ((st = place(c, n, &f, &d)) != NPU_OK)

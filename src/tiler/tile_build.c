@@ -52,6 +52,7 @@ static npu_status lower_node(tile_ctx *c, const ir_node *n)
     case IR_OP_CONCAT: return tile_concat(c, n);
     case IR_OP_TRANSPOSE: return tile_transpose(c, n);
     case IR_OP_GATHER: return tile_gather(c, n);
+    case IR_OP_SLICE: return tile_slice(c, n);
     case IR_OP_QSOFTMAX:
     case IR_OP_QLAYER_NORM: return tile_rownorm(c, n);
     case IR_OP_QUANTIZE_LINEAR: return tile_quantize(c, n);

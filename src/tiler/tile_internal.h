@@ -198,14 +198,17 @@ npu_status tile_unary(tile_ctx *c, const ir_node *n); /* npu.Lut, npu.Requantize
 npu_status tile_concat(tile_ctx *c, const ir_node *n);
 npu_status tile_rownorm(tile_ctx *c, const ir_node *n); /* npu.Softmax, npu.LayerNorm: tile_norm.c */
 npu_status tile_view(tile_ctx *c, const ir_node *n);
-/* Transpose of bytes by DMA (tile_transpose.c): the permutation reduced
- * (size-1 axes dropped, input axes that stay adjacent merged). */
-typedef struct perm_shape {
+/* Strided copies of bytes by DMA (tile_transpose.c): Transpose, Slice. A
+ * view's output dims and the input stride of each, reduced: size-1 axes
+ * dropped, an axis merged into the next where it steps over exactly it. */
+typedef struct tile_strided {
     int rank;
-    int64_t xd[IR_MAX_RANK]; /* reduced input dims */
-    int perm[IR_MAX_RANK];   /* output axis i is reduced input axis perm[i] */
-} perm_shape;
-bool tile_transpose_shape(const ir_node *n, perm_shape *ps); /* false: perm is not a permutation */
+    int64_t dims[IR_MAX_RANK], stride[IR_MAX_RANK];
+} tile_strided;
+void tile_strided_reduce(int r, const int64_t *dims, const int64_t *stride, tile_strided *out);
+bool tile_transpose_ok(const ir_node *n); /* perm is a permutation of the input's axes */
+bool tile_slice_ok(const ir_node *n);     /* normalized, forward steps, within the input */
+npu_status tile_slice(tile_ctx *c, const ir_node *n);
 npu_status tile_transpose(tile_ctx *c, const ir_node *n);
 /* rows x rb bytes from (region sr, offset so, row stride ss) to (dr, dof, ds), through SRAM (tile_vec.c). */
 npu_status tile_copy_rows(tile_ctx *c, int sr, int64_t so, int64_t ss, int dr, int64_t dof, int64_t ds, int64_t rows,

@@ -322,11 +322,13 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
     case IR_OP_REQUANTIZE:
         return tgt_insn_for_sem(t->isa, TGT_SEM_REQUANT) >= 0 ? true
                                                               : no(g, reason, "the ISA has no requant instruction");
-    case IR_OP_TRANSPOSE: { /* tile_transpose: DMA only, on bytes (int8 once quantized) */
-        perm_shape ps;
+    case IR_OP_TRANSPOSE: /* tile_transpose.c: DMA only, on bytes (int8 once quantized) */
+    case IR_OP_SLICE: {
         const ir_tensor *x = n->inputs[0];
-        if (!x || (x->dtype != IR_F32 && x->dtype != IR_I8) || !tile_transpose_shape(n, &ps))
-            return no(g, reason, "Transpose of other than int8 activations");
+        if (!x || (x->dtype != IR_F32 && x->dtype != IR_I8) ||
+            !(n->op == IR_OP_TRANSPOSE ? tile_transpose_ok(n) : tile_slice_ok(n)))
+            NO("%s of other than int8 activations, or %s", ir_op_name(n->op),
+               n->op == IR_OP_SLICE ? "with backward steps" : "perm not a permutation");
         return true;
     }
     case IR_OP_GATHER: { /* tile_gather: strided copies */

@@ -221,14 +221,16 @@ def matmul_w(g, x, k, n):
 
 def npuops(d):
     """Standalone BatchNormalization (on the graph input, after a Concat as in
-    DenseNet) and MatMul of two activations (batched, broadcast, Q.K^T with a
+    DenseNet, a padded transition pool) and MatMul of two activations (batched, broadcast, Q.K^T with a
     Transpose): each must run on the NPU (after the others: their seeds stay)."""
     g = G("densebn", [1, 4, 12, 12])
     x = bn(g, "x", 4)
     c = g.op("Concat", [g.conv(x, 4, 8), g.conv(x, 4, 8, k=1)], axis=1)
     r = g.op("Relu", [bn(g, c, 16)])
     y = g.conv(r, 16, 8, k=1, relu=False)
-    g.save(d, y, [1, 8, 12, 12], d)
+    # a transition pool exported as Pad + AveragePool (padfold: one pool counting the pad)
+    y = g.op("AveragePool", [g.op("Pad", [y, i64(g, [0, 0, 0, 0, 0, 0, 1, 1])])], kernel_shape=[2, 2], strides=[2, 2])
+    g.save(d, y, [1, 8, 6, 6], d)
 
     # [2,4,8,16] x [2,4,16,8], both activations
     g = G("bmm", [1, 64, 16])

@@ -1238,12 +1238,79 @@ Test(bnconv, what_stays_a_batchnorm)
     }
 }
 
+/* ---- padfold ---- */
+
+/* x -> Pad(spatial, zeros) -> AveragePool 2x2 s2 (or Conv 3x3) -> y */
+static ir_graph *pad_graph(bool conv, const int64_t *pads, float value, int64_t ceil_mode)
+{
+    ir_graph *g = graph(13);
+    ir_tensor *x = input(g, "x", SHP(1, 2, 5, 5));
+    int64_t pd[4] = {1, 2, 5 + pads[2] + pads[6], 5 + pads[3] + pads[7]};
+    ir_tensor *p = val(g, "p", 4, pd);
+    node(g, IR_OP_PAD, "pad", p, 3, x, ci(g, "pads", 8, pads), cf(g, "v", SCALAR, &value));
+    ir_node *m;
+    int64_t od[4] = {1, conv ? 3 : 2, conv ? pd[2] - 2 : pd[2] / 2, conv ? pd[3] - 2 : pd[3] / 2};
+    ir_tensor *y = val(g, "y", 4, od);
+    if (conv) {
+        m = node(g, IR_OP_CONV, "conv", y, 2, p, cf(g, "w", SHP(3, 2, 3, 3), NULL));
+        ir_set_ints(g, m, "kernel_shape", 2, (int64_t[]){3, 3});
+    } else {
+        m = node(g, IR_OP_AVERAGE_POOL, "pool", y, 1, p);
+        ir_set_ints(g, m, "kernel_shape", 2, (int64_t[]){2, 2});
+        ir_set_ints(g, m, "strides", 2, (int64_t[]){2, 2});
+        ir_set_int(g, m, "ceil_mode", ceil_mode);
+    }
+    output(g, y);
+    return g;
+}
+
+Test(padfold, zero_pad_folds_into_conv_and_average_pool_with_the_same_values)
+{
+    static const int64_t pads[8] = {0, 0, 1, 0, 0, 0, 0, 1};
+    for (int conv = 0; conv < 2; conv++) {
+        ir_graph *g = pad_graph(conv, pads, 0.0f, 0);
+        snapshot s = before(g);
+        cr_assert(pass(g, "padfold"));
+        cr_assert_str_eq(ops(g), conv ? "Conv" : "AveragePool");
+        int64_t got[4];
+        cr_assert_eq(ir_attr_ints(g->nodes[0], "pads", got, 4), 4);
+        cr_assert(got[0] == 1 && got[1] == 0 && got[2] == 0 && got[3] == 1);
+        if (!conv)
+            cr_assert_eq(ir_attr_int(g->nodes[0], "count_include_pad", 0), 1);
+        after(g, &s);
+        ir_graph_free(g);
+    }
+}
+
+Test(padfold, what_does_not_fold)
+{
+    static const int64_t spatial[8] = {0, 0, 1, 1, 0, 0, 1, 1}, chan[8] = {0, 1, 0, 0, 0, 0, 0, 0};
+    static const int64_t wide[8] = {0, 0, 2, 0, 0, 0, 0, 0}; /* 2 >= the 2x2 pool's extent */
+    ir_graph *g = pad_graph(false, spatial, 1.0f, 0);           /* a non-zero value */
+    cr_assert_not(pass(g, "padfold"));
+    ir_graph_free(g);
+    g = pad_graph(false, spatial, 0.0f, 1); /* ceil_mode */
+    cr_assert_not(pass(g, "padfold"));
+    ir_graph_free(g);
+    g = pad_graph(false, wide, 0.0f, 0);
+    cr_assert_not(pass(g, "padfold"));
+    ir_graph_free(g);
+    g = graph(13); /* channel padding */
+    ir_tensor *x = input(g, "x", SHP(1, 2, 4, 4)), *p = val(g, "p", SHP(1, 3, 4, 4)), *y = val(g, "y", SHP(1, 3, 2, 2));
+    node(g, IR_OP_PAD, "pad", p, 2, x, ci(g, "pads", 8, chan));
+    ir_set_ints(g, node(g, IR_OP_AVERAGE_POOL, "pool", y, 1, p), "kernel_shape", 2, (int64_t[]){2, 2});
+    output(g, y);
+    cr_assert_not(pass(g, "padfold"));
+    cr_assert_not_null(find_op(g, IR_OP_PAD));
+    ir_graph_free(g);
+}
+
 /* ---- the pipeline ---- */
 
 Test(pipeline, pass_names_in_order)
 {
     static const char *const want[] = {"elide_identity", "constfold", "views", "cse", "dce", "fuse_norm", "reduce_gap",
-                                       "bnfold", "bnconv", "fuse_act"};
+                                       "padfold", "bnfold", "bnconv", "fuse_act"};
     const char *const *names = opt_pass_names();
     size_t i = 0;
     for (; names[i]; i++) {

@@ -1,5 +1,5 @@
-/* Tests of Transpose and Gather on the NPU (src/tiler/tile_transpose.c, tile_gather.c): the reduced
- * permutation (size-1 axes dropped, adjacent input axes merged), and on every
+/* Tests of Transpose, Slice and Gather on the NPU (src/tiler/tile_transpose.c, tile_gather.c): the
+ * reduced strided view (size-1 axes dropped, adjacent input axes merged), and on every
  * target the DMA-only program for the permutations models export (attention's
  * head split and K^T, ShuffleNet's channel shuffle, a 2-D transpose, a full
  * reversal, one large enough to need many tiles on the 128 KiB target),
@@ -36,26 +36,32 @@ static ir_graph *tr_graph(const tr_spec *s)
     return g;
 }
 
-Test(tiler_transpose, permutations_reduce)
+/* output dims and input strides, reduced */
+static void reduced(int r, const int64_t *d, const int64_t *st, int want_r, const int64_t *wd, const int64_t *ws)
 {
-    perm_shape ps;
-    ir_graph *g = tr_graph(&specs[0]); /* [1,16,4,8] [0,2,1,3] -> [16,4,8] [1,0,2] */
-    cr_assert(tile_transpose_shape(g->nodes[0], &ps));
-    cr_assert_eq(ps.rank, 3);
-    cr_assert(ps.xd[0] == 16 && ps.xd[1] == 4 && ps.xd[2] == 8);
-    cr_assert(ps.perm[0] == 1 && ps.perm[1] == 0 && ps.perm[2] == 2);
-    ir_graph_free(g);
-    g = tr_graph(&specs[1]); /* [1,16,4,8] [0,2,3,1] -> [16,32] [1,0] */
-    cr_assert(tile_transpose_shape(g->nodes[0], &ps));
-    cr_assert_eq(ps.rank, 2);
-    cr_assert(ps.xd[0] == 16 && ps.xd[1] == 32 && ps.perm[0] == 1 && ps.perm[1] == 0);
-    ir_graph_free(g);
-    g = tr_graph(&specs[2]); /* [1,2,8,5,5] [0,2,1,3,4] -> [2,8,25] [1,0,2] */
-    cr_assert(tile_transpose_shape(g->nodes[0], &ps));
-    cr_assert_eq(ps.rank, 3);
-    cr_assert(ps.xd[0] == 2 && ps.xd[1] == 8 && ps.xd[2] == 25 && ps.perm[0] == 1 && ps.perm[2] == 2);
+    tile_strided o;
+    tile_strided_reduce(r, d, st, &o);
+    cr_assert_eq(o.rank, want_r);
+    for (int i = 0; i < want_r; i++)
+        cr_assert(o.dims[i] == wd[i] && o.stride[i] == ws[i], "axis %d: %lld/%lld", i, (long long)o.dims[i],
+                  (long long)o.stride[i]);
+}
+
+Test(tiler_transpose, strided_views_reduce)
+{
+    /* heads: [1,16,4,8] perm [0,2,1,3] reads dims [1,4,16,8] at strides [512,8,32,1] */
+    reduced(4, (int64_t[]){1, 4, 16, 8}, (int64_t[]){512, 8, 32, 1}, 3, (int64_t[]){4, 16, 8},
+            (int64_t[]){8, 32, 1});
+    /* K^T: [1,16,4,8] perm [0,2,3,1]: (4,8) merge into 32 at stride 1, a 2-D transpose */
+    reduced(4, (int64_t[]){1, 4, 8, 16}, (int64_t[]){512, 8, 1, 32}, 2, (int64_t[]){32, 16}, (int64_t[]){1, 32});
+    /* shuffle: [1,2,8,5,5] perm [0,2,1,3,4]: (5,5) merge */
+    reduced(5, (int64_t[]){1, 8, 2, 5, 5}, (int64_t[]){400, 25, 200, 5, 1}, 3, (int64_t[]){8, 2, 25},
+            (int64_t[]){25, 200, 1});
+    /* a channel slice of [1,8,4,4], channels 2..5: one contiguous run */
+    reduced(4, (int64_t[]){1, 4, 4, 4}, (int64_t[]){128, 16, 4, 1}, 1, (int64_t[]){64}, (int64_t[]){1});
+    ir_graph *g = tr_graph(&specs[2]);
     ir_set_ints(g, g->nodes[0], "perm", 5, (int64_t[]){0, 2, 2, 3, 4});
-    cr_assert_not(tile_transpose_shape(g->nodes[0], &ps), "not a permutation");
+    cr_assert_not(tile_transpose_ok(g->nodes[0]), "not a permutation");
     ir_graph_free(g);
 }
 
@@ -135,6 +141,57 @@ Test(tiler_transpose, gather_by_constant_indices_on_every_target)
     const char *why = NULL;
     cr_assert_not(tile_supports(t, g, g->nodes[0], &why));
     cr_assert(strstr(why, "constant indices"), "%s", why);
+    ir_graph_free(g);
+    tgt_free(t);
+}
+
+/* ---- Slice (normalized: starts/ends/axes/steps over every axis) ---- */
+
+typedef struct sl_spec {
+    const char *what;
+    int64_t xd[4], st[4], yd[4], sp[4];
+} sl_spec;
+
+static const sl_spec sspecs[] = {
+    {"channel_half", {1, 8, 6, 6}, {0, 4, 0, 0}, {1, 4, 6, 6}, {1, 1, 1, 1}}, /* ShuffleNet's split: read in place */
+    {"columns", {2, 3, 7, 9}, {0, 1, 2, 3}, {2, 2, 4, 5}, {1, 1, 1, 1}},
+    {"stepped", {1, 4, 9, 9}, {0, 0, 1, 0}, {1, 4, 4, 5}, {1, 1, 2, 2}},
+};
+
+static ir_graph *sl_graph(const sl_spec *s)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    ir_tensor *x = act(g, "x", 4, s->xd, 0.05f, 1), *y = act(g, "y", 4, s->yd, 0.05f, 1);
+    ir_node *n = ir_node_new(g, IR_OP_SLICE, "slice", 1, &x, 1, &y);
+    int64_t en[4], ax[4] = {0, 1, 2, 3};
+    for (int i = 0; i < 4; i++)
+        en[i] = s->st[i] + (s->yd[i] - 1) * s->sp[i] + 1;
+    ir_set_ints(g, n, "starts", 4, s->st);
+    ir_set_ints(g, n, "ends", 4, en);
+    ir_set_ints(g, n, "axes", 4, ax);
+    ir_set_ints(g, n, "steps", 4, s->sp);
+    tg_set_io(g, 1, &x, y);
+    return g;
+}
+
+Test(tiler_transpose, slices_on_every_target)
+{
+    for (int ti = 0; ti < N_TARGETS; ti++) {
+        tgt_target *t = load_target(targets[ti]);
+        for (size_t si = 0; si < sizeof sspecs / sizeof sspecs[0]; si++) {
+            built b;
+            int counts[TGT_SEM_COUNT];
+            build_checked(t, sl_graph(&sspecs[si]), sspecs[si].what, &b, counts);
+            finish_built(t, &b, sspecs[si].what, (uint32_t)si * 7 + 1);
+        }
+        tgt_free(t);
+    }
+    sl_spec back = {"backward", {1, 4, 4, 4}, {0, 0, 0, 3}, {1, 4, 4, 4}, {1, 1, 1, -1}};
+    tgt_target *t = load_target("edge-v1");
+    ir_graph *g = sl_graph(&back);
+    const char *why = NULL;
+    cr_assert_not(tile_supports(t, g, g->nodes[0], &why));
+    cr_assert(strstr(why, "backward"), "%s", why);
     ir_graph_free(g);
     tgt_free(t);
 }
