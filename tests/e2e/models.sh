@@ -54,16 +54,22 @@ fi
 compile_run() { # name, model.onnx, calib dir, input.npy -> $o/{npub,sim,ref}; 0 when all ran
     o=$W/$T/$1; mkdir -p $o
     if ! msg=$($B/npucc --target $T --calib $3 -o $o/model.npub $2 2>&1); then res FAIL $1 "npucc: $msg"; return 1; fi
-    if ! msg=$($B/npusim $o/model.npub --input $4 --output $o/sim.npy 2>&1); then res FAIL $1 "npusim: $msg"; return 1; fi
+    if ! msg=$($B/npusim $o/model.npub --input $4 --output $o/sim.npy --stats-json $o/sim.json 2>&1); then
+        res FAIL $1 "npusim: $msg"; return 1; fi
     if ! msg=$($B/npuref $o/model.npub --input $4 --output $o/ref.npy 2>&1); then res FAIL $1 "npuref npub: $msg"; return 1; fi
     if ! msg=$($B/npuref $2 --input $4 --output $o/float.npy 2>&1); then res FAIL $1 "npuref onnx: $msg"; return 1; fi
+}
+
+cycles() { # the simulated cycles per inference and the host's share, for the result line
+    $PY -c "import json,sys; c=json.load(open(sys.argv[1]))['cycles']
+print(f\"; {c['total']} cycles, host {100 * c['host'] / max(1, c['total']):.1f}%\")" $o/sim.json 2>/dev/null
 }
 
 random_model() {
     m=$G/$1
     if [ -n "$gen_err" ] || [ ! -f $m/model.onnx ]; then res FAIL $1 "no model: ${gen_err:-$m/model.onnx missing}"; return; fi
     compile_run $1 $m/model.onnx $m/calib $m/input.npy || return
-    if msg=$($PY tests/e2e/compare.py $o/sim.npy $o/ref.npy $o/float.npy $(cos_of $1) 2>&1); then res PASS $1 "$msg"
+    if msg=$($PY tests/e2e/compare.py $o/sim.npy $o/ref.npy $o/float.npy $(cos_of $1) 2>&1); then res PASS $1 "$msg$(cycles)"
     else res FAIL $1 "$msg"; fi
 }
 
@@ -76,7 +82,7 @@ trained_model() {
         { res FAIL $1 "no test set (dataset-fashion-mnist)"; return; }
     fi
     compile_run $1 $d/model.onnx $d/calib $x || return
-    if msg=$($PY tests/e2e/compare.py $o/sim.npy $o/ref.npy $o/float.npy --top1 $y 1.0 2>&1); then res PASS $1 "$msg"
+    if msg=$($PY tests/e2e/compare.py $o/sim.npy $o/ref.npy $o/float.npy --top1 $y 1.0 2>&1); then res PASS $1 "$msg$(cycles)"
     else res FAIL $1 "$msg"; fi
 }
 
