@@ -133,10 +133,12 @@ fixtures:
 
 test-conf: $(TOOLS)
 	@if [ -x tests/conformance/run.sh ]; then tests/conformance/run.sh $(BUILD); fi
+	@if [ -x tests/conformance/run_sim.sh ]; then tests/conformance/run_sim.sh $(BUILD); fi
 
 test-e2e: $(TOOLS)
 	@if [ -x tests/e2e/run.sh ]; then tests/e2e/run.sh $(BUILD); fi
 	@if [ -x tests/e2e/multi_input.sh ]; then tests/e2e/multi_input.sh $(BUILD); fi
+	@if [ -x tests/e2e/norm.sh ]; then tests/e2e/norm.sh $(BUILD); fi
 	@if [ -x tests/qdq/run.sh ]; then tests/qdq/run.sh $(BUILD); fi
 
 test-asan:

@@ -8,6 +8,7 @@
 #include "calib/calib_internal.h"
 #include "common/file.h"
 #include "common/npy.h"
+#include "kernels/nk_elem.h"
 
 typedef enum file_kind { KIND_NPY, KIND_BIN, KIND_IMAGE } file_kind;
 
@@ -71,7 +72,7 @@ void cal_dataset_close(cal_dataset *d)
     cal_file_list_free(&d->files);
     free(d->kinds);
     free(d->file_samples);
-    npu_free(d->alloc, d->buf, sizeof(float) * (size_t)d->sample_elems);
+    npu_free(d->alloc, d->buf, sizeof(float) * (size_t)(d->sample_elems ? d->sample_elems : 1));
     npu_free(d->alloc, d, sizeof *d);
 }
 
@@ -102,6 +103,8 @@ static void keep_tagged(cal_file_list *l, const char *tag)
 static int64_t samples_of(const cal_input_spec *s, int rank, const int64_t *dims)
 {
     int64_t batch = s->rank ? s->dims[0] : 1;
+    if (s->rank == 0) /* a scalar input: one sample a file */
+        return rank == 0 ? 1 : -1;
     if (rank == s->rank - 1) { /* one sample without its batch dimension */
         for (int i = 0; i < rank; i++)
             if (dims[i] != s->dims[i + 1])
@@ -113,6 +116,8 @@ static int64_t samples_of(const cal_input_spec *s, int rank, const int64_t *dims
     for (int i = 1; i < rank; i++)
         if (dims[i] != s->dims[i])
             return -1;
+    if (batch == 0) /* an empty input: its one sample is empty too */
+        return dims[0] == 0 ? 1 : -1;
     return dims[0] % batch == 0 ? dims[0] / batch : -1;
 }
 
@@ -144,8 +149,8 @@ static npu_status check_file(cal_dataset *d, int i, int64_t *k, npu_err *err)
         if ((st = npy_read(f, d->alloc, &a, err)) != NPU_OK)
             return st;
         *k = samples_of(spec, a.rank, a.dims);
-        if (a.dtype != NPY_F32 && a.dtype != NPY_U8) {
-            st = npu_fail(err, NPU_EUSER, "%s: dtype %s, expected float32 or uint8 for input '%s'", f,
+        if (a.dtype == NPY_F64) {
+            st = npu_fail(err, NPU_EUSER, "%s: dtype %s, expected float32, an integer or bool for input '%s'", f,
                           npy_dtype_descr(a.dtype), spec->name);
         } else if (*k < 0) {
             char got[128];
@@ -242,7 +247,7 @@ npu_status cal_dataset_open_opts(const char *dir, const cal_input_spec *spec, co
     if (st == NPU_OK) {
         d->kinds = calloc((size_t)d->files.n, sizeof *d->kinds);
         d->file_samples = calloc((size_t)d->files.n, sizeof *d->file_samples);
-        d->buf = npu_malloc(alloc, sizeof(float) * (size_t)d->sample_elems);
+        d->buf = npu_malloc(alloc, sizeof(float) * (size_t)(d->sample_elems ? d->sample_elems : 1));
         if (!d->kinds || !d->file_samples || !d->buf)
             st = npu_fail(err, NPU_EINTERNAL, "out of memory");
     }
@@ -323,6 +328,22 @@ static void normalize(cal_dataset *d)
     }
 }
 
+/* n integer, bool or float16 elements from element at of a (the model input of an
+ * integer input gets them back exactly: src/quantize/ptq.c). */
+static void sample_to_float(const npy_array *a, size_t at, size_t n, float *out)
+{
+    const uint8_t *p = (const uint8_t *)a->data + at * npy_dtype_size(a->dtype);
+    for (size_t i = 0; i < n; i++)
+        switch (a->dtype) {
+        case NPY_I64: out[i] = (float)((const int64_t *)p)[i]; break;
+        case NPY_I32: out[i] = (float)((const int32_t *)p)[i]; break;
+        case NPY_I16: out[i] = (float)((const int16_t *)p)[i]; break;
+        case NPY_I8: out[i] = (float)((const int8_t *)p)[i]; break;
+        case NPY_F16: out[i] = nk_f16_to_f32(((const uint16_t *)p)[i]); break;
+        default: out[i] = (float)p[i]; break; /* u8, bool */
+        }
+}
+
 npu_status cal_dataset_next(cal_dataset *d, const float **sample, npu_err *err)
 {
     *sample = NULL;
@@ -354,9 +375,7 @@ npu_status cal_dataset_next(cal_dataset *d, const float **sample, npu_err *err)
         memcpy(d->buf, (const float *)d->cur.data + at, n * sizeof(float));
         normalize(d);
     } else {
-        const uint8_t *u = (const uint8_t *)d->cur.data + at;
-        for (size_t i = 0; i < n; i++)
-            d->buf[i] = (float)u[i];
+        sample_to_float(&d->cur, at, n, d->buf);
         normalize(d);
     }
     d->cur_index++;

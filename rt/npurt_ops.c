@@ -32,6 +32,7 @@ static const kspec specs[NPURT_K_COUNT] = {
     [NPURT_K_BINARY_F32] = {"BINARY_F32", sizeof(npurt_p_binary), 2, 1},
     [NPURT_K_TRANSPOSE] = {"TRANSPOSE", sizeof(npurt_p_transpose), 1, 1},
     [NPURT_K_REDUCE_F32] = {"REDUCE_F32", sizeof(npurt_p_reduce), 1, 1},
+    [NPURT_K_NODE] = {"NODE", sizeof(npurt_p_node), -1, -1}, /* rt/npurt_node.c checks the rest */
 };
 
 const char *npurt_kernel_name(uint32_t kernel)
@@ -39,7 +40,7 @@ const char *npurt_kernel_name(uint32_t kernel)
     return kernel < NPURT_K_COUNT && specs[kernel].name ? specs[kernel].name : "?";
 }
 
-static int fault(npurt_fault *f, uint32_t at, const char *msg, int32_t a, int32_t b)
+int npurt_fault_at(npurt_fault *f, uint32_t at, const char *msg, int32_t a, int32_t b)
 {
     f->msg = msg;
     f->a = a;
@@ -50,7 +51,7 @@ static int fault(npurt_fault *f, uint32_t at, const char *msg, int32_t a, int32_
 
 /* Products of record dims saturate far above any tensor size (4 GiB), so a
  * wrapped product can never match a size by accident. */
-static uint64_t mul(uint64_t a, uint64_t b)
+uint64_t npurt_mul(uint64_t a, uint64_t b)
 {
     const uint64_t cap = (uint64_t)1 << 40;
     if (a > cap || b > cap)
@@ -59,7 +60,7 @@ static uint64_t mul(uint64_t a, uint64_t b)
     return r > cap ? cap + 1 : r;
 }
 
-static int nonneg(const int32_t *v, int n)
+int npurt_nonneg(const int32_t *v, int n)
 {
     for (int i = 0; i < n; i++)
         if (v[i] < 0)
@@ -67,23 +68,23 @@ static int nonneg(const int32_t *v, int n)
     return 1;
 }
 
-static uint64_t shape_numel(const npurt_p_shape *s)
+uint64_t npurt_shape_numel(const npurt_p_shape *s)
 {
     uint64_t n = 1;
     for (int i = 0; i < s->rank; i++)
-        n = mul(n, (uint64_t)s->dims[i]);
+        n = npurt_mul(n, (uint64_t)s->dims[i]);
     return n;
 }
 
-static int shape_ok(const npurt_p_shape *s)
+int npurt_shape_ok(const npurt_p_shape *s)
 {
-    return s->rank >= 0 && s->rank <= NPURT_REC_MAX_RANK && nonneg(s->dims, s->rank);
+    return s->rank >= 0 && s->rank <= NPURT_REC_MAX_RANK && npurt_nonneg(s->dims, s->rank);
 }
 
 /* a and b broadcast (numpy) exactly to out. */
-static int broadcasts(const npurt_p_shape *a, const npurt_p_shape *b, const npurt_p_shape *out)
+int npurt_broadcasts(const npurt_p_shape *a, const npurt_p_shape *b, const npurt_p_shape *out)
 {
-    if (!shape_ok(a) || !shape_ok(b) || !shape_ok(out))
+    if (!npurt_shape_ok(a) || !npurt_shape_ok(b) || !npurt_shape_ok(out))
         return 0;
     nk_shape as, bs, os, got;
     npurt_to_shape(a, &as);
@@ -121,13 +122,13 @@ static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_
         const npurt_p_qdq *q = p;
         const float *s = (const float *)(q + 1);
         if (q->n_scales == 0)
-            return fault(f, at, "no scales", 0, 0);
+            return npurt_fault_at(f, at, "no scales", 0, 0);
         if (q->n_scales > 1 && (q->inner == 0 || q->count % (q->inner * (uint64_t)q->n_scales)))
-            return fault(f, at, "%d elements do not split into %d scales per axis", (int32_t)q->count,
+            return npurt_fault_at(f, at, "%d elements do not split into %d scales per axis", (int32_t)q->count,
                          (int32_t)q->n_scales);
         for (uint32_t i = 0; i < q->n_scales; i++)
             if (!(s[i] > 0.0f) || s[i] > 3.4e38f)
-                return fault(f, at + (uint32_t)sizeof *q + 4 * i, "scale %d is not finite and positive",
+                return npurt_fault_at(f, at + (uint32_t)sizeof *q + 4 * i, "scale %d is not finite and positive",
                              (int32_t)i, 0);
         return 0;
     }
@@ -135,29 +136,29 @@ static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_
         const npurt_p_qconv *r = p;
         nk_qconv2d_params k;
         if (r->n_mults != 1 && r->n_mults != r->c_out)
-            return fault(f, at, "%d multipliers for %d output channels", r->n_mults, r->c_out);
+            return npurt_fault_at(f, at, "%d multipliers for %d output channels", r->n_mults, r->c_out);
         npurt_to_qconv(r, &k);
         size_t need = nk_qconv2d_scratch_size(&k); /* 0: nk_qconv2d rejects the parameters */
         if (!need || need > 0x7fffffffu)
-            return fault(f, at, "convolution parameters the kernel rejects", 0, 0);
+            return npurt_fault_at(f, at, "convolution parameters the kernel rejects", 0, 0);
         *scratch = (uint32_t)need;
         return 0;
     }
     case NPURT_K_QFC: {
         const npurt_p_qfc *r = p;
         if (r->batch <= 0 || r->in_features <= 0 || r->out_features <= 0)
-            return fault(f, at, "empty matrix", 0, 0);
+            return npurt_fault_at(f, at, "empty matrix", 0, 0);
         if (r->n_mults != 1 && r->n_mults != r->out_features)
-            return fault(f, at, "%d multipliers for %d outputs", r->n_mults, r->out_features);
+            return npurt_fault_at(f, at, "%d multipliers for %d outputs", r->n_mults, r->out_features);
         if ((r->transpose != 0 && r->transpose != 1) || (r->w_i4 != 0 && r->w_i4 != 1) ||
             (r->w_format != NK_W_I8 && r->w_format != NK_W_I4) || (r->transpose && r->w_format != NK_W_I8) ||
             (!r->transpose && r->w_i4 != (r->w_format == NK_W_I4)))
-            return fault(f, at, "inconsistent weight format, transpose and int4 flags", 0, 0);
+            return npurt_fault_at(f, at, "inconsistent weight format, transpose and int4 flags", 0, 0);
         nk_qfc_params k;
         npurt_to_qfc(r, &k);
         uint64_t need = npurt_qfc_transposed_bytes(r) + (uint64_t)nk_qfc_scratch_size(&k);
         if (need > 0x7fffffffu)
-            return fault(f, at, "weights too large", 0, 0);
+            return npurt_fault_at(f, at, "weights too large", 0, 0);
         *scratch = (uint32_t)need;
         return 0;
     }
@@ -165,12 +166,12 @@ static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_
         const npurt_p_qbmm *r = p;
         if (r->batch <= 0 || r->m <= 0 || r->k <= 0 || r->n <= 0 ||
             (r->a_batch != 1 && r->a_batch != r->batch) || (r->b_batch != 1 && r->b_batch != r->batch))
-            return fault(f, at, "bad matmul shapes", 0, 0);
+            return npurt_fault_at(f, at, "bad matmul shapes", 0, 0);
         nk_qbmm_params k;
         npurt_to_qbmm(r, &k);
         size_t need = nk_qbmm_scratch_size(&k);
         if (need > 0x7fffffffu)
-            return fault(f, at, "matmul too large", 0, 0);
+            return npurt_fault_at(f, at, "matmul too large", 0, 0);
         *scratch = (uint32_t)need;
         return 0;
     }
@@ -179,36 +180,36 @@ static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_
     case NPURT_K_QGLOBALAVGPOOL: {
         const npurt_p_qpool *r = p;
         if (r->n <= 0 || r->c <= 0 || r->h_in <= 0 || r->w_in <= 0 || r->h_out < 0 || r->w_out < 0)
-            return fault(f, at, "bad pool shapes", 0, 0);
+            return npurt_fault_at(f, at, "bad pool shapes", 0, 0);
         if (kernel == NPURT_K_QGLOBALAVGPOOL && (r->h_out != 1 || r->w_out != 1))
-            return fault(f, at, "a global pool has a 1x1 output, not %dx%d", r->h_out, r->w_out);
+            return npurt_fault_at(f, at, "a global pool has a 1x1 output, not %dx%d", r->h_out, r->w_out);
         return 0;
     }
     case NPURT_K_QBINARY: {
         const npurt_p_qbinary *r = p;
         if (r->op < NK_QADD || r->op > NK_QMAX)
-            return fault(f, at, "unknown binary op %d", r->op, 0);
-        if (!broadcasts(&r->a_shape, &r->b_shape, &r->out_shape))
-            return fault(f, at, "input shapes do not broadcast to the output shape", 0, 0);
+            return npurt_fault_at(f, at, "unknown binary op %d", r->op, 0);
+        if (!npurt_broadcasts(&r->a_shape, &r->b_shape, &r->out_shape))
+            return npurt_fault_at(f, at, "input shapes do not broadcast to the output shape", 0, 0);
         return 0;
     }
     case NPURT_K_QREQUANT:
-        return ((const npurt_p_qrequant *)p)->count < 0 ? fault(f, at, "negative count", 0, 0) : 0;
-    case NPURT_K_QLUT: return ((const npurt_p_qlut *)p)->count < 0 ? fault(f, at, "negative count", 0, 0) : 0;
+        return ((const npurt_p_qrequant *)p)->count < 0 ? npurt_fault_at(f, at, "negative count", 0, 0) : 0;
+    case NPURT_K_QLUT: return ((const npurt_p_qlut *)p)->count < 0 ? npurt_fault_at(f, at, "negative count", 0, 0) : 0;
     case NPURT_K_QCONCAT: {
         const npurt_p_qconcat *r = p;
         const npurt_p_qconcat_in *in = (const npurt_p_qconcat_in *)(r + 1);
         int64_t sum = 0;
         if (r->outer < 0 || r->row < 0)
-            return fault(f, at, "negative concat geometry", 0, 0);
+            return npurt_fault_at(f, at, "negative concat geometry", 0, 0);
         for (uint32_t i = 0; i < n_in; i++) {
             if (in[i].chunk < 0 || (in[i].same != 0 && in[i].same != 1))
-                return fault(f, at + (uint32_t)(sizeof *r + i * sizeof *in), "bad concat input %d",
+                return npurt_fault_at(f, at + (uint32_t)(sizeof *r + i * sizeof *in), "bad concat input %d",
                              (int32_t)i, 0);
             sum += in[i].chunk;
         }
         if (sum != r->row)
-            return fault(f, at, "concat inputs give rows of %d elements, the output %d", (int32_t)sum,
+            return npurt_fault_at(f, at, "concat inputs give rows of %d elements, the output %d", (int32_t)sum,
                          r->row);
         return 0;
     }
@@ -216,58 +217,58 @@ static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_
     case NPURT_K_SOFTMAX: {
         const npurt_p_softmax *r = p;
         if (r->outer < 0 || r->len < 0 || r->inner < 0 || (r->log != 0 && r->log != 1))
-            return fault(f, at, "bad softmax geometry", 0, 0);
+            return npurt_fault_at(f, at, "bad softmax geometry", 0, 0);
         return 0;
     }
     case NPURT_K_UNARY_F32: {
         const npurt_p_unary *r = p;
         if (r->op < NK_UN_RELU || r->op > NK_UN_ABS || r->count < 0)
-            return fault(f, at, "unknown unary op %d or negative count", r->op, 0);
+            return npurt_fault_at(f, at, "unknown unary op %d or negative count", r->op, 0);
         if (r->act.kind < NK_ACT_NONE || r->act.kind > NK_ACT_LEAKY_RELU)
-            return fault(f, at, "unknown fused activation %d", r->act.kind, 0);
+            return npurt_fault_at(f, at, "unknown fused activation %d", r->act.kind, 0);
         return 0;
     }
     case NPURT_K_BINARY_F32: {
         const npurt_p_binary *r = p;
         if (r->op < NK_BIN_ADD || r->op > NK_BIN_PRELU)
-            return fault(f, at, "unknown binary op %d", r->op, 0);
+            return npurt_fault_at(f, at, "unknown binary op %d", r->op, 0);
         if (r->act.kind < NK_ACT_NONE || r->act.kind > NK_ACT_LEAKY_RELU)
-            return fault(f, at, "unknown fused activation %d", r->act.kind, 0);
-        if (!broadcasts(&r->a_shape, &r->b_shape, &r->out_shape))
-            return fault(f, at, "input shapes do not broadcast to the output shape", 0, 0);
+            return npurt_fault_at(f, at, "unknown fused activation %d", r->act.kind, 0);
+        if (!npurt_broadcasts(&r->a_shape, &r->b_shape, &r->out_shape))
+            return npurt_fault_at(f, at, "input shapes do not broadcast to the output shape", 0, 0);
         return 0;
     }
     case NPURT_K_TRANSPOSE: {
         const npurt_p_transpose *r = p;
         uint32_t seen = 0;
         if (r->elem_size != 1 && r->elem_size != 2 && r->elem_size != 4 && r->elem_size != 8)
-            return fault(f, at, "element size %d", r->elem_size, 0);
-        if (!shape_ok(&r->in_shape))
-            return fault(f, at, "bad input shape", 0, 0);
+            return npurt_fault_at(f, at, "element size %d", r->elem_size, 0);
+        if (!npurt_shape_ok(&r->in_shape))
+            return npurt_fault_at(f, at, "bad input shape", 0, 0);
         for (int d = 0; d < r->in_shape.rank; d++) {
             if (r->perm[d] < 0 || r->perm[d] >= r->in_shape.rank || (seen & (1u << r->perm[d])))
-                return fault(f, at, "perm is not a permutation of 0..%d", r->in_shape.rank - 1, 0);
+                return npurt_fault_at(f, at, "perm is not a permutation of 0..%d", r->in_shape.rank - 1, 0);
             seen |= 1u << r->perm[d];
         }
         return 0;
     }
     case NPURT_K_REDUCE_F32: {
         const npurt_p_reduce *r = p;
-        if (r->op < NK_RED_SUM || r->op > NK_RED_MIN || !shape_ok(&r->x_shape) ||
+        if (r->op < NK_RED_SUM || r->op > NK_RED_MIN || !npurt_shape_ok(&r->x_shape) ||
             (r->axes_mask >> r->x_shape.rank) != 0)
-            return fault(f, at, "unknown reduce op %d or bad axes", r->op, 0);
+            return npurt_fault_at(f, at, "unknown reduce op %d or bad axes", r->op, 0);
         if (r->act.kind < NK_ACT_NONE || r->act.kind > NK_ACT_LEAKY_RELU)
-            return fault(f, at, "unknown fused activation %d", r->act.kind, 0);
+            return npurt_fault_at(f, at, "unknown fused activation %d", r->act.kind, 0);
         uint64_t kept = 1;
         for (int d = 0; d < r->x_shape.rank; d++)
             if (!(r->axes_mask & (1u << d)))
-                kept = mul(kept, (uint64_t)r->x_shape.dims[d]);
+                kept = npurt_mul(kept, (uint64_t)r->x_shape.dims[d]);
         if (r->out_count < 0 || kept != (uint64_t)r->out_count)
-            return fault(f, at, "the reduction keeps %d values, the record says %d",
+            return npurt_fault_at(f, at, "the reduction keeps %d values, the record says %d",
                          kept > 0x7fffffff ? INT32_MAX : (int32_t)kept, r->out_count);
         return 0;
     }
-    default: return fault(f, 4, "unknown kernel id %d", (int32_t)kernel, 0);
+    default: return npurt_fault_at(f, 4, "unknown kernel id %d", (int32_t)kernel, 0);
     }
 }
 
@@ -276,29 +277,31 @@ int npurt_rec_check(const void *rec, uint32_t size, uint32_t *scratch, npurt_fau
     const npurt_rec_header *h = rec;
     *scratch = 0;
     if (size < sizeof *h || size % 4)
-        return fault(f, 0, "record of %d bytes (a header is %d, sizes are multiples of 4)", (int32_t)size,
+        return npurt_fault_at(f, 0, "record of %d bytes (a header is %d, sizes are multiples of 4)", (int32_t)size,
                      (int32_t)sizeof *h);
     if (h->version != NPURT_REC_VERSION)
-        return fault(f, 0, "record version %d, this runtime knows %d", (int32_t)h->version,
+        return npurt_fault_at(f, 0, "record version %d, this runtime knows %d", (int32_t)h->version,
                      NPURT_REC_VERSION);
     if (h->kernel == 0 || h->kernel >= NPURT_K_COUNT)
-        return fault(f, 4, "unknown kernel id %d", (int32_t)h->kernel, 0);
+        return npurt_fault_at(f, 4, "unknown kernel id %d", (int32_t)h->kernel, 0);
     if (h->size != size)
-        return fault(f, 8, "record says %d bytes, its step %d", (int32_t)h->size, (int32_t)size);
+        return npurt_fault_at(f, 8, "record says %d bytes, its step %d", (int32_t)h->size, (int32_t)size);
+    if (h->kernel == NPURT_K_NODE)
+        return npurt_node_check(rec, size, scratch, f);
     const kspec *k = &specs[h->kernel];
     if (h->n_inputs > NPURT_REC_MAX_IO || h->n_outputs > NPURT_REC_MAX_IO ||
         (k->n_in >= 0 ? h->n_inputs != (uint32_t)k->n_in : h->n_inputs == 0) ||
         h->n_outputs != (uint32_t)k->n_out)
-        return fault(f, 12, "%d inputs and %d outputs: not what this kernel takes", (int32_t)h->n_inputs,
+        return npurt_fault_at(f, 12, "%d inputs and %d outputs: not what this kernel takes", (int32_t)h->n_inputs,
                      (int32_t)h->n_outputs);
     uint32_t at = (uint32_t)sizeof *h + 4u * (h->n_inputs + h->n_outputs);
     if ((uint64_t)at + k->fixed > size)
-        return fault(f, at, "truncated: %d bytes, the parameters need %d", (int32_t)size,
+        return npurt_fault_at(f, at, "truncated: %d bytes, the parameters need %d", (int32_t)size,
                      (int32_t)(at + k->fixed));
     const void *p = (const uint8_t *)rec + at;
     uint64_t total = (uint64_t)at + k->fixed + array_bytes(h->kernel, p, h->n_inputs);
     if (total != size)
-        return fault(f, at, "record of %d bytes, its parameters make %d", (int32_t)size,
+        return npurt_fault_at(f, at, "record of %d bytes, its parameters make %d", (int32_t)size,
                      total > 0x7fffffff ? INT32_MAX : (int32_t)total);
     return check_params(h->kernel, p, at, h->n_inputs, scratch, f);
 }
@@ -338,47 +341,47 @@ static void requirements(const npurt_rec_header *h, const void *p, slot_req *r)
         break;
     case NPURT_K_QCONV: {
         const npurt_p_qconv *c = p;
-        uint64_t hw_in = mul((uint64_t)c->h_in, (uint64_t)c->w_in),
-                 hw_out = mul((uint64_t)c->h_out, (uint64_t)c->w_out);
-        uint64_t kk = mul(mul((uint64_t)(c->c_in / c->groups), (uint64_t)c->k_h), (uint64_t)c->k_w);
-        req(&r[0], DT(I8), mul(mul((uint64_t)c->n, (uint64_t)c->c_in), hw_in));
-        req(&r[1], c->w_format == NK_W_I4 ? DT(I4) : DT(I8), mul((uint64_t)c->c_out, kk));
+        uint64_t hw_in = npurt_mul((uint64_t)c->h_in, (uint64_t)c->w_in),
+                 hw_out = npurt_mul((uint64_t)c->h_out, (uint64_t)c->w_out);
+        uint64_t kk = npurt_mul(npurt_mul((uint64_t)(c->c_in / c->groups), (uint64_t)c->k_h), (uint64_t)c->k_w);
+        req(&r[0], DT(I8), npurt_mul(npurt_mul((uint64_t)c->n, (uint64_t)c->c_in), hw_in));
+        req(&r[1], c->w_format == NK_W_I4 ? DT(I4) : DT(I8), npurt_mul((uint64_t)c->c_out, kk));
         req(&r[2], DT(I32), (uint64_t)c->c_out);
         r[2].optional = 1;
-        req(&r[3], DT(I8), mul(mul((uint64_t)c->n, (uint64_t)c->c_out), hw_out));
+        req(&r[3], DT(I8), npurt_mul(npurt_mul((uint64_t)c->n, (uint64_t)c->c_out), hw_out));
         break;
     }
     case NPURT_K_QFC: {
         const npurt_p_qfc *c = p;
         uint64_t K = (uint64_t)c->in_features, N = (uint64_t)c->out_features, M = (uint64_t)c->batch;
-        req(&r[0], DT(I8), mul(M, K));
-        req(&r[1], (c->transpose ? c->w_i4 : c->w_format == NK_W_I4) ? DT(I4) : DT(I8), mul(K, N));
+        req(&r[0], DT(I8), npurt_mul(M, K));
+        req(&r[1], (c->transpose ? c->w_i4 : c->w_format == NK_W_I4) ? DT(I4) : DT(I8), npurt_mul(K, N));
         req(&r[2], DT(I32), N);
         r[2].optional = 1;
-        req(&r[3], DT(I8), mul(M, N));
+        req(&r[3], DT(I8), npurt_mul(M, N));
         break;
     }
     case NPURT_K_QBMM: {
         const npurt_p_qbmm *c = p;
-        req(&r[0], DT(I8), mul(mul((uint64_t)c->a_batch, (uint64_t)c->m), (uint64_t)c->k));
-        req(&r[1], DT(I8), mul(mul((uint64_t)c->b_batch, (uint64_t)c->k), (uint64_t)c->n));
-        req(&r[2], DT(I8), mul(mul((uint64_t)c->batch, (uint64_t)c->m), (uint64_t)c->n));
+        req(&r[0], DT(I8), npurt_mul(npurt_mul((uint64_t)c->a_batch, (uint64_t)c->m), (uint64_t)c->k));
+        req(&r[1], DT(I8), npurt_mul(npurt_mul((uint64_t)c->b_batch, (uint64_t)c->k), (uint64_t)c->n));
+        req(&r[2], DT(I8), npurt_mul(npurt_mul((uint64_t)c->batch, (uint64_t)c->m), (uint64_t)c->n));
         break;
     }
     case NPURT_K_QMAXPOOL:
     case NPURT_K_QAVGPOOL:
     case NPURT_K_QGLOBALAVGPOOL: {
         const npurt_p_qpool *c = p;
-        uint64_t nc = mul((uint64_t)c->n, (uint64_t)c->c);
-        req(&r[0], DT(I8), mul(nc, mul((uint64_t)c->h_in, (uint64_t)c->w_in)));
-        req(&r[1], DT(I8), mul(nc, mul((uint64_t)c->h_out, (uint64_t)c->w_out)));
+        uint64_t nc = npurt_mul((uint64_t)c->n, (uint64_t)c->c);
+        req(&r[0], DT(I8), npurt_mul(nc, npurt_mul((uint64_t)c->h_in, (uint64_t)c->w_in)));
+        req(&r[1], DT(I8), npurt_mul(nc, npurt_mul((uint64_t)c->h_out, (uint64_t)c->w_out)));
         break;
     }
     case NPURT_K_QBINARY: {
         const npurt_p_qbinary *c = p;
-        req(&r[0], DT(I8), shape_numel(&c->a_shape));
-        req(&r[1], DT(I8), shape_numel(&c->b_shape));
-        req(&r[2], DT(I8), shape_numel(&c->out_shape));
+        req(&r[0], DT(I8), npurt_shape_numel(&c->a_shape));
+        req(&r[1], DT(I8), npurt_shape_numel(&c->b_shape));
+        req(&r[2], DT(I8), npurt_shape_numel(&c->out_shape));
         break;
     }
     case NPURT_K_QREQUANT:
@@ -394,8 +397,8 @@ static void requirements(const npurt_rec_header *h, const void *p, slot_req *r)
         const npurt_p_qconcat *c = p;
         const npurt_p_qconcat_in *in = (const npurt_p_qconcat_in *)(c + 1);
         for (uint32_t i = 0; i < ni; i++)
-            req(&r[i], DT(I8), mul((uint64_t)c->outer, (uint64_t)in[i].chunk));
-        req(&r[ni], DT(I8), mul((uint64_t)c->outer, (uint64_t)c->row));
+            req(&r[i], DT(I8), npurt_mul((uint64_t)c->outer, (uint64_t)in[i].chunk));
+        req(&r[ni], DT(I8), npurt_mul((uint64_t)c->outer, (uint64_t)c->row));
         break;
     }
     case NPURT_K_COPY:
@@ -406,7 +409,7 @@ static void requirements(const npurt_rec_header *h, const void *p, slot_req *r)
         break;
     case NPURT_K_SOFTMAX: {
         const npurt_p_softmax *c = p;
-        uint64_t n = mul(mul((uint64_t)c->outer, (uint64_t)c->len), (uint64_t)c->inner);
+        uint64_t n = npurt_mul(npurt_mul((uint64_t)c->outer, (uint64_t)c->len), (uint64_t)c->inner);
         req(&r[0], DT(F32), n);
         req(&r[1], DT(F32), n);
         break;
@@ -417,22 +420,22 @@ static void requirements(const npurt_rec_header *h, const void *p, slot_req *r)
         break;
     case NPURT_K_BINARY_F32: {
         const npurt_p_binary *c = p;
-        req(&r[0], DT(F32), shape_numel(&c->a_shape));
-        req(&r[1], DT(F32), shape_numel(&c->b_shape));
-        req(&r[2], DT(F32), shape_numel(&c->out_shape));
+        req(&r[0], DT(F32), npurt_shape_numel(&c->a_shape));
+        req(&r[1], DT(F32), npurt_shape_numel(&c->b_shape));
+        req(&r[2], DT(F32), npurt_shape_numel(&c->out_shape));
         break;
     }
     case NPURT_K_TRANSPOSE: {
         const npurt_p_transpose *c = p;
         for (int i = 0; i < 2; i++) {
-            req(&r[i], 0xffffffffu, mul(shape_numel(&c->in_shape), (uint64_t)c->elem_size));
+            req(&r[i], 0xffffffffu, npurt_mul(npurt_shape_numel(&c->in_shape), (uint64_t)c->elem_size));
             r[i].bytes_exact = 1;
         }
         break;
     }
     case NPURT_K_REDUCE_F32: {
         const npurt_p_reduce *c = p;
-        req(&r[0], DT(F32), shape_numel(&c->x_shape));
+        req(&r[0], DT(F32), npurt_shape_numel(&c->x_shape));
         req(&r[1], DT(F32), (uint64_t)c->out_count);
         break;
     }
@@ -443,11 +446,13 @@ static void requirements(const npurt_rec_header *h, const void *p, slot_req *r)
 int npurt_rec_check_tensors(const npub_view *v, const void *rec, npurt_fault *f)
 {
     const npurt_rec_header *h = rec;
+    if (h->kernel == NPURT_K_NODE)
+        return npurt_node_check_tensors(v, rec, f);
     const uint32_t *slot = npurt_rec_tensors(rec);
     uint32_t n = h->n_inputs + h->n_outputs;
     slot_req r[NPURT_REC_MAX_IO * 2];
     if (n > NPURT_REC_MAX_IO * 2)
-        return fault(f, 0, "%d tensor slots, more than a record holds", (int32_t)n, 0);
+        return npurt_fault_at(f, 0, "%d tensor slots, more than a record holds", (int32_t)n, 0);
     /* only the slots in use: the whole table is 3 KB, a byte loop on the host CPU */
     memset(r, 0, sizeof r[0] * n);
     requirements(h, npurt_rec_params(rec), r);
@@ -456,28 +461,28 @@ int npurt_rec_check_tensors(const npub_view *v, const void *rec, npurt_fault *f)
         int32_t si = (int32_t)i;
         if (slot[i] == NPUB_NONE) {
             if (!r[i].optional)
-                return fault(f, at, "tensor slot %d is empty", si, 0);
+                return npurt_fault_at(f, at, "tensor slot %d is empty", si, 0);
             continue;
         }
         if (slot[i] >= v->n_tensors)
-            return fault(f, at, "tensor slot %d names tensor %d, out of range", si, (int32_t)slot[i]);
+            return npurt_fault_at(f, at, "tensor slot %d names tensor %d, out of range", si, (int32_t)slot[i]);
         const npub_tensor *t = &v->tensors[slot[i]];
         if (!(r[i].dtypes & (1u << t->dtype)))
-            return fault(f, at, "tensor slot %d has dtype %d, which this kernel does not take there", si,
+            return npurt_fault_at(f, at, "tensor slot %d has dtype %d, which this kernel does not take there", si,
                          t->dtype);
         uint64_t bytes = r[i].bytes_exact ? r[i].n : (r[i].n * npub_dtype_bits(t->dtype) + 7) / 8;
         if (t->size != bytes)
-            return fault(f, at, "tensor slot %d holds %d bytes, not what the kernel uses", si,
+            return npurt_fault_at(f, at, "tensor slot %d holds %d bytes, not what the kernel uses", si,
                          (int32_t)t->size);
         if (i >= h->n_inputs && t->region == NPUB_REGION_CONST)
-            return fault(f, at, "output slot %d is a constant tensor", si, 0);
+            return npurt_fault_at(f, at, "output slot %d is a constant tensor", si, 0);
     }
     if ((h->kernel == NPURT_K_COPY || h->kernel == NPURT_K_TRANSPOSE) &&
         v->tensors[slot[0]].dtype != v->tensors[slot[1]].dtype)
-        return fault(f, (uint32_t)sizeof *h, "a copy changes the dtype", 0, 0);
+        return npurt_fault_at(f, (uint32_t)sizeof *h, "a copy changes the dtype", 0, 0);
     if (h->kernel == NPURT_K_TRANSPOSE &&
         (uint32_t)((const npurt_p_transpose *)npurt_rec_params(rec))->elem_size * 8 !=
             npub_dtype_bits(v->tensors[slot[0]].dtype))
-        return fault(f, (uint32_t)sizeof *h, "the element size is not the dtype's", 0, 0);
+        return npurt_fault_at(f, (uint32_t)sizeof *h, "the element size is not the dtype's", 0, 0);
     return 0;
 }

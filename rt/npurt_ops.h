@@ -21,7 +21,7 @@
 #include "rt/npub.h"
 
 /* Bump on any change of a record layout or of a kernel's meaning. */
-#define NPURT_REC_VERSION 1u
+#define NPURT_REC_VERSION 2u
 #define NPURT_REC_MAX_RANK 8 /* dims arrays (= NK_MAX_RANK) */
 #define NPURT_REC_MAX_IO 64  /* tensors of one record */
 
@@ -44,6 +44,7 @@ typedef enum npurt_kernel {
     NPURT_K_BINARY_F32 = 16, /* f32 nk_binary_f32 (add, sub, mul, div, max, min, pow, prelu) */
     NPURT_K_TRANSPOSE = 17,  /* any whole-byte dtype: nk_transpose */
     NPURT_K_REDUCE_F32 = 18, /* f32 reduce-sum/mean/max/min over an axes mask */
+    NPURT_K_NODE = 19,       /* any other op npuref runs: npurt_p_node (below) */
     NPURT_K_COUNT
 } npurt_kernel;
 
@@ -227,6 +228,125 @@ typedef struct npurt_p_reduce {
     npurt_p_act act;
 } npurt_p_reduce;
 
+/* NODE: one record kind for every op npuref runs that has no dedicated record
+ * (float nn ops, data movement of any dtype, compares, casts, integer
+ * elementwise ops), each dispatched to the kernels/ function the reference
+ * executor calls for it. After the tensor slots:
+ *   npurt_p_node                 op and the number of parameter words
+ *   npurt_p_tshape[n_in + n_out] every slot's dtype and shape (an empty
+ *                                slot: dtype -1), checked against the tensor table
+ *   int32 words[n_words]         the op's parameters: npurt_p_n_* below
+ * Shapes in the record are what the kernel indexes, so tying each one to
+ * its tensor's size (npurt_rec_check_tensors) and the parameters to the
+ * shapes (npurt_rec_check) keeps every access inside the tensors. */
+typedef enum npurt_nop {
+    NPURT_N_CONV = 1,      /* x, w, bias? -> y f32: npurt_p_n_conv */
+    NPURT_N_CONV_T,        /* ConvTranspose, as CONV */
+    NPURT_N_GEMM,          /* a, b, c? -> y f32: npurt_p_n_gemm */
+    NPURT_N_MATMUL,        /* a, b -> y f32, batched/broadcast: npurt_p_n_matmul */
+    NPURT_N_BATCHNORM,     /* x, scale, bias, mean, var -> y f32: npurt_p_n_bn */
+    NPURT_N_MAXPOOL,       /* x -> y f32: npurt_p_n_pool */
+    NPURT_N_AVGPOOL,       /* x -> y f32: npurt_p_n_pool */
+    NPURT_N_GAVGPOOL,      /* x -> y f32, no parameters */
+    NPURT_N_GMAXPOOL,      /* x -> y f32, no parameters */
+    NPURT_N_RESIZE,        /* x -> y f32: npurt_p_n_resize */
+    NPURT_N_SLICE,         /* x -> y any dtype: npurt_p_n_slice */
+    NPURT_N_CONCAT,        /* n x -> y any dtype: {axis} */
+    NPURT_N_SPLIT,         /* x -> n y any dtype: {axis} */
+    NPURT_N_PAD,           /* x -> y any dtype: npurt_p_n_pad */
+    NPURT_N_GATHER,        /* data, indices i32/i64 -> y: {axis} */
+    NPURT_N_EXPAND,        /* x -> y any dtype, no parameters */
+    NPURT_N_TILE,          /* x -> y any dtype, no parameters */
+    NPURT_N_WHERE,         /* cond bool, a, b -> y: no parameters */
+    NPURT_N_COMPARE,       /* a, b -> y bool: {nk_cmpop} */
+    NPURT_N_CAST,          /* x -> y of another dtype, no parameters */
+    NPURT_N_NOT,           /* bool -> bool */
+    NPURT_N_BINARY,        /* a, b -> y f32 or integer: {nk_binop, npurt_p_act} */
+    NPURT_N_UNARY_INT,     /* i32/i64 -> same: {nk_unop: Neg, Abs} */
+    NPURT_N_DROPOUT,       /* x, ratio? f32, training_mode? bool -> y (copy), mask? bool (all true) */
+    NPURT_N_VARIADIC,      /* n inputs -> y: Max/Min of 1 or 3+ inputs, pairwise: npurt_p_n_binary */
+    NPURT_N_CLIP,          /* x, min?, max? (one value each, x's dtype) -> y: npurt_p_n_clip */
+    NPURT_N_COUNT
+} npurt_nop;
+
+typedef struct npurt_p_node {
+    int32_t op; /* npurt_nop */
+    int32_t n_words;
+} npurt_p_node;
+
+typedef struct npurt_p_tshape {
+    int32_t dtype; /* npurt_dtype; -1 for an empty (NPUB_NONE) slot */
+    npurt_p_shape shape;
+} npurt_p_tshape;
+
+/* CONV / CONV_T: nk_conv_params (2-D; 1-D as h = kh = 1). */
+typedef struct npurt_p_n_conv {
+    int32_t n, c, h, w, m, oh, ow, kh, kw, group;
+    int32_t stride_h, stride_w, dil_h, dil_w;
+    int32_t pad_top, pad_left, pad_bottom, pad_right, out_pad_h, out_pad_w;
+    npurt_p_act act;
+} npurt_p_n_conv;
+
+/* GEMM: nk_gemm_params. */
+typedef struct npurt_p_n_gemm {
+    int32_t m, n, k, trans_a, trans_b;
+    float alpha, beta;
+    int32_t c_rows, c_cols;
+    npurt_p_act act;
+} npurt_p_n_gemm;
+
+/* MATMUL: nk_matmul_params (1-D operands already made 2-D), then act. */
+typedef struct npurt_p_n_matmul {
+    npurt_p_shape a, b;
+    npurt_p_act act;
+} npurt_p_n_matmul;
+
+typedef struct npurt_p_n_bn {
+    float epsilon;
+    npurt_p_act act;
+} npurt_p_n_bn;
+
+/* MAXPOOL / AVGPOOL: nk_pool_params (n, c, in, out from the slot shapes). */
+typedef struct npurt_p_n_pool {
+    int32_t rank;
+    int32_t kernel[3], stride[3], dilation[3], pad_begin[3], pad_end[3];
+    int32_t count_include_pad;
+} npurt_p_n_pool;
+
+/* RESIZE: nk_resize_params (in, out from the slot shapes). */
+typedef struct npurt_p_n_resize {
+    float scale[NPURT_REC_MAX_RANK], roi_start[NPURT_REC_MAX_RANK], roi_end[NPURT_REC_MAX_RANK];
+    int32_t mode, coord, nearest;
+    float cubic_a;
+    int32_t exclude_outside;
+    float extrapolation_value;
+} npurt_p_n_resize;
+
+/* SLICE: output index o of axis d reads start[d] + o * step[d]. */
+typedef struct npurt_p_n_slice {
+    int32_t start[NPURT_REC_MAX_RANK], step[NPURT_REC_MAX_RANK];
+} npurt_p_n_slice;
+
+/* PAD: nk_pad_params; value holds one element (up to 8 bytes), unless the
+ * optional input slot 1 (one element of x's dtype) gives it at run time. */
+typedef struct npurt_p_n_pad {
+    int32_t mode;
+    int32_t begin[NPURT_REC_MAX_RANK], end[NPURT_REC_MAX_RANK];
+    uint32_t value[2];
+} npurt_p_n_pad;
+
+/* CLIP: bounds when the min/max slots are empty (f32 only; integers
+ * without a slot are not clipped on that side), and a fused activation. */
+typedef struct npurt_p_n_clip {
+    float lo, hi;
+    npurt_p_act act;
+} npurt_p_n_clip;
+
+typedef struct npurt_p_n_binary {
+    int32_t op; /* nk_binop */
+    npurt_p_act act;
+} npurt_p_n_binary;
+
 /* ---- shared by the compiler and the runtime -------------------------------- */
 
 /* Name of a kernel id ("QCONV"), "?" when unknown. */
@@ -254,6 +374,13 @@ int npurt_rec_check_tensors(const npub_view *v, const void *rec, npurt_fault *f)
  * slot i (inputs then outputs; data NULL for NPUB_NONE); scratch holds at
  * least what npurt_rec_check said. 0, or -1 with f filled. */
 int npurt_rec_run(const void *rec, void *const *data, const uint8_t *dtypes, void *scratch, npurt_fault *f);
+
+/* NODE records (rt/npurt_node.c), called by the three above. */
+int npurt_node_check(const void *rec, uint32_t size, uint32_t *scratch, npurt_fault *f);
+int npurt_node_check_tensors(const npub_view *v, const void *rec, npurt_fault *f);
+int npurt_node_run(const void *rec, void *const *data, void *scratch, npurt_fault *f);
+/* Name of a NODE op ("CONV"), "?" when unknown. */
+const char *npurt_node_op_name(int32_t op);
 
 /* The tensor slots of a record (after its header). */
 static inline const uint32_t *npurt_rec_tensors(const void *rec)

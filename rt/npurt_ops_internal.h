@@ -7,6 +7,16 @@
 #include "kernels/kernels.h"
 #include "rt/npurt_ops.h"
 
+/* Shared by the record checks (rt/npurt_ops.c, rt/npurt_node.c). */
+int npurt_fault_at(npurt_fault *f, uint32_t at, const char *msg, int32_t a, int32_t b);
+/* a * b saturating far above any tensor size (a wrapped product never matches one). */
+uint64_t npurt_mul(uint64_t a, uint64_t b);
+int npurt_nonneg(const int32_t *v, int n);
+uint64_t npurt_shape_numel(const npurt_p_shape *s);
+int npurt_shape_ok(const npurt_p_shape *s);
+/* a and b broadcast (numpy) exactly to out. */
+int npurt_broadcasts(const npurt_p_shape *a, const npurt_p_shape *b, const npurt_p_shape *out);
+
 /* The parameter block of a record (after its tensor slots). */
 static inline const void *npurt_rec_params(const void *rec)
 {

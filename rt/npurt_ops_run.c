@@ -190,6 +190,7 @@ int npurt_rec_run(const void *rec, void *const *d, const uint8_t *dtypes, void *
             y[i] = nk_act_apply(a, y[i]);
         break;
     }
+    case NPURT_K_NODE: return npurt_node_run(rec, d, scratch, f);
     default: f->msg = "unknown kernel id %d", f->a = (int32_t)h->kernel, f->b = 0, f->at = 4; return -1;
     }
     return st == NK_OK ? 0 : kfail(f, st);

@@ -2,7 +2,7 @@
  *   npusim [--target NAME|FILE.yaml] [--firmware ELF] [--max-insns N] [--iters N] [--stats]
  *       runs the firmware self-check (today's only mode) on the target's
  *       memory map and clocks (built-in edge-v1 numbers without --target)
- *   npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy] [--stats]
+ *   npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy ...] [--stats]
  *          [--stats-json FILE] [--trace FILE.json]
  *       runs a compiled model: the firmware (libnpurt) on the emulated host
  *       drives the NPU model; outputs, a summary (--stats), --stats-json and
@@ -30,7 +30,9 @@ typedef struct opts {
     const char *model;
     const char *inputs[MAX_INPUTS];
     int ninputs;
-    const char *output, *stats_json, *trace;
+    const char *outputs[MAX_INPUTS]; /* graph outputs in order; the rest are not written */
+    int noutputs;
+    const char *stats_json, *trace;
     uint64_t max_insns;
     int have_max_insns;
     uint32_t iters;
@@ -41,7 +43,7 @@ typedef struct opts {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: npusim [--target NAME|FILE.yaml] [--firmware ELF] [--max-insns N] [--iters N] [--stats]\n"
-               "       npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy] [--stats]\n"
+               "       npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy ...] [--stats]\n"
                "              [--stats-json FILE] [--trace FILE.json] [--firmware ELF] [--max-insns N]\n"
                "              [--target NAME|FILE.yaml] [--any-target]\n");
 }
@@ -99,7 +101,9 @@ static int parse_args(int argc, char **argv, opts *o)
                 return fprintf(stderr, "npusim: more than %d --input files\n", MAX_INPUTS), 0;
             o->inputs[o->ninputs++] = v;
         } else if ((v = opt_value(argc, argv, &i, "--output"))) {
-            o->output = v;
+            if (o->noutputs == MAX_INPUTS)
+                return fprintf(stderr, "npusim: more than %d --output files\n", MAX_INPUTS), 0;
+            o->outputs[o->noutputs++] = v;
         } else if ((v = opt_value(argc, argv, &i, "--stats-json"))) {
             o->stats_json = v;
         } else if ((v = opt_value(argc, argv, &i, "--trace"))) {
@@ -112,7 +116,7 @@ static int parse_args(int argc, char **argv, opts *o)
             return fprintf(stderr, "npusim: more than one model: '%s' and '%s'\n", o->model, a), 0;
         }
     }
-    if (!o->model && (o->ninputs || o->output || o->stats_json || o->trace))
+    if (!o->model && (o->ninputs || o->noutputs || o->stats_json || o->trace))
         return fprintf(stderr, "npusim: --input/--output/--stats-json/--trace need a MODEL.npub\n"), 0;
     return 1;
 }
@@ -213,6 +217,9 @@ static bool npy_of_dtype(uint32_t dt, npy_dtype *out)
     case IR_U8: *out = NPY_U8; return true;
     case IR_I32: *out = NPY_I32; return true;
     case IR_I64: *out = NPY_I64; return true;
+    case IR_I16: *out = NPY_I16; return true;
+    case IR_F16: *out = NPY_F16; return true;
+    case IR_BOOL: *out = NPY_BOOL; return true;
     default: return false;
     }
 }
@@ -232,10 +239,18 @@ static npu_status check_input(const char *file, const npub_tensor *t, npy_array 
     if (a->dtype != want)
         return npu_fail(err, NPU_EUSER, "%s: holds '%s', the model input is '%s'", file, npy_dtype_descr(a->dtype),
                         npy_dtype_descr(want));
+    if (t->rank == 0 && a->rank == 0) { /* a scalar input: one inference */
+        *runs = 1;
+        return NPU_OK;
+    }
     bool ok = a->rank == t->rank && t->rank > 0;
     for (int d = 1; ok && d < t->rank; d++)
         ok = a->dims[d] == t->dims[d];
-    if (!ok || a->dims[0] == 0 || a->dims[0] % t->dims[0] != 0) {
+    if (ok && t->dims[0] == 0 && a->dims[0] == 0) { /* an empty input: one inference */
+        *runs = 1;
+        return NPU_OK;
+    }
+    if (!ok || a->dims[0] == 0 || t->dims[0] == 0 || a->dims[0] % t->dims[0] != 0) {
         char want_s[128] = "", got_s[128] = "";
         for (int d = 0; d < t->rank; d++)
             snprintf(want_s + strlen(want_s), sizeof want_s - strlen(want_s), "%s%d", d ? "x" : "", (int)t->dims[d]);
@@ -331,16 +346,19 @@ static npu_status run_model_inner(const opts *o, const char *fw, model_run *m, n
         return st;
     npu_stats s;
     simrun_stats(m->r, &s);
-    if (o->output) {
-        const npub_tensor *t = &v->tensors[v->outputs[0]];
-        int64_t dims[NPUB_MAX_RANK];
+    if ((uint32_t)o->noutputs > v->io->n_outputs)
+        return npu_fail(err, NPU_EUSER, "%s: %d --output files for %u outputs", o->model, o->noutputs,
+                        (unsigned)v->io->n_outputs);
+    for (int j = 0; j < o->noutputs; j++) {
+        const npub_tensor *t = &v->tensors[v->outputs[j]];
+        int64_t dims[NPUB_MAX_RANK] = {0};
         for (int d = 0; d < t->rank; d++)
             dims[d] = t->dims[d];
         dims[0] *= runs;
         npy_dtype dt = NPY_F32;
         if (!npy_of_dtype(t->dtype, &dt))
             return npu_fail(err, NPU_EUSER, "%s: output dtype cannot be written as .npy", o->model);
-        if ((st = npy_write(o->output, dt, t->rank, dims, m->out[0], err)) != NPU_OK)
+        if ((st = npy_write(o->outputs[j], dt, t->rank, dims, m->out[j], err)) != NPU_OK)
             return st;
     }
     if (o->stats)
@@ -360,10 +378,7 @@ static int run_model(const opts *o, const char *fw)
 {
     npu_err err;
     npu_err_clear(&err);
-    if (o->ninputs == 0) {
-        fprintf(stderr, "npusim: %s: no --input given\n", o->model);
-        return NPU_EUSAGE;
-    }
+    /* a model without inputs (all constants) runs without --input; a count that differs is an error below */
     static model_run m; /* large: not on the stack */
     npu_status st = run_model_inner(o, fw, &m, &err);
     npu_alloc a = npu_alloc_default();

@@ -193,12 +193,38 @@ static bool is_quantized(const ir_node *n)
     return n->n_inputs > 0 && n->inputs[0] && n->inputs[0]->quant;
 }
 
+/* Data movement on int8 codes is exact when every quantized input and
+ * output shares one scale and zero point (the quantizer's pass-through ops):
+ * the generic kernels then move the codes as they are. */
+static bool same_codes(const ir_node *n)
+{
+    const ir_quant *q = n->inputs[0]->quant;
+    switch (n->op) {
+    case IR_OP_SLICE:
+    case IR_OP_SPLIT:
+    case IR_OP_PAD:
+    case IR_OP_GATHER:
+    case IR_OP_EXPAND:
+    case IR_OP_TILE: break;
+    default: return false;
+    }
+    if (q->count != 1)
+        return false;
+    for (int i = 0; i < n->n_outputs; i++) {
+        const ir_quant *o = n->outputs[i] ? n->outputs[i]->quant : NULL;
+        if (n->outputs[i] && (!o || o->count != 1 || o->scale[0] != q->scale[0] ||
+                              o->zero_point[0] != q->zero_point[0]))
+            return false;
+    }
+    return true;
+}
+
 static npu_status build_node(emit_hop *b)
 {
     const ir_node *n = b->n;
     if (n->n_inputs < 1 || !n->inputs[0] || n->n_outputs < 1 || !n->outputs[0])
         return emit_hop_unsupported(b, "the node lacks an input or an output");
-    if (n->n_outputs > 1)
+    if (n->n_outputs > 1 && n->op != IR_OP_SPLIT && n->op != IR_OP_DROPOUT)
         for (int i = 1; i < n->n_outputs; i++)
             if (n->outputs[i])
                 return emit_hop_unsupported(b, "host kernels have one output");
@@ -231,7 +257,8 @@ static npu_status build_node(emit_hop *b)
         case IR_OP_REQUANTIZE: return emit_hop_qrequant(b);
         case IR_OP_LUT: return emit_hop_qlut(b);
         case IR_OP_CONCAT: return emit_hop_qconcat(b);
-        default: return emit_hop_unsupported(b, "no host kernel for this quantized op");
+        default: return same_codes(n) ? emit_hop_node(b)
+                                      : emit_hop_unsupported(b, "no host kernel for this quantized op");
         }
     }
     switch (n->op) {
@@ -253,16 +280,17 @@ static npu_status build_node(emit_hop *b)
     case IR_OP_MAX:
     case IR_OP_MIN:
     case IR_OP_PRELU:
-        if (n->n_inputs != 2 || !emit_hop_all_f32(n, 2))
-            return emit_hop_unsupported(b, "float binary ops on the host take two f32 inputs");
-        return emit_hop_binary(b);
+        return n->n_inputs == 2 && emit_hop_all_f32(n, 2) ? emit_hop_binary(b) : emit_hop_node(b);
     default: break;
     }
     int u = emit_hop_unary_op(n->op);
+    if (n->op == IR_OP_CLIP)
+        for (int i = 1; i < n->n_inputs; i++)
+            if (n->inputs[i] && !n->inputs[i]->data)
+                return emit_hop_node(b); /* bounds known at run time */
     if (u >= 0)
-        return emit_hop_all_f32(n, 1) ? emit_hop_unary(b, u)
-                                      : emit_hop_unsupported(b, "float unary ops run in f32 only");
-    return emit_hop_unsupported(b, "no host kernel for this op");
+        return emit_hop_all_f32(n, 1) ? emit_hop_unary(b, u) : emit_hop_node(b);
+    return emit_hop_node(b);
 }
 
 /* Builds n's record into b->rb and checks it with the runtime's checker. */

@@ -60,4 +60,7 @@ npu_status emit_hop_unary(emit_hop *b, int unary_op);
 npu_status emit_hop_binary(emit_hop *b);
 npu_status emit_hop_reduce(emit_hop *b);
 
+/* hostops_node.c: every other op npuref runs, as a NODE record */
+npu_status emit_hop_node(emit_hop *b);
+
 #endif

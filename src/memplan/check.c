@@ -116,7 +116,7 @@ static npu_status check_tensor(const checker *c, int t, npu_err *err)
         return m->region == NPUB_REGION_CONST && m->alias_of < 0
                    ? NPU_OK
                    : npu_fail(err, NPU_EINTERNAL, "memplan check: constant '%s' is not in the CONST region", x->name);
-    if (m->first_pos < 0)
+    if (m->first_pos < 0 || c->horizon == 0) /* no steps at all (every output a constant): no lifetimes */
         return NPU_OK;
     if (m->first_pos > m->last_pos || m->last_pos >= c->horizon || m->first != step_at(c, m->first_pos) ||
         m->last != step_at(c, m->last_pos))

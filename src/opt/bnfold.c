@@ -12,17 +12,12 @@
 
 #include <math.h>
 
-typedef struct bn_coef {
-    int64_t c;       /* channels */
-    double *s, *t;   /* per channel scale and shift (arena) */
-} bn_coef;
-
 static bool f32_const_len(const ir_tensor *t, int64_t len)
 {
     return opt_is_const(t) && t->dtype == IR_F32 && t->shape_known && !t->quant && ir_tensor_numel(t) == len;
 }
 
-static bool bn_coefficients(ir_graph *g, const ir_node *bn, bn_coef *k)
+bool opt_bn_coefficients(ir_graph *g, const ir_node *bn, opt_bn_coef *k)
 {
     const ir_tensor *x = bn->inputs[0];
     if (bn->n_inputs != 5 || !x || !x->shape_known || x->rank < 2 || x->dtype != IR_F32 ||
@@ -130,7 +125,7 @@ static bool bias_layout(const ir_node *p, int64_t c, blayout *l)
 }
 
 /* The folded bias: [C], or [M, C] when a Gemm's C varies along rows. */
-static ir_tensor *folded_bias(ir_graph *g, const ir_node *p, const ir_node *bn, const bn_coef *k, const blayout *l)
+static ir_tensor *folded_bias(ir_graph *g, const ir_node *p, const ir_node *bn, const opt_bn_coef *k, const blayout *l)
 {
     const ir_tensor *b = p->n_inputs > 2 ? p->inputs[2] : NULL;
     double beta = p->op == IR_OP_GEMM ? ir_attr_float(p, "beta", 1.0f) : 1.0;
@@ -155,11 +150,11 @@ static npu_status fold_one(ir_graph *g, ir_node *bn, bool *folded, npu_err *err)
         p->act.kind != IR_ACT_NONE || p->n_outputs != 1 || p->n_inputs < 2 || p->n_inputs > 3 || !y ||
         y->dtype != x->dtype || !y->shape_known || !ir_shape_equal(x, y) || opt_single_user(g, x) != bn)
         return NPU_OK;
-    bn_coef k;
+    opt_bn_coef k;
     wlayout l;
     blayout bl;
     ir_tensor *w = p->inputs[1];
-    if (!bn_coefficients(g, bn, &k) || !weight_layout(p, w, k.c, &l) || !bias_layout(p, k.c, &bl))
+    if (!opt_bn_coefficients(g, bn, &k) || !weight_layout(p, w, k.c, &l) || !bias_layout(p, k.c, &bl))
         return NPU_OK;
     ir_tensor *nb = folded_bias(g, p, bn, &k, &bl);
     ir_tensor *nw = nb ? opt_const_new(g, w->name, "bnfold", IR_F32, w->rank, w->dims, NULL) : NULL;

@@ -14,7 +14,19 @@ npu_status opt_views(ir_graph *g, const opt_options *o, bool *changed, npu_err *
 npu_status opt_cse(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
 npu_status opt_dce(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
 npu_status opt_bnfold(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
+npu_status opt_reduce_gap(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
+npu_status opt_bnconv(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
+npu_status opt_fuse_norm(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
 npu_status opt_fuse_act(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
+
+/* An inference BatchNormalization as y = x * s + t per channel (bnfold.c):
+ * false when it is not one (training_mode, non-constant or non-f32
+ * parameters, a used mean/var output). s, t in the graph's arena. */
+typedef struct opt_bn_coef {
+    int64_t c;     /* channels */
+    double *s, *t; /* per channel scale and shift */
+} opt_bn_coef;
+bool opt_bn_coefficients(ir_graph *g, const ir_node *bn, opt_bn_coef *k);
 
 /* ---- helpers (src/opt/util.c) ---- */
 

@@ -16,7 +16,10 @@ enum { MAX_ROUNDS = 16 }; /* a guard only: real graphs settle in two or three */
  *   views           reshape-likes become Reshape(x, constant), chains merged
  *   cse             equal constants, then equal nodes, merged
  *   dce             unused nodes and tensors dropped
+ *   fuse_norm       GELU and LayerNorm as PyTorch exports them into Gelu, LayerNormalization
+ *   reduce_gap      ReduceMean over H and W of NCHW becomes GlobalAveragePool
  *   bnfold          BatchNormalization into the Conv/ConvTranspose/Gemm before it
+ *   bnconv          a BatchNormalization left over becomes a depthwise 1x1 Conv
  *   fuse_act        Relu/Clip/LeakyRelu into their producer's ir_act */
 #define OPT_PASSES(X)                                                                                      \
     X(elide_identity, GROUP_CLEANUP)                                                                       \
@@ -24,7 +27,10 @@ enum { MAX_ROUNDS = 16 }; /* a guard only: real graphs settle in two or three */
     X(views, GROUP_CLEANUP)                                                                                \
     X(cse, GROUP_CLEANUP)                                                                                  \
     X(dce, GROUP_CLEANUP)                                                                                  \
+    X(fuse_norm, GROUP_FUSE)                                                                               \
+    X(reduce_gap, GROUP_FUSE)                                                                              \
     X(bnfold, GROUP_FUSE)                                                                                  \
+    X(bnconv, GROUP_FUSE)                                                                                  \
     X(fuse_act, GROUP_FUSE)
 
 static const struct pass {

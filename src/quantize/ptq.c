@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "quantize/quantize_internal.h"
+#include "kernels/nk_elem.h"
 
 static double now(void)
 {
@@ -34,6 +35,20 @@ static void progress(FILE *f, const char *what, int64_t done, int64_t total)
 }
 
 /* Runs g over the whole set with an observer on every activation. */
+/* The sample of input t: the dataset's floats as they are, or converted to
+ * t's integer or bool dtype into buf (exact for the integers files hold). */
+static const void *typed_input(const ir_tensor *t, const float *x, void *buf)
+{
+    static const int nk[IR_DTYPE_COUNT] = {[IR_F32] = NK_DT_F32 + 1, [IR_F16] = NK_DT_F16 + 1, [IR_I64] = NK_DT_I64 + 1,
+                                           [IR_I32] = NK_DT_I32 + 1, [IR_I16] = NK_DT_I16 + 1,
+                                           [IR_I8] = NK_DT_I8 + 1,   [IR_U8] = NK_DT_U8 + 1,
+                                           [IR_BOOL] = NK_DT_BOOL + 1};
+    if (!buf || (unsigned)t->dtype >= IR_DTYPE_COUNT || !nk[t->dtype])
+        return x;
+    nk_cast(NK_DT_F32, x, (nk_dtype)(nk[t->dtype] - 1), buf, ir_tensor_numel(t));
+    return buf;
+}
+
 static npu_status float_pass(ir_graph *g, cal_dataset *ds, ref_observer_fn fn, void *ud, q_calib *qc,
                              const q_ptq_options *o, const char *what, npu_err *err)
 {
@@ -49,6 +64,11 @@ static npu_status float_pass(ir_graph *g, cal_dataset *ds, ref_observer_fn fn, v
     for (int k = 0; !qc && st == NPU_OK && k < g->n_outputs; k++)
         if (!(outs[k] = npu_malloc(g->alloc, ir_tensor_bytes(g->outputs[k]) + 1)))
             st = npu_fail(err, NPU_EINTERNAL, "out of memory");
+    void *typed[CAL_MAX_INPUTS] = {0}; /* integer and bool inputs, converted back from the dataset's floats */
+    for (int k = 0; st == NPU_OK && k < g->n_inputs; k++)
+        if (g->inputs[k]->dtype != IR_F32 &&
+            !(typed[k] = npu_malloc(g->alloc, ir_tensor_bytes(g->inputs[k]) + 1)))
+            st = npu_fail(err, NPU_EINTERNAL, "out of memory");
     int64_t total = cal_dataset_count(ds), done = 0;
     cal_dataset_rewind(ds);
     for (const float *xs[CAL_MAX_INPUTS] = {0}; st == NPU_OK;) {
@@ -56,7 +76,7 @@ static npu_status float_pass(ir_graph *g, cal_dataset *ds, ref_observer_fn fn, v
             break;
         const void *ins[CAL_MAX_INPUTS];
         for (int k = 0; k < g->n_inputs; k++)
-            ins[k] = xs[k];
+            ins[k] = typed_input(g->inputs[k], xs[k], typed[k]);
         if (qc) {
             st = q_calib_run(qc, rc, ins, err);
         } else {
@@ -72,6 +92,9 @@ static npu_status float_pass(ir_graph *g, cal_dataset *ds, ref_observer_fn fn, v
     for (int k = 0; k < g->n_outputs; k++)
         if (outs[k])
             npu_free(g->alloc, outs[k], ir_tensor_bytes(g->outputs[k]) + 1);
+    for (int k = 0; k < g->n_inputs; k++)
+        if (typed[k])
+            npu_free(g->alloc, typed[k], ir_tensor_bytes(g->inputs[k]) + 1);
     ref_ctx_free(rc);
     return st;
 }
@@ -207,15 +230,18 @@ npu_status q_ptq(ir_graph *g, const q_ptq_options *o, q_ptq_result *res, npu_err
         memset(res, 0, sizeof *res);
     if (!o->calib_dir)
         return npu_fail(err, NPU_EUSER, "%s: quantizing needs a calibration set (--calib DIR)", model);
-    if (g->n_inputs < 1 || g->n_inputs > CAL_MAX_INPUTS)
+    if (g->n_inputs == 0)
+        return NPU_OK; /* no inputs: every tensor is a constant, nothing to calibrate or quantize */
+    if (g->n_inputs > CAL_MAX_INPUTS)
         return npu_fail(err, NPU_EUSER, "%s: calibration takes 1 to %d inputs (the model has %d)", model,
                         CAL_MAX_INPUTS, g->n_inputs);
     cal_input_spec specs[CAL_MAX_INPUTS];
     for (int k = 0; k < g->n_inputs; k++) {
         const ir_tensor *in = g->inputs[k];
-        if (in->dtype != IR_F32)
-            return npu_fail(err, NPU_EUSER, "%s: input '%s' is %s: calibration takes float32 inputs", model,
-                            in->name, ir_dtype_name(in->dtype));
+        if (in->dtype != IR_F32 && in->dtype != IR_F16 && in->dtype != IR_I64 && in->dtype != IR_I32 && in->dtype != IR_I16 &&
+            in->dtype != IR_I8 && in->dtype != IR_U8 && in->dtype != IR_BOOL)
+            return npu_fail(err, NPU_EUSER, "%s: input '%s' is %s: calibration takes float, integer and bool "
+                            "inputs", model, in->name, ir_dtype_name(in->dtype));
         specs[k] = (cal_input_spec){in->name, in->rank, in->dims, NULL};
     }
     npu_status bits_st = q_check_bits(&o->q, err);

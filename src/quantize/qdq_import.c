@@ -314,7 +314,8 @@ static npu_status convert(q_ctx *c, ir_node *n, ir_node *q)
         }
     }
     q_kind k = q_classify(n);
-    bool ok = k != Q_KIND_FLOAT;
+    /* a QDQ Softmax, LayerNorm or ReduceMean keeps its float form (no host kernel for their integer one) */
+    bool ok = k != Q_KIND_FLOAT && k != Q_KIND_ROWNORM && n->op != IR_OP_REDUCE_MEAN;
     for (int i = 0; ok && i < n->n_inputs; i++) {
         const ir_tensor *x = n->inputs[i];
         bool bias = k == Q_KIND_WEIGHTED && i == 2;

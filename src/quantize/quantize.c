@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "quantize/quantize_internal.h"
+#include "ref/ref_qparams.h"
 
 void q_params_from_range(float lo, float hi, int bits, float *scale, int32_t *zero_point)
 {
@@ -54,6 +55,21 @@ bool q_same_quant(const ir_quant *a, const ir_quant *b)
 
 /* ---- per-op classification ---- */
 
+/* Shapes the integer batched MatMul takes (ref_qbmm_params): rank >= 2,
+ * the inner dims agreeing, each operand's batch either the output's or 1. */
+bool q_bmm_shapes(const ir_node *n)
+{
+    const ir_tensor *a = n->inputs[0], *b = n->inputs[1], *y = n->outputs[0];
+    if (!a || !b || !y || !a->shape_known || !b->shape_known || !y->shape_known || a->rank < 2 || b->rank < 2 ||
+        y->rank < 2)
+        return false;
+    int64_t m = a->dims[a->rank - 2], k = a->dims[a->rank - 1], nn = b->dims[b->rank - 1];
+    if (m <= 0 || k <= 0 || nn <= 0 || b->dims[b->rank - 2] != k)
+        return false;
+    int64_t batch = ir_tensor_numel(y) / (m * nn), ab = ir_tensor_numel(a) / (m * k), bb = ir_tensor_numel(b) / (k * nn);
+    return (ab == batch || ab == 1) && (bb == batch || bb == 1);
+}
+
 bool q_becomes_lut(const ir_node *n)
 {
     return q_classify(n) == Q_KIND_LUT;
@@ -76,8 +92,11 @@ q_kind q_classify(const ir_node *n)
         return Q_KIND_WEIGHTED;
     }
     case IR_OP_MATMUL:
-        /* activation x constant 2-D matrix: becomes a Gemm */
-        return n->inputs[1] && n->inputs[1]->data && n->inputs[1]->rank == 2 && n->inputs[0]->rank == 2
+        /* activation [..., K] x constant [K, N]: becomes a Gemm on the rows [M, K] (the
+         * output keeps its shape [..., N]); two activations: the batched kernel */
+        if (n->inputs[1] && !n->inputs[1]->data)
+            return q_bmm_shapes(n) ? Q_KIND_OWN_RANGE : Q_KIND_FLOAT;
+        return n->inputs[1] && n->inputs[1]->data && n->inputs[1]->rank == 2 && n->inputs[0]->rank >= 2
                    ? Q_KIND_WEIGHTED
                    : Q_KIND_FLOAT;
     case IR_OP_ADD:
@@ -87,10 +106,16 @@ q_kind q_classify(const ir_node *n)
     case IR_OP_MAX: return n->n_inputs == 2 ? Q_KIND_BINARY : Q_KIND_FLOAT;
     case IR_OP_MAX_POOL:
     case IR_OP_GLOBAL_MAX_POOL:
+        /* the integer pools are 1-D and 2-D; 3-D ones stay float (host) */
+        if (n->inputs[0] && n->inputs[0]->rank > 4)
+            return Q_KIND_FLOAT;
+        return n->n_outputs == 1 ? Q_KIND_INHERIT : Q_KIND_FLOAT;
     case IR_OP_RESHAPE:
+    case IR_OP_TRANSPOSE: /* the same codes in another order */
+    case IR_OP_GATHER:    /* (by constant indices: an activation index is no INHERIT, see use_int) */
     case IR_OP_FLATTEN: return n->n_outputs == 1 ? Q_KIND_INHERIT : Q_KIND_FLOAT;
     case IR_OP_AVERAGE_POOL:
-    case IR_OP_GLOBAL_AVERAGE_POOL: return Q_KIND_OWN_RANGE;
+    case IR_OP_GLOBAL_AVERAGE_POOL: return n->inputs[0] && n->inputs[0]->rank > 4 ? Q_KIND_FLOAT : Q_KIND_OWN_RANGE;
     case IR_OP_CONCAT: return Q_KIND_CONCAT;
     case IR_OP_RELU:
     case IR_OP_LEAKY_RELU:
@@ -106,10 +131,17 @@ q_kind q_classify(const ir_node *n)
     case IR_OP_RECIPROCAL:
     case IR_OP_NEG:
     case IR_OP_ABS:
+    case IR_OP_GELU:
         for (int i = 1; i < n->n_inputs; i++)
             if (n->inputs[i] && !n->inputs[i]->data)
                 return Q_KIND_FLOAT;
         return Q_KIND_LUT;
+    case IR_OP_SOFTMAX:
+    case IR_OP_LAYER_NORM: return q_rownorm_ok(n) ? Q_KIND_ROWNORM : Q_KIND_FLOAT;
+    case IR_OP_REDUCE_MEAN: { /* an average pool of a view (src/ref/ops_norm.c) */
+        int64_t w[5];
+        return ref_reduce_mean_window(n, w) ? Q_KIND_OWN_RANGE : Q_KIND_FLOAT;
+    }
     default: return Q_KIND_FLOAT;
     }
 }
@@ -214,6 +246,7 @@ static npu_status rewrite_node(q_ctx *c, ir_node *n)
     case Q_KIND_BINARY: return q_binary_consts(c, n);
     case Q_KIND_LUT: return q_lut(c, n, y);
     case Q_KIND_CONCAT: return q_concat_inputs(c, n);
+    case Q_KIND_ROWNORM: return q_rownorm(c, n, y);
     default: return NPU_OK;
     }
 }

@@ -169,6 +169,9 @@ void q_report_free(q_report *r);
 /* Whether the quantizer turns this float node into an npu.Lut (a unary op
  * whose other inputs are constant): the tiler judges such a node by it. */
 bool q_becomes_lut(const ir_node *n);
+/* A MatMul of two activations whose shapes the integer batched kernel takes
+ * (each operand's batch the output's or 1): quantized, it runs as nk_qbmm. */
+bool q_bmm_shapes(const ir_node *n);
 
 /* Asymmetric int8 parameters for a real range (contains 0 after nudging). */
 void q_params_from_range(float lo, float hi, int bits, float *scale, int32_t *zero_point);

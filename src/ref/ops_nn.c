@@ -9,6 +9,7 @@
 
 #include "kernels/nk_nn.h"
 #include "ref/ref_internal.h"
+#include "ref/ref_params.h"
 
 enum { MAX_SPATIAL = 3 };
 
@@ -613,7 +614,7 @@ static npu_status float_values(const ir_tensor *t, const void *data, int count, 
     return NPU_OK;
 }
 
-static npu_status resize_run(const ir_node *n, const void *const *in, void *const *out, void *scratch, npu_err *err)
+npu_status ref_resize_params(const ir_node *n, const void *const *in, nk_resize_params *out, npu_err *err)
 {
     nk_resize_params p;
     bool upsample = n->op == IR_OP_UPSAMPLE;
@@ -666,7 +667,40 @@ static npu_status resize_run(const ir_node *n, const void *const *in, void *cons
             p.roi_end[d] = roi[p.rank + d];
         }
     }
-    return kernel_status(nk_resize(&p, in[0], out[0], scratch), err);
+    *out = p;
+    return NPU_OK;
+}
+
+static npu_status resize_run(const ir_node *n, const void *const *in, void *const *out, void *scratch, npu_err *err)
+{
+    nk_resize_params p;
+    npu_status st = ref_resize_params(n, in, &p, err);
+    return st ? st : kernel_status(nk_resize(&p, in[0], out[0], scratch), err);
+}
+
+npu_status ref_conv_params(const ir_node *n, bool transpose, nk_conv_params *p, npu_err *err)
+{
+    return conv_params(n, transpose, p, err);
+}
+
+npu_status ref_gemm_params(const ir_node *n, nk_gemm_params *p, npu_err *err)
+{
+    return gemm_params(n, p, err);
+}
+
+npu_status ref_matmul_params(const ir_node *n, nk_matmul_params *p, npu_err *err)
+{
+    return matmul_params(n, p, err);
+}
+
+npu_status ref_pool_params(const ir_node *n, nk_pool_params *p, npu_err *err)
+{
+    return pool_params(n, p, err);
+}
+
+npu_status ref_global_pool_params(const ir_node *n, nk_global_pool_params *p, npu_err *err)
+{
+    return global_params(n, p, err);
 }
 
 const ref_op_entry ref_ops_nn[] = {

@@ -3,6 +3,7 @@
  * the kernels need (Slice starts, Pad pads, ...) from attributes (older
  * opsets) or constant inputs (newer ones), whichever the node has. */
 #include "ref/ref_internal.h"
+#include "ref/ref_params.h"
 
 static npu_status need_io(const ir_node *n, int n_in, npu_err *err)
 {
@@ -129,7 +130,7 @@ static npu_status run_split(const ir_node *n, const void *const *in, void *const
 }
 
 /* ONNX Slice parameters made concrete: per axis a start and a step. */
-static npu_status slice_params(const ir_node *n, const void *const *in, const ir_tensor *x, nk_slice_params *p,
+npu_status ref_slice_params(const ir_node *n, const void *const *in, const ir_tensor *x, nk_slice_params *p,
                                npu_err *err)
 {
     int64_t starts[NK_MAX_RANK], ends[NK_MAX_RANK], axes[NK_MAX_RANK], steps[NK_MAX_RANK];
@@ -196,7 +197,7 @@ static npu_status run_slice(const ir_node *n, const void *const *in, void *const
         return st;
     if (ys.rank != xs.rank)
         return shape_error(n, err);
-    if ((st = slice_params(n, in, n->inputs[0], &p, err)))
+    if ((st = ref_slice_params(n, in, n->inputs[0], &p, err)))
         return st;
     if (nk_slice(&p, &xs, in[0], &ys, out[0]) != NK_OK)
         return shape_error(n, err);
@@ -235,19 +236,14 @@ static npu_status run_transpose(const ir_node *n, const void *const *in, void *c
     return NPU_OK;
 }
 
-static npu_status run_pad(const ir_node *n, const void *const *in, void *const *out, void *scratch, npu_err *err)
+npu_status ref_pad_params(const ir_node *n, const void *const *in, size_t es, nk_pad_params *out, uint64_t *value,
+                          npu_err *err)
 {
-    (void)scratch;
-    size_t es;
-    npu_status st;
-    if ((st = io_elem(n, 1, &es, err)))
-        return st;
     const ir_tensor *x = n->inputs[0];
-    nk_shape xs, ys;
-    if ((st = ref_shape(x, &xs, err)) || (st = ref_shape(n->outputs[0], &ys, err)))
-        return st;
+    int rank = x->rank;
     const char *mode = ir_attr_string(n, "mode", "constant");
     nk_pad_params p = {.elem_size = es};
+    npu_status st;
     if (!strcmp(mode, "constant"))
         p.mode = NK_PAD_CONSTANT;
     else if (!strcmp(mode, "reflect"))
@@ -263,11 +259,11 @@ static npu_status run_pad(const ir_node *n, const void *const *in, void *const *
     na = -1;
     if (n->n_inputs > 3 && n->inputs[3] && (st = ref_input_ints(n, 3, in[3], axes, NK_MAX_RANK, &na, err)))
         return st;
-    int count = na >= 0 ? na : xs.rank;
+    int count = na >= 0 ? na : rank;
     if (np != 2 * count)
         return npu_fail(err, NPU_EUSER, "pads has %d values, %d expected", np < 0 ? 0 : np, 2 * count);
     for (int i = 0; i < count; i++) {
-        int a = na >= 0 ? ref_axis(axes[i], xs.rank) : i;
+        int a = na >= 0 ? ref_axis(axes[i], rank) : i;
         if (a < 0)
             return npu_fail(err, NPU_EUSER, "axis %lld is out of range", (long long)axes[i]);
         p.begin[a] = pads[i];
@@ -275,18 +271,36 @@ static npu_status run_pad(const ir_node *n, const void *const *in, void *const *
     }
     /* the constant: input 2 (opset 11+, of the data's dtype) or the float
      * attribute 'value' of older opsets, converted */
-    uint64_t value = 0;
+    *value = 0;
     if (n->n_inputs > 2 && n->inputs[2] && ir_tensor_numel(n->inputs[2]) > 0) {
         if (n->inputs[2]->dtype != x->dtype)
             return npu_fail(err, NPU_EUSER, "constant_value must have the data's dtype (%s)",
                             ir_dtype_name(x->dtype));
-        memcpy(&value, in[2], es);
+        memcpy(value, in[2], es);
     } else {
         float v = ir_attr_float(n, "value", 0.0f);
         nk_dtype dt;
         if (ref_nk_dtype(x->dtype, &dt))
-            nk_cast(NK_DT_F32, &v, dt, &value, 1);
+            nk_cast(NK_DT_F32, &v, dt, value, 1);
     }
+    *out = p;
+    return NPU_OK;
+}
+
+static npu_status run_pad(const ir_node *n, const void *const *in, void *const *out, void *scratch, npu_err *err)
+{
+    (void)scratch;
+    size_t es;
+    npu_status st;
+    if ((st = io_elem(n, 1, &es, err)))
+        return st;
+    nk_shape xs, ys;
+    if ((st = ref_shape(n->inputs[0], &xs, err)) || (st = ref_shape(n->outputs[0], &ys, err)))
+        return st;
+    nk_pad_params p;
+    uint64_t value;
+    if ((st = ref_pad_params(n, in, es, &p, &value, err)))
+        return st;
     p.value = &value;
     nk_status ks = nk_pad(&p, &xs, in[0], &ys, out[0]);
     if (ks != NK_OK)

@@ -36,11 +36,12 @@ static npu_status lower_node(tile_ctx *c, const ir_node *n)
     switch (n->op) {
     case IR_OP_CONV: return tile_conv(c, n);
     case IR_OP_GEMM:
-    case IR_OP_MATMUL: return tile_matmul(c, n);
+    case IR_OP_MATMUL: return ref_q_is_bmm(n) ? tile_bmm(c, n) : tile_matmul(c, n);
     case IR_OP_MAX_POOL:
     case IR_OP_AVERAGE_POOL:
     case IR_OP_GLOBAL_AVERAGE_POOL:
-    case IR_OP_GLOBAL_MAX_POOL: return tile_pool(c, n);
+    case IR_OP_GLOBAL_MAX_POOL:
+    case IR_OP_REDUCE_MEAN: return tile_pool(c, n);
     case IR_OP_ADD:
     case IR_OP_SUB:
     case IR_OP_MUL:
@@ -49,6 +50,10 @@ static npu_status lower_node(tile_ctx *c, const ir_node *n)
     case IR_OP_LUT:
     case IR_OP_REQUANTIZE: return tile_unary(c, n);
     case IR_OP_CONCAT: return tile_concat(c, n);
+    case IR_OP_TRANSPOSE: return tile_transpose(c, n);
+    case IR_OP_GATHER: return tile_gather(c, n);
+    case IR_OP_QSOFTMAX:
+    case IR_OP_QLAYER_NORM: return tile_rownorm(c, n);
     default:
         if (ir_op_is_view(n->op))
             return tile_view(c, n);

@@ -188,12 +188,32 @@ int64_t tile_conv_estimate(tile_ctx *c, const ir_node *n);
 npu_status tile_conv_fused(tile_ctx *c, const ir_node *n, const ir_node *m, bool in_place, bool *done);
 npu_status tile_pool(tile_ctx *c, const ir_node *n);
 npu_status tile_matmul(tile_ctx *c, const ir_node *n);
+/* MatMul of two activations (tile_bmm.c): batched, broadcast, B transposed by the DMA. */
+npu_status tile_bmm(tile_ctx *c, const ir_node *n);
 npu_status tile_eltwise(tile_ctx *c, const ir_node *n);
 /* The eltwise fields of a quantized binary node, addresses and sizes left to the caller. */
 npu_status tile_eltwise_fields(tile_ctx *c, const ir_node *n, int64_t base[TGT_F_COUNT]);
 npu_status tile_unary(tile_ctx *c, const ir_node *n); /* npu.Lut, npu.Requantize */
 npu_status tile_concat(tile_ctx *c, const ir_node *n);
+npu_status tile_rownorm(tile_ctx *c, const ir_node *n); /* npu.Softmax, npu.LayerNorm: tile_norm.c */
 npu_status tile_view(tile_ctx *c, const ir_node *n);
+/* Transpose of bytes by DMA (tile_transpose.c): the permutation reduced
+ * (size-1 axes dropped, input axes that stay adjacent merged). */
+typedef struct perm_shape {
+    int rank;
+    int64_t xd[IR_MAX_RANK]; /* reduced input dims */
+    int perm[IR_MAX_RANK];   /* output axis i is reduced input axis perm[i] */
+} perm_shape;
+bool tile_transpose_shape(const ir_node *n, perm_shape *ps); /* false: perm is not a permutation */
+npu_status tile_transpose(tile_ctx *c, const ir_node *n);
+/* rows x rb bytes from (region sr, offset so, row stride ss) to (dr, dof, ds), through SRAM (tile_vec.c). */
+npu_status tile_copy_rows(tile_ctx *c, int sr, int64_t so, int64_t ss, int dr, int64_t dof, int64_t ds, int64_t rows,
+                          int64_t rb);
+/* Gather by constant indices (tile_gather.c): the indices, normalized, in idx; false when they are not
+ * constant, out of range or more than TILE_GATHER_MAX. */
+enum { TILE_GATHER_MAX = 64 };
+bool tile_gather_indices(const ir_node *n, int64_t *idx, int64_t *count);
+npu_status tile_gather(tile_ctx *c, const ir_node *n);
 
 /* One axis of a window op tile: outputs [o0, o1) need inputs [i0, i1) and these pads. */
 typedef struct tile_axis {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "quantize/quantize.h"
+#include "ref/ref_qparams.h"
 #include "tiler/tile_internal.h"
 
 bool tile_w4_ok(const tgt_target *t, int64_t elems_per_filter)
@@ -150,9 +151,15 @@ static bool matmul_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, 
     const ir_tensor *x = n->inputs[0], *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
     if (tgt_insn_for_sem(t->isa, TGT_SEM_MATMUL) < 0)
         return no(g, reason, "the ISA has no matmul instruction");
+    if (w && !w->data && n->op == IR_OP_MATMUL) { /* tile_bmm */
+        if (!q_bmm_shapes(n))
+            return no(g, reason, "MatMul of two activations whose shapes the batched kernel does not take (a partly broadcast batch)");
+        return true;
+    }
     if (!w || !w->data)
-        return no(g, reason, "MatMul of two activations (the NPU multiplies by constant weights)");
-    if (w->rank != 2 || x->rank != 2)
+        return no(g, reason, "Gemm of two activations (the NPU multiplies by constant weights)");
+    /* a MatMul's [..., K] input runs as its rows [M, K] (dense in DRAM) */
+    if (w->rank != 2 || x->rank < 2 || (x->rank != 2 && n->op != IR_OP_MATMUL && !n->outputs[0]->quant))
         return no(g, reason, "matrix multiply of other than 2-D operands");
     if (n->op == IR_OP_GEMM && ir_attr_int(n, "transA", 0))
         return no(g, reason, "Gemm with transA");
@@ -160,6 +167,48 @@ static bool matmul_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, 
     if (b && !b->data)
         return no(g, reason, "Gemm with a non-constant bias");
     return true;
+}
+
+/* npu.Softmax / npu.LayerNorm, or the float op that becomes one: the
+ * instruction and a row within its w field. */
+static bool rownorm_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    tgt_sem s = n->op == IR_OP_QSOFTMAX || n->op == IR_OP_SOFTMAX ? TGT_SEM_SOFTMAX : TGT_SEM_LAYERNORM;
+    const ir_tensor *x = n->inputs[0];
+    int64_t w = x->rank ? x->dims[x->rank - 1] : 1;
+    if (tgt_insn_for_sem(t->isa, s) < 0)
+        NO("the ISA has no %s instruction", tgt_sem_name(s));
+    if (w > fmax_of(t, s, TGT_F_W))
+        NO("rows of %lld exceed the %s w field (max %lld) of %s", (long long)w, tgt_sem_name(s),
+           (long long)fmax_of(t, s, TGT_F_W), t->isa->name);
+    return true;
+}
+
+/* ReduceMean as an average pool of a view (ref_reduce_mean_window): the pool
+ * instruction's window and tile fields, the divider's 4096. */
+static bool reduce_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    int64_t w[5];
+    if (!ref_reduce_mean_window(n, w))
+        return no(g, reason, "ReduceMean over other than one run of consecutive axes");
+    if (tgt_insn_for_sem(t->isa, TGT_SEM_POOL) < 0)
+        return no(g, reason, "the ISA has no pool instruction");
+    if (w[3] > fmax_of(t, TGT_SEM_POOL, TGT_F_KH) || w[4] > fmax_of(t, TGT_SEM_POOL, TGT_F_KW) ||
+        w[1] > fmax_of(t, TGT_SEM_POOL, TGT_F_IH) || w[2] > fmax_of(t, TGT_SEM_POOL, TGT_F_IW))
+        NO("ReduceMean as a %lldx%lld pool over %lldx%lld exceeds the pool fields of %s", (long long)w[3],
+           (long long)w[4], (long long)w[1], (long long)w[2], t->isa->name);
+    if (w[3] * w[4] > 4096)
+        NO("ReduceMean over %lld elements exceeds the divider (4096)", (long long)(w[3] * w[4]));
+    return true;
+}
+
+bool tile_int_supported(void *target, const ir_graph *g, const ir_node *n)
+{
+    if (n->n_inputs < 1 || !n->inputs[0])
+        return true;
+    if (n->op == IR_OP_REDUCE_MEAN)
+        return reduce_ok(target, g, n, NULL);
+    return (n->op != IR_OP_SOFTMAX && n->op != IR_OP_LAYER_NORM) || rownorm_ok(target, g, n, NULL);
 }
 
 static bool eltwise_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
@@ -200,6 +249,8 @@ bool tile_supports(void *target, const ir_graph *g, const ir_node *n, const char
         return false;
     const ir_tensor *x = n->n_inputs ? n->inputs[0] : NULL;
     bool quantized = x && x->quant && x->dtype == IR_I8;
+    if (!quantized && x && !x->data && x->dtype != IR_F32)
+        return no(g, reason, "integer or bool data without quantization (the NPU computes on int8 codes)");
     return !quantized || tile_try_node(t, g, n, reason);
 }
 
@@ -232,6 +283,26 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
     case IR_OP_REQUANTIZE:
         return tgt_insn_for_sem(t->isa, TGT_SEM_REQUANT) >= 0 ? true
                                                               : no(g, reason, "the ISA has no requant instruction");
+    case IR_OP_TRANSPOSE: { /* tile_transpose: DMA only, on bytes (int8 once quantized) */
+        perm_shape ps;
+        const ir_tensor *x = n->inputs[0];
+        if (!x || (x->dtype != IR_F32 && x->dtype != IR_I8) || !tile_transpose_shape(n, &ps))
+            return no(g, reason, "Transpose of other than int8 activations");
+        return true;
+    }
+    case IR_OP_GATHER: { /* tile_gather: strided copies */
+        int64_t idx[TILE_GATHER_MAX], count;
+        const ir_tensor *x = n->inputs[0];
+        if (!x || (x->dtype != IR_F32 && x->dtype != IR_I8) || !tile_gather_indices(n, idx, &count))
+            return no(g, reason, "Gather of other than int8 data by at most 64 constant indices");
+        return true;
+    }
+    case IR_OP_QSOFTMAX:
+    case IR_OP_QLAYER_NORM: return rownorm_ok(t, g, n, reason);
+    case IR_OP_REDUCE_MEAN:
+        if (!n->inputs[0]->quant)
+            return no(g, reason, "float op: no integer form (ReduceMean)");
+        return reduce_ok(t, g, n, reason);
     case IR_OP_CONCAT:
     case IR_OP_RESHAPE:
     case IR_OP_FLATTEN:

@@ -316,3 +316,9 @@ npu_status tile_view(tile_ctx *c, const ir_node *n)
     int64_t bytes = (int64_t)ir_tensor_bytes(y);
     return copy2d(c, xr, xo, bytes, yr, yo, bytes, 1, bytes, NULL);
 }
+
+npu_status tile_copy_rows(tile_ctx *c, int sr, int64_t so, int64_t ss, int dr, int64_t dof, int64_t ds, int64_t rows,
+                          int64_t rb)
+{
+    return copy2d(c, sr, so, ss, dr, dof, ds, rows, rb, NULL);
+}

@@ -198,8 +198,81 @@ def invres(d):
     g.save(d, y, [1, 24, 12, 12], d)
 
 
+def bn(g, x, c):
+    """an inference BatchNormalization with random statistics"""
+    names = [g.t(p) for p in ("gamma", "beta", "mean", "var")]
+    vals = [rng.uniform(0.5, 1.5, c), rng.standard_normal(c) * 0.2, rng.standard_normal(c) * 0.2,
+            rng.uniform(0.3, 2.0, c)]
+    g.inits += [numpy_helper.from_array(v.astype(np.float32), n) for n, v in zip(names, vals)]
+    return g.op("BatchNormalization", [x] + names, epsilon=1e-5)
+
+
+def reshape(g, x, shape):
+    s = g.t("shape")
+    g.inits.append(numpy_helper.from_array(np.array(shape, np.int64), s))
+    return g.op("Reshape", [x, s])
+
+
+def matmul_w(g, x, k, n):
+    w = g.t("w")
+    g.inits.append(W(w, k, n))
+    return g.op("MatMul", [x, w])
+
+
+def npuops(d):
+    """Standalone BatchNormalization (on the graph input, after a Concat as in
+    DenseNet) and MatMul of two activations (batched, broadcast, Q.K^T with a
+    Transpose): each must run on the NPU (after the others: their seeds stay)."""
+    g = G("densebn", [1, 4, 12, 12])
+    x = bn(g, "x", 4)
+    c = g.op("Concat", [g.conv(x, 4, 8), g.conv(x, 4, 8, k=1)], axis=1)
+    r = g.op("Relu", [bn(g, c, 16)])
+    y = g.conv(r, 16, 8, k=1, relu=False)
+    g.save(d, y, [1, 8, 12, 12], d)
+
+    # [2,4,8,16] x [2,4,16,8], both activations
+    g = G("bmm", [1, 64, 16])
+    a = reshape(g, "x", [2, 4, 8, 16])
+    b = reshape(g, matmul_w(g, "x", 16, 16), [2, 4, 16, 8])
+    g.save(d, g.op("MatMul", [a, b]), [2, 4, 8, 8], d)
+
+    # [4,8,16] x [16,8]: B an activation broadcast over the batch
+    g = G("bmm_bcast", [1, 32, 16])
+    a = reshape(g, "x", [4, 8, 16])
+    b = reshape(g, matmul_w(g, "x", 16, 4), [16, 8])
+    g.save(d, g.op("MatMul", [a, b]), [4, 8, 8], d)
+
+    # attention without softmax: (Q.K^T).V over 4 heads, K^T by a Transpose
+    g = G("qkt", [1, 16, 32])
+    heads = [reshape(g, matmul_w(g, "x", 32, 32), [1, 16, 4, 8]) for _ in range(3)]
+    q = g.op("Transpose", [heads[0]], perm=[0, 2, 1, 3])
+    kt = g.op("Transpose", [heads[1]], perm=[0, 2, 3, 1])
+    v = g.op("Transpose", [heads[2]], perm=[0, 2, 1, 3])
+    s = g.op("MatMul", [q, kt])
+    o = g.op("Transpose", [g.op("MatMul", [s, v])], perm=[0, 2, 1, 3])
+    y = matmul_w(g, reshape(g, o, [1, 16, 32]), 32, 16)
+    g.save(d, y, [1, 16, 16], d)
+
+    # a ViT block's attention as timm exports it: one qkv projection split by Gather,
+    # K^T by a Transpose of the last two axes, the class token taken by a Gather
+    g = G("vitattn", [1, 17, 32])
+    qkv = g.op("Transpose", [reshape(g, matmul_w(g, "x", 32, 96), [1, 17, 3, 4, 8])], perm=[2, 0, 3, 1, 4])
+    q, k, v = (g.op("Gather", [qkv, idx], axis=0) for idx in (i64(g, 0), i64(g, 1), i64(g, 2)))
+    s = g.op("MatMul", [q, g.op("Transpose", [k], perm=[0, 1, 3, 2])])
+    o = reshape(g, g.op("Transpose", [g.op("MatMul", [s, v])], perm=[0, 2, 1, 3]), [1, 17, 32])
+    cls = g.op("Gather", [o, i64(g, 0)], axis=1)
+    g.save(d, matmul_w(g, cls, 32, 10), [1, 10], d)
+
+
+def i64(g, v):
+    t = g.t("idx")
+    g.inits.append(numpy_helper.from_array(np.array(v, np.int64), t))
+    return t
+
+
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/e2e/models"
     os.makedirs(out, exist_ok=True)
     models(out)
     invres(out)
+    npuops(out)

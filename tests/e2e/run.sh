@@ -9,7 +9,7 @@ W=$B/e2e
 mkdir -p $W/fw
 PY=/usr/bin/python3
 fail=0 pass=0
-[ -f $W/models/lut.onnx ] && [ -f $W/models/invres.onnx ] || $PY tests/e2e/gen_models.py $W/models || exit 1
+[ -f $W/models/lut.onnx ] && [ -f $W/models/invres.onnx ] && [ -f $W/models/vitattn.onnx ] || $PY tests/e2e/gen_models.py $W/models || exit 1
 
 one() { # target file, name, min cosine, npucc flags...: compile, simulate, compare; 0 when ok
     tf=$1 name=$2 cos=$3; shift 3
@@ -63,10 +63,33 @@ check_a4() { # name, min cosine, npucc flags...
     done
 }
 
+# npu_only NAME [OPS]: on edge-v1, every node but the input's QuantizeLinear, the
+# output's DequantizeLinear and the ops OPS (a regex) runs on the NPU (npucc --report)
+npu_only() {
+    m=$W/models/$1 allow="^(QuantizeLinear|DequantizeLinear${2:+|$2})$"
+    rep=$($B/npucc --target edge-v1 --calib ${m}_calib --report -o $W/npu_only.npub $m.onnx 2>&1)
+    host=$(echo "$rep" | awk -v a="$allow" '$3 == "host" && $2 !~ a {print $1 " (" $2 ")"}')
+    if [ -n "$rep" ] && [ -z "$host" ] && echo "$rep" | grep -q " npu "; then pass=$((pass + 1))
+    else echo "FAIL $1: on the host: ${host:-$rep}" | head -c 2000; echo; fail=$((fail + 1)); fi
+}
+
 for m in conv dwconv residual concat pool fc hostop split slice partcopy bigconv lut; do
     check $m 0.98
 done
 check invres 0.98 # the inverted-residual cascade
+check densebn 0.98 # standalone BatchNormalization (bnconv: a depthwise 1x1 conv on the NPU)
+npu_only densebn
+# MatMul of two activations (tile_bmm: batched, broadcast B, Q.K^T and .V)
+for m in bmm bmm_bcast qkt; do
+    check $m 0.98
+done
+# 10 outputs from the class token, their range from 8 calibration samples: one
+# test input clips at it (measured min cosine 0.974, the others 0.998-0.9996)
+check vitattn 0.95
+npu_only bmm Reshape
+npu_only bmm_bcast Reshape
+npu_only qkt
+npu_only vitattn
 check conv 0.95 --wbits 4
 check residual 0.95 --wbits 4
 # W4A4 / W8A4: 16 activation levels cost about 15-20 dB of SQNR per layer;

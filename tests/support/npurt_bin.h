@@ -409,6 +409,131 @@ static inline ir_graph *cnn_graph(void)
 
 enum { STEP_QUANT = 0, STEP_CONV1 = 1, STEP_POOL = 2, STEP_FC = 7 };
 
+/* A float constant of random values in [-1, 1). */
+static inline ir_tensor *fconst(ir_graph *g, const char *name, int rank, const int64_t *dims, uint32_t *seed)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= dims[i];
+    float *v = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++)
+        v[i] = rng_unit(seed);
+    ir_tensor *t = ir_const_new(g, name, IR_F32, rank, dims, v);
+    free(v);
+    cr_assert_not_null(t);
+    return t;
+}
+
+/* The ops of NODE records, all in float or on other dtypes (no quantization):
+ * BatchNormalization -> Conv (f32 weights) -> MaxPool -> Pad -> Slice
+ * (negative step) -> Resize (nearest, x2) -> MatMul by its own transpose
+ * (batched, two activations) -> Less than a constant -> Where -> Concat ->
+ * Gather (int64 indices) -> Expand. NODE_STEP_* name some of the steps. */
+enum { NODE_STEP_BN = 0, NODE_STEP_CONV = 1, NODE_STEP_SLICE = 4, NODE_STEP_GATHER = 11 };
+static inline ir_graph *node_graph(void)
+{
+    uint32_t seed = 5;
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[4] = {1, 2, 4, 4}, cd[4] = {1, 3, 4, 4}, pd[4] = {1, 3, 3, 3}, qd[4] = {1, 3, 5, 5};
+    int64_t sd[4] = {1, 3, 2, 5}, rd[4] = {1, 3, 4, 5}, td[4] = {1, 3, 5, 4}, md[4] = {1, 3, 4, 4};
+    int64_t kd[4] = {1, 6, 4, 4}, gd[4] = {1, 2, 4, 4}, ed[4] = {2, 2, 4, 4}, two[1] = {2}, wd[4] = {3, 2, 3, 3};
+    int64_t three[1] = {3}, four[1] = {4};
+    ir_tensor *x = fact(g, "x", 4, xd), *a = fact(g, "bn", 4, xd), *c = fact(g, "conv", 4, cd);
+    ir_tensor *p = fact(g, "pool", 4, pd), *q = fact(g, "pad", 4, qd), *sl = fact(g, "slice", 4, sd);
+    ir_tensor *r = fact(g, "resize", 4, rd), *t = fact(g, "tr", 4, td), *m = fact(g, "mm", 4, md);
+    ir_tensor *lt = ir_tensor_new(g, "lt", IR_BOOL, 4, md), *w = fact(g, "where", 4, md);
+    ir_tensor *k = fact(g, "cat", 4, kd), *ga = fact(g, "gather", 4, gd), *y = fact(g, "y", 4, ed);
+    ir_tensor *bn_in[5] = {x, fconst(g, "s", 1, two, &seed), fconst(g, "b", 1, two, &seed),
+                           fconst(g, "mean", 1, two, &seed), tg_const(g, "var", IR_F32, 1, two, (float[]){0.5f, 2.0f})};
+    ir_set_float(g, node(g, IR_OP_BATCH_NORM, "bn", 5, bn_in, a), "epsilon", 1e-3f);
+    ir_tensor *conv_in[3] = {a, fconst(g, "w", 4, wd, &seed), fconst(g, "cb", 1, three, &seed)};
+    ir_node *cv = node(g, IR_OP_CONV, "conv", 3, conv_in, c);
+    conv_attrs(g, cv, 3, 1, 1, 0);
+    cv->act.kind = IR_ACT_RELU;
+    conv_attrs(g, node(g, IR_OP_MAX_POOL, "pool", 1, &c, p), 2, 1, 0, 0);
+    ir_set_ints(g, node(g, IR_OP_PAD, "pad", 1, &p, q), "pads", 8, (int64_t[]){0, 0, 1, 1, 0, 0, 1, 1});
+    ir_node *sn = node(g, IR_OP_SLICE, "slice", 1, &q, sl);
+    ir_set_ints(g, sn, "starts", 1, (int64_t[]){4});
+    ir_set_ints(g, sn, "ends", 1, (int64_t[]){0});
+    ir_set_ints(g, sn, "axes", 1, (int64_t[]){2});
+    ir_set_ints(g, sn, "steps", 1, (int64_t[]){-2});
+    ir_tensor *rs_in[3] = {sl, NULL, tg_const(g, "scales", IR_F32, 1, four, (float[]){1, 1, 2, 1})};
+    node(g, IR_OP_RESIZE, "resize", 3, rs_in, r);
+    ir_set_ints(g, node(g, IR_OP_TRANSPOSE, "tr", 1, &r, t), "perm", 4, (int64_t[]){0, 1, 3, 2});
+    ir_tensor *mm_in[2] = {r, t};
+    node(g, IR_OP_MATMUL, "mm", 2, mm_in, m);
+    ir_tensor *lt_in[2] = {m, tg_const(g, "lim", IR_F32, 0, NULL, (float[]){0.5f})};
+    node(g, IR_OP_LESS, "lt", 2, lt_in, lt);
+    ir_tensor *wh_in[3] = {lt, m, tg_const(g, "zero", IR_F32, 0, NULL, (float[]){-1.0f})};
+    node(g, IR_OP_WHERE, "where", 3, wh_in, w);
+    ir_tensor *cat_in[2] = {w, m};
+    ir_set_int(g, node(g, IR_OP_CONCAT, "cat", 2, cat_in, k), "axis", 1);
+    int64_t idx[2] = {5, -6};
+    ir_tensor *ga_in[2] = {k, ir_const_new(g, "idx", IR_I64, 1, two, idx)};
+    ir_set_int(g, node(g, IR_OP_GATHER, "gather", 2, ga_in, ga), "axis", 1);
+    ir_tensor *ex_in[2] = {ga, ir_const_new(g, "eshape", IR_I64, 1, four, (int64_t[]){2, 1, 1, 1})};
+    node(g, IR_OP_EXPAND, "expand", 2, ex_in, y);
+    tg_set_io(g, 1, &x, y);
+    return g;
+}
+
+/* Every truncation of every record of g (with the step and header agreeing)
+ * fails the structural check instead of reading past it. */
+static inline void expect_truncations_rejected(ir_graph *g)
+{
+    asm_state *a = asm_new(g);
+    for (uint32_t s = 0; s < a->n_steps; s++) {
+        uint32_t size = a->steps[s].b, scratch;
+        npurt_fault f;
+        uint8_t *copy = malloc(size);
+        memcpy(copy, (const uint8_t *)a->params.data + a->steps[s].a, size);
+        cr_assert_eq(npurt_rec_check(copy, size, &scratch, &f), 0, "step %u: %s", s, f.msg);
+        for (uint32_t cut = 0; cut < size; cut += 4) {
+            if (cut >= sizeof(npurt_rec_header))
+                ((npurt_rec_header *)copy)->size = cut;
+            cr_assert_eq(npurt_rec_check(copy, cut, &scratch, &f), -1, "step %u cut at %u accepted", s, cut);
+        }
+        free(copy);
+    }
+    asm_delete(a);
+}
+
+/* Corrupting any byte of any record of g (the CRCs recomputed, so npub_open
+ * passes) never makes the runtime read or write outside its buffers: the
+ * record is rejected, or it runs within its tensors (ASan checks this).
+ * *rejected and *ran count the outcomes. */
+static inline void expect_flips_safe(ir_graph *g, int *rejected, int *ran)
+{
+    asm_state *a = asm_new(g);
+    size_t size;
+    void *blob = assemble(a, &size);
+    npub_view v;
+    npub_error pe;
+    cr_assert_eq(npurt_open(blob, size, &v, &pe), 0, "%s", pe.msg);
+    npurt_env env;
+    env_alloc(&v, &env);
+    free(blob);
+    static const uint8_t flips[] = {0x01, 0x80, 0xff};
+    *rejected = *ran = 0;
+    for (size_t i = 0; i < a->params.size; i++) {
+        for (size_t k = 0; k < sizeof flips; k++) {
+            a->params.data[i] ^= flips[k];
+            blob = assemble(a, &size);
+            if (npurt_open(blob, size, &v, &pe) == 0) {
+                npurt_run(&v, &env, &pe);
+                (*ran)++;
+            } else {
+                cr_assert(strstr(pe.msg, "step "), "%s", pe.msg);
+                (*rejected)++;
+            }
+            free(blob);
+            a->params.data[i] ^= flips[k];
+        }
+    }
+    env_free(&env);
+    asm_delete(a);
+}
+
 static inline npurt_rec_header *rec_of(asm_state *a, uint32_t step)
 {
     return (npurt_rec_header *)(a->params.data + a->steps[step].a);

@@ -430,4 +430,28 @@ static inline void run_functional(const tgt_target *t, const built *b, const cha
 }
 #endif
 
+/* Every node supported, the program built and structurally checked on t;
+ * the caller checks counts, then finish_built runs it on the model (when
+ * there is one) against the reference and frees it. */
+static inline void build_checked(tgt_target *t, ir_graph *g, const char *what, built *b, int counts[TGT_SEM_COUNT])
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        const char *why = NULL;
+        cr_assert(tile_supports(t, g, g->nodes[i], &why), "%s on %s: %s", what, t->name, why);
+    }
+    npu_err e;
+    cr_assert_eq(build(t, g, b, &e), NPU_OK, "%s on %s: %s", what, t->name, e.msg);
+    check_program(t, b, what, counts);
+}
+
+static inline void finish_built(const tgt_target *t, built *b, const char *what, uint32_t seed)
+{
+#ifdef HAVE_NPU_MODEL
+    run_functional(t, b, what, seed);
+#else
+    (void)t, (void)what, (void)seed;
+#endif
+    built_free(b);
+}
+
 #endif

@@ -309,6 +309,23 @@ Test(calib_readers, manifest_lists_files_and_sets_preprocessing)
     cal_dataset_close(ds);
 }
 
+/* Integer and bool files (the inputs of integer model inputs) read as their values. */
+Test(calib_readers, integer_files_read_as_their_values)
+{
+    int64_t dims[4] = {1, 1, 2, 2};
+    int32_t v[4] = {1, -2, 300, 7};
+    char *d = tf_tmpdir();
+    tf_write_npy(d, "ints.npy", NPY_I32, 4, dims, v);
+    cal_dataset *ds;
+    const float *x;
+    npu_err e;
+    cr_assert_eq(tf_open_set(d, 4, dims, NULL, &ds, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(cal_dataset_next(ds, &x, &e), NPU_OK);
+    for (int i = 0; i < 4; i++)
+        cr_expect_eq(x[i], (float)v[i], "element %d: %g", i, x[i]);
+    cal_dataset_close(ds);
+}
+
 Test(calib_readers, every_bad_sample_is_named_with_what_was_expected)
 {
     int64_t dims[4] = {1, 1, 2, 2};
@@ -320,8 +337,8 @@ Test(calib_readers, every_bad_sample_is_named_with_what_was_expected)
     expect_error(d, 4, dims, NULL, "bad_shape.npy: shape 1x1x3x2", "of shape 1x1x2x2");
 
     d = tf_tmpdir();
-    tf_write_npy(d, "bad_type.npy", NPY_I32, 4, dims, v);
-    expect_error(d, 4, dims, NULL, "bad_type.npy: dtype <i4", "expected float32 or uint8");
+    tf_write_npy(d, "bad_type.npy", NPY_F64, 4, dims, v);
+    expect_error(d, 4, dims, NULL, "bad_type.npy: dtype <f8", "expected float32, an integer or bool");
 
     d = tf_tmpdir();
     tf_write_bytes(d, "short.bin", v, 20);

@@ -148,13 +148,13 @@ Test(calib_multi, a_non_float_input_is_refused_by_name)
     const char *d = tf_tmpdir();
     write_sample(d, "s0", "x", 0, 0);
     ir_graph *g = ir_graph_new(npu_alloc_default());
-    ir_tensor *in[2] = {tg_tensor(g, "x", IR_F32, 2, dims), tg_tensor(g, "ids", IR_I64, 2, dims)};
+    ir_tensor *in[2] = {tg_tensor(g, "x", IR_F32, 2, dims), tg_tensor(g, "ids", IR_U4, 2, dims)};
     ir_tensor *y = tg_tensor(g, "y", IR_F32, 2, dims);
     ir_node_new(g, IR_OP_ADD, "add", 2, in, 1, &y);
     tg_set_io(g, 2, in, y);
     q_ptq_options o = {.calib_dir = d, .range = {CAL_MINMAX, 99.99, 8}, .q = {.wbits = 8, .abits = 8}};
     npu_err e;
     cr_assert_eq(q_ptq(g, &o, NULL, &e), NPU_EUSER);
-    cr_expect(strstr(e.msg, "'ids'") && strstr(e.msg, "float32"), "%s", e.msg);
+    cr_expect(strstr(e.msg, "'ids'") && strstr(e.msg, "float, integer and bool"), "%s", e.msg);
     ir_graph_free(g);
 }

@@ -169,3 +169,31 @@ Test(npurt, quantized_example_model_matches_reference)
         ir_graph_free(g);
     }
 }
+
+/* The NODE records (float nn ops, data movement, compares) on the rv32 host:
+ * the same bytes as the reference executor. */
+Test(npurt, firmware_runs_node_records_bit_exactly)
+{
+    ir_graph *g = node_graph();
+    float *x = random_input(32, 3);
+    const void *in[1] = {x};
+    size_t out_bytes;
+    uint8_t *want = reference_output(g, in, &out_bytes);
+    asm_state *a = asm_new(g);
+    size_t size;
+    void *blob = assemble(a, &size);
+    fw_run *run = malloc(sizeof *run);
+    run_firmware(blob, size, in, run);
+    cr_assert_eq(run->r.exit_code, 0, "exit %d: %s", run->r.exit_code, run->con.text);
+    cr_assert_eq(run->back.result[FW_NPUB_RES_STATUS], 0, "%s", run->con.text);
+    cr_assert_eq(run->back.result[FW_NPUB_RES_STEPS], a->n_steps);
+    uint32_t y_off = a->tensors[a->io[2 + a->io[0]]].offset;
+    compare_bytes(run->out + y_off, want, out_bytes, "firmware");
+    fw_run_release(run);
+    free(run);
+    free(blob);
+    asm_delete(a);
+    free(want);
+    free(x);
+    ir_graph_free(g);
+}

@@ -1188,11 +1188,62 @@ Test(fuse_act, dump_before_and_after)
     ir_graph_free(g);
 }
 
+/* ---- bnconv ---- */
+
+/* BN after a pool (rank 4), on a graph input (rank 3): each ends as a
+ * depthwise 1x1 Conv computing the same values, the Relu fused into it. */
+Test(bnconv, standalone_bn_becomes_a_depthwise_conv_with_the_same_values)
+{
+    for (int rank = 3; rank <= 4; rank++) {
+        ir_graph *g = graph(15);
+        int64_t d[4] = {1, 3, 4, 5};
+        ir_tensor *x = input(g, "x", rank, d), *t = x;
+        if (rank == 4) {
+            t = val(g, "t", rank, d);
+            ir_set_ints(g, node(g, IR_OP_MAX_POOL, "pool", t, 1, x), "kernel_shape", 2, (int64_t[]){1, 1});
+        }
+        ir_tensor *b = val(g, "b", rank, d), *y = val(g, "y", rank, d);
+        node(g, IR_OP_BATCH_NORM, "bn", b, 5, t, cf(g, "s", SHP(3), (float[]){0.5f, -2, 3}), cf(g, "B", SHP(3), NULL),
+             cf(g, "m", SHP(3), NULL), cf(g, "v", SHP(3), (float[]){0.5f, 1, 2}));
+        node(g, IR_OP_RELU, "relu", y, 1, b);
+        output(g, y);
+        snapshot s = before(g);
+        run_all(g);
+        cr_assert_str_eq(ops(g), rank == 4 ? "MaxPool,Conv" : "Conv");
+        ir_node *conv = find_op(g, IR_OP_CONV);
+        cr_assert_eq(ir_attr_int(conv, "group", 0), 3);
+        cr_assert_eq(conv->inputs[1]->rank, rank);
+        cr_assert_eq(conv->inputs[1]->dims[0], 3);
+        cr_assert_eq(conv->act.kind, IR_ACT_RELU);
+        cr_assert_str_eq(conv->name, "bn");
+        after(g, &s);
+        ir_graph_free(g);
+    }
+}
+
+Test(bnconv, what_stays_a_batchnorm)
+{
+    for (int c = 0; c < 2; c++) { /* a rank-2 input (no conv form); a non-constant mean */
+        ir_graph *g = graph(15);
+        int64_t d[4] = {2, 3, 4, 4};
+        int rank = c == 0 ? 2 : 4;
+        ir_tensor *x = input(g, "x", rank, d), *y = val(g, "y", rank, d);
+        ir_tensor *mean = c == 1 ? input(g, "mean", SHP(3)) : cf(g, "m", SHP(3), NULL);
+        node(g, IR_OP_BATCH_NORM, "bn", y, 5, x, cf(g, "s", SHP(3), NULL), cf(g, "B", SHP(3), NULL), mean,
+             cf(g, "v", SHP(3), (float[]){1, 2, 3}));
+        output(g, y);
+        cr_assert_not(pass(g, "bnconv"), "case %d", c);
+        cr_assert_not_null(find_op(g, IR_OP_BATCH_NORM));
+        ir_graph_free(g);
+    }
+}
+
 /* ---- the pipeline ---- */
 
 Test(pipeline, pass_names_in_order)
 {
-    static const char *const want[] = {"elide_identity", "constfold", "views", "cse", "dce", "bnfold", "fuse_act"};
+    static const char *const want[] = {"elide_identity", "constfold", "views", "cse", "dce", "fuse_norm", "reduce_gap",
+                                       "bnfold", "bnconv", "fuse_act"};
     const char *const *names = opt_pass_names();
     size_t i = 0;
     for (; names[i]; i++) {
@@ -1275,7 +1326,7 @@ Test(pipeline, disabled_passes_do_not_run_and_the_callback_sees_the_rest)
         saw_bnfold |= strcmp(tr.names[i], "bnfold") == 0;
     }
     cr_assert(saw_bnfold);
-    cr_assert_str_eq(tr.names[tr.n - 1], "bnfold");
+    cr_assert_str_eq(tr.names[tr.n - 1], "bnconv");
     ir_graph_free(g);
 }
 
@@ -1285,7 +1336,7 @@ Test(pipeline, unknown_pass_names_are_usage_errors)
     npu_err e = {0};
     opt_options o = {.disable = "cse,fold"};
     cr_assert_eq(opt_run(g, &o, &e), NPU_EUSAGE);
-    cr_assert(strstr(e.msg, "unknown pass 'fold'") && strstr(e.msg, "bnfold, fuse_act"), "%s", e.msg);
+    cr_assert(strstr(e.msg, "unknown pass 'fold'") && strstr(e.msg, "bnfold, bnconv, fuse_act"), "%s", e.msg);
     cr_assert_str_eq(ops(g), "Conv,BatchNormalization,Relu,Identity,Flatten,Gemm,Dropout", "nothing ran");
     cr_assert_eq(opt_run_pass(g, "nope", NULL, NULL, &e), NPU_EUSAGE);
     cr_assert(strstr(e.msg, "unknown pass 'nope'"), "%s", e.msg);
@@ -1311,4 +1362,52 @@ Test(pipeline, failing_allocations_never_crash_or_leak)
         cr_assert_eq(c.live_bytes, 0, "leak when failing allocation %zu", k);
     }
     cr_assert(completed, "the pipeline finished within the allocations tried");
+}
+
+/* ---- reduce_gap ---- */
+
+typedef struct gap_case {
+    const char *what;
+    int n_axes;
+    int64_t axes[3];
+    int keepdims;
+    bool axes_input; /* opset 18: axes as a constant second input */
+    const char *after;
+} gap_case;
+
+static const gap_case gap_cases[] = {
+    {"axes [2,3], keepdims", 2, {2, 3}, 1, false, "GlobalAveragePool"},
+    {"axes [-1,-2], keepdims", 2, {-1, -2}, 1, false, "GlobalAveragePool"},
+    {"axes [2,3], no keepdims", 2, {2, 3}, 0, false, "GlobalAveragePool,Reshape"},
+    {"axes as an input", 2, {3, 2}, 1, true, "GlobalAveragePool"},
+    {"channel and H: not a pool", 2, {1, 2}, 1, false, "ReduceMean"},
+    {"W alone: not a pool", 1, {3}, 1, false, "ReduceMean"},
+    {"every axis: not a pool", 3, {1, 2, 3}, 1, false, "ReduceMean"},
+};
+
+Test(reduce_gap, spatial_means_become_global_average_pools)
+{
+    for (size_t c = 0; c < sizeof gap_cases / sizeof gap_cases[0]; c++) {
+        const gap_case *k = &gap_cases[c];
+        ir_graph *g = graph(k->axes_input ? 18 : 13);
+        ir_tensor *x = input(g, "x", SHP(2, 3, 4, 5));
+        int64_t dims[4] = {2, 3, 4, 5};
+        for (int i = 0; i < k->n_axes; i++)
+            dims[k->axes[i] < 0 ? k->axes[i] + 4 : k->axes[i]] = 1;
+        ir_tensor *y = k->keepdims ? val(g, "y", 4, dims) : val(g, "y", SHP(2, 3));
+        ir_node *r = k->axes_input ? node(g, IR_OP_REDUCE_MEAN, "mean", y, 2, x, ci(g, "axes", k->n_axes, k->axes))
+                                   : node(g, IR_OP_REDUCE_MEAN, "mean", y, 1, x);
+        if (!k->axes_input)
+            ir_set_ints(g, r, "axes", k->n_axes, k->axes);
+        ir_set_int(g, r, "keepdims", k->keepdims);
+        output(g, y);
+        snapshot s = before(g);
+        s.what = k->what;
+        bool changed = pass(g, "reduce_gap");
+        cr_assert_str_eq(ops(g), k->after, "%s", k->what);
+        cr_assert_eq(changed, strcmp(k->after, "ReduceMean") != 0, "%s", k->what);
+        cr_assert_eq(g->outputs[0], y, "%s: the output keeps its tensor", k->what);
+        after(g, &s);
+        ir_graph_free(g);
+    }
 }
