@@ -58,7 +58,10 @@ all: $(TOOLS) $(UNIT_BINS) $(if $(wildcard rt/fw.ld),$(FW_ELF))
 # ---- set-up on a fresh Debian machine -------------------------------------
 DEB_PKGS = build-essential libunicorn-dev libprotobuf-c-dev protobuf-c-compiler libyaml-dev \
            libcriterion-dev libonnx-dev gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf \
-           python3-onnx python3-numpy libpng-dev dataset-fashion-mnist
+           python3-onnx python3-numpy libpng-dev dataset-fashion-mnist \
+           python3-torch python3-torchvision nodejs npm
+# onnxruntime-node (tests/e2e/qdq.sh, bench --ort) lives in tools/ort/node_modules,
+# the one place tools/ort/run.js loads it from; setup.sh skips it when present.
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	  | grep -q 'install ok installed' || echo $$p; done); \
@@ -67,6 +70,7 @@ deps:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing; \
 	fi
+	@tools/ort/setup.sh
 
 # ---- generated protobuf-c code for ONNX -----------------------------------
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
