@@ -59,12 +59,14 @@ all: $(TOOLS) $(UNIT_BINS) $(if $(wildcard rt/fw.ld),$(FW_ELF))
 DEB_PKGS = build-essential libunicorn-dev libprotobuf-c-dev protobuf-c-compiler libyaml-dev \
            libcriterion-dev libonnx-dev gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf \
            python3-onnx python3-numpy libpng-dev dataset-fashion-mnist \
-           python3-torch python3-torchvision nodejs npm
-# onnxruntime-node (tests/e2e/qdq.sh, bench --ort) lives in tools/ort/node_modules,
+           python3-torch python3-torchvision nodejs
+# npm only without an npm command (NodeSource's nodejs ships one and conflicts
+# with Debian's npm). onnxruntime-node (tests/e2e/qdq.sh, bench --ort) lives in tools/ort/node_modules,
 # the one place tools/ort/run.js loads it from; setup.sh skips it when present.
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
-	  | grep -q 'install ok installed' || echo $$p; done); \
+	  | grep -q 'install ok installed' || echo $$p; done; \
+	  command -v npm >/dev/null || echo npm); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
