@@ -52,8 +52,8 @@ FW_SRCS   = $(wildcard rt/*.c) $(wildcard kernels/*.c)
 FW_ELF    = $(BUILD)/fw/npurt.elf
 
 .SECONDARY:
-.PHONY: all deps test test-unit test-conf test-e2e test-asan demo bench clean fw fixtures
-all: $(TOOLS) $(UNIT_BINS) $(if $(wildcard rt/fw.ld),$(FW_ELF))
+.PHONY: man all deps test test-unit test-conf test-e2e test-asan demo bench clean fw fixtures
+all: $(TOOLS) $(UNIT_BINS) $(if $(wildcard rt/fw.ld),$(FW_ELF)) man
 
 # ---- set-up on a fresh Debian machine -------------------------------------
 DEB_PKGS = build-essential libunicorn-dev libprotobuf-c-dev protobuf-c-compiler libyaml-dev \
@@ -83,6 +83,20 @@ $(BUILD)/gen/onnx/onnx.pb-c.c $(BUILD)/gen/onnx/onnx.pb-c.h: $(ONNX_PROTO)
 $(BUILD)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx/onnx.pb-c.c
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out -Werror -Wextra,$(CFLAGS)) -c $< -o $@
+
+# ---- --help and man pages: the tools' sections of docs/cli.md ---------------
+MAN_TOOLS = npucc npusim npuref npudis
+$(BUILD)/gen/man/%_help.h: docs/cli.md tools/gen_man.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) tools/gen_man.py docs/cli.md $* help $@
+$(BUILD)/man/%.1: docs/cli.md tools/gen_man.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) tools/gen_man.py docs/cli.md $* man $@
+$(BUILD)/obj/src/driver/npucc_main.o: $(BUILD)/gen/man/npucc_help.h
+$(BUILD)/obj/src/driver/npuref_main.o: $(BUILD)/gen/man/npuref_help.h
+$(BUILD)/obj/src/driver/npudis_main.o: $(BUILD)/gen/man/npudis_help.h
+$(BUILD)/obj/sim/npusim_main.o: $(BUILD)/gen/man/npusim_help.h
+man: $(MAN_TOOLS:%=$(BUILD)/man/%.1)
 
 # every object may include the generated header
 $(LIB_OBJS) $(SIM_OBJS) $(RT_OBJS) $(TEST_SUPPORT_OBJS): | $(BUILD)/gen/onnx/onnx.pb-c.h
@@ -140,9 +154,10 @@ fixtures:
 test-conf: $(TOOLS)
 	@if [ -x tests/conformance/run.sh ]; then tests/conformance/run.sh $(BUILD); fi
 
-test-e2e: $(TOOLS)
+test-e2e: $(TOOLS) man
 	@if [ -x tests/e2e/run.sh ]; then tests/e2e/run.sh $(BUILD); fi
 	@if [ -x tests/e2e/multi_input.sh ]; then tests/e2e/multi_input.sh $(BUILD); fi
+	tests/e2e/cli.sh $(BUILD)
 	@if [ -x tests/qdq/run.sh ]; then tests/qdq/run.sh $(BUILD); fi
 
 test-asan:
