@@ -52,7 +52,7 @@ FW_SRCS   = $(wildcard rt/*.c) $(wildcard kernels/*.c)
 FW_ELF    = $(BUILD)/fw/npurt.elf
 
 .SECONDARY:
-.PHONY: man all deps test test-unit test-conf test-e2e test-asan demo bench clean fw fixtures
+.PHONY: man all deps test test-stages test-unit test-conf test-e2e test-asan demo bench clean fw fixtures
 all: $(TOOLS) $(UNIT_BINS) $(if $(wildcard rt/fw.ld),$(FW_ELF)) man
 
 # ---- set-up on a fresh Debian machine -------------------------------------
@@ -133,28 +133,26 @@ $(FW_ELF): $(FW_SRCS) $(wildcard rt/*.h kernels/*.h) rt/fw.ld
 fw: $(FW_ELF)
 
 # ---- tests ------------------------------------------------------------------
-# Unit tests, then conformance and end-to-end, then the unit tests again under
-# ASan+UBSan in build/asan.
+# The stages: unit tests, conformance, end-to-end (after `make fixtures`), and
+# the unit tests again under ASan+UBSan in build/asan. Each stage names what it
+# needs, so `make -j2 test` runs them side by side (the ASan build compiles
+# while build/ is tested); --output-sync keeps each stage's output together.
 test: deps
-	$(MAKE) all
-	$(MAKE) test-unit
-	$(MAKE) fixtures
-	$(MAKE) test-conf
-	$(MAKE) test-e2e
-	$(MAKE) test-asan
+	$(MAKE) --output-sync=target test-stages
+test-stages: test-unit test-conf test-e2e test-asan
 
-test-unit: $(UNIT_BINS) $(TOOLS)
+test-unit: all
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; NPUCC_ROOT=$(CURDIR) NPUCC_BUILD=$(BUILD) \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  $$t --jobs 2 --short-filename; done
 
-fixtures:
+fixtures: all
 	@if [ -x tests/fixtures/gen.sh ]; then tests/fixtures/gen.sh $(BUILD)/fixtures; fi
 
-test-conf: $(TOOLS)
+test-conf: all fixtures
 	@if [ -x tests/conformance/run.sh ]; then tests/conformance/run.sh $(BUILD); fi
 
-test-e2e: $(TOOLS) man
+test-e2e: all fixtures
 	@if [ -x tests/e2e/run.sh ]; then tests/e2e/run.sh $(BUILD); fi
 	@if [ -x tests/e2e/multi_input.sh ]; then tests/e2e/multi_input.sh $(BUILD); fi
 	tests/e2e/cli.sh $(BUILD)
