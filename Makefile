@@ -52,21 +52,27 @@ FW_SRCS   = $(wildcard rt/*.c) $(wildcard kernels/*.c)
 FW_ELF    = $(BUILD)/fw/npurt.elf
 
 .SECONDARY:
-.PHONY: all deps test test-unit test-conf test-e2e test-asan demo bench clean fw fixtures
-all: $(TOOLS) $(UNIT_BINS) $(if $(wildcard rt/fw.ld),$(FW_ELF))
+.PHONY: man all deps test test-stages test-layering test-unit test-conf test-e2e test-asan demo bench clean fw fixtures
+all: $(TOOLS) $(UNIT_BINS) $(if $(wildcard rt/fw.ld),$(FW_ELF)) man
 
 # ---- set-up on a fresh Debian machine -------------------------------------
 DEB_PKGS = build-essential libunicorn-dev libprotobuf-c-dev protobuf-c-compiler libyaml-dev \
            libcriterion-dev libonnx-dev gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf \
-           python3-onnx python3-numpy libpng-dev dataset-fashion-mnist
+           python3-onnx python3-numpy libpng-dev dataset-fashion-mnist \
+           python3-torch python3-torchvision nodejs
+# npm only without an npm command (NodeSource's nodejs ships one and conflicts
+# with Debian's npm). onnxruntime-node (tests/e2e/qdq.sh, bench --ort) lives in tools/ort/node_modules,
+# the one place tools/ort/run.js loads it from; setup.sh skips it when present.
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
-	  | grep -q 'install ok installed' || echo $$p; done); \
+	  | grep -q 'install ok installed' || echo $$p; done; \
+	  command -v npm >/dev/null || echo npm); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing; \
 	fi
+	@tools/ort/setup.sh
 
 # ---- generated protobuf-c code for ONNX -----------------------------------
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
@@ -77,6 +83,20 @@ $(BUILD)/gen/onnx/onnx.pb-c.c $(BUILD)/gen/onnx/onnx.pb-c.h: $(ONNX_PROTO)
 $(BUILD)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx/onnx.pb-c.c
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out -Werror -Wextra,$(CFLAGS)) -c $< -o $@
+
+# ---- --help and man pages: the tools' sections of docs/cli.md ---------------
+MAN_TOOLS = npucc npusim npuref npudis
+$(BUILD)/gen/man/%_help.h: docs/cli.md tools/gen_man.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) tools/gen_man.py docs/cli.md $* help $@
+$(BUILD)/man/%.1: docs/cli.md tools/gen_man.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) tools/gen_man.py docs/cli.md $* man $@
+$(BUILD)/obj/src/driver/npucc_main.o: $(BUILD)/gen/man/npucc_help.h
+$(BUILD)/obj/src/driver/npuref_main.o: $(BUILD)/gen/man/npuref_help.h
+$(BUILD)/obj/src/driver/npudis_main.o: $(BUILD)/gen/man/npudis_help.h
+$(BUILD)/obj/sim/npusim_main.o: $(BUILD)/gen/man/npusim_help.h
+man: $(MAN_TOOLS:%=$(BUILD)/man/%.1)
 
 # every object may include the generated header
 $(LIB_OBJS) $(SIM_OBJS) $(RT_OBJS) $(TEST_SUPPORT_OBJS): | $(BUILD)/gen/onnx/onnx.pb-c.h
@@ -113,34 +133,37 @@ $(FW_ELF): $(FW_SRCS) $(wildcard rt/*.h kernels/*.h) rt/fw.ld
 fw: $(FW_ELF)
 
 # ---- tests ------------------------------------------------------------------
-# Unit tests, then conformance and end-to-end, then the unit tests again under
-# ASan+UBSan in build/asan.
+# The stages: unit tests, conformance, end-to-end (after `make fixtures`), and
+# the unit tests again under ASan+UBSan in build/asan. Each stage names what it
+# needs, so `make -j2 test` runs them side by side (the ASan build compiles
+# while build/ is tested); --output-sync keeps each stage's output together.
 test: deps
-	$(MAKE) all
-	$(MAKE) test-unit
-	$(MAKE) fixtures
-	$(MAKE) test-conf
-	$(MAKE) test-e2e
-	$(MAKE) test-asan
+	$(MAKE) --output-sync=target test-stages
+test-stages: test-layering test-unit test-conf test-e2e test-asan
 
-test-unit: $(UNIT_BINS) $(TOOLS)
+# the include graph against docs/architecture.md's layering
+test-layering:
+	tests/layering.sh
+
+test-unit: all
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; NPUCC_ROOT=$(CURDIR) NPUCC_BUILD=$(BUILD) \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  $$t --jobs 2 --short-filename; done
 
-fixtures:
+fixtures: all
 	@if [ -x tests/fixtures/gen.sh ]; then tests/fixtures/gen.sh $(BUILD)/fixtures; fi
 
-test-conf: $(TOOLS)
+test-conf: all fixtures
 	@if [ -x tests/conformance/run.sh ]; then tests/conformance/run.sh $(BUILD); fi
 	@if [ -x tests/conformance/run_sim.sh ]; then tests/conformance/run_sim.sh $(BUILD); fi
 
-test-e2e: $(TOOLS)
+test-e2e: all fixtures
 	@if [ -x tests/e2e/run.sh ]; then tests/e2e/run.sh $(BUILD); fi
 	@if [ -x tests/e2e/multi_input.sh ]; then tests/e2e/multi_input.sh $(BUILD); fi
 	@if [ -x tests/e2e/norm.sh ]; then tests/e2e/norm.sh $(BUILD); fi
 	@if [ -x tests/e2e/io_types.sh ]; then tests/e2e/io_types.sh $(BUILD); fi
 	@if [ -x tests/e2e/models.sh ]; then tests/e2e/models.sh $(BUILD); fi
+	tests/e2e/cli.sh $(BUILD)
 	@if [ -x tests/qdq/run.sh ]; then tests/qdq/run.sh $(BUILD); fi
 
 test-asan:

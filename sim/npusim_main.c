@@ -22,6 +22,7 @@
 #include "sim/npub_run.h"
 #include "sim/sim.h"
 #include "target/target.h"
+#include "man/npusim_help.h" /* build/gen: docs/cli.md, "## npusim" */
 
 enum { MAX_INPUTS = 16 };
 
@@ -82,7 +83,7 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if (!strcmp(a, "--any-target")) {
             o->any_target = 1;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
+            fputs(npusim_help, stdout);
             exit(0);
         } else if ((v = opt_value(argc, argv, &i, "--firmware"))) {
             o->firmware = v;

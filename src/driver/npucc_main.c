@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "driver/compile.h"
+#include "man/npucc_help.h" /* build/gen: docs/cli.md, "## npucc" */
 
 int main(int argc, char **argv)
 {
@@ -9,7 +10,7 @@ int main(int argc, char **argv)
     npu_err err = {0};
     npu_status st = drv_parse_args(argc, argv, &o, &err);
     if (st == NPU_OK && o.help) {
-        drv_print_usage(stdout);
+        fputs(npucc_help, stdout);
         return 0;
     }
     if (st != NPU_OK) {

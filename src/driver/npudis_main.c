@@ -14,6 +14,7 @@
 #include "emit/emit.h"
 #include "rt/npub.h"
 #include "target/target.h"
+#include "man/npudis_help.h" /* build/gen: docs/cli.md, "## npudis" */
 
 typedef struct dis_input {
     tgt_target *target; /* owns isa when set */
@@ -126,7 +127,7 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--target") == 0 && i + 1 < argc) {
             target = argv[++i];
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
+            fputs(npudis_help, stdout);
             return 0;
         } else if (argv[i][0] == '-' || file) {
             fprintf(stderr, "npudis: unexpected argument '%s'\n", argv[i]);

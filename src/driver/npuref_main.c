@@ -18,6 +18,7 @@
 #include "import/import.h"
 #include "opt/opt.h"
 #include "ref/ref.h"
+#include "man/npuref_help.h" /* build/gen: docs/cli.md, "## npuref" */
 
 enum { MAX_FILES = 64, MAX_SHAPES = 16 };
 
@@ -64,7 +65,7 @@ static npu_status parse_args(int argc, char **argv, args *a, npu_err *err)
         } else if (!strcmp(s, "--no-opt")) {
             a->no_opt = 1;
         } else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
-            usage(stdout);
+            fputs(npuref_help, stdout);
             exit(0);
         } else if (s[0] == '-' && s[1]) {
             return npu_fail(err, NPU_EUSAGE, "npuref: unknown option '%s'", s);

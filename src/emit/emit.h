@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "emit/blob.h"
+#include "common/blob.h"
 #include "ir/ir.h"
 #include "memplan/memplan.h"
 #include "partition/partition.h"

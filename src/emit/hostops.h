@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "emit/blob.h"
+#include "common/blob.h"
 #include "ir/ir.h"
 #include "rt/npub.h"
 

@@ -226,7 +226,7 @@ npu_status opt_cse(ir_graph *g, const opt_options *o, bool *changed, npu_err *er
             continue;
         for (int j = 0; j < n->n_outputs; j++)
             if (n->outputs[j]) {
-                opt_replace_node_inputs(g, n->outputs[j], first->outputs[j]);
+                ir_replace_uses(g, n->outputs[j], first->outputs[j]);
                 n->outputs[j]->producer = NULL;
             }
         n->dead = true;

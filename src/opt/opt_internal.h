@@ -52,9 +52,6 @@ ir_tensor *opt_const_new(ir_graph *g, const char *base, const char *suffix, ir_d
  * neither is possible. */
 bool opt_bypass(ir_graph *g, ir_node *n, ir_tensor *in, ir_tensor *out);
 
-/* Replaces old by new as an input of live nodes (graph outputs untouched). */
-void opt_replace_node_inputs(ir_graph *g, ir_tensor *old_t, ir_tensor *new_t);
-
 /* The only live node reading t when exactly one does and t is not a graph
  * output; NULL otherwise. */
 ir_node *opt_single_user(const ir_graph *g, const ir_tensor *t);

@@ -45,25 +45,13 @@ ir_tensor *opt_const_new(ir_graph *g, const char *base, const char *suffix, ir_d
     return ir_const_new(g, name, dt, rank, dims, data);
 }
 
-void opt_replace_node_inputs(ir_graph *g, ir_tensor *old_t, ir_tensor *new_t)
-{
-    for (int i = 0; i < g->n_nodes; i++) {
-        ir_node *n = g->nodes[i];
-        if (n->dead)
-            continue;
-        for (int j = 0; j < n->n_inputs; j++)
-            if (n->inputs[j] == old_t)
-                n->inputs[j] = new_t;
-    }
-}
-
 bool opt_bypass(ir_graph *g, ir_node *n, ir_tensor *in, ir_tensor *out)
 {
     if (!in || !out || in->dtype != out->dtype || !ir_shape_equal(in, out))
         return false;
     if (!opt_is_graph_output(g, out)) {
         n->dead = true;
-        opt_replace_node_inputs(g, out, in);
+        ir_replace_uses(g, out, in);
         out->producer = NULL;
         return true;
     }
@@ -72,7 +60,7 @@ bool opt_bypass(ir_graph *g, ir_node *n, ir_tensor *in, ir_tensor *out)
     if (!p || p->dead || opt_is_graph_output(g, in) || (in->flags & IR_TENSOR_INPUT))
         return false;
     n->dead = true;
-    opt_replace_node_inputs(g, in, out);
+    ir_replace_uses(g, in, out);
     for (int k = 0; k < p->n_outputs; k++)
         if (p->outputs[k] == in)
             p->outputs[k] = out;

@@ -1,4 +1,5 @@
 /* Reading description files and finding them on the search path. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,9 +73,60 @@ static void exe_dir(const tgt_opts *o, char *buf, size_t cap)
         *slash = '\0';
 }
 
+/* The places searched and the descriptions found there, for the not-found message. */
+typedef struct search_log {
+    char tried[2048];
+    char known[1024];
+} search_log;
+
+/* Appends s to the comma-separated list (cut when long). */
+static void list_add(char *list, size_t cap, const char *s, size_t n)
+{
+    size_t used = strlen(list);
+    if (used && used + 2 < cap) {
+        memcpy(list + used, ", ", 3);
+        used += 2;
+    }
+    if (used + n + 1 > cap)
+        n = cap > used + 1 ? cap - used - 1 : 0;
+    memcpy(list + used, s, n);
+    list[used + n] = '\0';
+}
+
+static int is_yaml(const struct dirent *e)
+{
+    size_t n = strlen(e->d_name);
+    return n > 5 && e->d_name[0] != '.' && strcmp(e->d_name + n - 5, ".yaml") == 0;
+}
+
+/* by NAME of NAME.yaml: edge-v1 before edge-v1-lite */
+static int by_stem(const struct dirent **a, const struct dirent **b)
+{
+    size_t na = strlen((*a)->d_name) - 5, nb = strlen((*b)->d_name) - 5;
+    int c = strncmp((*a)->d_name, (*b)->d_name, na < nb ? na : nb);
+    return c ? c : (na > nb) - (na < nb);
+}
+
+/* Adds the NAME of every NAME.yaml in dir to log->known (sorted, once each). */
+static void note_known(const char *dir, search_log *log)
+{
+    struct dirent **names;
+    int k = scandir(dir, &names, is_yaml, by_stem);
+    for (int i = 0; i < k; i++) {
+        size_t n = strlen(names[i]->d_name) - 5;
+        bool seen = false;
+        for (const char *p = log->known; *p && !seen; p += strcspn(p, ","), p += *p ? 2 : 0)
+            seen = strcspn(p, ",") == n && strncmp(p, names[i]->d_name, n) == 0;
+        if (!seen)
+            list_add(log->known, sizeof log->known, names[i]->d_name, n);
+        free(names[i]);
+    }
+    if (k >= 0)
+        free(names);
+}
+
 /* Appends "dir/rel/name.yaml" to the tried list; true (and path set) when readable. */
-static bool try_dir(const char *dir, const char *rel, const char *name, char *path, size_t cap, char *tried,
-                    size_t tcap)
+static bool try_dir(const char *dir, const char *rel, const char *name, char *path, size_t cap, search_log *log)
 {
     if (!dir || !*dir)
         return false;
@@ -85,16 +137,13 @@ static bool try_dir(const char *dir, const char *rel, const char *name, char *pa
                  : snprintf(cand, sizeof cand, "%s%s%s/%s.yaml", dir, rel ? "/" : "", rel ? rel : "", name);
     if (n < 0 || (size_t)n >= sizeof cand)
         return false;
-    /* the list of places tried, for the not-found message (cut when long) */
-    size_t used = strlen(tried), cl = (size_t)n;
-    if (used && used + 2 < tcap) {
-        memcpy(tried + used, ", ", 3);
-        used += 2;
+    list_add(log->tried, sizeof log->tried, cand, (size_t)n);
+    char *slash = strrchr(cand, '/');
+    if (slash) {
+        *slash = '\0';
+        note_known(cand, log);
+        *slash = '/';
     }
-    if (used + cl + 1 > tcap)
-        cl = tcap > used + 1 ? tcap - used - 1 : 0;
-    memcpy(tried + used, cand, cl);
-    tried[used + cl] = '\0';
     if (!readable(cand))
         return false;
     if (strlen(cand) >= cap)
@@ -119,9 +168,10 @@ npu_status tgt_search(const char *name, const char *kind, const char *base_dir, 
             return npu_fail(err, NPU_EUSER, "%s: %s file not found (%s)", path, what, strerror(errno));
         return NPU_OK;
     }
-    char tried[2048] = "", exe[4096];
-    if (base_dir && ((isa && try_dir(base_dir, "../isa", name, path, cap, tried, sizeof tried)) ||
-                     try_dir(base_dir, NULL, name, path, cap, tried, sizeof tried)))
+    search_log log = {"", ""};
+    char exe[4096];
+    if (base_dir && ((isa && try_dir(base_dir, "../isa", name, path, cap, &log)) ||
+                     try_dir(base_dir, NULL, name, path, cap, &log)))
         return NPU_OK;
     const char *sp = opts && opts->search_path ? opts->search_path : getenv("NPUCC_TARGET_PATH");
     if (sp) {
@@ -131,8 +181,8 @@ npu_status tgt_search(const char *name, const char *kind, const char *base_dir, 
             if (n && n < sizeof dir) {
                 memcpy(dir, p, n);
                 dir[n] = '\0';
-                if (try_dir(dir, NULL, name, path, cap, tried, sizeof tried) ||
-                    (isa && try_dir(dir, "../isa", name, path, cap, tried, sizeof tried)))
+                if (try_dir(dir, NULL, name, path, cap, &log) ||
+                    (isa && try_dir(dir, "../isa", name, path, cap, &log)))
                     return NPU_OK;
             }
             p += n;
@@ -144,9 +194,10 @@ npu_status tgt_search(const char *name, const char *kind, const char *base_dir, 
     char share[64], src[16];
     snprintf(share, sizeof share, "../share/npucc/%s", kind);
     snprintf(src, sizeof src, "../%s", kind);
-    if (try_dir(exe, share, name, path, cap, tried, sizeof tried) ||
-        try_dir(exe, src, name, path, cap, tried, sizeof tried) ||
-        try_dir(".", kind, name, path, cap, tried, sizeof tried))
+    if (try_dir(exe, share, name, path, cap, &log) ||
+        try_dir(exe, src, name, path, cap, &log) ||
+        try_dir(".", kind, name, path, cap, &log))
         return NPU_OK;
-    return npu_fail(err, NPU_EUSER, "%s '%s' not found; expected %s.yaml in one of: %s", what, name, name, tried);
+    return npu_fail(err, NPU_EUSER, "%s '%s' not found; expected %s.yaml in one of: %s (%ss found there: %s)", what,
+                    name, name, log.tried, what, log.known[0] ? log.known : "none");
 }

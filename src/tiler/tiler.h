@@ -6,7 +6,7 @@
 #ifndef NPU_TILER_H
 #define NPU_TILER_H
 
-#include "emit/blob.h"
+#include "common/blob.h"
 #include "ir/ir.h"
 #include "memplan/memplan.h"
 #include "partition/partition.h"

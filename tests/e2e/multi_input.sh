@@ -8,6 +8,7 @@ set -u
 B=${1:-build}
 W=$B/e2e/multi_input
 PY=/usr/bin/python3
+. tests/summary.sh
 fail=0 pass=0
 $PY tests/e2e/multi_input.py $W || exit 1
 m=$W/two_inputs
@@ -36,5 +37,4 @@ if [ $rc -eq 1 ] && echo "$msg" | grep -q "03" && echo "$msg" | grep -q "mask:0"
 else
     echo "FAIL multi_input/missing file: rc $rc: $msg"; fail=$((fail + 1))
 fi
-echo "multi_input: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary multi_input

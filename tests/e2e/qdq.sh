@@ -5,7 +5,7 @@
 # drawn over the same range. Passes when at least 99.9 % of the output values
 # are within 1 LSB of the output quantization (the scale of the
 # DequantizeLinear that produces the output, or feeds the float op that does).
-# Skips (exit 0) when onnxruntime-node is not installed (tools/ort/setup.sh).
+# Needs onnxruntime-node in tools/ort/node_modules (`make deps`); installs nothing.
 # Usage: tests/e2e/qdq.sh [BUILD]
 set -u
 B=${1:-build}
@@ -13,17 +13,14 @@ W=$B/e2e
 Q=$W/qdq
 PY=/usr/bin/python3
 T=targets/edge-v1.yaml
-# a fresh machine installs it from the npm registry when it can (bounded time)
-if command -v npm >/dev/null 2>&1 && ! (cd tools/ort && node -e "require('onnxruntime-node')") >/dev/null 2>&1; then
-    timeout 600 tools/ort/setup.sh >/dev/null 2>&1 || true
-fi
+. tests/summary.sh
 if ! (cd tools/ort && node -e "require('onnxruntime-node')") >/dev/null 2>&1; then
-    echo "qdq: skipped (onnxruntime-node not installed: run tools/ort/setup.sh)"
-    exit 0
+    echo "qdq: skipped: onnxruntime-node is not installed in tools/ort/node_modules (make deps)"
+    exit $SKIPPED
 fi
 mkdir -p $Q
 [ -f $W/models/bigconv.onnx ] || $PY tests/e2e/gen_models.py $W/models || exit 1
-fail=0 pass=0
+fail=0 pass=0 skip=0
 
 check() { # name, npucc flags...
     name=$1; shift
@@ -119,5 +116,4 @@ MD=$Q/models check deep
 [ -f $W/norm/models/rows3.onnx ] || $PY tests/e2e/norm_models.py $W/norm/models || exit 1
 MD=$W/norm/models check rows3
 MD=$W/norm/models check tokmean
-echo "qdq: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary qdq

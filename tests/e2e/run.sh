@@ -2,13 +2,15 @@
 # End-to-end: every test model compiled for every target under targets/,
 # run on npusim, compared bit for bit with `npuref MODEL.npub` and with the
 # float model within a quantization tolerance; malformed binaries rejected
-# by npusim, npudis and npuref alike. Usage: tests/e2e/run.sh [BUILD]
+# by npusim, npudis and npuref alike; the float reference against the
+# onnxruntime goldens in tests/data/ort/. Usage: tests/e2e/run.sh [BUILD]
 set -u
 B=${1:-build}
 W=$B/e2e
 mkdir -p $W/fw
 PY=/usr/bin/python3
-fail=0 pass=0
+. tests/summary.sh
+fail=0 pass=0 skip=0
 # regenerated when the generator changed since (the stamp is newer than the script)
 if [ ! -f $W/models/.stamp ] || [ tests/e2e/gen_models.py -nt $W/models/.stamp ]; then
     rm -f $W/models/*.float.npy
@@ -161,7 +163,14 @@ if [ -f $good ]; then
     if [ $rc -eq 1 ] && echo "$msg" | grep -q stripped && $B/npusim $W/stripped.npub --input ${m}_input.npy >/dev/null 2>&1; then
         pass=$((pass + 1)); else echo "FAIL --strip: npuref exit $rc: $msg"; fail=$((fail + 1)); fi
 fi
-# --emit qdq under onnxruntime against npuref (skips without tools/ort/node_modules)
-if tests/e2e/qdq.sh $B; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
-echo "e2e: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+# npuref's float output against onnxruntime's, committed in tests/data/ort/
+for g in tests/data/ort/*.npy; do
+    n=$(basename $g .npy)
+    if msg=$($PY tests/e2e/ort_golden.py check $W/models $n $W/models/$n.float.npy 2>&1); then
+        echo "ok   float/$n: $msg"; pass=$((pass + 1))
+    else echo "FAIL float/$n against onnxruntime: $msg"; fail=$((fail + 1)); fi
+done
+# --emit qdq under onnxruntime against npuref (a skip without tools/ort/node_modules)
+tests/e2e/qdq.sh $B
+case $? in 0) pass=$((pass + 1)) ;; $SKIPPED) skip=$((skip + 1)) ;; *) fail=$((fail + 1)) ;; esac
+summary e2e

@@ -9,6 +9,7 @@ set -u
 B=${1:-build}
 W=$B/qdq
 PY=/usr/bin/python3
+. tests/summary.sh
 mkdir -p $W
 fail=0 pass=0
 for name in qdq_s8 qdq_u8 qdq_ops qlinear_u8; do
@@ -46,5 +47,4 @@ PYEOF
         fi
     done
 done
-echo "qdq: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary qdq

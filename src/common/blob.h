@@ -1,7 +1,7 @@
 /* A growable byte buffer with aligned appends: the constants section
  * (weights, bias, requant tables, LUTs) that the tiler and the emitter fill. */
-#ifndef NPU_EMIT_BLOB_H
-#define NPU_EMIT_BLOB_H
+#ifndef NPU_COMMON_BLOB_H
+#define NPU_COMMON_BLOB_H
 
 #include <stdint.h>
 

@@ -1,4 +1,4 @@
-#include "emit/blob.h"
+#include "common/blob.h"
 
 #include <string.h>
 
