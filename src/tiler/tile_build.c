@@ -51,6 +51,8 @@ static npu_status lower_node(tile_ctx *c, const ir_node *n)
     case IR_OP_CONCAT: return tile_concat(c, n);
     case IR_OP_TRANSPOSE: return tile_transpose(c, n);
     case IR_OP_GATHER: return tile_gather(c, n);
+    case IR_OP_SLICE:
+    case IR_OP_SPLIT: return tile_move(c, n);
     default:
         if (ir_op_is_view(n->op))
             return tile_view(c, n);

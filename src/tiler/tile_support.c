@@ -254,6 +254,9 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
             return no(g, reason, "Gather of other than int8 data by at most 64 constant indices");
         return true;
     }
+    case IR_OP_SLICE:
+    case IR_OP_SPLIT: /* tile_move: DMA box copies */
+        return tile_move_shape(n) ? true : no(g, reason, "Slice or Split of other than int8 data in boxes of step 1");
     case IR_OP_CONCAT:
     case IR_OP_RESHAPE:
     case IR_OP_FLATTEN:
