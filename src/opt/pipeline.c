@@ -17,6 +17,7 @@ enum { MAX_ROUNDS = 16 }; /* a guard only: real graphs settle in two or three */
  *   cse             equal constants, then equal nodes, merged
  *   dce             unused nodes and tensors dropped
  *   reduce_gap      ReduceMean over H and W of NCHW becomes GlobalAveragePool
+ *   padfold         a zero Pad on H/W into the Conv/AveragePool reading it
  *   bnfold          BatchNormalization into the Conv/ConvTranspose/Gemm before it
  *   bnconv          a BatchNormalization left over becomes a depthwise 1x1 Conv
  *   fuse_act        Relu/Clip/LeakyRelu into their producer's ir_act */
@@ -27,6 +28,7 @@ enum { MAX_ROUNDS = 16 }; /* a guard only: real graphs settle in two or three */
     X(cse, GROUP_CLEANUP)                                                                                  \
     X(dce, GROUP_CLEANUP)                                                                                  \
     X(reduce_gap, GROUP_FUSE)                                                                              \
+    X(padfold, GROUP_FUSE)                                                                                 \
     X(bnfold, GROUP_FUSE)                                                                                  \
     X(bnconv, GROUP_FUSE)                                                                                  \
     X(fuse_act, GROUP_FUSE)
