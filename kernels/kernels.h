@@ -11,5 +11,6 @@
 #include "kernels/nk_elem.h"
 #include "kernels/nk_shape.h"
 #include "kernels/nk_quant.h"
+#include "kernels/nk_norm.h"
 
 #endif

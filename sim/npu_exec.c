@@ -309,6 +309,8 @@ npu_status npum_execute(npu_model *m, const npum_insn *x, npu_err *err)
                         (int8_t *)m->sram + V(DST), (size_t)V(LEN));
         return NPU_OK;
     case TGT_SEM_REQUANT: return requant(m, x, err);
+    case TGT_SEM_SOFTMAX: return npum_exec_softmax(m, x, err);
+    case TGT_SEM_LAYERNORM: return npum_exec_layernorm(m, x, err);
     default: return NPU_OK; /* sync, end: tokens only */
     }
 }

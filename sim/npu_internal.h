@@ -133,6 +133,9 @@ void npum_where(const npu_model *m, int64_t addr, char *buf, size_t cap);
 
 /* npu_exec.c: runs x's semantics on SRAM and the regions. */
 npu_status npum_execute(npu_model *m, const npum_insn *x, npu_err *err);
+/* npu_exec_norm.c: the row-wise softmax and layernorm */
+npu_status npum_exec_softmax(npu_model *m, const npum_insn *x, npu_err *err);
+npu_status npum_exec_layernorm(npu_model *m, const npum_insn *x, npu_err *err);
 
 /* npu_timing.c: the event loop over the stream set up in m. */
 npu_status npum_run(npu_model *m, npu_err *err);

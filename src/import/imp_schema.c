@@ -67,10 +67,13 @@ static const op_schema schemas[] = {
     {IR_OP_RECIPROCAL, 6, 1, 1, 1, 1, ""},
     {IR_OP_NEG, 6, 1, 1, 1, 1, ""},
     {IR_OP_ABS, 6, 1, 1, 1, 1, ""},
+    /* ONNX Gelu is opset 20, above IMP_OPSET_MAX: taken at any opset (as exporters' contrib Gelu) */
+    {IR_OP_GELU, 1, 1, 1, 1, 1, "approximate:s"},
     {IR_OP_NOT, 1, 1, 1, 1, 1, ""},
     {IR_OP_CAST, 9, 1, 1, 1, 1, "to:i!"},
     {IR_OP_SOFTMAX, 11, 1, 1, 1, 1, "axis:i"},
     {IR_OP_LOG_SOFTMAX, 11, 1, 1, 1, 1, "axis:i"},
+    {IR_OP_LAYER_NORM, 17, 2, 3, 1, 3, "axis:i epsilon:f stash_type:i"},
     {IR_OP_REDUCE_MEAN, 11, 1, 1, 1, 1, "axes:is keepdims:i"},
     {IR_OP_REDUCE_SUM, 11, 1, 1, 1, 1, "axes:is keepdims:i"},
     {IR_OP_REDUCE_SUM, 13, 1, 2, 1, 1, "keepdims:i noop_with_empty_axes:i"},
@@ -286,6 +289,9 @@ static npu_status check_values(imp_ctx *c, const Onnx__NodeProto *np, const char
             break;
         st = check_choice(c, np, name, ot, "nearest_mode", "round_prefer_floor round_prefer_ceil floor ceil",
                           "round_prefer_floor, round_prefer_ceil, floor, ceil");
+        break;
+    case IR_OP_GELU:
+        st = check_choice(c, np, name, ot, "approximate", "none tanh", "none, tanh");
         break;
     case IR_OP_UPSAMPLE:
         st = check_choice(c, np, name, ot, "mode", "nearest linear", "nearest, linear");

@@ -578,6 +578,23 @@ static npu_status infer_softmax(sctx *c)
     return sh_set(c, 0, x->dtype, x->rank, x->dims);
 }
 
+/* LayerNormalization: Y as X; the optional Mean and InvStdDev keep X's
+ * leading dims and are 1 from the axis on. The axis is stored resolved. */
+static npu_status infer_layer_norm(sctx *c)
+{
+    npu_status st = infer_softmax(c); /* the axis resolved, Y as X */
+    if (st)
+        return st;
+    const ir_tensor *x = c->n->inputs[0];
+    int64_t axis = ir_attr_int(c->n, "axis", -1), d[IR_MAX_RANK];
+    for (int i = 0; i < x->rank; i++)
+        d[i] = i < axis ? x->dims[i] : 1;
+    for (int k = 1; k < 3 && k < c->n->n_outputs; k++)
+        if (c->n->outputs[k] && (st = sh_set(c, k, IR_F32, x->rank, d)))
+            return st;
+    return NPU_OK;
+}
+
 /* Reduce*: the resolved "axes" attribute lists exactly the reduced axes,
  * sorted; empty means none (ReduceSum's noop_with_empty_axes). */
 static npu_status infer_reduce(sctx *c)
@@ -717,7 +734,9 @@ npu_status ir_infer_node(ir_graph *g, ir_node *n, npu_err *err)
     case IR_OP_IDENTITY: case IR_OP_RELU: case IR_OP_LEAKY_RELU: case IR_OP_SIGMOID: case IR_OP_TANH:
     case IR_OP_HARD_SIGMOID: case IR_OP_HARD_SWISH: case IR_OP_ERF: case IR_OP_EXP: case IR_OP_LOG:
     case IR_OP_SQRT: case IR_OP_RECIPROCAL: case IR_OP_NEG: case IR_OP_ABS: case IR_OP_REQUANTIZE: case IR_OP_LUT:
+    case IR_OP_GELU: case IR_OP_QSOFTMAX: case IR_OP_QLAYER_NORM:
         return infer_same(c);
+    case IR_OP_LAYER_NORM: return infer_layer_norm(c);
     case IR_OP_DROPOUT: {
         ir_tensor *x = NULL;
         if ((st = sh_need(c, 0, &x)) || (st = infer_same(c)))

@@ -315,8 +315,10 @@ static npu_status convert(q_ctx *c, ir_node *n, ir_node *q)
     }
     q_kind k = q_classify(n);
     int32_t pad_code = 0;
-    /* one Q after the node: a Split's other parts stay float; a Pad's value must be a code */
-    bool ok = k != Q_KIND_FLOAT && (k != Q_KIND_INHERIT || n->n_outputs == 1) &&
+    /* a QDQ Softmax, LayerNorm or ReduceMean keeps its float form (no host kernel for their integer one);
+     * one Q after the node: a Split's other parts stay float; a Pad's value must be a code */
+    bool ok = k != Q_KIND_FLOAT && k != Q_KIND_ROWNORM && n->op != IR_OP_REDUCE_MEAN &&
+              (k != Q_KIND_INHERIT || n->n_outputs == 1) &&
               (n->op != IR_OP_PAD || q_pad_code(n, q->outputs[0]->quant, &pad_code));
     for (int i = 0; ok && i < n->n_inputs; i++) {
         const ir_tensor *x = n->inputs[i];

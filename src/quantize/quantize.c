@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "quantize/quantize_internal.h"
+#include "ref/ref_qparams.h"
 
 void q_params_from_range(float lo, float hi, int bits, float *scale, int32_t *zero_point)
 {
@@ -137,10 +138,17 @@ q_kind q_classify(const ir_node *n)
     case IR_OP_RECIPROCAL:
     case IR_OP_NEG:
     case IR_OP_ABS:
+    case IR_OP_GELU:
         for (int i = 1; i < n->n_inputs; i++)
             if (n->inputs[i] && !n->inputs[i]->data)
                 return Q_KIND_FLOAT;
         return Q_KIND_LUT;
+    case IR_OP_SOFTMAX:
+    case IR_OP_LAYER_NORM: return q_rownorm_ok(n) ? Q_KIND_ROWNORM : Q_KIND_FLOAT;
+    case IR_OP_REDUCE_MEAN: { /* an average pool of a view (src/ref/ops_norm.c) */
+        int64_t w[5];
+        return ref_reduce_mean_window(n, w) ? Q_KIND_OWN_RANGE : Q_KIND_FLOAT;
+    }
     default: return Q_KIND_FLOAT;
     }
 }
@@ -263,6 +271,7 @@ static npu_status rewrite_node(q_ctx *c, ir_node *n)
     case Q_KIND_BINARY: return q_binary_consts(c, n);
     case Q_KIND_LUT: return q_lut(c, n, y);
     case Q_KIND_CONCAT: return q_concat_inputs(c, n);
+    case Q_KIND_ROWNORM: return q_rownorm(c, n, y);
     case Q_KIND_INHERIT:
         if (n->op == IR_OP_PAD)
             return q_pad_set_code(c->g, n, pad_code, c->err);

@@ -12,6 +12,7 @@ typedef enum q_kind {
     Q_KIND_OWN_RANGE, /* average pools: output from its calibrated range */
     Q_KIND_CONCAT,    /* own range; inputs of other scales are requantized */
     Q_KIND_LUT,       /* any unary function of one int8 input: a 256-entry table */
+    Q_KIND_ROWNORM,   /* Softmax, LayerNormalization over the last axis: npu.Softmax, npu.LayerNorm */
 } q_kind;
 
 typedef struct q_ctx {
@@ -50,6 +51,9 @@ npu_status q_inherit_outputs(q_ctx *c, ir_node *n);
 npu_status q_weighted(q_ctx *c, ir_node *n);
 /* lut.c: y is the node's original float output (for its name in messages) */
 npu_status q_lut(q_ctx *c, ir_node *n, const ir_tensor *y);
+/* rownorm.c: Softmax / LayerNormalization over the last axis */
+bool q_rownorm_ok(const ir_node *n);
+npu_status q_rownorm(q_ctx *c, ir_node *n, const ir_tensor *y);
 
 /* lstats.c: input patch statistics of every Conv/Gemm of a float graph,
  * fed by the calibration observer (q_lstats_observe is a ref_observer_fn). */

@@ -22,6 +22,8 @@ const ref_op_entry *ref_lookup_node(const ir_node *n)
 {
     if (is_quantized(n)) {
         const ref_op_entry *e = find_in(ref_ops_quant, n->op);
+        if (!e)
+            e = find_in(ref_ops_qnorm, n->op);
         if (e)
             return e;
     }
@@ -37,6 +39,8 @@ const ref_op_entry *ref_lookup(ir_op op)
         e = find_in(ref_ops_shape, op);
     if (!e)
         e = find_in(ref_ops_qdq, op);
+    if (!e)
+        e = find_in(ref_ops_norm, op);
     return e;
 }
 

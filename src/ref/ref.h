@@ -26,6 +26,8 @@ extern const ref_op_entry ref_ops_nn[];    /* src/ref/ops_nn.c: conv, gemm, matm
 extern const ref_op_entry ref_ops_elem[];  /* src/ref/ops_elem.c: unary, binary, softmax, reduce */
 extern const ref_op_entry ref_ops_shape[]; /* src/ref/ops_shape.c: concat, slice, transpose, gather, ... */
 extern const ref_op_entry ref_ops_quant[]; /* src/ref/ops_quant.c: integer ops of the quantized graph */
+extern const ref_op_entry ref_ops_norm[];  /* src/ref/ops_norm.c: Gelu, LayerNormalization, npu.Softmax, npu.LayerNorm */
+extern const ref_op_entry ref_ops_qnorm[]; /* src/ref/ops_norm.c: integer ReduceMean */
 extern const ref_op_entry ref_ops_qdq[];   /* src/ref/ops_qdq.c: QuantizeLinear, DequantizeLinear */
 
 /* The float (or dtype-generic) entry for an op, or NULL. */

@@ -44,4 +44,16 @@ npu_status ref_qrequant_params(const ir_node *n, const ir_tensor *x, const ir_te
  * equal parameters, no clamp inside y's code range, the same code range. */
 bool ref_qrequant_is_copy(const ir_tensor *x, const ir_tensor *y, const nk_qrequant_params *p);
 
+/* npu.Softmax (x, int32[256] exp table) and npu.LayerNorm (x, int32[len][3]
+ * column table, attribute eps_q): rows over the last axis (kernels/nk_norm.h). */
+struct nk_qsoftmax_params;
+struct nk_qlayernorm_params;
+npu_status ref_qsoftmax_params(const ir_node *n, struct nk_qsoftmax_params *p, npu_err *err);
+npu_status ref_qlayernorm_params(const ir_node *n, struct nk_qlayernorm_params *p, npu_err *err);
+/* ReduceMean over one run of consecutive axes as an average pool of a
+ * C x H x W view with a kh x kw window: win = {C, H, W, kh, kw}; false for
+ * other axes. ref_qreduce_mean_params: that pool's kernel parameters. */
+bool ref_reduce_mean_window(const ir_node *n, int64_t win[5]);
+npu_status ref_qreduce_mean_params(const ir_node *n, nk_qpool_params *p, npu_err *err);
+
 #endif

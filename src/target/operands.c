@@ -75,6 +75,15 @@ int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt
         add(out, &n, TGT_F_SRC, false, false, V(LEN));
         add(out, &n, TGT_F_DST, false, true, V(LEN));
         break;
+    case TGT_SEM_SOFTMAX:
+    case TGT_SEM_LAYERNORM:
+        add(out, &n, TGT_F_SRC, false, false, V(H) * V(W));
+        if (s == TGT_SEM_SOFTMAX)
+            add(out, &n, TGT_F_TABLE, false, false, 4 * 256);
+        else
+            add(out, &n, TGT_F_QTAB, false, false, 12 * V(W));
+        add(out, &n, TGT_F_DST, false, true, V(H) * V(W));
+        break;
     default: break;
     }
     return n;

@@ -107,6 +107,13 @@ static const tgt_sem_field f_lut[] = {COMMON, R(SRC), R(DST), R(LEN), R(TABLE)};
 static const tgt_sem_field f_requant[] = {
     COMMON, R(SRC), R(DST), R(LEN), R(MULT), O(SHIFT, 0), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(COPY, 0),
 };
+/* rows h of w elements: softmax's 256 int32 exp table, layernorm's per-column qtab */
+static const tgt_sem_field f_softmax[] = {
+    COMMON, R(SRC), R(DST), R(TABLE), R(H), R(W), R(MULT), O(SHIFT, 0), O(OUT_ZP, 0), CLAMP,
+};
+static const tgt_sem_field f_layernorm[] = {
+    COMMON, R(SRC), R(DST), R(QTAB), R(H), R(W), O(EPS, 0), O(OUT_ZP, 0), CLAMP,
+};
 static const tgt_sem_field f_ctrl[] = {COMMON};
 static const tgt_sem_field f_sync[] = {COMMON, O(DRAIN, 0)};
 
@@ -123,6 +130,8 @@ static const tgt_sem_info sems[TGT_SEM_COUNT] = {
     ROW(ELTWISE, "eltwise", U(MAC) | U(VECTOR), f_eltwise),
     ROW(LUT, "lut", U(MAC) | U(VECTOR), f_lut),
     ROW(REQUANT, "requant", U(MAC) | U(VECTOR), f_requant),
+    ROW(SOFTMAX, "softmax", U(VECTOR), f_softmax),
+    ROW(LAYERNORM, "layernorm", U(VECTOR), f_layernorm),
     ROW(SYNC, "sync", U(CTRL), f_sync),
     ROW(END, "end", U(CTRL), f_ctrl),
 };

@@ -64,6 +64,8 @@ typedef enum tgt_sem {
     TGT_SEM_ELTWISE,
     TGT_SEM_LUT,
     TGT_SEM_REQUANT,
+    TGT_SEM_SOFTMAX,
+    TGT_SEM_LAYERNORM,
     TGT_SEM_SYNC,
     TGT_SEM_END,
     TGT_SEM_COUNT

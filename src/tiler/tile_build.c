@@ -40,7 +40,8 @@ static npu_status lower_node(tile_ctx *c, const ir_node *n)
     case IR_OP_MAX_POOL:
     case IR_OP_AVERAGE_POOL:
     case IR_OP_GLOBAL_AVERAGE_POOL:
-    case IR_OP_GLOBAL_MAX_POOL: return tile_pool(c, n);
+    case IR_OP_GLOBAL_MAX_POOL:
+    case IR_OP_REDUCE_MEAN: return tile_pool(c, n);
     case IR_OP_ADD:
     case IR_OP_SUB:
     case IR_OP_MUL:
@@ -51,6 +52,8 @@ static npu_status lower_node(tile_ctx *c, const ir_node *n)
     case IR_OP_CONCAT: return tile_concat(c, n);
     case IR_OP_TRANSPOSE: return tile_transpose(c, n);
     case IR_OP_GATHER: return tile_gather(c, n);
+    case IR_OP_QSOFTMAX:
+    case IR_OP_QLAYER_NORM: return tile_rownorm(c, n);
     case IR_OP_SLICE:
     case IR_OP_SPLIT: return tile_move(c, n);
     default:

@@ -517,8 +517,8 @@ npu_status tile_conv_fused(tile_ctx *c, const ir_node *n, const ir_node *m, bool
 
 npu_status tile_pool(tile_ctx *c, const ir_node *n)
 {
-    nk_qpool_params k;
-    npu_status st = ref_qpool_params(n, &k, c->err);
+    nk_qpool_params k; /* a ReduceMean is the average pool of a view (ref_qreduce_mean_params) */
+    npu_status st = n->op == IR_OP_REDUCE_MEAN ? ref_qreduce_mean_params(n, &k, c->err) : ref_qpool_params(n, &k, c->err);
     if (st != NPU_OK)
         return npu_err_prefix(c->err, "node '%s'", n->name);
     win w = {.sem = TGT_SEM_POOL, .N = k.n, .C = k.c, .H = k.h_in, .W = k.w_in, .OC = k.c, .OH = k.h_out,

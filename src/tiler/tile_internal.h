@@ -195,6 +195,7 @@ npu_status tile_eltwise(tile_ctx *c, const ir_node *n);
 npu_status tile_eltwise_fields(tile_ctx *c, const ir_node *n, int64_t base[TGT_F_COUNT]);
 npu_status tile_unary(tile_ctx *c, const ir_node *n); /* npu.Lut, npu.Requantize */
 npu_status tile_concat(tile_ctx *c, const ir_node *n);
+npu_status tile_rownorm(tile_ctx *c, const ir_node *n); /* npu.Softmax, npu.LayerNorm: tile_norm.c */
 npu_status tile_view(tile_ctx *c, const ir_node *n);
 /* Transpose of bytes by DMA (tile_transpose.c): the permutation reduced
  * (size-1 axes dropped, input axes that stay adjacent merged). */

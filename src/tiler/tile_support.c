@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "quantize/quantize.h"
+#include "ref/ref_qparams.h"
 #include "tiler/tile_internal.h"
 
 bool tile_w4_ok(const tgt_target *t, int64_t elems_per_filter)
@@ -168,6 +169,48 @@ static bool matmul_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, 
     return true;
 }
 
+/* npu.Softmax / npu.LayerNorm, or the float op that becomes one: the
+ * instruction and a row within its w field. */
+static bool rownorm_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    tgt_sem s = n->op == IR_OP_QSOFTMAX || n->op == IR_OP_SOFTMAX ? TGT_SEM_SOFTMAX : TGT_SEM_LAYERNORM;
+    const ir_tensor *x = n->inputs[0];
+    int64_t w = x->rank ? x->dims[x->rank - 1] : 1;
+    if (tgt_insn_for_sem(t->isa, s) < 0)
+        NO("the ISA has no %s instruction", tgt_sem_name(s));
+    if (w > fmax_of(t, s, TGT_F_W))
+        NO("rows of %lld exceed the %s w field (max %lld) of %s", (long long)w, tgt_sem_name(s),
+           (long long)fmax_of(t, s, TGT_F_W), t->isa->name);
+    return true;
+}
+
+/* ReduceMean as an average pool of a view (ref_reduce_mean_window): the pool
+ * instruction's window and tile fields, the divider's 4096. */
+static bool reduce_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    int64_t w[5];
+    if (!ref_reduce_mean_window(n, w))
+        return no(g, reason, "ReduceMean over other than one run of consecutive axes");
+    if (tgt_insn_for_sem(t->isa, TGT_SEM_POOL) < 0)
+        return no(g, reason, "the ISA has no pool instruction");
+    if (w[3] > fmax_of(t, TGT_SEM_POOL, TGT_F_KH) || w[4] > fmax_of(t, TGT_SEM_POOL, TGT_F_KW) ||
+        w[1] > fmax_of(t, TGT_SEM_POOL, TGT_F_IH) || w[2] > fmax_of(t, TGT_SEM_POOL, TGT_F_IW))
+        NO("ReduceMean as a %lldx%lld pool over %lldx%lld exceeds the pool fields of %s", (long long)w[3],
+           (long long)w[4], (long long)w[1], (long long)w[2], t->isa->name);
+    if (w[3] * w[4] > 4096)
+        NO("ReduceMean over %lld elements exceeds the divider (4096)", (long long)(w[3] * w[4]));
+    return true;
+}
+
+bool tile_int_supported(void *target, const ir_graph *g, const ir_node *n)
+{
+    if (n->n_inputs < 1 || !n->inputs[0])
+        return true;
+    if (n->op == IR_OP_REDUCE_MEAN)
+        return reduce_ok(target, g, n, NULL);
+    return (n->op != IR_OP_SOFTMAX && n->op != IR_OP_LAYER_NORM) || rownorm_ok(target, g, n, NULL);
+}
+
 static bool eltwise_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
 {
     if (n->n_inputs != 2 || !n->inputs[0] || !n->inputs[1])
@@ -254,6 +297,12 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
             return no(g, reason, "Gather of other than int8 data by at most 64 constant indices");
         return true;
     }
+    case IR_OP_QSOFTMAX:
+    case IR_OP_QLAYER_NORM: return rownorm_ok(t, g, n, reason);
+    case IR_OP_REDUCE_MEAN:
+        if (!n->inputs[0]->quant)
+            return no(g, reason, "float op: no integer form (ReduceMean)");
+        return reduce_ok(t, g, n, reason);
     case IR_OP_SLICE:
     case IR_OP_SPLIT: /* tile_move: DMA box copies */
         return tile_move_shape(n) ? true : no(g, reason, "Slice or Split of other than int8 data in boxes of step 1");

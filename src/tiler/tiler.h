@@ -15,6 +15,11 @@
 /* part_caps callback: ud is the tgt_target. Judges the node as it will be
  * after quantization (int8 activations, int8/int4 weights). */
 bool tile_supports(void *target, const ir_graph *g, const ir_node *n, const char **reason);
+/* q_options.int_supported callback (ud: the tgt_target), asked of the float
+ * node: false for a Softmax / LayerNormalization whose integer form the
+ * target's NPU cannot run (it then stays float, for the host); true for
+ * every other node. */
+bool tile_int_supported(void *target, const ir_graph *g, const ir_node *n);
 
 /* The NPU pipelines the tiler cascades (docs/tiler.md): per index into
  * g->nodes, the index of the first node of the cascade it runs in (itself

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/nk_norm.h"
 #include "kernels/nk_quant.h"
 #include "sim/npu.h"
 
@@ -582,6 +583,54 @@ Test(npu, lut_and_requant)
     cr_assert(memcmp(want, r->sram + DST + 0x1000, 300) == 0, "requant differs from nk_qrequant");
     free(s0);
     rig_close(r);
+}
+
+static void put32(uint8_t *p, int32_t v)
+{
+    for (int b = 0; b < 4; b++)
+        p[b] = (uint8_t)((uint32_t)v >> (8 * b));
+}
+
+/* softmax and layernorm rows against nk_qsoftmax / nk_qlayernorm, on both ISAs;
+ * a qtab shift outside 1..62 faults naming the instruction. */
+Test(npu, softmax_and_layernorm)
+{
+    const char *targets[] = {"edge-v1", "edge-v1-narrow"};
+    enum { H = 5, W = 40, TAB = 0x8000, QTB = 0x9000 };
+    for (int k = 0; k < 2; k++) {
+        rig *r = rig_open(targets[k]);
+        int32_t tab[256], cols[3 * W];
+        float g[W], b[W];
+        cr_assert_eq(nk_qsoftmax_table(0.07f, tab), NK_OK);
+        for (int j = 0; j < W; j++)
+            g[j] = 0.5f + 0.03f * (float)j, b[j] = 0.1f * (float)(j % 7) - 0.3f;
+        cr_assert_eq(nk_qlayernorm_cols(g, b, W, 0.02f, cols), NK_OK);
+        for (int i = 0; i < 256; i++)
+            put32(r->sram + TAB + 4 * i, tab[i]);
+        for (int i = 0; i < 3 * W; i++)
+            put32(r->sram + QTB + 4 * i, cols[i]);
+        fill(r->sram + SRC, H * W, 77 + (uint32_t)k);
+        uint8_t *s0 = snapshot(r);
+        uint32_t sm = emit(r, "softmax", KV({"src", SRC}, {"dst", DST}, {"table", TAB}, {"h", H}, {"w", W},
+                                             {"out_zp", -128}, {"clamp_lo", -128}, {"clamp_hi", 127},
+                                             {"mult", 1 << 30}, {"shift", 9}));
+        emit(r, "layernorm", KV({"src", SRC}, {"dst", DST + 0x1000}, {"qtab", QTB}, {"h", H}, {"w", W}, {"eps", 900},
+                                {"out_zp", 4}, {"clamp_lo", -100}, {"clamp_hi", 100}, {"wait", 0}));
+        END(r, 0);
+        run_ok(r);
+        int8_t want[H * W];
+        nk_qsoftmax_params sp = {H, W, 1 << 30, 9, -128, -128, 127}; /* 2^30 * 2^(9-31) = 256 */
+        cr_assert_eq(nk_qsoftmax(&sp, tab, (const int8_t *)s0 + SRC, want), NK_OK);
+        cr_assert(memcmp(want, r->sram + DST, H * W) == 0, "%s: softmax differs from nk_qsoftmax", targets[k]);
+        nk_qlayernorm_params lp = {H, W, 900, 4, -100, 100};
+        cr_assert_eq(nk_qlayernorm(&lp, cols, (const int8_t *)s0 + SRC, want), NK_OK);
+        cr_assert(memcmp(want, r->sram + DST + 0x1000, H * W) == 0, "%s: layernorm differs", targets[k]);
+        cr_assert_gt(dur(r, sm), H * 3 * ((W + 15) / 16), "three passes over each row");
+        put32(r->sram + QTB + 8, 0); /* column 0's shift */
+        expect_fault(r, "shift 0 outside 1..62", sm + 1);
+        free(s0);
+        rig_close(r);
+    }
 }
 
 /* ---- timing ----------------------------------------------------------------------------- */

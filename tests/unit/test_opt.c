@@ -1242,7 +1242,7 @@ Test(bnconv, what_stays_a_batchnorm)
 
 Test(pipeline, pass_names_in_order)
 {
-    static const char *const want[] = {"elide_identity", "constfold", "views", "cse", "dce", "reduce_gap",
+    static const char *const want[] = {"elide_identity", "constfold", "views", "cse", "dce", "fuse_norm", "reduce_gap",
                                        "padfold", "bnfold", "bnconv", "fuse_act"};
     const char *const *names = opt_pass_names();
     size_t i = 0;
