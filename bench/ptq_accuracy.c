@@ -190,7 +190,7 @@ int main(int argc, char **argv)
     if (imp_load_onnx(model, &(imp_options){0}, a, &g, &e) != NPU_OK)
         die(&e);
     opt_options oo = {0};
-    part_caps caps = {NULL, NULL};
+    part_caps caps = {.npu_supports = NULL};
     if (opt_run(g, &oo, &e) != NPU_OK || part_assign(g, &caps, &e) != NPU_OK)
         die(&e);
     void *ser;

@@ -149,7 +149,11 @@ static npu_status check_file(cal_dataset *d, int i, int64_t *k, npu_err *err)
         if ((st = npy_read(f, d->alloc, &a, err)) != NPU_OK)
             return st;
         *k = samples_of(spec, a.rank, a.dims);
-        if (a.dtype == NPY_F64) {
+        if (spec->codes != NPY_F32 && a.dtype != (npy_dtype)spec->codes) {
+            st = npu_fail(err, NPU_EUSER, "%s: dtype %s, expected %s for the %s-typed input '%s' (its codes)", f,
+                          npy_dtype_descr(a.dtype), npy_dtype_descr((npy_dtype)spec->codes),
+                          spec->codes == NPY_I8 ? "int8" : "uint8", spec->name);
+        } else if (a.dtype == NPY_F64) {
             st = npu_fail(err, NPU_EUSER, "%s: dtype %s, expected float32, an integer or bool for input '%s'", f,
                           npy_dtype_descr(a.dtype), spec->name);
         } else if (*k < 0) {
@@ -161,6 +165,9 @@ static npu_status check_file(cal_dataset *d, int i, int64_t *k, npu_err *err)
         npy_free(d->alloc, &a);
         return st;
     }
+    if (spec->codes != NPY_F32)
+        return npu_fail(err, NPU_EUSER, "%s: input '%s' is %s-typed: it calibrates from .npy files of its codes", f,
+                        spec->name, spec->codes == NPY_I8 ? "int8" : "uint8");
     void *buf;
     size_t size;
     if ((st = npu_read_file(f, d->alloc, &buf, &size, err)) != NPU_OK)
@@ -371,6 +378,8 @@ npu_status cal_dataset_next(cal_dataset *d, const float **sample, npu_err *err)
     } else if (k == KIND_BIN) {
         memcpy(d->buf, (const char *)d->raw + at * sizeof(float), n * sizeof(float));
         normalize(d);
+    } else if (d->spec.codes != NPY_F32) { /* int8/uint8 codes: exact as floats, never normalized */
+        sample_to_float(&d->cur, at, n, d->buf);
     } else if (d->cur.dtype == NPY_F32) {
         memcpy(d->buf, (const float *)d->cur.data + at, n * sizeof(float));
         normalize(d);

@@ -25,6 +25,10 @@ typedef struct cal_input_spec {
     int rank;
     const int64_t *dims; /* the model's input shape, batch first */
     const char *file_tag; /* NULL: every sample file; else only STEM.<tag>.EXT (cal_dataset_open_inputs) */
+    /* NPY_F32 (0): a float input. NPY_I8 / NPY_U8: an int8 / uint8-typed
+     * input: its files are .npy of that dtype, the codes are the data, and
+     * a sample holds them as bytes (not floats), unnormalized */
+    int codes;
 } cal_input_spec;
 
 typedef enum cal_layout { CAL_LAYOUT_UNSET, CAL_LAYOUT_NCHW, CAL_LAYOUT_NHWC } cal_layout;

@@ -100,6 +100,45 @@ static int check_string(const npub_view *v, uint32_t off, uint32_t at, npub_erro
     return 0;
 }
 
+/* A float's bits: the runtime has no isfinite. */
+static uint32_t float_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* The IO-type extension at file offset at (after the indices), checked
+ * against the already validated tensor table: a binary must not tell the
+ * application one scale and run with another. */
+static int check_io_types(npub_view *v, uint32_t at, uint32_t nio, npub_error *err)
+{
+    const npub_io_ext *x = (const npub_io_ext *)(v->base + at);
+    if (x->magic != NPUB_IO_EXT_MAGIC)
+        return fail(err, at, "io types: bad magic", 0, 0);
+    if (x->version != NPUB_IO_EXT_VERSION || x->record_size != sizeof(npub_io_type))
+        return fail(err, at + 4, "io types: version %u record size %u not known", x->version, x->record_size);
+    v->io_types = (const npub_io_type *)(x + 1);
+    for (uint32_t i = 0; i < nio; i++) {
+        const npub_io_type *r = &v->io_types[i];
+        const npub_tensor *t = &v->tensors[v->inputs[i]];
+        uint32_t rat = at + (uint32_t)sizeof *x + i * (uint32_t)sizeof *r;
+        int quant_dt = r->dtype == 5 || r->dtype == 6; /* ir_dtype i8, u8 */
+        int32_t zlo = r->dtype == 6 ? 0 : -128, zhi = r->dtype == 6 ? 255 : 127;
+        uint32_t sb = float_bits(r->scale);
+        if (r->dtype != t->dtype || r->reserved || r->reserved2 || r->has_quant > 1)
+            return fail(err, rat, "io type %u: dtype %u differs from its tensor's, or reserved bits set", i, r->dtype);
+        if (!r->has_quant ? sb != 0 || r->zero_point != 0
+                          : !quant_dt || (sb >> 23) == 0 || (sb >> 23) >= 0xff || r->zero_point < zlo ||
+                                r->zero_point > zhi)
+            return fail(err, rat, "io type %u: bad scale or zero point (zero point %u)", i, (uint32_t)r->zero_point);
+        if ((quant_dt && r->has_quant != t->has_quant) ||
+            (r->has_quant && (float_bits(t->scale) != sb || t->zero_point != r->zero_point)))
+            return fail(err, rat, "io type %u: scale or zero point differs from tensor %u's", i, v->inputs[i]);
+    }
+    return 0;
+}
+
 int npub_open(const void *data, size_t size, npub_view *v, npub_error *err)
 {
     memset(v, 0, sizeof *v);
@@ -199,7 +238,9 @@ int npub_open(const void *data, size_t size, npub_view *v, npub_error *err)
         return fail(err, io->offset, "io section too small", 0, 0);
     v->io = (const npub_io *)(v->base + io->offset);
     uint64_t nio = (uint64_t)v->io->n_inputs + v->io->n_outputs;
-    if (io->size != sizeof(npub_io) + nio * 4)
+    uint64_t base_size = sizeof(npub_io) + nio * 4;
+    if (io->size != base_size &&
+        io->size != base_size + sizeof(npub_io_ext) + nio * sizeof(npub_io_type))
         return fail(err, io->offset, "io section size %u does not match %u bindings", io->size, (uint32_t)nio);
     v->inputs = (const uint32_t *)(v->io + 1);
     v->outputs = v->inputs + v->io->n_inputs;
@@ -235,6 +276,8 @@ int npub_open(const void *data, size_t size, npub_view *v, npub_error *err)
         if (t->alias_of != NPUB_NONE && t->alias_of >= v->n_tensors)
             return fail(err, at, "tensor %u: alias of tensor %u out of range", i, t->alias_of);
     }
+    if (io->size != base_size && check_io_types(v, io->offset + (uint32_t)base_size, (uint32_t)nio, err))
+        return -1;
     for (uint32_t i = 0; i < v->n_steps; i++) {
         const npub_step *s = &v->steps[i];
         uint32_t at = v->sec[NPUB_SEC_STEPS]->offset + i * (uint32_t)sizeof *s;

@@ -103,6 +103,29 @@ typedef struct npub_io {
     uint32_t n_outputs;
 } npub_io;
 
+/* IO types, an optional extension after the IO section's indices (files
+ * without it still open; their I/O types are their tensors'): npub_io_ext,
+ * then one npub_io_type per binding, inputs then outputs. The extension is
+ * versioned on its own so that records can grow without a new file version. */
+#define NPUB_IO_EXT_MAGIC 0x4550594Fu /* "OYPE" */
+#define NPUB_IO_EXT_VERSION 1u
+
+typedef struct npub_io_ext {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t record_size;   /* sizeof(npub_io_type) */
+} npub_io_ext;
+
+/* What the application feeds or receives: real = scale * (q - zero_point). */
+typedef struct npub_io_type {
+    uint8_t dtype;          /* equal to the tensor's */
+    uint8_t has_quant;      /* 1 for int8/uint8 I/O with a scale; 0 for float */
+    uint16_t reserved;
+    float scale;            /* finite, > 0 when has_quant; 0 otherwise */
+    int32_t zero_point;     /* in the dtype's range; 0 without quant */
+    uint32_t reserved2;
+} npub_io_type;
+
 typedef struct npub_debug {
     uint32_t first_word;
     uint32_t word_count;
@@ -128,6 +151,7 @@ typedef struct npub_view {
     const npub_io *io;
     const uint32_t *inputs;  /* tensor indices */
     const uint32_t *outputs;
+    const npub_io_type *io_types; /* inputs then outputs; NULL in files without the extension */
     const char *strings;
     uint32_t strings_size;
     const uint8_t *params;

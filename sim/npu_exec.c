@@ -294,6 +294,17 @@ static npu_status requant(npu_model *m, const npum_insn *x, npu_err *err)
     return kernel_status(m, x, nk_qrequant(&p, in, out, (size_t)V(LEN)), "nk_qrequant", err);
 }
 
+/* float32 -> int8 by the one quantizer the host and npuref use */
+static npu_status quantize(npu_model *m, const npum_insn *x, npu_err *err)
+{
+    uint32_t bits = (uint32_t)V(FSCALE);
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    const float *in = (const float *)(void *)(m->sram + V(SRC)); /* 4-aligned: tgt_sem_check */
+    nk_status s = nk_quantize_f32_i8(in, (int8_t *)m->sram + V(DST), (size_t)V(LEN), scale, (int32_t)V(OUT_ZP));
+    return kernel_status(m, x, s, "nk_quantize_f32_i8", err);
+}
+
 npu_status npum_execute(npu_model *m, const npum_insn *x, npu_err *err)
 {
     switch (m->isa->insns[x->d.insn].sem) {
@@ -311,6 +322,7 @@ npu_status npum_execute(npu_model *m, const npum_insn *x, npu_err *err)
     case TGT_SEM_REQUANT: return requant(m, x, err);
     case TGT_SEM_SOFTMAX: return npum_exec_softmax(m, x, err);
     case TGT_SEM_LAYERNORM: return npum_exec_layernorm(m, x, err);
+    case TGT_SEM_QUANTIZE: return quantize(m, x, err);
     default: return NPU_OK; /* sync, end: tokens only */
     }
 }

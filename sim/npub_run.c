@@ -374,6 +374,28 @@ npu_status simrun_infer(simrun *r, const void *const *inputs, void *const *outpu
     return st;
 }
 
+/* The runtime's host cycles per step (NPU clock cycles per inference, as
+ * the layers'): for a host step its kernel, for an NPU step the launch and
+ * the wait for the NPU. */
+static void write_steps(void *ud, FILE *out)
+{
+    const simrun *r = ud;
+    uint64_t n = r->inferences ? r->inferences : 1;
+    double host_per_npu = r->cfg.npu_hz / r->cfg.host_hz;
+    fprintf(out, "\"steps\": [");
+    for (uint32_t i = 0; i < r->v.n_steps; i++) {
+        const npub_step *st = &r->v.steps[i];
+        uint64_t c = (uint64_t)((double)r->step_host[i] / (double)n * host_per_npu + 0.5);
+        fprintf(out, "%s\n    {\"step\": %" PRIu32 ", \"kind\": \"%s\", \"name\": ", i ? "," : "", i,
+                st->kind == NPUB_STEP_HOST ? "host" : "npu");
+        npu_json_string(out, npub_string(&r->v, st->name));
+        fprintf(out, ", \"op\": ");
+        npu_json_string(out, r->step_op[i]);
+        fprintf(out, ", \"host_cycles\": %" PRIu64 "}", c);
+    }
+    fprintf(out, "%s]", r->v.n_steps ? "\n  " : "");
+}
+
 void simrun_stats(simrun *r, npu_stats *s)
 {
     memset(s, 0, sizeof *s);
@@ -413,4 +435,6 @@ void simrun_stats(simrun *r, npu_stats *s)
     }
     s->n_layers = nl;
     s->layers = r->stat_layers;
+    s->extra = write_steps;
+    s->extra_ud = r;
 }

@@ -224,6 +224,26 @@ static bool npy_of_dtype(uint32_t dt, npy_dtype *out)
     }
 }
 
+/* The binary's inputs and outputs for --stats-json "io" (its IO types, or
+ * its tensors' in a file without them). */
+static int stats_io(const npub_view *v, npu_stats_io *io, int cap)
+{
+    int n = 0;
+    for (uint32_t i = 0; i < v->io->n_inputs + v->io->n_outputs && n < cap; i++, n++) {
+        const npub_tensor *t = &v->tensors[v->inputs[i]];
+        const npub_io_type *r = v->io_types ? &v->io_types[i] : NULL;
+        bool q = r ? r->has_quant : t->has_quant && (t->dtype == IR_I8 || t->dtype == IR_U8);
+        io[n] = (npu_stats_io){.name = npub_string(v, t->name), .kind = i < v->io->n_inputs ? "input" : "output",
+                               .dtype = npu_stats_dtype_name(t->dtype), .rank = t->rank};
+        for (int d = 0; d < t->rank; d++)
+            io[n].dims[d] = t->dims[d];
+        io[n].quantized = q;
+        io[n].scale = q ? (r ? r->scale : t->scale) : 0;
+        io[n].zero_point = q ? (r ? r->zero_point : t->zero_point) : 0;
+    }
+    return n;
+}
+
 /* Checks an input file against the binary's input tensor; *runs = the
  * number of inferences it holds (its first dimension / the model's batch). */
 static npu_status check_input(const char *file, const npub_tensor *t, npy_array *a, int64_t *runs, npu_err *err)
@@ -346,6 +366,9 @@ static npu_status run_model_inner(const opts *o, const char *fw, model_run *m, n
         return st;
     npu_stats s;
     simrun_stats(m->r, &s);
+    npu_stats_io io[2 * MAX_INPUTS];
+    s.n_io = stats_io(v, io, 2 * MAX_INPUTS);
+    s.io = io;
     if ((uint32_t)o->noutputs > v->io->n_outputs)
         return npu_fail(err, NPU_EUSER, "%s: %d --output files for %u outputs", o->model, o->noutputs,
                         (unsigned)v->io->n_outputs);

@@ -31,6 +31,14 @@ void npu_json_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
+const char *npu_stats_dtype_name(unsigned dt)
+{
+    /* ir_dtype order (src/ir/ir.h): f32 f16 i64 i32 i16 i8 u8 i4 u4 bool */
+    static const char *const names[10] = {"float32", "float16", "int64", "int32", "int16",
+                                          "int8",    "uint8",   "int4",  "uint4", "bool"};
+    return dt < 10 ? names[dt] : "?";
+}
+
 void npu_stats_write_json(const npu_stats *s, FILE *out)
 {
     fprintf(out, "{\n  \"target\": ");
@@ -59,7 +67,20 @@ void npu_stats_write_json(const npu_stats *s, FILE *out)
         }
         fputc('}', out);
     }
-    fprintf(out, "%s]},\n  \"layers\": [", s->n_plan ? "\n    " : "");
+    fprintf(out, "%s]},\n  \"io\": [", s->n_plan ? "\n    " : "");
+    for (int i = 0; i < s->n_io; i++) {
+        const npu_stats_io *p = &s->io[i];
+        fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
+        npu_json_string(out, p->name);
+        fprintf(out, ", \"kind\": \"%s\", \"dtype\": \"%s\", \"shape\": [", p->kind, p->dtype);
+        for (int d = 0; d < p->rank && d < 8; d++)
+            fprintf(out, "%s%" PRId64, d ? ", " : "", p->dims[d]);
+        fprintf(out, "]");
+        if (p->quantized)
+            fprintf(out, ", \"scale\": %.9g, \"zero_point\": %" PRId32, p->scale, p->zero_point);
+        fputc('}', out);
+    }
+    fprintf(out, "%s],\n  \"layers\": [", s->n_io ? "\n  " : "");
     for (int i = 0; i < s->n_layers; i++) {
         const npu_stats_layer *l = &s->layers[i];
         fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
@@ -73,7 +94,12 @@ void npu_stats_write_json(const npu_stats *s, FILE *out)
                 ", \"bound_cycles\": %" PRIu64 "}",
                 l->cycles, l->macs, l->dram_bytes, l->bound_cycles);
     }
-    fprintf(out, "%s]\n}\n", s->n_layers ? "\n  " : "");
+    fprintf(out, "%s]", s->n_layers ? "\n  " : "");
+    if (s->extra) {
+        fprintf(out, ",\n  ");
+        s->extra(s->extra_ud, out);
+    }
+    fprintf(out, "\n}\n");
 }
 
 npu_status npu_stats_save_json(const npu_stats *s, const char *path, npu_err *err)

@@ -4,6 +4,7 @@
 #ifndef NPU_STATS_H
 #define NPU_STATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -26,6 +27,18 @@ typedef struct npu_stats_buffer {
     const char *alias_of;  /* root tensor, or NULL */
 } npu_stats_buffer;
 
+/* A model input or output as the application sees it. */
+typedef struct npu_stats_io {
+    const char *name;
+    const char *kind;  /* "input" or "output" */
+    const char *dtype; /* "float32", "int8", "uint8", ... */
+    int rank;
+    int64_t dims[8];
+    bool quantized;    /* real = scale * (q - zero_point) */
+    double scale;
+    int32_t zero_point;
+} npu_stats_io;
+
 typedef struct npu_stats {
     const char *target;
     const char *model;
@@ -39,7 +52,16 @@ typedef struct npu_stats {
     const npu_stats_buffer *plan;
     int n_layers;
     const npu_stats_layer *layers;
+    int n_io;
+    const npu_stats_io *io;
+    /* members after "layers", written by their owner as `"key": value`
+     * (several separated by commas), or NULL: npucc's "partition", npusim's "steps" */
+    void (*extra)(void *ud, FILE *out);
+    void *extra_ud;
 } npu_stats;
+
+/* The numpy name of an ir_dtype code ("float32", "int8", ...; "?" unknown). */
+const char *npu_stats_dtype_name(unsigned ir_dtype_code);
 
 double npu_stats_time_ms(const npu_stats *s);
 double npu_stats_mac_utilization(const npu_stats *s);

@@ -14,6 +14,7 @@
 #include "import/import.h"
 #include "opt/opt.h"
 #include "partition/partition.h"
+#include "quantize/io_types.h"
 #include "quantize/quantize.h"
 #include "target/target.h"
 
@@ -24,6 +25,7 @@ typedef struct drv_ctx {
     tgt_target *target;
     ir_graph *g;
     part_schedule sched;
+    part_result part;
     mp_plan plan;
     emit_blob consts;
     tile_program prog;
@@ -105,7 +107,22 @@ static npu_status stage_quantize(drv_ctx *c, npu_err *err)
     if (qdq && c->o->abits != 8)
         return npu_fail(err, NPU_EUSER, "%s: --abits %d: a pre-quantized (QDQ) model brings its own int8 activations",
                         c->o->model, c->o->abits);
+    /* the I/O types asked for, or the model's own: a uint8 input of a QDQ
+     * model stays uint8 although its codes become int8 inside */
+    int nio = c->g->n_inputs + c->g->n_outputs;
+    q_io_type *iot = npu_arena_alloc(c->g->arena, sizeof *iot * (size_t)(nio ? nio : 1));
+    if (!iot)
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    bool retype = false;
+    for (int i = 0; i < nio; i++) {
+        const ir_tensor *t = i < c->g->n_inputs ? c->g->inputs[i] : c->g->outputs[i - c->g->n_inputs];
+        q_io_type asked = i < c->g->n_inputs ? c->o->input_type : c->o->output_type;
+        iot[i] = asked ? asked : qdq && t->dtype == IR_U8 ? Q_IO_U8 : Q_IO_KEEP;
+        retype |= iot[i] != Q_IO_KEEP;
+    }
     npu_status st = qdq ? q_from_qdq(c->g, err) : q_ptq(c->g, &po, &res, err);
+    if (st == NPU_OK && retype)
+        st = q_set_io_types(c->g, c->o->model, iot, iot + c->g->n_inputs, err);
     if (st == NPU_OK && res.report)
         q_report_print(res.report, c->out);
     q_report_free(res.report);
@@ -116,34 +133,31 @@ static npu_status stage_quantize(drv_ctx *c, npu_err *err)
     return st;
 }
 
-/* NPU where the tiler can run a node, else the host runtime, which must
- * then take it: a node neither can run is an error naming it. */
-static bool npu_caps(void *ud, const ir_graph *g, const ir_node *n, const char **reason)
+/* The units' answers for the partition: the tiler's estimate for the NPU,
+ * the emitter's host kernels (or a split the plan lays out in place). */
+static bool npu_cost(void *ud, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason)
 {
-    return tile_supports(ud, g, n, reason);
+    return tile_estimate(ud, g, n, cycles, reason);
 }
+
+static bool host_caps(void *ud, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    (void)ud;
+    return emit_is_part_copy(n) || emit_host_supports(g, n, reason);
+}
+
+_Static_assert(PART_COST == 0 && PART_FIRST_FIT == 1 && PART_HOST == 2, "--partition's names are part_mode's order");
 
 static npu_status stage_partition(drv_ctx *c, npu_err *err)
 {
-    part_caps caps = {npu_caps, c->target};
-    npu_status st = part_assign(c->g, &caps, err);
-    for (int i = 0; st == NPU_OK && i < c->g->n_nodes; i++) {
-        const ir_node *n = c->g->nodes[i];
-        const char *why = NULL;
-        if (!n->dead && n->unit == IR_UNIT_HOST && !emit_is_part_copy(n) && !emit_host_supports(c->g, n, &why))
-            st = npu_fail(err, NPU_EUSER, "%s: node '%s' (%s): the NPU cannot run it (%s) and neither can the host "
-                          "runtime (%s)", c->o->model, n->name, ir_op_name(n->op), n->unit_reason,
-                          why ? why : "no host kernel");
-    }
-    /* the execution order that lowers the activation peak (branchy graphs) */
-    mp_options mo = {.align = 16};
-    bool reordered = false;
-    if (st == NPU_OK)
-        st = mp_choose_order(c->g, &mo, &reordered, err);
-    if (st == NPU_OK)
-        st = part_schedule_build(c->g, &c->sched, err);
+    const tgt_target *t = c->target;
+    part_host_model hm = {t->npu_clock_mhz / t->host_clock_mhz, t->host_cpi,
+                          (double)t->p[TGT_P_DRAM_BYTES_PER_CYCLE]};
+    part_caps caps = {.npu_supports = tile_supports, .ud = c->target, .host_supports = host_caps,
+                      .npu_cost = npu_cost, .host = &hm, .mode = (part_mode)c->o->partition, .model = c->o->model};
+    npu_status st = part_plan(c->g, &caps, &c->part, &c->sched, err);
     if (st == NPU_OK && c->o->report)
-        part_report(c->g, c->out);
+        part_report_ex(c->g, &c->part, c->out);
     return st;
 }
 
@@ -263,7 +277,7 @@ npu_status drv_compile(const drv_options *o, FILE *out, npu_err *err)
     if (st == NPU_OK)
         st = stage_emit(&c, err);
     if (st == NPU_OK && (o->stats_json || o->report))
-        st = drv_report(c.o, c.target, c.g, &c.plan, &c.prog, &c.info, out, err);
+        st = drv_report(c.o, c.target, c.g, &c.part, &c.plan, &c.prog, &c.info, out, err);
 done:
     if (c.have_prog)
         tile_program_free(&c.prog, c.alloc);

@@ -11,6 +11,8 @@ void drv_print_usage(FILE *out)
           "             [--mean M[,M..]] [--std S[,S..]] [--layout nchw|nhwc] [--resize error|nearest|bilinear]\n"
           "             [--[no-]bias-correction] [--cle] [--weight-rounding|--int4-rounding nearest|adaptive|gptq]\n"
           "             [--input-shape NAME=1x3x224x224] [--report] [--stats-json FILE]\n"
+          "             [--input-type float32|int8|uint8] [--output-type float32|int8|uint8]\n"
+          "             [--partition cost|first-fit|host]\n"
           "             [--dump-ir] [--dump-after=PASS|all] [--strip] MODEL.onnx\n"
           "       npucc --target NAME|FILE.yaml --validate\n",
           out);
@@ -204,10 +206,27 @@ npu_status drv_parse_args(int argc, char **argv, drv_options *o, npu_err *err)
             if (st != NPU_OK)
                 return npu_fail(err, NPU_EUSAGE, "--input-shape: %s", err->msg);
             o->n_input_shapes++;
+        } else if (VALUE("--input-type") || VALUE("--output-type")) {
+            if (!v)
+                return NPU_EUSAGE;
+            bool in = a[2] == 'i';
+            if (!q_io_type_parse(v, in ? &o->input_type : &o->output_type))
+                return npu_fail(err, NPU_EUSAGE, "%s: '%s' is not float32, int8 or uint8",
+                                in ? "--input-type" : "--output-type", v);
         } else if (VALUE("--stats-json")) {
             if (!v)
                 return NPU_EUSAGE;
             o->stats_json = v;
+        } else if (VALUE("--partition")) {
+            if (!v)
+                return NPU_EUSAGE;
+            static const char *const names[] = {"cost", "first-fit", "host"}; /* part_mode's order */
+            int k = 0;
+            while (k < 3 && strcmp(v, names[k]) != 0)
+                k++;
+            if (k == 3)
+                return npu_fail(err, NPU_EUSAGE, "--partition: '%s' is not cost, first-fit or host", v);
+            o->partition = k;
         } else if (VALUE("--dump-after")) {
             if (!v)
                 return NPU_EUSAGE;

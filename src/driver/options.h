@@ -6,6 +6,7 @@
 #include "calib/dataset.h"
 #include "common/status.h"
 #include "import/import.h"
+#include "quantize/io_types.h"
 #include "quantize/quantize.h"
 
 typedef enum drv_emit { DRV_EMIT_NPUB, DRV_EMIT_C, DRV_EMIT_QDQ, DRV_EMIT_LISTING } drv_emit;
@@ -48,6 +49,8 @@ typedef struct drv_options {
     imp_input_shape input_shapes[DRV_MAX_INPUT_SHAPES];
     int n_layer_bits;
     drv_layer_bits layer_bits[DRV_MAX_LAYER_BITS];
+    q_io_type input_type, output_type; /* --input-type, --output-type (Q_IO_KEEP: not given) */
+    int partition;             /* --partition: part_mode (cost, first-fit, host) */
     const char *model;
     bool help;
 } drv_options;

@@ -14,7 +14,37 @@ static const tile_layer *layer_of(const tile_program *p, const ir_node *n)
     return NULL;
 }
 
-npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph *g, const mp_plan *plan,
+/* The model's inputs and outputs as the binary binds them (--stats-json "io"). */
+static void io_stats(const ir_graph *g, npu_stats_io *io)
+{
+    for (int i = 0; i < g->n_inputs + g->n_outputs; i++) {
+        const ir_tensor *t = i < g->n_inputs ? g->inputs[i] : g->outputs[i - g->n_inputs];
+        npu_stats_io *p = &io[i];
+        *p = (npu_stats_io){.name = t->name, .kind = i < g->n_inputs ? "input" : "output",
+                            .dtype = npu_stats_dtype_name(t->dtype), .rank = t->rank};
+        for (int d = 0; d < t->rank && d < 8; d++)
+            p->dims[d] = t->dims[d];
+        if ((t->dtype == IR_I8 || t->dtype == IR_U8) && t->quant && t->quant->count == 1) {
+            p->quantized = true;
+            p->scale = t->quant->scale[0];
+            p->zero_point = t->quant->zero_point[0];
+        }
+    }
+}
+
+typedef struct part_json {
+    const ir_graph *g;
+    const part_result *part;
+} part_json;
+
+static void write_partition(void *ud, FILE *out)
+{
+    const part_json *p = ud;
+    part_write_json(p->g, p->part, out);
+}
+
+npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph *g, const part_result *part,
+                      const mp_plan *plan,
                       const tile_program *prog, const emit_info *info, FILE *out, npu_err *err)
 {
     npu_alloc a = npu_alloc_default();
@@ -63,8 +93,19 @@ npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph 
     s.weights_bytes = info->weights_bytes;
     s.n_plan = n_plan, s.plan = bufs;
     s.n_layers = n_layers, s.layers = layers;
-    npu_status st = NPU_OK;
-    if (o->report) {
+    part_json pj = {g, part};
+    if (part && part->info) {
+        s.extra = write_partition;
+        s.extra_ud = &pj;
+    }
+    size_t nio = (size_t)(g->n_inputs + g->n_outputs);
+    npu_stats_io *io = npu_malloc(a, sizeof *io * (nio ? nio : 1));
+    if (io) {
+        io_stats(g, io);
+        s.n_io = (int)nio, s.io = io;
+    }
+    npu_status st = io ? NPU_OK : npu_fail(err, NPU_EINTERNAL, "out of memory for the report");
+    if (st == NPU_OK && o->report) {
         fprintf(out, "\nestimate (static): %llu NPU cycles, %.3f ms at %.0f MHz, %llu MACs, utilization %.1f%%\n",
                 (unsigned long long)s.cycles_npu, npu_stats_time_ms(&s), s.clock_mhz, (unsigned long long)s.macs,
                 100.0 * npu_stats_mac_utilization(&s));
@@ -72,8 +113,9 @@ npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph 
         fprintf(out, "weights %llu B, SRAM peak %llu B, host scratch %u B\n", (unsigned long long)s.weights_bytes,
                 (unsigned long long)s.sram_peak_bytes, info->scratch_bytes);
     }
-    if (o->stats_json)
+    if (st == NPU_OK && o->stats_json)
         st = npu_stats_save_json(&s, o->stats_json, err);
+    npu_free(a, io, sizeof *io * (nio ? nio : 1));
     npu_free(a, layers, sizeof *layers * (nl ? nl : 1));
     npu_free(a, bufs, sizeof *bufs * (np ? np : 1));
     return st;

@@ -7,7 +7,8 @@
 #include "driver/options.h"
 #include "emit/emit.h"
 
-npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph *g, const mp_plan *plan,
+npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph *g, const part_result *part,
+                      const mp_plan *plan,
                       const tile_program *prog, const emit_info *info, FILE *out, npu_err *err);
 
 #endif

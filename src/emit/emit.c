@@ -219,6 +219,20 @@ static npu_status emit_io(emitter *e)
         if (e->st == NPU_OK)
             e->st = emit_blob_add(&e->io, &idx, sizeof idx, 4, &off, e->err);
     }
+    /* the IO-type extension: what the application feeds and receives */
+    npub_io_ext x = {NPUB_IO_EXT_MAGIC, NPUB_IO_EXT_VERSION, sizeof(npub_io_type)};
+    if (e->st == NPU_OK)
+        e->st = emit_blob_add(&e->io, &x, sizeof x, 4, &off, e->err);
+    for (int i = 0; i < g->n_inputs + g->n_outputs && e->st == NPU_OK; i++) {
+        const ir_tensor *t = i < g->n_inputs ? g->inputs[i] : g->outputs[i - g->n_inputs];
+        npub_io_type r = {.dtype = (uint8_t)t->dtype};
+        if ((t->dtype == IR_I8 || t->dtype == IR_U8) && t->quant && t->quant->count == 1) {
+            r.has_quant = 1;
+            r.scale = t->quant->scale[0];
+            r.zero_point = t->quant->zero_point[0];
+        }
+        e->st = emit_blob_add(&e->io, &r, sizeof r, 4, &off, e->err);
+    }
     return e->st;
 }
 

@@ -109,6 +109,25 @@ ir_tensor *ir_graph_find(const ir_graph *g, const char *name)
     return NULL;
 }
 
+static ir_tensor **map_slot(const ir_graph *g, const ir_tensor *t)
+{
+    const ir_name_map *m = g->names;
+    size_t j = m->cap ? hash_name(t->name) & (m->cap - 1) : 0;
+    while (m->cap && m->slots[j] && m->slots[j] != t)
+        j = (j + 1) & (m->cap - 1);
+    return m->cap && m->slots[j] ? &m->slots[j] : NULL;
+}
+
+void ir_swap_names(ir_graph *g, ir_tensor *a, ir_tensor *b)
+{
+    ir_tensor **sa = map_slot(g, a), **sb = map_slot(g, b);
+    if (!sa || !sb)
+        return;
+    *sa = b, *sb = a;
+    const char *n = a->name;
+    a->name = b->name, b->name = n;
+}
+
 ir_graph *ir_graph_new(npu_alloc alloc)
 {
     npu_arena *arena = npu_arena_new(alloc);

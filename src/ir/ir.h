@@ -152,6 +152,9 @@ void ir_graph_free(ir_graph *g);
  * nothing) when the name exists or memory runs out. */
 ir_tensor *ir_tensor_new(ir_graph *g, const char *name, ir_dtype dt, int rank, const int64_t *dims);
 ir_tensor *ir_graph_find(const ir_graph *g, const char *name);
+/* a takes b's name and b a's (a model input keeps its name when another
+ * tensor takes its place). */
+void ir_swap_names(ir_graph *g, ir_tensor *a, ir_tensor *b);
 /* A constant: copies nbytes of data (ir_tensor_bytes) into the arena. */
 ir_tensor *ir_const_new(ir_graph *g, const char *name, ir_dtype dt, int rank, const int64_t *dims,
                         const void *data);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/npy.h"
 #include "quantize/quantize_internal.h"
 #include "kernels/nk_elem.h"
 
@@ -242,7 +243,9 @@ npu_status q_ptq(ir_graph *g, const q_ptq_options *o, q_ptq_result *res, npu_err
             in->dtype != IR_I8 && in->dtype != IR_U8 && in->dtype != IR_BOOL)
             return npu_fail(err, NPU_EUSER, "%s: input '%s' is %s: calibration takes float, integer and bool "
                             "inputs", model, in->name, ir_dtype_name(in->dtype));
-        specs[k] = (cal_input_spec){in->name, in->rank, in->dims, NULL};
+        /* an int8/uint8-typed input calibrates on its codes (.npy of its dtype) */
+        int codes = in->dtype == IR_I8 ? NPY_I8 : in->dtype == IR_U8 ? NPY_U8 : NPY_F32;
+        specs[k] = (cal_input_spec){in->name, in->rank, in->dims, NULL, codes};
     }
     npu_status bits_st = q_check_bits(&o->q, err);
     if (bits_st != NPU_OK)

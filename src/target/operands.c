@@ -84,6 +84,10 @@ int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt
             add(out, &n, TGT_F_QTAB, false, false, 12 * V(W));
         add(out, &n, TGT_F_DST, false, true, V(H) * V(W));
         break;
+    case TGT_SEM_QUANTIZE: /* float32 in, int8 out */
+        add(out, &n, TGT_F_SRC, false, false, 4 * V(LEN));
+        add(out, &n, TGT_F_DST, false, true, V(LEN));
+        break;
     default: break;
     }
     return n;
@@ -114,6 +118,14 @@ npu_status tgt_sem_check(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COU
                             (long long)oh, (long long)ow);
         if (V(PT) >= V(KH) * dh || V(PB) >= V(KH) * dh || V(PL) >= V(KW) * dw || V(PR) >= V(KW) * dw)
             return npu_fail(err, NPU_EUSER, "%s: padding must be smaller than the kernel's extent", in->name);
+        break;
+    }
+    case TGT_SEM_QUANTIZE: {
+        uint32_t e = ((uint32_t)V(FSCALE) >> 23) & 0x1ffu; /* sign and exponent: a positive normal float */
+        if (e == 0 || e >= 0xff || V(OUT_ZP) < -128 || V(OUT_ZP) > 127 || V(SRC) % 4)
+            return npu_fail(err, NPU_EUSER, "%s: fscale 0x%08llx is no positive normal float, out_zp %lld is no int8 "
+                            "or src 0x%llx is not 4-byte aligned", in->name, (unsigned long long)(uint32_t)V(FSCALE),
+                            (long long)V(OUT_ZP), (unsigned long long)V(SRC));
         break;
     }
     default: break;

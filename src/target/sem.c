@@ -114,6 +114,7 @@ static const tgt_sem_field f_softmax[] = {
 static const tgt_sem_field f_layernorm[] = {
     COMMON, R(SRC), R(DST), R(QTAB), R(H), R(W), O(EPS, 0), O(OUT_ZP, 0), CLAMP,
 };
+static const tgt_sem_field f_quantize[] = {COMMON, R(SRC), R(DST), R(LEN), R(FSCALE), O(OUT_ZP, 0)};
 static const tgt_sem_field f_ctrl[] = {COMMON};
 static const tgt_sem_field f_sync[] = {COMMON, O(DRAIN, 0)};
 
@@ -134,6 +135,7 @@ static const tgt_sem_info sems[TGT_SEM_COUNT] = {
     ROW(LAYERNORM, "layernorm", U(VECTOR), f_layernorm),
     ROW(SYNC, "sync", U(CTRL), f_sync),
     ROW(END, "end", U(CTRL), f_ctrl),
+    ROW(QUANTIZE, "quantize", U(VECTOR), f_quantize),
 };
 
 const tgt_sem_info *tgt_sem_get(tgt_sem s)

@@ -68,6 +68,7 @@ typedef enum tgt_sem {
     TGT_SEM_LAYERNORM,
     TGT_SEM_SYNC,
     TGT_SEM_END,
+    TGT_SEM_QUANTIZE, /* float32 -> int8 (model inputs): nk_quantize_f32_i8 */
     TGT_SEM_COUNT
 } tgt_sem;
 

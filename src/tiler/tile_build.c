@@ -54,6 +54,7 @@ static npu_status lower_node(tile_ctx *c, const ir_node *n)
     case IR_OP_GATHER: return tile_gather(c, n);
     case IR_OP_QSOFTMAX:
     case IR_OP_QLAYER_NORM: return tile_rownorm(c, n);
+    case IR_OP_QUANTIZE_LINEAR: return tile_quantize(c, n);
     case IR_OP_SLICE:
     case IR_OP_SPLIT: return tile_move(c, n);
     default:
@@ -117,9 +118,10 @@ static void scratch_free(scratch *s, npu_alloc a, int n_tensors)
 }
 
 /* Lowers one quantized node against a throw-away plan and constants:
- * whatever tile_build would refuse for it, with the message. tile_supports
- * asks this of quantized nodes. */
-bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+ * whatever tile_build would refuse for it, with the message, and the
+ * static schedule's cycles of its instructions. tile_supports and
+ * tile_estimate ask this of quantized nodes. */
+bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason)
 {
     npu_alloc a = g->alloc.fn ? g->alloc : npu_alloc_default();
     scratch s;
@@ -127,6 +129,8 @@ bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, con
     if (st == NPU_OK) {
         scratch_reset(&s, n);
         st = lower_node(&s.c, n);
+        if (cycles)
+            *cycles = s.c.s.end;
     }
     scratch_free(&s, a, g->n_tensors);
     if (st == NPU_OK)

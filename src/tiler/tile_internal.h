@@ -149,8 +149,9 @@ npu_status tile_fail(tile_ctx *c, const char *fmt, ...) __attribute__((format(pr
 /* int4 weights run packed (w4) when the target has them and a filter fills whole bytes. */
 bool tile_w4_ok(const tgt_target *t, int64_t elems_per_filter);
 
-/* tile_build.c: lowers n alone (a quantized node); false with the reason when it cannot. */
-bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason);
+/* tile_build.c: lowers n alone (a quantized node); false with the reason when it cannot.
+ * *cycles (when non-NULL): the static schedule's end. */
+bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason);
 
 /* ---- per op: tile_conv.c, tile_cascade.c, tile_fc.c, tile_vec.c ---- */
 /* A conv as one weight block (all output channels, one reduction chunk):
@@ -214,6 +215,7 @@ npu_status tile_copy_rows(tile_ctx *c, int sr, int64_t so, int64_t ss, int dr, i
 enum { TILE_GATHER_MAX = 64 };
 bool tile_gather_indices(const ir_node *n, int64_t *idx, int64_t *count);
 npu_status tile_gather(tile_ctx *c, const ir_node *n);
+npu_status tile_quantize(tile_ctx *c, const ir_node *n); /* QuantizeLinear of a float input (tile_vec.c) */
 /* Slice (step 1) and Split by DMA box copies (tile_move.c); nothing moves for a part left in place. */
 bool tile_move_shape(const ir_node *n);
 npu_status tile_move(tile_ctx *c, const ir_node *n);

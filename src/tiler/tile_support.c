@@ -107,6 +107,23 @@ static bool conv_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, co
     return window_ok(t, g, n, TGT_SEM_CONV, k, reason);
 }
 
+/* A float model input quantized on the vector unit: per tensor to int8. */
+static bool quantize_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    const ir_tensor *x = n->inputs[0], *y = n->outputs[0];
+    if (tgt_insn_for_sem(t->isa, TGT_SEM_QUANTIZE) < 0)
+        return no(g, reason, "the ISA has no quantize instruction");
+    if (x->dtype != IR_F32 || x->data || y->dtype != IR_I8 || !y->quant || y->quant->count != 1 ||
+        y->quant->axis >= 0 || (y->flags & IR_TENSOR_INT4_CODES))
+        return no(g, reason, "quantize on the NPU: float32 to int8 per tensor only");
+    const ir_tensor *s = n->n_inputs > 1 ? n->inputs[1] : NULL, *z = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    if (!s || !s->data || s->dtype != IR_F32 || ir_tensor_numel(s) != 1 || *(const float *)s->data != y->quant->scale[0] ||
+        (z && (!z->data || z->dtype != IR_I8 || ir_tensor_numel(z) != 1 ||
+               *(const int8_t *)z->data != y->quant->zero_point[0])))
+        return no(g, reason, "quantize on the NPU: scale and zero point must be the output's, as constants");
+    return true;
+}
+
 static bool pool_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
 {
     const ir_tensor *x = n->inputs[0];
@@ -248,10 +265,28 @@ bool tile_supports(void *target, const ir_graph *g, const ir_node *n, const char
     if (!supports_shape(t, g, n, reason))
         return false;
     const ir_tensor *x = n->n_inputs ? n->inputs[0] : NULL;
-    bool quantized = x && x->quant && x->dtype == IR_I8;
+    bool quantized = x && ((x->quant && x->dtype == IR_I8) || n->op == IR_OP_QUANTIZE_LINEAR);
     if (!quantized && x && !x->data && x->dtype != IR_F32)
         return no(g, reason, "integer or bool data without quantization (the NPU computes on int8 codes)");
-    return !quantized || tile_try_node(t, g, n, reason);
+    return !quantized || tile_try_node(t, g, n, NULL, reason);
+}
+
+bool tile_estimate(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason)
+{
+    *cycles = 0;
+    if (!supports_shape(t, g, n, reason))
+        return false;
+    const ir_tensor *x = n->n_inputs ? n->inputs[0] : NULL;
+    if (x && ((x->quant && x->dtype == IR_I8) || n->op == IR_OP_QUANTIZE_LINEAR))
+        return tile_try_node(t, g, n, cycles, reason);
+    /* not yet quantized: no instructions to time, the peak-throughput bound of its bytes instead */
+    int64_t bytes = 0;
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] && !n->inputs[i]->data)
+            bytes += ir_tensor_numel(n->inputs[i]);
+    bytes += ir_tensor_numel(n->outputs[0]);
+    *cycles = tile_cdiv(bytes, t->p[TGT_P_DRAM_BYTES_PER_CYCLE]);
+    return true;
 }
 
 static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
@@ -303,6 +338,7 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
         if (!n->inputs[0]->quant)
             return no(g, reason, "float op: no integer form (ReduceMean)");
         return reduce_ok(t, g, n, reason);
+    case IR_OP_QUANTIZE_LINEAR: return quantize_ok(t, g, n, reason);
     case IR_OP_SLICE:
     case IR_OP_SPLIT: /* tile_move: DMA box copies */
         return tile_move_shape(n) ? true : no(g, reason, "Slice or Split of other than int8 data in boxes of step 1");

@@ -263,6 +263,43 @@ npu_status tile_unary(tile_ctx *c, const ir_node *n)
     return tile_pipeline(c);
 }
 
+/* float32 -> int8 in flat chunks: 4 bytes in, 1 out per element. */
+npu_status tile_quantize(tile_ctx *c, const ir_node *n)
+{
+    const ir_tensor *x = n->inputs[0], *y = n->outputs[0];
+    int xr, yr;
+    int64_t xo, yo, L = ir_tensor_numel(y);
+    npu_status st = tile_tensor_addr(c, x, &xr, &xo);
+    if (st == NPU_OK)
+        st = tile_tensor_addr(c, y, &yr, &yo);
+    if (st != NPU_OK)
+        return st;
+    if (ir_tensor_numel(x) != L || !y->quant || y->quant->count != 1)
+        return tile_fail(c, "quantize: float input and int8 output of the same size, per tensor");
+    uint32_t bits;
+    memcpy(&bits, &y->quant->scale[0], sizeof bits);
+    int64_t T = flat_tile(c, L, 5, 0, tile_fmax(c, TGT_SEM_QUANTIZE, TGT_F_LEN)) & ~(int64_t)3;
+    if (T < 1)
+        return tile_fail(c, "no quantize tile fits the SRAM");
+    int64_t s[2][2];
+    tile_sram_req rq[4] = {{4 * T, &s[0][0]}, {T, &s[0][1]}, {4 * T, &s[1][0]}, {T, &s[1][1]}};
+    if ((st = tile_sram_place(c, rq, 4, "no quantize tile fits the SRAM")) != NPU_OK)
+        return st;
+    int j = 0;
+    for (int64_t e0 = 0; e0 < L; e0 += T, j++) {
+        int64_t cnt = tile_min(T, L - e0);
+        tile_work *wk = tile_work_new(c);
+        tile_comp *cp = wk ? tile_comp_new(c, wk, TGT_SEM_QUANTIZE) : NULL;
+        if (!cp)
+            return oom(c);
+        tile_load_flat(c, wk, xr, xo + 4 * e0, s[j % 2][0], 4 * cnt);
+        cp->v[TGT_F_SRC] = s[j % 2][0], cp->v[TGT_F_DST] = s[j % 2][1], cp->v[TGT_F_LEN] = cnt;
+        cp->v[TGT_F_FSCALE] = (int32_t)bits, cp->v[TGT_F_OUT_ZP] = y->quant->zero_point[0];
+        tile_store_flat(c, wk, yr, yo + e0, s[j % 2][1], cnt);
+    }
+    return tile_pipeline(c);
+}
+
 static bool same_quant(const ir_tensor *a, const ir_tensor *b)
 {
     return a->quant && b->quant && a->quant->count == 1 && b->quant->count == 1 &&

@@ -21,6 +21,12 @@ bool tile_supports(void *target, const ir_graph *g, const ir_node *n, const char
  * every other node. */
 bool tile_int_supported(void *target, const ir_graph *g, const ir_node *n);
 
+/* The partitioner's NPU cost of n alone: *cycles from the static schedule of
+ * n's own instructions (lowered into a throw-away context, as tile_supports
+ * does; no program is built, no cascade or fusion with its neighbours).
+ * false, with the reason, when the NPU cannot run it. */
+bool tile_estimate(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason);
+
 /* The NPU pipelines the tiler cascades (docs/tiler.md): per index into
  * g->nodes, the index of the first node of the cascade it runs in (itself
  * when it runs alone). Decided from the target, the graph and the schedule

@@ -18,8 +18,13 @@ one() { # target file, name, min cosine, npucc flags...: compile, simulate, comp
     o=$W/$t
     mkdir -p $o
     tag="$t/$name${*:+ $*}"
-    if ! msg=$($B/npucc --target $tf --calib ${m}_calib -o $o/$name.npub "$@" $m.onnx 2>&1); then
+    if ! msg=$($B/npucc --target $tf --calib ${m}_calib -o $o/$name.npub --stats-json $o/$name.json "$@" $m.onnx 2>&1); then
         echo "FAIL $tag: npucc: $msg"; fail=$((fail + 1)); return 1
+    fi
+    # the cost-model partition never estimates more cycles than first fit (docs/partition.md)
+    if ! msg=$($PY -c "import json,sys; p=json.load(open(sys.argv[1]))['partition']
+sys.exit(p['estimated_cycles'] > p['first_fit']['estimated_cycles'] and f\"{p['estimated_cycles']} > {p['first_fit']['estimated_cycles']}\")" $o/$name.json 2>&1); then
+        echo "FAIL $tag: partition worse than first fit: $msg"; fail=$((fail + 1)); return 1
     fi
     if ! msg=$($B/npusim $o/$name.npub --input ${m}_input.npy --output $o/$name.sim.npy 2>&1); then
         echo "FAIL $tag: npusim: $msg" | head -c 2000; fail=$((fail + 1)); return 1

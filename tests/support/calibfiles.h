@@ -54,7 +54,7 @@ static inline float tf_rnd(uint32_t *s)
 static inline npu_status tf_open_set(const char *dir, int rank, const int64_t *dims, const cal_read_opts *ro, cal_dataset **d,
                            npu_err *e)
 {
-    cal_input_spec spec = {"x", rank, dims, NULL};
+    cal_input_spec spec = {"x", rank, dims, NULL, 0};
     return cal_dataset_open_opts(dir, &spec, ro, npu_alloc_default(), d, e);
 }
 

@@ -560,7 +560,7 @@ static inline ir_graph *fmnist_quantized(int wbits)
     cr_assert_eq(imp_load_onnx(model, &io, al, &g, &e), NPU_OK, "%s", e.msg);
     cr_assert_eq(opt_run(g, NULL, &e), NPU_OK, "%s", e.msg);
     const ir_tensor *in = g->inputs[0];
-    cal_input_spec spec = {in->name, in->rank, in->dims, NULL};
+    cal_input_spec spec = {in->name, in->rank, in->dims, NULL, 0};
     cal_dataset *ds;
     cr_assert_eq(cal_dataset_open(calib, &spec, al, &ds, &e), NPU_OK, "%s", e.msg);
     ref_ctx *rc = ref_ctx_new(g, al, &e);

@@ -26,7 +26,7 @@ static void write_sample(const char *dir, const char *stem, const char *tag, int
 static npu_status open2(const char *dir, cal_dataset **d, npu_err *e)
 {
     /* "in.a" is not a file-name-safe tag: its files are STEM.in_a.EXT */
-    cal_input_spec specs[2] = {{"in.a", 2, dims, NULL}, {"b", 2, dims, NULL}};
+    cal_input_spec specs[2] = {{"in.a", 2, dims, NULL, 0}, {"b", 2, dims, NULL, 0}};
     return cal_dataset_open_inputs(dir, specs, 2, NULL, npu_alloc_default(), d, e);
 }
 

@@ -96,3 +96,17 @@ Test(options, int4_activations_default_to_mse_calibration)
     cr_assert_eq(parse(&o, &e, "--target edge-v1 --calib-method minmax --abits 4 m.onnx"), NPU_OK, "%s", e.msg);
     cr_assert_eq(o.calib_method, DRV_CALIB_MINMAX, "an explicit method stays");
 }
+
+Test(options, partition_mode)
+{
+    drv_options o;
+    npu_err e;
+    cr_assert_eq(parse(&o, &e, "--target edge-v1 m.onnx"), NPU_OK, "%s", e.msg);
+    cr_assert_eq(o.partition, 0, "the cost model by default");
+    cr_assert_eq(parse(&o, &e, "--target edge-v1 --partition first-fit m.onnx"), NPU_OK, "%s", e.msg);
+    cr_assert_eq(o.partition, 1);
+    cr_assert_eq(parse(&o, &e, "--target edge-v1 --partition=host m.onnx"), NPU_OK, "%s", e.msg);
+    cr_assert_eq(o.partition, 2);
+    cr_assert_eq(parse(&o, &e, "--target edge-v1 --partition best m.onnx"), NPU_EUSAGE);
+    cr_assert(strstr(e.msg, "--partition: 'best'"), "%s", e.msg);
+}

@@ -72,6 +72,27 @@ static void run_and_check(const char *wbits, uint64_t *int4_bound_sum, uint64_t 
         *macs_sum += L->macs;
     }
     cr_assert_gt(npu_layers, 2);
+    /* the per-step host cycles: a host step's are its layer's; an NPU step's hold the NPU's wait */
+    char *json = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&json, &len);
+    npu_stats_write_json(&s, f);
+    fclose(f);
+    cr_assert(strstr(json, "\"steps\": ["), "%s", json);
+    /* the first host step (the input quantize runs on the NPU; the output dequantize stays on the host) */
+    int h = 0;
+    while (h < s.n_layers && strcmp(s.layers[h].unit, "host") != 0)
+        h++;
+    cr_assert_lt(h, s.n_layers, "a host step");
+    char want[128];
+    snprintf(want, sizeof want, "\"kind\": \"host\", \"name\": \"%s\", \"op\": \"%s\", \"host_cycles\": %llu}",
+             s.layers[h].name, s.layers[h].op, (unsigned long long)s.layers[h].cycles);
+    cr_assert(strstr(json, want), "%s in %s", want, json);
+    const char *np = strstr(json, "\"kind\": \"npu\"");
+    cr_assert(np, "%s", json);
+    unsigned long long npu_host = strtoull(strstr(np, "\"host_cycles\": ") + 15, NULL, 10);
+    cr_assert_geq(npu_host, s.cycles_npu, "the step waits for its NPU job");
+    free(json);
     simrun_free(r);
     unlink(path);
     *strrchr(path, '/') = 0;

@@ -34,7 +34,7 @@ static void fmnist_on(const char *target, const q_options *qo)
     ir_graph *g = NULL;
     cr_assert_eq(imp_load_onnx(path, NULL, npu_alloc_default(), &g, &e), NPU_OK, "%s", e.msg);
     cr_assert_eq(opt_run(g, NULL, &e), NPU_OK, "%s", e.msg);
-    part_caps caps = {tile_supports, t};
+    part_caps caps = {.npu_supports = tile_supports, .ud = t};
     cr_assert_eq(part_assign(g, &caps, &e), NPU_OK, "%s", e.msg);
     /* calibration on a few synthetic images: the tiler only needs some scales */
     int64_t numel = ir_tensor_numel(g->inputs[0]);
