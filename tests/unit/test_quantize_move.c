@@ -74,7 +74,7 @@ Test(quantize_move, every_part_of_a_split_is_an_integer_version)
     int64_t d[4] = {1, 6, 2, 2}, p[4] = {1, 2, 2, 2};
     ir_tensor *x = f32(g, "x", 4, d), *parts[3];
     for (int i = 0; i < 3; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "y%d", i);
         parts[i] = f32(g, name, 4, p);
     }

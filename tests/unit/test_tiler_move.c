@@ -62,7 +62,7 @@ static ir_graph *split_graph(int axis, int j)
     for (int k = 0; k < 3; k++) {
         int64_t pd[4] = {1, 8, 8, 6};
         pd[axis] = sizes[k];
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "p%d", k);
         parts[k] = act(g, name, 4, pd, 0.05f, -2);
     }
@@ -78,7 +78,7 @@ Test(tiler_move, every_part_of_a_split_on_every_target)
         tgt_target *t = load_target(targets[ti]);
         for (int axis = 1; axis <= 2; axis++)
             for (int j = 0; j < 3; j++) {
-                char what[32];
+                char what[64];
                 snprintf(what, sizeof what, "split axis %d part %d", axis, j);
                 built b;
                 int counts[TGT_SEM_COUNT];
