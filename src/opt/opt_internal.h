@@ -16,6 +16,7 @@ npu_status opt_dce(ir_graph *g, const opt_options *o, bool *changed, npu_err *er
 npu_status opt_padfold(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
 npu_status opt_bnfold(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
 npu_status opt_reduce_gap(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
+npu_status opt_padfold(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
 npu_status opt_bnconv(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
 npu_status opt_fuse_norm(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
 npu_status opt_fuse_act(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);

@@ -1,120 +1,142 @@
-/* padfold: a constant-zero Pad of the spatial axes only, read by a Conv or
- * an AveragePool alone, becomes that node's own padding. PyTorch exports
- * DenseNet's transition pool (and padded pools in general) as Pad +
- * AveragePool; folded, the pool counts the padding (count_include_pad = 1:
- * the padded zeros were real elements of its input), so the result is the
- * same, and quantized the pad value is the zero point, as the Pad's 0 would
- * be. A Conv pads with zeros anyway. Conditions: mode constant, value 0 (or
- * absent), pads a constant of 2 x rank non-negative values, zero on N and C,
- * no axes input; the reader has no pads of its own beyond what adds up to
- * less than its kernel extent (the NPU's limit, and what a real window
- * needs); an AveragePool without ceil_mode whose count_include_pad is already
- * 1 or has no pads. MaxPool does not fold (its pad is -inf, not 0). */
-#include "opt/opt_internal.h"
-
+/* padfold: a constant-mode Pad on the spatial axes only goes into the
+ * window op reading it, whose own pads then cover it (torch exports
+ * AvgPool2d and some padded convolutions as Pad + op). Exact cases only:
+ *   - a Pad of all-zero pads is an identity (dense_block's AvgPool2d);
+ *   - value 0 into a Conv (its padding is zeros);
+ *   - value 0 into an AveragePool counting its padding (count_include_pad=1),
+ *     or not counting it but with no pads of its own, which then counts all
+ *     (the padded zeros were real elements of its input);
+ *   - value -inf into a MaxPool (its padding never wins).
+ * The Pad's output must have no other reader, and the merged pads must stay
+ * smaller than the window's extent (what ONNX runtimes and the NPU take). */
+#include <math.h>
 #include <string.h>
 
-static bool zero_value(const ir_node *pad)
-{
-    if (strcmp(ir_attr_string(pad, "mode", "constant"), "constant") != 0)
-        return false;
-    if (pad->n_inputs > 2 && pad->inputs[2] && ir_tensor_numel(pad->inputs[2]) > 0) {
-        float v;
-        return opt_const_scalar(pad->inputs[2], &v) && v == 0.0f;
-    }
-    return ir_attr_float(pad, "value", 0.0f) == 0.0f;
-}
+#include "opt/opt_internal.h"
 
-/* The spatial pads [b..., e...] of a rank-r Pad (r - 2 each); false when it does not qualify. */
-static bool spatial_pads(const ir_node *pad, int r, int64_t *sp)
+/* The Pad's begin/end per axis of x; false unless constant and non-negative. */
+static bool pad_amounts(const ir_node *n, int64_t *begin, int64_t *end, float *value)
 {
-    int64_t p[2 * IR_MAX_RANK];
-    int np = -1;
-    if (pad->n_inputs > 3 && pad->inputs[3])
+    const ir_tensor *x = n->inputs[0];
+    int r = x->rank;
+    if (n->op != IR_OP_PAD || n->n_outputs != 1 || n->n_inputs < 2 || !x->shape_known || x->dtype != IR_F32 ||
+        r > IR_MAX_RANK || strcmp(ir_attr_string(n, "mode", "constant"), "constant") != 0 ||
+        n->act.kind != IR_ACT_NONE)
         return false;
-    if (pad->n_inputs > 1 && pad->inputs[1])
-        np = opt_const_ints(pad->inputs[1], p, 2 * IR_MAX_RANK);
-    else
-        np = ir_attr_ints(pad, "pads", p, 2 * IR_MAX_RANK);
-    if (np != 2 * r || p[0] || p[1] || p[r] || p[r + 1])
-        return false;
-    for (int i = 0; i < r - 2; i++) {
-        sp[i] = p[2 + i], sp[r - 2 + i] = p[r + 2 + i];
-        if (sp[i] < 0 || sp[r - 2 + i] < 0)
+    int64_t pads[2 * IR_MAX_RANK], axes[IR_MAX_RANK];
+    int np = opt_const_ints(n->inputs[1], pads, 2 * IR_MAX_RANK), na = r;
+    if (n->n_inputs > 3 && n->inputs[3]) {
+        if ((na = opt_const_ints(n->inputs[3], axes, IR_MAX_RANK)) < 0)
             return false;
+    } else {
+        for (int i = 0; i < r; i++)
+            axes[i] = i;
     }
-    return true;
+    if (np != 2 * na)
+        return false;
+    memset(begin, 0, sizeof *begin * (size_t)r);
+    memset(end, 0, sizeof *end * (size_t)r);
+    for (int i = 0; i < na; i++) {
+        int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+        if (a < 0 || a >= r || pads[i] < 0 || pads[na + i] < 0)
+            return false;
+        begin[a] = pads[i], end[a] = pads[na + i];
+    }
+    *value = 0.0f;
+    const ir_tensor *v = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    return !v || ir_tensor_numel(v) == 0 || opt_const_scalar(v, value);
 }
 
-/* The reader's kernel extent per spatial axis; false when it cannot take the pads. */
-static bool reader_takes(const ir_node *m, int s, int64_t *ext)
+/* Whether op m reading the Pad takes pads of value v as its own padding. */
+static bool absorbs(const ir_node *m, float v)
 {
-    int64_t k[2], d[2] = {1, 1};
-    if (ir_attr_ints(m, "kernel_shape", k, 2) != s && m->op == IR_OP_AVERAGE_POOL)
+    if (strcmp(ir_attr_string(m, "auto_pad", "NOTSET"), "NOTSET") != 0 || m->inputs[0]->rank < 3 ||
+        m->inputs[0]->rank > 4)
         return false;
+    switch (m->op) {
+    case IR_OP_CONV: return v == 0.0f;
+    case IR_OP_AVERAGE_POOL: {
+        if (v != 0.0f || ir_attr_int(m, "ceil_mode", 0))
+            return false;
+        if (ir_attr_int(m, "count_include_pad", 0))
+            return true;
+        int64_t own[4] = {0, 0, 0, 0};
+        int k = ir_attr_ints(m, "pads", own, 4);
+        for (int i = 0; i < k && i < 4; i++)
+            if (own[i])
+                return false;
+        return true;
+    }
+    case IR_OP_MAX_POOL: return isinf(v) && v < 0 && m->n_outputs == 1;
+    default: return false;
+    }
+}
+
+/* m's pads plus the Pad's on the spatial axes; false past the window's extent. */
+static bool merged_pads(const ir_node *m, const int64_t *begin, const int64_t *end, int64_t *out)
+{
+    int r = m->inputs[0]->rank, s = r - 2;
+    int64_t k[2] = {1, 1}, dl[2] = {1, 1};
     if (m->op == IR_OP_CONV) {
         const ir_tensor *w = m->inputs[1];
-        if (!w || !w->shape_known || w->rank != s + 2 || strcmp(ir_attr_string(m, "auto_pad", "NOTSET"), "NOTSET"))
+        if (!w || w->rank != r)
             return false;
         for (int i = 0; i < s; i++)
             k[i] = w->dims[2 + i];
-        if (ir_attr_ints(m, "dilations", d, 2) < 0)
-            d[0] = d[1] = 1;
-    } else {
-        bool own_pads = false;
-        int64_t q[4] = {0, 0, 0, 0};
-        int nq = ir_attr_ints(m, "pads", q, 4);
-        for (int i = 0; i < nq; i++)
-            own_pads |= q[i] != 0;
-        if (ir_attr_int(m, "ceil_mode", 0) || (own_pads && !ir_attr_int(m, "count_include_pad", 0)) ||
-            strcmp(ir_attr_string(m, "auto_pad", "NOTSET"), "NOTSET"))
+        if (ir_attr_ints(m, "dilations", dl, 2) == 1)
+            dl[1] = dl[0];
+    } else if (ir_attr_ints(m, "kernel_shape", k, 2) != s) {
+        return false;
+    }
+    int64_t own[4] = {0, 0, 0, 0};
+    int np = ir_attr_ints(m, "pads", own, 4);
+    if (np > 0 && np != 2 * s)
+        return false;
+    for (int i = 0; i < s; i++) {
+        out[i] = own[i] + begin[2 + i];
+        out[s + i] = own[s + i] + end[2 + i];
+        int64_t ext = (k[i] - 1) * (m->op == IR_OP_CONV ? dl[i] : 1) + 1;
+        if (out[i] >= ext || out[s + i] >= ext)
             return false;
     }
-    for (int i = 0; i < s; i++)
-        ext[i] = (k[i] - 1) * d[i] + 1;
     return true;
 }
 
-static npu_status fold_one(ir_graph *g, ir_node *pad, bool *changed, npu_err *err)
+static bool fold_one(ir_graph *g, ir_node *pad)
 {
     ir_tensor *x = pad->inputs[0], *y = pad->outputs[0];
-    ir_node *m = y ? opt_single_user(g, y) : NULL;
-    if (!m || (m->op != IR_OP_CONV && m->op != IR_OP_AVERAGE_POOL) || m->inputs[0] != y || !x || !x->shape_known ||
-        (x->rank != 3 && x->rank != 4) || !zero_value(pad))
-        return NPU_OK;
-    int r = x->rank, s = r - 2;
-    int64_t sp[4], ext[2], q[4] = {0, 0, 0, 0};
-    if (!spatial_pads(pad, r, sp) || !reader_takes(m, s, ext))
-        return NPU_OK;
-    int nq = ir_attr_ints(m, "pads", q, 4);
-    if (nq >= 0 && nq != 2 * s)
-        return NPU_OK;
-    int64_t np[4];
-    for (int i = 0; i < 2 * s; i++) {
-        np[i] = q[i] + sp[i];
-        if (np[i] >= ext[i % s])
-            return NPU_OK;
-    }
-    if (!ir_set_ints(g, m, "pads", 2 * s, np) ||
-        (m->op == IR_OP_AVERAGE_POOL && !ir_set_int(g, m, "count_include_pad", 1)))
-        return npu_fail(err, NPU_EINTERNAL, "padfold: node '%s': out of memory", pad->name);
+    int64_t begin[IR_MAX_RANK], end[IR_MAX_RANK], merged[4];
+    float v;
+    if (!pad_amounts(pad, begin, end, &v))
+        return false;
+    bool none = true;
+    for (int i = 0; i < x->rank; i++)
+        none &= begin[i] == 0 && end[i] == 0;
+    if (none)
+        return opt_bypass(g, pad, x, y);
+    if (begin[0] || end[0] || begin[1] || end[1])
+        return false; /* batch or channels padded: no window op's padding */
+    ir_node *m = opt_single_user(g, y);
+    if (!m || m->inputs[0] != y || !absorbs(m, v) || !merged_pads(m, begin, end, merged))
+        return false;
+    if (!ir_set_ints(g, m, "pads", 2 * (x->rank - 2), merged))
+        return false;
+    if (m->op == IR_OP_AVERAGE_POOL && !ir_set_int(g, m, "count_include_pad", 1))
+        return false;
     m->inputs[0] = x;
     pad->dead = true;
-    *changed = true;
-    return NPU_OK;
+    y->producer = NULL;
+    return true;
 }
 
 npu_status opt_padfold(ir_graph *g, const opt_options *o, bool *changed, npu_err *err)
 {
-    (void)o;
+    (void)o, (void)err;
     bool any = false;
     for (int i = 0; i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
-        if (n->dead || n->op != IR_OP_PAD || n->n_inputs < 1 || n->n_outputs != 1)
-            continue;
-        npu_status st = fold_one(g, n, &any, err);
-        if (st != NPU_OK)
-            return st;
+        if (!n->dead && n->op == IR_OP_PAD && n->n_inputs > 0 && n->inputs[0])
+            any |= fold_one(g, n);
     }
     if (any)
         ir_graph_compact(g);

@@ -18,7 +18,7 @@ enum { MAX_ROUNDS = 16 }; /* a guard only: real graphs settle in two or three */
  *   dce             unused nodes and tensors dropped
  *   fuse_norm       GELU and LayerNorm as PyTorch exports them into Gelu, LayerNormalization
  *   reduce_gap      ReduceMean over H and W of NCHW becomes GlobalAveragePool
- *   padfold         a zero Pad of the spatial axes into the Conv/AveragePool reading it
+ *   padfold         a zero Pad on H/W into the Conv/AveragePool reading it
  *   bnfold          BatchNormalization into the Conv/ConvTranspose/Gemm before it
  *   bnconv          a BatchNormalization left over becomes a depthwise 1x1 Conv
  *   fuse_act        Relu/Clip/LeakyRelu into their producer's ir_act */

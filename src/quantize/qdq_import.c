@@ -321,8 +321,12 @@ static npu_status convert(q_ctx *c, ir_node *n, ir_node *q)
         }
     }
     q_kind k = q_classify(n);
-    /* a QDQ Softmax, LayerNorm or ReduceMean keeps its float form (no host kernel for their integer one) */
-    bool ok = k != Q_KIND_FLOAT && k != Q_KIND_ROWNORM && n->op != IR_OP_REDUCE_MEAN;
+    int32_t pad_code = 0;
+    /* a QDQ Softmax, LayerNorm or ReduceMean keeps its float form (no host kernel for their integer one);
+     * one Q after the node: a Split's other parts stay float; a Pad's value must be a code */
+    bool ok = k != Q_KIND_FLOAT && k != Q_KIND_ROWNORM && n->op != IR_OP_REDUCE_MEAN &&
+              (k != Q_KIND_INHERIT || n->n_outputs == 1) &&
+              (n->op != IR_OP_PAD || q_pad_code(n, q->outputs[0]->quant, &pad_code));
     for (int i = 0; ok && i < n->n_inputs; i++) {
         const ir_tensor *x = n->inputs[i];
         bool bias = k == Q_KIND_WEIGHTED && i == 2;
@@ -354,7 +358,7 @@ static npu_status convert(q_ctx *c, ir_node *n, ir_node *q)
         if (!q_same_quant(n->inputs[0]->quant, y->quant))
             return npu_fail(c->err, NPU_EUSER, "node '%s' (%s): the output's scale and zero point must be the "
                             "input's", n->name, ir_op_name(n->op));
-        return NPU_OK;
+        return n->op == IR_OP_PAD ? q_pad_set_code(c->g, n, pad_code, c->err) : NPU_OK;
     default: return NPU_OK;
     }
 }

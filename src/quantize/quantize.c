@@ -123,6 +123,8 @@ q_kind q_classify(const ir_node *n)
     case IR_OP_SLICE:
     case IR_OP_EXPAND:
     case IR_OP_TILE: return n->n_outputs == 1 ? Q_KIND_INHERIT : Q_KIND_FLOAT;
+    case IR_OP_SPLIT: return Q_KIND_INHERIT; /* every output */
+    case IR_OP_PAD: return q_pad_movable(n) ? Q_KIND_INHERIT : Q_KIND_FLOAT;
     case IR_OP_AVERAGE_POOL:
     case IR_OP_GLOBAL_AVERAGE_POOL: return n->inputs[0] && n->inputs[0]->rank > 4 ? Q_KIND_FLOAT : Q_KIND_OWN_RANGE;
     case IR_OP_CONCAT: return Q_KIND_CONCAT;
@@ -204,13 +206,30 @@ static npu_status output_quant(q_ctx *c, const ir_node *n, ir_tensor *y, ir_quan
     return NPU_OK;
 }
 
-static bool use_int(q_ctx *c, const ir_node *n, q_kind k)
+/* A Pad's value must be a code of the scale its input will have. */
+static bool pad_exact(const q_ctx *c, const ir_node *n, int32_t *code)
+{
+    const ir_tensor *x = n->inputs[0];
+    if (x->id < c->n_orig_tensors && c->qver[x->id])
+        return q_pad_code(n, c->qver[x->id]->quant, code);
+    if (x->id >= c->n_ranges)
+        return false;
+    float s;
+    int32_t zp;
+    q_params_from_range(c->lo[x->id], c->hi[x->id], q_act_bits(c, x), &s, &zp);
+    ir_quant q = {.axis = -1, .count = 1, .scale = &s, .zero_point = &zp};
+    return q_pad_code(n, &q, code);
+}
+
+static bool use_int(q_ctx *c, const ir_node *n, q_kind k, int32_t *pad_code)
 {
     if (k == Q_KIND_FLOAT)
         return false;
     for (int i = 0; i < n->n_inputs; i++)
         if (n->inputs[i] && !n->inputs[i]->data && n->inputs[i]->dtype != IR_F32)
             return false; /* shape arithmetic and the like stay as they are */
+    if (n->op == IR_OP_PAD && !pad_exact(c, n, pad_code))
+        return false;
     switch (n->op) {
     case IR_OP_SQUEEZE:
     case IR_OP_UNSQUEEZE:
@@ -225,7 +244,8 @@ static bool use_int(q_ctx *c, const ir_node *n, q_kind k)
 static npu_status rewrite_node(q_ctx *c, ir_node *n)
 {
     q_kind k = q_classify(n);
-    if (!use_int(c, n, k))
+    int32_t pad_code = 0;
+    if (!use_int(c, n, k, &pad_code))
         return q_make_float_island(c, n);
     /* activation inputs in their integer form */
     for (int i = 0; i < n->n_inputs; i++) {
@@ -264,6 +284,10 @@ static npu_status rewrite_node(q_ctx *c, ir_node *n)
     case Q_KIND_LUT: return q_lut(c, n, y);
     case Q_KIND_CONCAT: return q_concat_inputs(c, n);
     case Q_KIND_ROWNORM: return q_rownorm(c, n, y);
+    case Q_KIND_INHERIT:
+        if (n->op == IR_OP_PAD)
+            return q_pad_set_code(c->g, n, pad_code, c->err);
+        return q_inherit_outputs(c, n);
     default: return NPU_OK;
     }
 }

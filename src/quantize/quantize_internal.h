@@ -40,6 +40,13 @@ npu_status q_float_version(q_ctx *c, ir_tensor *x, ir_unit unit);
 npu_status q_make_float_island(q_ctx *c, ir_node *n);
 npu_status q_concat_inputs(q_ctx *c, ir_node *n);
 npu_status q_binary_consts(q_ctx *c, ir_node *n);
+/* qmove.c: data movement on codes */
+bool q_pad_movable(const ir_node *n);
+/* The code of a Pad's value on q (0 for reflect/edge); false when inexact. */
+bool q_pad_code(const ir_node *n, const ir_quant *q, int32_t *code);
+/* Input 2 becomes the int8 scalar code (constant mode only). */
+npu_status q_pad_set_code(ir_graph *g, ir_node *n, int32_t code, npu_err *err);
+npu_status q_inherit_outputs(q_ctx *c, ir_node *n);
 /* weights.c */
 npu_status q_weighted(q_ctx *c, ir_node *n);
 /* lut.c: y is the node's original float output (for its name in messages) */

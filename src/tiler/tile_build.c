@@ -56,6 +56,7 @@ static npu_status lower_node(tile_ctx *c, const ir_node *n)
     case IR_OP_QSOFTMAX:
     case IR_OP_QLAYER_NORM: return tile_rownorm(c, n);
     case IR_OP_QUANTIZE_LINEAR: return tile_quantize(c, n);
+    case IR_OP_SPLIT: return tile_move(c, n);
     default:
         if (ir_op_is_view(n->op))
             return tile_view(c, n);

@@ -219,6 +219,9 @@ enum { TILE_GATHER_MAX = 64 };
 bool tile_gather_indices(const ir_node *n, int64_t *idx, int64_t *count);
 npu_status tile_gather(tile_ctx *c, const ir_node *n);
 npu_status tile_quantize(tile_ctx *c, const ir_node *n); /* QuantizeLinear of a float input (tile_vec.c) */
+/* Slice (step 1) and Split by DMA box copies (tile_move.c); nothing moves for a part left in place. */
+bool tile_move_shape(const ir_node *n);
+npu_status tile_move(tile_ctx *c, const ir_node *n);
 
 /* One axis of a window op tile: outputs [o0, o1) need inputs [i0, i1) and these pads. */
 typedef struct tile_axis {

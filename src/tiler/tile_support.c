@@ -351,12 +351,20 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
             return false;
         NO("float op: no integer form (%s)", ir_op_name(n->op));
     case IR_OP_QUANTIZE_LINEAR: return quantize_ok(t, g, n, reason);
+    case IR_OP_SPLIT: /* tile_move: DMA box copies (Slice: tile_transpose.c's strided view) */
+        return tile_move_shape(n) ? true : no(g, reason, "Split of other than int8 data");
     case IR_OP_CONCAT:
     case IR_OP_RESHAPE:
     case IR_OP_FLATTEN:
     case IR_OP_SQUEEZE:
     case IR_OP_UNSQUEEZE:
     case IR_OP_IDENTITY: return true;
+    case IR_OP_PAD:
+    case IR_OP_EXPAND:
+    case IR_OP_TILE:
+        if (n->inputs[0] && n->inputs[0]->dtype == IR_I8)
+            NO("%s of int8 codes: no NPU lowering (the host moves the codes)", ir_op_name(n->op));
+        NO("float op: no integer form (%s)", ir_op_name(n->op));
     default:
         if (q_becomes_lut(n))
             return tgt_insn_for_sem(t->isa, TGT_SEM_LUT) >= 0 ? true

@@ -266,6 +266,63 @@ def npuops(d):
     g.save(d, matmul_w(g, cls, 32, 10), [1, 10], d)
 
 
+def slice_(g, x, starts, ends, axes):
+    ins = [x] + [i64(g, v) for v in (starts, ends, axes)]
+    return g.op("Slice", ins)
+
+
+def split(g, x, sizes, axis):
+    outs = [g.t("part") for _ in sizes]
+    g.nodes.append(helper.make_node("Split", [x, i64(g, sizes)], outs, name=g.t("split"), axis=axis))
+    return outs
+
+
+def pad(g, x, pads, **attrs):
+    return g.op("Pad", [x, i64(g, pads)], **attrs)
+
+
+def moves(d):
+    """Data movement in int8 on the NPU (after the others: their seeds stay):
+    a ShuffleNetV2 block (channel split by Slice, channel shuffle by
+    Reshape-Transpose-Reshape) and a crop; Pad folded into AveragePool and
+    Conv; a Split in three along channels and along H."""
+    g = G("shuffle", [1, 8, 8, 8])
+    a = g.conv("x", 8, 8, k=1)
+    x1, x2 = slice_(g, a, [0], [4], [1]), slice_(g, a, [4], [8], [1])
+    b = g.conv(g.conv(g.conv(x2, 4, 4, k=1), 4, 4, group=4, relu=False), 4, 4, k=1)
+    c = g.op("Concat", [x1, b], axis=1)
+    sh = reshape(g, g.op("Transpose", [reshape(g, c, [1, 2, 4, 8, 8])], perm=[0, 2, 1, 3, 4]), [1, 8, 8, 8])
+    crop = slice_(g, sh, [1, 2], [7, 6], [2, 3])
+    g.save(d, g.conv(crop, 8, 8, k=1, relu=False), [1, 8, 6, 4], d)
+
+    # torch's AvgPool2d(3, 2, padding=1) and AvgPool2d(2): Pad + AveragePool
+    g = G("padpool", [1, 4, 12, 12])
+    p = g.op("AveragePool", [pad(g, g.conv("x", 4, 8), [0, 0, 1, 1, 0, 0, 1, 1], mode="constant")],
+             kernel_shape=[3, 3], strides=[2, 2])
+    y = g.op("AveragePool", [pad(g, p, [0] * 8, mode="constant")], kernel_shape=[2, 2], strides=[2, 2])
+    g.save(d, g.conv(y, 8, 4, k=1, relu=False), [1, 4, 3, 3], d)
+
+    g = G("padconv", [1, 4, 10, 10])
+    a = pad(g, g.conv("x", 4, 8), [0, 0, 1, 2, 0, 0, 1, 0], mode="constant")
+    g.save(d, g.conv(a, 8, 8, pad=0, relu=False), [1, 8, 10, 10], d)
+
+    # pads the NPU cannot take: reflect, and a non-zero value (its code on the
+    # input's scale is no exact code: stays float), on the host
+    g = G("padhost", [1, 4, 8, 8])
+    a = pad(g, g.conv("x", 4, 8), [0, 0, 1, 1, 0, 0, 1, 1], mode="reflect")
+    v = g.t("value")
+    g.inits.append(numpy_helper.from_array(np.array(0.3, np.float32), v))
+    b = g.op("Pad", [g.conv(a, 8, 8, pad=0), i64(g, [0, 0, 1, 1, 0, 0, 1, 1]), v], mode="constant")
+    g.save(d, g.conv(b, 8, 4, pad=0, relu=False), [1, 4, 8, 8], d)
+
+    g = G("split3", [1, 4, 12, 12])
+    parts = split(g, g.conv("x", 4, 8), [2, 3, 3], 1)
+    c = g.op("Concat", [g.conv(p, n, 4, k=1) for p, n in zip(parts, [2, 3, 3])], axis=1)
+    rows = split(g, c, [4, 4, 4], 2)
+    y = g.op("Concat", [g.op("Relu", [r]) for r in rows[::-1]], axis=2)
+    g.save(d, g.conv(y, 12, 4, k=1, relu=False), [1, 4, 12, 12], d)
+
+
 def i64(g, v):
     t = g.t("idx")
     g.inits.append(numpy_helper.from_array(np.array(v, np.int64), t))
@@ -278,3 +335,4 @@ if __name__ == "__main__":
     models(out)
     invres(out)
     npuops(out)
+    moves(out)

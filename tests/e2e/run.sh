@@ -101,6 +101,20 @@ npu_only bmm Reshape
 npu_only bmm_bcast Reshape
 npu_only qkt
 npu_only vitattn
+# data movement in int8 on the NPU: a ShuffleNetV2 block (channel split by
+# Slice, shuffle by Reshape-Transpose-Reshape) and a crop; Pad folded into
+# AveragePool and Conv (padfold); Split in three along C and along H
+for mv in shuffle padpool padconv split3; do # (check sets m)
+    check $mv 0.98
+    npu_only $mv
+done
+# a reflect Pad runs on the host on int8 codes (no DequantizeLinear before
+# it); a Pad whose value is no code on its input's scale stays float
+check padhost 0.98
+rep=$($B/npucc --target edge-v1 --calib $W/models/padhost_calib --report -o $W/padhost.npub $W/models/padhost.onnx 2>&1)
+if [ "$(echo "$rep" | awk '$2 == "DequantizeLinear"' | wc -l)" -eq 2 ] &&
+   echo "$rep" | grep -q "^pad6 *Pad *host .*Pad of int8 codes" && echo "$rep" | grep -q "^dequantize:conv10 "; then pass=$((pass + 1))
+else echo "FAIL padhost: expected one DequantizeLinear before the float Pad and one at the output: $rep" | head -c 2000; echo; fail=$((fail + 1)); fi
 check conv 0.95 --wbits 4
 check residual 0.95 --wbits 4
 # W4A4 / W8A4: 16 activation levels cost about 15-20 dB of SQNR per layer;

@@ -1241,7 +1241,7 @@ Test(bnconv, what_stays_a_batchnorm)
 /* ---- padfold ---- */
 
 /* x -> Pad(spatial, zeros) -> AveragePool 2x2 s2 (or Conv 3x3) -> y */
-static ir_graph *pad_graph(bool conv, const int64_t *pads, float value, int64_t ceil_mode)
+static ir_graph *pad_conv_pool_graph(bool conv, const int64_t *pads, float value, int64_t ceil_mode)
 {
     ir_graph *g = graph(13);
     ir_tensor *x = input(g, "x", SHP(1, 2, 5, 5));
@@ -1268,7 +1268,7 @@ Test(padfold, zero_pad_folds_into_conv_and_average_pool_with_the_same_values)
 {
     static const int64_t pads[8] = {0, 0, 1, 0, 0, 0, 0, 1};
     for (int conv = 0; conv < 2; conv++) {
-        ir_graph *g = pad_graph(conv, pads, 0.0f, 0);
+        ir_graph *g = pad_conv_pool_graph(conv, pads, 0.0f, 0);
         snapshot s = before(g);
         cr_assert(pass(g, "padfold"));
         cr_assert_str_eq(ops(g), conv ? "Conv" : "AveragePool");
@@ -1286,13 +1286,13 @@ Test(padfold, what_does_not_fold)
 {
     static const int64_t spatial[8] = {0, 0, 1, 1, 0, 0, 1, 1}, chan[8] = {0, 1, 0, 0, 0, 0, 0, 0};
     static const int64_t wide[8] = {0, 0, 2, 0, 0, 0, 0, 0}; /* 2 >= the 2x2 pool's extent */
-    ir_graph *g = pad_graph(false, spatial, 1.0f, 0);           /* a non-zero value */
+    ir_graph *g = pad_conv_pool_graph(false, spatial, 1.0f, 0);           /* a non-zero value */
     cr_assert_not(pass(g, "padfold"));
     ir_graph_free(g);
-    g = pad_graph(false, spatial, 0.0f, 1); /* ceil_mode */
+    g = pad_conv_pool_graph(false, spatial, 0.0f, 1); /* ceil_mode */
     cr_assert_not(pass(g, "padfold"));
     ir_graph_free(g);
-    g = pad_graph(false, wide, 0.0f, 0);
+    g = pad_conv_pool_graph(false, wide, 0.0f, 0);
     cr_assert_not(pass(g, "padfold"));
     ir_graph_free(g);
     g = graph(13); /* channel padding */
@@ -1474,6 +1474,94 @@ Test(reduce_gap, spatial_means_become_global_average_pools)
         cr_assert_str_eq(ops(g), k->after, "%s", k->what);
         cr_assert_eq(changed, strcmp(k->after, "ReduceMean") != 0, "%s", k->what);
         cr_assert_eq(g->outputs[0], y, "%s: the output keeps its tensor", k->what);
+        after(g, &s);
+        ir_graph_free(g);
+    }
+}
+
+/* ---- padfold ---- */
+
+typedef struct pad_case {
+    const char *what;
+    ir_op op;         /* the reader: Conv, AveragePool or MaxPool, 3x3, stride 1 */
+    int64_t pads[8];  /* the Pad's, NCHW begins then ends */
+    int value;        /* 0: absent, 1: 0.0, 2: 1.0, 3: -inf */
+    int64_t own[4];   /* the reader's own pads */
+    int cip;          /* AveragePool count_include_pad */
+    bool other_reader;
+    const char *after;
+    int64_t merged[4]; /* the reader's pads after, when folded */
+} pad_case;
+
+static const pad_case pad_cases[] = {
+    {"conv: into its own pads", IR_OP_CONV, {0, 0, 1, 1, 0, 0, 0, 1}, 1, {0, 0, 1, 0}, 0, false, "Conv", {1, 1, 1, 1}},
+    {"conv, value absent", IR_OP_CONV, {0, 0, 2, 2, 0, 0, 2, 2}, 0, {0}, 0, false, "Conv", {2, 2, 2, 2}},
+    {"avg pool counting pads", IR_OP_AVERAGE_POOL, {0, 0, 1, 1, 0, 0, 1, 1}, 1, {1, 0, 0, 0}, 1, false,
+     "AveragePool", {2, 1, 1, 1}},
+    {"avg pool, no pads of its own", IR_OP_AVERAGE_POOL, {0, 0, 1, 0, 0, 0, 1, 2}, 1, {0}, 0, false, "AveragePool",
+     {1, 0, 1, 2}},
+    {"max pool, -inf", IR_OP_MAX_POOL, {0, 0, 1, 1, 0, 0, 1, 1}, 3, {0}, 0, false, "MaxPool", {1, 1, 1, 1}},
+    {"all-zero pads: an identity", IR_OP_MAX_POOL, {0}, 1, {1, 1, 1, 1}, 0, false, "MaxPool", {1, 1, 1, 1}},
+    {"avg pool not counting its own pads", IR_OP_AVERAGE_POOL, {0, 0, 1, 1, 0, 0, 1, 1}, 1, {1, 1, 1, 1}, 0, false,
+     "Pad,AveragePool", {0}},
+    {"max pool, 0", IR_OP_MAX_POOL, {0, 0, 1, 1, 0, 0, 1, 1}, 1, {0}, 0, false, "Pad,MaxPool", {0}},
+    {"conv, value 1", IR_OP_CONV, {0, 0, 1, 1, 0, 0, 1, 1}, 2, {0}, 0, false, "Pad,Conv", {0}},
+    {"channels padded", IR_OP_CONV, {0, 1, 0, 0, 0, 0, 0, 0}, 1, {0}, 0, false, "Pad,Conv", {0}},
+    {"past the kernel", IR_OP_CONV, {0, 0, 2, 0, 0, 0, 0, 0}, 1, {1, 0, 0, 0}, 0, false, "Pad,Conv", {0}},
+    {"another reader", IR_OP_CONV, {0, 0, 1, 1, 0, 0, 1, 1}, 1, {0}, 0, true, "Pad,Conv,Relu", {0}},
+};
+
+static ir_graph *pad_graph(const pad_case *k, ir_node **reader)
+{
+    ir_graph *g = graph(13);
+    ir_tensor *x = input(g, "x", SHP(1, 2, 5, 5));
+    int64_t pd[4], od[4];
+    for (int i = 0; i < 4; i++)
+        pd[i] = (i == 1 ? 2 : i == 0 ? 1 : 5) + k->pads[i] + k->pads[4 + i];
+    ir_tensor *p = val(g, "p", 4, pd), *in[3] = {x, ci(g, "pads", 8, k->pads), NULL};
+    static const float values[4] = {0, 0.0f, 1.0f, -INFINITY};
+    if (k->value)
+        in[2] = cf(g, "v", SCALAR, &values[k->value]);
+    cr_assert_not_null(ir_node_new(g, IR_OP_PAD, "pad", k->value ? 3 : 2, in, 1, &p));
+    ir_set_string(g, g->nodes[0], "mode", "constant");
+    od[0] = 1, od[1] = k->op == IR_OP_CONV ? 3 : pd[1];
+    od[2] = pd[2] + k->own[0] + k->own[2] - 2, od[3] = pd[3] + k->own[1] + k->own[3] - 2;
+    ir_tensor *y = val(g, "y", 4, od);
+    *reader = k->op == IR_OP_CONV ? node(g, IR_OP_CONV, "r", y, 2, p, cf(g, "w", SHP(3, pd[1], 3, 3), NULL))
+                                  : node(g, k->op, "r", y, 1, p);
+    ir_set_ints(g, *reader, "kernel_shape", 2, (int64_t[]){3, 3});
+    ir_set_ints(g, *reader, "pads", 4, k->own);
+    if (k->op == IR_OP_AVERAGE_POOL)
+        ir_set_int(g, *reader, "count_include_pad", k->cip);
+    output(g, y);
+    if (k->other_reader) {
+        ir_tensor *z = val(g, "z", 4, pd);
+        node(g, IR_OP_RELU, "relu", z, 1, p);
+        output(g, z);
+    }
+    return g;
+}
+
+Test(padfold, zero_pads_join_the_window_ops_own)
+{
+    for (size_t c = 0; c < sizeof pad_cases / sizeof pad_cases[0]; c++) {
+        const pad_case *k = &pad_cases[c];
+        ir_node *r;
+        ir_graph *g = pad_graph(k, &r);
+        snapshot s = before(g);
+        s.what = k->what;
+        bool folded = strstr(k->after, "Pad") == NULL;
+        cr_assert_eq(pass(g, "padfold"), folded, "%s", k->what);
+        cr_assert_str_eq(ops(g), k->after, "%s", k->what);
+        if (folded) {
+            int64_t got[4] = {-1, -1, -1, -1};
+            cr_assert_eq(ir_attr_ints(r, "pads", got, 4), 4, "%s", k->what);
+            for (int i = 0; i < 4; i++)
+                cr_assert_eq(got[i], k->merged[i], "%s: pads[%d]", k->what, i);
+            cr_assert_eq(r->inputs[0], g->inputs[0], "%s: reads the Pad's input", k->what);
+            if (k->op == IR_OP_AVERAGE_POOL)
+                cr_assert_eq(ir_attr_int(r, "count_include_pad", 0), 1, "%s", k->what);
+        }
         after(g, &s);
         ir_graph_free(g);
     }
