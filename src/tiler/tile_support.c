@@ -261,13 +261,22 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
 
 /* Quantized nodes are also lowered once for real, which finds every field,
  * SRAM or constraint limit a tile would hit (a pool's rescale shift, ...). */
+/* The node computes on codes the NPU takes: int8 (uint8 only through the
+ * byte-flipping npu.Lut of a uint8 model input or output), or it is a float
+ * input's QuantizeLinear. */
+static bool tile_quantized_input(const ir_node *n, const ir_tensor *x)
+{
+    return x && ((x->quant && (x->dtype == IR_I8 || (x->dtype == IR_U8 && n->op == IR_OP_LUT))) ||
+                 n->op == IR_OP_QUANTIZE_LINEAR);
+}
+
 bool tile_supports(void *target, const ir_graph *g, const ir_node *n, const char **reason)
 {
     const tgt_target *t = target;
     if (!supports_shape(t, g, n, reason))
         return false;
     const ir_tensor *x = n->n_inputs ? n->inputs[0] : NULL;
-    bool quantized = x && ((x->quant && x->dtype == IR_I8) || n->op == IR_OP_QUANTIZE_LINEAR);
+    bool quantized = tile_quantized_input(n, x);
     if (!quantized && x && !x->data && x->dtype != IR_F32)
         return no(g, reason, "integer or bool data without quantization (the NPU computes on int8 codes)");
     return !quantized || tile_try_node(t, g, n, NULL, reason);
@@ -279,7 +288,7 @@ bool tile_estimate(const tgt_target *t, const ir_graph *g, const ir_node *n, int
     if (!supports_shape(t, g, n, reason))
         return false;
     const ir_tensor *x = n->n_inputs ? n->inputs[0] : NULL;
-    if (x && ((x->quant && x->dtype == IR_I8) || n->op == IR_OP_QUANTIZE_LINEAR))
+    if (tile_quantized_input(n, x))
         return tile_try_node(t, g, n, cycles, reason);
     if (x && !x->data && x->dtype != IR_F32)
         return no(g, reason, "integer or bool data without quantization (the NPU computes on int8 codes)");
