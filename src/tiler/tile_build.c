@@ -52,7 +52,8 @@ static npu_status lower_node(tile_ctx *c, const ir_node *n)
     case IR_OP_CONCAT: return tile_concat(c, n);
     case IR_OP_TRANSPOSE: return tile_transpose(c, n);
     case IR_OP_GATHER: return tile_gather(c, n);
-    case IR_OP_SLICE: return tile_slice(c, n);
+    case IR_OP_SLICE: /* step 1: box copies of any size (tile_move.c); other forward steps: a strided view */
+        return tile_move_shape(n) ? tile_move(c, n) : tile_slice(c, n);
     case IR_OP_QSOFTMAX:
     case IR_OP_QLAYER_NORM: return tile_rownorm(c, n);
     case IR_OP_QUANTIZE_LINEAR: return tile_quantize(c, n);

@@ -335,7 +335,7 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
     case IR_OP_SLICE: {
         const ir_tensor *x = n->inputs[0];
         if (!x || (x->dtype != IR_F32 && x->dtype != IR_I8) ||
-            !(n->op == IR_OP_TRANSPOSE ? tile_transpose_ok(n) : tile_slice_ok(n)))
+            !(n->op == IR_OP_TRANSPOSE ? tile_transpose_ok(n) : tile_move_shape(n) || tile_slice_ok(n)))
             NO("%s of other than int8 activations, or %s", ir_op_name(n->op),
                n->op == IR_OP_SLICE ? "with backward steps" : "perm not a permutation");
         return true;

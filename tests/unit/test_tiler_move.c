@@ -89,16 +89,3 @@ Test(tiler_move, every_part_of_a_split_on_every_target)
         tgt_free(t);
     }
 }
-
-Test(tiler_move, what_stays_on_the_host)
-{
-    tgt_target *t = load_target("edge-v1");
-    sl_spec s = specs[1];
-    ir_graph *g = sl_graph(&s);
-    ir_set_ints(g, g->nodes[0], "steps", 4, (int64_t[]){1, 1, 2, 1});
-    const char *why = NULL;
-    cr_assert_not(tile_supports(t, g, g->nodes[0], &why), "a step of 2");
-    cr_assert(strstr(why, "step 1"), "%s", why);
-    ir_graph_free(g);
-    tgt_free(t);
-}
