@@ -102,36 +102,25 @@ static ir_tensor *twin(ir_graph *g, const ir_tensor *t, ir_dtype dt, npu_err *er
     return u;
 }
 
-/* Graph input i, an int8 tensor xq (a pre-quantized model's, or one
- * retyped below), fed from a new input of type want: float32 through a
- * QuantizeLinear, uint8 through a byte flip. */
-static npu_status feed_int8_input(ir_graph *g, int i, q_io_type want, npu_err *err)
+/* Graph input (or output) k, an int8 tensor q (a pre-quantized model's, or
+ * one retyped below), bound to a new tensor of type want: float32 through a
+ * QuantizeLinear (a DequantizeLinear for an output), uint8 through a byte
+ * flip. The new tensor takes q's name and place in the graph's I/O list. */
+static npu_status rebind_int8_io(ir_graph *g, bool input, int k, q_io_type want, npu_err *err)
 {
-    ir_tensor *xq = g->inputs[i], *bound = twin(g, xq, io_dtype(want), err);
+    ir_tensor **slot = input ? &g->inputs[k] : &g->outputs[k];
+    ir_tensor *q = *slot, *bound = twin(g, q, io_dtype(want), err);
     if (!bound)
         return NPU_EINTERNAL;
-    npu_status st = want == Q_IO_U8 ? flip_node(g, bound, xq, err)
-                                    : edge_node(g, IR_OP_QUANTIZE_LINEAR, bound, xq, xq->quant, err);
-    xq->flags &= ~(unsigned)IR_TENSOR_INPUT;
-    bound->flags |= IR_TENSOR_INPUT;
-    g->inputs[i] = bound;
-    ir_swap_names(g, xq, bound);
-    return st;
-}
-
-/* Graph output j, an int8 tensor yq, delivered as want: float32 through a
- * DequantizeLinear, uint8 through a byte flip. */
-static npu_status deliver_int8_output(ir_graph *g, int j, q_io_type want, npu_err *err)
-{
-    ir_tensor *yq = g->outputs[j], *bound = twin(g, yq, io_dtype(want), err);
-    if (!bound)
-        return NPU_EINTERNAL;
-    npu_status st = want == Q_IO_U8 ? flip_node(g, yq, bound, err)
-                                    : edge_node(g, IR_OP_DEQUANTIZE_LINEAR, yq, bound, yq->quant, err);
-    yq->flags &= ~(unsigned)IR_TENSOR_OUTPUT;
-    bound->flags |= IR_TENSOR_OUTPUT;
-    g->outputs[j] = bound;
-    ir_swap_names(g, yq, bound);
+    ir_tensor *from = input ? bound : q, *to = input ? q : bound;
+    npu_status st = want == Q_IO_U8 ? flip_node(g, from, to, err)
+                                    : edge_node(g, input ? IR_OP_QUANTIZE_LINEAR : IR_OP_DEQUANTIZE_LINEAR, from, to,
+                                                q->quant, err);
+    unsigned flag = input ? IR_TENSOR_INPUT : IR_TENSOR_OUTPUT;
+    q->flags &= ~flag;
+    bound->flags |= flag;
+    *slot = bound;
+    ir_swap_names(g, q, bound);
     return st;
 }
 
@@ -156,7 +145,7 @@ static npu_status retype_input(ir_graph *g, const char *model, int i, q_io_type 
     xq->flags |= IR_TENSOR_INPUT;
     g->inputs[i] = xq;
     ir_swap_names(g, x, xq);
-    return want == Q_IO_U8 ? feed_int8_input(g, i, want, err) : NPU_OK;
+    return want == Q_IO_U8 ? rebind_int8_io(g, true, i, want, err) : NPU_OK;
 }
 
 static npu_status retype_output(ir_graph *g, const char *model, int j, q_io_type want, npu_err *err)
@@ -177,7 +166,7 @@ static npu_status retype_output(ir_graph *g, const char *model, int j, q_io_type
     if (ir_use_count(g, y) == 0)
         dq->dead = true;
     ir_swap_names(g, y, yq);
-    return want == Q_IO_U8 ? deliver_int8_output(g, j, want, err) : NPU_OK;
+    return want == Q_IO_U8 ? rebind_int8_io(g, false, j, want, err) : NPU_OK;
 }
 
 npu_status q_set_io_types(ir_graph *g, const char *model, const q_io_type *in, const q_io_type *out, npu_err *err)
@@ -193,7 +182,7 @@ npu_status q_set_io_types(ir_graph *g, const char *model, const q_io_type *in, c
         if (t->dtype == IR_F32)
             st = is_in ? retype_input(g, model, i, want, err) : retype_output(g, model, i, want, err);
         else if (edge_quant(t))
-            st = is_in ? feed_int8_input(g, i, want, err) : deliver_int8_output(g, i, want, err);
+            st = rebind_int8_io(g, is_in, i, want, err);
         else
             st = npu_fail(err, NPU_EUSER, "%s: %s '%s' is %s%s: --%s-type %s converts float32 and per-tensor "
                           "quantized int8 only", model, is_in ? "input" : "output", t->name,
