@@ -161,6 +161,7 @@ test-e2e: all fixtures
 	@if [ -x tests/e2e/run.sh ]; then tests/e2e/run.sh $(BUILD); fi
 	@if [ -x tests/e2e/multi_input.sh ]; then tests/e2e/multi_input.sh $(BUILD); fi
 	@if [ -x tests/e2e/norm.sh ]; then tests/e2e/norm.sh $(BUILD); fi
+	@if [ -x tests/e2e/unary.sh ]; then tests/e2e/unary.sh $(BUILD); fi
 	@if [ -x tests/e2e/io_types.sh ]; then tests/e2e/io_types.sh $(BUILD); fi
 	@if [ -x tests/e2e/models.sh ]; then tests/e2e/models.sh $(BUILD); fi
 	tests/e2e/cli.sh $(BUILD)

@@ -222,7 +222,7 @@ static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_
     }
     case NPURT_K_UNARY_F32: {
         const npurt_p_unary *r = p;
-        if (r->op < NK_UN_RELU || r->op > NK_UN_ABS || r->count < 0)
+        if (r->op < NK_UN_RELU || r->op >= NK_UN_COUNT || r->count < 0)
             return npurt_fault_at(f, at, "unknown unary op %d or negative count", r->op, 0);
         if (r->act.kind < NK_ACT_NONE || r->act.kind > NK_ACT_LEAKY_RELU)
             return npurt_fault_at(f, at, "unknown fused activation %d", r->act.kind, 0);

@@ -50,20 +50,9 @@ static const struct {
     ir_op op;
     nk_unop un;
 } unary_map[] = {
-    {IR_OP_RELU, NK_UN_RELU},
-    {IR_OP_LEAKY_RELU, NK_UN_LEAKY_RELU},
-    {IR_OP_CLIP, NK_UN_CLIP},
-    {IR_OP_SIGMOID, NK_UN_SIGMOID},
-    {IR_OP_TANH, NK_UN_TANH},
-    {IR_OP_HARD_SIGMOID, NK_UN_HARD_SIGMOID},
-    {IR_OP_HARD_SWISH, NK_UN_HARD_SWISH},
-    {IR_OP_ERF, NK_UN_ERF},
-    {IR_OP_EXP, NK_UN_EXP},
-    {IR_OP_LOG, NK_UN_LOG},
-    {IR_OP_SQRT, NK_UN_SQRT},
-    {IR_OP_RECIPROCAL, NK_UN_RECIPROCAL},
-    {IR_OP_NEG, NK_UN_NEG},
-    {IR_OP_ABS, NK_UN_ABS},
+#define IR_UNARY(OP, UN) {IR_OP_##OP, NK_UN_##UN},
+#include "ir/unary.def"
+#undef IR_UNARY
 };
 
 int emit_hop_unary_op(ir_op op)

@@ -722,7 +722,6 @@ npu_status ir_infer_node(ir_graph *g, ir_node *n, npu_err *err)
         return infer_broadcast(c, 0, false, IR_BOOL, false);
     case IR_OP_WHERE: return infer_where(c);
     case IR_OP_PRELU: return infer_prelu(c);
-    case IR_OP_CLIP: return infer_clip(c);
     case IR_OP_NOT: {
         ir_tensor *x = NULL;
         if ((st = sh_need(c, 0, &x)))
@@ -731,9 +730,13 @@ npu_status ir_infer_node(ir_graph *g, ir_node *n, npu_err *err)
             return sh_fail(c, "input '%s' must be bool, not %s", x->name, ir_dtype_name(x->dtype));
         return infer_same(c);
     }
-    case IR_OP_IDENTITY: case IR_OP_RELU: case IR_OP_LEAKY_RELU: case IR_OP_SIGMOID: case IR_OP_TANH:
-    case IR_OP_HARD_SIGMOID: case IR_OP_HARD_SWISH: case IR_OP_ERF: case IR_OP_EXP: case IR_OP_LOG:
-    case IR_OP_SQRT: case IR_OP_RECIPROCAL: case IR_OP_NEG: case IR_OP_ABS: case IR_OP_REQUANTIZE: case IR_OP_LUT:
+#define IR_UNARY(OP, UN) case IR_OP_##OP:
+#include "ir/unary.def"
+#undef IR_UNARY
+        if (c->n->op == IR_OP_CLIP)
+            return infer_clip(c);
+        return infer_same(c);
+    case IR_OP_IDENTITY: case IR_OP_REQUANTIZE: case IR_OP_LUT:
     case IR_OP_GELU: case IR_OP_QSOFTMAX: case IR_OP_QLAYER_NORM:
         return infer_same(c);
     case IR_OP_LAYER_NORM: return infer_layer_norm(c);

@@ -94,10 +94,10 @@ bool mp_is_elementwise(ir_op op)
 {
     switch (op) {
     case IR_OP_ADD: case IR_OP_SUB: case IR_OP_MUL: case IR_OP_DIV: case IR_OP_MAX: case IR_OP_MIN:
-    case IR_OP_PRELU: case IR_OP_RELU: case IR_OP_LEAKY_RELU: case IR_OP_CLIP: case IR_OP_SIGMOID:
-    case IR_OP_TANH: case IR_OP_HARD_SIGMOID: case IR_OP_HARD_SWISH: case IR_OP_ERF: case IR_OP_EXP:
-    case IR_OP_LOG: case IR_OP_SQRT: case IR_OP_RECIPROCAL: case IR_OP_NEG: case IR_OP_ABS:
-    case IR_OP_REQUANTIZE: case IR_OP_LUT:
+    case IR_OP_PRELU: case IR_OP_REQUANTIZE: case IR_OP_LUT:
+#define IR_UNARY(OP, UN) case IR_OP_##OP:
+#include "ir/unary.def"
+#undef IR_UNARY
         return true;
     default:
         return false;

@@ -128,20 +128,9 @@ q_kind q_classify(const ir_node *n)
     case IR_OP_AVERAGE_POOL:
     case IR_OP_GLOBAL_AVERAGE_POOL: return n->inputs[0] && n->inputs[0]->rank > 4 ? Q_KIND_FLOAT : Q_KIND_OWN_RANGE;
     case IR_OP_CONCAT: return Q_KIND_CONCAT;
-    case IR_OP_RELU:
-    case IR_OP_LEAKY_RELU:
-    case IR_OP_CLIP:
-    case IR_OP_SIGMOID:
-    case IR_OP_TANH:
-    case IR_OP_HARD_SIGMOID:
-    case IR_OP_HARD_SWISH:
-    case IR_OP_ERF:
-    case IR_OP_EXP:
-    case IR_OP_LOG:
-    case IR_OP_SQRT:
-    case IR_OP_RECIPROCAL:
-    case IR_OP_NEG:
-    case IR_OP_ABS:
+#define IR_UNARY(OP, UN) case IR_OP_##OP:
+#include "ir/unary.def"
+#undef IR_UNARY
     case IR_OP_GELU:
         for (int i = 1; i < n->n_inputs; i++)
             if (n->inputs[i] && !n->inputs[i]->data)

@@ -294,11 +294,9 @@ static npu_status run_unary(const ir_node *n, const void *const *in, void *const
         ir_op op;
         nk_unop un;
     } map[] = {
-        {IR_OP_RELU, NK_UN_RELU},     {IR_OP_LEAKY_RELU, NK_UN_LEAKY_RELU}, {IR_OP_CLIP, NK_UN_CLIP},
-        {IR_OP_SIGMOID, NK_UN_SIGMOID}, {IR_OP_TANH, NK_UN_TANH},       {IR_OP_HARD_SIGMOID, NK_UN_HARD_SIGMOID},
-        {IR_OP_HARD_SWISH, NK_UN_HARD_SWISH}, {IR_OP_ERF, NK_UN_ERF},   {IR_OP_EXP, NK_UN_EXP},
-        {IR_OP_LOG, NK_UN_LOG},       {IR_OP_SQRT, NK_UN_SQRT},         {IR_OP_RECIPROCAL, NK_UN_RECIPROCAL},
-        {IR_OP_NEG, NK_UN_NEG},       {IR_OP_ABS, NK_UN_ABS},
+#define IR_UNARY(OP, UN) {IR_OP_##OP, NK_UN_##UN},
+#include "ir/unary.def"
+#undef IR_UNARY
     };
     nk_unary_params p = {NK_UN_RELU, 0.0f, 0.0f, -INFINITY, INFINITY};
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
@@ -463,20 +461,9 @@ const ref_op_entry ref_ops_elem[] = {
     {IR_OP_LESS, run_compare, NULL},
     {IR_OP_GREATER, run_compare, NULL},
     {IR_OP_WHERE, run_where, NULL},
-    {IR_OP_RELU, run_unary, NULL},
-    {IR_OP_LEAKY_RELU, run_unary, NULL},
-    {IR_OP_CLIP, run_unary, NULL},
-    {IR_OP_SIGMOID, run_unary, NULL},
-    {IR_OP_TANH, run_unary, NULL},
-    {IR_OP_HARD_SIGMOID, run_unary, NULL},
-    {IR_OP_HARD_SWISH, run_unary, NULL},
-    {IR_OP_ERF, run_unary, NULL},
-    {IR_OP_EXP, run_unary, NULL},
-    {IR_OP_LOG, run_unary, NULL},
-    {IR_OP_SQRT, run_unary, NULL},
-    {IR_OP_RECIPROCAL, run_unary, NULL},
-    {IR_OP_NEG, run_unary, NULL},
-    {IR_OP_ABS, run_unary, NULL},
+#define IR_UNARY(OP, UN) {IR_OP_##OP, run_unary, NULL},
+#include "ir/unary.def"
+#undef IR_UNARY
     {IR_OP_NOT, run_not, NULL},
     {IR_OP_CAST, run_cast, NULL},
     {IR_OP_SOFTMAX, run_softmax, NULL},
