@@ -72,6 +72,7 @@ typedef enum nk_unop {
     NK_UN_RECIPROCAL,
     NK_UN_NEG,
     NK_UN_ABS,
+    NK_UN_SOFTPLUS, /* ln(1 + e^x) */
     NK_UN_COUNT /* not an op: the number of them (the runtime checks records against it) */
 } nk_unop;
 

@@ -13,6 +13,12 @@ static float sigmoid(float x)
     return e / (1.0f + e);
 }
 
+/* ln(1 + e^x) as max(x, 0) + ln(1 + e^-|x|): e^x never overflows */
+static float softplus(float x)
+{
+    return (x > 0.0f ? x : 0.0f) + nk_logf(1.0f + nk_expf(-fabsf(x)));
+}
+
 static float hard_sigmoid(float x, float alpha, float beta)
 {
     float v = alpha * x + beta;
@@ -46,6 +52,7 @@ nk_status nk_unary_f32(const nk_unary_params *p, const float *xs, float *y, int6
     case NK_UN_RECIPROCAL: NK_MAP(1.0f / x);
     case NK_UN_NEG: NK_MAP(-x);
     case NK_UN_ABS: NK_MAP(fabsf(x));
+    case NK_UN_SOFTPLUS: NK_MAP(softplus(x));
     default: return NK_EUNSUPPORTED;
     }
     return NK_OK;

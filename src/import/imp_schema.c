@@ -61,6 +61,7 @@ static const op_schema schemas[] = {
     {IR_OP_HARD_SIGMOID, 6, 1, 1, 1, 1, "alpha:f beta:f"},
     {IR_OP_HARD_SWISH, 14, 1, 1, 1, 1, ""},
     {IR_OP_ERF, 9, 1, 1, 1, 1, ""},
+    {IR_OP_SOFTPLUS, 1, 1, 1, 1, 1, ""},
     {IR_OP_EXP, 6, 1, 1, 1, 1, ""},
     {IR_OP_LOG, 6, 1, 1, 1, 1, ""},
     {IR_OP_SQRT, 6, 1, 1, 1, 1, ""},

@@ -8,7 +8,7 @@ set -u
 B=${1:-build}
 W=$B/e2e/unary
 PY=/usr/bin/python3
-OPS="Sigmoid Tanh Erf"
+OPS="Sigmoid Tanh Erf Softplus"
 fail=0 pass=0
 mkdir -p $W
 for op in $OPS; do

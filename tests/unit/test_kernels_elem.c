@@ -338,6 +338,11 @@ Test(kernels_elem, unary_f32_hand_values)
         {NK_UN_RECIPROCAL, 0, 0, 0, 0, 4, 0.25},
         {NK_UN_NEG, 0, 0, 0, 0, 4, -4},
         {NK_UN_ABS, 0, 0, 0, 0, -4, 4},
+        {NK_UN_SOFTPLUS, 0, 0, 0, 0, 0, 0.6931471805599453},
+        {NK_UN_SOFTPLUS, 0, 0, 0, 0, 2, 2.1269280110429727},
+        {NK_UN_SOFTPLUS, 0, 0, 0, 0, -2, 0.12692801104297263},
+        {NK_UN_SOFTPLUS, 0, 0, 0, 0, 100, 100}, /* e^100 would overflow f32 */
+        {NK_UN_SOFTPLUS, 0, 0, 0, 0, -100, 0},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         nk_unary_params p = {c[i].op, c[i].alpha, c[i].beta, c[i].lo, c[i].hi};
