@@ -387,6 +387,78 @@ static bool get_attr(reader *r, ir_graph *g, ir_node *n)
     }
 }
 
+/* One node record: op, name, activation, unit, inputs, outputs and
+ * attributes. Any error leaves r->bad or *ok false. */
+static void get_node(reader *r, ir_graph *g, bool *ok)
+{
+    size_t at = r->pos;
+    uint32_t op = get_u32(r, "op");
+    char *name = get_str(r, g->arena, "node name");
+    ir_act act = {0};
+    act.kind = (ir_act_kind)get_u8(r, "activation");
+    take(r, &act.lo, 4, "activation");
+    take(r, &act.hi, 4, "activation");
+    take(r, &act.alpha, 4, "activation");
+    uint8_t unit = get_u8(r, "unit");
+    uint32_t nin = get_u32(r, "input count");
+    if (r->bad)
+        return;
+    if (op >= IR_OP_COUNT || act.kind > IR_ACT_LEAKY_RELU || unit > IR_UNIT_NPU || nin > 1024) {
+        reader_fail(r, at, "bad node record ", name);
+        return;
+    }
+    ir_tensor *io[1024];
+    for (uint32_t j = 0; j < nin && *ok; j++)
+        io[j] = tensor_at(r, g, get_i32(r, "input"), ok);
+    if (!*ok || r->bad)
+        return;
+    uint32_t nout = get_u32(r, "output count");
+    if (nout > 1024 - nin) {
+        reader_fail(r, at, "bad node record ", name);
+        return;
+    }
+    for (uint32_t j = 0; j < nout && *ok; j++)
+        io[nin + j] = tensor_at(r, g, get_i32(r, "output"), ok);
+    if (!*ok || r->bad)
+        return;
+    ir_node *n = ir_node_new(g, (ir_op)op, name, (int)nin, io, (int)nout, io + nin);
+    if (!n) {
+        reader_fail(r, at, "out of memory for node ", name);
+        return;
+    }
+    n->act = act;
+    n->unit = (ir_unit)unit;
+    uint32_t na = get_u32(r, "attribute count");
+    if (na > (r->len - r->pos) / 5) {
+        reader_fail(r, at, "attribute count past the end in node ", name);
+        return;
+    }
+    for (uint32_t j = 0; j < na && !r->bad; j++)
+        if (!get_attr(r, g, n))
+            *ok = false;
+}
+
+/* The graph's inputs and outputs: ni and no tensor indices, none missing. */
+static void get_graph_io(reader *r, ir_graph *g, uint32_t ni, uint32_t no, bool *ok)
+{
+    g->inputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *) * (ni + 1));
+    g->outputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *) * (no + 1));
+    if (!g->inputs || !g->outputs)
+        reader_fail(r, r->pos, "out of memory", "");
+    for (uint32_t i = 0; i < ni && *ok && !r->bad; i++) {
+        g->inputs[i] = tensor_at(r, g, get_i32(r, "graph input"), ok);
+        if (*ok && !r->bad && !g->inputs[i])
+            *ok = reader_fail(r, r->pos - 4, "missing graph input", "");
+    }
+    for (uint32_t i = 0; i < no && *ok && !r->bad; i++) {
+        g->outputs[i] = tensor_at(r, g, get_i32(r, "graph output"), ok);
+        if (*ok && !r->bad && !g->outputs[i])
+            *ok = reader_fail(r, r->pos - 4, "missing graph output", "");
+    }
+    g->n_inputs = (int)ni;
+    g->n_outputs = (int)no;
+}
+
 npu_status ir_deserialize(const void *buf, size_t size, npu_alloc alloc, ir_graph **out, npu_err *err)
 {
     reader r = {.p = buf, .len = size, .err = err};
@@ -412,71 +484,10 @@ npu_status ir_deserialize(const void *buf, size_t size, npu_alloc alloc, ir_grap
     for (uint32_t i = 0; i < nt && !r.bad; i++)
         get_tensor(&r, g, true);
     bool ok = !r.bad;
-    for (uint32_t i = 0; i < nn && ok && !r.bad; i++) {
-        size_t at = r.pos;
-        uint32_t op = get_u32(&r, "op");
-        char *name = get_str(&r, g->arena, "node name");
-        ir_act act = {0};
-        act.kind = (ir_act_kind)get_u8(&r, "activation");
-        take(&r, &act.lo, 4, "activation");
-        take(&r, &act.hi, 4, "activation");
-        take(&r, &act.alpha, 4, "activation");
-        uint8_t unit = get_u8(&r, "unit");
-        uint32_t nin = get_u32(&r, "input count");
-        if (r.bad)
-            break;
-        if (op >= IR_OP_COUNT || act.kind > IR_ACT_LEAKY_RELU || unit > IR_UNIT_NPU || nin > 1024) {
-            reader_fail(&r, at, "bad node record ", name);
-            break;
-        }
-        ir_tensor *io[1024];
-        for (uint32_t j = 0; j < nin && ok; j++)
-            io[j] = tensor_at(&r, g, get_i32(&r, "input"), &ok);
-        if (!ok || r.bad)
-            break;
-        uint32_t nout = get_u32(&r, "output count");
-        if (nout > 1024 - nin) {
-            reader_fail(&r, at, "bad node record ", name);
-            break;
-        }
-        for (uint32_t j = 0; j < nout && ok; j++)
-            io[nin + j] = tensor_at(&r, g, get_i32(&r, "output"), &ok);
-        if (!ok || r.bad)
-            break;
-        ir_node *n = ir_node_new(g, (ir_op)op, name, (int)nin, io, (int)nout, io + nin);
-        if (!n) {
-            reader_fail(&r, at, "out of memory for node ", name);
-            break;
-        }
-        n->act = act;
-        n->unit = (ir_unit)unit;
-        uint32_t na = get_u32(&r, "attribute count");
-        if (na > (r.len - r.pos) / 5) {
-            reader_fail(&r, at, "attribute count past the end in node ", name);
-            break;
-        }
-        for (uint32_t j = 0; j < na && !r.bad; j++)
-            if (!get_attr(&r, g, n))
-                ok = false;
-    }
-    if (ok && !r.bad) {
-        g->inputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *) * (ni + 1));
-        g->outputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *) * (no + 1));
-        if (!g->inputs || !g->outputs)
-            reader_fail(&r, r.pos, "out of memory", "");
-        for (uint32_t i = 0; i < ni && ok && !r.bad; i++) {
-            g->inputs[i] = tensor_at(&r, g, get_i32(&r, "graph input"), &ok);
-            if (ok && !r.bad && !g->inputs[i])
-                ok = reader_fail(&r, r.pos - 4, "missing graph input", "");
-        }
-        for (uint32_t i = 0; i < no && ok && !r.bad; i++) {
-            g->outputs[i] = tensor_at(&r, g, get_i32(&r, "graph output"), &ok);
-            if (ok && !r.bad && !g->outputs[i])
-                ok = reader_fail(&r, r.pos - 4, "missing graph output", "");
-        }
-        g->n_inputs = (int)ni;
-        g->n_outputs = (int)no;
-    }
+    for (uint32_t i = 0; i < nn && ok && !r.bad; i++)
+        get_node(&r, g, &ok);
+    if (ok && !r.bad)
+        get_graph_io(&r, g, ni, no, &ok);
     if (ok && !r.bad && r.pos != r.len)
         reader_fail(&r, r.pos, "trailing bytes after the graph", "");
     if (!ok || r.bad) {

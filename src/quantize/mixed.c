@@ -93,6 +93,72 @@ static char *dup_str(npu_alloc alloc, const char *s)
     return d;
 }
 
+/* Sensitivity: the output SQNR lost when the layer alone has 4-bit weights
+ * and the others 8 (gain[i], dB; the 4-bit layers interact, so "alone at 8
+ * among 4-bit layers" ranks worse). order gets the candidates most
+ * sensitive first, ties by graph order. */
+static npu_status rank_by_sensitivity(trial_ctx *t, double *gain, int *order)
+{
+    double all8 = 0;
+    for (int i = 0; i < t->n_cand; i++)
+        t->keep[i] = i;
+    npu_status st = trial(t, t->keep, t->n_cand, &all8);
+    for (int i = 0; st == NPU_OK && i < t->n_cand; i++) {
+        double s;
+        int n = 0;
+        for (int j = 0; j < t->n_cand; j++)
+            if (j != i)
+                t->keep[n++] = j;
+        st = trial(t, t->keep, n, &s);
+        gain[i] = all8 - s;
+        order[i] = i;
+    }
+    for (int i = 1; st == NPU_OK && i < t->n_cand; i++)
+        for (int j = i; j > 0 && gain[order[j]] > gain[order[j - 1]]; j--) {
+            int x = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = x;
+        }
+    return st;
+}
+
+/* Pass 1 keeps a layer at 8 bits only if that raises the output SQNR
+ * (layers interact: one at 8 bits can make the rest worse); pass 2, if the
+ * budget is still not met, adds the skipped ones in order. *s starts as the
+ * all-4-bit SQNR and ends as the chosen mix's. */
+static npu_status keep_at_8(trial_ctx *t, const double *gain, const int *order, double *s, q_mixed_out *out)
+{
+    const q_mixed_in *in = t->in;
+    npu_status st = NPU_OK;
+    int *kept = t->keep, nk = 0;
+    bool *used = t->used;
+    for (int pass = 0; pass < 2 && st == NPU_OK && *s < in->budget_db; pass++)
+        for (int r = 0; r < t->n_cand && st == NPU_OK && *s < in->budget_db; r++) {
+            int c = order[r];
+            if (used[c])
+                continue;
+            kept[nk] = c;
+            double s2;
+            if ((st = trial(t, kept, nk + 1, &s2)) != NPU_OK)
+                break;
+            if (pass == 0 && s2 <= *s)
+                continue; /* no help on its own: stays at 4 bits for now */
+            used[c] = true;
+            nk++;
+            *s = s2;
+            char why[256];
+            snprintf(why, sizeof why,
+                     "kept at 8 bits: rank %d of %d by sensitivity (alone at 4 bits it costs %.2f dB); output %.2f dB %s %.2f dB budget",
+                     r + 1, t->n_cand, gain[c], *s, *s >= in->budget_db ? ">=" : "<", in->budget_db);
+            out->bits[out->n] = (q_layer_bits){t->cand[c], 8};
+            if (!(out->why[out->n] = dup_str(t->alloc, why)))
+                st = npu_fail(t->err, NPU_EINTERNAL, "out of memory");
+            else
+                out->n++;
+        }
+    return st;
+}
+
 npu_status q_mixed_search(const q_mixed_in *in, npu_alloc alloc, q_mixed_out *out, npu_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -128,61 +194,10 @@ npu_status q_mixed_search(const q_mixed_in *in, npu_alloc alloc, q_mixed_out *ou
     out->sqnr = all4;
     if (st != NPU_OK || in->base->wbits != 4 || all4 >= in->budget_db || !t.n_cand)
         goto done;
-    /* sensitivity: the output SQNR lost when the layer alone has 4-bit
-     * weights and the others 8 (gain[i], dB; the 4-bit layers interact, so
-     * "alone at 8 among 4-bit layers" ranks worse) */
-    double all8 = 0;
-    for (int i = 0; i < t.n_cand; i++)
-        t.keep[i] = i;
-    if (st == NPU_OK)
-        st = trial(&t, t.keep, t.n_cand, &all8);
-    for (int i = 0; st == NPU_OK && i < t.n_cand; i++) {
-        double s;
-        int n = 0;
-        for (int j = 0; j < t.n_cand; j++)
-            if (j != i)
-                t.keep[n++] = j;
-        st = trial(&t, t.keep, n, &s);
-        gain[i] = all8 - s;
-        order[i] = i;
-    }
-    /* most sensitive first; ties by graph order */
-    for (int i = 1; st == NPU_OK && i < t.n_cand; i++)
-        for (int j = i; j > 0 && gain[order[j]] > gain[order[j - 1]]; j--) {
-            int x = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = x;
-        }
-    /* Pass 1 keeps a layer at 8 bits only if that raises the output SQNR
-     * (layers interact: one at 8 bits can make the rest worse); pass 2, if
-     * the budget is still not met, adds the skipped ones in order. */
+    st = rank_by_sensitivity(&t, gain, order);
     double s = all4;
-    int *kept = t.keep, nk = 0;
-    bool *used = t.used;
-    for (int pass = 0; pass < 2 && st == NPU_OK && s < in->budget_db; pass++)
-        for (int r = 0; r < t.n_cand && st == NPU_OK && s < in->budget_db; r++) {
-            int c = order[r];
-            if (used[c])
-                continue;
-            kept[nk] = c;
-            double s2;
-            if ((st = trial(&t, kept, nk + 1, &s2)) != NPU_OK)
-                break;
-            if (pass == 0 && s2 <= s)
-                continue; /* no help on its own: stays at 4 bits for now */
-            used[c] = true;
-            nk++;
-            s = s2;
-            char why[256];
-            snprintf(why, sizeof why,
-                     "kept at 8 bits: rank %d of %d by sensitivity (alone at 4 bits it costs %.2f dB); output %.2f dB %s %.2f dB budget",
-                     r + 1, t.n_cand, gain[c], s, s >= in->budget_db ? ">=" : "<", in->budget_db);
-            out->bits[out->n] = (q_layer_bits){t.cand[c], 8};
-            if (!(out->why[out->n] = dup_str(alloc, why)))
-                st = npu_fail(err, NPU_EINTERNAL, "out of memory");
-            else
-                out->n++;
-        }
+    if (st == NPU_OK)
+        st = keep_at_8(&t, gain, order, &s, out);
     out->sqnr = s;
 done:
     npu_free(alloc, t.cand, sizeof *t.cand * c1);

@@ -131,65 +131,69 @@ static int wbits_for(const q_ctx *c, const ir_node *n)
     return c->opts->wbits;
 }
 
-npu_status q_weighted(q_ctx *c, ir_node *n)
-{
-    ir_graph *g = c->g;
-    ir_tensor *w = n->inputs[1];
-    ir_tensor *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
-    const float *wf = w->data;
+/* The weights as one row per output channel, whatever the op stored. */
+typedef struct {
+    const float *wf; /* [oc, per] real weights, before alpha */
     int64_t oc, per;
-    int64_t wdims[IR_MAX_RANK];
-    int wrank = w->rank;
-    memcpy(wdims, w->dims, sizeof wdims);
-    float alpha = 1.0f, beta = 1.0f;
+    int64_t dims[IR_MAX_RANK];
+    int rank;
+    float alpha, beta;
+} w_layout;
+
+/* Conv weights are already [OC, ...]; Gemm/MatMul ones become [N, K] with
+ * alpha and beta folded later, so the node is rewritten to transB=1, 1, 1. */
+static npu_status weight_layout(q_ctx *c, ir_node *n, w_layout *L)
+{
+    ir_tensor *w = n->inputs[1];
+    L->wf = w->data;
+    L->rank = w->rank;
+    memcpy(L->dims, w->dims, sizeof L->dims);
+    L->alpha = 1.0f, L->beta = 1.0f;
     if (n->op == IR_OP_CONV) {
-        oc = w->dims[0];
-        per = ir_tensor_numel(w) / (oc ? oc : 1);
-    } else {
-        /* Gemm (or MatMul, which becomes Gemm): weights as [N, K] */
-        bool trans_b = n->op == IR_OP_GEMM && ir_attr_int(n, "transB", 0);
-        if (n->op == IR_OP_GEMM) {
-            alpha = ir_attr_float(n, "alpha", 1.0f);
-            beta = ir_attr_float(n, "beta", 1.0f);
-        }
-        int64_t k = trans_b ? w->dims[1] : w->dims[0];
-        oc = trans_b ? w->dims[0] : w->dims[1];
-        per = k;
-        if (!trans_b && !(wf = transposed(g, wf, k, oc)))
-            return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
-        wdims[0] = oc;
-        wdims[1] = k;
-        wrank = 2;
-        if (n->op == IR_OP_MATMUL)
-            n->op = IR_OP_GEMM;
-        ir_set_int(g, n, "transB", 1);
-        ir_set_float(g, n, "alpha", 1.0f);
-        ir_set_float(g, n, "beta", 1.0f);
+        L->oc = w->dims[0];
+        L->per = ir_tensor_numel(w) / (L->oc ? L->oc : 1);
+        return NPU_OK;
     }
-    int bits = wbits_for(c, n);
-    int qmax = bits == 4 ? 7 : 127;
-    float s_in = n->inputs[0]->quant->scale[0];
-    ir_quant *wq = q_quant_new(g, 0, (int)oc);
-    ir_tensor *wt = wq ? ir_tensor_new(g, NULL, bits == 4 ? IR_I4 : IR_I8, wrank, wdims) : NULL;
-    int8_t *codes = wt ? npu_arena_alloc(g->arena, (size_t)(oc * per) + 1) : NULL;
-    if (!codes)
+    /* Gemm (or MatMul, which becomes Gemm): weights as [N, K] */
+    bool trans_b = n->op == IR_OP_GEMM && ir_attr_int(n, "transB", 0);
+    if (n->op == IR_OP_GEMM) {
+        L->alpha = ir_attr_float(n, "alpha", 1.0f);
+        L->beta = ir_attr_float(n, "beta", 1.0f);
+    }
+    int64_t k = trans_b ? w->dims[1] : w->dims[0];
+    L->oc = trans_b ? w->dims[0] : w->dims[1];
+    L->per = k;
+    if (!trans_b && !(L->wf = transposed(c->g, L->wf, k, L->oc)))
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
-    const q_layer_stats *ls = stats_for(c, n);
-    if (ls && (ls->k != per || oc % ls->groups))
-        ls = NULL; /* statistics of another shape: the graph changed since calibration */
-    bool correct = c->opts->bias_correction && ls;
-    double *mean_err = correct ? npu_arena_alloc(g->arena, sizeof(double) * (size_t)oc) : NULL;
+    L->dims[0] = L->oc;
+    L->dims[1] = k;
+    L->rank = 2;
+    if (n->op == IR_OP_MATMUL)
+        n->op = IR_OP_GEMM;
+    ir_set_int(c->g, n, "transB", 1);
+    ir_set_float(c->g, n, "alpha", 1.0f);
+    ir_set_float(c->g, n, "beta", 1.0f);
+    return NPU_OK;
+}
+
+/* Rounds every output channel to codes and scales, group by group: nearest,
+ * adaptive or GPTQ, weighed by the group's input statistics when there are
+ * some. mean_err (when not NULL) gets each channel's mean output error. */
+static npu_status round_weights(q_ctx *c, const w_layout *L, const q_layer_stats *ls, int bits,
+                                ir_quant *wq, int8_t *codes, double *mean_err)
+{
+    int64_t oc = L->oc, per = L->per;
+    int qmax = bits == 4 ? 7 : 127;
+    bool correct = mean_err != NULL;
     q_rounding rounding = bits == 4 ? c->opts->int4_rounding : c->opts->int8_rounding;
     bool weighed = rounding != Q_ROUND_NEAREST && ls && ls->gram;
     int64_t gsize = ls ? oc / ls->groups : oc; /* output channels per group */
     /* the real weights (alpha applied), one row per output channel */
     float *rows = malloc(sizeof(float) * (size_t)(oc * per) + 1);
-    if (!rows || (correct && !mean_err)) {
-        free(rows);
+    if (!rows)
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
-    }
     for (int64_t i = 0; i < oc * per; i++)
-        rows[i] = wf[i] * alpha;
+        rows[i] = L->wf[i] * L->alpha;
     /* the error metric per group: E[p p^T], or its covariance when the mean
      * error is corrected by the bias afterwards */
     double *metric = weighed && correct ? malloc(sizeof(double) * (size_t)(per * per)) : NULL;
@@ -198,7 +202,7 @@ npu_status q_weighted(q_ctx *c, ir_node *n)
         free(rows);
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
     }
-    if (weighed && rounding == Q_ROUND_GPTQ && q_gptq_init(&gq, per, g->alloc, c->err) != NPU_OK) {
+    if (weighed && rounding == Q_ROUND_GPTQ && q_gptq_init(&gq, per, c->g->alloc, c->err) != NPU_OK) {
         free(rows);
         free(metric);
         return c->err->code;
@@ -233,6 +237,75 @@ npu_status q_weighted(q_ctx *c, ir_node *n)
     free(rows);
     free(metric);
     q_gptq_free(&gq);
+    return NPU_OK;
+}
+
+/* Bias correction needs a bias to correct: a zero one as the third input. */
+static npu_status add_zero_bias(q_ctx *c, ir_node *n, int64_t oc)
+{
+    ir_graph *g = c->g;
+    ir_tensor **ni = npu_arena_alloc(g->arena, 3 * sizeof *ni);
+    float *zero = npu_arena_alloc(g->arena, sizeof(float) * (size_t)oc);
+    if (!ni || !zero)
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    memset(zero, 0, sizeof(float) * (size_t)oc);
+    ir_tensor *b = ir_const_new(g, NULL, IR_F32, 1, &oc, zero);
+    if (!b)
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    ni[0] = n->inputs[0], ni[1] = n->inputs[1], ni[2] = b;
+    n->inputs = ni;
+    n->n_inputs = 3;
+    return NPU_OK;
+}
+
+/* The bias as int32 at in_scale * w_scale per channel (beta applied), less
+ * the mean output error the weight rounding adds when mean_err is given. */
+static npu_status quantize_bias(q_ctx *c, ir_node *n, int64_t oc, float beta, float s_in,
+                                const ir_quant *wq, const double *mean_err)
+{
+    const float *bf = n->inputs[2]->data;
+    int64_t bd = oc;
+    ir_tensor *bt = ir_const_new(c->g, NULL, IR_I32, 1, &bd, NULL);
+    ir_quant *bq = bt ? q_quant_new(c->g, 0, (int)oc) : NULL;
+    if (!bq)
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    int32_t *bi = bt->data;
+    for (int64_t ch = 0; ch < oc; ch++) {
+        double s = (double)s_in * wq->scale[ch];
+        /* bias correction: remove the mean output error the weight rounding adds */
+        double r = round(((double)bf[ch] * beta - (mean_err ? mean_err[ch] : 0.0)) / s);
+        bi[ch] = (int32_t)(r < -2147483647.0 ? -2147483647.0 : r > 2147483647.0 ? 2147483647.0 : r);
+        bq->scale[ch] = (float)s;
+        bq->zero_point[ch] = 0;
+    }
+    bt->quant = bq;
+    n->inputs[2] = bt;
+    return NPU_OK;
+}
+
+npu_status q_weighted(q_ctx *c, ir_node *n)
+{
+    ir_graph *g = c->g;
+    w_layout L;
+    if (weight_layout(c, n, &L) != NPU_OK)
+        return c->err->code;
+    int64_t oc = L.oc, per = L.per;
+    int bits = wbits_for(c, n);
+    float s_in = n->inputs[0]->quant->scale[0];
+    ir_quant *wq = q_quant_new(g, 0, (int)oc);
+    ir_tensor *wt = wq ? ir_tensor_new(g, NULL, bits == 4 ? IR_I4 : IR_I8, L.rank, L.dims) : NULL;
+    int8_t *codes = wt ? npu_arena_alloc(g->arena, (size_t)(oc * per) + 1) : NULL;
+    if (!codes)
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    const q_layer_stats *ls = stats_for(c, n);
+    if (ls && (ls->k != per || oc % ls->groups))
+        ls = NULL; /* statistics of another shape: the graph changed since calibration */
+    bool correct = c->opts->bias_correction && ls;
+    double *mean_err = correct ? npu_arena_alloc(g->arena, sizeof(double) * (size_t)oc) : NULL;
+    if (correct && !mean_err)
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    if (round_weights(c, &L, ls, bits, wq, codes, mean_err) != NPU_OK)
+        return c->err->code;
     if (bits == 4) {
         size_t nb = ir_tensor_bytes(wt);
         if (!(wt->data = npu_arena_alloc(g->arena, nb)))
@@ -243,38 +316,15 @@ npu_status q_weighted(q_ctx *c, ir_node *n)
     }
     wt->quant = wq;
     n->inputs[1] = wt;
-    if (correct && !b) { /* the correction needs a bias: start from zero */
-        ir_tensor **ni = npu_arena_alloc(g->arena, 3 * sizeof *ni);
-        float *zero = npu_arena_alloc(g->arena, sizeof(float) * (size_t)oc);
-        if (!ni || !zero)
-            return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
-        memset(zero, 0, sizeof(float) * (size_t)oc);
-        b = ir_const_new(g, NULL, IR_F32, 1, &oc, zero);
-        if (!b)
-            return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
-        ni[0] = n->inputs[0], ni[1] = n->inputs[1], ni[2] = b;
-        n->inputs = ni;
-        n->n_inputs = 3;
+    float beta = L.beta;
+    bool has_bias = n->n_inputs > 2 && n->inputs[2];
+    if (correct && !has_bias) {
+        if (add_zero_bias(c, n, oc) != NPU_OK)
+            return c->err->code;
         beta = 1.0f;
+        has_bias = true;
     }
-    if (b) {
-        const float *bf = b->data;
-        int64_t bd = oc;
-        ir_tensor *bt = ir_const_new(g, NULL, IR_I32, 1, &bd, NULL);
-        ir_quant *bq = bt ? q_quant_new(g, 0, (int)oc) : NULL;
-        if (!bq)
-            return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
-        int32_t *bi = bt->data;
-        for (int64_t ch = 0; ch < oc; ch++) {
-            double s = (double)s_in * wq->scale[ch];
-            /* bias correction: remove the mean output error the weight rounding adds */
-            double r = round(((double)bf[ch] * beta - (correct ? mean_err[ch] : 0.0)) / s);
-            bi[ch] = (int32_t)(r < -2147483647.0 ? -2147483647.0 : r > 2147483647.0 ? 2147483647.0 : r);
-            bq->scale[ch] = (float)s;
-            bq->zero_point[ch] = 0;
-        }
-        bt->quant = bq;
-        n->inputs[2] = bt;
-    }
+    if (has_bias)
+        return quantize_bias(c, n, oc, beta, s_in, wq, mean_err);
     return NPU_OK;
 }

@@ -278,39 +278,34 @@ static npu_status parse_timing(isa_ld *L, yaml_node_t *n, tgt_insn *in)
     return NPU_OK;
 }
 
-static npu_status parse_insn(isa_ld *L, yaml_node_t *key, yaml_node_t *n, tgt_insn *in)
+/* 'semantics': one the simulator implements, else the list of those. */
+static npu_status parse_semantics(isa_ld *L, yaml_node_t *n, const char *what, tgt_insn *in)
 {
     ydoc *y = &L->y;
-    const char *iname = (const char *)key->data.scalar.value;
-    char what[128];
-    snprintf(what, sizeof what, "instruction '%s'", iname);
-    npu_status st = ymap(y, n, what, insn_keys);
+    yaml_node_t *v;
+    npu_status st = yreq(y, n, "semantics", what, &v);
     if (st)
         return st;
-    in->name = npu_arena_strdup(L->a, iname);
-    for (int f = 0; f < TGT_F_COUNT; f++)
-        in->slot[f] = -1;
-    yaml_node_t *v;
-    int64_t iv;
-    if ((st = yreq(y, n, "opcode", what, &v)) ||
-        (st = yint_range(y, v, "the opcode", 0, (1ll << L->isa->opcode_width) - 1, &iv)))
-        return st;
-    in->opcode = (uint32_t)iv;
-    if ((st = yreq(y, n, "semantics", what, &v)))
-        return st;
     in->sem = v->type == YAML_SCALAR_NODE ? tgt_sem_from_name((const char *)v->data.scalar.value) : TGT_SEM_COUNT;
-    if (in->sem == TGT_SEM_COUNT) {
-        char names[300] = "";
-        size_t u = 0;
-        for (int s = 0; s < TGT_SEM_COUNT; s++)
-            u += (size_t)snprintf(names + u, sizeof names - u, "%s%s", s ? ", " : "", tgt_sem_name((tgt_sem)s));
-        return yfail(y, v, "unknown semantics %s%s%s for %s; expected one the simulator implements: %s",
-                     v->type == YAML_SCALAR_NODE ? "'" : "",
-                     v->type == YAML_SCALAR_NODE ? (const char *)v->data.scalar.value : "(not a name)",
-                     v->type == YAML_SCALAR_NODE ? "'" : "", what, names);
-    }
-    const tgt_sem_info *si = tgt_sem_get(in->sem);
-    if ((st = yreq(y, n, "unit", what, &v)))
+    if (in->sem != TGT_SEM_COUNT)
+        return NPU_OK;
+    char names[300] = "";
+    size_t u = 0;
+    for (int s = 0; s < TGT_SEM_COUNT; s++)
+        u += (size_t)snprintf(names + u, sizeof names - u, "%s%s", s ? ", " : "", tgt_sem_name((tgt_sem)s));
+    return yfail(y, v, "unknown semantics %s%s%s for %s; expected one the simulator implements: %s",
+                 v->type == YAML_SCALAR_NODE ? "'" : "",
+                 v->type == YAML_SCALAR_NODE ? (const char *)v->data.scalar.value : "(not a name)",
+                 v->type == YAML_SCALAR_NODE ? "'" : "", what, names);
+}
+
+/* 'unit': a known one, and one the semantics may issue to. */
+static npu_status parse_unit(isa_ld *L, yaml_node_t *n, const char *what, const tgt_sem_info *si, tgt_insn *in)
+{
+    ydoc *y = &L->y;
+    yaml_node_t *v;
+    npu_status st = yreq(y, n, "unit", what, &v);
+    if (st)
         return st;
     int u = 0;
     while (u < TGT_UNIT_COUNT && !yscalar_is(v, tgt_unit_name((tgt_unit)u)))
@@ -328,12 +323,20 @@ static npu_status parse_insn(isa_ld *L, yaml_node_t *key, yaml_node_t *n, tgt_in
                      tgt_unit_name((tgt_unit)u), ok);
     }
     in->unit = (tgt_unit)u;
-    if ((st = yreq(y, n, "words", what, &v)) || (st = yint_range(y, v, "words", 1, MAX_WORDS, &iv)))
-        return st;
-    in->nwords = (int)iv;
-    if ((v = yget(y, n, "doc")) && (st = ystr(y, v, what, L->a, &in->doc)))
-        return st;
+    return NPU_OK;
+}
 
+/* The fields of the named 'formats' (one name or a list), then the
+ * instruction's own 'fields'; every field the semantics requires must be
+ * among them, the others get the semantics' defaults. Then the bits each
+ * word uses (decoding rejects words with other bits set). */
+static npu_status parse_fields(isa_ld *L, yaml_node_t *key, yaml_node_t *n, const char *what, const tgt_sem_info *si,
+                               tgt_insn *in)
+{
+    ydoc *y = &L->y;
+    const char *iname = (const char *)key->data.scalar.value;
+    npu_status st;
+    yaml_node_t *v;
     tgt_field fields[MAX_FIELDS];
     yaml_node_t *fnodes[MAX_FIELDS];
     in->nfields = 0;
@@ -379,6 +382,39 @@ static npu_status parse_insn(isa_ld *L, yaml_node_t *key, yaml_node_t *n, tgt_in
         used[fa[i].word] |= bit_mask(fa[i].lsb, fa[i].width);
     in->fields = fa;
     in->used = used;
+    return NPU_OK;
+}
+
+static npu_status parse_insn(isa_ld *L, yaml_node_t *key, yaml_node_t *n, tgt_insn *in)
+{
+    ydoc *y = &L->y;
+    const char *iname = (const char *)key->data.scalar.value;
+    char what[128];
+    snprintf(what, sizeof what, "instruction '%s'", iname);
+    npu_status st = ymap(y, n, what, insn_keys);
+    if (st)
+        return st;
+    in->name = npu_arena_strdup(L->a, iname);
+    for (int f = 0; f < TGT_F_COUNT; f++)
+        in->slot[f] = -1;
+    yaml_node_t *v;
+    int64_t iv;
+    if ((st = yreq(y, n, "opcode", what, &v)) ||
+        (st = yint_range(y, v, "the opcode", 0, (1ll << L->isa->opcode_width) - 1, &iv)))
+        return st;
+    in->opcode = (uint32_t)iv;
+    if ((st = parse_semantics(L, n, what, in)))
+        return st;
+    const tgt_sem_info *si = tgt_sem_get(in->sem);
+    if ((st = parse_unit(L, n, what, si, in)))
+        return st;
+    if ((st = yreq(y, n, "words", what, &v)) || (st = yint_range(y, v, "words", 1, MAX_WORDS, &iv)))
+        return st;
+    in->nwords = (int)iv;
+    if ((v = yget(y, n, "doc")) && (st = ystr(y, v, what, L->a, &in->doc)))
+        return st;
+    if ((st = parse_fields(L, key, n, what, si, in)))
+        return st;
     if ((st = yreq(y, n, "timing", what, &v)))
         return st;
     return parse_timing(L, v, in);

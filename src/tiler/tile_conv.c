@@ -267,24 +267,146 @@ typedef struct qfields {
     int64_t in_zp, out_zp, lo, hi, mult, shift, count_pad, mode;
 } qfields;
 
+/* Where the layer's tensors live and which SRAM slots its tiles rotate
+ * through (two of each kind at most: double buffering). */
+typedef struct conv_bufs {
+    int xr, yr, fr;
+    int64_t xoff, yoff, foff, elt[TGT_F_COUNT];
+    bool conv_is_a; /* fused: the conv's tile is the eltwise's a (else its b) */
+    int64_t in_s[2], w_s[2], out_s[2], psum, f_s[2];
+} conv_bufs;
+
+/* One output tile: its batch, channel block and rows/columns, and the input
+ * window they read. */
+typedef struct conv_tile {
+    int64_t b, yi, xi, ct_i, gi, o0, ct, oc_glob, y0, y1, x0, x1, ih, iw;
+    tile_axis ay, ax;
+} conv_tile;
+
+/* The input, the output (the fused eltwise's when there is one) and the
+ * eltwise's other operand with its fields. */
+static npu_status resolve_addrs(tile_ctx *c, const ir_node *n, const win *w, conv_bufs *io)
+{
+    npu_status st = tile_tensor_addr(c, n->inputs[0], &io->xr, &io->xoff);
+    if (st == NPU_OK)
+        st = tile_tensor_addr(c, (w->fuse ? w->fuse : n)->outputs[0], &io->yr, &io->yoff);
+    io->conv_is_a = true;
+    io->fr = 0;
+    io->foff = 0;
+    if (st == NPU_OK && w->fuse) {
+        io->conv_is_a = w->fuse->inputs[0] == n->outputs[0];
+        const ir_tensor *other = w->fuse->inputs[io->conv_is_a ? 1 : 0];
+        if ((st = tile_tensor_addr(c, other, &io->fr, &io->foff)) == NPU_OK)
+            st = tile_eltwise_fields(c, w->fuse, io->elt);
+    }
+    return st;
+}
+
+/* The SRAM slots the plan sized, placed in one go. */
+static npu_status place_buffers(tile_ctx *c, const win *w, const plan *p, conv_bufs *io)
+{
+    io->in_s[0] = io->in_s[1] = -1, io->out_s[0] = io->out_s[1] = -1;
+    io->w_s[0] = io->w_s[1] = 0, io->f_s[0] = io->f_s[1] = 0, io->psum = 0;
+    tile_sram_req rq[9];
+    int nr = 0;
+    for (int i = 0; i < p->in_slots; i++)
+        rq[nr++] = (tile_sram_req){p->in_slot, &io->in_s[i]};
+    for (int i = 0; i < p->w_slots && p->w_slot; i++)
+        rq[nr++] = (tile_sram_req){p->w_slot, &io->w_s[i]};
+    for (int i = 0; i < p->out_slots; i++)
+        rq[nr++] = (tile_sram_req){p->out_slot, &io->out_s[i]};
+    if (p->psum)
+        rq[nr++] = (tile_sram_req){p->psum, &io->psum};
+    for (int i = 0; i < p->out_slots && w->fuse; i++)
+        rq[nr++] = (tile_sram_req){p->out_slot, &io->f_s[i]};
+    npu_status st = tile_sram_place(c, rq, nr, "tiler bug: planned buffers exceed the SRAM");
+    if (st == NPU_OK &&
+        (c->sram_used > c->t->p[TGT_P_SRAM_BYTES] || io->in_s[0] < 0 || io->out_s[0] < 0 || io->psum < 0))
+        st = tile_fail(c, "tiler bug: planned buffers exceed the SRAM");
+    return st;
+}
+
+/* Tile t of the plan's order: spatial outer (channel blocks inner) or the
+ * other way round. */
+static void tile_geometry(const win *w, const plan *p, int64_t t, conv_tile *g)
+{
+    int64_t n_sp = w->N * p->n_y * p->n_x, cpg = tile_cdiv(w->ocg, p->ct);
+    g->ct_i = p->sp_outer ? t % p->n_ct : t / n_sp;
+    int64_t sp = p->sp_outer ? t / p->n_ct : t % n_sp;
+    g->b = sp / (p->n_y * p->n_x), g->yi = sp / p->n_x % p->n_y, g->xi = sp % p->n_x;
+    g->gi = g->ct_i / cpg, g->o0 = (g->ct_i % cpg) * p->ct, g->ct = tile_min(p->ct, w->ocg - g->o0);
+    g->oc_glob = g->gi * w->ocg + g->o0;
+    g->y0 = g->yi * p->oht, g->y1 = tile_min(w->OH, g->y0 + p->oht);
+    g->x0 = g->xi * p->owt, g->x1 = tile_min(w->OW, g->x0 + p->owt);
+    g->ay = tile_axis_range(g->y0, g->y1, w->H, w->kh, w->sh, w->dh, w->pt);
+    g->ax = tile_axis_range(g->x0, g->x1, w->W, w->kw, w->sw, w->dw, w->pl);
+    g->ih = g->ay.i1 - g->ay.i0, g->iw = g->ax.i1 - g->ax.i0;
+}
+
+/* The tile's computes, one per input-channel chunk (accumulating in psum
+ * when there are several); weights at cur_w, input at cur_in. */
+static npu_status emit_chunks(tile_ctx *c, tile_work *wk, const win *w, const plan *p, const qfields *q,
+                              const conv_tile *g, int64_t cur_in, int64_t cur_w, int64_t dst, int64_t psum)
+{
+    int64_t ct = g->ct, wpos = 0;
+    for (int64_t k = 0; k < p->n_chunks; k++) {
+        int64_t i0 = k * p->icc, icc = w->sem == TGT_SEM_CONV ? tile_min(p->icc, w->icg - i0) : ct;
+        tile_comp *cp = tile_comp_new(c, wk, w->sem);
+        if (!cp)
+            return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+        int64_t *v = cp->v;
+        v[TGT_F_SRC] = cur_in + (w->sem == TGT_SEM_CONV ? i0 * g->ih * g->iw : 0);
+        v[TGT_F_DST] = dst;
+        v[TGT_F_IH] = g->ih, v[TGT_F_IW] = g->iw, v[TGT_F_OH] = g->y1 - g->y0, v[TGT_F_OW] = g->x1 - g->x0;
+        v[TGT_F_KH] = w->kh, v[TGT_F_KW] = w->kw, v[TGT_F_SH] = w->sh, v[TGT_F_SW] = w->sw;
+        v[TGT_F_PT] = g->ay.p0, v[TGT_F_PB] = g->ay.p1, v[TGT_F_PL] = g->ax.p0, v[TGT_F_PR] = g->ax.p1;
+        v[TGT_F_IN_ZP] = q->in_zp, v[TGT_F_OUT_ZP] = q->out_zp;
+        v[TGT_F_CLAMP_LO] = q->lo, v[TGT_F_CLAMP_HI] = q->hi;
+        if (w->sem == TGT_SEM_POOL) {
+            v[TGT_F_C] = ct, v[TGT_F_MODE] = q->mode, v[TGT_F_COUNT_PAD] = q->count_pad;
+            v[TGT_F_MULT] = q->mult, v[TGT_F_SHIFT] = q->shift;
+            continue;
+        }
+        v[TGT_F_DH] = w->dh, v[TGT_F_DW] = w->dw, v[TGT_F_W4] = w->w4;
+        v[TGT_F_WGT] = cur_w + wpos;
+        v[TGT_F_QTAB] = cur_w + block_bytes(w, ct, p->icc) - ((12 * ct + 15) & ~(int64_t)15);
+        wpos += chunk_bytes(w, ct, w->sem == TGT_SEM_CONV ? icc : 1);
+        if (w->sem == TGT_SEM_DWCONV) {
+            v[TGT_F_C] = ct;
+            continue;
+        }
+        v[TGT_F_IC] = icc, v[TGT_F_OC] = ct;
+        if (p->n_chunks > 1) {
+            v[TGT_F_PSUM] = psum;
+            v[TGT_F_ACC_IN] = k > 0;
+            v[TGT_F_ACC_OUT] = k < p->n_chunks - 1;
+        }
+    }
+    return NPU_OK;
+}
+
+/* Fused: the other operand's tile at fs, combined in place with the conv's. */
+static npu_status emit_fused(tile_ctx *c, tile_work *wk, const win *w, const conv_bufs *io, const conv_tile *g,
+                             int64_t fs, int64_t dst)
+{
+    int64_t oh = g->y1 - g->y0, ow = g->x1 - g->x0;
+    tile_load(wk, tile_box_chw(io->fr, io->foff + ((g->b * w->OC + g->oc_glob) * w->OH + g->y0) * w->OW + g->x0,
+                               w->OH, w->OW, fs, g->ct, oh, ow));
+    tile_comp *cp = tile_comp_new(c, wk, TGT_SEM_ELTWISE);
+    if (!cp)
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    memcpy(cp->v, io->elt, sizeof io->elt);
+    cp->v[TGT_F_A] = io->conv_is_a ? dst : fs, cp->v[TGT_F_B] = io->conv_is_a ? fs : dst, cp->v[TGT_F_DST] = dst;
+    cp->v[TGT_F_C] = g->ct, cp->v[TGT_F_H] = oh, cp->v[TGT_F_W] = ow;
+    return NPU_OK;
+}
+
+/* Every tile as load input (when its window changed), load weights (when
+ * its channel block changed), computes, store; then the pipeline. */
 static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const plan *p, const qfields *q)
 {
-    int xr, yr;
-    int64_t xoff, yoff;
-    npu_status st = tile_tensor_addr(c, n->inputs[0], &xr, &xoff);
-    if (st == NPU_OK)
-        st = tile_tensor_addr(c, (w->fuse ? w->fuse : n)->outputs[0], &yr, &yoff);
-    /* fused: the eltwise's other operand, and whether the conv's tile is its a or its b */
-    const ir_tensor *other = NULL;
-    bool conv_is_a = true;
-    int fr = 0;
-    int64_t foff = 0, elt[TGT_F_COUNT];
-    if (st == NPU_OK && w->fuse) {
-        conv_is_a = w->fuse->inputs[0] == n->outputs[0];
-        other = w->fuse->inputs[conv_is_a ? 1 : 0];
-        if ((st = tile_tensor_addr(c, other, &fr, &foff)) == NPU_OK)
-            st = tile_eltwise_fields(c, w->fuse, elt);
-    }
+    conv_bufs io = {0};
+    npu_status st = resolve_addrs(c, n, w, &io);
     if (st != NPU_OK)
         return st;
     int64_t *blk = NULL;
@@ -297,108 +419,44 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
             st = build_block(c, n, w, p, gi * w->ocg + o0, tile_min(p->ct, w->ocg - o0), &blk[t]);
         }
     }
-    int64_t in_s[2] = {-1, -1}, w_s[2] = {0, 0}, out_s[2] = {-1, -1}, psum = 0, f_s[2] = {0, 0};
-    tile_sram_req rq[9];
-    int nr = 0;
-    for (int i = 0; i < p->in_slots; i++)
-        rq[nr++] = (tile_sram_req){p->in_slot, &in_s[i]};
-    for (int i = 0; i < p->w_slots && p->w_slot; i++)
-        rq[nr++] = (tile_sram_req){p->w_slot, &w_s[i]};
-    for (int i = 0; i < p->out_slots; i++)
-        rq[nr++] = (tile_sram_req){p->out_slot, &out_s[i]};
-    if (p->psum)
-        rq[nr++] = (tile_sram_req){p->psum, &psum};
-    for (int i = 0; i < p->out_slots && w->fuse; i++)
-        rq[nr++] = (tile_sram_req){p->out_slot, &f_s[i]};
     if (st == NPU_OK)
-        st = tile_sram_place(c, rq, nr, "tiler bug: planned buffers exceed the SRAM");
-    if (st == NPU_OK && (c->sram_used > c->t->p[TGT_P_SRAM_BYTES] || in_s[0] < 0 || out_s[0] < 0 || psum < 0))
-        st = tile_fail(c, "tiler bug: planned buffers exceed the SRAM");
-    int64_t n_sp = w->N * p->n_y * p->n_x, tiles = n_sp * p->n_ct, cpg = tile_cdiv(w->ocg, p->ct);
-    int64_t prev_in = -1, prev_w = -1, in_loads = 0, w_loads = 0, cur_in = in_s[0], cur_w = w_s[0];
+        st = place_buffers(c, w, p, &io);
+    int64_t tiles = w->N * p->n_y * p->n_x * p->n_ct;
+    int64_t prev_in = -1, prev_w = -1, in_loads = 0, w_loads = 0, cur_in = io.in_s[0], cur_w = io.w_s[0];
     for (int64_t t = 0; t < tiles && st == NPU_OK; t++) {
-        int64_t ct_i = p->sp_outer ? t % p->n_ct : t / n_sp, sp = p->sp_outer ? t / p->n_ct : t % n_sp;
-        int64_t b = sp / (p->n_y * p->n_x), yi = sp / p->n_x % p->n_y, xi = sp % p->n_x;
-        int64_t gi = ct_i / cpg, o0 = (ct_i % cpg) * p->ct, ct = tile_min(p->ct, w->ocg - o0);
-        int64_t oc_glob = gi * w->ocg + o0;
-        int64_t y0 = yi * p->oht, y1 = tile_min(w->OH, y0 + p->oht), x0 = xi * p->owt, x1 = tile_min(w->OW, x0 + p->owt);
-        tile_axis ay = tile_axis_range(y0, y1, w->H, w->kh, w->sh, w->dh, w->pt);
-        tile_axis ax = tile_axis_range(x0, x1, w->W, w->kw, w->sw, w->dw, w->pl);
-        int64_t ih = ay.i1 - ay.i0, iw = ax.i1 - ax.i0;
-        if (ih < 1 || iw < 1) {
+        conv_tile g;
+        tile_geometry(w, p, t, &g);
+        if (g.ih < 1 || g.iw < 1) {
             st = tile_fail(c, "an output tile whose window lies entirely in the padding");
             break;
         }
-        int64_t cin0 = w->sem == TGT_SEM_CONV ? gi * w->icg : oc_glob, cin = w->sem == TGT_SEM_CONV ? w->icg : ct;
-        int64_t in_key = ((b * p->n_y + yi) * p->n_x + xi) * (p->n_ct + 1) +
-                         (w->sem == TGT_SEM_CONV && w->G == 1 ? 0 : ct_i + 1);
+        int64_t cin0 = w->sem == TGT_SEM_CONV ? g.gi * w->icg : g.oc_glob, cin = w->sem == TGT_SEM_CONV ? w->icg : g.ct;
+        int64_t in_key = ((g.b * p->n_y + g.yi) * p->n_x + g.xi) * (p->n_ct + 1) +
+                         (w->sem == TGT_SEM_CONV && w->G == 1 ? 0 : g.ct_i + 1);
         tile_work *wk = tile_work_new(c);
         if (!wk) {
             st = npu_fail(c->err, NPU_EINTERNAL, "out of memory");
             break;
         }
         if (in_key != prev_in) {
-            cur_in = in_s[in_loads++ % p->in_slots];
-            tile_load(wk, tile_box_chw(xr, xoff + ((b * w->C + cin0) * w->H + ay.i0) * w->W + ax.i0, w->H, w->W, cur_in,
-                                       cin, ih, iw));
+            cur_in = io.in_s[in_loads++ % p->in_slots];
+            tile_load(wk, tile_box_chw(io.xr, io.xoff + ((g.b * w->C + cin0) * w->H + g.ay.i0) * w->W + g.ax.i0, w->H,
+                                       w->W, cur_in, cin, g.ih, g.iw));
             prev_in = in_key;
         }
-        if (blk && ct_i != prev_w) {
-            cur_w = w_s[w_loads++ % p->w_slots];
-            tile_load_flat(c, wk, TGT_REGION_CONSTANTS, blk[ct_i], cur_w, block_bytes(w, ct, p->icc));
-            prev_w = ct_i;
+        if (blk && g.ct_i != prev_w) {
+            cur_w = io.w_s[w_loads++ % p->w_slots];
+            tile_load_flat(c, wk, TGT_REGION_CONSTANTS, blk[g.ct_i], cur_w, block_bytes(w, g.ct, p->icc));
+            prev_w = g.ct_i;
         }
-        int64_t dst = out_s[t % p->out_slots], oh = y1 - y0, ow = x1 - x0, wpos = 0;
-        for (int64_t k = 0; k < p->n_chunks; k++) {
-            int64_t i0 = k * p->icc, icc = w->sem == TGT_SEM_CONV ? tile_min(p->icc, w->icg - i0) : ct;
-            tile_comp *cp = tile_comp_new(c, wk, w->sem);
-            if (!cp) {
-                st = npu_fail(c->err, NPU_EINTERNAL, "out of memory");
-                break;
-            }
-            int64_t *v = cp->v;
-            v[TGT_F_SRC] = cur_in + (w->sem == TGT_SEM_CONV ? i0 * ih * iw : 0);
-            v[TGT_F_DST] = dst;
-            v[TGT_F_IH] = ih, v[TGT_F_IW] = iw, v[TGT_F_OH] = oh, v[TGT_F_OW] = ow;
-            v[TGT_F_KH] = w->kh, v[TGT_F_KW] = w->kw, v[TGT_F_SH] = w->sh, v[TGT_F_SW] = w->sw;
-            v[TGT_F_PT] = ay.p0, v[TGT_F_PB] = ay.p1, v[TGT_F_PL] = ax.p0, v[TGT_F_PR] = ax.p1;
-            v[TGT_F_IN_ZP] = q->in_zp, v[TGT_F_OUT_ZP] = q->out_zp;
-            v[TGT_F_CLAMP_LO] = q->lo, v[TGT_F_CLAMP_HI] = q->hi;
-            if (w->sem == TGT_SEM_POOL) {
-                v[TGT_F_C] = ct, v[TGT_F_MODE] = q->mode, v[TGT_F_COUNT_PAD] = q->count_pad;
-                v[TGT_F_MULT] = q->mult, v[TGT_F_SHIFT] = q->shift;
-                continue;
-            }
-            v[TGT_F_DH] = w->dh, v[TGT_F_DW] = w->dw, v[TGT_F_W4] = w->w4;
-            v[TGT_F_WGT] = cur_w + wpos;
-            v[TGT_F_QTAB] = cur_w + block_bytes(w, ct, p->icc) - ((12 * ct + 15) & ~(int64_t)15);
-            wpos += chunk_bytes(w, ct, w->sem == TGT_SEM_CONV ? icc : 1);
-            if (w->sem == TGT_SEM_DWCONV) {
-                v[TGT_F_C] = ct;
-                continue;
-            }
-            v[TGT_F_IC] = icc, v[TGT_F_OC] = ct;
-            if (p->n_chunks > 1) {
-                v[TGT_F_PSUM] = psum;
-                v[TGT_F_ACC_IN] = k > 0;
-                v[TGT_F_ACC_OUT] = k < p->n_chunks - 1;
-            }
-        }
-        if (w->fuse && st == NPU_OK) { /* the other operand's tile, combined in place with the conv's */
-            int64_t fs = f_s[t % p->out_slots];
-            tile_load(wk, tile_box_chw(fr, foff + ((b * w->OC + oc_glob) * w->OH + y0) * w->OW + x0, w->OH, w->OW,
-                                       fs, ct, oh, ow));
-            tile_comp *cp = tile_comp_new(c, wk, TGT_SEM_ELTWISE);
-            if (!cp) {
-                st = npu_fail(c->err, NPU_EINTERNAL, "out of memory");
-                break;
-            }
-            memcpy(cp->v, elt, sizeof elt);
-            cp->v[TGT_F_A] = conv_is_a ? dst : fs, cp->v[TGT_F_B] = conv_is_a ? fs : dst, cp->v[TGT_F_DST] = dst;
-            cp->v[TGT_F_C] = ct, cp->v[TGT_F_H] = oh, cp->v[TGT_F_W] = ow;
-        }
-        tile_store(wk, tile_box_chw(yr, yoff + ((b * w->OC + oc_glob) * w->OH + y0) * w->OW + x0, w->OH, w->OW, dst,
-                                    ct, oh, ow));
+        int64_t dst = io.out_s[t % p->out_slots];
+        st = emit_chunks(c, wk, w, p, q, &g, cur_in, cur_w, dst, io.psum);
+        if (w->fuse && st == NPU_OK)
+            st = emit_fused(c, wk, w, &io, &g, io.f_s[t % p->out_slots], dst);
+        if (st != NPU_OK)
+            break;
+        tile_store(wk, tile_box_chw(io.yr, io.yoff + ((g.b * w->OC + g.oc_glob) * w->OH + g.y0) * w->OW + g.x0, w->OH,
+                                    w->OW, dst, g.ct, g.y1 - g.y0, g.x1 - g.x0));
     }
     npu_free(c->alloc, blk, sizeof(int64_t) * (size_t)p->n_ct);
     c->gate_next = w->in_place; /* store j waits until the rows tile j+1 reads are loaded */
