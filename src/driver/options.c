@@ -51,205 +51,296 @@ static bool parse_bits(const char *v, int *out)
     return true;
 }
 
-npu_status drv_parse_args(int argc, char **argv, drv_options *o, npu_err *err)
+/* The parser's state: one option group's helper reads argv[i] and may consume
+ * its value, so the groups share the cursor rather than copies of it. */
+typedef struct {
+    int argc;
+    char **argv;
+    int i;
+    drv_options *o;
+    npu_err *err;
+    bool method_given; /* int4 activations default to mse unless a method was given */
+} arg_cursor;
+
+/* true when the current argument is option `name`; v is its value, NULL after a usage error */
+#define VALUE(name) (v = option_value(c->argc, c->argv, &c->i, name, c->err, &m), m)
+
+/* v's index in names[0..n), or n when it is none of them */
+static int name_index(const char *v, const char *const *names, int n)
+{
+    int k = 0;
+    while (k < n && strcmp(v, names[k]) != 0)
+        k++;
+    return k;
+}
+
+/* Defaults chosen by measurement (docs/numerics.md, "Post-training quantization"). */
+static void set_defaults(drv_options *o)
 {
     memset(o, 0, sizeof *o);
     o->wbits = o->abits = 8;
     o->percentile = 99.99f;
-    /* defaults chosen by measurement (docs/numerics.md, "Post-training quantization") */
     o->calib_method = DRV_CALIB_MINMAX;
-    bool method_given = false; /* int4 activations default to mse: they need clipping */
     o->bias_correction = 0;
     o->int4_rounding = Q_ROUND_GPTQ;
     o->int8_rounding = Q_ROUND_NEAREST;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool m;
-        const char *v;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            o->help = true;
-            continue;
+}
+
+/* What to build and where: --target, -o/--output, --emit, --stats-json, --partition.
+ * *matched false when the argument is none of these. */
+static npu_status output_option(arg_cursor *c, bool *matched)
+{
+    drv_options *o = c->o;
+    const char *a = c->argv[c->i];
+    bool m;
+    const char *v;
+    *matched = true;
+    if (VALUE("--target")) {
+        if (!v)
+            return NPU_EUSAGE;
+        o->target = v;
+    } else if (strcmp(a, "-o") == 0 || VALUE("--output")) {
+        if (strcmp(a, "-o") == 0) {
+            if (c->i + 1 >= c->argc)
+                return npu_fail(c->err, NPU_EUSAGE, "-o needs a value");
+            v = c->argv[++c->i];
         }
-/* true when argv[i] is option `name`; v is its value, NULL after a usage error */
-#define VALUE(name) (v = option_value(argc, argv, &i, name, err, &m), m)
-        if (VALUE("--target")) {
-            if (!v)
-                return NPU_EUSAGE;
-            o->target = v;
-        } else if (VALUE("--calib")) {
-            if (!v)
-                return NPU_EUSAGE;
-            o->calib_dir = v;
-        } else if (strcmp(a, "-o") == 0 || VALUE("--output")) {
-            if (strcmp(a, "-o") == 0) {
-                if (i + 1 >= argc)
-                    return npu_fail(err, NPU_EUSAGE, "-o needs a value");
-                v = argv[++i];
-            }
-            if (!v)
-                return NPU_EUSAGE;
-            o->output = v;
-        } else if (VALUE("--emit")) {
-            if (!v)
-                return NPU_EUSAGE;
-            static const char *const names[] = {"npub", "c", "qdq", "listing"};
-            int k = 0;
-            while (k < 4 && strcmp(v, names[k]) != 0)
-                k++;
-            if (k == 4)
-                return npu_fail(err, NPU_EUSAGE, "--emit: '%s' is not one of npub, c, qdq, listing", v);
-            o->emit = (drv_emit)k;
-        } else if (VALUE("--wbits")) {
-            if (!v)
-                return NPU_EUSAGE;
-            if (!parse_bits(v, &o->wbits))
-                return npu_fail(err, NPU_EUSAGE, "--wbits: '%s' is not 8 or 4", v);
-        } else if (VALUE("--abits")) {
-            if (!v)
-                return NPU_EUSAGE;
-            if (!parse_bits(v, &o->abits))
-                return npu_fail(err, NPU_EUSAGE, "--abits: '%s' is not 8 or 4", v);
-        } else if (VALUE("--calib-method")) {
-            if (!v)
-                return NPU_EUSAGE;
-            static const char *const names[] = {"minmax", "percentile", "kl", "mse"};
-            int k = 0;
-            while (k < 4 && strcmp(v, names[k]) != 0)
-                k++;
-            if (k == 4)
-                return npu_fail(err, NPU_EUSAGE, "--calib-method: '%s' is not one of minmax, percentile, kl, mse",
-                                v);
-            o->calib_method = (drv_calib_method)k;
-            method_given = true;
-        } else if (VALUE("--percentile")) {
-            if (!v)
-                return NPU_EUSAGE;
-            char *end;
-            double p = strtod(v, &end);
-            if (*end || !(p > 50.0 && p <= 100.0))
-                return npu_fail(err, NPU_EUSAGE, "--percentile: '%s' is not a number in (50, 100]", v);
-            o->percentile = (float)p;
-        } else if (VALUE("--accuracy-budget")) {
-            if (!v)
-                return NPU_EUSAGE;
-            char *end;
-            double db = strtod(v, &end);
-            if (*end || !(db > 0.0))
-                return npu_fail(err, NPU_EUSAGE, "--accuracy-budget: '%s' is not a positive SQNR in dB", v);
-            o->accuracy_budget_db = db;
-        } else if (VALUE("--mean") || VALUE("--std")) {
-            if (!v)
-                return NPU_EUSAGE;
-            bool mean = strncmp(a, "--mean", 6) == 0;
-            npu_status st = cal_parse_floats(v, mean ? o->calib_read.mean : o->calib_read.std,
-                                             mean ? &o->calib_read.n_mean : &o->calib_read.n_std, err);
-            if (st != NPU_OK)
-                return npu_fail(err, NPU_EUSAGE, "%s: %s", mean ? "--mean" : "--std", err->msg);
-        } else if (VALUE("--layout")) {
-            if (!v)
-                return NPU_EUSAGE;
-            if (strcmp(v, "nchw") == 0)
-                o->calib_read.layout = CAL_LAYOUT_NCHW;
-            else if (strcmp(v, "nhwc") == 0)
-                o->calib_read.layout = CAL_LAYOUT_NHWC;
-            else
-                return npu_fail(err, NPU_EUSAGE, "--layout: '%s' is not nchw or nhwc", v);
-        } else if (VALUE("--resize")) {
-            if (!v)
-                return NPU_EUSAGE;
-            static const char *const names[] = {"error", "nearest", "bilinear"};
-            int k = 0;
-            while (k < 3 && strcmp(v, names[k]) != 0)
-                k++;
-            if (k == 3)
-                return npu_fail(err, NPU_EUSAGE, "--resize: '%s' is not one of error, nearest, bilinear", v);
-            o->calib_read.resize = (cal_resize)(CAL_RESIZE_ERROR + k);
-        } else if (VALUE("--int4-rounding") || VALUE("--weight-rounding")) {
-            if (!v)
-                return NPU_EUSAGE;
-            static const char *const names[] = {"nearest", "adaptive", "gptq"};
-            int k = 0;
-            while (k < 3 && strcmp(v, names[k]) != 0)
-                k++;
-            if (k == 3)
-                return npu_fail(err, NPU_EUSAGE, "%.*s: '%s' is not nearest, adaptive or gptq",
-                                (int)strcspn(a, "="), a, v);
-            o->int4_rounding = (q_rounding)(Q_ROUND_NEAREST + k);
-            if (a[2] == 'w') /* --weight-rounding: the 8-bit weights too */
-                o->int8_rounding = o->int4_rounding;
-        } else if (strcmp(a, "--bias-correction") == 0 || strcmp(a, "--no-bias-correction") == 0) {
-            o->bias_correction = a[2] != 'n';
-        } else if (strcmp(a, "--cle") == 0) {
-            o->cle = true;
-        } else if (VALUE("--layer-bits")) {
-            if (!v)
-                return NPU_EUSAGE;
-            const char *eq = strrchr(v, '=');
-            int bits;
-            if (!eq || eq == v || !parse_bits(eq + 1, &bits))
-                return npu_fail(err, NPU_EUSAGE, "--layer-bits: '%s' is not NAME=8 or NAME=4", v);
-            if (o->n_layer_bits == DRV_MAX_LAYER_BITS)
-                return npu_fail(err, NPU_EUSAGE, "--layer-bits: more than %d layers", DRV_MAX_LAYER_BITS);
-            size_t len = (size_t)(eq - v);
-            drv_layer_bits *lb = &o->layer_bits[o->n_layer_bits++];
-            if (len >= sizeof lb->name)
-                return npu_fail(err, NPU_EUSAGE, "--layer-bits: layer name too long");
-            memcpy(lb->name, v, len);
-            lb->name[len] = '\0';
-            lb->bits = bits;
-        } else if (VALUE("--input-shape")) {
-            if (!v)
-                return NPU_EUSAGE;
-            if (o->n_input_shapes == DRV_MAX_INPUT_SHAPES)
-                return npu_fail(err, NPU_EUSAGE, "--input-shape: more than %d inputs", DRV_MAX_INPUT_SHAPES);
-            npu_status st = imp_parse_input_shape(v, &o->input_shapes[o->n_input_shapes], err);
-            if (st != NPU_OK)
-                return npu_fail(err, NPU_EUSAGE, "--input-shape: %s", err->msg);
-            o->n_input_shapes++;
-        } else if (VALUE("--input-type") || VALUE("--output-type")) {
-            if (!v)
-                return NPU_EUSAGE;
-            bool in = a[2] == 'i';
-            if (!q_io_type_parse(v, in ? &o->input_type : &o->output_type))
-                return npu_fail(err, NPU_EUSAGE, "%s: '%s' is not float32, int8 or uint8",
-                                in ? "--input-type" : "--output-type", v);
-        } else if (VALUE("--stats-json")) {
-            if (!v)
-                return NPU_EUSAGE;
-            o->stats_json = v;
-        } else if (VALUE("--partition")) {
-            if (!v)
-                return NPU_EUSAGE;
-            static const char *const names[] = {"cost", "first-fit", "host"}; /* part_mode's order */
-            int k = 0;
-            while (k < 3 && strcmp(v, names[k]) != 0)
-                k++;
-            if (k == 3)
-                return npu_fail(err, NPU_EUSAGE, "--partition: '%s' is not cost, first-fit or host", v);
-            o->partition = k;
-        } else if (VALUE("--dump-after")) {
-            if (!v)
-                return NPU_EUSAGE;
-            o->dump_after = v;
-        } else if (strcmp(a, "--dump-ir") == 0) {
-            o->dump_ir = true;
-        } else if (strcmp(a, "--report") == 0) {
-            o->report = true;
-        } else if (strcmp(a, "--validate") == 0) {
-            o->validate = true;
-        } else if (strcmp(a, "--strip") == 0) {
-            o->strip = true;
-        } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-            o->verbose = true;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return npu_fail(err, NPU_EUSAGE, "unknown option '%s'", a);
-        } else {
-            if (o->model)
-                return npu_fail(err, NPU_EUSAGE, "more than one model given ('%s' and '%s')", o->model, a);
-            o->model = a;
-        }
-#undef VALUE
+        if (!v)
+            return NPU_EUSAGE;
+        o->output = v;
+    } else if (VALUE("--emit")) {
+        if (!v)
+            return NPU_EUSAGE;
+        static const char *const names[] = {"npub", "c", "qdq", "listing"};
+        int k = name_index(v, names, 4);
+        if (k == 4)
+            return npu_fail(c->err, NPU_EUSAGE, "--emit: '%s' is not one of npub, c, qdq, listing", v);
+        o->emit = (drv_emit)k;
+    } else if (VALUE("--stats-json")) {
+        if (!v)
+            return NPU_EUSAGE;
+        o->stats_json = v;
+    } else if (VALUE("--partition")) {
+        if (!v)
+            return NPU_EUSAGE;
+        static const char *const names[] = {"cost", "first-fit", "host"}; /* part_mode's order */
+        int k = name_index(v, names, 3);
+        if (k == 3)
+            return npu_fail(c->err, NPU_EUSAGE, "--partition: '%s' is not cost, first-fit or host", v);
+        o->partition = k;
+    } else {
+        *matched = false;
     }
+    return NPU_OK;
+}
+
+/* The calibration set and how to read it: --calib, --calib-method, --percentile,
+ * --mean/--std, --layout, --resize. */
+static npu_status calib_option(arg_cursor *c, bool *matched)
+{
+    drv_options *o = c->o;
+    const char *a = c->argv[c->i];
+    bool m;
+    const char *v;
+    *matched = true;
+    if (VALUE("--calib")) {
+        if (!v)
+            return NPU_EUSAGE;
+        o->calib_dir = v;
+    } else if (VALUE("--calib-method")) {
+        if (!v)
+            return NPU_EUSAGE;
+        static const char *const names[] = {"minmax", "percentile", "kl", "mse"};
+        int k = name_index(v, names, 4);
+        if (k == 4)
+            return npu_fail(c->err, NPU_EUSAGE, "--calib-method: '%s' is not one of minmax, percentile, kl, mse",
+                            v);
+        o->calib_method = (drv_calib_method)k;
+        c->method_given = true;
+    } else if (VALUE("--percentile")) {
+        if (!v)
+            return NPU_EUSAGE;
+        char *end;
+        double p = strtod(v, &end);
+        if (*end || !(p > 50.0 && p <= 100.0))
+            return npu_fail(c->err, NPU_EUSAGE, "--percentile: '%s' is not a number in (50, 100]", v);
+        o->percentile = (float)p;
+    } else if (VALUE("--mean") || VALUE("--std")) {
+        if (!v)
+            return NPU_EUSAGE;
+        bool mean = strncmp(a, "--mean", 6) == 0;
+        npu_status st = cal_parse_floats(v, mean ? o->calib_read.mean : o->calib_read.std,
+                                         mean ? &o->calib_read.n_mean : &o->calib_read.n_std, c->err);
+        if (st != NPU_OK)
+            return npu_fail(c->err, NPU_EUSAGE, "%s: %s", mean ? "--mean" : "--std", c->err->msg);
+    } else if (VALUE("--layout")) {
+        if (!v)
+            return NPU_EUSAGE;
+        if (strcmp(v, "nchw") == 0)
+            o->calib_read.layout = CAL_LAYOUT_NCHW;
+        else if (strcmp(v, "nhwc") == 0)
+            o->calib_read.layout = CAL_LAYOUT_NHWC;
+        else
+            return npu_fail(c->err, NPU_EUSAGE, "--layout: '%s' is not nchw or nhwc", v);
+    } else if (VALUE("--resize")) {
+        if (!v)
+            return NPU_EUSAGE;
+        static const char *const names[] = {"error", "nearest", "bilinear"};
+        int k = name_index(v, names, 3);
+        if (k == 3)
+            return npu_fail(c->err, NPU_EUSAGE, "--resize: '%s' is not one of error, nearest, bilinear", v);
+        o->calib_read.resize = (cal_resize)(CAL_RESIZE_ERROR + k);
+    } else {
+        *matched = false;
+    }
+    return NPU_OK;
+}
+
+/* --layer-bits NAME=8|4: one more per-layer override. */
+static npu_status add_layer_bits(drv_options *o, const char *v, npu_err *err)
+{
+    const char *eq = strrchr(v, '=');
+    int bits;
+    if (!eq || eq == v || !parse_bits(eq + 1, &bits))
+        return npu_fail(err, NPU_EUSAGE, "--layer-bits: '%s' is not NAME=8 or NAME=4", v);
+    if (o->n_layer_bits == DRV_MAX_LAYER_BITS)
+        return npu_fail(err, NPU_EUSAGE, "--layer-bits: more than %d layers", DRV_MAX_LAYER_BITS);
+    size_t len = (size_t)(eq - v);
+    drv_layer_bits *lb = &o->layer_bits[o->n_layer_bits++];
+    if (len >= sizeof lb->name)
+        return npu_fail(err, NPU_EUSAGE, "--layer-bits: layer name too long");
+    memcpy(lb->name, v, len);
+    lb->name[len] = '\0';
+    lb->bits = bits;
+    return NPU_OK;
+}
+
+/* How to quantize: --wbits, --abits, --layer-bits, --accuracy-budget, the
+ * rounding options, --[no-]bias-correction, --cle. */
+static npu_status quant_option(arg_cursor *c, bool *matched)
+{
+    drv_options *o = c->o;
+    const char *a = c->argv[c->i];
+    bool m;
+    const char *v;
+    *matched = true;
+    if (VALUE("--wbits")) {
+        if (!v)
+            return NPU_EUSAGE;
+        if (!parse_bits(v, &o->wbits))
+            return npu_fail(c->err, NPU_EUSAGE, "--wbits: '%s' is not 8 or 4", v);
+    } else if (VALUE("--abits")) {
+        if (!v)
+            return NPU_EUSAGE;
+        if (!parse_bits(v, &o->abits))
+            return npu_fail(c->err, NPU_EUSAGE, "--abits: '%s' is not 8 or 4", v);
+    } else if (VALUE("--accuracy-budget")) {
+        if (!v)
+            return NPU_EUSAGE;
+        char *end;
+        double db = strtod(v, &end);
+        if (*end || !(db > 0.0))
+            return npu_fail(c->err, NPU_EUSAGE, "--accuracy-budget: '%s' is not a positive SQNR in dB", v);
+        o->accuracy_budget_db = db;
+    } else if (VALUE("--int4-rounding") || VALUE("--weight-rounding")) {
+        if (!v)
+            return NPU_EUSAGE;
+        static const char *const names[] = {"nearest", "adaptive", "gptq"};
+        int k = name_index(v, names, 3);
+        if (k == 3)
+            return npu_fail(c->err, NPU_EUSAGE, "%.*s: '%s' is not nearest, adaptive or gptq",
+                            (int)strcspn(a, "="), a, v);
+        o->int4_rounding = (q_rounding)(Q_ROUND_NEAREST + k);
+        if (a[2] == 'w') /* --weight-rounding: the 8-bit weights too */
+            o->int8_rounding = o->int4_rounding;
+    } else if (strcmp(a, "--bias-correction") == 0 || strcmp(a, "--no-bias-correction") == 0) {
+        o->bias_correction = a[2] != 'n';
+    } else if (strcmp(a, "--cle") == 0) {
+        o->cle = true;
+    } else if (VALUE("--layer-bits")) {
+        if (!v)
+            return NPU_EUSAGE;
+        return add_layer_bits(o, v, c->err);
+    } else {
+        *matched = false;
+    }
+    return NPU_OK;
+}
+
+/* The model's interface: --input-shape, --input-type/--output-type. */
+static npu_status io_option(arg_cursor *c, bool *matched)
+{
+    drv_options *o = c->o;
+    const char *a = c->argv[c->i];
+    bool m;
+    const char *v;
+    *matched = true;
+    if (VALUE("--input-shape")) {
+        if (!v)
+            return NPU_EUSAGE;
+        if (o->n_input_shapes == DRV_MAX_INPUT_SHAPES)
+            return npu_fail(c->err, NPU_EUSAGE, "--input-shape: more than %d inputs", DRV_MAX_INPUT_SHAPES);
+        npu_status st = imp_parse_input_shape(v, &o->input_shapes[o->n_input_shapes], c->err);
+        if (st != NPU_OK)
+            return npu_fail(c->err, NPU_EUSAGE, "--input-shape: %s", c->err->msg);
+        o->n_input_shapes++;
+    } else if (VALUE("--input-type") || VALUE("--output-type")) {
+        if (!v)
+            return NPU_EUSAGE;
+        bool in = a[2] == 'i';
+        if (!q_io_type_parse(v, in ? &o->input_type : &o->output_type))
+            return npu_fail(c->err, NPU_EUSAGE, "%s: '%s' is not float32, int8 or uint8",
+                            in ? "--input-type" : "--output-type", v);
+    } else {
+        *matched = false;
+    }
+    return NPU_OK;
+}
+
+/* What to show besides the output: --dump-after, --dump-ir, --report,
+ * --validate, --strip, -v/--verbose. */
+static npu_status debug_option(arg_cursor *c, bool *matched)
+{
+    drv_options *o = c->o;
+    const char *a = c->argv[c->i];
+    bool m;
+    const char *v;
+    *matched = true;
+    if (VALUE("--dump-after")) {
+        if (!v)
+            return NPU_EUSAGE;
+        o->dump_after = v;
+    } else if (strcmp(a, "--dump-ir") == 0) {
+        o->dump_ir = true;
+    } else if (strcmp(a, "--report") == 0) {
+        o->report = true;
+    } else if (strcmp(a, "--validate") == 0) {
+        o->validate = true;
+    } else if (strcmp(a, "--strip") == 0) {
+        o->strip = true;
+    } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+        o->verbose = true;
+    } else {
+        *matched = false;
+    }
+    return NPU_OK;
+}
+#undef VALUE
+
+/* An argument no group claimed: an unknown option, or the model (only one). */
+static npu_status positional(drv_options *o, const char *a, npu_err *err)
+{
+    if (a[0] == '-' && a[1] != '\0')
+        return npu_fail(err, NPU_EUSAGE, "unknown option '%s'", a);
+    if (o->model)
+        return npu_fail(err, NPU_EUSAGE, "more than one model given ('%s' and '%s')", o->model, a);
+    o->model = a;
+    return NPU_OK;
+}
+
+/* Defaults that depend on other options, then what every run needs. */
+static npu_status finish(drv_options *o, bool method_given, npu_err *err)
+{
     if (!method_given && o->abits == 4)
         o->calib_method = DRV_CALIB_MSE;
     if (o->help)
@@ -259,4 +350,32 @@ npu_status drv_parse_args(int argc, char **argv, drv_options *o, npu_err *err)
     if (!o->validate && !o->model)
         return npu_fail(err, NPU_EUSAGE, "no model given");
     return NPU_OK;
+}
+
+npu_status drv_parse_args(int argc, char **argv, drv_options *o, npu_err *err)
+{
+    static npu_status (*const groups[])(arg_cursor *, bool *) = {
+        output_option, calib_option, quant_option, io_option, debug_option,
+    };
+    set_defaults(o);
+    arg_cursor c = {.argc = argc, .argv = argv, .o = o, .err = err};
+    for (c.i = 1; c.i < argc; c.i++) {
+        const char *a = argv[c.i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            o->help = true;
+            continue;
+        }
+        bool matched = false;
+        for (size_t g = 0; g < sizeof groups / sizeof groups[0] && !matched; g++) {
+            npu_status st = groups[g](&c, &matched);
+            if (st != NPU_OK)
+                return st;
+        }
+        if (!matched) {
+            npu_status st = positional(o, a, err);
+            if (st != NPU_OK)
+                return st;
+        }
+    }
+    return finish(o, c.method_given, err);
 }
