@@ -139,9 +139,10 @@ static int check_io_types(npub_view *v, uint32_t at, uint32_t nio, npub_error *e
     return 0;
 }
 
-int npub_open(const void *data, size_t size, npub_view *v, npub_error *err)
+/* The header at data: its own fields and checksum, and that the section table
+ * lies inside the file; *table_end is where the table ends. */
+static int check_header(const void *data, size_t size, uint64_t *table_end, npub_error *err)
 {
-    memset(v, 0, sizeof *v);
     if (size < sizeof(npub_header))
         return fail(err, 0, "file of %u bytes is shorter than the %u-byte header", (uint32_t)size,
                     (uint32_t)sizeof(npub_header));
@@ -162,14 +163,18 @@ int npub_open(const void *data, size_t size, npub_view *v, npub_error *err)
         return fail(err, 0, "header checksum mismatch", 0, 0);
     if (h->target[sizeof h->target - 1] != '\0')
         return fail(err, 24, "target name not terminated", 0, 0);
-    uint64_t table_end = (uint64_t)h->section_table + (uint64_t)h->section_count * sizeof(npub_section);
-    if (h->section_table % NPUB_ALIGN || h->section_table < sizeof(npub_header) || table_end > size)
+    *table_end = (uint64_t)h->section_table + (uint64_t)h->section_count * sizeof(npub_section);
+    if (h->section_table % NPUB_ALIGN || h->section_table < sizeof(npub_header) || *table_end > size)
         return fail(err, 52, "section table at %u (%u entries) outside the file", h->section_table,
                     h->section_count);
-    v->base = data;
-    v->size = size;
-    v->header = h;
-    v->sections = (const npub_section *)(v->base + h->section_table);
+    return 0;
+}
+
+/* Each section table entry: a known kind, once, aligned inside the file after
+ * the table, overlapping no other, its checksum right; fills v->sec. */
+static int check_sections(npub_view *v, uint64_t table_end, npub_error *err)
+{
+    const npub_header *h = v->header;
     for (uint32_t i = 0; i < h->section_count; i++) {
         const npub_section *s = &v->sections[i];
         uint32_t at = h->section_table + i * (uint32_t)sizeof *s;
@@ -177,7 +182,7 @@ int npub_open(const void *data, size_t size, npub_view *v, npub_error *err)
             return fail(err, at, "unknown section kind %u", s->kind, 0);
         if (v->sec[s->kind])
             return fail(err, at, "duplicate section kind %u", s->kind, 0);
-        if (s->offset % NPUB_ALIGN || s->offset < table_end || (uint64_t)s->offset + s->size > size)
+        if (s->offset % NPUB_ALIGN || s->offset < table_end || (uint64_t)s->offset + s->size > v->size)
             return fail(err, at, "section at %u size %u outside the file or misaligned", s->offset, s->size);
         for (uint32_t j = 0; j < i; j++) {
             const npub_section *o = &v->sections[j];
@@ -188,6 +193,13 @@ int npub_open(const void *data, size_t size, npub_view *v, npub_error *err)
             return fail(err, s->offset, "checksum mismatch in section kind %u", s->kind, 0);
         v->sec[s->kind] = s;
     }
+    return 0;
+}
+
+/* The array sections as typed views, each a whole number of records; the
+ * string table NUL-bounded so every in-range offset is a C string. */
+static int map_sections(npub_view *v, npub_error *err)
+{
     const void *p;
     uint32_t n;
     if (section_array(v, NPUB_SEC_COMMANDS, 4, &p, &n, err, 1))
@@ -229,8 +241,14 @@ int npub_open(const void *data, size_t size, npub_view *v, npub_error *err)
         return -1;
     v->graph = p;
     v->graph_size = n;
+    return 0;
+}
 
-    /* io: counts, then indices */
+/* The io section: counts, then indices naming tensors, then optionally the
+ * IO-type extension (checked later, against the tensors); *nio is the number
+ * of bindings, *base_size the section's size without the extension. */
+static int check_io(npub_view *v, uint64_t *nio_out, uint64_t *base_size, npub_error *err)
+{
     const npub_section *io = v->sec[NPUB_SEC_IO];
     if (!io)
         return fail(err, 0, "missing section %u", NPUB_SEC_IO, 0);
@@ -238,9 +256,9 @@ int npub_open(const void *data, size_t size, npub_view *v, npub_error *err)
         return fail(err, io->offset, "io section too small", 0, 0);
     v->io = (const npub_io *)(v->base + io->offset);
     uint64_t nio = (uint64_t)v->io->n_inputs + v->io->n_outputs;
-    uint64_t base_size = sizeof(npub_io) + nio * 4;
-    if (io->size != base_size &&
-        io->size != base_size + sizeof(npub_io_ext) + nio * sizeof(npub_io_type))
+    *nio_out = nio;
+    *base_size = sizeof(npub_io) + nio * 4;
+    if (io->size != *base_size && io->size != *base_size + sizeof(npub_io_ext) + nio * sizeof(npub_io_type))
         return fail(err, io->offset, "io section size %u does not match %u bindings", io->size, (uint32_t)nio);
     v->inputs = (const uint32_t *)(v->io + 1);
     v->outputs = v->inputs + v->io->n_inputs;
@@ -248,7 +266,13 @@ int npub_open(const void *data, size_t size, npub_view *v, npub_error *err)
         if (v->inputs[i] >= v->n_tensors)
             return fail(err, io->offset + 8 + (uint32_t)i * 4, "io binding names tensor %u of %u", v->inputs[i],
                         v->n_tensors);
+    return 0;
+}
 
+/* Each tensor: named, a known dtype and rank, a size matching its shape, inside
+ * its memory region (the constant region exactly the constants section). */
+static int check_tensors(const npub_view *v, npub_error *err)
+{
     const npub_memory *m = v->memory;
     if (m->region_bytes[NPUB_REGION_CONST] != v->constants_size)
         return fail(err, v->sec[NPUB_SEC_MEMORY]->offset, "constant region %u bytes, constants section %u",
@@ -276,8 +300,12 @@ int npub_open(const void *data, size_t size, npub_view *v, npub_error *err)
         if (t->alias_of != NPUB_NONE && t->alias_of >= v->n_tensors)
             return fail(err, at, "tensor %u: alias of tensor %u out of range", i, t->alias_of);
     }
-    if (io->size != base_size && check_io_types(v, io->offset + (uint32_t)base_size, (uint32_t)nio, err))
-        return -1;
+    return 0;
+}
+
+/* Each step: named, and its command range or host parameters inside their sections. */
+static int check_steps(const npub_view *v, npub_error *err)
+{
     for (uint32_t i = 0; i < v->n_steps; i++) {
         const npub_step *s = &v->steps[i];
         uint32_t at = v->sec[NPUB_SEC_STEPS]->offset + i * (uint32_t)sizeof *s;
@@ -295,6 +323,12 @@ int npub_open(const void *data, size_t size, npub_view *v, npub_error *err)
             return fail(err, at, "step %u: unknown kind %u", i, s->kind);
         }
     }
+    return 0;
+}
+
+/* Each debug entry: named, its command words inside the command stream. */
+static int check_debug(const npub_view *v, npub_error *err)
+{
     for (uint32_t i = 0; i < v->n_debug; i++) {
         const npub_debug *d = &v->debug[i];
         uint32_t at = v->sec[NPUB_SEC_DEBUG]->offset + i * (uint32_t)sizeof *d;
@@ -303,5 +337,29 @@ int npub_open(const void *data, size_t size, npub_view *v, npub_error *err)
         if ((uint64_t)d->first_word + d->word_count > v->n_commands)
             return fail(err, at, "debug entry %u outside the command stream", i, 0);
     }
+    return 0;
+}
+
+int npub_open(const void *data, size_t size, npub_view *v, npub_error *err)
+{
+    memset(v, 0, sizeof *v);
+    uint64_t table_end = 0;
+    if (check_header(data, size, &table_end, err))
+        return -1;
+    const npub_header *h = data;
+    v->base = data;
+    v->size = size;
+    v->header = h;
+    v->sections = (const npub_section *)(v->base + h->section_table);
+    uint64_t nio = 0, io_base_size = 0; /* set by check_io: initialized for -Wmaybe-uninitialized */
+    if (check_sections(v, table_end, err) || map_sections(v, err) || check_io(v, &nio, &io_base_size, err) ||
+        check_tensors(v, err))
+        return -1;
+    /* the IO types after the tensors: they must agree with the tensor table */
+    const npub_section *io = v->sec[NPUB_SEC_IO];
+    if (io->size != io_base_size && check_io_types(v, io->offset + (uint32_t)io_base_size, (uint32_t)nio, err))
+        return -1;
+    if (check_steps(v, err) || check_debug(v, err))
+        return -1;
     return 0;
 }
