@@ -316,20 +316,6 @@ static npu_status node_axis(emit_hop *b)
     return node_emit(b, NPURT_N_CONCAT, n->n_inputs, 1, t, &axis, 4);
 }
 
-static nk_binop binop_of(ir_op op)
-{
-    switch (op) {
-    case IR_OP_SUB: return NK_BIN_SUB;
-    case IR_OP_MUL: return NK_BIN_MUL;
-    case IR_OP_DIV: return NK_BIN_DIV;
-    case IR_OP_POW: return NK_BIN_POW;
-    case IR_OP_MAX: return NK_BIN_MAX;
-    case IR_OP_MIN: return NK_BIN_MIN;
-    case IR_OP_PRELU: return NK_BIN_PRELU;
-    default: return NK_BIN_ADD;
-    }
-}
-
 /* Inference, or training with a constant ratio of 0: the reference's copy. */
 static bool dropout_is_copy(const ir_node *n)
 {
@@ -398,13 +384,13 @@ static npu_status node_elem(emit_hop *b)
     if ((n->op == IR_OP_MAX || n->op == IR_OP_MIN) && n->n_inputs != 2) {
         if (n->n_inputs < 1 || n->n_inputs > NPURT_REC_MAX_IO)
             return emit_hop_unsupported(b, "Max/Min of 1 to 64 inputs");
-        npurt_p_n_binary r = {binop_of(n->op), emit_hop_act(n->act)};
+        npurt_p_n_binary r = {ref_binop(n->op), emit_hop_act(n->act)};
         io_slots(n, n->n_inputs, t);
         return node_emit(b, NPURT_N_VARIADIC, n->n_inputs, 1, t, &r, sizeof r);
     }
     if (n->n_inputs != 2 || !n->inputs[1] || (n->inputs[0]->dtype != n->inputs[1]->dtype && n->op != IR_OP_POW))
         return emit_hop_unsupported(b, "binary ops on the host take two inputs of one dtype");
-    npurt_p_n_binary r = {binop_of(n->op), emit_hop_act(n->act)};
+    npurt_p_n_binary r = {ref_binop(n->op), emit_hop_act(n->act)};
     io_slots(n, 2, t);
     return node_emit(b, NPURT_N_BINARY, 2, 1, t, &r, sizeof r);
 }

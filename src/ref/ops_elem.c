@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "ref/ref_internal.h"
+#include "ref/ref_params.h"
 
 /* Input 0 and output 0 present; both f32 when f32_only. */
 static npu_status one_in_out(const ir_node *n, bool f32_only, npu_err *err)
@@ -41,7 +42,7 @@ static npu_status unsupported_dtype(const ir_node *n, const ir_tensor *t, const 
 
 /* ---- binary ------------------------------------------------------------ */
 
-static nk_binop binop_of(ir_op op)
+nk_binop ref_binop(ir_op op)
 {
     switch (op) {
     case IR_OP_ADD: return NK_BIN_ADD;
@@ -64,7 +65,7 @@ static bool is_int(ir_dtype dt)
 static npu_status binary_step(const ir_node *n, ir_dtype dt, const nk_shape *as, const void *a, const nk_shape *bs,
                               const void *b, const nk_shape *ys, void *y, npu_err *err)
 {
-    nk_binary_params p = {binop_of(n->op), ref_nk_act(n->act)};
+    nk_binary_params p = {ref_binop(n->op), ref_nk_act(n->act)};
     nk_status st;
     nk_dtype kdt;
     nk_shape tmp;

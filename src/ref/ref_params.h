@@ -9,6 +9,8 @@
 #include "kernels/kernels.h"
 #include "ref/ref.h"
 
+/* The nk_binop of Add, Sub, Mul, Div, Pow, Max, Min, PRelu (the reference's and the host NODE records'). */
+nk_binop ref_binop(ir_op op);
 npu_status ref_conv_params(const ir_node *n, bool transpose, nk_conv_params *p, npu_err *err);
 npu_status ref_gemm_params(const ir_node *n, nk_gemm_params *p, npu_err *err);
 npu_status ref_matmul_params(const ir_node *n, nk_matmul_params *p, npu_err *err);
