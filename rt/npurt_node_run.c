@@ -287,23 +287,11 @@ static nk_status run_qdq(const node_view *v, void *const *d)
             inner *= (uint64_t)dim(v, 0, i);
     }
     const float *scale = d[1];
-    int32_t code = r->quantize ? v->ts[3].dtype : v->ts[0].dtype;
     for (uint64_t at = 0; inner && at < total; at += inner) {
         uint64_t k = (at / inner) % n;
-        float s = scale[k];
         int32_t z = qdq_zp(v, v->ts[2].dtype == -1 ? NULL : d[2], k);
-        nk_status st = NK_OK;
-        if (r->quantize && code == NPURT_DT_I8)
-            st = nk_quantize_f32_i8((const float *)d[0] + at, (int8_t *)d[3] + at, inner, s, z);
-        else if (r->quantize)
-            st = nk_quantize_f32_u8((const float *)d[0] + at, (uint8_t *)d[3] + at, inner, s, z);
-        else if (code == NPURT_DT_I8)
-            st = nk_dequantize_i8_f32((const int8_t *)d[0] + at, (float *)d[3] + at, inner, s, z);
-        else if (code == NPURT_DT_U8)
-            st = nk_dequantize_u8_f32((const uint8_t *)d[0] + at, (float *)d[3] + at, inner, s, z);
-        else /* int32, as the reference computes it */
-            for (uint64_t i = 0; i < inner; i++)
-                ((float *)d[3])[at + i] = (float)((double)(((const int32_t *)d[0])[at + i] - z) * s);
+        nk_status st = npurt_qdq_span(r->quantize, (uint32_t)v->ts[0].dtype, (uint32_t)v->ts[3].dtype, d[0], d[3],
+                                      (size_t)at, (size_t)inner, scale[k], z);
         if (st != NK_OK)
             return st;
     }

@@ -107,4 +107,24 @@ static inline void npurt_to_qrequant(int32_t in_zp, int32_t out_zp, int32_t mult
     p->act_min = act_min, p->act_max = act_max;
 }
 
+/* Elements [start, start + n) of a Quantize (f32 -> i8/u8) or Dequantize
+ * (i8/u8/i32 -> f32) with one scale and zero point: the QUANTIZE/DEQUANTIZE
+ * records' and the run-time-scale NODE record's one conversion. */
+static inline nk_status npurt_qdq_span(int quantize, uint32_t in_dt, uint32_t out_dt, const void *x, void *y,
+                                       size_t start, size_t n, float s, int32_t z)
+{
+    if (quantize)
+        return out_dt == NPURT_DT_I8 ? nk_quantize_f32_i8((const float *)x + start, (int8_t *)y + start, n, s, z)
+                                     : nk_quantize_f32_u8((const float *)x + start, (uint8_t *)y + start, n, s, z);
+    if (in_dt == NPURT_DT_I8)
+        return nk_dequantize_i8_f32((const int8_t *)x + start, (float *)y + start, n, s, z);
+    if (in_dt == NPURT_DT_U8)
+        return nk_dequantize_u8_f32((const uint8_t *)x + start, (float *)y + start, n, s, z);
+    const int32_t *q = (const int32_t *)x + start; /* int32 (a bias-scale accumulator), as the reference */
+    float *o = (float *)y + start;
+    for (size_t i = 0; i < n; i++)
+        o[i] = (float)((double)(q[i] - z) * s);
+    return NK_OK;
+}
+
 #endif

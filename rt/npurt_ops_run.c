@@ -23,24 +23,8 @@ static int run_qdq(uint32_t kernel, const npurt_p_qdq *p, uint32_t in_dt, uint32
     size_t total = p->count, chunk = p->n_scales > 1 ? p->inner : total;
     uint32_t k = 0;
     for (size_t start = 0; start < total; start += chunk, k = (k + 1) % p->n_scales) {
-        float s = scale[k];
-        int32_t z = zp[k];
-        nk_status st = NK_OK;
-        if (kernel == NPURT_K_QUANTIZE) {
-            if (out_dt == NPURT_DT_I8)
-                st = nk_quantize_f32_i8((const float *)x + start, (int8_t *)y + start, chunk, s, z);
-            else
-                st = nk_quantize_f32_u8((const float *)x + start, (uint8_t *)y + start, chunk, s, z);
-        } else if (in_dt == NPURT_DT_I8) {
-            st = nk_dequantize_i8_f32((const int8_t *)x + start, (float *)y + start, chunk, s, z);
-        } else if (in_dt == NPURT_DT_U8) {
-            st = nk_dequantize_u8_f32((const uint8_t *)x + start, (float *)y + start, chunk, s, z);
-        } else { /* int32 (a bias-scale accumulator), as the reference computes it */
-            const int32_t *q = (const int32_t *)x + start;
-            float *o = (float *)y + start;
-            for (size_t i = 0; i < chunk; i++)
-                o[i] = (float)((double)(q[i] - z) * s);
-        }
+        nk_status st =
+            npurt_qdq_span(kernel == NPURT_K_QUANTIZE, in_dt, out_dt, x, y, start, chunk, scale[k], zp[k]);
         if (st != NK_OK)
             return kfail(f, st);
     }
