@@ -18,7 +18,7 @@ CFLAGS  += $(CFLAGS_BASE)
 LDLIBS  += -lprotobuf-c -lyaml -lpng -lm
 
 # ---- sources -------------------------------------------------------------
-LIB_DIRS  = src/common src/ir src/import src/opt src/ref src/target src/partition \
+LIB_DIRS  = src/common src/ir src/numerics src/import src/opt src/ref src/target src/partition \
             src/quantize src/tiler src/memplan src/emit src/driver calib kernels
 LIB_SRCS  = $(filter-out %_main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 SIM_SRCS  = $(filter-out %_main.c,$(wildcard sim/*.c))

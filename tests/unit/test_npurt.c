@@ -4,7 +4,7 @@
  * the reference executor (ref_ctx_run) on the same graph bit for bit. Then
  * npurt_open against broken records, and npurt_run against a bad
  * environment and NPU steps. */
-#include "ref/ref_qparams.h"
+#include "numerics/numerics.h"
 #include "tests/support/npurt_bin.h"
 
 Test(npurt, cnn_matches_reference)
