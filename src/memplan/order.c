@@ -183,7 +183,7 @@ static npu_status arena_of(ir_graph *g, const mp_options *opts, int64_t *arena, 
     npu_status st = part_schedule_build(g, &s, err);
     if (st == NPU_OK)
         st = mp_plan_graph(g, &s, &o, &p, err);
-    *arena = p.region_bytes[NPUB_REGION_ARENA];
+    *arena = p.region_bytes[MP_REGION_ARENA];
     *steps = s.n_steps;
     return st;
 }

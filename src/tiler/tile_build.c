@@ -89,7 +89,7 @@ static npu_status scratch_init(scratch *s, const tgt_target *t, const ir_graph *
         return npu_fail(&s->err, NPU_EINTERNAL, "out of memory");
     for (int i = 0; i < g->n_tensors; i++) {
         memset(&s->plan.t[i], 0, sizeof s->plan.t[i]);
-        s->plan.t[i].region = NPUB_REGION_ARENA;
+        s->plan.t[i].region = MP_REGION_ARENA;
         s->plan.t[i].alias_of = -1;
         s->coff[i] = -1;
     }
