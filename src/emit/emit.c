@@ -115,6 +115,12 @@ bool emit_is_part_copy(const ir_node *n)
     return true;
 }
 
+bool emit_host_caps(void *ud, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    (void)ud;
+    return emit_is_part_copy(n) || emit_host_supports(g, n, reason);
+}
+
 /* A view whose output the plan put on its input's bytes moves nothing. */
 static bool is_noop_view(const emitter *e, const ir_node *n)
 {

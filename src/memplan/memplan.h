@@ -102,14 +102,11 @@ typedef struct mp_options {
 npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_options *opts, mp_plan *out,
                          npu_err *err);
 
-/* Reorders g's live nodes into the topological order (of a few candidates:
- * least-growth list scheduling, depth-first from the outputs both ways)
- * whose plan has the smallest arena; the current order wins ties and a
- * candidate with more steps (split NPU segments) is refused. Units must be
- * assigned. *changed says whether g->nodes changed: then rebuild the
- * schedule (part_schedule_build) before mp_plan_graph. Plans the graph four
- * times, so it leaves their arrays in the graph's arena. */
-npu_status mp_choose_order(ir_graph *g, const mp_options *opts, bool *changed, npu_err *err);
+/* part_caps.arena for the partition's order search (part_choose_order):
+ * the arena bytes of g planned along sched with opts (a const mp_options *;
+ * NULL: align 1) and a small search effort. Leaves the plan's arrays in the
+ * graph's arena. */
+npu_status mp_order_arena(void *opts, ir_graph *g, const part_schedule *sched, int64_t *arena, npu_err *err);
 
 /* Checks a plan against the graph without trusting the planner: lifetimes
  * cover every write and read, no two buffers of a region live at the same

@@ -532,6 +532,15 @@ Test(memplan, failed_allocations_are_reported)
 
 /* ---- execution order ---------------------------------------------------------- */
 
+/* The partition's order search with the planner's arena (align 1), as
+ * npucc's partition stage runs it. */
+static npu_status choose_order(ir_graph *g, bool *changed, npu_err *e)
+{
+    mp_options o = align1;
+    part_caps caps = {.arena = mp_order_arena, .arena_ud = &o};
+    return part_choose_order(g, &caps, changed, e);
+}
+
 Test(memplan, order_runs_each_branch_to_its_end)
 {
     /* two branches big -> small, built breadth first: both big tensors live at once */
@@ -545,7 +554,7 @@ Test(memplan, order_runs_each_branch_to_its_end)
     cr_assert_eq(before.region_bytes[MP_REGION_ARENA], 21 * S);
     bool changed = false;
     npu_err e;
-    cr_assert_eq(mp_choose_order(g, &align1, &changed, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(choose_order(g, &changed, &e), NPU_OK, "%s", e.msg);
     cr_assert(changed);
     cr_assert_eq(ir_graph_verify(g, &e), NPU_OK, "%s", e.msg);
     plan_graph(g, &align1, &after);
@@ -561,7 +570,7 @@ Test(memplan, order_keeps_a_good_order)
     ir_node *first = g->nodes[0];
     bool changed = true;
     npu_err e;
-    cr_assert_eq(mp_choose_order(g, &align1, &changed, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(choose_order(g, &changed, &e), NPU_OK, "%s", e.msg);
     cr_assert(!changed);
     cr_assert_eq(g->nodes[0], first);
     ir_graph_free(g);
@@ -648,7 +657,7 @@ Test(memplan, order_does_not_split_npu_segments)
     g->nodes[0]->unit = g->nodes[1]->unit = IR_UNIT_NPU;
     bool changed = true;
     npu_err e;
-    cr_assert_eq(mp_choose_order(g, &align1, &changed, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(choose_order(g, &changed, &e), NPU_OK, "%s", e.msg);
     cr_assert(!changed);
     cr_assert_eq(g->nodes[1]->outputs[0], b1);
     ir_graph_free(g);
