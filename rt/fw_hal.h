@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "rt/fw_abi.h"
+#include "rt/npurt_hal.h"
 
 #ifdef __riscv
 
@@ -18,8 +19,6 @@ extern volatile uint32_t __fw_npu_base[];
 
 static inline uint32_t fw_ctl_read(uint32_t off) { return __fw_ctl_base[off / 4u]; }
 static inline void fw_ctl_write(uint32_t off, uint32_t v) { __fw_ctl_base[off / 4u] = v; }
-static inline uint32_t fw_npu_read(uint32_t off) { return __fw_npu_base[off / 4u]; }
-static inline void fw_npu_write(uint32_t off, uint32_t v) { __fw_npu_base[off / 4u] = v; }
 
 /* Console: one character per write; the simulator buffers and flushes.
  * stdout/stderr of picolibc are wired to it too (fw_hal.c), so printf works. */
@@ -41,13 +40,8 @@ static inline volatile fw_request *fw_request_get(void)
     return (volatile fw_request *)(uintptr_t)fw_ctl_read(FW_CTL_REQ_ADDR);
 }
 
-/* NPU: program one job and ring the doorbell; wait for completion.
- * fw_npu_wait reads STATUS, which the simulator answers when the job is done
- * (host time advances to the NPU's completion instead of a busy loop). */
-void fw_npu_set_region(unsigned region, uint32_t base, uint32_t size);
-void fw_npu_start(uint32_t cmd_base, uint32_t cmd_len, uint32_t doorbell);
-uint32_t fw_npu_wait(void);
-uint64_t fw_npu_last_cycles(void);
+/* NPU: the reference driver (rt/npurt_hal.h); fw_hal.c supplies its
+ * register hooks at __fw_npu_base, as a board port would. */
 
 #endif /* __riscv */
 #endif
