@@ -16,6 +16,10 @@
 #include "rt/npub.h"
 #include "rt/npurt_ops.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct npurt_env {
     /* Region bases and sizes, indexed by npub_region: const (NULL: the
      * CONSTANTS section inside the blob), arena, input, output. Each must
@@ -62,5 +66,9 @@ int npurt_run_ops(const npub_view *v, const npurt_env *env, const npurt_op *cons
 
 /* The record of host step i (NULL for an NPU step or a bad index). */
 const void *npurt_step_record(const npub_view *v, uint32_t i);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

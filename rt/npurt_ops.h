@@ -20,6 +20,10 @@
 
 #include "rt/npub.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Bump on any change of a record layout or of a kernel's meaning. */
 #define NPURT_REC_VERSION 2u
 #define NPURT_REC_MAX_RANK 8 /* dims arrays (= NK_MAX_RANK) */
@@ -434,5 +438,9 @@ static inline const uint32_t *npurt_rec_tensors(const void *rec)
 {
     return (const uint32_t *)((const uint8_t *)rec + sizeof(npurt_rec_header));
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

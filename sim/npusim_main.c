@@ -9,7 +9,8 @@
  *       drives the NPU model; outputs, a summary (--stats), --stats-json and
  *       a Chrome trace of the first inference (--trace). A binary built for
  *       another version of its target is refused unless --any-target.
- * The firmware defaults to fw/npurt.elf next to this executable. */
+ * The firmware defaults to fw/npurt.elf next to this executable, else
+ * ../share/npucc/fw/npurt.elf from it (an installed prefix). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -125,7 +126,8 @@ static int parse_args(int argc, char **argv, opts *o)
     return 1;
 }
 
-/* fw/npurt.elf next to the executable (build/npusim -> build/fw/npurt.elf). */
+/* fw/npurt.elf next to the executable (in the build tree: build/npusim ->
+ * build/fw/npurt.elf), else the install's <exe>/../share/npucc/fw/npurt.elf. */
 static const char *default_firmware(const char *argv0, char *buf, size_t cap)
 {
     char exe[4096];
@@ -137,9 +139,14 @@ static const char *default_firmware(const char *argv0, char *buf, size_t cap)
     char *slash = strrchr(exe, '/');
     if (slash)
         *slash = '\0';
-    if (snprintf(buf, cap, "%s/fw/npurt.elf", slash ? exe : ".") >= (int)cap)
+    const char *dir = slash ? exe : ".";
+    if (snprintf(buf, cap, "%s/fw/npurt.elf", dir) >= (int)cap)
         snprintf(buf, cap, "fw/npurt.elf"); /* absurdly deep path: fall back to the cwd */
-    return buf;
+    char share[4096 + 32];
+    if (access(buf, R_OK) != 0 && snprintf(share, sizeof share, "%s/../share/npucc/fw/npurt.elf", dir) < (int)cap &&
+        access(share, R_OK) == 0)
+        memcpy(buf, share, strlen(share) + 1);
+    return buf; /* neither readable: the error names the build-tree place */
 }
 
 static void print_stats(const sim_config *cfg, const sim_result *r)
