@@ -169,6 +169,7 @@ test-e2e: all fixtures
 	@if [ -x tests/e2e/models.sh ]; then tests/e2e/models.sh $(BUILD); fi
 	tests/e2e/cli.sh $(BUILD)
 	tests/e2e/install.sh $(BUILD)
+	tests/e2e/firmware.sh $(BUILD)
 	@if [ -x tests/qdq/run.sh ]; then tests/qdq/run.sh $(BUILD); fi
 
 test-asan:
