@@ -82,6 +82,26 @@ addr=$(riscv64-unknown-elf-nm $W/make-rv32imac-ilp32/app.elf | awk '$3 == "model
 grep -q 'section(".rodata.npu_model")' $W/make-rv32imac-ilp32/model.c && grep -q 'aligned(64)' $W/make-rv32imac-ilp32/model.c &&
     ok || bad "model.c: no section/aligned attribute"
 
+# the op table: the NPU model links no host kernel; an all-host build only its own
+nm_of() { riscv64-unknown-elf-nm $1 | awk '{print $NF}'; }
+nm_of $W/make-rv32imac-ilp32/app.elf >$W/npu.syms
+if grep -qx npurt_model_run $W/npu.syms && ! grep -qx nk_qconv2d $W/npu.syms && ! grep -qx npurt_node_run $W/npu.syms &&
+   ! grep -qx npurt_rec_run $W/npu.syms; then ok; else bad "op table: the NPU-only firmware links kernels"; fi
+$P/bin/npucc $NPUCC_FLAGS --partition host -o $W/host.npub $SRC/examples/fmnist/fmnist_cnn.onnx >$W/host.log 2>&1 &&
+    $P/bin/npusim $W/host.npub --input $W/image.npy --output $W/host.npy >>$W/host.log 2>&1 || bad "host npub: $(tail -n 3 $W/host.log)"
+want_host=$($PY -c "
+import numpy as np
+y = np.load('$W/host.npy').reshape(-1)
+print('class %d' % int(np.argmax(y)))
+print('output ' + ' '.join(str(int(v)) for v in y))" 2>&1)
+if make -s -C $EX PREFIX=$P OUT=$W/host NPUCC_FLAGS="--partition host" >$W/make-host.log 2>&1; then
+    nm_of $W/host/app.elf >$W/host.syms
+    if grep -qx nk_qconv2d $W/host.syms && grep -qx nk_qfc $W/host.syms && ! grep -qx npurt_node_run $W/host.syms &&
+       ! grep -qx nk_softmax_f32 $W/host.syms; then ok; else bad "op table: the all-host firmware's kernels"; fi
+    sv=$want; want=$want_host; check_run host $W/host/app.elf; want=$sv
+    [ "$want_host" = "$want" ] && ok || bad "all-host '$want_host', with the NPU '$want'"
+else bad "make all-host: $(tail -n 5 $W/make-host.log)"; fi
+
 # ---- CMake through find_package(npurt) ---------------------------------------------
 for v in rv32imac-ilp32 rv32imafc-ilp32f; do
     d=$W/cmake-$v
