@@ -4,7 +4,8 @@
 # libnpurt for rv32imac and rv32imafc, and the same app with every layer on
 # a host kernel (--partition host: the op table then links QCONV, QFC and the
 # pools): `riscv64-unknown-elf-size` text, the model array, and the rest
-# split by who defines each symbol (libnpurt, the app, libc/libgcc).
+# split by who defines each symbol (libnpurt, the app, libc/libgcc; what no
+# symbol covers is alignment and unnamed read-only data).
 # Target: <= 24 KB without the model for rv32imac (issue 16).
 # usage: bench/firmware_size_bench.sh BUILD
 set -u
