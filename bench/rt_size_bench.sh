@@ -5,9 +5,9 @@
 # file, `riscv64-unknown-elf-size` text (code + read-only data) without the
 # model array, split by where it comes from (the link map), and the biggest
 # functions (nm --size-sort); rv32imafc-ilp32f (the simulated SoC's) for
-# comparison. Apps: "npub" checks the container only (npub_open: the
-# floor of an app whose host steps are all known to be absent), "open" validates a blob (npurt_open),
-# "open+run" also runs it (npurt_run: every host kernel is reachable from its
+# comparison. Apps: "npub_open" checks the container only (the floor of an
+# app whose host steps are all known to be absent), "npurt_open" the
+# container and every host record, "open+run" also runs it (npurt_run: every host kernel is reachable from its
 # dispatch). Target: <= 24 KB for the example model with int8 I/O
 # (issue 16). With examples/firmware built (EXAMPLE_ELF=...), that too.
 # usage: bench/rt_size_bench.sh BUILD
@@ -20,7 +20,7 @@ CROSS=riscv64-unknown-elf-
 V=rv32imac-ilp32
 TARGET=24576
 mkdir -p $W
-make -s BUILD=$B PREFIX=$PWD/$P install >$W/install.log 2>&1 || { echo "rt_size: make install failed: $(tail -n 3 $W/install.log)"; exit 1; }
+make -s BUILD=$B PREFIX=$PWD/$P DESTDIR= install >$W/install.log 2>&1 || { echo "rt_size: make install failed: $(tail -n 3 $W/install.log)"; exit 1; }
 export PKG_CONFIG_PATH=$PWD/$P/lib/pkgconfig
 
 # the model blob is not counted: a separate object whose size is subtracted
@@ -28,7 +28,9 @@ cat >$W/blob.c <<'EOF'
 const unsigned char model_npub[64] __attribute__((aligned(16), section(".rodata.model_npub"))) = {0};
 const unsigned model_npub_size = sizeof model_npub;
 EOF
-cat >$W/open.c <<'EOF'
+# validation only: npub_open (the container) or npurt_open (and every host record)
+for f in npub_open npurt_open; do
+    cat >$W/${f%_open}.c <<EOF
 #include <npurt/npurt.h>
 extern const unsigned char model_npub[];
 extern const unsigned model_npub_size;
@@ -36,20 +38,10 @@ int main(void)
 {
     npub_view v;
     npub_error e;
-    return npurt_open(model_npub, model_npub_size, &v, &e) ? 1 : 0;
+    return $f(model_npub, model_npub_size, &v, &e) ? 1 : 0;
 }
 EOF
-cat >$W/npub.c <<'EOF'
-#include <npurt/npub.h>
-extern const unsigned char model_npub[];
-extern const unsigned model_npub_size;
-int main(void)
-{
-    npub_view v;
-    npub_error e;
-    return npub_open(model_npub, model_npub_size, &v, &e) ? 1 : 0;
-}
-EOF
+done
 cat >$W/run.c <<'EOF'
 #include <npurt/npurt.h>
 extern const unsigned char model_npub[];
@@ -75,7 +67,7 @@ EOF
 
 status=0
 echo "== libnpurt flash footprint, $V -Os picolibc --gc-sections (text = code + rodata, model excluded; target <= $TARGET B for the example model)"
-printf '%-18s %8s %8s %8s %8s %8s %8s  %s\n' app text runtime kernels libc libgcc other "<= $TARGET"
+printf '%-20s %8s %8s %8s %8s %8s %8s  %s\n' app text runtime kernels libc libgcc other "<= $TARGET"
 measure() { # name elf map
     $PY - "$1" "$2" "$3" "${CROSS}" $TARGET <<'PY' || status=1
 import re, subprocess, sys
@@ -108,25 +100,25 @@ for l in body.split("\n"):
         g = "other"
     groups[g] += size
 text -= groups["model"]
-print(f"{name:<18} {text:8d} {groups['runtime']:8d} {groups['kernels']:8d} {groups['libc']:8d} {groups['libgcc']:8d} "
+print(f"{name:<20} {text:8d} {groups['runtime']:8d} {groups['kernels']:8d} {groups['libc']:8d} {groups['libgcc']:8d} "
       f"{groups['other']:8d}  {'ok' if text <= int(sys.argv[5]) else 'over by %d' % (text - int(sys.argv[5]))}")
 PY
 }
 for v in $V rv32imafc-ilp32f; do
-    for app in npub open run; do
+    for app in npub npurt run; do
         elf=$W/$app-$v.elf
         if ! ${CROSS}gcc -Os $(pkg-config --variable=specs npurt-$v) $(pkg-config --cflags npurt-$v) $W/$app.c \
                $W/blob.c $(pkg-config --libs npurt-$v) -Wl,--defsym=__flash_size=0x100000 -Wl,-Map=$W/$app-$v.map \
                -o $elf 2>$W/$app-$v.log; then
             echo "rt_size: $app $v: link failed: $(head -n 5 $W/$app-$v.log)"; status=1; continue
         fi
-        measure "$([ $app = run ] && echo open+run || echo $app) ${v%%-*}" $elf $W/$app-$v.map
+        measure "$(case $app in npub) echo npub_open;; npurt) echo npurt_open;; *) echo open+run;; esac) ${v%%-*}" $elf $W/$app-$v.map
     done
 done
 if [ -n "${EXAMPLE_ELF:-}" ] && [ -f "$EXAMPLE_ELF" ]; then
     echo "example firmware $EXAMPLE_ELF: $(${CROSS}size $EXAMPLE_ELF | tail -n 1)"
 fi
-for app in open run; do
+for app in npurt run; do
     echo "biggest functions of $app $V (nm --size-sort):"
     ${CROSS}nm --size-sort -S -r $W/$app-$V.elf 2>/dev/null | while read -r addr size type sym; do
         case $type in t|T) printf '  %6d %s\n' $((0x$size)) "$sym" ;; esac
