@@ -4,8 +4,10 @@
 # layout's lib/riscv32/rv32imac-ilp32/libnpurt.a through its pkg-config
 # file, `riscv64-unknown-elf-size` text (code + read-only data) without the
 # model array, split by where it comes from (the link map), and the biggest
-# functions (nm --size-sort). Apps: "open" validates a blob (npurt_open),
-# "open+run" also runs it (npurt_run: every host kernel is reachable from its
+# functions (nm --size-sort); rv32imafc-ilp32f (the simulated SoC's) for
+# comparison. Apps: "npub_open" checks the container only (the floor of an
+# app whose host steps are all known to be absent), "npurt_open" the
+# container and every host record, "open+run" also runs it (npurt_run: every host kernel is reachable from its
 # dispatch). Target: <= 24 KB for the example model with int8 I/O
 # (issue 16). With examples/firmware built (EXAMPLE_ELF=...), that too.
 # usage: bench/rt_size_bench.sh BUILD
@@ -18,7 +20,7 @@ CROSS=riscv64-unknown-elf-
 V=rv32imac-ilp32
 TARGET=24576
 mkdir -p $W
-make -s BUILD=$B PREFIX=$PWD/$P install >$W/install.log 2>&1 || { echo "rt_size: make install failed: $(tail -n 3 $W/install.log)"; exit 1; }
+make -s BUILD=$B PREFIX=$PWD/$P DESTDIR= install >$W/install.log 2>&1 || { echo "rt_size: make install failed: $(tail -n 3 $W/install.log)"; exit 1; }
 export PKG_CONFIG_PATH=$PWD/$P/lib/pkgconfig
 
 # the model blob is not counted: a separate object whose size is subtracted
@@ -26,7 +28,9 @@ cat >$W/blob.c <<'EOF'
 const unsigned char model_npub[64] __attribute__((aligned(16), section(".rodata.model_npub"))) = {0};
 const unsigned model_npub_size = sizeof model_npub;
 EOF
-cat >$W/open.c <<'EOF'
+# validation only: npub_open (the container) or npurt_open (and every host record)
+for f in npub_open npurt_open; do
+    cat >$W/${f%_open}.c <<EOF
 #include <npurt/npurt.h>
 extern const unsigned char model_npub[];
 extern const unsigned model_npub_size;
@@ -34,9 +38,10 @@ int main(void)
 {
     npub_view v;
     npub_error e;
-    return npurt_open(model_npub, model_npub_size, &v, &e) ? 1 : 0;
+    return $f(model_npub, model_npub_size, &v, &e) ? 1 : 0;
 }
 EOF
+done
 cat >$W/run.c <<'EOF'
 #include <npurt/npurt.h>
 extern const unsigned char model_npub[];
@@ -62,35 +67,28 @@ EOF
 
 status=0
 echo "== libnpurt flash footprint, $V -Os picolibc --gc-sections (text = code + rodata, model excluded; target <= $TARGET B for the example model)"
-printf '%-10s %8s %8s %8s %8s %8s %8s  %s\n' app text runtime kernels libc libgcc other top-3
+printf '%-20s %8s %8s %8s %8s %8s %8s  %s\n' app text runtime kernels libc libgcc other "<= $TARGET"
 measure() { # name elf map
-    $PY - "$1" "$2" "$3" "$TARGET" "${CROSS}" <<'PY' || status=1
+    $PY - "$1" "$2" "$3" "${CROSS}" $TARGET <<'PY' || status=1
 import re, subprocess, sys
-name, elf, mp, target, cross = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
-berk = subprocess.run([cross + "size", elf], capture_output=True, text=True, check=True).stdout.split("\n")[1].split()
-text = int(berk[0])
-# input sections of the output's text/rodata, by archive member, from the link map
-groups = {"runtime": 0, "kernels": 0, "libc": 0, "libgcc": 0, "other": 0, "model": 0}
-lines = open(mp).read().split("\n")
-out, i = None, 0
-pat = re.compile(r"^ (\.[\w.$]+)?\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S+)$")
-for j, l in enumerate(lines):
+name, elf, mp, cross = sys.argv[1:5]
+text = int(subprocess.run([cross + "size", elf], capture_output=True, text=True, check=True).stdout.split("\n")[1].split()[0])
+# the input sections placed in flash, by archive member (the link map after its header)
+flash = {".init", ".text", ".rodata", ".srodata", ".init_array", ".fini_array", ".preinit_array", ".eh_frame", ".except"}
+groups = dict.fromkeys(["runtime", "kernels", "libc", "libgcc", "other", "model"], 0)
+body = open(mp).read().split("Linker script and memory map", 1)[1]
+body = re.sub(r"\n {16,}(0x)", r" \1", body)  # a long input-section name puts its numbers on the next line
+out = None
+for l in body.split("\n"):
     m = re.match(r"^(\.\S+)", l)
     if m:
         out = m.group(1)
-    if out not in (".text", ".rodata", ".srodata", ".init", ".fini", ".preinit_array", ".init_array", ".fini_array", ".eh_frame"):
         continue
-    if l.startswith(" *") or l.startswith(" **"):
+    m = re.match(r"^ (\.\S+)\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(\S+)", l)
+    if not m or out not in flash:
         continue
-    cand = l
-    if re.match(r"^ \.[\w.$]+$", l) and j + 1 < len(lines):
-        cand = l + lines[j + 1]
-    m = pat.match(re.sub(r"\s+", " ", cand).replace(" 0x", "  0x") if False else cand.replace("\n", ""))
-    m = re.match(r"^ ?(\.[\w.$]+)?\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S+)\s*$", cand)
-    if not m or (m.group(1) is None and not l.startswith("                ")):
-        continue
-    size, src = int(m.group(3), 16), m.group(4)
-    if "model_npub" in (m.group(1) or "") or src.endswith("blob.o"):
+    sec, size, src = m.group(1), int(m.group(2), 16), m.group(3)
+    if src.endswith("blob.o"):
         g = "model"
     elif "libnpurt.a" in src:
         g = "kernels" if "(nk_" in src else "runtime"
@@ -102,23 +100,28 @@ for j, l in enumerate(lines):
         g = "other"
     groups[g] += size
 text -= groups["model"]
-nm = subprocess.run([cross + "nm", "--size-sort", "-S", "-r", elf], capture_output=True, text=True, check=True).stdout
-top = [f"{l.split()[3]} {int(l.split()[1], 16)}" for l in nm.split("\n") if len(l.split()) == 4 and l.split()[2] in "tTrR"][:3]
-print(f"{name:<10} {text:8d} {groups['runtime']:8d} {groups['kernels']:8d} {groups['libc']:8d} {groups['libgcc']:8d} "
-      f"{groups['other']:8d}  {', '.join(top)}")
+print(f"{name:<20} {text:8d} {groups['runtime']:8d} {groups['kernels']:8d} {groups['libc']:8d} {groups['libgcc']:8d} "
+      f"{groups['other']:8d}  {'ok' if text <= int(sys.argv[5]) else 'over by %d' % (text - int(sys.argv[5]))}")
 PY
 }
-for app in open run; do
-    elf=$W/$app.elf
-    if ! ${CROSS}gcc -Os $(pkg-config --variable=specs npurt-$V) $(pkg-config --cflags npurt-$V) $W/$app.c $W/blob.c $(pkg-config --libs npurt-$V) \
-           -Wl,-Map=$W/$app.map -o $elf 2>$W/$app.log; then
-        echo "rt_size: $app: link failed: $(head -n 5 $W/$app.log)"; status=1; continue
-    fi
-    measure $([ $app = run ] && echo open+run || echo open) $elf $W/$app.map
+for v in $V rv32imafc-ilp32f; do
+    for app in npub npurt run; do
+        elf=$W/$app-$v.elf
+        if ! ${CROSS}gcc -Os $(pkg-config --variable=specs npurt-$v) $(pkg-config --cflags npurt-$v) $W/$app.c \
+               $W/blob.c $(pkg-config --libs npurt-$v) -Wl,--defsym=__flash_size=0x100000 -Wl,-Map=$W/$app-$v.map \
+               -o $elf 2>$W/$app-$v.log; then
+            echo "rt_size: $app $v: link failed: $(head -n 5 $W/$app-$v.log)"; status=1; continue
+        fi
+        measure "$(case $app in npub) echo npub_open;; npurt) echo npurt_open;; *) echo open+run;; esac) ${v%%-*}" $elf $W/$app-$v.map
+    done
 done
 if [ -n "${EXAMPLE_ELF:-}" ] && [ -f "$EXAMPLE_ELF" ]; then
     echo "example firmware $EXAMPLE_ELF: $(${CROSS}size $EXAMPLE_ELF | tail -n 1)"
 fi
-echo "biggest functions of open+run (nm --size-sort):"
-${CROSS}nm --size-sort -S -r $W/run.elf 2>/dev/null | awk '$3 ~ /[tT]/ {printf "  %6d %s\n", strtonum("0x" $2), $4}' | head -n 12
+for app in npurt run; do
+    echo "biggest functions of $app $V (nm --size-sort):"
+    ${CROSS}nm --size-sort -S -r $W/$app-$V.elf 2>/dev/null | while read -r addr size type sym; do
+        case $type in t|T) printf '  %6d %s\n' $((0x$size)) "$sym" ;; esac
+    done | head -n 10
+done
 exit $status

@@ -27,7 +27,7 @@ M=$AB/e2e/models
 [ -f $M/conv.onnx ] || $PY tests/e2e/gen_models.py $M || exit 1
 
 # ---- install and layout ----------------------------------------------------------
-if ! make -s -C "$SRC" BUILD=$B PREFIX=$P install >$W/install.log 2>&1; then
+if ! make -s -C "$SRC" BUILD=$B PREFIX=$P DESTDIR= install >$W/install.log 2>&1; then
     bad "make install: $(tail -n 5 $W/install.log)"
     summary install; exit 1
 fi
@@ -155,7 +155,7 @@ else bad "DESTDIR: $(tail -n 3 $W/stage.log)"; fi
 make -s -C "$SRC" BUILD=$B PREFIX=/opt/npucc DESTDIR=$W/stage uninstall >>$W/stage.log 2>&1
 left=$(find $W/stage -type f)
 [ -z "$left" ] && ok || bad "DESTDIR uninstall left: $left"
-make -s -C "$SRC" BUILD=$B PREFIX=$P uninstall >$W/uninstall.log 2>&1 || bad "make uninstall: $(tail -n 3 $W/uninstall.log)"
+make -s -C "$SRC" BUILD=$B PREFIX=$P DESTDIR= uninstall >$W/uninstall.log 2>&1 || bad "make uninstall: $(tail -n 3 $W/uninstall.log)"
 left=$(find $P -type f; find $P -mindepth 1 -type d -name '*npu*')
 [ -z "$left" ] && ok || bad "uninstall left: $left"
 summary install
