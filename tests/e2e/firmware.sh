@@ -27,7 +27,7 @@ EX=$SRC/examples/firmware
 SIZE=riscv64-unknown-elf-size
 LIMIT=24576
 
-if ! make -s -C "$SRC" BUILD=$B PREFIX=$P DESTDIR= install >$W/install.log 2>if ! make -s -C "$SRC" BUILD=$B PREFIX=$P install >$W/install.log 2>&1; then1; then
+if ! make -s -C "$SRC" BUILD=$B PREFIX=$P DESTDIR= install >$W/install.log 2>&1; then
     bad "make install: $(tail -n 5 $W/install.log)"; summary firmware; exit 1
 fi
 
