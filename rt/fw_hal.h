@@ -12,6 +12,16 @@
 #include "rt/fw_abi.h"
 #include "rt/npurt_hal.h"
 
+/* The public driver's register numbers are the contract's (one map, two headers). */
+_Static_assert(NPURT_NPU_CMD_BASE == FW_NPU_CMD_BASE && NPURT_NPU_CMD_LEN == FW_NPU_CMD_LEN &&
+                   NPURT_NPU_REGION0 == FW_NPU_REGION_BASE(0) && NPURT_NPU_REGION0 + 4 == FW_NPU_REGION_SIZE(0) &&
+                   NPURT_NPU_DOORBELL == FW_NPU_DOORBELL && NPURT_NPU_STATUS == FW_NPU_STATUS &&
+                   NPURT_NPU_CYCLES_LO == FW_NPU_CYCLES_LO && NPURT_NPU_CYCLES_HI == FW_NPU_CYCLES_HI &&
+                   NPURT_NPU_JOBS == FW_NPU_JOBS && NPURT_NPU_ID == FW_NPU_ID &&
+                   NPURT_NPU_ST_DONE == FW_NPU_ST_DONE && NPURT_NPU_ST_BUSY == FW_NPU_ST_BUSY &&
+                   NPURT_NPU_REGION_FLASH == FW_NPU_REGION_FLASH,
+               "rt/npurt_hal.h and rt/fw_abi.h describe the same register block");
+
 #ifdef __riscv
 
 extern volatile uint32_t __fw_ctl_base[];
