@@ -18,7 +18,7 @@ CFLAGS  += $(CFLAGS_BASE)
 LDLIBS  += -lprotobuf-c -lyaml -lpng -lm
 
 # ---- sources -------------------------------------------------------------
-LIB_DIRS  = src/common src/ir src/import src/opt src/ref src/target src/partition \
+LIB_DIRS  = src/common src/ir src/numerics src/import src/opt src/ref src/target src/format src/partition \
             src/quantize src/tiler src/memplan src/emit src/driver calib kernels
 LIB_SRCS  = $(filter-out %_main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 SIM_SRCS  = $(filter-out %_main.c,$(wildcard sim/*.c))
@@ -97,6 +97,12 @@ $(BUILD)/obj/src/driver/npuref_main.o: $(BUILD)/gen/man/npuref_help.h
 $(BUILD)/obj/src/driver/npudis_main.o: $(BUILD)/gen/man/npudis_help.h
 $(BUILD)/obj/sim/npusim_main.o: $(BUILD)/gen/man/npusim_help.h
 man: $(MAN_TOOLS:%=$(BUILD)/man/%.1)
+
+# the IR's op names for the graph-section reader below the IR (src/format)
+$(BUILD)/gen/opnames/ir_op_names.h: src/ir/ops.def
+	@mkdir -p $(dir $@)
+	sed -n 's/^IR_OP(\([A-Z0-9_]*\), *\("[^"]*"\)).*/    \2, \/* IR_OP_\1 *\//p' $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/src/format/graph_nodes.o: $(BUILD)/gen/opnames/ir_op_names.h
 
 # every object may include the generated header
 $(LIB_OBJS) $(SIM_OBJS) $(RT_OBJS) $(TEST_SUPPORT_OBJS): | $(BUILD)/gen/onnx/onnx.pb-c.h
