@@ -49,6 +49,15 @@ int npurt_fault_at(npurt_fault *f, uint32_t at, const char *msg, int32_t a, int3
     return -1;
 }
 
+int npurt_kernel_fault(npurt_fault *f, nk_status st, int indexed)
+{
+    return npurt_fault_at(f, 0,
+                          st == NK_EUNSUPPORTED ? "the kernel does not support these parameters"
+                          : indexed             ? "the kernel rejected its parameters (or an index is out of range)"
+                                                : "the kernel rejected its parameters",
+                          0, 0);
+}
+
 /* Products of record dims saturate far above any tensor size (4 GiB), so a
  * wrapped product can never match a size by accident. */
 uint64_t npurt_mul(uint64_t a, uint64_t b)
