@@ -52,7 +52,7 @@ FW_SRCS   = $(wildcard rt/*.c) $(wildcard kernels/*.c)
 FW_ELF    = $(BUILD)/fw/npurt.elf
 
 .SECONDARY:
-.PHONY: man all deps test test-stages test-layering test-unit test-conf test-e2e test-asan demo bench clean fw fixtures
+.PHONY: man all deps test test-stages test-layering test-funcs test-unit test-conf test-e2e test-asan demo bench clean fw fixtures
 all: $(TOOLS) $(UNIT_BINS) $(if $(wildcard rt/fw.ld),$(FW_ELF)) man
 
 # ---- set-up on a fresh Debian machine -------------------------------------
@@ -148,11 +148,15 @@ include mk/install.mk
 # while build/ is tested); --output-sync keeps each stage's output together.
 test: deps
 	$(MAKE) --output-sync=target test-stages
-test-stages: test-layering test-unit test-conf test-e2e test-asan
+test-stages: test-layering test-funcs test-unit test-conf test-e2e test-asan
 
 # the include graph against docs/architecture.md's layering
 test-layering:
 	tests/layering.sh
+
+# no product-code function over 100 lines (docs/conventions.md)
+test-funcs:
+	tests/func_length.sh
 
 test-unit: all
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; NPUCC_ROOT=$(CURDIR) NPUCC_BUILD=$(BUILD) \
