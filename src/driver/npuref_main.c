@@ -18,6 +18,7 @@
 #include "import/import.h"
 #include "opt/opt.h"
 #include "ref/ref.h"
+#include "ref/ref_check.h"
 #include "man/npuref_help.h" /* build/gen: docs/cli.md, "## npuref" */
 
 enum { MAX_FILES = 64, MAX_SHAPES = 16 };
@@ -227,8 +228,9 @@ static npu_status load_npub_graph(const char *path, npu_alloc alloc, ir_graph **
     if (!v.graph)
         st = npu_fail(err, NPU_EUSER, "%s: the binary is stripped (no graph section): compile without --strip",
                       path);
-    else if ((st = ir_deserialize(v.graph, v.graph_size, alloc, g, err)) != NPU_OK)
-        npu_err_prefix(err, "%s: graph section", path);
+    else if ((st = ref_load_graph_section(v.graph, v.graph_size, v.sec[NPUB_SEC_GRAPH]->offset, alloc, g, err)) !=
+             NPU_OK)
+        npu_err_prefix(err, "%s", path);
     npu_free(alloc, buf, size);
     return st;
 }
