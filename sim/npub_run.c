@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "emit/emit.h"
+#include "emit/npub_sign.h"
 #include "emit/npub_write.h"
 #include "ir/ir.h"
 #include "rt/npurt_ops.h"
@@ -244,6 +245,8 @@ npu_status simrun_open(const char *npub_path, const simrun_options *o, simrun **
     r->path = npub_path;
     r->trace = o->trace;
     npu_status st = emit_npub_read(npub_path, a, &r->blob, &r->size, &r->v, err);
+    if (st == NPU_OK && o->verify_key)
+        st = emit_npub_verify_key(npub_path, &r->v, o->verify_key, err);
     if (st == NPU_OK && !r->v.memory)
         st = npu_fail(err, NPU_EUSER, "%s: no memory section", npub_path);
     if (st == NPU_OK)

@@ -39,6 +39,7 @@ typedef struct opts {
     uint32_t iters;
     int stats;
     int any_target;
+    const char *verify_key; /* --verify-key FILE */
 } opts;
 
 static void usage(FILE *f)
@@ -46,7 +47,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: npusim [--target NAME|FILE.yaml] [--firmware ELF] [--max-insns N] [--iters N] [--stats]\n"
                "       npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy ...] [--stats]\n"
                "              [--stats-json FILE] [--trace FILE.json] [--firmware ELF] [--max-insns N]\n"
-               "              [--target NAME|FILE.yaml] [--any-target]\n");
+               "              [--target NAME|FILE.yaml] [--any-target] [--verify-key FILE]\n");
 }
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -89,6 +90,8 @@ static int parse_args(int argc, char **argv, opts *o)
             o->firmware = v;
         } else if ((v = opt_value(argc, argv, &i, "--target"))) {
             o->target = v;
+        } else if ((v = opt_value(argc, argv, &i, "--verify-key"))) {
+            o->verify_key = v;
         } else if ((v = opt_value(argc, argv, &i, "--max-insns"))) {
             if (!parse_u64(v, &o->max_insns))
                 return fprintf(stderr, "npusim: --max-insns: '%s' is not a count\n", v), 0;
@@ -326,7 +329,7 @@ static npu_status run_model_inner(const opts *o, const char *fw, model_run *m, n
         if (!(m->trace = fopen(m->trace_tmp, "w")))
             return npu_fail(err, NPU_EUSER, "%s: cannot write: %s", o->trace, strerror(errno));
     }
-    simrun_options so = {.firmware = fw, .target = o->target, .any_target = o->any_target,
+    simrun_options so = {.firmware = fw, .target = o->target, .any_target = o->any_target, .verify_key = o->verify_key,
                          .max_insns = o->have_max_insns ? o->max_insns : 0, .console = stdout, .trace = m->trace};
     npu_status st = simrun_open(o->model, &so, &m->r, err);
     if (st != NPU_OK)

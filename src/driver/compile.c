@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include "common/file.h"
+#include "common/key.h"
 #include "driver/report.h"
 #include "emit/emit.h"
+#include "emit/npub_sign.h"
 #include "emit/hostops.h"
 #include "memplan/memplan.h"
 #include "tiler/tiler.h"
@@ -234,6 +236,18 @@ static npu_status write_outputs(drv_ctx *c, const void *bin, size_t size, npu_er
     }
 }
 
+/* --sign-key: the key's bytes never outlive the call. */
+static npu_status sign(drv_ctx *c, void **bin, size_t *size, npu_err *err)
+{
+    uint8_t key[NPU_KEY_MAX];
+    size_t key_size = 0;
+    npu_status st = npu_read_key(c->o->sign_key, key, &key_size, err);
+    if (st == NPU_OK)
+        st = emit_npub_sign(bin, size, key, key_size, c->alloc, err);
+    memset(key, 0, sizeof key);
+    return st;
+}
+
 static npu_status stage_emit(drv_ctx *c, npu_err *err)
 {
     emit_model em = {c->target, c->g, &c->sched, &c->plan, c->prog.n_words ? &c->prog : NULL, &c->consts,
@@ -241,6 +255,8 @@ static npu_status stage_emit(drv_ctx *c, npu_err *err)
     void *bin = NULL;
     size_t size = 0;
     npu_status st = emit_npub(&em, c->alloc, &bin, &size, &c->info, err);
+    if (st == NPU_OK && c->o->sign_key)
+        st = sign(c, &bin, &size, err);
     if (st == NPU_OK)
         st = write_outputs(c, bin, size, err);
     if (st == NPU_OK && c->o->verbose)
