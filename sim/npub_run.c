@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/file.h"
 #include "emit/emit.h"
 #include "emit/npub_sign.h"
 #include "emit/npub_write.h"
@@ -235,7 +236,7 @@ static npu_status index_layers(simrun *r, npu_err *err)
 
 npu_status simrun_open(const char *npub_path, const simrun_options *o, simrun **out, npu_err *err)
 {
-    npu_alloc a = npu_alloc_default();
+    npu_alloc a = o->alloc.fn ? o->alloc : npu_alloc_default();
     simrun *r = npu_malloc(a, sizeof *r);
     *out = NULL;
     if (!r)
@@ -297,7 +298,7 @@ void simrun_free(simrun *r)
     npu_free(r->alloc, r->step_host, sizeof(uint64_t) * ns);
     npu_free(r->alloc, r->step_op, sizeof(const char *) * ns);
     if (r->blob)
-        npu_free(r->alloc, r->blob, r->size);
+        npu_free_file(r->alloc, r->blob, r->size);
     if (r->dev)
         npu_free(r->alloc, r->dev, r->dev_size);
     npu_free(r->alloc, r, sizeof *r);

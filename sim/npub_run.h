@@ -21,6 +21,7 @@ typedef struct simrun_options {
     uint64_t max_insns;    /* 0: the default limit */
     FILE *console;         /* firmware console (NULL: discarded) */
     FILE *trace;           /* Chrome trace JSON of the first inference (NULL: none) */
+    npu_alloc alloc;       /* .fn NULL: the default */
 } simrun_options;
 
 typedef struct simrun simrun;

@@ -208,7 +208,7 @@ static npu_status write_outputs(drv_ctx *c, const void *bin, size_t size, npu_er
     case DRV_EMIT_C:
         out_path(c->o, ".c", path, sizeof path);
         out_path(c->o, ".h", hpath, sizeof hpath);
-        return emit_c_files(bin, size, path, hpath, err);
+        return emit_c_files(bin, size, path, hpath, c->alloc, err);
     case DRV_EMIT_LISTING: {
         out_path(c->o, ".lst", path, sizeof path);
         char *text = NULL;
@@ -269,8 +269,14 @@ static npu_status stage_emit(drv_ctx *c, npu_err *err)
 
 npu_status drv_compile(const drv_options *o, FILE *out, npu_err *err)
 {
-    drv_ctx c = {.o = o, .out = out, .alloc = npu_alloc_default()};
-    npu_status st = tgt_load(o->target, NULL, &c.target, err);
+    return drv_compile_alloc(o, out, npu_alloc_default(), err);
+}
+
+npu_status drv_compile_alloc(const drv_options *o, FILE *out, npu_alloc alloc, npu_err *err)
+{
+    drv_ctx c = {.o = o, .out = out, .alloc = alloc};
+    tgt_opts to = {.alloc = alloc};
+    npu_status st = tgt_load(o->target, &to, &c.target, err);
     if (st == NPU_OK && o->validate) {
         tgt_print_summary(c.target, out);
         tgt_free(c.target);

@@ -14,6 +14,7 @@
 
 #include "emit/emit.h"
 #include "emit/npub_sign.h"
+#include "common/file.h"
 #include "common/npy.h"
 #include "rt/npub.h"
 #include "import/import.h"
@@ -240,7 +241,7 @@ static npu_status load_npub_graph(const char *path, const char *key_path, npu_al
     else if (st == NPU_OK &&
              (st = ref_load_graph_section(v.graph, v.graph_size, v.sec[NPUB_SEC_GRAPH]->offset, alloc, g, err)))
         npu_err_prefix(err, "%s", path);
-    npu_free(alloc, buf, size);
+    npu_free_file(alloc, buf, size);
     return st;
 }
 
@@ -338,9 +339,11 @@ int main(int argc, char **argv)
         return NPU_EUSAGE;
     }
     static run r; /* large (the staging paths): not on the stack */
-    r.alloc = npu_alloc_default();
+    npu_alloc_counter count;
+    bool counting = npu_alloc_from_env(&r.alloc, &count);
     npu_status st = run_model(&a, &r, &err);
     run_free(&r);
+    npu_alloc_report("npuref", &count, counting);
     if (st) {
         fprintf(stderr, "%s\n", err.msg);
         if (st == NPU_EUSAGE)

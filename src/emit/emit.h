@@ -41,7 +41,7 @@ npu_status emit_npub(const emit_model *m, npu_alloc alloc, void **out, size_t *s
                      npu_err *err);
 
 /* Reads path and validates it (npub_open); *buf holds the file (free with
- * npu_free(alloc, *buf, *size)), *v the view over it. Errors name the file
+ * npu_free_file(alloc, *buf, *size)), *v the view over it. Errors name the file
  * and the byte offset. */
 npu_status emit_npub_read(const char *path, npu_alloc alloc, void **buf, size_t *size, npub_view *v, npu_err *err);
 
@@ -59,7 +59,8 @@ npu_status emit_npub_target(const npub_view *v, const char *path, const char *ov
  * aligned) and its size; OUT.h the sizes a firmware allocates (arena,
  * inputs, outputs, scratch) as macros. NAME is derived from the header's
  * file name. Both files are written atomically. */
-npu_status emit_c_files(const void *npub, size_t size, const char *c_path, const char *h_path, npu_err *err);
+npu_status emit_c_files(const void *npub, size_t size, const char *c_path, const char *h_path, npu_alloc alloc,
+                        npu_err *err);
 
 /* --emit listing and npudis: header, memory, tensors, steps, and every
  * command stream disassembled with the source node of each range. */
