@@ -141,6 +141,11 @@ int npurt_open(const void *blob, size_t size, npub_view *v, npub_error *err)
     return npurt_open_ops(blob, size, checks_all, v, err);
 }
 
+int npurt_verify_mac(const npub_view *v, const void *key, size_t key_size, npub_error *err)
+{
+    return npub_mac_verify(v, key, key_size, 0, err);
+}
+
 /* ---- run ------------------------------------------------------------------- */
 
 static int check_env(const npub_view *v, const npurt_env *env, uint8_t *base[NPUB_REGION_COUNT],

@@ -49,6 +49,12 @@ typedef struct npurt_env {
  * offset of what is wrong). */
 int npurt_open(const void *blob, size_t size, npub_view *v, npub_error *err);
 
+/* For firmware that runs only binaries it was built for: 0 when the view
+ * (from npurt_open) carries a device tag made with key (npucc --sign-key
+ * FILE with the same bytes), else -1 with err. Call it after npurt_open and
+ * before npurt_run; an unsigned binary fails. */
+int npurt_verify_mac(const npub_view *v, const void *key, size_t key_size, npub_error *err);
+
 /* Runs every step of a view from npurt_open in order. Inputs must already
  * be in env->region[NPUB_REGION_INPUT]; outputs are in
  * env->region[NPUB_REGION_OUTPUT] after it returns 0. -1 with err naming

@@ -41,6 +41,7 @@ typedef struct opts {
     uint32_t iters;
     int stats;
     int any_target;
+    const char *verify_key; /* --verify-key FILE */
 } opts;
 
 static void usage(FILE *f)
@@ -49,7 +50,7 @@ static void usage(FILE *f)
                "              [--stats-json FILE] [--trace FILE.json]\n"
                "       npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy ...] [--stats]\n"
                "              [--stats-json FILE] [--trace FILE.json] [--firmware ELF] [--max-insns N]\n"
-               "              [--target NAME|FILE.yaml] [--any-target]\n");
+               "              [--target NAME|FILE.yaml] [--any-target] [--verify-key FILE]\n");
 }
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -92,6 +93,8 @@ static int parse_args(int argc, char **argv, opts *o)
             o->firmware = v;
         } else if ((v = opt_value(argc, argv, &i, "--target"))) {
             o->target = v;
+        } else if ((v = opt_value(argc, argv, &i, "--verify-key"))) {
+            o->verify_key = v;
         } else if ((v = opt_value(argc, argv, &i, "--max-insns"))) {
             if (!parse_u64(v, &o->max_insns))
                 return fprintf(stderr, "npusim: --max-insns: '%s' is not a count\n", v), 0;
@@ -312,17 +315,19 @@ typedef struct model_run {
     size_t out_bytes[MAX_INPUTS];
     FILE *trace;
     char trace_tmp[4200];
+    npu_alloc alloc; /* the tools' allocator (NPUCC_FAIL_ALLOC) */
 } model_run;
 
 static npu_status run_model_inner(const opts *o, const char *fw, model_run *m, npu_err *err)
 {
-    npu_alloc a = npu_alloc_default();
+    npu_alloc a = m->alloc;
     if (o->trace) {
         snprintf(m->trace_tmp, sizeof m->trace_tmp, "%s.tmp", o->trace);
         if (!(m->trace = fopen(m->trace_tmp, "w")))
             return npu_fail(err, NPU_EUSER, "%s: cannot write: %s", o->trace, strerror(errno));
     }
-    simrun_options so = {.firmware = fw, .target = o->target, .any_target = o->any_target,
+    simrun_options so = {.firmware = fw, .target = o->target, .any_target = o->any_target, .verify_key = o->verify_key,
+                         .alloc = a,
                          .max_insns = o->have_max_insns ? o->max_insns : 0, .console = stdout, .trace = m->trace};
     npu_status st = simrun_open(o->model, &so, &m->r, err);
     if (st != NPU_OK)
@@ -400,8 +405,10 @@ static int run_model(const opts *o, const char *fw)
     npu_err_clear(&err);
     /* a model without inputs (all constants) runs without --input; a count that differs is an error below */
     static model_run m; /* large: not on the stack */
+    npu_alloc_counter count;
+    bool counting = npu_alloc_from_env(&m.alloc, &count);
     npu_status st = run_model_inner(o, fw, &m, &err);
-    npu_alloc a = npu_alloc_default();
+    npu_alloc a = m.alloc;
     for (int i = 0; i < MAX_INPUTS; i++) {
         npy_free(a, &m.in[i]);
         if (m.out[i])
@@ -414,6 +421,7 @@ static int run_model(const opts *o, const char *fw)
     simrun_free(m.r);
     if (st != NPU_OK)
         fprintf(stderr, "%s\n", err.msg);
+    npu_alloc_report("npusim", &count, counting);
     return exit_code(st);
 }
 

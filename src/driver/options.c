@@ -12,7 +12,7 @@ void drv_print_usage(FILE *out)
           "             [--[no-]bias-correction] [--cle] [--weight-rounding|--int4-rounding nearest|adaptive|gptq]\n"
           "             [--input-shape NAME=1x3x224x224] [--report] [--stats-json FILE]\n"
           "             [--input-type float32|int8|uint8] [--output-type float32|int8|uint8]\n"
-          "             [--partition cost|first-fit|host]\n"
+          "             [--partition cost|first-fit|host] [--sign-key FILE]\n"
           "             [--dump-ir] [--dump-after=PASS|all] [--strip] MODEL.onnx\n"
           "       npucc --target NAME|FILE.yaml --validate\n",
           out);
@@ -89,7 +89,7 @@ static void set_defaults(drv_options *o)
     o->int8_rounding = Q_ROUND_NEAREST;
 }
 
-/* What to build and where: --target, -o/--output, --emit, --stats-json, --partition.
+/* What to build and where: --target, -o/--output, --emit, --stats-json, --sign-key, --partition.
  * *matched false when the argument is none of these. */
 static npu_status output_option(arg_cursor *c, bool *matched)
 {
@@ -130,6 +130,10 @@ static npu_status output_option(arg_cursor *c, bool *matched)
         o->c_align = (unsigned)n;
     } else if (VALUE("--stats-json")) {
         o->stats_json = v;
+    } else if (VALUE("--sign-key")) {
+        if (!v)
+            return NPU_EUSAGE;
+        o->sign_key = v;
     } else if (VALUE("--partition")) {
         static const char *const names[] = {"cost", "first-fit", "host"}; /* part_mode's order */
         int k = name_index(v, names, 3);

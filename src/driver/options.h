@@ -36,6 +36,7 @@ typedef struct drv_options {
     float percentile;        /* --percentile, for the percentile method */
     bool report;
     const char *stats_json;
+    const char *sign_key;    /* --sign-key FILE: HMAC-SHA256 tags in the binary */
     bool dump_ir;            /* after import */
     const char *dump_after;  /* a pass name, or "all" */
     bool validate;           /* --validate: load the target and print a summary */

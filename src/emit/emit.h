@@ -50,7 +50,7 @@ typedef struct emit_c_options {
     unsigned align;      /* the array's alignment, a power of two >= 8; 0: 16 */
 } emit_c_options;
 npu_status emit_c_files(const void *npub, size_t size, const char *c_path, const char *h_path,
-                        const emit_c_options *opt, npu_err *err);
+                        const emit_c_options *opt, npu_alloc alloc, npu_err *err);
 
 /* --emit listing and npudis: header, memory, tensors, steps, and every
  * command stream disassembled with the source node of each range. */
