@@ -12,8 +12,8 @@
  * them: a CRC authenticates nothing (issue 19). */
 void fuzz_npub_fix_crcs(uint8_t *buf, size_t size);
 
-/* Deserializes a graph section and, when every tensor is small, runs the
- * reference executor on zero inputs, as npuref MODEL.npub does. */
-void fuzz_run_graph(const uint8_t *data, size_t size, npu_alloc al);
+/* Deserializes a graph section and, if run and every tensor is small, runs
+ * the reference executor on zero inputs, as npuref MODEL.npub does. */
+void fuzz_run_graph(const uint8_t *data, size_t size, npu_alloc al, int run);
 
 #endif

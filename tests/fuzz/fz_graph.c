@@ -6,7 +6,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_alloc fa;
-    fuzz_run_graph(data, size, fuzz_alloc_hook(&fa, 256u << 20));
+    fuzz_run_graph(data, size, fuzz_alloc_hook(&fa, 256u << 20), 1);
     fuzz_alloc_done(&fa);
     return 0;
 }

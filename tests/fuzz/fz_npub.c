@@ -1,8 +1,9 @@
 /* A .npub through everything that reads one: the runtime's validation
  * (npurt_open: container, then every host-step record), the runtime itself
  * on what it accepted (host steps on the kernels, NPU steps stubbed), the
- * disassembler (npudis) and the graph npuref runs. The CRCs are repaired
- * first (fuzz_npub_fix_crcs) so mutants get past them. */
+ * disassembler (npudis) and the loading of the graph npuref runs (running
+ * it is fz_graph's job, on the section alone). The CRCs are repaired first
+ * (fuzz_npub_fix_crcs) so mutants get past them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     listing(&v);
     if (v.graph) {
         fuzz_alloc fa;
-        fuzz_run_graph(v.graph, v.graph_size, fuzz_alloc_hook(&fa, 256u << 20));
+        fuzz_run_graph(v.graph, v.graph_size, fuzz_alloc_hook(&fa, 256u << 20), 0);
         fuzz_alloc_done(&fa);
     }
     free(buf);
