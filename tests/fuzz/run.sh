@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/fuzz/run.sh MODE BUILD_DIR NAME...: the libFuzzer harnesses built by
 # `make fuzz-build` in BUILD_DIR (fz/NAME, replay/NAME).
-#   test: each harness for FUZZ_RUNS executions (default 2000) over its seeds
+#   test: each harness for FUZZ_RUNS executions (default 2000, mutation seed
+#         FUZZ_SEED, default 1, so that the stage is repeatable) over its seeds
 #         (tests/fuzz/corpus/NAME and the fixtures tests/fuzz/seeds.txt
 #         names), then every saved crash in
 #         tests/fuzz/crashes/NAME/ replayed: each must now pass (files listed
@@ -31,7 +32,7 @@ known() { # harness/file -> 0 when listed
 test_one() {
     n=$1 work=$(mktemp -d)
     # new units go to the first (scratch) directory, never into the seeds
-    if out=$(timeout 120 $B/fz/$n -runs=${FUZZ_RUNS:-2000} -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    if out=$(timeout 120 $B/fz/$n -runs=${FUZZ_RUNS:-2000} -seed=${FUZZ_SEED:-1} -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
             -artifact_prefix=$work/ $(dict_of $n) $work $(seeds_of $n) 2>&1); then
         execs=$(echo "$out" | sed -n 's/^stat::number_of_executed_units: *//p')
         echo "ok   $n: $execs executions"
