@@ -23,7 +23,7 @@ CFLAGS  += $(CFLAGS_BASE)
 LDLIBS  += -lprotobuf-c -lyaml -lpng -lm
 
 # ---- sources -------------------------------------------------------------
-LIB_DIRS  = src/common src/ir src/import src/opt src/ref src/target src/partition \
+LIB_DIRS  = src/common src/ir src/numerics src/import src/opt src/ref src/target src/format src/partition \
             src/quantize src/tiler src/memplan src/emit src/driver calib kernels
 LIB_SRCS  = $(filter-out %_main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 SIM_SRCS  = $(filter-out %_main.c,$(wildcard sim/*.c))
@@ -57,7 +57,7 @@ FW_SRCS   = $(wildcard rt/*.c) $(wildcard kernels/*.c)
 FW_ELF    = $(BUILD)/fw/npurt.elf
 
 .SECONDARY:
-.PHONY: man all deps test test-stages test-layering test-unit test-conf test-e2e test-asan demo bench clean fw fixtures \
+.PHONY: man all deps test test-stages test-layering test-funcs test-unit test-conf test-e2e test-asan demo bench clean fw fixtures \
         fuzz fuzz-build fuzz-bins test-fuzz
 all: $(TOOLS) $(UNIT_BINS) $(if $(wildcard rt/fw.ld),$(FW_ELF)) man
 
@@ -65,7 +65,7 @@ all: $(TOOLS) $(UNIT_BINS) $(if $(wildcard rt/fw.ld),$(FW_ELF)) man
 DEB_PKGS = build-essential libunicorn-dev libprotobuf-c-dev protobuf-c-compiler libyaml-dev \
            libcriterion-dev libonnx-dev gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf \
            python3-onnx python3-numpy libpng-dev dataset-fashion-mnist \
-           python3-torch python3-torchvision nodejs clang libclang-rt-14-dev
+           python3-torch python3-torchvision nodejs cmake pkg-config clang libclang-rt-14-dev
 # npm only without an npm command (NodeSource's nodejs ships one and conflicts
 # with Debian's npm). onnxruntime-node (tests/e2e/qdq.sh, bench --ort) lives in tools/ort/node_modules,
 # the one place tools/ort/run.js loads it from; setup.sh skips it when present.
@@ -104,6 +104,12 @@ $(BUILD)/obj/src/driver/npudis_main.o: $(BUILD)/gen/man/npudis_help.h
 $(BUILD)/obj/sim/npusim_main.o: $(BUILD)/gen/man/npusim_help.h
 man: $(MAN_TOOLS:%=$(BUILD)/man/%.1)
 
+# the IR's op names for the graph-section reader below the IR (src/format)
+$(BUILD)/gen/opnames/ir_op_names.h: src/ir/ops.def
+	@mkdir -p $(dir $@)
+	sed -n 's/^IR_OP(\([A-Z0-9_]*\), *\("[^"]*"\)).*/    \2, \/* IR_OP_\1 *\//p' $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/src/format/graph_nodes.o: $(BUILD)/gen/opnames/ir_op_names.h
+
 # every object may include the generated header
 $(LIB_OBJS) $(SIM_OBJS) $(RT_OBJS) $(TEST_SUPPORT_OBJS): | $(BUILD)/gen/onnx/onnx.pb-c.h
 
@@ -138,6 +144,9 @@ $(FW_ELF): $(FW_SRCS) $(wildcard rt/*.h kernels/*.h) rt/fw.ld
 	$(FW_CC) $(FW_CFLAGS) -T rt/fw.ld -Wl,--no-relax $(FW_SRCS) -lm -o $@
 fw: $(FW_ELF)
 
+# make install / uninstall and the rv32 builds of libnpurt
+include mk/install.mk
+
 # ---- tests ------------------------------------------------------------------
 # The stages: unit tests, conformance, end-to-end (after `make fixtures`), and
 # the unit tests again under ASan+UBSan in build/asan. Each stage names what it
@@ -145,11 +154,15 @@ fw: $(FW_ELF)
 # while build/ is tested); --output-sync keeps each stage's output together.
 test: deps
 	$(MAKE) --output-sync=target test-stages
-test-stages: test-layering test-unit test-conf test-e2e test-asan test-fuzz
+test-stages: test-layering test-funcs test-unit test-conf test-e2e test-asan test-fuzz
 
 # the include graph against docs/architecture.md's layering
 test-layering:
 	tests/layering.sh
+
+# no product-code function over 100 lines (docs/conventions.md)
+test-funcs:
+	tests/func_length.sh
 
 test-unit: all
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; NPUCC_ROOT=$(CURDIR) NPUCC_BUILD=$(BUILD) \
@@ -171,6 +184,8 @@ test-e2e: all fixtures
 	@if [ -x tests/e2e/io_types.sh ]; then tests/e2e/io_types.sh $(BUILD); fi
 	@if [ -x tests/e2e/models.sh ]; then tests/e2e/models.sh $(BUILD); fi
 	tests/e2e/cli.sh $(BUILD)
+	tests/e2e/install.sh $(BUILD)
+	tests/e2e/firmware.sh $(BUILD)
 	@if [ -x tests/qdq/run.sh ]; then tests/qdq/run.sh $(BUILD); fi
 
 test-asan:

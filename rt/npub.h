@@ -11,6 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define NPUB_MAGIC 0x4255504Eu /* "NPUB" */
 #define NPUB_VERSION 1u
 #define NPUB_ALIGN 16u
@@ -72,7 +76,13 @@ typedef struct npub_memory {
     uint32_t reserved;
 } npub_memory;
 
-/* dtype codes are ir_dtype's (src/ir/ir.h) */
+/* dtype codes are ir_dtype's (src/ir/ir.h; src/emit/emit.c checks), named
+ * here for readers below the compiler */
+typedef enum npub_dtype {
+    NPUB_DT_F32, NPUB_DT_F16, NPUB_DT_I64, NPUB_DT_I32, NPUB_DT_I16,
+    NPUB_DT_I8,  NPUB_DT_U8,  NPUB_DT_I4,  NPUB_DT_U4,  NPUB_DT_BOOL,
+} npub_dtype;
+
 typedef struct npub_tensor {
     uint32_t name;          /* string offset */
     uint8_t dtype;
@@ -181,5 +191,9 @@ const char *npub_string(const npub_view *view, uint32_t offset);
 
 /* Element size in bits of a dtype code (0 when unknown). */
 uint32_t npub_dtype_bits(uint32_t dtype);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
