@@ -501,6 +501,38 @@ static void requirements(const npurt_rec_header *h, const void *p, slot_req *r)
         float_requirements(h, p, r);
 }
 
+/* Kernels that read each element before writing the same element, so that
+ * the memory plan may put the output over an input (src/memplan, in place). */
+static int in_place_ok(uint32_t kernel)
+{
+    return kernel == NPURT_K_QBINARY || kernel == NPURT_K_QREQUANT || kernel == NPURT_K_QLUT ||
+           kernel == NPURT_K_UNARY_F32 || kernel == NPURT_K_BINARY_F32;
+}
+
+/* An output may share an input's bytes only exactly and only where the
+ * kernel allows it; any other overlap would make the kernel read what it
+ * has already written (and memcpy undefined). */
+static int check_overlap(const npub_view *v, const npurt_rec_header *h, const uint32_t *slot, npurt_fault *f)
+{
+    for (uint32_t o = h->n_inputs; o < h->n_inputs + h->n_outputs; o++) {
+        if (slot[o] == NPUB_NONE)
+            continue;
+        const npub_tensor *y = &v->tensors[slot[o]];
+        for (uint32_t i = 0; i < h->n_inputs; i++) {
+            if (slot[i] == NPUB_NONE)
+                continue;
+            const npub_tensor *x = &v->tensors[slot[i]];
+            if (x->region != y->region || (uint64_t)x->offset >= (uint64_t)y->offset + y->size ||
+                (uint64_t)y->offset >= (uint64_t)x->offset + x->size || !x->size || !y->size)
+                continue;
+            if (!in_place_ok(h->kernel) || x->offset != y->offset || x->size != y->size)
+                return npurt_fault_at(f, (uint32_t)sizeof *h + 4u * o,
+                                      "output slot %d overlaps input slot %d in memory", (int32_t)o, (int32_t)i);
+        }
+    }
+    return 0;
+}
+
 int npurt_rec_check_tensors(const npub_view *v, const void *rec, npurt_fault *f)
 {
     const npurt_rec_header *h = rec;
@@ -550,5 +582,5 @@ int npurt_rec_check_tensors_fixed(const npub_view *v, const void *rec, npurt_fau
         (uint32_t)((const npurt_p_transpose *)npurt_rec_params(rec))->elem_size * 8 !=
             npub_dtype_bits(v->tensors[slot[0]].dtype))
         return npurt_fault_at(f, (uint32_t)sizeof *h, "the element size is not the dtype's", 0, 0);
-    return 0;
+    return check_overlap(v, h, slot, f);
 }
