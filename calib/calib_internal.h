@@ -8,8 +8,12 @@ enum { CAL_SPEC_MAX_RANK = 8 };
 
 typedef struct cal_file_list {
     int n, cap;
-    char **paths; /* "DIR/name", malloc'd */
+    char **paths; /* "DIR/name", each from alloc */
+    npu_alloc alloc; /* {0}: the default */
 } cal_file_list;
+
+/* A path of the list given back to its allocator. */
+void cal_file_list_drop(cal_file_list *l, char *path);
 
 npu_status cal_file_list_add(cal_file_list *l, const char *dir, const char *name, npu_err *err);
 void cal_file_list_free(cal_file_list *l);

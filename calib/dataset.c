@@ -69,9 +69,10 @@ void cal_dataset_close(cal_dataset *d)
         return;
     cal_dataset_close(d->more);
     drop_cur(d);
+    size_t nf = (size_t)(d->files.n ? d->files.n : 1);
+    npu_free(d->alloc, d->kinds, sizeof *d->kinds * nf);
+    npu_free(d->alloc, d->file_samples, sizeof *d->file_samples * nf);
     cal_file_list_free(&d->files);
-    free(d->kinds);
-    free(d->file_samples);
     npu_free(d->alloc, d->buf, sizeof(float) * (size_t)(d->sample_elems ? d->sample_elems : 1));
     npu_free(d->alloc, d, sizeof *d);
 }
@@ -95,7 +96,7 @@ static void keep_tagged(cal_file_list *l, const char *tag)
         if (tagged_stem(l->paths[i], tag))
             l->paths[k++] = l->paths[i];
         else
-            free(l->paths[i]);
+            cal_file_list_drop(l, l->paths[i]);
     l->n = k;
 }
 
@@ -220,6 +221,7 @@ npu_status cal_dataset_open_opts(const char *dir, const cal_input_spec *spec, co
         return npu_fail(err, NPU_EINTERNAL, "out of memory");
     memset(d, 0, sizeof *d);
     d->alloc = alloc;
+    d->files.alloc = alloc;
     d->spec = *spec;
     memcpy(d->dims, spec->dims, sizeof(int64_t) * (size_t)spec->rank);
     d->spec.dims = d->dims;
@@ -252,8 +254,12 @@ npu_status cal_dataset_open_opts(const char *dir, const cal_input_spec *spec, co
     if (st == NPU_OK && d->files.n == 0)
         st = npu_fail(err, NPU_EUSER, "%s: no calibration samples (.npy, .bin, .pgm, .ppm, .png) in the directory", dir);
     if (st == NPU_OK) {
-        d->kinds = calloc((size_t)d->files.n, sizeof *d->kinds);
-        d->file_samples = calloc((size_t)d->files.n, sizeof *d->file_samples);
+        d->kinds = npu_malloc(alloc, sizeof *d->kinds * (size_t)d->files.n);
+        d->file_samples = npu_malloc(alloc, sizeof *d->file_samples * (size_t)d->files.n);
+        if (d->kinds)
+            memset(d->kinds, 0, sizeof *d->kinds * (size_t)d->files.n);
+        if (d->file_samples)
+            memset(d->file_samples, 0, sizeof *d->file_samples * (size_t)d->files.n);
         d->buf = npu_malloc(alloc, sizeof(float) * (size_t)(d->sample_elems ? d->sample_elems : 1));
         if (!d->kinds || !d->file_samples || !d->buf)
             st = npu_fail(err, NPU_EINTERNAL, "out of memory");
@@ -415,7 +421,7 @@ static const char *base_of(const char *path)
 static npu_status check_stems(const char *dir, cal_dataset *d, const cal_input_spec *specs, int n,
                               char tags[][64], npu_err *err)
 {
-    cal_file_list all = {0};
+    cal_file_list all = {.alloc = d->alloc};
     cal_read_opts mo = {0};
     npu_status st = cal_manifest_load(dir, &all, &mo, err);
     if (st == NPU_OK && !all.n)

@@ -17,29 +17,45 @@
 #include "calib/calib_internal.h"
 #include "common/file.h"
 
+static npu_alloc list_alloc(cal_file_list *l)
+{
+    if (!l->alloc.fn)
+        l->alloc = npu_alloc_default();
+    return l->alloc;
+}
+
 npu_status cal_file_list_add(cal_file_list *l, const char *dir, const char *name, npu_err *err)
 {
+    npu_alloc a = list_alloc(l);
     if (l->n == l->cap) {
         int cap = l->cap ? l->cap * 2 : 64;
-        char **np = realloc(l->paths, sizeof *np * (size_t)cap);
+        char **np = npu_realloc(a, l->paths, sizeof *np * (size_t)l->cap, sizeof *np * (size_t)cap);
         if (!np)
             return npu_fail(err, NPU_EINTERNAL, "out of memory");
         l->paths = np;
         l->cap = cap;
     }
     size_t n = strlen(dir) + strlen(name) + 2;
-    if (!(l->paths[l->n] = malloc(n)))
+    if (!(l->paths[l->n] = npu_malloc(a, n)))
         return npu_fail(err, NPU_EINTERNAL, "out of memory");
     snprintf(l->paths[l->n++], n, "%s/%s", dir, name);
     return NPU_OK;
 }
 
+void cal_file_list_drop(cal_file_list *l, char *path)
+{
+    npu_free(list_alloc(l), path, strlen(path) + 1);
+}
+
 void cal_file_list_free(cal_file_list *l)
 {
     for (int i = 0; i < l->n; i++)
-        free(l->paths[i]);
-    free(l->paths);
+        cal_file_list_drop(l, l->paths[i]);
+    if (l->paths)
+        npu_free(list_alloc(l), l->paths, sizeof *l->paths * (size_t)l->cap);
+    npu_alloc a = l->alloc;
     memset(l, 0, sizeof *l);
+    l->alloc = a;
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -171,13 +187,13 @@ npu_status cal_manifest_load(const char *dir, cal_file_list *l, cal_read_opts *r
     fclose(probe);
     void *text;
     size_t size;
-    npu_status st = npu_read_file(path, npu_alloc_default(), &text, &size, err);
+    npu_status st = npu_read_file(path, list_alloc(l), &text, &size, err);
     if (st != NPU_OK)
         return st;
     mf m = {.path = path, .err = err};
     yaml_parser_t p;
     if (!yaml_parser_initialize(&p)) {
-        npu_free_file(npu_alloc_default(), text, size);
+        npu_free_file(list_alloc(l), text, size);
         return npu_fail(err, NPU_EINTERNAL, "out of memory");
     }
     yaml_parser_set_input_string(&p, text, size);
@@ -185,7 +201,7 @@ npu_status cal_manifest_load(const char *dir, cal_file_list *l, cal_read_opts *r
         st = npu_fail(err, NPU_EUSER, "%s:%zu:%zu: expected valid YAML: %s", path, p.problem_mark.line + 1,
                       p.problem_mark.column + 1, p.problem ? p.problem : "syntax error");
         yaml_parser_delete(&p);
-        npu_free_file(npu_alloc_default(), text, size);
+        npu_free_file(list_alloc(l), text, size);
         return st;
     }
     yaml_parser_delete(&p);
@@ -207,7 +223,7 @@ npu_status cal_manifest_load(const char *dir, cal_file_list *l, cal_read_opts *r
         }
     }
     yaml_document_delete(&m.doc);
-    npu_free_file(npu_alloc_default(), text, size);
+    npu_free_file(list_alloc(l), text, size);
     return st;
 }
 

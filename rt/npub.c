@@ -241,6 +241,13 @@ static int map_sections(npub_view *v, npub_error *err)
         return -1;
     v->graph = p;
     v->graph_size = n;
+    if (section_array(v, NPUB_SEC_MAC, sizeof(npub_mac), &p, &n, err, 0))
+        return -1;
+    const npub_mac *mac = p;
+    if (mac && (n != 1 || mac->algorithm != NPUB_MAC_HMAC_SHA256 || mac->reserved))
+        return fail(err, v->sec[NPUB_SEC_MAC]->offset, "mac section: %u records, algorithm %u not known", n,
+                    mac->algorithm);
+    v->mac = mac;
     return 0;
 }
 

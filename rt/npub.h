@@ -11,6 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define NPUB_MAGIC 0x4255504Eu /* "NPUB" */
 #define NPUB_VERSION 1u
 #define NPUB_ALIGN 16u
@@ -44,7 +48,8 @@ typedef enum npub_section_kind {
     NPUB_SEC_MEMORY = 8,    /* npub_memory */
     NPUB_SEC_DEBUG = 9,     /* npub_debug[]: command ranges -> source node names */
     NPUB_SEC_GRAPH = 10,    /* the quantized graph (ir_serialize) that npuref runs */
-    NPUB_SEC_KIND_MAX = 10
+    NPUB_SEC_MAC = 11,      /* npub_mac: keyed tags (npucc --sign-key), optional */
+    NPUB_SEC_KIND_MAX = 11
 } npub_section_kind;
 
 typedef struct npub_section {
@@ -139,6 +144,21 @@ typedef struct npub_debug {
     uint32_t step;
 } npub_debug;
 
+/* Keyed tags (docs/npub.md "Integrity and authenticity"): HMAC-SHA256 of
+ * a canonical message, "NPUBMAC1", the target hash (u64) and name (24
+ * bytes), then for each present section of kind 1..last in kind order: kind
+ * (u32), size (u32), its bytes. Offsets, CRCs, flags and the MAC section
+ * itself are left out, so a stripped copy keeps a valid device tag. */
+#define NPUB_MAC_HMAC_SHA256 1u
+#define NPUB_MAC_BYTES 32u
+
+typedef struct npub_mac {
+    uint32_t algorithm;     /* NPUB_MAC_HMAC_SHA256 */
+    uint32_t reserved;      /* 0 */
+    uint8_t device[NPUB_MAC_BYTES]; /* sections 1..8: what the device reads */
+    uint8_t full[NPUB_MAC_BYTES];   /* sections 1..10: with the debug and graph sections */
+} npub_mac;
+
 /* A validated view of a binary in memory: pointers into the caller's buffer. */
 typedef struct npub_view {
     const uint8_t *base;
@@ -167,6 +187,7 @@ typedef struct npub_view {
     uint32_t n_debug;
     const uint8_t *graph;
     uint32_t graph_size;
+    const npub_mac *mac;     /* NULL when the binary is not signed */
 } npub_view;
 
 typedef struct npub_error {
@@ -182,10 +203,23 @@ uint32_t npub_crc32(uint32_t crc, const void *data, size_t size);
  * success, else -1 with err filled ("byte N: ..."). */
 int npub_open(const void *data, size_t size, npub_view *view, npub_error *err);
 
+/* The tag of v under key over sections 1..last_kind (NPUB_SEC_MEMORY: the
+ * device tag; NPUB_SEC_GRAPH: the full tag). */
+void npub_mac_compute(const npub_view *v, const void *key, size_t key_size, uint32_t last_kind,
+                      uint8_t out[NPUB_MAC_BYTES]);
+/* 0 when v is signed and its device tag (full == 0) or full tag (full != 0)
+ * is right under key; else -1 with err ("byte N: ..."). The comparison takes
+ * the same time wherever the tags differ. */
+int npub_mac_verify(const npub_view *v, const void *key, size_t key_size, int full, npub_error *err);
+
 /* A string from the table; "" for a bad offset. */
 const char *npub_string(const npub_view *view, uint32_t offset);
 
 /* Element size in bits of a dtype code (0 when unknown). */
 uint32_t npub_dtype_bits(uint32_t dtype);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -16,6 +16,10 @@
 #include "rt/npub.h"
 #include "rt/npurt_ops.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct npurt_env {
     /* Region bases and sizes, indexed by npub_region: const (NULL: the
      * CONSTANTS section inside the blob), arena, input, output. Each must
@@ -45,6 +49,12 @@ typedef struct npurt_env {
  * offset of what is wrong). */
 int npurt_open(const void *blob, size_t size, npub_view *v, npub_error *err);
 
+/* For firmware that runs only binaries it was built for: 0 when the view
+ * (from npurt_open) carries a device tag made with key (npucc --sign-key
+ * FILE with the same bytes), else -1 with err. Call it after npurt_open and
+ * before npurt_run; an unsigned binary fails. */
+int npurt_verify_mac(const npub_view *v, const void *key, size_t key_size, npub_error *err);
+
 /* Runs every step of a view from npurt_open in order. Inputs must already
  * be in env->region[NPUB_REGION_INPUT]; outputs are in
  * env->region[NPUB_REGION_OUTPUT] after it returns 0. -1 with err naming
@@ -53,7 +63,18 @@ int npurt_open(const void *blob, size_t size, npub_view *v, npub_error *err);
  * is wrong before any step runs). */
 int npurt_run(const npub_view *v, const npurt_env *env, npub_error *err);
 
+/* npurt_open and npurt_run with an op table (rt/npurt_ops.h, npurt_op): only
+ * the kernels it lists are linked, and a host step of another kernel is
+ * refused ("kernel N is not in the firmware's op table"). npurt_open and
+ * npurt_run use npurt_ops_all, every kernel. */
+int npurt_open_ops(const void *blob, size_t size, const npurt_op *const *ops, npub_view *v, npub_error *err);
+int npurt_run_ops(const npub_view *v, const npurt_env *env, const npurt_op *const *ops, npub_error *err);
+
 /* The record of host step i (NULL for an NPU step or a bad index). */
 const void *npurt_step_record(const npub_view *v, uint32_t i);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -8,7 +8,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/file.h"
 #include "format/format.h"
+#include "format/npub_sign.h"
 #include "rt/npurt_ops.h"
 #include "sim/npu.h"
 #include "target/target.h"
@@ -246,7 +248,7 @@ static npu_status index_layers(simrun *r, npu_err *err)
 
 npu_status simrun_open(const char *npub_path, const simrun_options *o, simrun **out, npu_err *err)
 {
-    npu_alloc a = npu_alloc_default();
+    npu_alloc a = o->alloc.fn ? o->alloc : npu_alloc_default();
     simrun *r = npu_malloc(a, sizeof *r);
     *out = NULL;
     if (!r)
@@ -256,6 +258,8 @@ npu_status simrun_open(const char *npub_path, const simrun_options *o, simrun **
     r->path = npub_path;
     r->trace = o->trace;
     npu_status st = fmt_npub_read(npub_path, a, &r->blob, &r->size, &r->v, err);
+    if (st == NPU_OK && o->verify_key)
+        st = fmt_npub_verify_key(npub_path, &r->v, o->verify_key, err);
     if (st == NPU_OK && !r->v.memory)
         st = npu_fail(err, NPU_EUSER, "%s: no memory section", npub_path);
     if (st == NPU_OK)
@@ -306,7 +310,7 @@ void simrun_free(simrun *r)
     npu_free(r->alloc, r->step_host, sizeof(uint64_t) * ns);
     npu_free(r->alloc, r->step_op, sizeof(const char *) * ns);
     if (r->blob)
-        npu_free(r->alloc, r->blob, r->size);
+        npu_free_file(r->alloc, r->blob, r->size);
     if (r->dev)
         npu_free(r->alloc, r->dev, r->dev_size);
     npu_free(r->alloc, r, sizeof *r);
@@ -338,6 +342,10 @@ static npu_status read_results(simrun *r, npu_err *err)
     npu_status st = sim_mem_read(r->sim, r->req_addr, &req, sizeof req, err);
     if (st != NPU_OK)
         return st;
+    if (req.status == FW_REQ_ST_NEW) /* a firmware of one's own, which runs its own model */
+        return npu_fail(err, NPU_EUSER, "%s: the firmware exited without answering the FW_CMD_RUN_NPUB request "
+                        "(docs/runtime.md); run a firmware with its own model as npusim --firmware ELF, "
+                        "without MODEL.npub", r->path);
     if (req.status != FW_REQ_ST_DONE || req.result[FW_NPUB_RES_STATUS] != 0)
         return npu_fail(err, NPU_EUSER, "%s: the runtime reported failure %u at step %d", r->path,
                         req.result[FW_NPUB_RES_STATUS], (int)req.result[FW_NPUB_RES_STEP]);

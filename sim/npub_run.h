@@ -17,9 +17,11 @@ typedef struct simrun_options {
     const char *firmware;  /* the firmware ELF (fw/npurt.elf) */
     const char *target;    /* NULL: the target named in the binary */
     bool any_target;       /* run even when the target's hash differs from the binary's */
+    const char *verify_key; /* --verify-key FILE: refuse a binary whose full tag does not hold (NULL: no check) */
     uint64_t max_insns;    /* 0: the default limit */
     FILE *console;         /* firmware console (NULL: discarded) */
     FILE *trace;           /* Chrome trace JSON of the first inference (NULL: none) */
+    npu_alloc alloc;       /* .fn NULL: the default */
 } simrun_options;
 
 typedef struct simrun simrun;

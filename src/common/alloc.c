@@ -61,6 +61,26 @@ npu_alloc npu_alloc_counting(npu_alloc_counter *c)
     return (npu_alloc){counting_fn, c};
 }
 
+bool npu_alloc_from_env(npu_alloc *a, npu_alloc_counter *c)
+{
+    const char *v = getenv("NPUCC_FAIL_ALLOC");
+    char *end;
+    memset(c, 0, sizeof *c);
+    *a = npu_alloc_default();
+    if (!v || !*v)
+        return false;
+    unsigned long long n = strtoull(v, &end, 10);
+    c->fail_at = *end ? 0 : (size_t)n; /* not a number: count only */
+    *a = npu_alloc_counting(c);
+    return true;
+}
+
+void npu_alloc_report(const char *tool, const npu_alloc_counter *c, bool in_use)
+{
+    if (in_use)
+        fprintf(stderr, "%s: %zu allocations, %zu bytes still live\n", tool, c->count, c->live_bytes);
+}
+
 /* Blocks are chained; big requests get a block of their own. */
 typedef struct arena_block {
     struct arena_block *next;

@@ -5,6 +5,7 @@
 #ifndef NPU_ALLOC_H
 #define NPU_ALLOC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* lua_Alloc-style hook: nsize == 0 frees, otherwise (re)allocates.
@@ -31,6 +32,14 @@ typedef struct npu_alloc_counter {
     size_t live_bytes;
 } npu_alloc_counter;
 npu_alloc npu_alloc_counting(npu_alloc_counter *c);
+
+/* The tools' allocator, for main: the default, or, with NPUCC_FAIL_ALLOC=N
+ * in the environment, the counting hook over c failing allocation N and
+ * every later one (0: none; the tools then print the count at exit, so a
+ * test knows how many there are). false when the variable is not set. */
+bool npu_alloc_from_env(npu_alloc *a, npu_alloc_counter *c);
+/* "TOOL: N allocations, M bytes still live" on stderr when c is in use. */
+void npu_alloc_report(const char *tool, const npu_alloc_counter *c, bool in_use);
 
 typedef struct npu_arena npu_arena;
 

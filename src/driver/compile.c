@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include "common/file.h"
+#include "common/key.h"
 #include "driver/report.h"
 #include "emit/emit.h"
+#include "format/npub_sign.h"
 #include "memplan/memplan.h"
 #include "tiler/tiler.h"
 #include "import/import.h"
@@ -187,7 +189,8 @@ static npu_status write_outputs(drv_ctx *c, const void *bin, size_t size, npu_er
     case DRV_EMIT_C:
         out_path(c->o, ".c", path, sizeof path);
         out_path(c->o, ".h", hpath, sizeof hpath);
-        return emit_c_files(bin, size, path, hpath, err);
+        return emit_c_files(bin, size, path, hpath, &(emit_c_options){c->o->c_section, c->o->c_align}, c->alloc,
+                            err);
     case DRV_EMIT_LISTING: {
         out_path(c->o, ".lst", path, sizeof path);
         char *text = NULL;
@@ -215,6 +218,18 @@ static npu_status write_outputs(drv_ctx *c, const void *bin, size_t size, npu_er
     }
 }
 
+/* --sign-key: the key's bytes never outlive the call. */
+static npu_status sign(drv_ctx *c, void **bin, size_t *size, npu_err *err)
+{
+    uint8_t key[NPU_KEY_MAX];
+    size_t key_size = 0;
+    npu_status st = npu_read_key(c->o->sign_key, key, &key_size, err);
+    if (st == NPU_OK)
+        st = fmt_npub_sign(bin, size, key, key_size, c->alloc, err);
+    memset(key, 0, sizeof key);
+    return st;
+}
+
 static npu_status stage_emit(drv_ctx *c, npu_err *err)
 {
     emit_model em = {c->target, c->g, &c->sched, &c->plan, c->prog.n_words ? &c->prog : NULL, &c->consts,
@@ -222,6 +237,8 @@ static npu_status stage_emit(drv_ctx *c, npu_err *err)
     void *bin = NULL;
     size_t size = 0;
     npu_status st = emit_npub(&em, c->alloc, &bin, &size, &c->info, err);
+    if (st == NPU_OK && c->o->sign_key)
+        st = sign(c, &bin, &size, err);
     if (st == NPU_OK)
         st = write_outputs(c, bin, size, err);
     if (st == NPU_OK && c->o->verbose)
@@ -234,8 +251,14 @@ static npu_status stage_emit(drv_ctx *c, npu_err *err)
 
 npu_status drv_compile(const drv_options *o, FILE *out, npu_err *err)
 {
-    drv_ctx c = {.o = o, .out = out, .alloc = npu_alloc_default()};
-    npu_status st = tgt_load(o->target, NULL, &c.target, err);
+    return drv_compile_alloc(o, out, npu_alloc_default(), err);
+}
+
+npu_status drv_compile_alloc(const drv_options *o, FILE *out, npu_alloc alloc, npu_err *err)
+{
+    drv_ctx c = {.o = o, .out = out, .alloc = alloc};
+    tgt_opts to = {.alloc = alloc};
+    npu_status st = tgt_load(o->target, &to, &c.target, err);
     if (st == NPU_OK && o->validate) {
         tgt_print_summary(c.target, out);
         tgt_free(c.target);

@@ -18,8 +18,12 @@ int main(int argc, char **argv)
         drv_print_usage(stderr);
         return st;
     }
-    st = drv_compile(&o, stdout, &err);
+    npu_alloc_counter count;
+    npu_alloc a;
+    bool counting = npu_alloc_from_env(&a, &count);
+    st = drv_compile_alloc(&o, stdout, a, &err);
     if (st != NPU_OK)
         fprintf(stderr, "npucc: %s\n", err.msg);
+    npu_alloc_report("npucc", &count, counting);
     return st;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/file.h"
 #include "emit/emit.h"
 #include "rt/npub.h"
 #include "target/target.h"
@@ -23,6 +24,7 @@ typedef struct dis_input {
     size_t n;
     tgt_label_fn label; /* source node names per word offset, when known */
     void *label_ud;
+    npu_alloc alloc;
 } dis_input;
 
 static void usage(FILE *f)
@@ -34,51 +36,36 @@ static void usage(FILE *f)
 
 static npu_status read_words(const char *path, dis_input *in, npu_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return npu_fail(err, NPU_EUSER, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1024, nb = 0;
-    unsigned char *b = malloc(cap);
-    for (;;) {
-        if (!b) {
-            fclose(f);
-            return npu_fail(err, NPU_EINTERNAL, "%s: out of memory", path);
-        }
-        nb += fread(b + nb, 1, cap - nb, f);
-        if (nb < cap)
-            break;
-        unsigned char *nbuf = realloc(b, cap * 2);
-        if (!nbuf)
-            free(b);
-        b = nbuf;
-        cap *= 2;
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad || nb % 4) {
-        free(b);
-        return bad ? npu_fail(err, NPU_EUSER, "%s: read error", path)
-                   : npu_fail(err, NPU_EUSER, "%s: byte %zu: expected whole 32-bit words, the file has %zu bytes",
-                              path, nb - nb % 4, nb);
+    void *b = NULL;
+    size_t nb = 0;
+    npu_status st = npu_read_file(path, in->alloc, &b, &nb, err);
+    if (st != NPU_OK)
+        return st;
+    if (nb % 4) {
+        npu_free_file(in->alloc, b, nb);
+        return npu_fail(err, NPU_EUSER, "%s: byte %zu: expected whole 32-bit words, the file has %zu bytes", path,
+                        nb - nb % 4, nb);
     }
     in->n = nb / 4;
-    in->words = malloc(in->n ? in->n * sizeof *in->words : 1);
+    in->words = npu_malloc(in->alloc, in->n ? in->n * sizeof *in->words : 1);
     if (!in->words) {
-        free(b);
+        npu_free_file(in->alloc, b, nb);
         return npu_fail(err, NPU_EINTERNAL, "%s: out of memory", path);
     }
+    const unsigned char *p = b;
     for (size_t i = 0; i < in->n; i++) /* little-endian on any host */
-        in->words[i] = (uint32_t)b[4 * i] | (uint32_t)b[4 * i + 1] << 8 | (uint32_t)b[4 * i + 2] << 16 |
-                       (uint32_t)b[4 * i + 3] << 24;
-    free(b);
+        in->words[i] = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 | (uint32_t)p[4 * i + 2] << 16 |
+                       (uint32_t)p[4 * i + 3] << 24;
+    npu_free_file(in->alloc, b, nb);
     return NPU_OK;
 }
 
 static npu_status open_raw(const char *isa_arg, const char *target_arg, const char *path, dis_input *in,
                            npu_err *err)
 {
-    npu_status st = target_arg ? tgt_load(target_arg, NULL, &in->target, err)
-                               : tgt_isa_load(isa_arg, NULL, &in->isa, err);
+    tgt_opts to = {.alloc = in->alloc};
+    npu_status st = target_arg ? tgt_load(target_arg, &to, &in->target, err)
+                               : tgt_isa_load(isa_arg, &to, &in->isa, err);
     if (st)
         return st;
     if (in->target)
@@ -90,9 +77,8 @@ static npu_status open_raw(const char *isa_arg, const char *target_arg, const ch
  * source node of each range) with the ISA of the target it was built for.
  * A binary built for another variant of the target is refused unless
  * --target names the description to decode with. */
-static npu_status dis_npub(const char *path, const char *target_arg, npu_err *err)
+static npu_status dis_npub(const char *path, const char *target_arg, npu_alloc a, npu_err *err)
 {
-    npu_alloc a = npu_alloc_default();
     void *buf = NULL;
     size_t size = 0;
     npub_view v;
@@ -105,7 +91,7 @@ static npu_status dis_npub(const char *path, const char *target_arg, npu_err *er
     if (t)
         tgt_free(t);
     if (buf)
-        npu_free(a, buf, size);
+        npu_free_file(a, buf, size);
     return st;
 }
 
@@ -115,7 +101,8 @@ static void release(dis_input *in)
         tgt_free(in->target);
     else
         tgt_isa_free(in->isa);
-    free(in->words);
+    if (in->words)
+        npu_free(in->alloc, in->words, in->n ? in->n * sizeof *in->words : 1);
 }
 
 int main(int argc, char **argv)
@@ -141,15 +128,18 @@ int main(int argc, char **argv)
         usage(stderr);
         return NPU_EUSAGE;
     }
+    npu_alloc_counter count;
     dis_input in = {0};
+    bool counting = npu_alloc_from_env(&in.alloc, &count);
     npu_err err;
     npu_err_clear(&err);
     size_t len = strlen(file);
     bool npub = !isa && len > 5 && strcmp(file + len - 5, ".npub") == 0;
     if (npub) {
-        npu_status st = dis_npub(file, target, &err);
+        npu_status st = dis_npub(file, target, in.alloc, &err);
         if (st)
             fprintf(stderr, "npudis: %s\n", err.msg);
+        npu_alloc_report("npudis", &count, counting);
         return (int)st;
     }
     if (!isa && !target) {
@@ -168,5 +158,6 @@ int main(int argc, char **argv)
     if (st)
         fprintf(stderr, "npudis: %s\n", err.msg);
     release(&in);
+    npu_alloc_report("npudis", &count, counting);
     return (int)st;
 }

@@ -12,12 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/file.h"
 #include "format/format.h"
+#include "format/npub_sign.h"
 #include "common/npy.h"
 #include "rt/npub.h"
 #include "import/import.h"
 #include "opt/opt.h"
 #include "ref/ref.h"
+#include "ref/ref_check.h"
 #include "man/npuref_help.h" /* build/gen: docs/cli.md, "## npuref" */
 
 enum { MAX_FILES = 64, MAX_SHAPES = 16 };
@@ -28,16 +31,18 @@ typedef struct args {
     const char *in[MAX_FILES], *out[MAX_FILES];
     imp_input_shape shapes[MAX_SHAPES];
     int no_opt;
+    const char *verify_key; /* --verify-key FILE: the .npub's full tag must hold */
 } args;
 
 static void usage(FILE *f)
 {
     fputs("usage: npuref MODEL.onnx|MODEL.npub --input X.npy [--input ...] [--output Y.npy ...]\n"
-          "              [--input-shape NAME=1x3x224x224] [--no-opt]\n"
+          "              [--input-shape NAME=1x3x224x224] [--no-opt] [--verify-key FILE]\n"
           "  --input [NAME=]X.npy   one per graph input, in order (or by name)\n"
           "  --output [NAME=]Y.npy  graph outputs, in order (or by name); the rest are summarized\n"
           "  --input-shape N=DxD..  fixes the dynamic dimensions of input N\n"
-          "  --no-opt               skip the graph rewrites\n",
+          "  --no-opt               skip the graph rewrites\n"
+          "  --verify-key FILE      refuse a .npub not signed with this key (npucc --sign-key)\n",
           f);
 }
 
@@ -46,7 +51,8 @@ static npu_status parse_args(int argc, char **argv, args *a, npu_err *err)
     memset(a, 0, sizeof *a);
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
-        int takes = !strcmp(s, "--input") || !strcmp(s, "--output") || !strcmp(s, "--input-shape");
+        int takes = !strcmp(s, "--input") || !strcmp(s, "--output") || !strcmp(s, "--input-shape") ||
+                    !strcmp(s, "--verify-key");
         if (takes && i + 1 >= argc)
             return npu_fail(err, NPU_EUSAGE, "npuref: %s needs a value", s);
         if (!strcmp(s, "--input") || !strcmp(s, "--output")) {
@@ -62,6 +68,8 @@ static npu_status parse_args(int argc, char **argv, args *a, npu_err *err)
                 npu_err_prefix(err, "npuref: --input-shape");
                 return err->code = NPU_EUSAGE;
             }
+        } else if (!strcmp(s, "--verify-key")) {
+            a->verify_key = argv[++i];
         } else if (!strcmp(s, "--no-opt")) {
             a->no_opt = 1;
         } else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
@@ -214,9 +222,10 @@ static void run_free(run *r)
         ir_graph_free(r->g);
 }
 
-/* The quantized graph a compiled model carries (its GRAPH section): the
- * integer oracle npusim must match. */
-static npu_status load_npub_graph(const char *path, npu_alloc alloc, ir_graph **g, npu_err *err)
+/* The quantized graph a compiled model carries (its GRAPH section), checked
+ * all the way down (ref/ref_check.h): the integer oracle npusim must match. */
+static npu_status load_npub_graph(const char *path, const char *key_path, npu_alloc alloc, ir_graph **g,
+                                  npu_err *err)
 {
     void *buf = NULL;
     size_t size = 0;
@@ -224,12 +233,15 @@ static npu_status load_npub_graph(const char *path, npu_alloc alloc, ir_graph **
     npu_status st = fmt_npub_read(path, alloc, &buf, &size, &v, err);
     if (st != NPU_OK)
         return st;
-    if (!v.graph)
+    if (key_path)
+        st = fmt_npub_verify_key(path, &v, key_path, err);
+    if (st == NPU_OK && !v.graph)
         st = npu_fail(err, NPU_EUSER, "%s: the binary is stripped (no graph section): compile without --strip",
                       path);
-    else if ((st = ir_deserialize(v.graph, v.graph_size, alloc, g, err)) != NPU_OK)
-        npu_err_prefix(err, "%s: graph section", path);
-    npu_free(alloc, buf, size);
+    else if (st == NPU_OK &&
+             (st = ref_load_graph_section(v.graph, v.graph_size, v.sec[NPUB_SEC_GRAPH]->offset, alloc, g, err)))
+        npu_err_prefix(err, "%s", path);
+    npu_free_file(alloc, buf, size);
     return st;
 }
 
@@ -237,7 +249,9 @@ static npu_status run_model(const args *a, run *r, npu_err *err)
 {
     size_t len = strlen(a->model);
     bool npub = len >= 5 && !strcmp(a->model + len - 5, ".npub");
-    npu_status st = npub ? load_npub_graph(a->model, r->alloc, &r->g, err)
+    if (a->verify_key && !npub)
+        return npu_fail(err, NPU_EUSAGE, "npuref: --verify-key applies to a .npub, not '%s'", a->model);
+    npu_status st = npub ? load_npub_graph(a->model, a->verify_key, r->alloc, &r->g, err)
                          : imp_load_onnx(a->model, &(imp_options){a->n_shapes, a->shapes}, r->alloc, &r->g, err);
     if (st)
         return st;
@@ -325,9 +339,11 @@ int main(int argc, char **argv)
         return NPU_EUSAGE;
     }
     static run r; /* large (the staging paths): not on the stack */
-    r.alloc = npu_alloc_default();
+    npu_alloc_counter count;
+    bool counting = npu_alloc_from_env(&r.alloc, &count);
     npu_status st = run_model(&a, &r, &err);
     run_free(&r);
+    npu_alloc_report("npuref", &count, counting);
     if (st) {
         fprintf(stderr, "%s\n", err.msg);
         if (st == NPU_EUSAGE)

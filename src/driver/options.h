@@ -29,11 +29,14 @@ typedef struct drv_options {
     const char *calib_dir;
     const char *output;      /* -o; NULL: derived from the model name */
     drv_emit emit;
+    const char *c_section;   /* --section: the --emit c array's section; NULL: .rodata */
+    unsigned c_align;        /* --align: the --emit c array's alignment; 0: 16 */
     int wbits, abits;        /* 8 or 4 */
     drv_calib_method calib_method;
     float percentile;        /* --percentile, for the percentile method */
     bool report;
     const char *stats_json;
+    const char *sign_key;    /* --sign-key FILE: HMAC-SHA256 tags in the binary */
     bool dump_ir;            /* after import */
     const char *dump_after;  /* a pass name, or "all" */
     bool validate;           /* --validate: load the target and print a summary */

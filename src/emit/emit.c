@@ -24,6 +24,7 @@ typedef struct emitter {
     npu_alloc alloc;
     npu_err *err;
     npu_status st;   /* first failure inside a tensor_index callback */
+    npu_err first;   /* its message (callers of the callback may write their own over e->err) */
     emit_blob tensors, steps, io, strings, params, debug;
     uint32_t *index; /* IR tensor id -> table index, NPUB_NONE when absent */
     uint32_t n_tensors;
@@ -41,9 +42,20 @@ static uint32_t add_string(emitter *e, const char *s)
 
 /* The table index of t, registering it (and, for a constant, its data in
  * the CONSTANTS section) on first use. */
+static uint32_t register_tensor(emitter *e, const ir_tensor *t);
+
 static uint32_t tensor_index(void *ud, const ir_tensor *t)
 {
     emitter *e = ud;
+    bool was_ok = e->st == NPU_OK;
+    uint32_t idx = register_tensor(e, t);
+    if (was_ok && e->st != NPU_OK)
+        e->first = *e->err;
+    return idx;
+}
+
+static uint32_t register_tensor(emitter *e, const ir_tensor *t)
+{
     if (e->st != NPU_OK || !t || t->id < 0 || t->id >= e->m->g->n_tensors)
         return NPUB_NONE;
     if (e->index[t->id] != NPUB_NONE)
@@ -209,8 +221,10 @@ static npu_status emit_steps(emitter *e, emit_info *info)
             uint16_t kernel;
             uint32_t off, size, scratch = 0;
             npu_status st = emit_host_step(m->g, n, &map, &e->params, &kernel, &off, &size, &scratch, e->err);
-            if (st == NPU_OK && e->st != NPU_OK)
+            if (e->st != NPU_OK) { /* the table's own failure (out of memory), not what the step made of it */
+                *e->err = e->first;
                 st = e->st;
+            }
             if (st != NPU_OK)
                 return e->st = npu_err_prefix(e->err, "node '%s' (%s) on the host", n->name, ir_op_name(n->op));
             if (scratch > info->scratch_bytes)

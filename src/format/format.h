@@ -25,7 +25,7 @@ npu_status fmt_npub_assemble(const char *target, uint64_t target_hash, uint32_t 
                              int n_secs, npu_alloc alloc, void **out, size_t *out_size, npu_err *err);
 
 /* Reads path and validates it (npub_open); *buf holds the file (free with
- * npu_free(alloc, *buf, *size)), *v the view over it. Errors name the file
+ * npu_free_file(alloc, *buf, *size)), *v the view over it. Errors name the file
  * and the byte offset. */
 npu_status fmt_npub_read(const char *path, npu_alloc alloc, void **buf, size_t *size, npub_view *v, npu_err *err);
 

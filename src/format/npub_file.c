@@ -14,7 +14,7 @@ npu_status fmt_npub_read(const char *path, npu_alloc alloc, void **buf, size_t *
     npub_error ne;
     if (npub_open(*buf, *size, v, &ne) == 0)
         return NPU_OK;
-    npu_free(alloc, *buf, *size);
+    npu_free_file(alloc, *buf, *size);
     *buf = NULL;
     return npu_fail(err, NPU_EUSER, "%s: %s", path, ne.msg);
 }

@@ -205,6 +205,16 @@ void ir_dump(const ir_graph *g, FILE *out);
  * the buffer and reports the byte offset of what is wrong. */
 npu_status ir_serialize(const ir_graph *g, npu_alloc alloc, void **out, size_t *out_size, npu_err *err);
 npu_status ir_deserialize(const void *buf, size_t size, npu_alloc alloc, ir_graph **out, npu_err *err);
+/* Where each record of the section starts: tensor_at[id], node_at[i] (byte
+ * offsets in the section), so that later checks of the graph can name the
+ * place. Lives in the graph's arena. */
+typedef struct ir_serial_map {
+    int n_tensors, n_nodes;
+    size_t *tensor_at;
+    size_t *node_at;
+} ir_serial_map;
+npu_status ir_deserialize_map(const void *buf, size_t size, npu_alloc alloc, ir_graph **out,
+                              const ir_serial_map **map, npu_err *err);
 
 /* Shape inference for one node (src/ir/shape.c): sets dtype and dims of its
  * outputs from its inputs and attributes. Errors name the node and op. Inputs

@@ -2,7 +2,9 @@
  * Layout (all little-endian): "NPIR" u32 version, header counts, then
  * tensors, nodes, input and output indices. Strings are u32 length + bytes. */
 #include "ir/ir.h"
+#include "ir/shape_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 enum { SERIAL_VERSION = 1 };
@@ -256,12 +258,18 @@ static ir_tensor *get_tensor(reader *r, ir_graph *g, bool registered)
         reader_fail(r, at, "bad dtype or rank of tensor ", name);
         return NULL;
     }
-    int64_t dims[IR_MAX_RANK];
+    int64_t dims[IR_MAX_RANK], numel = 1;
     for (int i = 0; i < rank; i++) {
         dims[i] = 0;
         take(r, &dims[i], 8, "dims");
         if (dims[i] < 0 || dims[i] > ((int64_t)1 << 32)) {
             reader_fail(r, at, "bad dimension of tensor ", name);
+            return NULL;
+        }
+        /* bounded as shape inference bounds it: sizes never overflow */
+        numel *= dims[i] ? dims[i] : 1;
+        if (numel > SHAPE_MAX_NUMEL) {
+            reader_fail(r, at, "too many elements in tensor ", name);
             return NULL;
         }
     }
@@ -408,8 +416,15 @@ static void get_node(reader *r, ir_graph *g, bool *ok)
         return;
     }
     ir_tensor *io[1024];
-    for (uint32_t j = 0; j < nin && *ok; j++)
+    for (uint32_t j = 0; j < nin && *ok && !r->bad; j++) {
         io[j] = tensor_at(r, g, get_i32(r, "input"), ok);
+        /* what ir_graph_verify checks, here where the byte is known */
+        const ir_tensor *t = io[j];
+        if (*ok && !r->bad && t && !t->producer && !t->data && !(t->flags & IR_TENSOR_INPUT))
+            *ok = reader_fail(r, r->pos - 4, "reads a tensor nothing produced before it, in node ", name);
+        else if (*ok && !r->bad && t && !t->shape_known)
+            *ok = reader_fail(r, r->pos - 4, "reads a tensor without a shape, in node ", name);
+    }
     if (!*ok || r->bad)
         return;
     uint32_t nout = get_u32(r, "output count");
@@ -417,8 +432,14 @@ static void get_node(reader *r, ir_graph *g, bool *ok)
         reader_fail(r, at, "bad node record ", name);
         return;
     }
-    for (uint32_t j = 0; j < nout && *ok; j++)
-        io[nin + j] = tensor_at(r, g, get_i32(r, "output"), ok);
+    for (uint32_t j = 0; j < nout && *ok && !r->bad; j++) {
+        ir_tensor *t = io[nin + j] = tensor_at(r, g, get_i32(r, "output"), ok);
+        bool again = t && t->producer;
+        for (uint32_t k = 0; t && k < nin + j; k++)
+            again = again || io[k] == t;
+        if (*ok && !r->bad && again)
+            *ok = reader_fail(r, r->pos - 4, "writes a tensor it reads or another node writes, in node ", name);
+    }
     if (!*ok || r->bad)
         return;
     ir_node *n = ir_node_new(g, (ir_op)op, name, (int)nin, io, (int)nout, io + nin);
@@ -459,7 +480,26 @@ static void get_graph_io(reader *r, ir_graph *g, uint32_t ni, uint32_t no, bool 
     g->n_outputs = (int)no;
 }
 
+/* Record offsets live in the graph's arena: they go with the graph. */
+static ir_serial_map *map_new(ir_graph *g, uint32_t nt, uint32_t nn)
+{
+    ir_serial_map *m = npu_arena_alloc(g->arena, sizeof *m);
+    if (!m)
+        return NULL;
+    m->tensor_at = npu_arena_alloc(g->arena, sizeof(size_t) * (nt + 1u));
+    m->node_at = npu_arena_alloc(g->arena, sizeof(size_t) * (nn + 1u));
+    m->n_tensors = (int)nt;
+    m->n_nodes = (int)nn;
+    return m->tensor_at && m->node_at ? m : NULL;
+}
+
 npu_status ir_deserialize(const void *buf, size_t size, npu_alloc alloc, ir_graph **out, npu_err *err)
+{
+    return ir_deserialize_map(buf, size, alloc, out, NULL, err);
+}
+
+npu_status ir_deserialize_map(const void *buf, size_t size, npu_alloc alloc, ir_graph **out,
+                              const ir_serial_map **map, npu_err *err)
 {
     reader r = {.p = buf, .len = size, .err = err};
     char magic[4];
@@ -481,11 +521,22 @@ npu_status ir_deserialize(const void *buf, size_t size, npu_alloc alloc, ir_grap
         return npu_fail(err, NPU_EINTERNAL, "out of memory");
     g->opset = (int)opset;
     g->name = get_str(&r, g->arena, "graph name");
-    for (uint32_t i = 0; i < nt && !r.bad; i++)
+    ir_serial_map *tmap = NULL;
+    if (map && !(tmap = map_new(g, nt, nn))) {
+        ir_graph_free(g);
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    }
+    for (uint32_t i = 0; i < nt && !r.bad; i++) {
+        if (tmap)
+            tmap->tensor_at[i] = r.pos;
         get_tensor(&r, g, true);
+    }
     bool ok = !r.bad;
-    for (uint32_t i = 0; i < nn && ok && !r.bad; i++)
+    for (uint32_t i = 0; i < nn && ok && !r.bad; i++) {
+        if (tmap)
+            tmap->node_at[i] = r.pos;
         get_node(&r, g, &ok);
+    }
     if (ok && !r.bad)
         get_graph_io(&r, g, ni, no, &ok);
     if (ok && !r.bad && r.pos != r.len)
@@ -497,8 +548,12 @@ npu_status ir_deserialize(const void *buf, size_t size, npu_alloc alloc, ir_grap
     npu_status st = ir_graph_verify(g, err);
     if (st != NPU_OK) {
         ir_graph_free(g);
-        return npu_fail(err, NPU_EUSER, "graph section: inconsistent graph: %s", err->msg);
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        return npu_fail(err, NPU_EUSER, "graph section: byte %zu: inconsistent graph: %s", r.pos, msg);
     }
     *out = g;
+    if (map)
+        *map = tmap;
     return NPU_OK;
 }

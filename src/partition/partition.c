@@ -40,8 +40,10 @@ static npu_status probe(ir_graph *g, const part_caps *caps, ir_node *n, part_nod
     in->host_ok = !caps || !caps->host_supports || caps->host_supports(caps->ud, g, n, &why);
     if (in->host_ok && caps)
         in->host_cycles = part_host_cycles(caps->host, n);
+    /* the probes report a failed allocation as their reason: a resource failure, not the model's */
     if (!in->npu_ok && !in->host_ok)
-        return npu_fail(err, NPU_EUSER, "%s%snode '%s' (%s): the NPU cannot run it (%s) and neither can the host "
+        return npu_fail(err, strstr(in->npu_reason, "out of memory") || (why && strstr(why, "out of memory"))
+                                 ? NPU_EINTERNAL : NPU_EUSER, "%s%snode '%s' (%s): the NPU cannot run it (%s) and neither can the host "
                         "runtime (%s)", caps->model ? caps->model : "", caps->model ? ": " : "", n->name,
                         ir_op_name(n->op), in->npu_reason, why ? why : "no host kernel");
     if (!in->npu_ok)

@@ -108,6 +108,7 @@ typedef struct q_round_in {
                            * when bias correction follows), or NULL: nearest */
     const double *mean;   /* k E[p], or NULL */
     q_rounding rounding;
+    npu_alloc alloc;      /* scratch of the adaptive rounding; {0}: the default */
 } q_round_in;
 /* Codes (k) and the scale; returns the mean output error sum_j (s*q_j - w_j) mean_j (0 without means).
  * Q_ROUND_GPTQ is per group (q_gptq_round): here it rounds to nearest. */

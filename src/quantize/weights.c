@@ -47,7 +47,9 @@ static void round_adaptive(const q_round_in *in, double s0, int8_t *q, float *sc
     /* the scale is stored as float: round with the one the kernels use */
     *scale = (float)s;
     s = *scale;
-    double *d = malloc(sizeof(double) * (size_t)k * 2);
+    npu_alloc a = in->alloc.fn ? in->alloc : npu_alloc_default();
+    size_t dbytes = sizeof(double) * (size_t)k * 2;
+    double *d = npu_malloc(a, dbytes);
     if (!d) { /* no scratch: nearest at the chosen scale is still valid */
         for (int64_t j = 0; j < k; j++)
             q[j] = clamp_code(round(in->w[j] / s), qmax);
@@ -85,7 +87,7 @@ static void round_adaptive(const q_round_in *in, double s0, int8_t *q, float *sc
         if (!flips)
             break;
     }
-    free(d);
+    npu_free(a, d, dbytes);
 }
 
 /* sum_j (s q_j - w_j) mean_j: the mean output error bias correction removes */
@@ -189,22 +191,24 @@ static npu_status round_weights(q_ctx *c, const w_layout *L, const q_layer_stats
     bool weighed = rounding != Q_ROUND_NEAREST && ls && ls->gram;
     int64_t gsize = ls ? oc / ls->groups : oc; /* output channels per group */
     /* the real weights (alpha applied), one row per output channel */
-    float *rows = malloc(sizeof(float) * (size_t)(oc * per) + 1);
+    npu_alloc a = c->g->alloc;
+    size_t rbytes = sizeof(float) * (size_t)(oc * per) + 1, mbytes = sizeof(double) * (size_t)(per * per);
+    float *rows = npu_malloc(a, rbytes);
     if (!rows)
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
     for (int64_t i = 0; i < oc * per; i++)
         rows[i] = L->wf[i] * L->alpha;
     /* the error metric per group: E[p p^T], or its covariance when the mean
      * error is corrected by the bias afterwards */
-    double *metric = weighed && correct ? malloc(sizeof(double) * (size_t)(per * per)) : NULL;
+    double *metric = weighed && correct ? npu_malloc(a, mbytes) : NULL;
     q_gptq gq = {0};
     if (weighed && correct && !metric) {
-        free(rows);
+        npu_free(a, rows, rbytes);
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
     }
     if (weighed && rounding == Q_ROUND_GPTQ && q_gptq_init(&gq, per, c->g->alloc, c->err) != NPU_OK) {
-        free(rows);
-        free(metric);
+        npu_free(a, rows, rbytes);
+        npu_free(a, metric, mbytes);
         return c->err->code;
     }
     for (int64_t gi = 0; gi * gsize < oc; gi++) {
@@ -226,7 +230,7 @@ static npu_status round_weights(q_ctx *c, const w_layout *L, const q_layer_stats
                 e = mean_error(w_ch, per, wq->scale[ch], codes + ch * per, mean);
             } else {
                 q_round_in ri = {.w = w_ch, .k = per, .qmax = qmax, .metric = h, .mean = mean,
-                                 .rounding = rounding};
+                                 .rounding = rounding, .alloc = a};
                 e = q_round_channel(&ri, codes + ch * per, &wq->scale[ch]);
             }
             wq->zero_point[ch] = 0;
@@ -234,8 +238,8 @@ static npu_status round_weights(q_ctx *c, const w_layout *L, const q_layer_stats
                 mean_err[ch] = e;
         }
     }
-    free(rows);
-    free(metric);
+    npu_free(a, rows, rbytes);
+    npu_free(a, metric, mbytes);
     q_gptq_free(&gq);
     return NPU_OK;
 }

@@ -29,6 +29,16 @@ static npu_status io_elem(const ir_node *n, int n_in, size_t *es, npu_err *err)
     return NPU_OK;
 }
 
+/* io_elem of a one-input op, and the shapes of its input and output. */
+static npu_status io_shapes(const ir_node *n, size_t *es, nk_shape *xs, nk_shape *ys, npu_err *err)
+{
+    npu_status st;
+    if ((st = io_elem(n, 1, es, err)) || (st = ref_shape(n->inputs[0], xs, err)) ||
+        (st = ref_shape(n->outputs[0], ys, err)))
+        return st;
+    return NPU_OK;
+}
+
 static npu_status shape_error(const ir_node *n, npu_err *err)
 {
     return npu_fail(err, NPU_EUSER, "the output shape does not match the inputs and attributes of %s",
@@ -133,13 +143,11 @@ static npu_status run_slice(const ir_node *n, const void *const *in, void *const
 {
     (void)scratch;
     size_t es;
-    npu_status st;
-    if ((st = io_elem(n, 1, &es, err)))
-        return st;
     nk_shape xs, ys;
-    nk_slice_params p = {.elem_size = es};
-    if ((st = ref_shape(n->inputs[0], &xs, err)) || (st = ref_shape(n->outputs[0], &ys, err)))
+    npu_status st = io_shapes(n, &es, &xs, &ys, err);
+    if (st)
         return st;
+    nk_slice_params p = {.elem_size = es};
     if (ys.rank != xs.rank)
         return shape_error(n, err);
     if ((st = ref_slice_params(n, in, n->inputs[0], &p, err)))
@@ -185,11 +193,9 @@ static npu_status run_pad(const ir_node *n, const void *const *in, void *const *
 {
     (void)scratch;
     size_t es;
-    npu_status st;
-    if ((st = io_elem(n, 1, &es, err)))
-        return st;
     nk_shape xs, ys;
-    if ((st = ref_shape(n->inputs[0], &xs, err)) || (st = ref_shape(n->outputs[0], &ys, err)))
+    npu_status st = io_shapes(n, &es, &xs, &ys, err);
+    if (st)
         return st;
     nk_pad_params p;
     uint64_t value;
@@ -238,11 +244,9 @@ static npu_status run_expand_tile(const ir_node *n, const void *const *in, void 
 {
     (void)scratch;
     size_t es;
-    npu_status st;
-    if ((st = io_elem(n, 1, &es, err)))
-        return st;
     nk_shape xs, ys;
-    if ((st = ref_shape(n->inputs[0], &xs, err)) || (st = ref_shape(n->outputs[0], &ys, err)))
+    npu_status st = io_shapes(n, &es, &xs, &ys, err);
+    if (st)
         return st;
     nk_status ks = n->op == IR_OP_EXPAND ? nk_expand(es, &xs, in[0], &ys, out[0])
                                          : nk_tile(es, &xs, in[0], &ys, out[0]);

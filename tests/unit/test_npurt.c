@@ -285,6 +285,15 @@ static void output_in_const(asm_state *a)
     }
 }
 
+static void output_over_input(asm_state *a)
+{
+    /* a pool writing over its own input (found by tests/fuzz fz_npub, for a concat) */
+    const npub_tensor *x = &a->tensors[slots_of(a, STEP_POOL)[0]];
+    npub_tensor *y = &a->tensors[slots_of(a, STEP_POOL)[1]];
+    y->region = x->region;
+    y->offset = x->offset + 1;
+}
+
 Test(npurt, open_rejects_broken_records)
 {
     expect_open_fail(unknown_kernel, STEP_CONV1, "conv1", "unknown kernel id 99");
@@ -300,6 +309,7 @@ Test(npurt, open_rejects_broken_records)
     expect_open_fail(old_version, STEP_FC, "fc", "version");
     expect_open_fail(little_scratch, STEP_CONV1, "conv1", "scratch");
     expect_open_fail(output_in_const, STEP_POOL, "pool", "constant");
+    expect_open_fail(output_over_input, STEP_POOL, "pool", "overlaps input slot 0");
 }
 
 /* Every truncation of a record (with the step and header agreeing) fails
