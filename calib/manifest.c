@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "calib/calib_internal.h"
@@ -165,10 +166,9 @@ npu_status cal_manifest_load(const char *dir, cal_file_list *l, cal_read_opts *r
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, CAL_MANIFEST);
-    FILE *probe = fopen(path, "rb");
-    if (!probe)
+    struct stat sb; /* a probe by fopen would block on a FIFO; npu_read_file refuses one */
+    if (stat(path, &sb) != 0)
         return NPU_OK;
-    fclose(probe);
     void *text;
     size_t size;
     npu_status st = npu_read_file(path, npu_alloc_default(), &text, &size, err);
@@ -225,5 +225,5 @@ npu_status cal_parse_floats(const char *s, float *v, int *n, npu_err *err)
         v[(*n)++] = x;
         p = *end ? end + 1 : end;
     }
-    return *n ? NPU_OK : npu_fail(err, NPU_EUSER, "'%s' is empty: expected numbers", s ? s : "");
+    return *n ? NPU_OK : npu_fail(err, NPU_EUSER, "an empty value: expected a number or a comma-separated list of numbers");
 }

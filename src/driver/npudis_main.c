@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/file.h"
 #include "emit/emit.h"
 #include "rt/npub.h"
 #include "target/target.h"
@@ -34,9 +35,11 @@ static void usage(FILE *f)
 
 static npu_status read_words(const char *path, dis_input *in, npu_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return npu_fail(err, NPU_EUSER, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    size_t regular;
+    npu_status ost = npu_open_read(path, NULL, &f, &regular, err); /* a regular file, not a FIFO */
+    if (ost != NPU_OK)
+        return ost;
     size_t cap = 1024, nb = 0;
     unsigned char *b = malloc(cap);
     for (;;) {

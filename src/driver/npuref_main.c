@@ -28,6 +28,8 @@ typedef struct args {
     const char *in[MAX_FILES], *out[MAX_FILES];
     imp_input_shape shapes[MAX_SHAPES];
     int no_opt;
+    bool strict;          /* --strict: non-finite float inputs are an error, not a warning */
+    npu_read_opts files;  /* --allow-special-files */
 } args;
 
 static void usage(FILE *f)
@@ -37,7 +39,9 @@ static void usage(FILE *f)
           "  --input [NAME=]X.npy   one per graph input, in order (or by name)\n"
           "  --output [NAME=]Y.npy  graph outputs, in order (or by name); the rest are summarized\n"
           "  --input-shape N=DxD..  fixes the dynamic dimensions of input N\n"
-          "  --no-opt               skip the graph rewrites\n",
+          "  --no-opt               skip the graph rewrites\n"
+          "  --strict               refuse NaN/Inf in float inputs (default: a warning)\n"
+          "  --allow-special-files  read FIFOs and devices too (default: regular files only)\n",
           f);
 }
 
@@ -59,11 +63,15 @@ static npu_status parse_args(int argc, char **argv, args *a, npu_err *err)
                 return npu_fail(err, NPU_EUSAGE, "npuref: more than %d --input-shape", MAX_SHAPES);
             npu_status st = imp_parse_input_shape(argv[++i], &a->shapes[a->n_shapes++], err);
             if (st) {
-                npu_err_prefix(err, "npuref: --input-shape");
+                npu_err_prefix(err, "npuref"); /* the message names --input-shape */
                 return err->code = NPU_EUSAGE;
             }
         } else if (!strcmp(s, "--no-opt")) {
             a->no_opt = 1;
+        } else if (!strcmp(s, "--strict")) {
+            a->strict = true;
+        } else if (!strcmp(s, "--allow-special-files")) {
+            a->files.allow_special = true;
         } else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
             fputs(npuref_help, stdout);
             exit(0);
@@ -216,12 +224,13 @@ static void run_free(run *r)
 
 /* The quantized graph a compiled model carries (its GRAPH section): the
  * integer oracle npusim must match. */
-static npu_status load_npub_graph(const char *path, npu_alloc alloc, ir_graph **g, npu_err *err)
+static npu_status load_npub_graph(const char *path, const npu_read_opts *ro, npu_alloc alloc, ir_graph **g,
+                                  npu_err *err)
 {
     void *buf = NULL;
     size_t size = 0;
     npub_view v;
-    npu_status st = emit_npub_read(path, alloc, &buf, &size, &v, err);
+    npu_status st = emit_npub_read_ex(path, ro, alloc, &buf, &size, &v, err);
     if (st != NPU_OK)
         return st;
     if (!v.graph)
@@ -229,16 +238,29 @@ static npu_status load_npub_graph(const char *path, npu_alloc alloc, ir_graph **
                       path);
     else if ((st = ir_deserialize(v.graph, v.graph_size, alloc, g, err)) != NPU_OK)
         npu_err_prefix(err, "%s: graph section", path);
-    npu_free(alloc, buf, size);
+    npu_free_file(alloc, buf, size);
     return st;
+}
+
+/* NaN or Inf in a float input: a warning, or under --strict an error. */
+static npu_status check_finite(const args *a, const char *file, const npy_array *x, npu_err *err)
+{
+    char msg[512];
+    if (!npy_nonfinite_message(x, file, msg, sizeof msg))
+        return NPU_OK;
+    if (a->strict)
+        return npu_fail(err, NPU_EUSER, "%s (--strict)", msg);
+    fprintf(stderr, "npuref: warning: %s\n", msg);
+    return NPU_OK;
 }
 
 static npu_status run_model(const args *a, run *r, npu_err *err)
 {
     size_t len = strlen(a->model);
     bool npub = len >= 5 && !strcmp(a->model + len - 5, ".npub");
-    npu_status st = npub ? load_npub_graph(a->model, r->alloc, &r->g, err)
-                         : imp_load_onnx(a->model, &(imp_options){a->n_shapes, a->shapes}, r->alloc, &r->g, err);
+    imp_options io = {.n_input_shapes = a->n_shapes, .input_shapes = a->shapes, .files = a->files};
+    npu_status st = npub ? load_npub_graph(a->model, &a->files, r->alloc, &r->g, err)
+                         : imp_load_onnx(a->model, &io, r->alloc, &r->g, err);
     if (st)
         return st;
     ir_graph *g = r->g;
@@ -256,7 +278,8 @@ static npu_status run_model(const args *a, run *r, npu_err *err)
     int64_t runs = 1, k[MAX_FILES];
     int first = -1;
     for (int i = 0; i < g->n_inputs; i++) {
-        if ((st = npy_read(in_file[i], r->alloc, &r->in[i], err)) ||
+        if ((st = npy_read_ex(in_file[i], &a->files, r->alloc, &r->in[i], err)) ||
+            (st = check_finite(a, in_file[i], &r->in[i], err)) ||
             (st = check_input(in_file[i], g->inputs[i], &r->in[i], &k[i], err)))
             return st;
         if (k[i] > 1 && runs > 1 && k[i] != runs)

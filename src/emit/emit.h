@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "common/blob.h"
+#include "common/file.h"
 #include "ir/ir.h"
 #include "memplan/memplan.h"
 #include "partition/partition.h"
@@ -44,6 +45,9 @@ npu_status emit_npub(const emit_model *m, npu_alloc alloc, void **out, size_t *s
  * npu_free(alloc, *buf, *size)), *v the view over it. Errors name the file
  * and the byte offset. */
 npu_status emit_npub_read(const char *path, npu_alloc alloc, void **buf, size_t *size, npub_view *v, npu_err *err);
+/* The same through npu_open_read's options (FIFOs and devices only when allowed; ro may be NULL). */
+npu_status emit_npub_read_ex(const char *path, const npu_read_opts *ro, npu_alloc alloc, void **buf, size_t *size,
+                             npub_view *v, npu_err *err);
 
 /* The header's target name, NUL-terminated. */
 enum { EMIT_TARGET_NAME_CAP = 25 };
