@@ -270,7 +270,11 @@ npu_status cal_dataset_open_opts(const char *dir, const cal_input_spec *spec, co
         d->ro.resize = mo.resize;
     if (st == NPU_OK)
         st = check_opts(d, dir, err);
-    if (st == NPU_OK && d->files.n == 0)
+    if (st == NPU_OK && d->files.n == 0 && spec->file_tag)
+        st = npu_fail(err, NPU_EUSER, "%s: no calibration samples for input '%s': a model with several inputs "
+                      "takes one file per input and sample, named STEM.INPUT.EXT (here STEM.%s.npy, .bin, .pgm, "
+                      ".ppm or .png, e.g. 0001.%s.npy)", dir, spec->name, spec->file_tag, spec->file_tag);
+    else if (st == NPU_OK && d->files.n == 0)
         st = npu_fail(err, NPU_EUSER, "%s: no calibration samples (.npy, .bin, .pgm, .ppm, .png) in the directory", dir);
     if (st == NPU_OK) {
         d->kinds = calloc((size_t)d->files.n, sizeof *d->kinds);

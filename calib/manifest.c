@@ -17,6 +17,7 @@
 
 #include "calib/calib_internal.h"
 #include "common/file.h"
+#include "common/yaml_depth.h"
 
 npu_status cal_file_list_add(cal_file_list *l, const char *dir, const char *name, npu_err *err)
 {
@@ -174,6 +175,10 @@ npu_status cal_manifest_load(const char *dir, cal_file_list *l, cal_read_opts *r
     npu_status st = npu_read_file(path, npu_alloc_default(), &text, &size, err);
     if (st != NPU_OK)
         return st;
+    if ((st = npu_yaml_check_depth(path, text, size, err)) != NPU_OK) {
+        npu_free_file(npu_alloc_default(), text, size);
+        return st;
+    }
     mf m = {.path = path, .err = err};
     yaml_parser_t p;
     if (!yaml_parser_initialize(&p)) {

@@ -115,19 +115,23 @@ static npu_status check_model(imp_ctx *c, const Onnx__ModelProto *m)
     if (m->ir_version < IMP_IR_VERSION_MIN || m->ir_version > IMP_IR_VERSION_MAX)
         return imp_fail(c, "ir_version %lld is not supported (supported: %d to %d)", (long long)m->ir_version,
                         IMP_IR_VERSION_MIN, IMP_IR_VERSION_MAX);
-    int opset = 0;
+    /* the version as stored (int64): 0 and 2^40 both printed as -1 before */
+    int64_t opset = 0;
+    bool found = false;
     for (size_t i = 0; i < m->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *o = m->opset_import[i];
-        if (!o->domain || !*o->domain || !strcmp(o->domain, "ai.onnx"))
-            opset = o->has_version && o->version > 0 && o->version < 1000 ? (int)o->version : -1;
+        if (!o->domain || !*o->domain || !strcmp(o->domain, "ai.onnx")) {
+            found = true;
+            opset = o->has_version ? o->version : 0;
+        }
     }
-    if (!opset)
+    if (!found)
         return imp_fail(c, "the model imports no default-domain opset (opset_import)");
     if (opset < IMP_OPSET_MIN || opset > IMP_OPSET_MAX)
-        return imp_fail(c, "opset %d is not supported (supported: %d to %d; convert the model with "
+        return imp_fail(c, "opset %lld is not supported (supported: %d to %d; convert the model with "
                            "onnx.version_converter)",
-                        opset, IMP_OPSET_MIN, IMP_OPSET_MAX);
-    c->opset = opset;
+                        (long long)opset, IMP_OPSET_MIN, IMP_OPSET_MAX);
+    c->opset = (int)opset;
     return NPU_OK;
 }
 

@@ -220,8 +220,11 @@ npu_status tile_cascades(const tgt_target *t, const ir_graph *g, const part_sche
                 bool done = false;
                 scratch_reset(&s, nd[0]);
                 st = lower_cascade(&s.c, nd, len, &done);
-                if (st != NPU_OK && st != NPU_EINTERNAL)
-                    st = NPU_OK, done = false; /* no legal cascade: the nodes run apart */
+                /* NPU_EUSER from the lowering is "no legal cascade" (no tile fits, a field
+                 * overflows): the nodes run apart. Anything else (a tiler bug, out of
+                 * memory, a code of another kind) is not swallowed. */
+                if (st == NPU_EUSER)
+                    st = NPU_OK, done = false;
                 if (st != NPU_OK)
                     break;
                 if (done) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ref/ref.h"
+#include "tiler/tile_internal.h"
 #include "tests/support/testgraph.h"
 
 #define I64(...) ((int64_t[]){__VA_ARGS__})
@@ -36,4 +37,22 @@ Test(hostile, slice_extreme_steps_infer_and_run)
         cr_assert_eq(((float *)y->data)[0], steps[k] < 0 ? 14.0f : 10.0f);
         ir_graph_free(g);
     }
+}
+
+/* Item 7: a "tiler bug" is an internal error (exit 3), a misfit the model's
+ * (exit 1); tile_sram_place passes its misfit message through the same rule. */
+Test(hostile, tiler_bug_is_internal)
+{
+    npu_err e;
+    npu_err_clear(&e);
+    tile_ctx c = {.err = &e};
+    cr_assert_eq(tile_fail(&c, "tiler bug: %d SRAM buffers", 0), NPU_EINTERNAL, "%s", e.msg);
+    cr_assert_eq(e.code, NPU_EINTERNAL);
+    cr_assert_eq(tile_fail(&c, "no tile of this conv fits the SRAM"), NPU_EUSER, "%s", e.msg);
+    int64_t off;
+    tile_sram_req rq = {-1, &off};
+    cr_assert_eq(tile_sram_place(&c, &rq, 1, "tiler bug: planned buffers exceed the SRAM"), NPU_EINTERNAL, "%s",
+                 e.msg);
+    cr_assert_eq(tile_sram_place(&c, &rq, 1, "no lut tile fits the SRAM"), NPU_EUSER, "%s", e.msg);
+    cr_assert_eq(tile_sram_place(&c, &rq, 0, "no lut tile fits the SRAM"), NPU_EINTERNAL, "%s", e.msg);
 }
