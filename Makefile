@@ -165,6 +165,7 @@ test-e2e: all fixtures
 	@if [ -x tests/e2e/io_types.sh ]; then tests/e2e/io_types.sh $(BUILD); fi
 	@if [ -x tests/e2e/models.sh ]; then tests/e2e/models.sh $(BUILD); fi
 	tests/e2e/cli.sh $(BUILD)
+	tests/e2e/hostile.sh $(BUILD)
 	@if [ -x tests/qdq/run.sh ]; then tests/qdq/run.sh $(BUILD); fi
 
 test-asan:
