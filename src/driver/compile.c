@@ -44,41 +44,11 @@ static void dump_after_pass(void *ud, const char *pass, const ir_graph *g)
     }
 }
 
-/* A tensor without elements ([1, 0, 4, 4]): npuref runs it, but nothing is
- * there to compile, and the later stages took a zero size for a failed
- * allocation ("out of memory") or divided by it. */
-static npu_status check_nonempty(const drv_ctx *c, npu_err *err)
-{
-    const ir_graph *g = c->g;
-    for (int i = 0; i < g->n_tensors; i++) {
-        const ir_tensor *t = g->tensors[i];
-        /* constants may be empty (Resize's unused roi); activations of dead nodes do not run */
-        if (!t || t->rank == 0 || t->data || ir_tensor_numel(t) != 0 || (t->producer && t->producer->dead) ||
-            (!t->producer && !(t->flags & IR_TENSOR_INPUT)))
-            continue;
-        char dims[160];
-        size_t n = (size_t)snprintf(dims, sizeof dims, "[");
-        for (int d = 0; d < t->rank && n < sizeof dims; d++)
-            n += (size_t)snprintf(dims + n, sizeof dims - n, "%s%lld", d ? ", " : "", (long long)t->dims[d]);
-        if (n < sizeof dims)
-            snprintf(dims + n, sizeof dims - n, "]");
-        if (t->producer)
-            return npu_fail(err, NPU_EUSER, "%s: node '%s' (%s): output '%s' has a zero-size dimension %s: npucc "
-                            "compiles tensors with at least one element", c->o->model, t->producer->name,
-                            ir_op_name(t->producer->op), t->name, dims);
-        return npu_fail(err, NPU_EUSER, "%s: input '%s' has a zero-size dimension %s: npucc compiles tensors with "
-                        "at least one element", c->o->model, t->name, dims);
-    }
-    return NPU_OK;
-}
-
 static npu_status stage_import(drv_ctx *c, npu_err *err)
 {
     imp_options io = {.n_input_shapes = c->o->n_input_shapes, .input_shapes = c->o->input_shapes,
                       .files = c->o->calib_read.files, .max_nodes = c->o->max_nodes};
     npu_status st = imp_load_onnx(c->o->model, &io, c->alloc, &c->g, err);
-    if (st == NPU_OK)
-        st = check_nonempty(c, err);
     if (st == NPU_OK && c->o->dump_ir) {
         fprintf(c->out, "# after import\n");
         ir_dump(c->g, c->out);

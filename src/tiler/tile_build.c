@@ -33,6 +33,11 @@ npu_status tile_qtab(tile_ctx *c, const ir_node *n, int64_t c0, int64_t cnt, uin
 
 static npu_status lower_node(tile_ctx *c, const ir_node *n)
 {
+    /* nothing to tile: the sizes below would divide by zero ([1, 0, 4, 4] hit SIGFPE) */
+    for (int j = 0; j < n->n_outputs; j++)
+        if (n->outputs[j] && ir_tensor_numel(n->outputs[j]) == 0)
+            return tile_fail(c, "output '%s' has no elements (a zero-size dimension): nothing for the NPU to do",
+                             n->outputs[j]->name);
     switch (n->op) {
     case IR_OP_CONV: return tile_conv(c, n);
     case IR_OP_GEMM:

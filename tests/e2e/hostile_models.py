@@ -58,6 +58,8 @@ np.save(os.path.join(d, "x_slice.npy"), np.arange(80, dtype=np.float32).reshape(
 
 save("zero", [helper.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", [1, 0, 4, 4])], [vi("y", [1, 0, 4, 4])])
 calib("calib_zero", {"a.npy": np.zeros([1, 0, 4, 4], np.float32)})
+save("zero_add", [helper.make_node("Add", ["x", "c"], ["y"], name="add")], [vi("x", [1, 0, 4, 4])],
+     [vi("y", [1, 0, 4, 4])], [numpy_helper.from_array(np.ones([1, 0, 4, 4], np.float32), "c")])
 for v in (0, 1 << 40):
     m = save(f"opset_{v}", [helper.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", s)], [vi("y", s)])
     m.opset_import[0].version = v
