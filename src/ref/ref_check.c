@@ -255,8 +255,11 @@ static npu_status check_matmul(const chk *c, const ir_node *n, npu_err *e)
     if (ref_qfc_params(n, &f, e) != NPU_OK)
         return e->code;
     int64_t nx = mul_cap(f.p.batch, f.p.in_features), nw = mul_cap(f.p.in_features, f.p.out_features);
+    int64_t ny = mul_cap(f.p.batch, f.p.out_features);
     if (nx != ir_tensor_numel(a))
         return size_fail(c, n, a, nx);
+    if (ny != ir_tensor_numel(y) || y->dtype != IR_I8)
+        return size_fail(c, n, y, ny);
     return nw != ir_tensor_numel(b) ? size_fail(c, n, b, nw) : NPU_OK;
 }
 
@@ -318,7 +321,11 @@ npu_status ref_check_graph(ir_graph *g, const ir_serial_map *map, size_t file_of
         ir_node *n = g->nodes[i];
         if (n->dead)
             continue;
-        if ((st = check_sources(&c, n)) == NPU_OK && (st = check_shapes(&c, n)) == NPU_OK)
+        /* a quantized Gemm is the quantizer's fully connected layer over the
+         * input flattened to [M, K], not ONNX's 2-D Gemm: check_kernel ties
+         * its element counts to the kernel's M, K and N instead */
+        bool fc = n->op == IR_OP_GEMM && n->n_inputs > 0 && n->inputs[0] && n->inputs[0]->quant;
+        if ((st = check_sources(&c, n)) == NPU_OK && (fc || (st = check_shapes(&c, n)) == NPU_OK))
             st = check_kernel(&c, n);
     }
     for (int i = 0; i < g->n_outputs && st == NPU_OK; i++)
