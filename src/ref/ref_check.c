@@ -117,9 +117,17 @@ static void restore(ir_tensor *t, const saved *s)
     memcpy(t->dims, s->dims, sizeof s->dims);
 }
 
-static bool same_shape(const ir_tensor *t, const saved *s)
+static bool byte_code(ir_dtype dt)
 {
-    if (t->dtype != s->dtype || t->rank != s->rank || !t->shape_known)
+    return dt == IR_I8 || dt == IR_U8;
+}
+
+/* byte_any: int8 and uint8 count as one dtype (npu.Lut maps either to
+ * either: the uint8 I/O of --input-type uint8 is flipped by a table). */
+static bool same_shape(const ir_tensor *t, const saved *s, bool byte_any)
+{
+    bool same_dt = t->dtype == s->dtype || (byte_any && byte_code(t->dtype) && byte_code(s->dtype));
+    if (!same_dt || t->rank != s->rank || !t->shape_known)
         return false;
     for (int i = 0; i < t->rank; i++)
         if (t->dims[i] != s->dims[i])
@@ -150,7 +158,7 @@ static npu_status check_shapes(const chk *c, ir_node *n)
     npu_status st = ir_infer_node(c->g, n, &e);
     int bad = -1;
     for (int i = 0; i < n->n_outputs && st == NPU_OK && bad < 0; i++)
-        if (n->outputs[i] && !same_shape(n->outputs[i], &out[i]))
+        if (n->outputs[i] && !same_shape(n->outputs[i], &out[i], n->op == IR_OP_LUT))
             bad = i;
     char got[200] = "", want[200];
     if (bad >= 0)
