@@ -14,11 +14,16 @@ ifeq ($(SAN),1)
 CFLAGS_BASE += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS     += -fsanitize=address,undefined
 endif
+# the fuzz build (build/fuzz, clang): coverage for libFuzzer in every object
+ifeq ($(SAN),fuzz)
+CFLAGS_BASE += -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+LDFLAGS     += -fsanitize=address,undefined
+endif
 CFLAGS  += $(CFLAGS_BASE)
 LDLIBS  += -lprotobuf-c -lyaml -lpng -lm
 
 # ---- sources -------------------------------------------------------------
-LIB_DIRS  = src/common src/ir src/import src/opt src/ref src/target src/partition \
+LIB_DIRS  = src/common src/ir src/numerics src/import src/opt src/ref src/target src/format src/partition \
             src/quantize src/tiler src/memplan src/emit src/driver calib kernels
 LIB_SRCS  = $(filter-out %_main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 SIM_SRCS  = $(filter-out %_main.c,$(wildcard sim/*.c))
@@ -52,14 +57,15 @@ FW_SRCS   = $(wildcard rt/*.c) $(wildcard kernels/*.c)
 FW_ELF    = $(BUILD)/fw/npurt.elf
 
 .SECONDARY:
-.PHONY: man all deps test test-stages test-layering test-unit test-conf test-e2e test-asan demo bench clean fw fixtures
+.PHONY: man all deps test test-stages test-layering test-funcs test-unit test-conf test-e2e test-asan demo bench clean fw fixtures \
+        fuzz fuzz-build fuzz-bins test-fuzz
 all: $(TOOLS) $(UNIT_BINS) $(if $(wildcard rt/fw.ld),$(FW_ELF)) man
 
 # ---- set-up on a fresh Debian machine -------------------------------------
 DEB_PKGS = build-essential libunicorn-dev libprotobuf-c-dev protobuf-c-compiler libyaml-dev \
            libcriterion-dev libonnx-dev gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf \
            python3-onnx python3-numpy libpng-dev dataset-fashion-mnist \
-           python3-torch python3-torchvision nodejs cmake pkg-config
+           python3-torch python3-torchvision nodejs cmake pkg-config clang libclang-rt-14-dev
 # npm only without an npm command (NodeSource's nodejs ships one and conflicts
 # with Debian's npm). onnxruntime-node (tests/e2e/qdq.sh, bench --ort) lives in tools/ort/node_modules,
 # the one place tools/ort/run.js loads it from; setup.sh skips it when present.
@@ -97,6 +103,12 @@ $(BUILD)/obj/src/driver/npuref_main.o: $(BUILD)/gen/man/npuref_help.h
 $(BUILD)/obj/src/driver/npudis_main.o: $(BUILD)/gen/man/npudis_help.h
 $(BUILD)/obj/sim/npusim_main.o: $(BUILD)/gen/man/npusim_help.h
 man: $(MAN_TOOLS:%=$(BUILD)/man/%.1)
+
+# the IR's op names for the graph-section reader below the IR (src/format)
+$(BUILD)/gen/opnames/ir_op_names.h: src/ir/ops.def
+	@mkdir -p $(dir $@)
+	sed -n 's/^IR_OP(\([A-Z0-9_]*\), *\("[^"]*"\)).*/    \2, \/* IR_OP_\1 *\//p' $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/src/format/graph_nodes.o: $(BUILD)/gen/opnames/ir_op_names.h
 
 # every object may include the generated header
 $(LIB_OBJS) $(SIM_OBJS) $(RT_OBJS) $(TEST_SUPPORT_OBJS): | $(BUILD)/gen/onnx/onnx.pb-c.h
@@ -142,11 +154,15 @@ include mk/install.mk
 # while build/ is tested); --output-sync keeps each stage's output together.
 test: deps
 	$(MAKE) --output-sync=target test-stages
-test-stages: test-layering test-unit test-conf test-e2e test-asan
+test-stages: test-layering test-funcs test-unit test-conf test-e2e test-asan test-fuzz
 
 # the include graph against docs/architecture.md's layering
 test-layering:
 	tests/layering.sh
+
+# no product-code function over 100 lines (docs/conventions.md)
+test-funcs:
+	tests/func_length.sh
 
 test-unit: all
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; NPUCC_ROOT=$(CURDIR) NPUCC_BUILD=$(BUILD) \
@@ -175,6 +191,35 @@ test-e2e: all fixtures
 
 test-asan:
 	$(MAKE) BUILD=build/asan SAN=1 OPT=-O1 test-unit
+
+# ---- fuzzing (tests/fuzz, docs/testing.md "Fuzzing") --------------------------
+# libFuzzer harnesses built with clang in build/fuzz: build/fuzz/fz/NAME, and
+# build/fuzz/replay/NAME (the same harness with tests/fuzz/fuzz_driver.c's main:
+# replays files, or reads stdin for AFL++). `make fuzz` runs each harness for
+# FUZZ_TIME seconds; test-fuzz runs a short fixed number and replays the
+# saved crashes (tests/fuzz/run.sh).
+FUZZ_TIME ?= 600
+FUZZ_CC   ?= clang
+FUZZ_DIR   = build/fuzz
+FUZZ_NAMES = $(patsubst tests/fuzz/fz_%.c,%,$(wildcard tests/fuzz/fz_*.c))
+FUZZ_SUPPORT = tests/fuzz/fuzz_util.c tests/fuzz/fuzz_npub.c
+FUZZ_SUPPORT_OBJS = $(FUZZ_SUPPORT:%.c=$(BUILD)/obj/%.o)
+$(BUILD)/obj/tests/fuzz/%.o: CFLAGS += -DFUZZ_ROOT='"$(CURDIR)"'
+$(FUZZ_SUPPORT_OBJS) $(FUZZ_NAMES:%=$(BUILD)/obj/tests/fuzz/fz_%.o): | $(BUILD)/gen/onnx/onnx.pb-c.h
+FUZZ_LIBS = $(FUZZ_SUPPORT_OBJS) $(LIBNPUSIM) $(LIBNPUCC) $(LIBNPURT)
+$(BUILD)/fz/%: $(BUILD)/obj/tests/fuzz/fz_%.o $(FUZZ_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) -fsanitize=fuzzer,address,undefined $(filter %.o %.a,$^) $(LDLIBS) -lunicorn -lpthread -o $@
+$(BUILD)/replay/%: $(BUILD)/obj/tests/fuzz/fz_%.o $(BUILD)/obj/tests/fuzz/fuzz_driver.o $(FUZZ_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $(filter %.o %.a,$^) $(LDLIBS) -lunicorn -lpthread -o $@
+fuzz-bins: $(FUZZ_NAMES:%=$(BUILD)/fz/%) $(FUZZ_NAMES:%=$(BUILD)/replay/%)
+fuzz-build:
+	$(MAKE) BUILD=$(FUZZ_DIR) CC=$(FUZZ_CC) SAN=fuzz OPT=-O1 fuzz-bins
+fuzz: fuzz-build
+	FUZZ_TIME=$(FUZZ_TIME) tests/fuzz/run.sh fuzz $(FUZZ_DIR) $(FUZZ_NAMES)
+test-fuzz: fuzz-build
+	tests/fuzz/run.sh test $(FUZZ_DIR) $(FUZZ_NAMES)
 
 demo: deps
 	$(MAKE) all

@@ -6,15 +6,6 @@
 
 #include <string.h>
 
-static int kfail(npurt_fault *f, nk_status st)
-{
-    f->msg = st == NK_EUNSUPPORTED ? "the kernel does not support these parameters"
-                                   : "the kernel rejected its parameters";
-    f->a = f->b = 0;
-    f->at = 0;
-    return -1;
-}
-
 static int run_qdq(uint32_t kernel, const npurt_p_qdq *p, uint32_t in_dt, uint32_t out_dt, const void *x,
                    void *y, npurt_fault *f)
 {
@@ -26,7 +17,7 @@ static int run_qdq(uint32_t kernel, const npurt_p_qdq *p, uint32_t in_dt, uint32
         nk_status st =
             npurt_qdq_span(kernel == NPURT_K_QUANTIZE, in_dt, out_dt, x, y, start, chunk, scale[k], zp[k]);
         if (st != NK_OK)
-            return kfail(f, st);
+            return npurt_kernel_fault(f, st, 0);
     }
     return 0;
 }
@@ -47,7 +38,7 @@ static int run_qfc(const npurt_p_qfc *r, void *const *d, void *scratch, npurt_fa
         rest += npurt_qfc_transposed_bytes(r);
     }
     nk_status st = nk_qfc(&p, d[0], w, d[2], d[3], rest);
-    return st == NK_OK ? 0 : kfail(f, st);
+    return st == NK_OK ? 0 : npurt_kernel_fault(f, st, 0);
 }
 
 static int run_qconcat(const npurt_rec_header *h, const npurt_p_qconcat *r, void *const *d, npurt_fault *f)
@@ -66,7 +57,7 @@ static int run_qconcat(const npurt_rec_header *h, const npurt_p_qconcat *r, void
             if (in[i].same)
                 memcpy(to, src + o * chunk, chunk);
             else if (nk_qrequant(&p, src + o * chunk, to, chunk) != NK_OK)
-                return kfail(f, NK_EARG);
+                return npurt_kernel_fault(f, NK_EARG, 0);
         }
         off += chunk;
     }
@@ -87,7 +78,7 @@ static int run_unary(const npurt_p_unary *r, const float *x, float *y)
 /* ---- one function per kernel, so that an op table links only its own ------- */
 
 #define KSIG const void *rec, void *const *d, const uint8_t *dtypes, void *scratch, npurt_fault *f
-#define KDONE(st) return (st) == NK_OK ? 0 : kfail(f, (st))
+#define KDONE(st) return (st) == NK_OK ? 0 : npurt_kernel_fault(f, (st), 0)
 
 static int k_qdq(KSIG)
 {

@@ -20,7 +20,6 @@
 
 #include "common/npy.h"
 #include "common/stats.h"
-#include "ir/ir.h"
 #include "sim/fwrun.h"
 #include "sim/npub_run.h"
 #include "sim/sim.h"
@@ -213,14 +212,14 @@ static int run_firmware(const opts *o, const char *fw)
 static bool npy_of_dtype(uint32_t dt, npy_dtype *out)
 {
     switch (dt) {
-    case IR_F32: *out = NPY_F32; return true;
-    case IR_I8: *out = NPY_I8; return true;
-    case IR_U8: *out = NPY_U8; return true;
-    case IR_I32: *out = NPY_I32; return true;
-    case IR_I64: *out = NPY_I64; return true;
-    case IR_I16: *out = NPY_I16; return true;
-    case IR_F16: *out = NPY_F16; return true;
-    case IR_BOOL: *out = NPY_BOOL; return true;
+    case NPUB_DT_F32: *out = NPY_F32; return true;
+    case NPUB_DT_I8: *out = NPY_I8; return true;
+    case NPUB_DT_U8: *out = NPY_U8; return true;
+    case NPUB_DT_I32: *out = NPY_I32; return true;
+    case NPUB_DT_I64: *out = NPY_I64; return true;
+    case NPUB_DT_I16: *out = NPY_I16; return true;
+    case NPUB_DT_F16: *out = NPY_F16; return true;
+    case NPUB_DT_BOOL: *out = NPY_BOOL; return true;
     default: return false;
     }
 }
@@ -233,7 +232,7 @@ static int stats_io(const npub_view *v, npu_stats_io *io, int cap)
     for (uint32_t i = 0; i < v->io->n_inputs + v->io->n_outputs && n < cap; i++, n++) {
         const npub_tensor *t = &v->tensors[v->inputs[i]];
         const npub_io_type *r = v->io_types ? &v->io_types[i] : NULL;
-        bool q = r ? r->has_quant : t->has_quant && (t->dtype == IR_I8 || t->dtype == IR_U8);
+        bool q = r ? r->has_quant : t->has_quant && (t->dtype == NPUB_DT_I8 || t->dtype == NPUB_DT_U8);
         io[n] = (npu_stats_io){.name = npub_string(v, t->name), .kind = i < v->io->n_inputs ? "input" : "output",
                                .dtype = npu_stats_dtype_name(t->dtype), .rank = t->rank};
         for (int d = 0; d < t->rank; d++)

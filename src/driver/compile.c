@@ -9,7 +9,7 @@
 #include "common/key.h"
 #include "driver/report.h"
 #include "emit/emit.h"
-#include "emit/npub_sign.h"
+#include "format/npub_sign.h"
 #include "emit/hostops.h"
 #include "memplan/memplan.h"
 #include "tiler/tiler.h"
@@ -244,7 +244,7 @@ static npu_status sign(drv_ctx *c, void **bin, size_t *size, npu_err *err)
     size_t key_size = 0;
     npu_status st = npu_read_key(c->o->sign_key, key, &key_size, err);
     if (st == NPU_OK)
-        st = emit_npub_sign(bin, size, key, key_size, c->alloc, err);
+        st = fmt_npub_sign(bin, size, key, key_size, c->alloc, err);
     memset(key, 0, sizeof key);
     return st;
 }

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit/emit.h"
-#include "emit/npub_sign.h"
 #include "common/file.h"
+#include "format/format.h"
+#include "format/npub_sign.h"
 #include "common/npy.h"
 #include "rt/npub.h"
 #include "import/import.h"
@@ -230,11 +230,11 @@ static npu_status load_npub_graph(const char *path, const char *key_path, npu_al
     void *buf = NULL;
     size_t size = 0;
     npub_view v;
-    npu_status st = emit_npub_read(path, alloc, &buf, &size, &v, err);
+    npu_status st = fmt_npub_read(path, alloc, &buf, &size, &v, err);
     if (st != NPU_OK)
         return st;
     if (key_path)
-        st = emit_npub_verify_key(path, &v, key_path, err);
+        st = fmt_npub_verify_key(path, &v, key_path, err);
     if (st == NPU_OK && !v.graph)
         st = npu_fail(err, NPU_EUSER, "%s: the binary is stripped (no graph section): compile without --strip",
                       path);

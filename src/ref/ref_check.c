@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "ref/ref.h"
-#include "ref/ref_qparams.h"
+#include "numerics/numerics.h"
 
 enum { CHECK_MAX_IO = 64 }; /* as ref_ctx_run: a node with more is refused */
 

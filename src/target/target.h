@@ -199,6 +199,10 @@ typedef struct tgt_opts {
  * directory's ../isa/, its directory, then the same places. opts may be NULL.
  * Errors are "file:line:col: ..." and say what was expected. */
 npu_status tgt_load(const char *name_or_path, const tgt_opts *opts, tgt_target **out, npu_err *err);
+/* From memory (the fuzz harness); file names it in messages and its
+ * directory is where the ISA is looked for first, as for tgt_load. */
+npu_status tgt_parse(const char *file, const char *text, size_t len, const tgt_opts *opts, tgt_target **out,
+                     npu_err *err);
 void tgt_free(tgt_target *t);
 /* The file tgt_load would read for a target name. */
 npu_status tgt_find(const char *name_or_path, const tgt_opts *opts, char *path, size_t cap, npu_err *err);

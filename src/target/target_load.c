@@ -373,44 +373,72 @@ npu_status tgt_find(const char *name_or_path, const tgt_opts *opts, char *path, 
     return tgt_search(name_or_path, "targets", NULL, opts, path, cap, err);
 }
 
+/* The arena, the target and the directory its ISA is searched from. */
+static npu_status begin(const char *file, const tgt_opts *opts, tgt_ld *L, const char **dir, npu_err *err)
+{
+    npu_alloc al = opts && opts->alloc.fn ? opts->alloc : npu_alloc_default();
+    npu_arena *a = npu_arena_new(al);
+    if (!a)
+        return npu_fail(err, NPU_EINTERNAL, "%s: out of memory", file);
+    *L = (tgt_ld){.a = a};
+    L->t = npu_arena_alloc(a, sizeof *L->t);
+    char *d = npu_arena_strdup(a, file);
+    if (!L->t || !d || !(L->t->file = npu_arena_strdup(a, file))) {
+        npu_arena_free(a);
+        return npu_fail(err, NPU_EINTERNAL, "%s: out of memory", file);
+    }
+    char *slash = strrchr(d, '/');
+    if (slash)
+        *slash = '\0';
+    *dir = slash ? d : ".";
+    L->t->arena = a;
+    L->t->alloc = al;
+    return NPU_OK;
+}
+
+static npu_status finish(tgt_ld *L, npu_status st, tgt_target **out)
+{
+    ydoc_free(&L->y);
+    if (st) {
+        npu_arena_free(L->a);
+        return st;
+    }
+    *out = L->t;
+    return NPU_OK;
+}
+
 npu_status tgt_load(const char *name_or_path, const tgt_opts *opts, tgt_target **out, npu_err *err)
 {
     *out = NULL;
     char path[4096];
+    const char *dir;
+    tgt_ld L;
     npu_status st = tgt_find(name_or_path, opts, path, sizeof path, err);
-    if (st)
+    if (st || (st = begin(path, opts, &L, &dir, err)))
         return st;
-    npu_alloc al = opts && opts->alloc.fn ? opts->alloc : npu_alloc_default();
-    npu_arena *a = npu_arena_new(al);
-    if (!a)
-        return npu_fail(err, NPU_EINTERNAL, "%s: out of memory", path);
-    tgt_ld L = {.a = a};
-    L.t = npu_arena_alloc(a, sizeof *L.t);
-    char *dir = npu_arena_strdup(a, path), *text = NULL;
-    if (!L.t || !dir || !(L.t->file = npu_arena_strdup(a, path))) {
-        npu_arena_free(a);
-        return npu_fail(err, NPU_EINTERNAL, "%s: out of memory", path);
-    }
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
-    else
-        dir = ".";
-    L.t->arena = a;
-    L.t->alloc = al;
+    char *text = NULL;
     size_t len = 0;
-    st = tgt_read_file(a, path, &text, &len, err);
+    st = tgt_read_file(L.a, path, &text, &len, err);
     if (!st)
         st = ydoc_load(&L.y, L.t->file, text, len, err);
     if (!st)
         st = load(&L, opts, dir);
-    ydoc_free(&L.y);
-    if (st) {
-        npu_arena_free(a);
+    return finish(&L, st, out);
+}
+
+npu_status tgt_parse(const char *file, const char *text, size_t len, const tgt_opts *opts, tgt_target **out,
+                     npu_err *err)
+{
+    *out = NULL;
+    const char *dir;
+    tgt_ld L;
+    npu_status st = begin(file, opts, &L, &dir, err);
+    if (st)
         return st;
-    }
-    *out = L.t;
-    return NPU_OK;
+    st = ydoc_load(&L.y, L.t->file, text, len, err);
+    if (!st)
+        st = load(&L, opts, dir);
+    return finish(&L, st, out);
 }
 
 void tgt_free(tgt_target *t)

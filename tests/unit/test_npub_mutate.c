@@ -46,7 +46,7 @@ static void compile_example(void **buf, size_t *size)
     cr_assert_eq(drv_compile(&o, null, &e), NPU_OK, "%s", e.msg);
     fclose(null);
     npub_view v;
-    cr_assert_eq(emit_npub_read(out, npu_alloc_default(), buf, size, &v, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(fmt_npub_read(out, npu_alloc_default(), buf, size, &v, &e), NPU_OK, "%s", e.msg);
     unlink(out);
     rmdir(dir);
 }

@@ -1,10 +1,10 @@
 /* libnpurt natively: small quantized graphs built with the IR API become
  * all-host .npub files (tensor table from the graph, records from
- * emit_host_step, emit_npub_assemble), run with npurt_run, and must match
+ * emit_host_step, fmt_npub_assemble), run with npurt_run, and must match
  * the reference executor (ref_ctx_run) on the same graph bit for bit. Then
  * npurt_open against broken records, and npurt_run against a bad
  * environment and NPU steps. */
-#include "ref/ref_qparams.h"
+#include "numerics/numerics.h"
 #include "tests/support/npurt_bin.h"
 
 Test(npurt, cnn_matches_reference)
@@ -285,6 +285,15 @@ static void output_in_const(asm_state *a)
     }
 }
 
+static void output_over_input(asm_state *a)
+{
+    /* a pool writing over its own input (found by tests/fuzz fz_npub, for a concat) */
+    const npub_tensor *x = &a->tensors[slots_of(a, STEP_POOL)[0]];
+    npub_tensor *y = &a->tensors[slots_of(a, STEP_POOL)[1]];
+    y->region = x->region;
+    y->offset = x->offset + 1;
+}
+
 Test(npurt, open_rejects_broken_records)
 {
     expect_open_fail(unknown_kernel, STEP_CONV1, "conv1", "unknown kernel id 99");
@@ -300,6 +309,7 @@ Test(npurt, open_rejects_broken_records)
     expect_open_fail(old_version, STEP_FC, "fc", "version");
     expect_open_fail(little_scratch, STEP_CONV1, "conv1", "scratch");
     expect_open_fail(output_in_const, STEP_POOL, "pool", "constant");
+    expect_open_fail(output_over_input, STEP_POOL, "pool", "overlaps input slot 0");
 }
 
 /* Every truncation of a record (with the step and header agreeing) fails

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit/npub_sign.h"
-#include "emit/npub_write.h"
+#include "format/npub_sign.h"
+#include "format/format.h"
 #include "ir/ir.h"
 #include "rt/npu_sha256.h"
 #include "rt/npurt.h"
@@ -115,7 +115,7 @@ static void *build(sample *s, bool with_graph, size_t *size)
     s->io[0] = 1, s->io[1] = 1, s->io[2] = 0, s->io[3] = 1;
     for (int i = 0; i < 16; i++)
         s->consts[i] = (uint8_t)i, s->graph[i] = (uint8_t)(0x40 + i);
-    emit_section secs[] = {
+    fmt_section secs[] = {
         {NPUB_SEC_COMMANDS, s->cmds, sizeof s->cmds},      {NPUB_SEC_CONSTANTS, s->consts, sizeof s->consts},
         {NPUB_SEC_TENSORS, s->tensors, sizeof s->tensors}, {NPUB_SEC_STEPS, s->steps, sizeof s->steps},
         {NPUB_SEC_IO, s->io, sizeof s->io},                {NPUB_SEC_STRINGS, s->strings, 6},
@@ -123,7 +123,7 @@ static void *build(sample *s, bool with_graph, size_t *size)
     };
     void *buf;
     npu_err e;
-    cr_assert_eq(emit_npub_assemble("edge-v1", 0x1234ull, 0, secs, with_graph ? 8 : 7, npu_alloc_default(), &buf,
+    cr_assert_eq(fmt_npub_assemble("edge-v1", 0x1234ull, 0, secs, with_graph ? 8 : 7, npu_alloc_default(), &buf,
                                     size, &e),
                  NPU_OK, "%s", e.msg);
     return buf;
@@ -159,7 +159,7 @@ Test(npub_mac, signed_files_verify_and_changed_ones_do_not)
     cr_assert_neq(npurt_verify_mac(&v, key, sizeof key - 1, &ne), 0, "an unsigned file verifies");
     cr_assert(strstr(ne.msg, "not signed"), "%s", ne.msg);
     npu_err e;
-    cr_assert_eq(emit_npub_sign(&buf, &size, key, sizeof key - 1, npu_alloc_default(), &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(fmt_npub_sign(&buf, &size, key, sizeof key - 1, npu_alloc_default(), &e), NPU_OK, "%s", e.msg);
     open_ok(buf, size, &v);
     cr_assert_not_null(v.mac);
     cr_assert_eq(npurt_verify_mac(&v, key, sizeof key - 1, &ne), 0, "%s", ne.msg);
@@ -167,7 +167,7 @@ Test(npub_mac, signed_files_verify_and_changed_ones_do_not)
     cr_assert_neq(npurt_verify_mac(&v, other, sizeof other - 1, &ne), 0, "another key verifies");
     cr_assert(strstr(ne.msg, "byte") && strstr(ne.msg, "does not match"), "%s", ne.msg);
     /* signing again replaces the tags, not adds a second section */
-    cr_assert_eq(emit_npub_sign(&buf, &size, other, sizeof other - 1, npu_alloc_default(), &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(fmt_npub_sign(&buf, &size, other, sizeof other - 1, npu_alloc_default(), &e), NPU_OK, "%s", e.msg);
     open_ok(buf, size, &v);
     cr_assert_eq(npurt_verify_mac(&v, other, sizeof other - 1, &ne), 0, "%s", ne.msg);
     cr_assert_neq(npurt_verify_mac(&v, key, sizeof key - 1, &ne), 0);
@@ -193,18 +193,18 @@ Test(npub_mac, the_stripped_device_copy_keeps_its_device_tag)
     size_t size, ssize;
     void *buf = build(&s, true, &size);
     npu_err e;
-    cr_assert_eq(emit_npub_sign(&buf, &size, key, sizeof key - 1, npu_alloc_default(), &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(fmt_npub_sign(&buf, &size, key, sizeof key - 1, npu_alloc_default(), &e), NPU_OK, "%s", e.msg);
     npub_view v;
     open_ok(buf, size, &v);
     /* what npusim puts in flash: every section but the debug and graph ones */
-    emit_section secs[NPUB_SEC_KIND_MAX];
+    fmt_section secs[NPUB_SEC_KIND_MAX];
     int n = 0;
     for (uint32_t i = 0; i < v.header->section_count; i++)
         if (v.sections[i].kind != NPUB_SEC_GRAPH && v.sections[i].kind != NPUB_SEC_DEBUG)
-            secs[n++] = (emit_section){(npub_section_kind)v.sections[i].kind, v.base + v.sections[i].offset,
+            secs[n++] = (fmt_section){(npub_section_kind)v.sections[i].kind, v.base + v.sections[i].offset,
                                        v.sections[i].size};
     void *dev;
-    cr_assert_eq(emit_npub_assemble("edge-v1", 0x1234ull, NPUB_F_STRIPPED, secs, n, npu_alloc_default(), &dev, &ssize,
+    cr_assert_eq(fmt_npub_assemble("edge-v1", 0x1234ull, NPUB_F_STRIPPED, secs, n, npu_alloc_default(), &dev, &ssize,
                                     &e),
                  NPU_OK, "%s", e.msg);
     npub_view dv;

@@ -1378,3 +1378,31 @@ Test(semantics, check_keeps_operands_inside_sram)
     cr_assert_not_null(strstr(e.msg, "conv.dst 0x7fc10 + 1024 bytes runs past"), "%s", e.msg);
     tgt_free(t);
 }
+
+/* ---- from memory (tgt_parse, the fuzz harness's entry point) ------------------ */
+
+Test(parse, from_memory_equals_from_file_and_names_the_file)
+{
+    char path[1024];
+    at_root(path, sizeof path, "targets/edge-v1.yaml");
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    npu_err err;
+    tgt_target *a = NULL, *b = NULL;
+    cr_assert_eq(tgt_load(path, NULL, &a, &err), NPU_OK, "%s", err.msg);
+    cr_assert_eq(tgt_parse(path, text, n, NULL, &b, &err), NPU_OK, "%s", err.msg);
+    cr_assert_eq(a->hash, b->hash);
+    cr_assert_str_eq(b->file, path);
+    cr_assert_eq(b->isa->ninsns, a->isa->ninsns);
+    tgt_free(a);
+    tgt_free(b);
+    /* a break in the text is reported at its line in the given file */
+    const char *bad = "target: x\nisa: npu-v1\nnpu: [\n";
+    cr_assert_eq(tgt_parse(path, bad, strlen(bad), NULL, &b, &err), NPU_EUSER);
+    cr_assert_null(b);
+    cr_assert(strstr(err.msg, "edge-v1.yaml:4:") || strstr(err.msg, "edge-v1.yaml:3:"), "%s", err.msg);
+}

@@ -1,0 +1,67 @@
+/* A target description from memory (tgt_parse), its ISA looked up in the
+ * tree's isa/ as for targets/; then the summary, the timing model and the
+ * constraints of every instruction at its defaults. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "target/target.h"
+#include "tests/fuzz/fuzz.h"
+
+/* The ISA a target names is a file path: keep the fuzzer off devices and
+ * kernel files (a FIFO or /dev/zero is the readers' own test, issue 19). */
+static int touches_system(const uint8_t *d, size_t n)
+{
+    static const char *const bad[] = {"/dev", "/proc", "/sys", "/run", "/tmp"};
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        size_t k = strlen(bad[b]);
+        for (size_t i = 0; i + k <= n; i++)
+            if (!memcmp(d + i, bad[b], k))
+                return 1;
+    }
+    return 0;
+}
+
+static void exercise(const tgt_target *t, FILE *sink)
+{
+    tgt_print_summary(t, sink);
+    for (int i = 0; i < t->isa->ninsns; i++) {
+        int64_t v[TGT_F_COUNT], cycles = 0;
+        tgt_defaults(t->isa, i, v);
+        npu_err err;
+        npu_err_clear(&err);
+        fuzz_check_err(tgt_timing(t, i, v, &cycles, &err), &err);
+        npu_err_clear(&err);
+        fuzz_check_err(tgt_check(t, i, v, &err), &err);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static FILE *sink;
+    if (!sink && !(sink = fopen("/dev/null", "w")))
+        return 0;
+    if (touches_system(data, size))
+        return 0;
+    char file[4096];
+    snprintf(file, sizeof file, "%s/targets/fuzz.yaml", fuzz_root());
+    fuzz_alloc fa;
+    tgt_opts o = {.alloc = fuzz_alloc_hook(&fa, 64u << 20), .search_path = "", .exe_dir = "/nonexistent"};
+    char *text = malloc(size + 1);
+    if (!text)
+        return 0;
+    memcpy(text, data, size);
+    text[size] = '\0';
+    npu_err err;
+    npu_err_clear(&err);
+    tgt_target *t = NULL;
+    npu_status st = tgt_parse(file, text, size, &o, &t, &err);
+    fuzz_check_err(st, &err);
+    if (st == NPU_OK) {
+        exercise(t, sink);
+        tgt_free(t);
+    }
+    free(text);
+    fuzz_alloc_done(&fa);
+    return 0;
+}
