@@ -7,8 +7,8 @@
 # functions (nm --size-sort); rv32imafc-ilp32f (the simulated SoC's) for
 # comparison. Apps: "npub_open" checks the container only (the floor of an
 # app whose host steps are all known to be absent), "npurt_open" the
-# container and every host record, "open+run" also runs it (npurt_run: every host kernel is reachable from its
-# dispatch). Target: <= 24 KB for the example model with int8 I/O
+# container and every host record, "open+run" also runs it (npurt_run:
+# every host kernel is reachable from its dispatch). Target: <= 24 KB for the example model with int8 I/O
 # (issue 16). With examples/firmware built (EXAMPLE_ELF=...), that too.
 # usage: bench/rt_size_bench.sh BUILD
 set -u
