@@ -8,8 +8,10 @@
 # comparison. Apps: "npub_open" checks the container only (the floor of an
 # app whose host steps are all known to be absent), "npurt_open" the
 # container and every host record, "open+run" also runs it (npurt_run:
-# every host kernel is reachable from its dispatch). Target: <= 24 KB for the example model with int8 I/O
-# (issue 16). With examples/firmware built (EXAMPLE_ELF=...), that too.
+# every host kernel is reachable from its dispatch), and examples/firmware
+# when present (the fmnist model with int8 I/O and its op table; the model
+# array's .rodata.npu_model is not counted). Target: <= 24 KB for the
+# example (issue 16).
 # usage: bench/rt_size_bench.sh BUILD
 set -u
 B=$1
@@ -88,7 +90,7 @@ for l in body.split("\n"):
     if not m or out not in flash:
         continue
     sec, size, src = m.group(1), int(m.group(2), 16), m.group(3)
-    if src.endswith("blob.o"):
+    if src.endswith("blob.o") or "npu_model" in sec:
         g = "model"
     elif "libnpurt.a" in src:
         g = "kernels" if "(nk_" in src else "runtime"
@@ -115,12 +117,26 @@ for v in $V rv32imafc-ilp32f; do
         measure "$(case $app in npub) echo npub_open;; npurt) echo npurt_open;; *) echo open+run;; esac) ${v%%-*}" $elf $W/$app-$v.map
     done
 done
-if [ -n "${EXAMPLE_ELF:-}" ] && [ -f "$EXAMPLE_ELF" ]; then
-    echo "example firmware $EXAMPLE_ELF: $(${CROSS}size $EXAMPLE_ELF | tail -n 1)"
+# examples/firmware (fmnist, int8 I/O, built by its own Makefile against the
+# prefix), relinked with a map: its link command from make -n
+EX=examples/firmware
+if [ -f $EX/Makefile ]; then
+    for v in $V rv32imafc-ilp32f; do
+        o=$PWD/$W/example-$v
+        mk="make -s -C $EX PREFIX=$PWD/$P VARIANT=$v OUT=$o"
+        if $mk >$o.log 2>&1 && link=$($mk -n -W main.c $o/app.elf | grep -e "-o $o/app.elf") &&
+           (cd $EX && eval "$link -Wl,-Map=$o.map") >>$o.log 2>&1; then
+            measure "example ${v%%-*}" $o/app.elf $o.map
+        else
+            echo "rt_size: examples/firmware $v: $(tail -n 3 $o.log)"; status=1
+        fi
+    done
 fi
-for app in npurt run; do
-    echo "biggest functions of $app $V (nm --size-sort):"
-    ${CROSS}nm --size-sort -S -r $W/$app-$V.elf 2>/dev/null | while read -r addr size type sym; do
+for elf in $W/npurt-$V.elf $W/run-$V.elf $W/example-$V/app.elf; do
+    [ -f $elf ] || continue
+    echo "biggest functions of $(basename $(dirname $elf))/$(basename $elf) (nm --size-sort):"
+    ${CROSS}nm --size-sort -S -r $elf 2>/dev/null | while read -r addr size type sym; do
+        case $sym in *_npub) continue ;; esac # the model array
         case $type in t|T) printf '  %6d %s\n' $((0x$size)) "$sym" ;; esac
     done | head -n 10
 done
