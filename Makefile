@@ -18,7 +18,7 @@ CFLAGS  += $(CFLAGS_BASE)
 LDLIBS  += -lprotobuf-c -lyaml -lpng -lm
 
 # ---- sources -------------------------------------------------------------
-LIB_DIRS  = src/common src/ir src/import src/opt src/ref src/target src/partition \
+LIB_DIRS  = src/common src/ir src/numerics src/import src/opt src/ref src/target src/format src/partition \
             src/quantize src/tiler src/memplan src/emit src/driver calib kernels
 LIB_SRCS  = $(filter-out %_main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 SIM_SRCS  = $(filter-out %_main.c,$(wildcard sim/*.c))
@@ -52,7 +52,7 @@ FW_SRCS   = $(wildcard rt/*.c) $(wildcard kernels/*.c)
 FW_ELF    = $(BUILD)/fw/npurt.elf
 
 .SECONDARY:
-.PHONY: man all deps test test-stages test-layering test-unit test-conf test-e2e test-asan demo bench clean fw fixtures
+.PHONY: man all deps test test-stages test-layering test-funcs test-unit test-conf test-e2e test-asan demo bench clean fw fixtures
 all: $(TOOLS) $(UNIT_BINS) $(if $(wildcard rt/fw.ld),$(FW_ELF)) man
 
 # ---- set-up on a fresh Debian machine -------------------------------------
@@ -98,6 +98,12 @@ $(BUILD)/obj/src/driver/npudis_main.o: $(BUILD)/gen/man/npudis_help.h
 $(BUILD)/obj/sim/npusim_main.o: $(BUILD)/gen/man/npusim_help.h
 man: $(MAN_TOOLS:%=$(BUILD)/man/%.1)
 
+# the IR's op names for the graph-section reader below the IR (src/format)
+$(BUILD)/gen/opnames/ir_op_names.h: src/ir/ops.def
+	@mkdir -p $(dir $@)
+	sed -n 's/^IR_OP(\([A-Z0-9_]*\), *\("[^"]*"\)).*/    \2, \/* IR_OP_\1 *\//p' $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/src/format/graph_nodes.o: $(BUILD)/gen/opnames/ir_op_names.h
+
 # every object may include the generated header
 $(LIB_OBJS) $(SIM_OBJS) $(RT_OBJS) $(TEST_SUPPORT_OBJS): | $(BUILD)/gen/onnx/onnx.pb-c.h
 
@@ -142,11 +148,15 @@ include mk/install.mk
 # while build/ is tested); --output-sync keeps each stage's output together.
 test: deps
 	$(MAKE) --output-sync=target test-stages
-test-stages: test-layering test-unit test-conf test-e2e test-asan
+test-stages: test-layering test-funcs test-unit test-conf test-e2e test-asan
 
 # the include graph against docs/architecture.md's layering
 test-layering:
 	tests/layering.sh
+
+# no product-code function over 100 lines (docs/conventions.md)
+test-funcs:
+	tests/func_length.sh
 
 test-unit: all
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; NPUCC_ROOT=$(CURDIR) NPUCC_BUILD=$(BUILD) \
@@ -169,6 +179,7 @@ test-e2e: all fixtures
 	@if [ -x tests/e2e/models.sh ]; then tests/e2e/models.sh $(BUILD); fi
 	tests/e2e/cli.sh $(BUILD)
 	tests/e2e/install.sh $(BUILD)
+	tests/e2e/firmware.sh $(BUILD)
 	@if [ -x tests/qdq/run.sh ]; then tests/qdq/run.sh $(BUILD); fi
 
 test-asan:

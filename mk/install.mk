@@ -20,7 +20,7 @@ NPUCC_VERSION = 0.1.0
 # The public headers of libnpurt, installed flat into include/npurt/. Their
 # includes of each other ("rt/X.h") become "X.h" there, so they need nothing
 # but include/; a header added here must include only headers of this list.
-NPURT_PUBLIC_HEADERS = rt/npub.h rt/npurt_ops.h rt/npurt.h
+NPURT_PUBLIC_HEADERS = rt/npub.h rt/npurt_ops.h rt/npurt.h rt/npurt_hal.h rt/npurt_model.h
 # The rv32 builds: <march>-<mabi>, each a picolibc multilib of $(FW_CC).
 NPURT_RV32_VARIANTS = rv32imac-ilp32 rv32imafc-ilp32f
 # The portable runtime: rt/ without the simulated SoC's own firmware (fw_*),

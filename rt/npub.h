@@ -76,7 +76,13 @@ typedef struct npub_memory {
     uint32_t reserved;
 } npub_memory;
 
-/* dtype codes are ir_dtype's (src/ir/ir.h) */
+/* dtype codes are ir_dtype's (src/ir/ir.h; src/emit/emit.c checks), named
+ * here for readers below the compiler */
+typedef enum npub_dtype {
+    NPUB_DT_F32, NPUB_DT_F16, NPUB_DT_I64, NPUB_DT_I32, NPUB_DT_I16,
+    NPUB_DT_I8,  NPUB_DT_U8,  NPUB_DT_I4,  NPUB_DT_U4,  NPUB_DT_BOOL,
+} npub_dtype;
+
 typedef struct npub_tensor {
     uint32_t name;          /* string offset */
     uint8_t dtype;

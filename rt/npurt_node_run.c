@@ -3,15 +3,6 @@
  * ops_shape.c, ops_elem.c), so results are bit-exact with npuref. */
 #include "rt/npurt_node_internal.h"
 
-static int kfail(npurt_fault *f, nk_status st)
-{
-    f->msg = st == NK_EUNSUPPORTED ? "the kernel does not support these parameters"
-                                   : "the kernel rejected its parameters (or an index is out of range)";
-    f->a = f->b = 0;
-    f->at = 0;
-    return -1;
-}
-
 static void shapes_of(const node_view *v, nk_shape *s)
 {
     for (uint32_t i = 0; i < v->h->n_inputs + v->h->n_outputs; i++)
@@ -326,5 +317,5 @@ int npurt_node_run(const void *rec, void *const *d, void *scratch, npurt_fault *
     case NPURT_N_QDQ: st = run_qdq(&v, d); break;
     default: st = run_elem(&v, d, scratch); break;
     }
-    return st == NK_OK ? 0 : kfail(f, st);
+    return st == NK_OK ? 0 : npurt_kernel_fault(f, st, 1);
 }

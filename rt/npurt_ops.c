@@ -49,6 +49,15 @@ int npurt_fault_at(npurt_fault *f, uint32_t at, const char *msg, int32_t a, int3
     return -1;
 }
 
+int npurt_kernel_fault(npurt_fault *f, nk_status st, int indexed)
+{
+    return npurt_fault_at(f, 0,
+                          st == NK_EUNSUPPORTED ? "the kernel does not support these parameters"
+                          : indexed             ? "the kernel rejected its parameters (or an index is out of range)"
+                                                : "the kernel rejected its parameters",
+                          0, 0);
+}
+
 /* Products of record dims saturate far above any tensor size (4 GiB), so a
  * wrapped product can never match a size by accident. */
 uint64_t npurt_mul(uint64_t a, uint64_t b)
@@ -111,6 +120,125 @@ static uint64_t array_bytes(uint32_t kernel, const void *p, uint32_t n_in)
     }
 }
 
+/* Quantize/DequantizeLinear: finite positive scales that split the tensor evenly. */
+static int check_qdq(const npurt_p_qdq *q, uint32_t at, npurt_fault *f)
+{
+    const float *s = (const float *)(q + 1);
+    if (q->n_scales == 0)
+        return npurt_fault_at(f, at, "no scales", 0, 0);
+    if (q->n_scales > 1 && (q->inner == 0 || q->count % (q->inner * (uint64_t)q->n_scales)))
+        return npurt_fault_at(f, at, "%d elements do not split into %d scales per axis", (int32_t)q->count,
+                     (int32_t)q->n_scales);
+    for (uint32_t i = 0; i < q->n_scales; i++)
+        if (!(s[i] > 0.0f) || s[i] > 3.4e38f)
+            return npurt_fault_at(f, at + (uint32_t)sizeof *q + 4 * i, "scale %d is not finite and positive",
+                         (int32_t)i, 0);
+    return 0;
+}
+
+/* The quantized convolution, as nk_qconv2d will take it; *scratch gets its scratch bytes. */
+static int check_qconv(const npurt_p_qconv *r, uint32_t at, uint32_t *scratch, npurt_fault *f)
+{
+    nk_qconv2d_params k;
+    if (r->n_mults != 1 && r->n_mults != r->c_out)
+        return npurt_fault_at(f, at, "%d multipliers for %d output channels", r->n_mults, r->c_out);
+    npurt_to_qconv(r, &k);
+    size_t need = nk_qconv2d_scratch_size(&k); /* 0: nk_qconv2d rejects the parameters */
+    if (!need || need > 0x7fffffffu)
+        return npurt_fault_at(f, at, "convolution parameters the kernel rejects", 0, 0);
+    *scratch = (uint32_t)need;
+    return 0;
+}
+
+/* The quantized fully connected layer and its weight-format flags; *scratch
+ * gets the bytes of the transposed weights and the kernel's scratch. */
+static int check_qfc(const npurt_p_qfc *r, uint32_t at, uint32_t *scratch, npurt_fault *f)
+{
+    if (r->batch <= 0 || r->in_features <= 0 || r->out_features <= 0)
+        return npurt_fault_at(f, at, "empty matrix", 0, 0);
+    if (r->n_mults != 1 && r->n_mults != r->out_features)
+        return npurt_fault_at(f, at, "%d multipliers for %d outputs", r->n_mults, r->out_features);
+    if ((r->transpose != 0 && r->transpose != 1) || (r->w_i4 != 0 && r->w_i4 != 1) ||
+        (r->w_format != NK_W_I8 && r->w_format != NK_W_I4) || (r->transpose && r->w_format != NK_W_I8) ||
+        (!r->transpose && r->w_i4 != (r->w_format == NK_W_I4)))
+        return npurt_fault_at(f, at, "inconsistent weight format, transpose and int4 flags", 0, 0);
+    nk_qfc_params k;
+    npurt_to_qfc(r, &k);
+    uint64_t need = npurt_qfc_transposed_bytes(r) + (uint64_t)nk_qfc_scratch_size(&k);
+    if (need > 0x7fffffffu)
+        return npurt_fault_at(f, at, "weights too large", 0, 0);
+    *scratch = (uint32_t)need;
+    return 0;
+}
+
+/* The quantized batched matmul's shapes (batches of 1 broadcast); *scratch gets its scratch bytes. */
+static int check_qbmm(const npurt_p_qbmm *r, uint32_t at, uint32_t *scratch, npurt_fault *f)
+{
+    if (r->batch <= 0 || r->m <= 0 || r->k <= 0 || r->n <= 0 ||
+        (r->a_batch != 1 && r->a_batch != r->batch) || (r->b_batch != 1 && r->b_batch != r->batch))
+        return npurt_fault_at(f, at, "bad matmul shapes", 0, 0);
+    nk_qbmm_params k;
+    npurt_to_qbmm(r, &k);
+    size_t need = nk_qbmm_scratch_size(&k);
+    if (need > 0x7fffffffu)
+        return npurt_fault_at(f, at, "matmul too large", 0, 0);
+    *scratch = (uint32_t)need;
+    return 0;
+}
+
+/* The quantized concat: the n_in input chunks make up the output row. */
+static int check_qconcat(const npurt_p_qconcat *r, uint32_t at, uint32_t n_in, npurt_fault *f)
+{
+    const npurt_p_qconcat_in *in = (const npurt_p_qconcat_in *)(r + 1);
+    int64_t sum = 0;
+    if (r->outer < 0 || r->row < 0)
+        return npurt_fault_at(f, at, "negative concat geometry", 0, 0);
+    for (uint32_t i = 0; i < n_in; i++) {
+        if (in[i].chunk < 0 || (in[i].same != 0 && in[i].same != 1))
+            return npurt_fault_at(f, at + (uint32_t)(sizeof *r + i * sizeof *in), "bad concat input %d",
+                         (int32_t)i, 0);
+        sum += in[i].chunk;
+    }
+    if (sum != r->row)
+        return npurt_fault_at(f, at, "concat inputs give rows of %d elements, the output %d", (int32_t)sum,
+                     r->row);
+    return 0;
+}
+
+/* Transpose: an element size, a valid shape and a permutation of its axes. */
+static int check_transpose(const npurt_p_transpose *r, uint32_t at, npurt_fault *f)
+{
+    uint32_t seen = 0;
+    if (r->elem_size != 1 && r->elem_size != 2 && r->elem_size != 4 && r->elem_size != 8)
+        return npurt_fault_at(f, at, "element size %d", r->elem_size, 0);
+    if (!npurt_shape_ok(&r->in_shape))
+        return npurt_fault_at(f, at, "bad input shape", 0, 0);
+    for (int d = 0; d < r->in_shape.rank; d++) {
+        if (r->perm[d] < 0 || r->perm[d] >= r->in_shape.rank || (seen & (1u << r->perm[d])))
+            return npurt_fault_at(f, at, "perm is not a permutation of 0..%d", r->in_shape.rank - 1, 0);
+        seen |= 1u << r->perm[d];
+    }
+    return 0;
+}
+
+/* The float reduction: op, axes and fused activation, and an output count that matches the kept axes. */
+static int check_reduce(const npurt_p_reduce *r, uint32_t at, npurt_fault *f)
+{
+    if (r->op < NK_RED_SUM || r->op > NK_RED_MIN || !npurt_shape_ok(&r->x_shape) ||
+        (r->axes_mask >> r->x_shape.rank) != 0)
+        return npurt_fault_at(f, at, "unknown reduce op %d or bad axes", r->op, 0);
+    if (r->act.kind < NK_ACT_NONE || r->act.kind > NK_ACT_LEAKY_RELU)
+        return npurt_fault_at(f, at, "unknown fused activation %d", r->act.kind, 0);
+    uint64_t kept = 1;
+    for (int d = 0; d < r->x_shape.rank; d++)
+        if (!(r->axes_mask & (1u << d)))
+            kept = npurt_mul(kept, (uint64_t)r->x_shape.dims[d]);
+    if (r->out_count < 0 || kept != (uint64_t)r->out_count)
+        return npurt_fault_at(f, at, "the reduction keeps %d values, the record says %d",
+                     kept > 0x7fffffff ? INT32_MAX : (int32_t)kept, r->out_count);
+    return 0;
+}
+
 /* Kernel parameters beyond the layout; *scratch gets the bytes needed. */
 static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_in, uint32_t *scratch,
                         npurt_fault *f)
@@ -118,63 +246,10 @@ static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_
     *scratch = 0;
     switch (kernel) {
     case NPURT_K_QUANTIZE:
-    case NPURT_K_DEQUANTIZE: {
-        const npurt_p_qdq *q = p;
-        const float *s = (const float *)(q + 1);
-        if (q->n_scales == 0)
-            return npurt_fault_at(f, at, "no scales", 0, 0);
-        if (q->n_scales > 1 && (q->inner == 0 || q->count % (q->inner * (uint64_t)q->n_scales)))
-            return npurt_fault_at(f, at, "%d elements do not split into %d scales per axis", (int32_t)q->count,
-                         (int32_t)q->n_scales);
-        for (uint32_t i = 0; i < q->n_scales; i++)
-            if (!(s[i] > 0.0f) || s[i] > 3.4e38f)
-                return npurt_fault_at(f, at + (uint32_t)sizeof *q + 4 * i, "scale %d is not finite and positive",
-                             (int32_t)i, 0);
-        return 0;
-    }
-    case NPURT_K_QCONV: {
-        const npurt_p_qconv *r = p;
-        nk_qconv2d_params k;
-        if (r->n_mults != 1 && r->n_mults != r->c_out)
-            return npurt_fault_at(f, at, "%d multipliers for %d output channels", r->n_mults, r->c_out);
-        npurt_to_qconv(r, &k);
-        size_t need = nk_qconv2d_scratch_size(&k); /* 0: nk_qconv2d rejects the parameters */
-        if (!need || need > 0x7fffffffu)
-            return npurt_fault_at(f, at, "convolution parameters the kernel rejects", 0, 0);
-        *scratch = (uint32_t)need;
-        return 0;
-    }
-    case NPURT_K_QFC: {
-        const npurt_p_qfc *r = p;
-        if (r->batch <= 0 || r->in_features <= 0 || r->out_features <= 0)
-            return npurt_fault_at(f, at, "empty matrix", 0, 0);
-        if (r->n_mults != 1 && r->n_mults != r->out_features)
-            return npurt_fault_at(f, at, "%d multipliers for %d outputs", r->n_mults, r->out_features);
-        if ((r->transpose != 0 && r->transpose != 1) || (r->w_i4 != 0 && r->w_i4 != 1) ||
-            (r->w_format != NK_W_I8 && r->w_format != NK_W_I4) || (r->transpose && r->w_format != NK_W_I8) ||
-            (!r->transpose && r->w_i4 != (r->w_format == NK_W_I4)))
-            return npurt_fault_at(f, at, "inconsistent weight format, transpose and int4 flags", 0, 0);
-        nk_qfc_params k;
-        npurt_to_qfc(r, &k);
-        uint64_t need = npurt_qfc_transposed_bytes(r) + (uint64_t)nk_qfc_scratch_size(&k);
-        if (need > 0x7fffffffu)
-            return npurt_fault_at(f, at, "weights too large", 0, 0);
-        *scratch = (uint32_t)need;
-        return 0;
-    }
-    case NPURT_K_QBMM: {
-        const npurt_p_qbmm *r = p;
-        if (r->batch <= 0 || r->m <= 0 || r->k <= 0 || r->n <= 0 ||
-            (r->a_batch != 1 && r->a_batch != r->batch) || (r->b_batch != 1 && r->b_batch != r->batch))
-            return npurt_fault_at(f, at, "bad matmul shapes", 0, 0);
-        nk_qbmm_params k;
-        npurt_to_qbmm(r, &k);
-        size_t need = nk_qbmm_scratch_size(&k);
-        if (need > 0x7fffffffu)
-            return npurt_fault_at(f, at, "matmul too large", 0, 0);
-        *scratch = (uint32_t)need;
-        return 0;
-    }
+    case NPURT_K_DEQUANTIZE: return check_qdq(p, at, f);
+    case NPURT_K_QCONV: return check_qconv(p, at, scratch, f);
+    case NPURT_K_QFC: return check_qfc(p, at, scratch, f);
+    case NPURT_K_QBMM: return check_qbmm(p, at, scratch, f);
     case NPURT_K_QMAXPOOL:
     case NPURT_K_QAVGPOOL:
     case NPURT_K_QGLOBALAVGPOOL: {
@@ -196,23 +271,7 @@ static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_
     case NPURT_K_QREQUANT:
         return ((const npurt_p_qrequant *)p)->count < 0 ? npurt_fault_at(f, at, "negative count", 0, 0) : 0;
     case NPURT_K_QLUT: return ((const npurt_p_qlut *)p)->count < 0 ? npurt_fault_at(f, at, "negative count", 0, 0) : 0;
-    case NPURT_K_QCONCAT: {
-        const npurt_p_qconcat *r = p;
-        const npurt_p_qconcat_in *in = (const npurt_p_qconcat_in *)(r + 1);
-        int64_t sum = 0;
-        if (r->outer < 0 || r->row < 0)
-            return npurt_fault_at(f, at, "negative concat geometry", 0, 0);
-        for (uint32_t i = 0; i < n_in; i++) {
-            if (in[i].chunk < 0 || (in[i].same != 0 && in[i].same != 1))
-                return npurt_fault_at(f, at + (uint32_t)(sizeof *r + i * sizeof *in), "bad concat input %d",
-                             (int32_t)i, 0);
-            sum += in[i].chunk;
-        }
-        if (sum != r->row)
-            return npurt_fault_at(f, at, "concat inputs give rows of %d elements, the output %d", (int32_t)sum,
-                         r->row);
-        return 0;
-    }
+    case NPURT_K_QCONCAT: return check_qconcat(p, at, n_in, f);
     case NPURT_K_COPY: return 0;
     case NPURT_K_SOFTMAX: {
         const npurt_p_softmax *r = p;
@@ -238,41 +297,22 @@ static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_
             return npurt_fault_at(f, at, "input shapes do not broadcast to the output shape", 0, 0);
         return 0;
     }
-    case NPURT_K_TRANSPOSE: {
-        const npurt_p_transpose *r = p;
-        uint32_t seen = 0;
-        if (r->elem_size != 1 && r->elem_size != 2 && r->elem_size != 4 && r->elem_size != 8)
-            return npurt_fault_at(f, at, "element size %d", r->elem_size, 0);
-        if (!npurt_shape_ok(&r->in_shape))
-            return npurt_fault_at(f, at, "bad input shape", 0, 0);
-        for (int d = 0; d < r->in_shape.rank; d++) {
-            if (r->perm[d] < 0 || r->perm[d] >= r->in_shape.rank || (seen & (1u << r->perm[d])))
-                return npurt_fault_at(f, at, "perm is not a permutation of 0..%d", r->in_shape.rank - 1, 0);
-            seen |= 1u << r->perm[d];
-        }
-        return 0;
-    }
-    case NPURT_K_REDUCE_F32: {
-        const npurt_p_reduce *r = p;
-        if (r->op < NK_RED_SUM || r->op > NK_RED_MIN || !npurt_shape_ok(&r->x_shape) ||
-            (r->axes_mask >> r->x_shape.rank) != 0)
-            return npurt_fault_at(f, at, "unknown reduce op %d or bad axes", r->op, 0);
-        if (r->act.kind < NK_ACT_NONE || r->act.kind > NK_ACT_LEAKY_RELU)
-            return npurt_fault_at(f, at, "unknown fused activation %d", r->act.kind, 0);
-        uint64_t kept = 1;
-        for (int d = 0; d < r->x_shape.rank; d++)
-            if (!(r->axes_mask & (1u << d)))
-                kept = npurt_mul(kept, (uint64_t)r->x_shape.dims[d]);
-        if (r->out_count < 0 || kept != (uint64_t)r->out_count)
-            return npurt_fault_at(f, at, "the reduction keeps %d values, the record says %d",
-                         kept > 0x7fffffff ? INT32_MAX : (int32_t)kept, r->out_count);
-        return 0;
-    }
+    case NPURT_K_TRANSPOSE: return check_transpose(p, at, f);
+    case NPURT_K_REDUCE_F32: return check_reduce(p, at, f);
     default: return npurt_fault_at(f, 4, "unknown kernel id %d", (int32_t)kernel, 0);
     }
 }
 
 int npurt_rec_check(const void *rec, uint32_t size, uint32_t *scratch, npurt_fault *f)
+{
+    const npurt_rec_header *h = rec;
+    if (size >= sizeof *h && size % 4 == 0 && h->version == NPURT_REC_VERSION && h->kernel == NPURT_K_NODE &&
+        h->size == size)
+        return npurt_node_check(rec, size, scratch, f);
+    return npurt_rec_check_fixed(rec, size, scratch, f);
+}
+
+int npurt_rec_check_fixed(const void *rec, uint32_t size, uint32_t *scratch, npurt_fault *f)
 {
     const npurt_rec_header *h = rec;
     *scratch = 0;
@@ -287,7 +327,7 @@ int npurt_rec_check(const void *rec, uint32_t size, uint32_t *scratch, npurt_fau
     if (h->size != size)
         return npurt_fault_at(f, 8, "record says %d bytes, its step %d", (int32_t)h->size, (int32_t)size);
     if (h->kernel == NPURT_K_NODE)
-        return npurt_node_check(rec, size, scratch, f);
+        return npurt_fault_at(f, 4, "a NODE record, and the op table has no NODE kernel", 0, 0);
     const kspec *k = &specs[h->kernel];
     if (h->n_inputs > NPURT_REC_MAX_IO || h->n_outputs > NPURT_REC_MAX_IO ||
         (k->n_in >= 0 ? h->n_inputs != (uint32_t)k->n_in : h->n_inputs == 0) ||
@@ -327,7 +367,9 @@ static void req(slot_req *r, uint32_t dtypes, uint64_t n)
     r->optional = 0;
 }
 
-static void requirements(const npurt_rec_header *h, const void *p, slot_req *r)
+/* The quantized kernels' slots (int8 tensors, int32 biases, int4 weights);
+ * 0 when h's kernel is not one of them. */
+static int quant_requirements(const npurt_rec_header *h, const void *p, slot_req *r)
 {
     uint32_t ni = h->n_inputs;
     switch (h->kernel) {
@@ -401,6 +443,16 @@ static void requirements(const npurt_rec_header *h, const void *p, slot_req *r)
         req(&r[ni], DT(I8), npurt_mul((uint64_t)c->outer, (uint64_t)c->row));
         break;
     }
+    default: return 0;
+    }
+    return 1;
+}
+
+/* The float and data-movement kernels' slots; nothing for a kernel without
+ * tensor requirements. */
+static void float_requirements(const npurt_rec_header *h, const void *p, slot_req *r)
+{
+    switch (h->kernel) {
     case NPURT_K_COPY:
         for (int i = 0; i < 2; i++) {
             req(&r[i], 0xffffffffu, ((const npurt_p_copy *)p)->bytes);
@@ -443,11 +495,25 @@ static void requirements(const npurt_rec_header *h, const void *p, slot_req *r)
     }
 }
 
+static void requirements(const npurt_rec_header *h, const void *p, slot_req *r)
+{
+    if (!quant_requirements(h, p, r))
+        float_requirements(h, p, r);
+}
+
 int npurt_rec_check_tensors(const npub_view *v, const void *rec, npurt_fault *f)
 {
     const npurt_rec_header *h = rec;
     if (h->kernel == NPURT_K_NODE)
         return npurt_node_check_tensors(v, rec, f);
+    return npurt_rec_check_tensors_fixed(v, rec, f);
+}
+
+int npurt_rec_check_tensors_fixed(const npub_view *v, const void *rec, npurt_fault *f)
+{
+    const npurt_rec_header *h = rec;
+    if (h->kernel == NPURT_K_NODE)
+        return npurt_fault_at(f, 4, "a NODE record, and the op table has no NODE kernel", 0, 0);
     const uint32_t *slot = npurt_rec_tensors(rec);
     uint32_t n = h->n_inputs + h->n_outputs;
     slot_req r[NPURT_REC_MAX_IO * 2];

@@ -9,6 +9,10 @@
 
 /* Shared by the record checks (rt/npurt_ops.c, rt/npurt_node.c). */
 int npurt_fault_at(npurt_fault *f, uint32_t at, const char *msg, int32_t a, int32_t b);
+/* A kernel's failure st as the fault of a run (both dispatchers,
+ * rt/npurt_ops_run.c and rt/npurt_node_run.c); indexed: the kernel also
+ * fails on an index out of range, which the message then names. */
+int npurt_kernel_fault(npurt_fault *f, nk_status st, int indexed);
 /* a * b saturating far above any tensor size (a wrapped product never matches one). */
 uint64_t npurt_mul(uint64_t a, uint64_t b);
 int npurt_nonneg(const int32_t *v, int n);

@@ -8,9 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "emit/emit.h"
-#include "emit/npub_write.h"
-#include "ir/ir.h"
+#include "format/format.h"
 #include "rt/npurt_ops.h"
 #include "sim/npu.h"
 #include "target/target.h"
@@ -18,7 +16,7 @@
 typedef struct layer_acc {
     uint64_t cycles, macs, dram;
     uint64_t int4_macs, flash; /* for the layer's bound */
-    const char *op;            /* from the graph section (ir_op_name: static) */
+    const char *op;            /* from the graph section (fmt_op_name: static) */
     uint64_t job_start, job_end; /* span inside the current job */
     uint64_t job;                /* job number the span belongs to, +1 (0: none yet) */
 } layer_acc;
@@ -149,16 +147,16 @@ static npu_status place(simrun *r, npu_err *err)
  * (its weights again) would not fit the flash. */
 static npu_status make_device_blob(simrun *r, npu_err *err)
 {
-    emit_section secs[NPUB_SEC_KIND_MAX];
+    fmt_section secs[NPUB_SEC_KIND_MAX];
     int n = 0;
     for (uint32_t i = 0; i < r->v.header->section_count; i++) {
         const npub_section *sec = &r->v.sections[i];
         if (sec->kind != NPUB_SEC_DEBUG && sec->kind != NPUB_SEC_GRAPH && n < NPUB_SEC_KIND_MAX)
-            secs[n++] = (emit_section){(npub_section_kind)sec->kind, r->v.base + sec->offset, sec->size};
+            secs[n++] = (fmt_section){(npub_section_kind)sec->kind, r->v.base + sec->offset, sec->size};
     }
-    char name[EMIT_TARGET_NAME_CAP];
-    emit_npub_target_name(&r->v, name);
-    npu_status st = emit_npub_assemble(name, r->v.header->target_hash, r->v.header->flags | NPUB_F_STRIPPED, secs,
+    char name[FMT_TARGET_NAME_CAP];
+    fmt_npub_target_name(&r->v, name);
+    npu_status st = fmt_npub_assemble(name, r->v.header->target_hash, r->v.header->flags | NPUB_F_STRIPPED, secs,
                                        n, r->alloc, &r->dev, &r->dev_size, err);
     npub_error ne;
     if (st == NPU_OK && npub_open(r->dev, r->dev_size, &r->dv, &ne) != 0)
@@ -166,12 +164,23 @@ static npu_status make_device_blob(simrun *r, npu_err *err)
     return st;
 }
 
-static const char *op_named(const ir_graph *g, const char *name, const char *fallback)
+static bool name_is(const char *s, const char *name, size_t len)
 {
-    for (int i = 0; g && name && i < g->n_nodes; i++)
-        if (g->nodes[i]->name && strcmp(g->nodes[i]->name, name) == 0)
-            return ir_op_name(g->nodes[i]->op);
-    return fallback;
+    return s && strlen(s) == len && memcmp(s, name, len) == 0;
+}
+
+/* The first node of a name gives that name's op type. */
+static void on_node(void *ud, const char *name, size_t len, const char *op)
+{
+    simrun *r = ud;
+    for (uint32_t d = 0; d < r->v.n_debug; d++)
+        if (!r->layers[d].op && name_is(npub_string(&r->v, r->v.debug[d].name), name, len))
+            r->layers[d].op = op;
+    for (uint32_t i = 0; i < r->v.n_steps; i++) {
+        const npub_step *s = &r->v.steps[i];
+        if (!r->step_op[i] && s->kind == NPUB_STEP_HOST && name_is(npub_string(&r->v, s->name), name, len))
+            r->step_op[i] = op;
+    }
 }
 
 /* Each layer's and host step's op type, by its node's name in the graph
@@ -179,20 +188,23 @@ static const char *op_named(const ir_graph *g, const char *name, const char *fal
  * host step without one is named by its kernel. */
 static npu_status layer_ops(simrun *r, npu_err *err)
 {
-    ir_graph *g = NULL;
+    for (uint32_t d = 0; d < r->v.n_debug; d++)
+        r->layers[d].op = NULL;
+    for (uint32_t i = 0; i < r->v.n_steps; i++)
+        r->step_op[i] = NULL;
     if (r->v.graph && r->v.n_debug) {
-        npu_status st = ir_deserialize(r->v.graph, r->v.graph_size, r->alloc, &g, err);
+        npu_status st = fmt_graph_nodes(r->v.graph, r->v.graph_size, on_node, r, err);
         if (st != NPU_OK)
             return st;
     }
     for (uint32_t d = 0; d < r->v.n_debug; d++)
-        r->layers[d].op = op_named(g, npub_string(&r->v, r->v.debug[d].name), "");
+        if (!r->layers[d].op)
+            r->layers[d].op = "";
     for (uint32_t i = 0; i < r->v.n_steps; i++) {
         const npub_step *s = &r->v.steps[i];
-        r->step_op[i] = s->kind == NPUB_STEP_HOST ? op_named(g, npub_string(&r->v, s->name), npurt_kernel_name(s->op)) : "";
+        if (!r->step_op[i])
+            r->step_op[i] = s->kind == NPUB_STEP_HOST ? npurt_kernel_name(s->op) : "";
     }
-    if (g)
-        ir_graph_free(g);
     return NPU_OK;
 }
 
@@ -243,11 +255,11 @@ npu_status simrun_open(const char *npub_path, const simrun_options *o, simrun **
     r->alloc = a;
     r->path = npub_path;
     r->trace = o->trace;
-    npu_status st = emit_npub_read(npub_path, a, &r->blob, &r->size, &r->v, err);
+    npu_status st = fmt_npub_read(npub_path, a, &r->blob, &r->size, &r->v, err);
     if (st == NPU_OK && !r->v.memory)
         st = npu_fail(err, NPU_EUSER, "%s: no memory section", npub_path);
     if (st == NPU_OK)
-        st = emit_npub_target(&r->v, r->path, o->target, !o->any_target, &r->t, err);
+        st = fmt_npub_target(&r->v, r->path, o->target, !o->any_target, &r->t, err);
     if (st == NPU_OK)
         st = make_device_blob(r, err);
     if (st == NPU_OK) {
@@ -326,6 +338,10 @@ static npu_status read_results(simrun *r, npu_err *err)
     npu_status st = sim_mem_read(r->sim, r->req_addr, &req, sizeof req, err);
     if (st != NPU_OK)
         return st;
+    if (req.status == FW_REQ_ST_NEW) /* a firmware of one's own, which runs its own model */
+        return npu_fail(err, NPU_EUSER, "%s: the firmware exited without answering the FW_CMD_RUN_NPUB request "
+                        "(docs/runtime.md); run a firmware with its own model as npusim --firmware ELF, "
+                        "without MODEL.npub", r->path);
     if (req.status != FW_REQ_ST_DONE || req.result[FW_NPUB_RES_STATUS] != 0)
         return npu_fail(err, NPU_EUSER, "%s: the runtime reported failure %u at step %d", r->path,
                         req.result[FW_NPUB_RES_STATUS], (int)req.result[FW_NPUB_RES_STEP]);

@@ -1,7 +1,8 @@
 /* npusim: runs the simulated SoC.
  *   npusim [--target NAME|FILE.yaml] [--firmware ELF] [--max-insns N] [--iters N] [--stats]
- *       runs the firmware self-check (today's only mode) on the target's
- *       memory map and clocks (built-in edge-v1 numbers without --target)
+ *          [--stats-json FILE] [--trace FILE.json]
+ *       runs a firmware (the built-in one's self-check, or one's own) on the
+ *       target's SoC (edge-v1 without --target) with the NPU model attached
  *   npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy ...] [--stats]
  *          [--stats-json FILE] [--trace FILE.json]
  *       runs a compiled model: the firmware (libnpurt) on the emulated host
@@ -19,7 +20,7 @@
 
 #include "common/npy.h"
 #include "common/stats.h"
-#include "ir/ir.h"
+#include "sim/fwrun.h"
 #include "sim/npub_run.h"
 #include "sim/sim.h"
 #include "target/target.h"
@@ -45,6 +46,7 @@ typedef struct opts {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: npusim [--target NAME|FILE.yaml] [--firmware ELF] [--max-insns N] [--iters N] [--stats]\n"
+               "              [--stats-json FILE] [--trace FILE.json]\n"
                "       npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy ...] [--stats]\n"
                "              [--stats-json FILE] [--trace FILE.json] [--firmware ELF] [--max-insns N]\n"
                "              [--target NAME|FILE.yaml] [--any-target]\n");
@@ -118,8 +120,8 @@ static int parse_args(int argc, char **argv, opts *o)
             return fprintf(stderr, "npusim: more than one model: '%s' and '%s'\n", o->model, a), 0;
         }
     }
-    if (!o->model && (o->ninputs || o->noutputs || o->stats_json || o->trace))
-        return fprintf(stderr, "npusim: --input/--output/--stats-json/--trace need a MODEL.npub\n"), 0;
+    if (!o->model && (o->ninputs || o->noutputs))
+        return fprintf(stderr, "npusim: --input/--output need a MODEL.npub\n"), 0;
     return 1;
 }
 
@@ -161,57 +163,44 @@ static int exit_code(npu_status st)
     return st == NPU_OK ? 0 : (int)st;
 }
 
-/* Sets up a context with the firmware loaded and the console on stdout. */
-static npu_status open_sim(const opts *o, const char *fw, sim_ctx **s, sim_config *cfg, npu_err *err)
-{
-    sim_config_default(cfg);
-    cfg->console = stdout;
-    if (o->have_max_insns)
-        cfg->max_insns = o->max_insns;
-    *s = NULL;
-    if (o->target) {
-        tgt_target *t;
-        npu_status st = tgt_load(o->target, NULL, &t, err);
-        if (st != NPU_OK)
-            return st;
-        st = sim_config_from_target(t, cfg, err);
-        tgt_free(t);
-        if (st != NPU_OK)
-            return st;
-    }
-    npu_status st = sim_new(cfg, s, err);
-    if (st == NPU_OK && (st = sim_load_elf_file(*s, fw, err)) != NPU_OK) {
-        sim_free(*s);
-        *s = NULL;
-    }
-    return st;
-}
-
-static int run_selfcheck(const opts *o, const char *fw)
+/* Without a model: the firmware on the target's SoC with the NPU model
+ * attached (sim/fwrun.h). The built-in firmware runs its self-check; a
+ * firmware of one's own runs to its EXIT write, and its exit code decides. */
+static int run_firmware(const opts *o, const char *fw)
 {
     npu_err err;
     npu_err_clear(&err);
-    sim_config cfg;
-    sim_ctx *s;
-    npu_status st = open_sim(o, fw, &s, &cfg, &err);
+    char tmp[4200] = "";
+    FILE *trace = NULL;
+    if (o->trace) {
+        snprintf(tmp, sizeof tmp, "%s.tmp", o->trace);
+        if (!(trace = fopen(tmp, "w")))
+            return fprintf(stderr, "npusim: %s: cannot write: %s\n", o->trace, strerror(errno)), 1;
+    }
+    simfw_options so = {.firmware = fw, .target = o->target, .max_insns = o->have_max_insns ? o->max_insns : 0,
+                        .console = stdout, .trace = trace, .selfcheck_iters = o->iters};
+    static simfw_result r; /* large: not on the stack */
+    npu_status st = simfw_run(&so, &r, &err);
+    if (st == NPU_OK && o->stats)
+        print_stats(&r.cfg, &r.run);
+    if (st == NPU_OK && o->stats_json)
+        st = npu_stats_save_json(&r.stats, o->stats_json, &err);
+    if (trace) {
+        bool bad = fclose(trace) != 0;
+        if (st == NPU_OK && (bad || rename(tmp, o->trace) != 0))
+            st = npu_fail(&err, NPU_EUSER, "%s: cannot write the trace", o->trace);
+        if (st != NPU_OK)
+            remove(tmp);
+    }
     if (st != NPU_OK) {
         fprintf(stderr, "npusim: %s\n", err.msg);
         return exit_code(st);
     }
-    fw_request req = {.magic = FW_REQ_MAGIC, .version = FW_REQ_VERSION, .command = FW_CMD_SELFCHECK};
-    req.arg[0] = o->iters;
-    sim_result r;
-    if ((st = sim_place_request(s, &req, NULL, &err)) == NPU_OK)
-        st = sim_run(s, &r, &err);
-    if (st == NPU_OK && o->stats)
-        print_stats(&cfg, &r);
-    sim_free(s);
-    if (st != NPU_OK) {
-        fprintf(stderr, "npusim: %s: %s\n", fw, err.msg);
-        return exit_code(st);
-    }
-    if (r.exit_code != 0) {
-        fprintf(stderr, "npusim: %s: firmware self-check failed (exit code %d)\n", fw, (int)r.exit_code);
+    if (r.run.exit_code != 0) {
+        if (o->firmware)
+            fprintf(stderr, "npusim: %s: the firmware exited with code %d\n", fw, (int)r.run.exit_code);
+        else
+            fprintf(stderr, "npusim: %s: firmware self-check failed (exit code %d)\n", fw, (int)r.run.exit_code);
         return 1;
     }
     return 0;
@@ -220,14 +209,14 @@ static int run_selfcheck(const opts *o, const char *fw)
 static bool npy_of_dtype(uint32_t dt, npy_dtype *out)
 {
     switch (dt) {
-    case IR_F32: *out = NPY_F32; return true;
-    case IR_I8: *out = NPY_I8; return true;
-    case IR_U8: *out = NPY_U8; return true;
-    case IR_I32: *out = NPY_I32; return true;
-    case IR_I64: *out = NPY_I64; return true;
-    case IR_I16: *out = NPY_I16; return true;
-    case IR_F16: *out = NPY_F16; return true;
-    case IR_BOOL: *out = NPY_BOOL; return true;
+    case NPUB_DT_F32: *out = NPY_F32; return true;
+    case NPUB_DT_I8: *out = NPY_I8; return true;
+    case NPUB_DT_U8: *out = NPY_U8; return true;
+    case NPUB_DT_I32: *out = NPY_I32; return true;
+    case NPUB_DT_I64: *out = NPY_I64; return true;
+    case NPUB_DT_I16: *out = NPY_I16; return true;
+    case NPUB_DT_F16: *out = NPY_F16; return true;
+    case NPUB_DT_BOOL: *out = NPY_BOOL; return true;
     default: return false;
     }
 }
@@ -240,7 +229,7 @@ static int stats_io(const npub_view *v, npu_stats_io *io, int cap)
     for (uint32_t i = 0; i < v->io->n_inputs + v->io->n_outputs && n < cap; i++, n++) {
         const npub_tensor *t = &v->tensors[v->inputs[i]];
         const npub_io_type *r = v->io_types ? &v->io_types[i] : NULL;
-        bool q = r ? r->has_quant : t->has_quant && (t->dtype == IR_I8 || t->dtype == IR_U8);
+        bool q = r ? r->has_quant : t->has_quant && (t->dtype == NPUB_DT_I8 || t->dtype == NPUB_DT_U8);
         io[n] = (npu_stats_io){.name = npub_string(v, t->name), .kind = i < v->io->n_inputs ? "input" : "output",
                                .dtype = npu_stats_dtype_name(t->dtype), .rank = t->rank};
         for (int d = 0; d < t->rank; d++)
@@ -437,5 +426,5 @@ int main(int argc, char **argv)
     }
     char buf[4096];
     const char *fw = o.firmware ? o.firmware : default_firmware(argv[0], buf, sizeof buf);
-    return o.model ? run_model(&o, fw) : run_selfcheck(&o, fw);
+    return o.model ? run_model(&o, fw) : run_firmware(&o, fw);
 }

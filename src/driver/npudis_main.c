@@ -97,9 +97,9 @@ static npu_status dis_npub(const char *path, const char *target_arg, npu_err *er
     size_t size = 0;
     npub_view v;
     tgt_target *t = NULL;
-    npu_status st = emit_npub_read(path, a, &buf, &size, &v, err);
+    npu_status st = fmt_npub_read(path, a, &buf, &size, &v, err);
     if (st == NPU_OK)
-        st = emit_npub_target(&v, path, target_arg, !target_arg, &t, err);
+        st = fmt_npub_target(&v, path, target_arg, !target_arg, &t, err);
     if (st == NPU_OK && (st = emit_listing(&v, t->isa, stdout, err)) != NPU_OK)
         npu_err_prefix(err, "%s", path);
     if (t)

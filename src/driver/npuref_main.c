@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit/emit.h"
+#include "format/format.h"
 #include "common/npy.h"
 #include "rt/npub.h"
 #include "import/import.h"
@@ -221,7 +221,7 @@ static npu_status load_npub_graph(const char *path, npu_alloc alloc, ir_graph **
     void *buf = NULL;
     size_t size = 0;
     npub_view v;
-    npu_status st = emit_npub_read(path, alloc, &buf, &size, &v, err);
+    npu_status st = fmt_npub_read(path, alloc, &buf, &size, &v, err);
     if (st != NPU_OK)
         return st;
     if (!v.graph)

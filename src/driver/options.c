@@ -60,10 +60,13 @@ typedef struct {
     drv_options *o;
     npu_err *err;
     bool method_given; /* int4 activations default to mse unless a method was given */
+    bool no_value;     /* the last option lacked its value: a usage error, already in err */
 } arg_cursor;
 
-/* true when the current argument is option `name`; v is its value, NULL after a usage error */
-#define VALUE(name) (v = option_value(c->argc, c->argv, &c->i, name, c->err, &m), m)
+/* true when the current argument is option `name` with its value in v; one
+ * without its value is false and sets c->no_value, which ends the parse */
+#define VALUE(name) \
+    (v = option_value(c->argc, c->argv, &c->i, name, c->err, &m), m && (v || (c->no_value = true, false)))
 
 /* v's index in names[0..n), or n when it is none of them */
 static int name_index(const char *v, const char *const *names, int n)
@@ -96,8 +99,6 @@ static npu_status output_option(arg_cursor *c, bool *matched)
     const char *v;
     *matched = true;
     if (VALUE("--target")) {
-        if (!v)
-            return NPU_EUSAGE;
         o->target = v;
     } else if (strcmp(a, "-o") == 0 || VALUE("--output")) {
         if (strcmp(a, "-o") == 0) {
@@ -105,24 +106,31 @@ static npu_status output_option(arg_cursor *c, bool *matched)
                 return npu_fail(c->err, NPU_EUSAGE, "-o needs a value");
             v = c->argv[++c->i];
         }
-        if (!v)
-            return NPU_EUSAGE;
         o->output = v;
     } else if (VALUE("--emit")) {
-        if (!v)
-            return NPU_EUSAGE;
         static const char *const names[] = {"npub", "c", "qdq", "listing"};
         int k = name_index(v, names, 4);
         if (k == 4)
             return npu_fail(c->err, NPU_EUSAGE, "--emit: '%s' is not one of npub, c, qdq, listing", v);
         o->emit = (drv_emit)k;
-    } else if (VALUE("--stats-json")) {
+    } else if (VALUE("--section")) {
         if (!v)
             return NPU_EUSAGE;
+        for (const char *p = v; *p; p++) /* it becomes a string literal in the C file */
+            if (*p == '"' || *p == '\\' || *p < 32 || *p > 126)
+                return npu_fail(c->err, NPU_EUSAGE, "--section: '%s' is not a plain section name", v);
+        o->c_section = v;
+    } else if (VALUE("--align")) {
+        if (!v)
+            return NPU_EUSAGE;
+        char *end;
+        unsigned long n = strtoul(v, &end, 10);
+        if (*end || end == v || n < 8 || n > 4096 || (n & (n - 1)))
+            return npu_fail(c->err, NPU_EUSAGE, "--align: '%s' is not a power of two in 8..4096", v);
+        o->c_align = (unsigned)n;
+    } else if (VALUE("--stats-json")) {
         o->stats_json = v;
     } else if (VALUE("--partition")) {
-        if (!v)
-            return NPU_EUSAGE;
         static const char *const names[] = {"cost", "first-fit", "host"}; /* part_mode's order */
         int k = name_index(v, names, 3);
         if (k == 3)
@@ -144,12 +152,8 @@ static npu_status calib_option(arg_cursor *c, bool *matched)
     const char *v;
     *matched = true;
     if (VALUE("--calib")) {
-        if (!v)
-            return NPU_EUSAGE;
         o->calib_dir = v;
     } else if (VALUE("--calib-method")) {
-        if (!v)
-            return NPU_EUSAGE;
         static const char *const names[] = {"minmax", "percentile", "kl", "mse"};
         int k = name_index(v, names, 4);
         if (k == 4)
@@ -158,24 +162,18 @@ static npu_status calib_option(arg_cursor *c, bool *matched)
         o->calib_method = (drv_calib_method)k;
         c->method_given = true;
     } else if (VALUE("--percentile")) {
-        if (!v)
-            return NPU_EUSAGE;
         char *end;
         double p = strtod(v, &end);
         if (*end || !(p > 50.0 && p <= 100.0))
             return npu_fail(c->err, NPU_EUSAGE, "--percentile: '%s' is not a number in (50, 100]", v);
         o->percentile = (float)p;
     } else if (VALUE("--mean") || VALUE("--std")) {
-        if (!v)
-            return NPU_EUSAGE;
         bool mean = strncmp(a, "--mean", 6) == 0;
         npu_status st = cal_parse_floats(v, mean ? o->calib_read.mean : o->calib_read.std,
                                          mean ? &o->calib_read.n_mean : &o->calib_read.n_std, c->err);
         if (st != NPU_OK)
             return npu_fail(c->err, NPU_EUSAGE, "%s: %s", mean ? "--mean" : "--std", c->err->msg);
     } else if (VALUE("--layout")) {
-        if (!v)
-            return NPU_EUSAGE;
         if (strcmp(v, "nchw") == 0)
             o->calib_read.layout = CAL_LAYOUT_NCHW;
         else if (strcmp(v, "nhwc") == 0)
@@ -183,8 +181,6 @@ static npu_status calib_option(arg_cursor *c, bool *matched)
         else
             return npu_fail(c->err, NPU_EUSAGE, "--layout: '%s' is not nchw or nhwc", v);
     } else if (VALUE("--resize")) {
-        if (!v)
-            return NPU_EUSAGE;
         static const char *const names[] = {"error", "nearest", "bilinear"};
         int k = name_index(v, names, 3);
         if (k == 3)
@@ -225,26 +221,18 @@ static npu_status quant_option(arg_cursor *c, bool *matched)
     const char *v;
     *matched = true;
     if (VALUE("--wbits")) {
-        if (!v)
-            return NPU_EUSAGE;
         if (!parse_bits(v, &o->wbits))
             return npu_fail(c->err, NPU_EUSAGE, "--wbits: '%s' is not 8 or 4", v);
     } else if (VALUE("--abits")) {
-        if (!v)
-            return NPU_EUSAGE;
         if (!parse_bits(v, &o->abits))
             return npu_fail(c->err, NPU_EUSAGE, "--abits: '%s' is not 8 or 4", v);
     } else if (VALUE("--accuracy-budget")) {
-        if (!v)
-            return NPU_EUSAGE;
         char *end;
         double db = strtod(v, &end);
         if (*end || !(db > 0.0))
             return npu_fail(c->err, NPU_EUSAGE, "--accuracy-budget: '%s' is not a positive SQNR in dB", v);
         o->accuracy_budget_db = db;
     } else if (VALUE("--int4-rounding") || VALUE("--weight-rounding")) {
-        if (!v)
-            return NPU_EUSAGE;
         static const char *const names[] = {"nearest", "adaptive", "gptq"};
         int k = name_index(v, names, 3);
         if (k == 3)
@@ -258,8 +246,6 @@ static npu_status quant_option(arg_cursor *c, bool *matched)
     } else if (strcmp(a, "--cle") == 0) {
         o->cle = true;
     } else if (VALUE("--layer-bits")) {
-        if (!v)
-            return NPU_EUSAGE;
         return add_layer_bits(o, v, c->err);
     } else {
         *matched = false;
@@ -276,8 +262,6 @@ static npu_status io_option(arg_cursor *c, bool *matched)
     const char *v;
     *matched = true;
     if (VALUE("--input-shape")) {
-        if (!v)
-            return NPU_EUSAGE;
         if (o->n_input_shapes == DRV_MAX_INPUT_SHAPES)
             return npu_fail(c->err, NPU_EUSAGE, "--input-shape: more than %d inputs", DRV_MAX_INPUT_SHAPES);
         npu_status st = imp_parse_input_shape(v, &o->input_shapes[o->n_input_shapes], c->err);
@@ -285,8 +269,6 @@ static npu_status io_option(arg_cursor *c, bool *matched)
             return npu_fail(c->err, NPU_EUSAGE, "--input-shape: %s", c->err->msg);
         o->n_input_shapes++;
     } else if (VALUE("--input-type") || VALUE("--output-type")) {
-        if (!v)
-            return NPU_EUSAGE;
         bool in = a[2] == 'i';
         if (!q_io_type_parse(v, in ? &o->input_type : &o->output_type))
             return npu_fail(c->err, NPU_EUSAGE, "%s: '%s' is not float32, int8 or uint8",
@@ -307,8 +289,6 @@ static npu_status debug_option(arg_cursor *c, bool *matched)
     const char *v;
     *matched = true;
     if (VALUE("--dump-after")) {
-        if (!v)
-            return NPU_EUSAGE;
         o->dump_after = v;
     } else if (strcmp(a, "--dump-ir") == 0) {
         o->dump_ir = true;
@@ -370,6 +350,8 @@ npu_status drv_parse_args(int argc, char **argv, drv_options *o, npu_err *err)
             npu_status st = groups[g](&c, &matched);
             if (st != NPU_OK)
                 return st;
+            if (c.no_value)
+                return NPU_EUSAGE;
         }
         if (!matched) {
             npu_status st = positional(o, a, err);

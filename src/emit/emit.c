@@ -5,8 +5,14 @@
 #include <string.h>
 
 #include "emit/hostops.h"
-#include "emit/npub_write.h"
+#include "format/format.h"
 #include "rt/npurt_ops.h"
+
+_Static_assert((int)NPUB_DT_F32 == IR_F32 && (int)NPUB_DT_F16 == IR_F16 && (int)NPUB_DT_I64 == IR_I64 &&
+                   (int)NPUB_DT_I32 == IR_I32 && (int)NPUB_DT_I16 == IR_I16 && (int)NPUB_DT_I8 == IR_I8 &&
+                   (int)NPUB_DT_U8 == IR_U8 && (int)NPUB_DT_I4 == IR_I4 && (int)NPUB_DT_U4 == IR_U4 &&
+                   (int)NPUB_DT_BOOL == IR_BOOL,
+               "npub dtype codes are ir_dtype's");
 
 /* Everything being built, freed in one place. */
 typedef struct emitter {
@@ -296,7 +302,7 @@ npu_status emit_npub(const emit_model *m, npu_alloc alloc, void **out, size_t *s
         info->weights_bytes = m->consts->size;
         const uint32_t *words = m->prog ? m->prog->words : NULL;
         size_t n_words = m->prog ? m->prog->n_words : 0;
-        emit_section secs[] = {
+        fmt_section secs[] = {
             {NPUB_SEC_COMMANDS, words, n_words * sizeof(uint32_t)},
             {NPUB_SEC_CONSTANTS, m->consts->data, m->consts->size},
             {NPUB_SEC_TENSORS, e.tensors.data, e.tensors.size},
@@ -309,7 +315,7 @@ npu_status emit_npub(const emit_model *m, npu_alloc alloc, void **out, size_t *s
             {NPUB_SEC_GRAPH, graph, graph_size},
         };
         int n_secs = m->strip ? 8 : 10;
-        e.st = emit_npub_assemble(m->target->name, m->target->hash, m->strip ? NPUB_F_STRIPPED : 0, secs, n_secs,
+        e.st = fmt_npub_assemble(m->target->name, m->target->hash, m->strip ? NPUB_F_STRIPPED : 0, secs, n_secs,
                                   alloc, out, size, err);
     }
     if (graph)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "common/blob.h"
+#include "format/format.h"
 #include "ir/ir.h"
 #include "memplan/memplan.h"
 #include "partition/partition.h"
@@ -40,26 +41,16 @@ bool emit_is_part_copy(const ir_node *n);
 npu_status emit_npub(const emit_model *m, npu_alloc alloc, void **out, size_t *size, emit_info *info,
                      npu_err *err);
 
-/* Reads path and validates it (npub_open); *buf holds the file (free with
- * npu_free(alloc, *buf, *size)), *v the view over it. Errors name the file
- * and the byte offset. */
-npu_status emit_npub_read(const char *path, npu_alloc alloc, void **buf, size_t *size, npub_view *v, npu_err *err);
-
-/* The header's target name, NUL-terminated. */
-enum { EMIT_TARGET_NAME_CAP = 25 };
-void emit_npub_target_name(const npub_view *v, char name[EMIT_TARGET_NAME_CAP]);
-
-/* Loads the target the binary names (or override); with check_hash, a
- * description whose hash differs from the one the binary was built for is
- * an error naming both. */
-npu_status emit_npub_target(const npub_view *v, const char *path, const char *override, bool check_hash,
-                            tgt_target **t, npu_err *err);
-
 /* --emit c: OUT.c holds the binary as `const uint8_t NAME_npub[]` (16-byte
  * aligned) and its size; OUT.h the sizes a firmware allocates (arena,
  * inputs, outputs, scratch) as macros. NAME is derived from the header's
  * file name. Both files are written atomically. */
-npu_status emit_c_files(const void *npub, size_t size, const char *c_path, const char *h_path, npu_err *err);
+typedef struct emit_c_options {
+    const char *section; /* the array's section (__attribute__((section))); NULL: the compiler's (.rodata) */
+    unsigned align;      /* the array's alignment, a power of two >= 8; 0: 16 */
+} emit_c_options;
+npu_status emit_c_files(const void *npub, size_t size, const char *c_path, const char *h_path,
+                        const emit_c_options *opt, npu_err *err);
 
 /* --emit listing and npudis: header, memory, tensors, steps, and every
  * command stream disassembled with the source node of each range. */

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "ref/ref_qparams.h"
+#include "numerics/numerics.h"
 
 _Static_assert((int)NPURT_DT_F32 == (int)IR_F32 && (int)NPURT_DT_I32 == (int)IR_I32 &&
                    (int)NPURT_DT_I8 == (int)IR_I8 && (int)NPURT_DT_U8 == (int)IR_U8 &&

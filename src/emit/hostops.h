@@ -1,7 +1,7 @@
 /* Host steps, compiler side: an IR node that runs on the host CPU becomes a
  * parameter record for libnpurt (the layouts of rt/npurt_ops.h). Every
- * parameter comes from src/ref/ref_qparams.h and the reference adapters'
- * own rules, so the runtime computes exactly what `npuref` computes. */
+ * parameter comes from src/numerics (the readers the reference runs on) or
+ * the reference adapters' own rules, so the runtime computes exactly what `npuref` computes. */
 #ifndef NPU_EMIT_HOSTOPS_H
 #define NPU_EMIT_HOSTOPS_H
 

@@ -3,14 +3,14 @@
  * two activations), BatchNormalization, float pools, Resize, data movement
  * of any dtype (Slice, Concat, Split, Pad, Gather, Expand, Tile), Where,
  * compares, Cast, Not, integer elementwise ops and Dropout. Parameters come
- * from the reference adapters' own readers (src/ref/ref_params.h) or follow
+ * from the readers the reference adapters run on (src/numerics) or follow
  * their rules, so the runtime calls the same kernel on the same numbers. */
 #include "emit/hostops_internal.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "ref/ref_params.h"
+#include "numerics/numerics.h"
 
 enum { MAX_SLOTS = 2 * NPURT_REC_MAX_IO };
 

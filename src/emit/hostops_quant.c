@@ -1,10 +1,10 @@
 /* Host-step records of the quantized kernels: every parameter from
- * src/ref/ref_qparams.h, so the runtime is bit-exact with npuref. */
+ * src/numerics/numerics.h, so the runtime is bit-exact with npuref. */
 #include "emit/hostops_internal.h"
 
 #include <string.h>
 
-#include "ref/ref_qparams.h"
+#include "numerics/numerics.h"
 
 static void to_rec_shape(const nk_shape *s, npurt_p_shape *r)
 {

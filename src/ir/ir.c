@@ -347,31 +347,30 @@ ir_attr *ir_set_string(ir_graph *g, ir_node *n, const char *name, const char *v)
     return a;
 }
 
+/* a->n = count and an arena copy of the count elements of elem bytes at v
+ * (room for one when count is 0), or NULL when out of memory. */
+static void *attr_array(ir_graph *g, ir_attr *a, int count, const void *v, size_t elem)
+{
+    a->n = count;
+    void *p = npu_arena_alloc(g->arena, elem * (size_t)(count ? count : 1));
+    if (p && count)
+        memcpy(p, v, elem * (size_t)count);
+    return p;
+}
+
 ir_attr *ir_set_ints(ir_graph *g, ir_node *n, const char *name, int count, const int64_t *v)
 {
     ir_attr *a = attr_slot(g, n, name, IR_ATTR_INTS);
-    if (!a)
+    if (!a || !(a->ints = attr_array(g, a, count, v, sizeof *v)))
         return NULL;
-    a->n = count;
-    a->ints = npu_arena_alloc(g->arena, sizeof *v * (size_t)(count ? count : 1));
-    if (!a->ints)
-        return NULL;
-    if (count)
-        memcpy(a->ints, v, sizeof *v * (size_t)count);
     return a;
 }
 
 ir_attr *ir_set_floats(ir_graph *g, ir_node *n, const char *name, int count, const float *v)
 {
     ir_attr *a = attr_slot(g, n, name, IR_ATTR_FLOATS);
-    if (!a)
+    if (!a || !(a->floats = attr_array(g, a, count, v, sizeof *v)))
         return NULL;
-    a->n = count;
-    a->floats = npu_arena_alloc(g->arena, sizeof *v * (size_t)(count ? count : 1));
-    if (!a->floats)
-        return NULL;
-    if (count)
-        memcpy(a->floats, v, sizeof *v * (size_t)count);
     return a;
 }
 

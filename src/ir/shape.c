@@ -97,17 +97,29 @@ npu_status sh_axis(sctx *c, const char *what, int64_t axis, int rank, bool inclu
     return NPU_OK;
 }
 
-npu_status sh_const_ints(sctx *c, const ir_tensor *t, const char *what, int64_t *out, int max, int *count)
+/* t is a constant scalar or 1-D tensor of at most max values whose dtype is
+ * a or b (named types in the message); *n gets its count. */
+static npu_status const_vector(sctx *c, const ir_tensor *t, const char *what, ir_dtype a, ir_dtype b,
+                               const char *types, int max, int64_t *n)
 {
     if (!t->data)
         return sh_fail(c, "%s '%s' must be a constant (known when the model is compiled)", what, t->name);
-    if (t->dtype != IR_I64 && t->dtype != IR_I32)
-        return sh_fail(c, "%s '%s' must be int64 or int32, not %s", what, t->name, ir_dtype_name(t->dtype));
+    if (t->dtype != a && t->dtype != b)
+        return sh_fail(c, "%s '%s' must be %s, not %s", what, t->name, types, ir_dtype_name(t->dtype));
     if (t->rank > 1)
         return sh_fail(c, "%s '%s' must be a scalar or a 1-D tensor", what, t->name);
-    int64_t n = ir_tensor_numel(t);
-    if (n > max)
-        return sh_fail(c, "%s '%s' has %lld values; at most %d are supported", what, t->name, (long long)n, max);
+    *n = ir_tensor_numel(t);
+    if (*n > max)
+        return sh_fail(c, "%s '%s' has %lld values; at most %d are supported", what, t->name, (long long)*n, max);
+    return NPU_OK;
+}
+
+npu_status sh_const_ints(sctx *c, const ir_tensor *t, const char *what, int64_t *out, int max, int *count)
+{
+    int64_t n;
+    npu_status st = const_vector(c, t, what, IR_I64, IR_I32, "int64 or int32", max, &n);
+    if (st != NPU_OK)
+        return st;
     for (int64_t i = 0; i < n; i++)
         out[i] = t->dtype == IR_I64 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
     *count = (int)n;
@@ -123,15 +135,10 @@ static float half_to_float(uint16_t h)
 
 npu_status sh_const_floats(sctx *c, const ir_tensor *t, const char *what, float *out, int max, int *count)
 {
-    if (!t->data)
-        return sh_fail(c, "%s '%s' must be a constant (known when the model is compiled)", what, t->name);
-    if (t->dtype != IR_F32 && t->dtype != IR_F16)
-        return sh_fail(c, "%s '%s' must be float, not %s", what, t->name, ir_dtype_name(t->dtype));
-    if (t->rank > 1)
-        return sh_fail(c, "%s '%s' must be a scalar or a 1-D tensor", what, t->name);
-    int64_t n = ir_tensor_numel(t);
-    if (n > max)
-        return sh_fail(c, "%s '%s' has %lld values; at most %d are supported", what, t->name, (long long)n, max);
+    int64_t n;
+    npu_status st = const_vector(c, t, what, IR_F32, IR_F16, "float", max, &n);
+    if (st != NPU_OK)
+        return st;
     for (int64_t i = 0; i < n; i++)
         out[i] = t->dtype == IR_F32 ? ((const float *)t->data)[i] : half_to_float(((const uint16_t *)t->data)[i]);
     *count = (int)n;

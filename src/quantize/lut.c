@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
+#include "numerics/numerics.h"
 #include "quantize/quantize_internal.h"
-#include "ref/ref_qparams.h"
 
 npu_status q_lut(q_ctx *c, ir_node *n, const ir_tensor *y)
 {

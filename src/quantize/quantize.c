@@ -4,8 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "numerics/numerics.h"
 #include "quantize/quantize_internal.h"
-#include "ref/ref_qparams.h"
 
 void q_params_from_range(float lo, float hi, int bits, float *scale, int32_t *zero_point)
 {

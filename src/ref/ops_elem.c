@@ -13,7 +13,6 @@
 #include <math.h>
 
 #include "ref/ref_internal.h"
-#include "ref/ref_params.h"
 
 /* Input 0 and output 0 present; both f32 when f32_only. */
 static npu_status one_in_out(const ir_node *n, bool f32_only, npu_err *err)
@@ -41,20 +40,6 @@ static npu_status unsupported_dtype(const ir_node *n, const ir_tensor *t, const 
 }
 
 /* ---- binary ------------------------------------------------------------ */
-
-nk_binop ref_binop(ir_op op)
-{
-    switch (op) {
-    case IR_OP_ADD: return NK_BIN_ADD;
-    case IR_OP_SUB: return NK_BIN_SUB;
-    case IR_OP_MUL: return NK_BIN_MUL;
-    case IR_OP_DIV: return NK_BIN_DIV;
-    case IR_OP_POW: return NK_BIN_POW;
-    case IR_OP_MAX: return NK_BIN_MAX;
-    case IR_OP_MIN: return NK_BIN_MIN;
-    default: return NK_BIN_PRELU;
-    }
-}
 
 static bool is_int(ir_dtype dt)
 {

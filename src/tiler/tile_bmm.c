@@ -12,7 +12,7 @@
  * sums when a field or the SRAM needs it. */
 #include <string.h>
 
-#include "ref/ref_qparams.h"
+#include "numerics/numerics.h"
 #include "tiler/tile_internal.h"
 
 static int64_t al16(int64_t v)

@@ -2,7 +2,7 @@
  * (ending with `end`); every node in it a layer record. */
 #include <string.h>
 
-#include "ref/ref_qparams.h"
+#include "numerics/numerics.h"
 #include "tiler/tile_internal.h"
 
 npu_status tile_qtab(tile_ctx *c, const ir_node *n, int64_t c0, int64_t cnt, uint8_t *out)
@@ -351,6 +351,112 @@ static npu_status plan_cascades(tile_ctx *c, const part_schedule *sched, int *gr
     return NPU_OK;
 }
 
+/* Lowers the node at ps->first + *k into one layer, with the cascade or the
+ * fused partner that runs inside its tiles; each node it takes in gets a
+ * fused layer of no words, and *k moves past them. */
+static npu_status lower_layer(tile_ctx *c, const part_step *ps, const int *group, tile_program *out, int *cap_layers,
+                              int *k)
+{
+    const ir_graph *g = c->g;
+    const ir_node *n = g->nodes[ps->first + *k];
+    npu_status st;
+    c->node = n;
+    if ((st = grow_layers(c, out, cap_layers)) != NPU_OK)
+        return st;
+    tile_layer *L = &out->layers[out->n_layers++];
+    memset(L, 0, sizeof *L);
+    L->node = n;
+    L->first_word = (uint32_t)c->n_words;
+    int64_t t0 = c->s.end;
+    c->lay_dram_bytes = c->lay_sram = 0;
+    c->lay_tiles = 0;
+    tile_layer_begin(c);
+    const ir_node *m = *k + 1 < ps->count ? g->nodes[ps->first + *k + 1] : NULL;
+    const ir_node *const *nd = (const ir_node *const *)&g->nodes[ps->first + *k];
+    int len = 1, extra = 0; /* nodes of the cascade starting here; those run inside n's tiles */
+    while (*k + len < ps->count && group[ps->first + *k + len] == ps->first + *k)
+        len++;
+    bool fuse = false;
+    if (len > 1 && plan_allows(c, nd, len)) {
+        st = lower_cascade(c, nd, len, &fuse);
+        if (st == NPU_OK && !fuse)
+            st = tile_fail(c, "tiler bug: the cascade of %d nodes planned for it does not lower", len);
+        extra = len - 1;
+    } else if (m) {
+        int how = fusable(c, n, m);
+        fuse = how > 0;
+        extra = 1;
+        if (fuse)
+            st = tile_conv_fused(c, n, m, how == 2, &fuse);
+    }
+    if (!fuse && st == NPU_OK)
+        st = lower_node(c, n);
+    L->n_words = (uint32_t)(c->n_words - L->first_word);
+    L->cycles = c->s.end - t0;
+    L->dram_bytes = c->lay_dram_bytes;
+    L->tiles = c->lay_tiles;
+    L->sram_bytes = c->lay_sram;
+    L->macs = node_macs(n);
+    L->bound_cycles = bound_cycles(c->t, n, L->macs, L->dram_bytes);
+    for (int e = 0; fuse && e < extra && st == NPU_OK; e++) { /* ran inside n's tiles: no words */
+        if ((st = grow_layers(c, out, cap_layers)) != NPU_OK)
+            break;
+        L = &out->layers[out->n_layers++];
+        memset(L, 0, sizeof *L);
+        L->node = g->nodes[ps->first + *k + 1];
+        L->first_word = (uint32_t)c->n_words;
+        L->fused = true;
+        L->macs = node_macs(L->node);
+        (*k)++;
+    }
+    return st;
+}
+
+/* The NPU step s of the schedule as one segment: one stream of words, its
+ * layers in order. */
+static npu_status lower_segment(tile_ctx *c, const part_schedule *sched, int s, const int *group, tile_program *out,
+                                int *cap_layers)
+{
+    const part_step *ps = &sched->steps[s];
+    npu_status st = NPU_OK;
+    tile_segment *seg = &out->segments[out->n_segments++];
+    seg->step = s;
+    seg->first_word = (uint32_t)c->n_words;
+    memset(&c->s, 0, sizeof c->s);
+    c->pending_barrier = false;
+    c->last_kind = -1;
+    for (int k = 0; k < ps->count && st == NPU_OK; k++)
+        st = lower_layer(c, ps, group, out, cap_layers, &k);
+    c->node = NULL;
+    if (st == NPU_OK)
+        st = end_stream(c);
+    seg->n_words = (uint32_t)(c->n_words - seg->first_word);
+    return st;
+}
+
+/* The words, layers and segments cut to their exact sizes, so that
+ * tile_program_free knows what it frees; *cap_layers and *n_npu follow what
+ * was reallocated, for the caller's frees on failure. */
+static npu_status exact_sizes(tile_ctx *c, tile_program *out, int *cap_layers, int *n_npu)
+{
+    npu_alloc alloc = c->alloc;
+    uint32_t *w = npu_realloc(alloc, c->words, sizeof *c->words * c->cap_words,
+                              sizeof *w * (c->n_words ? c->n_words : 1));
+    if (w)
+        c->words = w, c->cap_words = c->n_words ? c->n_words : 1;
+    tile_layer *l = npu_realloc(alloc, out->layers, sizeof *l * (size_t)*cap_layers,
+                                sizeof *l * (size_t)(out->n_layers ? out->n_layers : 1));
+    if (l)
+        out->layers = l, *cap_layers = out->n_layers ? out->n_layers : 1;
+    tile_segment *sg = npu_realloc(alloc, out->segments, sizeof *sg * (size_t)(*n_npu + 1),
+                                   sizeof *sg * (size_t)(out->n_segments ? out->n_segments : 1));
+    if (sg)
+        out->segments = sg, *n_npu = (out->n_segments ? out->n_segments : 1) - 1;
+    if (!w || !l || !sg)
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    return NPU_OK;
+}
+
 npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedule *sched, const mp_plan *plan,
                       emit_blob *consts, npu_alloc alloc, tile_program *out, npu_err *err)
 {
@@ -374,96 +480,15 @@ npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedul
     for (int i = 0; i <= g->n_tensors; i++)
         c.const_off[i] = -1;
     int cap_layers = 0;
-    for (int s = 0; s < sched->n_steps && st == NPU_OK; s++) {
-        const part_step *ps = &sched->steps[s];
-        if (ps->unit != IR_UNIT_NPU)
-            continue;
-        tile_segment *seg = &out->segments[out->n_segments++];
-        seg->step = s;
-        seg->first_word = (uint32_t)c.n_words;
-        memset(&c.s, 0, sizeof c.s);
-        c.pending_barrier = false;
-        c.last_kind = -1;
-        for (int k = 0; k < ps->count && st == NPU_OK; k++) {
-            const ir_node *n = g->nodes[ps->first + k];
-            c.node = n;
-            if ((st = grow_layers(&c, out, &cap_layers)) != NPU_OK)
-                break;
-            tile_layer *L = &out->layers[out->n_layers++];
-            memset(L, 0, sizeof *L);
-            L->node = n;
-            L->first_word = (uint32_t)c.n_words;
-            int64_t t0 = c.s.end;
-            c.lay_dram_bytes = c.lay_sram = 0;
-            c.lay_tiles = 0;
-            tile_layer_begin(&c);
-            const ir_node *m = k + 1 < ps->count ? g->nodes[ps->first + k + 1] : NULL;
-            const ir_node *const *nd = (const ir_node *const *)&g->nodes[ps->first + k];
-            int len = 1, extra = 0; /* nodes of the cascade starting here; those run inside n's tiles */
-            while (k + len < ps->count && group[ps->first + k + len] == ps->first + k)
-                len++;
-            bool fuse = false;
-            if (len > 1 && plan_allows(&c, nd, len)) {
-                st = lower_cascade(&c, nd, len, &fuse);
-                if (st == NPU_OK && !fuse)
-                    st = tile_fail(&c, "tiler bug: the cascade of %d nodes planned for it does not lower", len);
-                extra = len - 1;
-            } else if (m) {
-                int how = fusable(&c, n, m);
-                fuse = how > 0;
-                extra = 1;
-                if (fuse)
-                    st = tile_conv_fused(&c, n, m, how == 2, &fuse);
-            }
-            if (!fuse && st == NPU_OK)
-                st = lower_node(&c, n);
-            L->n_words = (uint32_t)(c.n_words - L->first_word);
-            L->cycles = c.s.end - t0;
-            L->dram_bytes = c.lay_dram_bytes;
-            L->tiles = c.lay_tiles;
-            L->sram_bytes = c.lay_sram;
-            L->macs = node_macs(n);
-            L->bound_cycles = bound_cycles(t, n, L->macs, L->dram_bytes);
-            for (int e = 0; fuse && e < extra && st == NPU_OK; e++) { /* ran inside n's tiles: no words */
-                if ((st = grow_layers(&c, out, &cap_layers)) != NPU_OK)
-                    break;
-                L = &out->layers[out->n_layers++];
-                memset(L, 0, sizeof *L);
-                L->node = g->nodes[ps->first + k + 1];
-                L->first_word = (uint32_t)c.n_words;
-                L->fused = true;
-                L->macs = node_macs(L->node);
-                k++;
-            }
-        }
-        c.node = NULL;
-        if (st == NPU_OK)
-            st = end_stream(&c);
-        seg->n_words = (uint32_t)(c.n_words - seg->first_word);
-    }
+    for (int s = 0; s < sched->n_steps && st == NPU_OK; s++)
+        if (sched->steps[s].unit == IR_UNIT_NPU)
+            st = lower_segment(&c, sched, s, group, out, &cap_layers);
     npu_free(alloc, c.const_off, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
     npu_free(alloc, group, sizeof(int) * (size_t)(g->n_nodes + 1));
     npu_free(alloc, c.work, sizeof *c.work * (size_t)c.cap_work);
     npu_free(alloc, c.comp, sizeof *c.comp * (size_t)c.cap_comp);
-    /* exact sizes, so that tile_program_free knows what it frees */
-    uint32_t *w = NULL;
-    tile_layer *l = NULL;
-    tile_segment *sg = NULL;
-    if (st == NPU_OK) {
-        w = npu_realloc(alloc, c.words, sizeof *c.words * c.cap_words, sizeof *w * (c.n_words ? c.n_words : 1));
-        if (w)
-            c.words = w, c.cap_words = c.n_words ? c.n_words : 1;
-        l = npu_realloc(alloc, out->layers, sizeof *l * (size_t)cap_layers,
-                        sizeof *l * (size_t)(out->n_layers ? out->n_layers : 1));
-        if (l)
-            out->layers = l, cap_layers = out->n_layers ? out->n_layers : 1;
-        sg = npu_realloc(alloc, out->segments, sizeof *sg * (size_t)(n_npu + 1),
-                         sizeof *sg * (size_t)(out->n_segments ? out->n_segments : 1));
-        if (sg)
-            out->segments = sg, n_npu = (out->n_segments ? out->n_segments : 1) - 1;
-        if (!w || !l || !sg)
-            st = npu_fail(err, NPU_EINTERNAL, "out of memory");
-    }
+    if (st == NPU_OK)
+        st = exact_sizes(&c, out, &cap_layers, &n_npu);
     if (st != NPU_OK) {
         npu_free(alloc, c.words, sizeof *c.words * c.cap_words);
         npu_free(alloc, out->layers, sizeof *out->layers * (size_t)cap_layers);

@@ -5,7 +5,7 @@
  * estimated cycles among a few candidate tile shapes wins. */
 #include <string.h>
 
-#include "ref/ref_qparams.h"
+#include "numerics/numerics.h"
 #include "tiler/tile_internal.h"
 
 typedef struct win {

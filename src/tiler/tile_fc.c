@@ -5,7 +5,7 @@
  * ([chunk][m][kc]) so that every matmul reads a dense m x kc operand. */
 #include <string.h>
 
-#include "ref/ref_qparams.h"
+#include "numerics/numerics.h"
 #include "tiler/tile_internal.h"
 
 static int64_t al16(int64_t v)

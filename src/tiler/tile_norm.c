@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "kernels/nk_norm.h"
-#include "ref/ref_qparams.h"
+#include "numerics/numerics.h"
 #include "tiler/tile_internal.h"
 
 typedef struct rows {

@@ -3,8 +3,8 @@
  * target's constraints; the reason names the limit that fails. */
 #include <string.h>
 
+#include "numerics/numerics.h"
 #include "quantize/quantize.h"
-#include "ref/ref_qparams.h"
 #include "tiler/tile_internal.h"
 
 bool tile_w4_ok(const tgt_target *t, int64_t elems_per_filter)

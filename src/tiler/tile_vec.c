@@ -4,7 +4,7 @@
  * scales differ). */
 #include <string.h>
 
-#include "ref/ref_qparams.h"
+#include "numerics/numerics.h"
 #include "tiler/tile_internal.h"
 
 /* n equal slots of bytes each, placed together. */

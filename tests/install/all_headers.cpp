@@ -4,6 +4,8 @@
 // that each installed header is included here).
 #include <npurt/npub.h>
 #include <npurt/npurt.h>
+#include <npurt/npurt_hal.h>
+#include <npurt/npurt_model.h>
 #include <npurt/npurt_ops.h>
 
 #include <cstdio>
@@ -20,6 +22,10 @@ int main()
     std::printf("npurt_open: %d: %s\n", rc, err.msg);
     if (rc == 0 || err.msg[0] == '\0')
         return 1;
+    // the model API refuses it too, with its own status
+    static npurt_model m;
+    if (npurt_model_open(&m, blob, sizeof blob, npurt_ops_all) != NPURT_EBLOB || !npurt_strerror(NPURT_EBLOB)[0])
+        return 1;
     // a symbol of each header reached through C linkage
-    return npub_dtype_bits(5) == 8 /* int8 */ && NPURT_REC_VERSION > 0 ? 0 : 1;
+    return npub_dtype_bits(5) == 8 /* int8 */ && NPURT_REC_VERSION > 0 && NPURT_NPU_BASE != 0 ? 0 : 1;
 }

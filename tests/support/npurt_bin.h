@@ -13,7 +13,7 @@
 
 #include "calib/dataset.h"
 #include "emit/hostops.h"
-#include "emit/npub_write.h"
+#include "format/format.h"
 #include "import/import.h"
 #include "kernels/kernels.h"
 #include "opt/opt.h"
@@ -267,7 +267,7 @@ static inline void *assemble(asm_state *a, size_t *size)
     memcpy(mem.region_bytes, a->region_bytes, sizeof mem.region_bytes);
     mem.region_bytes[NPUB_REGION_CONST] = (uint32_t)a->consts.size;
     mem.scratch_bytes = a->scratch;
-    emit_section secs[] = {
+    fmt_section secs[] = {
         {NPUB_SEC_COMMANDS, a->cmds, a->n_cmds * 4},
         {NPUB_SEC_CONSTANTS, a->consts.data, a->consts.size},
         {NPUB_SEC_TENSORS, a->tensors, a->n_tensors * sizeof(npub_tensor)},
@@ -279,7 +279,7 @@ static inline void *assemble(asm_state *a, size_t *size)
     };
     void *buf;
     npu_err e;
-    cr_assert_eq(emit_npub_assemble("edge-v1", 1, 0, secs, 8, npu_alloc_default(), &buf, size, &e), NPU_OK,
+    cr_assert_eq(fmt_npub_assemble("edge-v1", 1, 0, secs, 8, npu_alloc_default(), &buf, size, &e), NPU_OK,
                  "%s", e.msg);
     return buf;
 }

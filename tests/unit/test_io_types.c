@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "driver/options.h"
-#include "emit/npub_write.h"
+#include "format/format.h"
 #include "ir/ir.h"
 #include "kernels/nk_quant.h"
 #include "rt/npub.h"
@@ -79,7 +79,7 @@ static size_t fill(sample *s, bool ext)
 
 static void *build(sample *s, size_t io_size, size_t *size)
 {
-    emit_section secs[] = {
+    fmt_section secs[] = {
         {NPUB_SEC_COMMANDS, s->cmds, sizeof s->cmds},      {NPUB_SEC_CONSTANTS, s->consts, sizeof s->consts},
         {NPUB_SEC_TENSORS, s->tensors, sizeof s->tensors}, {NPUB_SEC_STEPS, s->steps, sizeof s->steps},
         {NPUB_SEC_IO, s->io, io_size},                     {NPUB_SEC_STRINGS, s->strings, 5},
@@ -87,7 +87,7 @@ static void *build(sample *s, size_t io_size, size_t *size)
     };
     void *bin;
     npu_err err;
-    cr_assert_eq(emit_npub_assemble("edge-v1", 1, 0, secs, 7, npu_alloc_default(), &bin, size, &err), NPU_OK, "%s",
+    cr_assert_eq(fmt_npub_assemble("edge-v1", 1, 0, secs, 7, npu_alloc_default(), &bin, size, &err), NPU_OK, "%s",
                  err.msg);
     return bin;
 }

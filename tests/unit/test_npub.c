@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit/npub_write.h"
+#include "format/format.h"
 #include "ir/ir.h"
 #include "rt/npub.h"
 
@@ -51,7 +51,7 @@ static void fill(sample *s)
 
 static void *build(sample *s, size_t *size)
 {
-    emit_section secs[] = {
+    fmt_section secs[] = {
         {NPUB_SEC_COMMANDS, s->cmds, sizeof s->cmds},   {NPUB_SEC_CONSTANTS, s->consts, sizeof s->consts},
         {NPUB_SEC_TENSORS, s->tensors, sizeof s->tensors}, {NPUB_SEC_STEPS, s->steps, sizeof s->steps},
         {NPUB_SEC_IO, s->io, sizeof s->io},             {NPUB_SEC_STRINGS, s->strings, 12},
@@ -60,7 +60,7 @@ static void *build(sample *s, size_t *size)
     };
     void *buf;
     npu_err e;
-    cr_assert_eq(emit_npub_assemble("edge-v1", 0x1234abcdull, 0, secs, 9, npu_alloc_default(), &buf, size, &e),
+    cr_assert_eq(fmt_npub_assemble("edge-v1", 0x1234abcdull, 0, secs, 9, npu_alloc_default(), &buf, size, &e),
                  NPU_OK, "%s", e.msg);
     return buf;
 }

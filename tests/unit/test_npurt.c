@@ -1,10 +1,10 @@
 /* libnpurt natively: small quantized graphs built with the IR API become
  * all-host .npub files (tensor table from the graph, records from
- * emit_host_step, emit_npub_assemble), run with npurt_run, and must match
+ * emit_host_step, fmt_npub_assemble), run with npurt_run, and must match
  * the reference executor (ref_ctx_run) on the same graph bit for bit. Then
  * npurt_open against broken records, and npurt_run against a bad
  * environment and NPU steps. */
-#include "ref/ref_qparams.h"
+#include "numerics/numerics.h"
 #include "tests/support/npurt_bin.h"
 
 Test(npurt, cnn_matches_reference)

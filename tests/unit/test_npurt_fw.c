@@ -1,7 +1,7 @@
 /* libnpurt in the firmware of the simulated SoC: all-host binaries and an
  * NPU step through FW_CMD_RUN_NPUB on the rv32 host (Unicorn), the NPU model
  * attached, compared byte for byte with the reference executor. */
-#include "ref/ref_qparams.h"
+#include "numerics/numerics.h"
 #include "target/target.h"
 #include "tests/support/npurt_bin.h"
 

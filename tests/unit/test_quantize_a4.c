@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
+#include "numerics/numerics.h"
 #include "quantize/quantize_internal.h"
-#include "ref/ref_qparams.h"
 #include "target/target.h"
 #include "tests/support/testgraph.h"
 

@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "common/file.h"
-#include "emit/emit.h"
+#include "format/format.h"
 
-npu_status emit_npub_read(const char *path, npu_alloc alloc, void **buf, size_t *size, npub_view *v, npu_err *err)
+npu_status fmt_npub_read(const char *path, npu_alloc alloc, void **buf, size_t *size, npub_view *v, npu_err *err)
 {
     npu_status st = npu_read_file(path, alloc, buf, size, err);
     if (st != NPU_OK)
@@ -19,17 +19,17 @@ npu_status emit_npub_read(const char *path, npu_alloc alloc, void **buf, size_t 
     return npu_fail(err, NPU_EUSER, "%s: %s", path, ne.msg);
 }
 
-void emit_npub_target_name(const npub_view *v, char name[EMIT_TARGET_NAME_CAP])
+void fmt_npub_target_name(const npub_view *v, char name[FMT_TARGET_NAME_CAP])
 {
     memcpy(name, v->header->target, sizeof v->header->target);
     name[sizeof v->header->target] = 0;
 }
 
-npu_status emit_npub_target(const npub_view *v, const char *path, const char *override, bool check_hash,
+npu_status fmt_npub_target(const npub_view *v, const char *path, const char *override, bool check_hash,
                             tgt_target **t, npu_err *err)
 {
-    char name[EMIT_TARGET_NAME_CAP];
-    emit_npub_target_name(v, name);
+    char name[FMT_TARGET_NAME_CAP];
+    fmt_npub_target_name(v, name);
     npu_status st = tgt_load(override ? override : name, NULL, t, err);
     if (st != NPU_OK)
         return npu_err_prefix(err, "%s: target of the binary", path);

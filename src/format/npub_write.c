@@ -1,4 +1,4 @@
-#include "emit/npub_write.h"
+#include "format/format.h"
 
 #include <string.h>
 
@@ -7,7 +7,7 @@ static size_t align_up(size_t v)
     return (v + NPUB_ALIGN - 1) & ~(size_t)(NPUB_ALIGN - 1);
 }
 
-npu_status emit_npub_assemble(const char *target, uint64_t target_hash, uint32_t flags, const emit_section *secs,
+npu_status fmt_npub_assemble(const char *target, uint64_t target_hash, uint32_t flags, const fmt_section *secs,
                               int n_secs, npu_alloc alloc, void **out, size_t *out_size, npu_err *err)
 {
     npub_header h;
