@@ -10,7 +10,6 @@
 #include "driver/report.h"
 #include "emit/emit.h"
 #include "format/npub_sign.h"
-#include "emit/hostops.h"
 #include "memplan/memplan.h"
 #include "tiler/tiler.h"
 #include "import/import.h"
@@ -136,28 +135,19 @@ static npu_status stage_quantize(drv_ctx *c, npu_err *err)
     return st;
 }
 
-/* The units' answers for the partition: the tiler's estimate for the NPU,
- * the emitter's host kernels (or a split the plan lays out in place). */
-static bool npu_cost(void *ud, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason)
-{
-    return tile_estimate(ud, g, n, cycles, reason);
-}
-
-static bool host_caps(void *ud, const ir_graph *g, const ir_node *n, const char **reason)
-{
-    (void)ud;
-    return emit_is_part_copy(n) || emit_host_supports(g, n, reason);
-}
-
 _Static_assert(PART_COST == 0 && PART_FIRST_FIT == 1 && PART_HOST == 2, "--partition's names are part_mode's order");
 
+/* The units answer for themselves: the tiler for the NPU, the emitter for
+ * the host runtime, the memory planner for the arena of an order. */
 static npu_status stage_partition(drv_ctx *c, npu_err *err)
 {
     const tgt_target *t = c->target;
     part_host_model hm = {t->npu_clock_mhz / t->host_clock_mhz, t->host_cpi,
                           (double)t->p[TGT_P_DRAM_BYTES_PER_CYCLE]};
-    part_caps caps = {.npu_supports = tile_supports, .ud = c->target, .host_supports = host_caps,
-                      .npu_cost = npu_cost, .host = &hm, .mode = (part_mode)c->o->partition, .model = c->o->model};
+    mp_options order_mo = {.align = 16};
+    part_caps caps = {.npu_supports = tile_supports, .ud = c->target, .host_supports = emit_host_caps,
+                      .npu_cost = tile_estimate, .host = &hm, .arena = mp_order_arena, .arena_ud = &order_mo,
+                      .mode = (part_mode)c->o->partition, .model = c->o->model};
     npu_status st = part_plan(c->g, &caps, &c->part, &c->sched, err);
     if (st == NPU_OK && c->o->report)
         part_report_ex(c->g, &c->part, c->out);
@@ -166,16 +156,7 @@ static npu_status stage_partition(drv_ctx *c, npu_err *err)
 
 static npu_status stage_memplan(drv_ctx *c, npu_err *err)
 {
-    /* the tiler's cascades keep their intermediates in SRAM: the planner gives them no DRAM home */
-    int *group = npu_arena_alloc(c->g->arena, sizeof(int) * (size_t)(c->g->n_nodes + 1));
-    npu_status st = group ? tile_cascades(c->target, c->g, &c->sched, c->alloc, group, err)
-                          : npu_fail(err, NPU_EINTERNAL, "out of memory");
-    mp_options mo = {.align = 16, .group = group};
-    if (st == NPU_OK)
-        st = mp_plan_graph(c->g, &c->sched, &mo, &c->plan, err);
-    if (st == NPU_OK)
-        st = mp_check(c->g, &c->plan, err);
-    return st;
+    return tile_memplan(c->target, c->g, &c->sched, c->alloc, &c->plan, err);
 }
 
 static npu_status stage_tile(drv_ctx *c, npu_err *err)

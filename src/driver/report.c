@@ -82,12 +82,12 @@ npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph 
     int n_plan = 0;
     for (int i = 0; i < plan->n_tensors; i++) {
         const mp_tensor *p = &plan->t[i];
-        if (p->region != NPUB_REGION_ARENA || p->offset < 0)
+        if (p->region != MP_REGION_ARENA || p->offset < 0)
             continue;
         bufs[n_plan++] = (npu_stats_buffer){g->tensors[i]->name, (uint64_t)p->offset, (uint64_t)p->size, p->first,
                                             p->last, p->alias_of >= 0 ? g->tensors[p->alias_of]->name : NULL};
     }
-    s.arena_bytes = (uint64_t)plan->region_bytes[NPUB_REGION_ARENA];
+    s.arena_bytes = (uint64_t)plan->region_bytes[MP_REGION_ARENA];
     s.arena_lower_bound_bytes = (uint64_t)plan->arena_lower_bound;
     s.sram_peak_bytes = prog ? (uint64_t)prog->sram_peak : 0;
     s.weights_bytes = info->weights_bytes;

@@ -13,6 +13,10 @@ _Static_assert((int)NPUB_DT_F32 == IR_F32 && (int)NPUB_DT_F16 == IR_F16 && (int)
                    (int)NPUB_DT_U8 == IR_U8 && (int)NPUB_DT_I4 == IR_I4 && (int)NPUB_DT_U4 == IR_U4 &&
                    (int)NPUB_DT_BOOL == IR_BOOL,
                "npub dtype codes are ir_dtype's");
+_Static_assert((int)MP_REGION_CONST == NPUB_REGION_CONST && (int)MP_REGION_ARENA == NPUB_REGION_ARENA &&
+                   (int)MP_REGION_INPUT == NPUB_REGION_INPUT && (int)MP_REGION_OUTPUT == NPUB_REGION_OUTPUT &&
+                   (int)MP_REGION_COUNT == NPUB_REGION_COUNT,
+               "the memory plan's regions are the .npub's");
 
 /* Everything being built, freed in one place. */
 typedef struct emitter {
@@ -121,6 +125,12 @@ bool emit_is_part_copy(const ir_node *n)
             return false;
     }
     return true;
+}
+
+bool emit_host_caps(void *ud, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    (void)ud;
+    return emit_is_part_copy(n) || emit_host_supports(g, n, reason);
 }
 
 /* A view whose output the plan put on its input's bytes moves nothing. */

@@ -37,6 +37,10 @@ typedef struct emit_info {
  * its input (read in place where the memory plan allows, else copied). */
 bool emit_is_part_copy(const ir_node *n);
 
+/* part_caps.host_supports (ud unused): the runtime has a host kernel for n
+ * (emit_host_supports), or n is such a Split or Slice. */
+bool emit_host_caps(void *ud, const ir_graph *g, const ir_node *n, const char **reason);
+
 /* A complete .npub in a new buffer (free with npu_free(alloc, *out, *size)). */
 npu_status emit_npub(const emit_model *m, npu_alloc alloc, void **out, size_t *size, emit_info *info,
                      npu_err *err);

@@ -56,16 +56,16 @@ static int group_last(const checker *c, int q)
     return q;
 }
 
-static npub_region expected_region(const ir_graph *g, const ir_tensor *x)
+static mp_region expected_region(const ir_graph *g, const ir_tensor *x)
 {
     if (x->data)
-        return NPUB_REGION_CONST;
+        return MP_REGION_CONST;
     unsigned f = x->flags;
     for (int i = 0; i < g->n_inputs; i++)
         f |= g->inputs[i] == x ? IR_TENSOR_INPUT : 0;
     for (int i = 0; i < g->n_outputs; i++)
         f |= g->outputs[i] == x ? IR_TENSOR_OUTPUT : 0;
-    return f & IR_TENSOR_INPUT ? NPUB_REGION_INPUT : f & IR_TENSOR_OUTPUT ? NPUB_REGION_OUTPUT : NPUB_REGION_ARENA;
+    return f & IR_TENSOR_INPUT ? MP_REGION_INPUT : f & IR_TENSOR_OUTPUT ? MP_REGION_OUTPUT : MP_REGION_ARENA;
 }
 
 static npu_status check_positions(checker *c, npu_err *err)
@@ -97,7 +97,7 @@ static npu_status check_in_sram(const checker *c, const ir_tensor *x, const mp_t
     const ir_graph *g = c->g;
     const ir_node *pr = x->producer;
     int q = pr && pr->id >= 0 && pr->id < g->n_nodes && g->nodes[pr->id] == pr ? c->p->node_pos[pr->id] : -1;
-    if (m->offset >= 0 || m->first_pos >= 0 || m->alias_of >= 0 || expected_region(g, x) != NPUB_REGION_ARENA ||
+    if (m->offset >= 0 || m->first_pos >= 0 || m->alias_of >= 0 || expected_region(g, x) != MP_REGION_ARENA ||
         q < 0 || q >= group_last(c, q))
         return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' is kept in SRAM but is not a cascade's intermediate",
                         x->name);
@@ -118,7 +118,7 @@ static npu_status check_tensor(const checker *c, int t, npu_err *err)
     if (m->in_sram && !x->data)
         return check_in_sram(c, x, m, err);
     if (x->data)
-        return m->region == NPUB_REGION_CONST && m->alias_of < 0
+        return m->region == MP_REGION_CONST && m->alias_of < 0
                    ? NPU_OK
                    : npu_fail(err, NPU_EINTERNAL, "memplan check: constant '%s' is not in the CONST region", x->name);
     if (m->first_pos < 0 || c->horizon == 0) /* no steps at all (every output a constant): no lifetimes */
@@ -145,8 +145,8 @@ static npu_status check_tensor(const checker *c, int t, npu_err *err)
         return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' aliases tensor %d, which is not a root buffer",
                         x->name, r);
     const mp_tensor *rm = &c->p->t[r];
-    npub_region want = expected_region(c->g, x);
-    if (want != NPUB_REGION_ARENA && want != rm->region)
+    mp_region want = expected_region(c->g, x);
+    if (want != MP_REGION_ARENA && want != rm->region)
         return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' belongs in region %d but lies in '%s' (region %d)",
                         x->name, want, tname(c, r), rm->region);
     if (m->region != rm->region || m->offset < rm->offset || m->offset + m->size > rm->offset + rm->size)
@@ -189,8 +189,8 @@ static void own_lifetimes(checker *c)
 {
     const ir_graph *g = c->g;
     for (int t = 0; t < c->p->n_tensors; t++) {
-        npub_region r = expected_region(g, g->tensors[t]);
-        c->own_first[t] = r == NPUB_REGION_INPUT ? 0 : -1;
+        mp_region r = expected_region(g, g->tensors[t]);
+        c->own_first[t] = r == MP_REGION_INPUT ? 0 : -1;
         c->own_last[t] = c->own_first[t];
     }
     for (int q = 0; q < c->p->n_positions; q++) {
@@ -205,7 +205,7 @@ static void own_lifetimes(checker *c)
                 c->own_last[n->inputs[j]->id] = group_last(c, q);
     }
     for (int t = 0; t < c->p->n_tensors; t++)
-        if (c->own_first[t] >= 0 && expected_region(g, g->tensors[t]) == NPUB_REGION_OUTPUT)
+        if (c->own_first[t] >= 0 && expected_region(g, g->tensors[t]) == MP_REGION_OUTPUT)
             c->own_last[t] = c->p->n_positions - 1;
 }
 
@@ -348,12 +348,12 @@ static npu_status check_overlaps(checker *c, npu_err *err)
     int *at = c->born_at, *ord = c->order, *live = c->active, n_live = 0; /* born_at has >= h + 1 entries */
     memset(at, 0, sizeof(int) * (size_t)(h + 1));
     for (int a = 0; a < n; a++)
-        if (overlap_root(c, a) && t[a].region == NPUB_REGION_ARENA && t[a].first_pos < h)
+        if (overlap_root(c, a) && t[a].region == MP_REGION_ARENA && t[a].first_pos < h)
             at[t[a].first_pos + 1]++;
     for (int k = 0; k < h; k++)
         at[k + 1] += at[k];
     for (int a = 0; a < n; a++)
-        if (overlap_root(c, a) && t[a].region == NPUB_REGION_ARENA && t[a].first_pos < h)
+        if (overlap_root(c, a) && t[a].region == MP_REGION_ARENA && t[a].first_pos < h)
             ord[at[t[a].first_pos]++] = a;
     int m = at[h - 1 < 0 ? 0 : h - 1];
     for (int k = 0; k < m; k++) {
@@ -372,7 +372,7 @@ static npu_status check_overlaps(checker *c, npu_err *err)
     /* the input and output regions hold only the graph's inputs and outputs: every pair */
     int cnt = 0;
     for (int a = 0; a < n; a++)
-        if (overlap_root(c, a) && t[a].region != NPUB_REGION_ARENA)
+        if (overlap_root(c, a) && t[a].region != MP_REGION_ARENA)
             ord[cnt++] = a;
     for (int i = 0; i < cnt; i++)
         for (int j = i + 1; j < cnt; j++)
@@ -407,7 +407,7 @@ static npu_status run_checks(checker *c, npu_err *err)
         const mp_tensor *m = &p->t[t];
         if (m->first_pos < 0 || g->tensors[t]->data)
             continue;
-        if (expected_region(g, g->tensors[t]) == NPUB_REGION_OUTPUT && m->last_pos != c->horizon - 1)
+        if (expected_region(g, g->tensors[t]) == MP_REGION_OUTPUT && m->last_pos != c->horizon - 1)
             st = npu_fail(err, NPU_EINTERNAL, "memplan check: graph output '%s' dies at %d, before the end (%d)",
                           tname(c, t), m->last_pos, c->horizon - 1);
         else if (m->alias_of >= 0 && find(c->uf, t) != find(c->uf, m->alias_of))

@@ -7,7 +7,17 @@
 
 #include "ir/ir.h"
 #include "partition/partition.h"
-#include "rt/npub.h"
+
+/* Where a tensor lives. The codes are the .npub's regions (npub_region,
+ * rt/npub.h; src/emit/emit.c checks), named here so that the planner needs
+ * no runtime header. */
+typedef enum mp_region {
+    MP_REGION_CONST = 0,  /* constants */
+    MP_REGION_ARENA = 1,  /* activations */
+    MP_REGION_INPUT = 2,  /* model inputs */
+    MP_REGION_OUTPUT = 3, /* model outputs */
+    MP_REGION_COUNT = 4
+} mp_region;
 
 /* One buffer to place: live from time first (its write) to time last (its
  * last read), inclusive. Time is whatever axis the caller uses (node
@@ -40,7 +50,7 @@ npu_status mp_place_ex(mp_item *items, int n, const mp_place_options *o, npu_all
                        npu_err *err);
 
 typedef struct mp_tensor {
-    npub_region region; /* graph inputs: INPUT, outputs: OUTPUT, constants: CONST, others: ARENA */
+    mp_region region;   /* graph inputs: INPUT, outputs: OUTPUT, constants: CONST, others: ARENA */
     int64_t offset;     /* byte offset in the region (-1: not placed, e.g. CONST before emit) */
     int64_t size;
     int first, last;    /* step indices of the first write and the last read (-1: unused tensor) */
@@ -55,7 +65,7 @@ typedef struct mp_tensor {
 typedef struct mp_plan {
     int n_tensors;
     mp_tensor *t; /* per tensor id, in the graph's arena */
-    int64_t region_bytes[NPUB_REGION_COUNT];
+    int64_t region_bytes[MP_REGION_COUNT];
     int64_t arena_lower_bound;
     int64_t concat_bytes_copied;       /* with elision */
     int64_t concat_bytes_without_elision;
@@ -92,14 +102,11 @@ typedef struct mp_options {
 npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_options *opts, mp_plan *out,
                          npu_err *err);
 
-/* Reorders g's live nodes into the topological order (of a few candidates:
- * least-growth list scheduling, depth-first from the outputs both ways)
- * whose plan has the smallest arena; the current order wins ties and a
- * candidate with more steps (split NPU segments) is refused. Units must be
- * assigned. *changed says whether g->nodes changed: then rebuild the
- * schedule (part_schedule_build) before mp_plan_graph. Plans the graph four
- * times, so it leaves their arrays in the graph's arena. */
-npu_status mp_choose_order(ir_graph *g, const mp_options *opts, bool *changed, npu_err *err);
+/* part_caps.arena for the partition's order search (part_choose_order):
+ * the arena bytes of g planned along sched with opts (a const mp_options *;
+ * NULL: align 1) and a small search effort. Leaves the plan's arrays in the
+ * graph's arena. */
+npu_status mp_order_arena(void *opts, ir_graph *g, const part_schedule *sched, int64_t *arena, npu_err *err);
 
 /* Checks a plan against the graph without trusting the planner: lifetimes
  * cover every write and read, no two buffers of a region live at the same

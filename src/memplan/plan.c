@@ -105,15 +105,15 @@ static int find_root(planner *pl, int t, int64_t *off)
     return r;
 }
 
-static npub_region own_region(const planner *pl, const ir_tensor *t)
+static mp_region own_region(const planner *pl, const ir_tensor *t)
 {
     if (is_const(t))
-        return NPUB_REGION_CONST;
+        return MP_REGION_CONST;
     if (pl->pin[t->id] & IR_TENSOR_INPUT)
-        return NPUB_REGION_INPUT;
+        return MP_REGION_INPUT;
     if (pl->pin[t->id] & IR_TENSOR_OUTPUT)
-        return NPUB_REGION_OUTPUT;
-    return NPUB_REGION_ARENA;
+        return MP_REGION_OUTPUT;
+    return MP_REGION_ARENA;
 }
 
 static int64_t root_size(const planner *pl, int t)
@@ -264,7 +264,7 @@ static int64_t arena_bound(planner *pl)
     group_lifetimes(pl);
     memset(pl->diff, 0, sizeof *pl->diff * (size_t)(pl->np + 1));
     for (int t = 0; t < pl->nt; t++) {
-        if (pl->gfirst[t] < 0 || own_region(pl, pl->g->tensors[t]) != NPUB_REGION_ARENA)
+        if (pl->gfirst[t] < 0 || own_region(pl, pl->g->tensors[t]) != MP_REGION_ARENA)
             continue;
         pl->diff[pl->gfirst[t]] += root_size(pl, t);
         pl->diff[pl->glast[t] + 1] -= root_size(pl, t);
@@ -472,7 +472,7 @@ static npu_status place_arena(planner *pl, const mp_options *o, int64_t *total, 
     group_lifetimes(pl);
     int n = 0;
     for (int t = 0; t < pl->nt; t++) {
-        if (pl->gfirst[t] < 0 || own_region(pl, pl->g->tensors[t]) != NPUB_REGION_ARENA)
+        if (pl->gfirst[t] < 0 || own_region(pl, pl->g->tensors[t]) != MP_REGION_ARENA)
             continue;
         pl->items[n] = (mp_item){root_size(pl, t), pl->gfirst[t], pl->glast[t], 0};
         pl->item_tensor[n++] = t;
@@ -489,7 +489,7 @@ static npu_status place_arena(planner *pl, const mp_options *o, int64_t *total, 
 
 /* Graph inputs and outputs each get their own region, packed in the order of
  * the graph's lists (then by tensor id for tensors only flagged). */
-static int64_t place_dense(planner *pl, npub_region region)
+static int64_t place_dense(planner *pl, mp_region region)
 {
     ir_graph *g = pl->g;
     int64_t cursor = 0;
@@ -658,9 +658,9 @@ npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_optio
         out->n_steps = sched->n_steps;
         out->n_positions = pl.np;
         out->pos_group = o->group ? pl.pos_group : NULL;
-        out->region_bytes[NPUB_REGION_ARENA] = total;
-        out->region_bytes[NPUB_REGION_INPUT] = place_dense(&pl, NPUB_REGION_INPUT);
-        out->region_bytes[NPUB_REGION_OUTPUT] = place_dense(&pl, NPUB_REGION_OUTPUT);
+        out->region_bytes[MP_REGION_ARENA] = total;
+        out->region_bytes[MP_REGION_INPUT] = place_dense(&pl, MP_REGION_INPUT);
+        out->region_bytes[MP_REGION_OUTPUT] = place_dense(&pl, MP_REGION_OUTPUT);
         out->arena_lower_bound = lower;
         fill_tensors(&pl, out);
         concat_stats(&pl, out);

@@ -3,10 +3,10 @@
 
 void mp_report(const mp_plan *p, FILE *out)
 {
-    int64_t arena = p->region_bytes[NPUB_REGION_ARENA], lb = p->arena_lower_bound;
+    int64_t arena = p->region_bytes[MP_REGION_ARENA], lb = p->arena_lower_bound;
     fprintf(out, "memory: arena %lld bytes (lower bound %lld, %.3fx), inputs %lld, outputs %lld\n", (long long)arena,
-            (long long)lb, lb ? (double)arena / (double)lb : 1.0, (long long)p->region_bytes[NPUB_REGION_INPUT],
-            (long long)p->region_bytes[NPUB_REGION_OUTPUT]);
+            (long long)lb, lb ? (double)arena / (double)lb : 1.0, (long long)p->region_bytes[MP_REGION_INPUT],
+            (long long)p->region_bytes[MP_REGION_OUTPUT]);
     fprintf(out, "concats: %d of %d written in place; %lld bytes copied (%lld without elision)\n", p->concats_elided,
             p->concats, (long long)p->concat_bytes_copied, (long long)p->concat_bytes_without_elision);
     if (p->splits)

@@ -27,6 +27,8 @@ typedef enum part_mode {
 /* What the units can run, asked per node. The tiler answers for the NPU
  * from the target (its ops, dtypes, field widths and constraints), the
  * emitter for the host runtime; tests pass their own. */
+struct part_schedule;
+
 typedef struct part_caps {
     /* true when the NPU can run n; otherwise *reason says why not (static text
      * or text in the graph's arena) */
@@ -39,6 +41,11 @@ typedef struct part_caps {
      * npu_supports when set; *reason as there) */
     bool (*npu_cost)(void *ud, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason);
     const part_host_model *host; /* NULL: no costs, first fit */
+    /* The arena bytes of g along the schedule s, for the order search (the
+     * memory planner answers: mp_order_arena, arena_ud its mp_options);
+     * NULL: the order is not searched. */
+    npu_status (*arena)(void *arena_ud, ir_graph *g, const struct part_schedule *s, int64_t *bytes, npu_err *err);
+    void *arena_ud;
     part_mode mode;
     const char *model; /* file name for errors, or NULL */
 } part_caps;
@@ -108,8 +115,16 @@ typedef struct part_schedule {
 /* Groups the topologically ordered live nodes into steps. */
 npu_status part_schedule_build(ir_graph *g, part_schedule *out, npu_err *err);
 
-/* The whole stage: part_assign_ex, then the memory planner's choice of
- * order (mp_choose_order, which never adds steps), then the schedule. */
+/* Reorders g's live nodes into the topological order (of a few candidates:
+ * least-growth list scheduling, depth-first from the outputs both ways)
+ * whose arena (caps->arena) is the smallest; the current order wins ties and
+ * a candidate with more steps (split NPU segments) is refused. Units must be
+ * assigned. *changed says whether g->nodes changed: then rebuild the
+ * schedule (part_schedule_build). Without caps->arena, nothing changes. */
+npu_status part_choose_order(ir_graph *g, const part_caps *caps, bool *changed, npu_err *err);
+
+/* The whole stage: part_assign_ex, then the order of the smallest arena
+ * (part_choose_order, which never adds steps), then the schedule. */
 npu_status part_plan(ir_graph *g, const part_caps *caps, part_result *res, part_schedule *sched, npu_err *err);
 
 /* The --report table: node, op, unit, reason; with costs (res non-NULL and

@@ -83,7 +83,7 @@ typedef struct scratch {
 static void scratch_entry(scratch *s, int i)
 {
     memset(&s->plan.t[i], 0, sizeof s->plan.t[i]);
-    s->plan.t[i].region = NPUB_REGION_ARENA;
+    s->plan.t[i].region = MP_REGION_ARENA;
     s->plan.t[i].alias_of = -1;
     s->coff[i] = -1;
 }

@@ -282,8 +282,9 @@ bool tile_supports(void *target, const ir_graph *g, const ir_node *n, const char
     return !quantized || tile_try_node(t, g, n, NULL, reason);
 }
 
-bool tile_estimate(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason)
+bool tile_estimate(void *target, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason)
 {
+    const tgt_target *t = target;
     *cycles = 0;
     if (!supports_shape(t, g, n, reason))
         return false;

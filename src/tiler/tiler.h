@@ -21,11 +21,12 @@ bool tile_supports(void *target, const ir_graph *g, const ir_node *n, const char
  * every other node. */
 bool tile_int_supported(void *target, const ir_graph *g, const ir_node *n);
 
-/* The partitioner's NPU cost of n alone: *cycles from the static schedule of
- * n's own instructions (lowered into a throw-away context, as tile_supports
- * does; no program is built, no cascade or fusion with its neighbours).
- * false, with the reason, when the NPU cannot run it. */
-bool tile_estimate(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason);
+/* part_caps.npu_cost (ud: the tgt_target): the NPU cost of n alone, *cycles
+ * from the static schedule of n's own instructions (lowered into a
+ * throw-away context, as tile_supports does; no program is built, no
+ * cascade or fusion with its neighbours). false, with the reason, when the
+ * NPU cannot run it. */
+bool tile_estimate(void *target, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason);
 
 /* The NPU pipelines the tiler cascades (docs/tiler.md): per index into
  * g->nodes, the index of the first node of the cascade it runs in (itself
@@ -34,6 +35,12 @@ bool tile_estimate(const tgt_target *t, const ir_graph *g, const ir_node *n, int
  * (mp_options.group); tile_build decides the same. */
 npu_status tile_cascades(const tgt_target *t, const ir_graph *g, const part_schedule *sched, npu_alloc alloc,
                          int *group, npu_err *err);
+
+/* The memory-plan stage: the graph planned along the schedule (align 16)
+ * with the tiler's cascades kept out of DRAM (tile_cascades,
+ * mp_options.group), then checked (mp_check). */
+npu_status tile_memplan(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc, mp_plan *plan,
+                        npu_err *err);
 
 typedef struct tile_segment {
     int step;            /* index into the schedule's steps */

@@ -244,12 +244,12 @@ static inline void make_plan(ir_graph *g, mp_plan *p, bool alias_views)
         m->alias_of = -1;
         m->size = (int64_t)ir_tensor_bytes(t);
         if (t->data) {
-            m->region = NPUB_REGION_CONST, m->offset = -1;
+            m->region = MP_REGION_CONST, m->offset = -1;
             continue;
         }
-        m->region = t->flags & IR_TENSOR_INPUT ? NPUB_REGION_INPUT
-                    : t->flags & IR_TENSOR_OUTPUT ? NPUB_REGION_OUTPUT
-                                                  : NPUB_REGION_ARENA;
+        m->region = t->flags & IR_TENSOR_INPUT ? MP_REGION_INPUT
+                    : t->flags & IR_TENSOR_OUTPUT ? MP_REGION_OUTPUT
+                                                  : MP_REGION_ARENA;
         m->offset = (p->region_bytes[m->region] + 63) & ~(int64_t)63;
         p->region_bytes[m->region] = m->offset + m->size;
     }
@@ -366,7 +366,7 @@ static inline void run_functional(const tgt_target *t, const built *b, const cha
     uint8_t *buf[TGT_REGION_COUNT] = {0};
     for (int r = 0; r < TGT_REGION_COUNT; r++) {
         uint64_t size = r == TGT_REGION_CONSTANTS ? b->consts.size
-                        : r < NPUB_REGION_COUNT    ? (uint64_t)b->plan.region_bytes[r]
+                        : r < MP_REGION_COUNT      ? (uint64_t)b->plan.region_bytes[r]
                                                    : 0; /* flash: unused */
         buf[r] = calloc(size + 64, 1);
         if (r == TGT_REGION_CONSTANTS && b->consts.size)

@@ -191,7 +191,7 @@ static void plan_graph(ir_graph *g, const mp_options *o, mp_plan *p)
     cr_assert_eq(part_schedule_build(g, &s, &e), NPU_OK, "%s", e.msg);
     cr_assert_eq(mp_plan_graph(g, &s, o, p, &e), NPU_OK, "%s", e.msg);
     cr_assert_eq(mp_check(g, p, &e), NPU_OK, "%s", e.msg);
-    cr_assert_geq(p->region_bytes[NPUB_REGION_ARENA], p->arena_lower_bound);
+    cr_assert_geq(p->region_bytes[MP_REGION_ARENA], p->arena_lower_bound);
 }
 
 static const mp_options align1 = {.align = 1};
@@ -209,10 +209,10 @@ Test(memplan, chain_needs_two_buffers)
     plan_graph(g, &align1, &p);
     /* a and b are live together while b is written; nothing else is in the arena */
     cr_assert_eq(p.arena_lower_bound, 2 * S);
-    cr_assert_eq(p.region_bytes[NPUB_REGION_ARENA], 2 * S);
-    cr_assert_eq(p.t[x->id].region, NPUB_REGION_INPUT);
-    cr_assert_eq(p.t[y->id].region, NPUB_REGION_OUTPUT);
-    cr_assert_eq(p.region_bytes[NPUB_REGION_INPUT], S);
+    cr_assert_eq(p.region_bytes[MP_REGION_ARENA], 2 * S);
+    cr_assert_eq(p.t[x->id].region, MP_REGION_INPUT);
+    cr_assert_eq(p.t[y->id].region, MP_REGION_OUTPUT);
+    cr_assert_eq(p.region_bytes[MP_REGION_INPUT], S);
     cr_assert_eq(p.t[a->id].first, 0);
     cr_assert_eq(p.t[a->id].last, 1);
     cr_assert_eq(p.t[y->id].last, 2);
@@ -230,7 +230,7 @@ Test(memplan, residual_keeps_the_skip_alive)
     plan_graph(g, &align1, &p);
     /* while c is written from b, the skip a is live too */
     cr_assert_eq(p.arena_lower_bound, 3 * S);
-    cr_assert_eq(p.region_bytes[NPUB_REGION_ARENA], 3 * S);
+    cr_assert_eq(p.region_bytes[MP_REGION_ARENA], 3 * S);
     cr_assert_eq(p.t[a->id].last, 3);
     ir_graph_free(g);
 }
@@ -245,7 +245,7 @@ Test(memplan, alignment_rounds_sizes)
     mp_options o = {.align = 16};
     plan_graph(g, &o, &p);
     cr_assert_eq(p.t[a->id].size, 32); /* 27 bytes */
-    cr_assert_eq(p.region_bytes[NPUB_REGION_ARENA], 64);
+    cr_assert_eq(p.region_bytes[MP_REGION_ARENA], 64);
     for (int t = 0; t < p.n_tensors; t++)
         cr_assert_eq(p.t[t].offset % 16, 0);
     ir_graph_free(g);
@@ -269,11 +269,11 @@ Test(memplan, concat_inputs_are_written_in_place)
     cr_assert_eq(p.concats_elided, 1);
     /* c's buffer starts with a's write */
     cr_assert_eq(p.t[c->id].first, 0);
-    cr_assert_eq(p.region_bytes[NPUB_REGION_ARENA], S + S / 2);
+    cr_assert_eq(p.region_bytes[MP_REGION_ARENA], S + S / 2);
     plan_graph(g, &align1_plain, &q);
     cr_assert_eq(q.concat_bytes_copied, S + S / 2);
     cr_assert_eq(q.t[a->id].alias_of, -1);
-    cr_assert_eq(q.region_bytes[NPUB_REGION_ARENA], 2 * (S + S / 2));
+    cr_assert_eq(q.region_bytes[MP_REGION_ARENA], 2 * (S + S / 2));
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -304,7 +304,7 @@ Test(memplan, nested_concats_share_one_buffer)
     cr_assert_eq(p.t[a->id].offset, base + S);
     cr_assert_eq(p.t[b->id].offset, base + 2 * S);
     cr_assert_eq(p.concat_bytes_copied, 0);
-    cr_assert_eq(p.region_bytes[NPUB_REGION_ARENA], 3 * S);
+    cr_assert_eq(p.region_bytes[MP_REGION_ARENA], 3 * S);
     ir_graph_free(g);
 }
 
@@ -323,7 +323,7 @@ Test(memplan, concat_elision_limits)
     plan_graph(g, &align1, &p);
     cr_assert_eq(p.t[a->id].alias_of, -1);
     cr_assert_eq(p.t[b->id].alias_of, c1->id);
-    cr_assert_eq(p.t[x->id].region, NPUB_REGION_INPUT);
+    cr_assert_eq(p.t[x->id].region, MP_REGION_INPUT);
     cr_assert_eq(p.concats, 2);
     cr_assert_eq(p.concats_elided, 0);
     cr_assert_eq(p.concat_bytes_copied, p.concat_bytes_without_elision - S);
@@ -349,7 +349,7 @@ Test(memplan, concat_elision_never_raises_the_peak)
     cr_assert_eq(p.t[a->id].alias_of, -1);
     cr_assert_eq(p.t[b->id].alias_of, c->id);
     cr_assert_eq(p.concat_bytes_copied, S);
-    cr_assert_leq(p.region_bytes[NPUB_REGION_ARENA], q.region_bytes[NPUB_REGION_ARENA]);
+    cr_assert_leq(p.region_bytes[MP_REGION_ARENA], q.region_bytes[MP_REGION_ARENA]);
     /* the run: two 80-channel tensors and a */
     cr_assert_eq(p.arena_lower_bound, 21 * S);
     ir_graph_free(g);
@@ -374,8 +374,8 @@ Test(memplan, views_alias_their_input)
     cr_assert_eq(p.t[r->id].offset, p.t[a->id].offset);
     cr_assert_eq(p.t[a->id].last, 2); /* a's buffer lives while r is read */
     cr_assert_eq(p.t[m->id].alias_of, o->id);
-    cr_assert_eq(p.t[m->id].region, NPUB_REGION_OUTPUT);
-    cr_assert_eq(p.region_bytes[NPUB_REGION_ARENA], 128);
+    cr_assert_eq(p.t[m->id].region, MP_REGION_OUTPUT);
+    cr_assert_eq(p.region_bytes[MP_REGION_ARENA], 128);
     ir_graph_free(g);
 }
 
@@ -396,8 +396,8 @@ Test(memplan, npu_segments_plan_per_node_or_per_step)
     cr_assert_eq(p.n_steps, 2);
     cr_assert_eq(p.n_positions, 7);
     /* per node: two buffers; per step every tensor of the segment is live at once */
-    cr_assert_eq(p.region_bytes[NPUB_REGION_ARENA], 2 * S);
-    cr_assert_eq(q.region_bytes[NPUB_REGION_ARENA], 6 * S);
+    cr_assert_eq(p.region_bytes[MP_REGION_ARENA], 2 * S);
+    cr_assert_eq(q.region_bytes[MP_REGION_ARENA], 6 * S);
     cr_assert_eq(p.t[g->nodes[2]->outputs[0]->id].first, 0);
     ir_graph_free(g);
 }
@@ -413,7 +413,7 @@ Test(memplan, densenet_block_elision_lowers_the_arena)
     cr_assert_eq(p.concats_elided, p.concats);
     cr_assert_eq(p.concat_bytes_copied, 0);
     cr_assert_gt(q.concat_bytes_copied, 0);
-    int64_t with = p.region_bytes[NPUB_REGION_ARENA], without = q.region_bytes[NPUB_REGION_ARENA];
+    int64_t with = p.region_bytes[MP_REGION_ARENA], without = q.region_bytes[MP_REGION_ARENA];
     cr_log_info("memplan: DenseNet block arena %lld with elision, %lld without", (long long)with,
                 (long long)without);
     cr_assert_lt(with, without);
@@ -468,7 +468,7 @@ Test(memplan, check_rejects_corrupted_plans)
     npu_err err;
     for (int k = 0; k < 6; k++) {
         memcpy(p.t, saved, sizeof *saved * (size_t)p.n_tensors);
-        int64_t arena = p.region_bytes[NPUB_REGION_ARENA];
+        int64_t arena = p.region_bytes[MP_REGION_ARENA];
         const char *want1 = NULL, *want2 = NULL;
         switch (k) {
         case 0: /* d and e are live together (e is written from d) */
@@ -532,6 +532,15 @@ Test(memplan, failed_allocations_are_reported)
 
 /* ---- execution order ---------------------------------------------------------- */
 
+/* The partition's order search with the planner's arena (align 1), as
+ * npucc's partition stage runs it. */
+static npu_status choose_order(ir_graph *g, bool *changed, npu_err *e)
+{
+    mp_options o = align1;
+    part_caps caps = {.arena = mp_order_arena, .arena_ud = &o};
+    return part_choose_order(g, &caps, changed, e);
+}
+
 Test(memplan, order_runs_each_branch_to_its_end)
 {
     /* two branches big -> small, built breadth first: both big tensors live at once */
@@ -542,15 +551,15 @@ Test(memplan, order_runs_each_branch_to_its_end)
     mg_output(mg_op(g, IR_OP_ADD, 2, (ir_tensor *[]){a2, b2}, 8, 4, 4));
     mp_plan before, after;
     plan_graph(g, &align1, &before);
-    cr_assert_eq(before.region_bytes[NPUB_REGION_ARENA], 21 * S);
+    cr_assert_eq(before.region_bytes[MP_REGION_ARENA], 21 * S);
     bool changed = false;
     npu_err e;
-    cr_assert_eq(mp_choose_order(g, &align1, &changed, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(choose_order(g, &changed, &e), NPU_OK, "%s", e.msg);
     cr_assert(changed);
     cr_assert_eq(ir_graph_verify(g, &e), NPU_OK, "%s", e.msg);
     plan_graph(g, &align1, &after);
     /* depth first: a2 waits beside b1 and b2 (12 S); a1 with a2 is 11 S */
-    cr_assert_eq(after.region_bytes[NPUB_REGION_ARENA], 12 * S);
+    cr_assert_eq(after.region_bytes[MP_REGION_ARENA], 12 * S);
     ir_graph_free(g);
 }
 
@@ -561,7 +570,7 @@ Test(memplan, order_keeps_a_good_order)
     ir_node *first = g->nodes[0];
     bool changed = true;
     npu_err e;
-    cr_assert_eq(mp_choose_order(g, &align1, &changed, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(choose_order(g, &changed, &e), NPU_OK, "%s", e.msg);
     cr_assert(!changed);
     cr_assert_eq(g->nodes[0], first);
     ir_graph_free(g);
@@ -594,21 +603,21 @@ Test(memplan, corner_cases_plan_and_check)
     mp_plan p;
     plan_graph(g, &align1, &p);
     cr_assert_eq(p.t[xv->id].alias_of, x->id);
-    cr_assert_eq(p.t[xv->id].region, NPUB_REGION_INPUT);
+    cr_assert_eq(p.t[xv->id].region, MP_REGION_INPUT);
     /* split outputs of a graph input are read where they are */
     cr_assert_eq(p.t[s1->id].alias_of, x->id);
     cr_assert_eq(p.t[s1->id].offset, p.t[x->id].offset + S / 2);
     cr_assert_eq(p.splits_in_place, 1);
     cr_assert_eq(p.t[a->id].alias_of, -1);
-    cr_assert_eq(p.t[k->id].region, NPUB_REGION_CONST);
+    cr_assert_eq(p.t[k->id].region, MP_REGION_CONST);
     cr_assert_eq(p.t[k->id].offset, -1);
     cr_assert_eq(p.t[b->id].alias_of, out->id);
     cr_assert_eq(p.t[d->id].alias_of, out->id);
-    cr_assert_eq(p.t[d->id].region, NPUB_REGION_OUTPUT);
+    cr_assert_eq(p.t[d->id].region, MP_REGION_OUTPUT);
     cr_assert_eq(p.t[d->id].offset, p.t[out->id].offset + S);
-    cr_assert_eq(p.t[io->id].region, NPUB_REGION_INPUT);
-    cr_assert_eq(p.region_bytes[NPUB_REGION_INPUT], S + 8);
-    cr_assert_eq(p.region_bytes[NPUB_REGION_OUTPUT], 2 * S);
+    cr_assert_eq(p.t[io->id].region, MP_REGION_INPUT);
+    cr_assert_eq(p.region_bytes[MP_REGION_INPUT], S + 8);
+    cr_assert_eq(p.region_bytes[MP_REGION_OUTPUT], 2 * S);
     cr_assert_eq(p.concat_bytes_copied, 3 * S);
     cr_assert_eq(p.concats_elided, 1);
     /* per step: the same holds */
@@ -648,7 +657,7 @@ Test(memplan, order_does_not_split_npu_segments)
     g->nodes[0]->unit = g->nodes[1]->unit = IR_UNIT_NPU;
     bool changed = true;
     npu_err e;
-    cr_assert_eq(mp_choose_order(g, &align1, &changed, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(choose_order(g, &changed, &e), NPU_OK, "%s", e.msg);
     cr_assert(!changed);
     cr_assert_eq(g->nodes[1]->outputs[0], b1);
     ir_graph_free(g);
@@ -672,8 +681,8 @@ Test(memplan, split_outputs_are_read_in_place)
     cr_assert_eq(p.splits, 1);
     cr_assert_eq(p.splits_in_place, 1);
     /* a (2 S) lives on beside b and then c: 4 S; split copies would hold a, s0, s1 at once */
-    cr_assert_eq(p.region_bytes[NPUB_REGION_ARENA], 4 * S);
-    cr_assert_eq(q.region_bytes[NPUB_REGION_ARENA], 4 * S);
+    cr_assert_eq(p.region_bytes[MP_REGION_ARENA], 4 * S);
+    cr_assert_eq(q.region_bytes[MP_REGION_ARENA], 4 * S);
     cr_assert_eq(q.t[s0->id].alias_of, -1);
     ir_graph_free(g);
 }
@@ -692,7 +701,7 @@ Test(memplan, random_graphs_pass_the_checker, .timeout = 60)
         plan_graph(g, &align1, &p);
         plan_graph(g, &align1_plain, &q);
         plan_graph(g, &by_step, &r);
-        cr_assert_leq(p.region_bytes[NPUB_REGION_ARENA], q.region_bytes[NPUB_REGION_ARENA], "seed %u", seed);
+        cr_assert_leq(p.region_bytes[MP_REGION_ARENA], q.region_bytes[MP_REGION_ARENA], "seed %u", seed);
         inplace += p.inplace_ops;
         splits += p.splits_in_place;
         elided += p.concats_elided;
@@ -719,10 +728,10 @@ Test(memplan, elementwise_ops_write_over_a_dying_input)
     cr_assert_eq(p.t[m->id].alias_of, a->id);
     cr_assert_eq(p.inplace_ops, 2);
     /* two buffers: a-r-m and b; without in place three are live at the add */
-    cr_assert_eq(p.region_bytes[NPUB_REGION_ARENA], 2 * S);
+    cr_assert_eq(p.region_bytes[MP_REGION_ARENA], 2 * S);
     mp_options plain = {.align = 1, .no_inplace = true};
     plan_graph(g, &plain, &q);
-    cr_assert_eq(q.region_bytes[NPUB_REGION_ARENA], 3 * S);
+    cr_assert_eq(q.region_bytes[MP_REGION_ARENA], 3 * S);
     ir_graph_free(g);
 }
 

@@ -237,13 +237,13 @@ Test(tiler_cascade, intermediates_have_no_dram_home)
         npu_err e;
         cr_assert_eq(build(t, block_graph(&blocks[0], mid), &b, &e), NPU_OK, "%s", e.msg);
         cr_assert_eq(plan_with_groups(t, &b, false, &e), NPU_OK, "%s", e.msg);
-        int64_t arena_apart = b.plan.region_bytes[NPUB_REGION_ARENA];
+        int64_t arena_apart = b.plan.region_bytes[MP_REGION_ARENA];
         cr_assert_eq(plan_with_groups(t, &b, true, &e), NPU_OK, "%s: %s", t->name, e.msg);
         bool five = has_tokens(t, 5);
         for (int i = 0; i < 3; i++)
             cr_assert_eq(b.plan.t[mid[i]->id].in_sram, i < 2 || five, "%s: intermediate %d", t->name, i);
         cr_assert_eq(b.plan.t[mid[0]->id].offset, -1);
-        cr_assert_lt(b.plan.region_bytes[NPUB_REGION_ARENA], arena_apart, "%s: the arena shrinks", t->name);
+        cr_assert_lt(b.plan.region_bytes[MP_REGION_ARENA], arena_apart, "%s: the arena shrinks", t->name);
         tile_program_free(&b.prog, npu_alloc_default());
         emit_blob_free(&b.consts);
         emit_blob_init(&b.consts, npu_alloc_default());

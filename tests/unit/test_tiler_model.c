@@ -95,7 +95,7 @@ static void fmnist_on(const char *target, const q_options *qo)
         uint8_t *buf[TGT_REGION_COUNT] = {0};
         for (int rg = 0; rg < TGT_REGION_COUNT; rg++) {
             uint64_t size = rg == TGT_REGION_CONSTANTS ? b.consts.size
-                            : rg < NPUB_REGION_COUNT    ? (uint64_t)plan.region_bytes[rg]
+                            : rg < MP_REGION_COUNT      ? (uint64_t)plan.region_bytes[rg]
                                                         : 0;
             buf[rg] = calloc(size + 64, 1);
             if (rg == TGT_REGION_CONSTANTS)

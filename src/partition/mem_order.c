@@ -1,11 +1,12 @@
-/* mp_choose_order: on branching graphs the execution order decides the peak
- * as much as placement. A few topological orders are built (greedy
+/* part_choose_order: on branching graphs the execution order decides the
+ * peak as much as placement. A few topological orders are built (greedy
  * least-growth list scheduling; depth-first from the outputs, both ways
- * round), each is planned, and the graph keeps the smallest arena; the
- * current order wins ties, so a good exporter order is never disturbed. */
+ * round), the memory planner sizes the arena of each (part_caps.arena), and
+ * the graph keeps the smallest; the current order wins ties, so a good
+ * exporter order is never disturbed. */
 #include <string.h>
 
-#include "memplan/memplan_internal.h"
+#include "partition/part_internal.h"
 
 typedef struct orderer {
     ir_graph *g;
@@ -204,27 +205,24 @@ static void apply_order(ir_graph *g, ir_node *const *order, int n_live, ir_node 
     renumber(g);
 }
 
-/* The arena of g's current order, planned with a small search effort; also
- * its step count (a reorder must not split NPU segments into more launches). */
-static npu_status arena_of(ir_graph *g, const mp_options *opts, int64_t *arena, int *steps, npu_err *err)
+/* The arena of g's current order (the planner's answer); also its step
+ * count (a reorder must not split NPU segments into more launches). */
+static npu_status arena_of(ir_graph *g, const part_caps *caps, int64_t *arena, int *steps, npu_err *err)
 {
     part_schedule s;
-    mp_plan p;
-    mp_options o = *opts;
-    o.effort = o.effort > 0 && o.effort < 200000 ? o.effort : 200000;
     npu_status st = part_schedule_build(g, &s, err);
+    *arena = 0;
     if (st == NPU_OK)
-        st = mp_plan_graph(g, &s, &o, &p, err);
-    *arena = p.region_bytes[NPUB_REGION_ARENA];
+        st = caps->arena(caps->arena_ud, g, &s, arena, err);
     *steps = s.n_steps;
     return st;
 }
 
-npu_status mp_choose_order(ir_graph *g, const mp_options *opts, bool *changed, npu_err *err)
+npu_status part_choose_order(ir_graph *g, const part_caps *caps, bool *changed, npu_err *err)
 {
-    static const mp_options defaults = {.align = 1};
-    const mp_options *po = opts ? opts : &defaults;
     *changed = false;
+    if (!caps->arena)
+        return NPU_OK;
     orderer o = {.g = g, .nn = g->n_nodes, .nt = g->n_tensors};
     size_t nn = (size_t)(o.nn ? o.nn : 1), nt = (size_t)(o.nt ? o.nt : 1);
     npu_arena *tmp = npu_arena_new(g->alloc);
@@ -259,7 +257,7 @@ npu_status mp_choose_order(ir_graph *g, const mp_options *opts, bool *changed, n
     }
     int64_t best_arena;
     int base_steps;
-    npu_status st = arena_of(g, po, &best_arena, &base_steps, err);
+    npu_status st = arena_of(g, caps, &best_arena, &base_steps, err);
     for (int c = 0; c < 3 && st == NPU_OK; c++) {
         int k = c == 0 ? order_greedy(&o, cand) : order_dfs(&o, cand, c == 2);
         if (k != n_live)
@@ -267,7 +265,7 @@ npu_status mp_choose_order(ir_graph *g, const mp_options *opts, bool *changed, n
         apply_order(g, cand, n_live, o.orig);
         int64_t arena;
         int steps;
-        st = arena_of(g, po, &arena, &steps, err);
+        st = arena_of(g, caps, &arena, &steps, err);
         if (st == NPU_OK && arena < best_arena && steps <= base_steps) {
             best_arena = arena;
             memcpy(best, cand, sizeof *best * (size_t)n_live);
