@@ -58,32 +58,16 @@ uint64_t fw_host_insns(void)
     return (uint64_t)fw_ctl_read(FW_CTL_INSNS_HI) << 32 | lo;
 }
 
-void fw_npu_set_region(unsigned region, uint32_t base, uint32_t size)
+/* The reference driver's register hooks (rt/npurt_hal.h) at the base
+ * rt/fw.ld gives: the board port of the simulated SoC. */
+uint32_t npurt_hal_read(uint32_t off)
 {
-    fw_npu_write(FW_NPU_REGION_BASE(region), base);
-    fw_npu_write(FW_NPU_REGION_SIZE(region), size);
+    return __fw_npu_base[off / 4u];
 }
 
-void fw_npu_start(uint32_t cmd_base, uint32_t cmd_len, uint32_t doorbell)
+void npurt_hal_write(uint32_t off, uint32_t value)
 {
-    fw_npu_write(FW_NPU_CMD_BASE, cmd_base);
-    fw_npu_write(FW_NPU_CMD_LEN, cmd_len);
-    fw_npu_write(FW_NPU_DOORBELL, doorbell);
-}
-
-uint32_t fw_npu_wait(void)
-{
-    uint32_t st;
-    do /* one read suffices in the simulator; the loop is what hardware needs */
-        st = fw_npu_read(FW_NPU_STATUS);
-    while (st & FW_NPU_ST_BUSY);
-    return st;
-}
-
-uint64_t fw_npu_last_cycles(void)
-{
-    uint32_t lo = fw_npu_read(FW_NPU_CYCLES_LO);
-    return (uint64_t)fw_npu_read(FW_NPU_CYCLES_HI) << 32 | lo;
+    __fw_npu_base[off / 4u] = value;
 }
 
 /* ---- picolibc stdio on the console register ---------------------------- */

@@ -10,6 +10,17 @@
 #include <stdint.h>
 
 #include "rt/fw_abi.h"
+#include "rt/npurt_hal.h"
+
+/* The public driver's register numbers are the contract's (one map, two headers). */
+_Static_assert(NPURT_NPU_CMD_BASE == FW_NPU_CMD_BASE && NPURT_NPU_CMD_LEN == FW_NPU_CMD_LEN &&
+                   NPURT_NPU_REGION0 == FW_NPU_REGION_BASE(0) && NPURT_NPU_REGION0 + 4 == FW_NPU_REGION_SIZE(0) &&
+                   NPURT_NPU_DOORBELL == FW_NPU_DOORBELL && NPURT_NPU_STATUS == FW_NPU_STATUS &&
+                   NPURT_NPU_CYCLES_LO == FW_NPU_CYCLES_LO && NPURT_NPU_CYCLES_HI == FW_NPU_CYCLES_HI &&
+                   NPURT_NPU_JOBS == FW_NPU_JOBS && NPURT_NPU_ID == FW_NPU_ID &&
+                   NPURT_NPU_ST_DONE == FW_NPU_ST_DONE && NPURT_NPU_ST_BUSY == FW_NPU_ST_BUSY &&
+                   NPURT_NPU_REGION_FLASH == FW_NPU_REGION_FLASH,
+               "rt/npurt_hal.h and rt/fw_abi.h describe the same register block");
 
 #ifdef __riscv
 
@@ -18,8 +29,6 @@ extern volatile uint32_t __fw_npu_base[];
 
 static inline uint32_t fw_ctl_read(uint32_t off) { return __fw_ctl_base[off / 4u]; }
 static inline void fw_ctl_write(uint32_t off, uint32_t v) { __fw_ctl_base[off / 4u] = v; }
-static inline uint32_t fw_npu_read(uint32_t off) { return __fw_npu_base[off / 4u]; }
-static inline void fw_npu_write(uint32_t off, uint32_t v) { __fw_npu_base[off / 4u] = v; }
 
 /* Console: one character per write; the simulator buffers and flushes.
  * stdout/stderr of picolibc are wired to it too (fw_hal.c), so printf works. */
@@ -41,13 +50,8 @@ static inline volatile fw_request *fw_request_get(void)
     return (volatile fw_request *)(uintptr_t)fw_ctl_read(FW_CTL_REQ_ADDR);
 }
 
-/* NPU: program one job and ring the doorbell; wait for completion.
- * fw_npu_wait reads STATUS, which the simulator answers when the job is done
- * (host time advances to the NPU's completion instead of a busy loop). */
-void fw_npu_set_region(unsigned region, uint32_t base, uint32_t size);
-void fw_npu_start(uint32_t cmd_base, uint32_t cmd_len, uint32_t doorbell);
-uint32_t fw_npu_wait(void);
-uint64_t fw_npu_last_cycles(void);
+/* NPU: the reference driver (rt/npurt_hal.h); fw_hal.c supplies its
+ * register hooks at __fw_npu_base, as a board port would. */
 
 #endif /* __riscv */
 #endif

@@ -117,23 +117,23 @@ static int cmd_npu_kick(volatile fw_request *req)
     if (req->arg[2]) {
         const volatile fw_npu_region_desc *t = (const volatile fw_npu_region_desc *)(uintptr_t)req->arg[2];
         for (unsigned i = 0; i < FW_NPU_NREGIONS; i++)
-            fw_npu_set_region(i, t[i].base, t[i].size);
+            npurt_npu_set_region(i, t[i].base, t[i].size);
     }
     uint64_t t0 = fw_host_cycles();
-    fw_npu_start(req->arg[0], req->arg[1], req->arg[3]);
+    npurt_npu_start(req->arg[0], req->arg[1], req->arg[3]);
     uint32_t st;
     if (req->arg[4] == 1) {
         __asm__ volatile("wfi");
-        st = fw_npu_read(FW_NPU_STATUS);
+        st = npurt_hal_read(NPURT_NPU_STATUS);
     } else {
-        st = fw_npu_wait();
+        st = npurt_hal_wait();
     }
     uint64_t t1 = fw_host_cycles();
     req->result[0] = (uint32_t)t0;
     req->result[1] = (uint32_t)t1;
     req->result[2] = st;
-    req->result[3] = (uint32_t)fw_npu_last_cycles();
-    req->result[4] = fw_npu_read(FW_NPU_JOBS);
+    req->result[3] = (uint32_t)npurt_npu_last_cycles();
+    req->result[4] = npurt_hal_read(NPURT_NPU_JOBS);
     return FW_EXIT_OK;
 }
 
@@ -148,31 +148,14 @@ static int cmd_exit(volatile fw_request *req)
 /* ---- FW_CMD_RUN_NPUB ------------------------------------------------------ */
 
 typedef struct fw_npub_ctx {
-    uint32_t blob, blob_size;
-    uint32_t region_size[NPUB_REGION_COUNT];
-    uint32_t step;            /* the step being run (the doorbell value) */
     uint64_t step_start;
     uint32_t *step_cycles;    /* {lo, hi} per step, or NULL */
 } fw_npub_ctx;
-
-/* One NPU step: region bases and sizes, the flash window, the command range
- * inside the blob, the doorbell; the STATUS read waits for completion. */
-static int fw_npub_launch(void *ud, const npub_view *v, uint32_t first, uint32_t count, uint8_t *const region[4])
-{
-    fw_npub_ctx *c = ud;
-    for (unsigned r = 0; r < NPUB_REGION_COUNT; r++)
-        fw_npu_set_region(r, (uint32_t)(uintptr_t)region[r], c->region_size[r]);
-    fw_npu_set_region(FW_NPU_REGION_FLASH, c->blob, c->blob_size);
-    fw_npu_start((uint32_t)(uintptr_t)(v->commands + first), count * 4u, c->step);
-    uint32_t st = fw_npu_wait();
-    return st & FW_NPU_ST_DONE ? 0 : (int)(st | 0x100u);
-}
 
 static void fw_npub_on_step(void *ud, uint32_t step, int done)
 {
     fw_npub_ctx *c = ud;
     uint64_t now = fw_host_cycles();
-    c->step = step;
     if (!done) {
         c->step_start = now;
     } else if (c->step_cycles) {
@@ -194,8 +177,9 @@ static int cmd_run_npub(volatile fw_request *req)
         req->result[FW_NPUB_RES_OFFSET] = err.offset;
         return req->result[FW_NPUB_RES_STATUS] = FW_EXIT_NPUB_BAD;
     }
-    fw_npub_ctx c = {.blob = req->arg[FW_NPUB_ARG_BLOB], .blob_size = req->arg[FW_NPUB_ARG_BLOB_SIZE]};
-    npurt_env env = {.npu_launch = fw_npub_launch, .npu_ud = &c, .on_step = fw_npub_on_step, .step_ud = &c};
+    fw_npub_ctx c = {0};
+    /* NPU steps through the reference driver (rt/npurt_hal.h), as a customer firmware's */
+    npurt_env env = {.npu_launch = npurt_npu_launch, .on_step = fw_npub_on_step, .step_ud = &c};
     env.region[NPUB_REGION_ARENA] = (uint8_t *)(uintptr_t)req->arg[FW_NPUB_ARG_ARENA];
     env.region_size[NPUB_REGION_ARENA] = req->arg[FW_NPUB_ARG_ARENA_SIZE];
     env.region[NPUB_REGION_INPUT] = (uint8_t *)(uintptr_t)req->arg[FW_NPUB_ARG_INPUT];
@@ -204,8 +188,6 @@ static int cmd_run_npub(volatile fw_request *req)
     env.region_size[NPUB_REGION_OUTPUT] = v.memory->region_bytes[NPUB_REGION_OUTPUT];
     env.scratch = (void *)(uintptr_t)req->arg[FW_NPUB_ARG_SCRATCH];
     env.scratch_size = req->arg[FW_NPUB_ARG_SCRATCH_SIZE];
-    for (int r = 0; r < NPUB_REGION_COUNT; r++)
-        c.region_size[r] = r == NPUB_REGION_CONST ? v.constants_size : env.region_size[r];
     /* the step-cycle table takes the end of the scratch area when it fits */
     uint32_t need = (v.memory->scratch_bytes + 7u) & ~7u, table = 8u * v.n_steps;
     if (env.scratch && env.scratch_size >= need + table && table) {
@@ -213,13 +195,13 @@ static int cmd_run_npub(volatile fw_request *req)
         req->result[FW_NPUB_RES_STEP_TABLE] = (uint32_t)(uintptr_t)c.step_cycles;
     }
     req->result[FW_NPUB_RES_STEPS] = v.n_steps;
-    uint32_t jobs0 = fw_npu_read(FW_NPU_JOBS);
+    uint32_t jobs0 = npurt_hal_read(NPURT_NPU_JOBS);
     uint64_t t0 = fw_host_cycles();
     int rc = npurt_run(&v, &env, &err);
     uint64_t t1 = fw_host_cycles();
     req->result[FW_NPUB_RES_CYCLES_LO] = (uint32_t)(t1 - t0);
     req->result[FW_NPUB_RES_CYCLES_HI] = (uint32_t)((t1 - t0) >> 32);
-    req->result[FW_NPUB_RES_JOBS] = fw_npu_read(FW_NPU_JOBS) - jobs0;
+    req->result[FW_NPUB_RES_JOBS] = npurt_hal_read(NPURT_NPU_JOBS) - jobs0;
     if (rc) {
         printf("npurt: %s\n", err.msg);
         req->result[FW_NPUB_RES_STEP] = err.offset;

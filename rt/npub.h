@@ -11,6 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define NPUB_MAGIC 0x4255504Eu /* "NPUB" */
 #define NPUB_VERSION 1u
 #define NPUB_ALIGN 16u
@@ -181,5 +185,9 @@ const char *npub_string(const npub_view *view, uint32_t offset);
 
 /* Element size in bits of a dtype code (0 when unknown). */
 uint32_t npub_dtype_bits(uint32_t dtype);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -97,7 +97,7 @@ static uint32_t params_file_offset(const npub_view *v, const npub_step *s)
 }
 
 /* Every check npurt_open makes on one host step; scratch gets its need. */
-static int check_step(const npub_view *v, uint32_t i, npub_error *err)
+static int check_step(const npub_view *v, uint32_t i, const npurt_op *const *ops, npub_error *err)
 {
     const npub_step *s = &v->steps[i];
     uint32_t base = params_file_offset(v, s);
@@ -105,8 +105,11 @@ static int check_step(const npub_view *v, uint32_t i, npub_error *err)
     uint32_t scratch;
     if (!v->params || s->b == 0)
         return step_fail(err, v, i, -1, base, "a host step without a parameter record", 0, 0);
+    const npurt_op *op = npurt_ops_find(ops, s->op);
+    if (!op)
+        return step_fail(err, v, i, -1, base, "kernel %d is not in the firmware's op table", s->op, 0);
     const void *rec = v->params + s->a;
-    if (npurt_rec_check(rec, s->b, &scratch, &f) || npurt_rec_check_tensors(v, rec, &f))
+    if (op->check(rec, s->b, &scratch, &f) || op->check_tensors(v, rec, &f))
         return step_fail(err, v, i, base + f.at, base + f.at, f.msg, f.a, f.b);
     const npurt_rec_header *h = rec;
     if (h->kernel != s->op)
@@ -118,14 +121,24 @@ static int check_step(const npub_view *v, uint32_t i, npub_error *err)
     return 0;
 }
 
-int npurt_open(const void *blob, size_t size, npub_view *v, npub_error *err)
+int npurt_open_ops(const void *blob, size_t size, const npurt_op *const *ops, npub_view *v, npub_error *err)
 {
     if (npub_open(blob, size, v, err))
         return -1;
     for (uint32_t i = 0; i < v->n_steps; i++)
-        if (v->steps[i].kind == NPUB_STEP_HOST && check_step(v, i, err))
+        if (v->steps[i].kind == NPUB_STEP_HOST && check_step(v, i, ops, err))
             return -1;
     return 0;
+}
+
+/* Every kernel's checks without their runs: a firmware that only validates
+ * (npurt_open) links no kernel. */
+static const npurt_op check_any = {0, npurt_rec_check, npurt_rec_check_tensors, NULL};
+static const npurt_op *const checks_all[] = {&check_any, NULL};
+
+int npurt_open(const void *blob, size_t size, npub_view *v, npub_error *err)
+{
+    return npurt_open_ops(blob, size, checks_all, v, err);
 }
 
 /* ---- run ------------------------------------------------------------------- */
@@ -163,10 +176,13 @@ static int check_env(const npub_view *v, const npurt_env *env, uint8_t *base[NPU
     return 0;
 }
 
-static int run_host(const npub_view *v, uint32_t i, uint8_t *const base[NPUB_REGION_COUNT], void *scratch,
-                    npub_error *err)
+static int run_host(const npub_view *v, uint32_t i, const npurt_op *const *ops,
+                    uint8_t *const base[NPUB_REGION_COUNT], void *scratch, npub_error *err)
 {
     const npub_step *s = &v->steps[i];
+    const npurt_op *op = npurt_ops_find(ops, s->op);
+    if (!op)
+        return step_fail(err, v, i, -1, i, "kernel %d is not in the firmware's op table", s->op, 0);
     const void *rec = v->params + s->a;
     const npurt_rec_header *h = rec;
     const uint32_t *slot = npurt_rec_tensors(rec);
@@ -175,7 +191,7 @@ static int run_host(const npub_view *v, uint32_t i, uint8_t *const base[NPUB_REG
     npurt_fault f;
     uint32_t need;
     /* cheap next to the kernel, and keeps a view that only passed npub_open safe */
-    if (npurt_rec_check(rec, s->b, &need, &f) || npurt_rec_check_tensors(v, rec, &f))
+    if (op->check(rec, s->b, &need, &f) || op->check_tensors(v, rec, &f))
         return step_fail(err, v, i, -1, i, f.msg, f.a, f.b);
     for (uint32_t k = 0; k < h->n_inputs + h->n_outputs; k++) {
         data[k] = NULL;
@@ -188,12 +204,17 @@ static int run_host(const npub_view *v, uint32_t i, uint8_t *const base[NPUB_REG
         if (npub_dtype_bits(t->dtype) >= 16 && (uintptr_t)data[k] % (npub_dtype_bits(t->dtype) >= 32 ? 4 : 2))
             return step_fail(err, v, i, -1, i, "tensor %d is not aligned for its dtype", (int64_t)slot[k], 0);
     }
-    if (npurt_rec_run(rec, data, dtypes, scratch, &f))
+    if (op->run(rec, data, dtypes, scratch, &f))
         return step_fail(err, v, i, -1, i, f.msg, f.a, f.b);
     return 0;
 }
 
 int npurt_run(const npub_view *v, const npurt_env *env, npub_error *err)
+{
+    return npurt_run_ops(v, env, npurt_ops_all, err);
+}
+
+int npurt_run_ops(const npub_view *v, const npurt_env *env, const npurt_op *const *ops, npub_error *err)
 {
     uint8_t *base[NPUB_REGION_COUNT];
     if (!v->memory || check_env(v, env, base, err))
@@ -209,7 +230,7 @@ int npurt_run(const npub_view *v, const npurt_env *env, npub_error *err)
             int rc = env->npu_launch(env->npu_ud, v, s->a, s->b, base);
             if (rc)
                 return step_fail(err, v, i, -1, i, "the NPU reported fault %d", rc, 0);
-        } else if (run_host(v, i, base, env->scratch, err)) {
+        } else if (run_host(v, i, ops, base, env->scratch, err)) {
             return -1;
         }
         if (env->on_step)

@@ -16,6 +16,10 @@
 #include "rt/npub.h"
 #include "rt/npurt_ops.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct npurt_env {
     /* Region bases and sizes, indexed by npub_region: const (NULL: the
      * CONSTANTS section inside the blob), arena, input, output. Each must
@@ -53,7 +57,18 @@ int npurt_open(const void *blob, size_t size, npub_view *v, npub_error *err);
  * is wrong before any step runs). */
 int npurt_run(const npub_view *v, const npurt_env *env, npub_error *err);
 
+/* npurt_open and npurt_run with an op table (rt/npurt_ops.h, npurt_op): only
+ * the kernels it lists are linked, and a host step of another kernel is
+ * refused ("kernel N is not in the firmware's op table"). npurt_open and
+ * npurt_run use npurt_ops_all, every kernel. */
+int npurt_open_ops(const void *blob, size_t size, const npurt_op *const *ops, npub_view *v, npub_error *err);
+int npurt_run_ops(const npub_view *v, const npurt_env *env, const npurt_op *const *ops, npub_error *err);
+
 /* The record of host step i (NULL for an NPU step or a bad index). */
 const void *npurt_step_record(const npub_view *v, uint32_t i);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

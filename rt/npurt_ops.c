@@ -306,6 +306,15 @@ static int check_params(uint32_t kernel, const void *p, uint32_t at, uint32_t n_
 int npurt_rec_check(const void *rec, uint32_t size, uint32_t *scratch, npurt_fault *f)
 {
     const npurt_rec_header *h = rec;
+    if (size >= sizeof *h && size % 4 == 0 && h->version == NPURT_REC_VERSION && h->kernel == NPURT_K_NODE &&
+        h->size == size)
+        return npurt_node_check(rec, size, scratch, f);
+    return npurt_rec_check_fixed(rec, size, scratch, f);
+}
+
+int npurt_rec_check_fixed(const void *rec, uint32_t size, uint32_t *scratch, npurt_fault *f)
+{
+    const npurt_rec_header *h = rec;
     *scratch = 0;
     if (size < sizeof *h || size % 4)
         return npurt_fault_at(f, 0, "record of %d bytes (a header is %d, sizes are multiples of 4)", (int32_t)size,
@@ -318,7 +327,7 @@ int npurt_rec_check(const void *rec, uint32_t size, uint32_t *scratch, npurt_fau
     if (h->size != size)
         return npurt_fault_at(f, 8, "record says %d bytes, its step %d", (int32_t)h->size, (int32_t)size);
     if (h->kernel == NPURT_K_NODE)
-        return npurt_node_check(rec, size, scratch, f);
+        return npurt_fault_at(f, 4, "a NODE record, and the op table has no NODE kernel", 0, 0);
     const kspec *k = &specs[h->kernel];
     if (h->n_inputs > NPURT_REC_MAX_IO || h->n_outputs > NPURT_REC_MAX_IO ||
         (k->n_in >= 0 ? h->n_inputs != (uint32_t)k->n_in : h->n_inputs == 0) ||
@@ -497,6 +506,14 @@ int npurt_rec_check_tensors(const npub_view *v, const void *rec, npurt_fault *f)
     const npurt_rec_header *h = rec;
     if (h->kernel == NPURT_K_NODE)
         return npurt_node_check_tensors(v, rec, f);
+    return npurt_rec_check_tensors_fixed(v, rec, f);
+}
+
+int npurt_rec_check_tensors_fixed(const npub_view *v, const void *rec, npurt_fault *f)
+{
+    const npurt_rec_header *h = rec;
+    if (h->kernel == NPURT_K_NODE)
+        return npurt_fault_at(f, 4, "a NODE record, and the op table has no NODE kernel", 0, 0);
     const uint32_t *slot = npurt_rec_tensors(rec);
     uint32_t n = h->n_inputs + h->n_outputs;
     slot_req r[NPURT_REC_MAX_IO * 2];

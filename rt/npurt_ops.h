@@ -20,6 +20,10 @@
 
 #include "rt/npub.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Bump on any change of a record layout or of a kernel's meaning. */
 #define NPURT_REC_VERSION 2u
 #define NPURT_REC_MAX_RANK 8 /* dims arrays (= NK_MAX_RANK) */
@@ -392,6 +396,36 @@ int npurt_rec_check_tensors(const npub_view *v, const void *rec, npurt_fault *f)
  * least what npurt_rec_check said. 0, or -1 with f filled. */
 int npurt_rec_run(const void *rec, void *const *data, const uint8_t *dtypes, void *scratch, npurt_fault *f);
 
+/* The same two checks without NODE records (a NODE record fails them), so
+ * that a firmware whose model has no NODE step links none of their code. */
+int npurt_rec_check_fixed(const void *rec, uint32_t size, uint32_t *scratch, npurt_fault *f);
+int npurt_rec_check_tensors_fixed(const npub_view *v, const void *rec, npurt_fault *f);
+
+/* One host kernel as an op table holds it (the op resolver): its record
+ * checks and its run. A model's table (npucc --emit c: NAME_ops) lists only
+ * the kernels its host steps use, so the linker (-ffunction-sections,
+ * --gc-sections) drops every other kernel; npurt_open_ops and npurt_run_ops
+ * refuse a host step whose kernel is not in the table. */
+typedef struct npurt_op {
+    uint32_t kernel; /* npurt_kernel; 0: any kernel (npurt_op_any) */
+    int (*check)(const void *rec, uint32_t size, uint32_t *scratch, npurt_fault *f);
+    int (*check_tensors)(const npub_view *v, const void *rec, npurt_fault *f);
+    int (*run)(const void *rec, void *const *data, const uint8_t *dtypes, void *scratch, npurt_fault *f);
+} npurt_op;
+
+/* One per kernel id: npurt_op_<lowercase kernel name> (rt/npurt_ops_run.c). */
+extern const npurt_op npurt_op_quantize, npurt_op_dequantize, npurt_op_qconv, npurt_op_qfc, npurt_op_qbmm,
+    npurt_op_qmaxpool, npurt_op_qavgpool, npurt_op_qglobalavgpool, npurt_op_qbinary, npurt_op_qrequant,
+    npurt_op_qlut, npurt_op_qconcat, npurt_op_copy, npurt_op_softmax, npurt_op_unary_f32, npurt_op_binary_f32,
+    npurt_op_transpose, npurt_op_reduce_f32, npurt_op_node;
+/* Every kernel (npurt_rec_check, npurt_rec_check_tensors, npurt_rec_run). */
+extern const npurt_op npurt_op_any;
+/* A NULL-terminated table of npurt_op_any: what npurt_open and npurt_run use. */
+extern const npurt_op *const npurt_ops_all[];
+
+/* The entry of a table for a kernel id, NULL when the table lacks it. */
+const npurt_op *npurt_ops_find(const npurt_op *const *ops, uint32_t kernel);
+
 /* NODE records (rt/npurt_node.c), called by the three above. */
 int npurt_node_check(const void *rec, uint32_t size, uint32_t *scratch, npurt_fault *f);
 int npurt_node_check_tensors(const npub_view *v, const void *rec, npurt_fault *f);
@@ -404,5 +438,9 @@ static inline const uint32_t *npurt_rec_tensors(const void *rec)
 {
     return (const uint32_t *)((const uint8_t *)rec + sizeof(npurt_rec_header));
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

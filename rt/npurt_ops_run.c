@@ -75,98 +75,194 @@ static int run_unary(const npurt_p_unary *r, const float *x, float *y)
     return 0;
 }
 
+/* ---- one function per kernel, so that an op table links only its own ------- */
+
+#define KSIG const void *rec, void *const *d, const uint8_t *dtypes, void *scratch, npurt_fault *f
+#define KDONE(st) return (st) == NK_OK ? 0 : npurt_kernel_fault(f, (st), 0)
+
+static int k_qdq(KSIG)
+{
+    (void)scratch;
+    const npurt_rec_header *h = rec;
+    return run_qdq(h->kernel, npurt_rec_params(rec), dtypes[0], dtypes[1], d[0], d[1], f);
+}
+
+static int k_qconv(KSIG)
+{
+    (void)dtypes;
+    nk_qconv2d_params k;
+    npurt_to_qconv(npurt_rec_params(rec), &k);
+    KDONE(nk_qconv2d(&k, d[0], d[1], d[2], d[3], scratch));
+}
+
+static int k_qfc(KSIG)
+{
+    (void)dtypes;
+    return run_qfc(npurt_rec_params(rec), d, scratch, f);
+}
+
+static int k_qbmm(KSIG)
+{
+    (void)dtypes;
+    nk_qbmm_params k;
+    npurt_to_qbmm(npurt_rec_params(rec), &k);
+    KDONE(nk_qbmm(&k, d[0], d[1], d[2], scratch));
+}
+
+static int k_qpool(KSIG)
+{
+    (void)dtypes, (void)scratch;
+    const npurt_rec_header *h = rec;
+    nk_qpool_params k;
+    npurt_to_qpool(npurt_rec_params(rec), &k);
+    KDONE(h->kernel == NPURT_K_QMAXPOOL   ? nk_qmaxpool(&k, d[0], d[1])
+          : h->kernel == NPURT_K_QAVGPOOL ? nk_qavgpool(&k, d[0], d[1])
+                                          : nk_qglobal_avgpool(&k, d[0], d[1]));
+}
+
+static int k_qbinary(KSIG)
+{
+    (void)dtypes, (void)scratch;
+    nk_qbinary_params k;
+    npurt_to_qbinary(npurt_rec_params(rec), &k);
+    KDONE(nk_qbinary(&k, d[0], d[1], d[2]));
+}
+
+static int k_qrequant(KSIG)
+{
+    (void)dtypes, (void)scratch;
+    const npurt_p_qrequant *r = npurt_rec_params(rec);
+    nk_qrequant_params k;
+    npurt_to_qrequant(r->in_zp, r->out_zp, r->mult, r->shift, r->act_min, r->act_max, &k);
+    KDONE(nk_qrequant(&k, d[0], d[1], (size_t)r->count));
+}
+
+static int k_qlut(KSIG)
+{
+    (void)dtypes, (void)scratch, (void)f;
+    nk_lut_apply_i8(d[1], d[0], d[2], (size_t)((const npurt_p_qlut *)npurt_rec_params(rec))->count);
+    return 0;
+}
+
+static int k_qconcat(KSIG)
+{
+    (void)dtypes, (void)scratch;
+    return run_qconcat(rec, npurt_rec_params(rec), d, f);
+}
+
+static int k_copy(KSIG)
+{
+    (void)dtypes, (void)scratch, (void)f;
+    if (d[1] != d[0])
+        memmove(d[1], d[0], ((const npurt_p_copy *)npurt_rec_params(rec))->bytes);
+    return 0;
+}
+
+static int k_softmax(KSIG)
+{
+    (void)dtypes, (void)scratch;
+    const npurt_p_softmax *r = npurt_rec_params(rec);
+    nk_softmax_params k = {r->outer, r->len, r->inner, r->log};
+    KDONE(nk_softmax_f32(&k, d[0], d[1]));
+}
+
+static int k_unary(KSIG)
+{
+    (void)dtypes, (void)scratch, (void)f;
+    return run_unary(npurt_rec_params(rec), d[0], d[1]);
+}
+
+static int k_binary(KSIG)
+{
+    (void)dtypes, (void)scratch;
+    const npurt_p_binary *r = npurt_rec_params(rec);
+    nk_binary_params k = {(nk_binop)r->op, npurt_to_act(&r->act)};
+    nk_shape as, bs, ys;
+    npurt_to_shape(&r->a_shape, &as);
+    npurt_to_shape(&r->b_shape, &bs);
+    npurt_to_shape(&r->out_shape, &ys);
+    KDONE(nk_binary_f32(&k, &as, d[0], &bs, d[1], &ys, d[2]));
+}
+
+static int k_transpose(KSIG)
+{
+    (void)dtypes, (void)scratch;
+    const npurt_p_transpose *r = npurt_rec_params(rec);
+    nk_transpose_params k;
+    memset(&k, 0, sizeof k);
+    k.elem_size = (size_t)r->elem_size;
+    for (int i = 0; i < NK_MAX_RANK; i++)
+        k.perm[i] = r->perm[i];
+    nk_shape xs;
+    npurt_to_shape(&r->in_shape, &xs);
+    KDONE(nk_transpose(&k, &xs, d[0], d[1]));
+}
+
+static int k_reduce(KSIG)
+{
+    (void)dtypes, (void)scratch;
+    const npurt_p_reduce *r = npurt_rec_params(rec);
+    nk_shape xs;
+    npurt_to_shape(&r->x_shape, &xs);
+    nk_status st = nk_reduce_f32((nk_reduce_op)r->op, &xs, d[0], r->axes_mask, d[1]);
+    nk_act a = npurt_to_act(&r->act);
+    float *y = d[1];
+    for (int32_t i = 0; st == NK_OK && a.kind != NK_ACT_NONE && i < r->out_count; i++)
+        y[i] = nk_act_apply(a, y[i]);
+    KDONE(st);
+}
+
+static int k_node(KSIG)
+{
+    (void)dtypes;
+    return npurt_node_run(rec, d, scratch, f);
+}
+
+#define FIXED(name, id, fn) \
+    const npurt_op npurt_op_##name = {id, npurt_rec_check_fixed, npurt_rec_check_tensors_fixed, fn}
+FIXED(quantize, NPURT_K_QUANTIZE, k_qdq);
+FIXED(dequantize, NPURT_K_DEQUANTIZE, k_qdq);
+FIXED(qconv, NPURT_K_QCONV, k_qconv);
+FIXED(qfc, NPURT_K_QFC, k_qfc);
+FIXED(qbmm, NPURT_K_QBMM, k_qbmm);
+FIXED(qmaxpool, NPURT_K_QMAXPOOL, k_qpool);
+FIXED(qavgpool, NPURT_K_QAVGPOOL, k_qpool);
+FIXED(qglobalavgpool, NPURT_K_QGLOBALAVGPOOL, k_qpool);
+FIXED(qbinary, NPURT_K_QBINARY, k_qbinary);
+FIXED(qrequant, NPURT_K_QREQUANT, k_qrequant);
+FIXED(qlut, NPURT_K_QLUT, k_qlut);
+FIXED(qconcat, NPURT_K_QCONCAT, k_qconcat);
+FIXED(copy, NPURT_K_COPY, k_copy);
+FIXED(softmax, NPURT_K_SOFTMAX, k_softmax);
+FIXED(unary_f32, NPURT_K_UNARY_F32, k_unary);
+FIXED(binary_f32, NPURT_K_BINARY_F32, k_binary);
+FIXED(transpose, NPURT_K_TRANSPOSE, k_transpose);
+FIXED(reduce_f32, NPURT_K_REDUCE_F32, k_reduce);
+const npurt_op npurt_op_node = {NPURT_K_NODE, npurt_rec_check, npurt_rec_check_tensors, k_node};
+
+static const npurt_op *const by_id[NPURT_K_COUNT] = {
+    NULL, &npurt_op_quantize, &npurt_op_dequantize, &npurt_op_qconv, &npurt_op_qfc, &npurt_op_qbmm,
+    &npurt_op_qmaxpool, &npurt_op_qavgpool, &npurt_op_qglobalavgpool, &npurt_op_qbinary, &npurt_op_qrequant,
+    &npurt_op_qlut, &npurt_op_qconcat, &npurt_op_copy, &npurt_op_softmax, &npurt_op_unary_f32,
+    &npurt_op_binary_f32, &npurt_op_transpose, &npurt_op_reduce_f32, &npurt_op_node,
+};
+_Static_assert(NPURT_K_NODE == 19 && NPURT_K_COUNT == 20, "by_id lists every kernel in id order");
+
 int npurt_rec_run(const void *rec, void *const *d, const uint8_t *dtypes, void *scratch, npurt_fault *f)
 {
     const npurt_rec_header *h = rec;
-    const void *p = npurt_rec_params(rec);
-    nk_status st = NK_OK;
-    switch (h->kernel) {
-    case NPURT_K_QUANTIZE:
-    case NPURT_K_DEQUANTIZE: return run_qdq(h->kernel, p, dtypes[0], dtypes[1], d[0], d[1], f);
-    case NPURT_K_QCONV: {
-        nk_qconv2d_params k;
-        npurt_to_qconv(p, &k);
-        st = nk_qconv2d(&k, d[0], d[1], d[2], d[3], scratch);
-        break;
-    }
-    case NPURT_K_QFC: return run_qfc(p, d, scratch, f);
-    case NPURT_K_QBMM: {
-        nk_qbmm_params k;
-        npurt_to_qbmm(p, &k);
-        st = nk_qbmm(&k, d[0], d[1], d[2], scratch);
-        break;
-    }
-    case NPURT_K_QMAXPOOL:
-    case NPURT_K_QAVGPOOL:
-    case NPURT_K_QGLOBALAVGPOOL: {
-        nk_qpool_params k;
-        npurt_to_qpool(p, &k);
-        st = h->kernel == NPURT_K_QMAXPOOL   ? nk_qmaxpool(&k, d[0], d[1])
-             : h->kernel == NPURT_K_QAVGPOOL ? nk_qavgpool(&k, d[0], d[1])
-                                             : nk_qglobal_avgpool(&k, d[0], d[1]);
-        break;
-    }
-    case NPURT_K_QBINARY: {
-        nk_qbinary_params k;
-        npurt_to_qbinary(p, &k);
-        st = nk_qbinary(&k, d[0], d[1], d[2]);
-        break;
-    }
-    case NPURT_K_QREQUANT: {
-        const npurt_p_qrequant *r = p;
-        nk_qrequant_params k;
-        npurt_to_qrequant(r->in_zp, r->out_zp, r->mult, r->shift, r->act_min, r->act_max, &k);
-        st = nk_qrequant(&k, d[0], d[1], (size_t)r->count);
-        break;
-    }
-    case NPURT_K_QLUT: nk_lut_apply_i8(d[1], d[0], d[2], (size_t)((const npurt_p_qlut *)p)->count); break;
-    case NPURT_K_QCONCAT: return run_qconcat(h, p, d, f);
-    case NPURT_K_COPY:
-        if (d[1] != d[0])
-            memmove(d[1], d[0], ((const npurt_p_copy *)p)->bytes);
-        break;
-    case NPURT_K_SOFTMAX: {
-        const npurt_p_softmax *r = p;
-        nk_softmax_params k = {r->outer, r->len, r->inner, r->log};
-        st = nk_softmax_f32(&k, d[0], d[1]);
-        break;
-    }
-    case NPURT_K_UNARY_F32: return run_unary(p, d[0], d[1]);
-    case NPURT_K_BINARY_F32: {
-        const npurt_p_binary *r = p;
-        nk_binary_params k = {(nk_binop)r->op, npurt_to_act(&r->act)};
-        nk_shape as, bs, ys;
-        npurt_to_shape(&r->a_shape, &as);
-        npurt_to_shape(&r->b_shape, &bs);
-        npurt_to_shape(&r->out_shape, &ys);
-        st = nk_binary_f32(&k, &as, d[0], &bs, d[1], &ys, d[2]);
-        break;
-    }
-    case NPURT_K_TRANSPOSE: {
-        const npurt_p_transpose *r = p;
-        nk_transpose_params k;
-        memset(&k, 0, sizeof k);
-        k.elem_size = (size_t)r->elem_size;
-        for (int i = 0; i < NK_MAX_RANK; i++)
-            k.perm[i] = r->perm[i];
-        nk_shape xs;
-        npurt_to_shape(&r->in_shape, &xs);
-        st = nk_transpose(&k, &xs, d[0], d[1]);
-        break;
-    }
-    case NPURT_K_REDUCE_F32: {
-        const npurt_p_reduce *r = p;
-        nk_shape xs;
-        npurt_to_shape(&r->x_shape, &xs);
-        st = nk_reduce_f32((nk_reduce_op)r->op, &xs, d[0], r->axes_mask, d[1]);
-        nk_act a = npurt_to_act(&r->act);
-        float *y = d[1];
-        for (int32_t i = 0; st == NK_OK && a.kind != NK_ACT_NONE && i < r->out_count; i++)
-            y[i] = nk_act_apply(a, y[i]);
-        break;
-    }
-    case NPURT_K_NODE: return npurt_node_run(rec, d, scratch, f);
-    default: f->msg = "unknown kernel id %d", f->a = (int32_t)h->kernel, f->b = 0, f->at = 4; return -1;
-    }
-    return st == NK_OK ? 0 : npurt_kernel_fault(f, st, 0);
+    if (h->kernel == 0 || h->kernel >= NPURT_K_COUNT)
+        return npurt_fault_at(f, 4, "unknown kernel id %d", (int32_t)h->kernel, 0);
+    return by_id[h->kernel]->run(rec, d, dtypes, scratch, f);
+}
+
+const npurt_op npurt_op_any = {0, npurt_rec_check, npurt_rec_check_tensors, npurt_rec_run};
+const npurt_op *const npurt_ops_all[] = {&npurt_op_any, NULL};
+
+const npurt_op *npurt_ops_find(const npurt_op *const *ops, uint32_t kernel)
+{
+    for (; ops && *ops; ops++)
+        if ((*ops)->kernel == kernel || (*ops)->kernel == 0)
+            return *ops;
+    return NULL;
 }

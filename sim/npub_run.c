@@ -326,6 +326,10 @@ static npu_status read_results(simrun *r, npu_err *err)
     npu_status st = sim_mem_read(r->sim, r->req_addr, &req, sizeof req, err);
     if (st != NPU_OK)
         return st;
+    if (req.status == FW_REQ_ST_NEW) /* a firmware of one's own, which runs its own model */
+        return npu_fail(err, NPU_EUSER, "%s: the firmware exited without answering the FW_CMD_RUN_NPUB request "
+                        "(docs/runtime.md); run a firmware with its own model as npusim --firmware ELF, "
+                        "without MODEL.npub", r->path);
     if (req.status != FW_REQ_ST_DONE || req.result[FW_NPUB_RES_STATUS] != 0)
         return npu_fail(err, NPU_EUSER, "%s: the runtime reported failure %u at step %d", r->path,
                         req.result[FW_NPUB_RES_STATUS], (int)req.result[FW_NPUB_RES_STEP]);

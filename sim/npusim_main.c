@@ -1,14 +1,16 @@
 /* npusim: runs the simulated SoC.
  *   npusim [--target NAME|FILE.yaml] [--firmware ELF] [--max-insns N] [--iters N] [--stats]
- *       runs the firmware self-check (today's only mode) on the target's
- *       memory map and clocks (built-in edge-v1 numbers without --target)
+ *          [--stats-json FILE] [--trace FILE.json]
+ *       runs a firmware (the built-in one's self-check, or one's own) on the
+ *       target's SoC (edge-v1 without --target) with the NPU model attached
  *   npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy ...] [--stats]
  *          [--stats-json FILE] [--trace FILE.json]
  *       runs a compiled model: the firmware (libnpurt) on the emulated host
  *       drives the NPU model; outputs, a summary (--stats), --stats-json and
  *       a Chrome trace of the first inference (--trace). A binary built for
  *       another version of its target is refused unless --any-target.
- * The firmware defaults to fw/npurt.elf next to this executable. */
+ * The firmware defaults to fw/npurt.elf next to this executable, else
+ * ../share/npucc/fw/npurt.elf from it (an installed prefix). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@
 #include "common/npy.h"
 #include "common/stats.h"
 #include "ir/ir.h"
+#include "sim/fwrun.h"
 #include "sim/npub_run.h"
 #include "sim/sim.h"
 #include "target/target.h"
@@ -44,6 +47,7 @@ typedef struct opts {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: npusim [--target NAME|FILE.yaml] [--firmware ELF] [--max-insns N] [--iters N] [--stats]\n"
+               "              [--stats-json FILE] [--trace FILE.json]\n"
                "       npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy ...] [--stats]\n"
                "              [--stats-json FILE] [--trace FILE.json] [--firmware ELF] [--max-insns N]\n"
                "              [--target NAME|FILE.yaml] [--any-target]\n");
@@ -117,12 +121,13 @@ static int parse_args(int argc, char **argv, opts *o)
             return fprintf(stderr, "npusim: more than one model: '%s' and '%s'\n", o->model, a), 0;
         }
     }
-    if (!o->model && (o->ninputs || o->noutputs || o->stats_json || o->trace))
-        return fprintf(stderr, "npusim: --input/--output/--stats-json/--trace need a MODEL.npub\n"), 0;
+    if (!o->model && (o->ninputs || o->noutputs))
+        return fprintf(stderr, "npusim: --input/--output need a MODEL.npub\n"), 0;
     return 1;
 }
 
-/* fw/npurt.elf next to the executable (build/npusim -> build/fw/npurt.elf). */
+/* fw/npurt.elf next to the executable (in the build tree: build/npusim ->
+ * build/fw/npurt.elf), else the install's <exe>/../share/npucc/fw/npurt.elf. */
 static const char *default_firmware(const char *argv0, char *buf, size_t cap)
 {
     char exe[4096];
@@ -134,9 +139,14 @@ static const char *default_firmware(const char *argv0, char *buf, size_t cap)
     char *slash = strrchr(exe, '/');
     if (slash)
         *slash = '\0';
-    if (snprintf(buf, cap, "%s/fw/npurt.elf", slash ? exe : ".") >= (int)cap)
+    const char *dir = slash ? exe : ".";
+    if (snprintf(buf, cap, "%s/fw/npurt.elf", dir) >= (int)cap)
         snprintf(buf, cap, "fw/npurt.elf"); /* absurdly deep path: fall back to the cwd */
-    return buf;
+    char share[4096 + 32];
+    if (access(buf, R_OK) != 0 && snprintf(share, sizeof share, "%s/../share/npucc/fw/npurt.elf", dir) < (int)cap &&
+        access(share, R_OK) == 0)
+        memcpy(buf, share, strlen(share) + 1);
+    return buf; /* neither readable: the error names the build-tree place */
 }
 
 static void print_stats(const sim_config *cfg, const sim_result *r)
@@ -154,57 +164,44 @@ static int exit_code(npu_status st)
     return st == NPU_OK ? 0 : (int)st;
 }
 
-/* Sets up a context with the firmware loaded and the console on stdout. */
-static npu_status open_sim(const opts *o, const char *fw, sim_ctx **s, sim_config *cfg, npu_err *err)
-{
-    sim_config_default(cfg);
-    cfg->console = stdout;
-    if (o->have_max_insns)
-        cfg->max_insns = o->max_insns;
-    *s = NULL;
-    if (o->target) {
-        tgt_target *t;
-        npu_status st = tgt_load(o->target, NULL, &t, err);
-        if (st != NPU_OK)
-            return st;
-        st = sim_config_from_target(t, cfg, err);
-        tgt_free(t);
-        if (st != NPU_OK)
-            return st;
-    }
-    npu_status st = sim_new(cfg, s, err);
-    if (st == NPU_OK && (st = sim_load_elf_file(*s, fw, err)) != NPU_OK) {
-        sim_free(*s);
-        *s = NULL;
-    }
-    return st;
-}
-
-static int run_selfcheck(const opts *o, const char *fw)
+/* Without a model: the firmware on the target's SoC with the NPU model
+ * attached (sim/fwrun.h). The built-in firmware runs its self-check; a
+ * firmware of one's own runs to its EXIT write, and its exit code decides. */
+static int run_firmware(const opts *o, const char *fw)
 {
     npu_err err;
     npu_err_clear(&err);
-    sim_config cfg;
-    sim_ctx *s;
-    npu_status st = open_sim(o, fw, &s, &cfg, &err);
+    char tmp[4200] = "";
+    FILE *trace = NULL;
+    if (o->trace) {
+        snprintf(tmp, sizeof tmp, "%s.tmp", o->trace);
+        if (!(trace = fopen(tmp, "w")))
+            return fprintf(stderr, "npusim: %s: cannot write: %s\n", o->trace, strerror(errno)), 1;
+    }
+    simfw_options so = {.firmware = fw, .target = o->target, .max_insns = o->have_max_insns ? o->max_insns : 0,
+                        .console = stdout, .trace = trace, .selfcheck_iters = o->iters};
+    static simfw_result r; /* large: not on the stack */
+    npu_status st = simfw_run(&so, &r, &err);
+    if (st == NPU_OK && o->stats)
+        print_stats(&r.cfg, &r.run);
+    if (st == NPU_OK && o->stats_json)
+        st = npu_stats_save_json(&r.stats, o->stats_json, &err);
+    if (trace) {
+        bool bad = fclose(trace) != 0;
+        if (st == NPU_OK && (bad || rename(tmp, o->trace) != 0))
+            st = npu_fail(&err, NPU_EUSER, "%s: cannot write the trace", o->trace);
+        if (st != NPU_OK)
+            remove(tmp);
+    }
     if (st != NPU_OK) {
         fprintf(stderr, "npusim: %s\n", err.msg);
         return exit_code(st);
     }
-    fw_request req = {.magic = FW_REQ_MAGIC, .version = FW_REQ_VERSION, .command = FW_CMD_SELFCHECK};
-    req.arg[0] = o->iters;
-    sim_result r;
-    if ((st = sim_place_request(s, &req, NULL, &err)) == NPU_OK)
-        st = sim_run(s, &r, &err);
-    if (st == NPU_OK && o->stats)
-        print_stats(&cfg, &r);
-    sim_free(s);
-    if (st != NPU_OK) {
-        fprintf(stderr, "npusim: %s: %s\n", fw, err.msg);
-        return exit_code(st);
-    }
-    if (r.exit_code != 0) {
-        fprintf(stderr, "npusim: %s: firmware self-check failed (exit code %d)\n", fw, (int)r.exit_code);
+    if (r.run.exit_code != 0) {
+        if (o->firmware)
+            fprintf(stderr, "npusim: %s: the firmware exited with code %d\n", fw, (int)r.run.exit_code);
+        else
+            fprintf(stderr, "npusim: %s: firmware self-check failed (exit code %d)\n", fw, (int)r.run.exit_code);
         return 1;
     }
     return 0;
@@ -430,5 +427,5 @@ int main(int argc, char **argv)
     }
     char buf[4096];
     const char *fw = o.firmware ? o.firmware : default_firmware(argv[0], buf, sizeof buf);
-    return o.model ? run_model(&o, fw) : run_selfcheck(&o, fw);
+    return o.model ? run_model(&o, fw) : run_firmware(&o, fw);
 }

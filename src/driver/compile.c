@@ -206,7 +206,7 @@ static npu_status write_outputs(drv_ctx *c, const void *bin, size_t size, npu_er
     case DRV_EMIT_C:
         out_path(c->o, ".c", path, sizeof path);
         out_path(c->o, ".h", hpath, sizeof hpath);
-        return emit_c_files(bin, size, path, hpath, err);
+        return emit_c_files(bin, size, path, hpath, &(emit_c_options){c->o->c_section, c->o->c_align}, err);
     case DRV_EMIT_LISTING: {
         out_path(c->o, ".lst", path, sizeof path);
         char *text = NULL;

@@ -113,6 +113,21 @@ static npu_status output_option(arg_cursor *c, bool *matched)
         if (k == 4)
             return npu_fail(c->err, NPU_EUSAGE, "--emit: '%s' is not one of npub, c, qdq, listing", v);
         o->emit = (drv_emit)k;
+    } else if (VALUE("--section")) {
+        if (!v)
+            return NPU_EUSAGE;
+        for (const char *p = v; *p; p++) /* it becomes a string literal in the C file */
+            if (*p == '"' || *p == '\\' || *p < 32 || *p > 126)
+                return npu_fail(c->err, NPU_EUSAGE, "--section: '%s' is not a plain section name", v);
+        o->c_section = v;
+    } else if (VALUE("--align")) {
+        if (!v)
+            return NPU_EUSAGE;
+        char *end;
+        unsigned long n = strtoul(v, &end, 10);
+        if (*end || end == v || n < 8 || n > 4096 || (n & (n - 1)))
+            return npu_fail(c->err, NPU_EUSAGE, "--align: '%s' is not a power of two in 8..4096", v);
+        o->c_align = (unsigned)n;
     } else if (VALUE("--stats-json")) {
         o->stats_json = v;
     } else if (VALUE("--partition")) {

@@ -29,6 +29,8 @@ typedef struct drv_options {
     const char *calib_dir;
     const char *output;      /* -o; NULL: derived from the model name */
     drv_emit emit;
+    const char *c_section;   /* --section: the --emit c array's section; NULL: .rodata */
+    unsigned c_align;        /* --align: the --emit c array's alignment; 0: 16 */
     int wbits, abits;        /* 8 or 4 */
     drv_calib_method calib_method;
     float percentile;        /* --percentile, for the percentile method */

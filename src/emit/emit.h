@@ -59,7 +59,12 @@ npu_status emit_npub_target(const npub_view *v, const char *path, const char *ov
  * aligned) and its size; OUT.h the sizes a firmware allocates (arena,
  * inputs, outputs, scratch) as macros. NAME is derived from the header's
  * file name. Both files are written atomically. */
-npu_status emit_c_files(const void *npub, size_t size, const char *c_path, const char *h_path, npu_err *err);
+typedef struct emit_c_options {
+    const char *section; /* the array's section (__attribute__((section))); NULL: the compiler's (.rodata) */
+    unsigned align;      /* the array's alignment, a power of two >= 8; 0: 16 */
+} emit_c_options;
+npu_status emit_c_files(const void *npub, size_t size, const char *c_path, const char *h_path,
+                        const emit_c_options *opt, npu_err *err);
 
 /* --emit listing and npudis: header, memory, tensors, steps, and every
  * command stream disassembled with the source node of each range. */
