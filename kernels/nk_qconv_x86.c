@@ -77,12 +77,44 @@ static void pack_a(const nk_qconv2d_params *p, const geom *g, const void *w, siz
         size_t base = (grp * g->cout_g + o) * g->K;
         int8_t *row = a + (o / MR) * g->K4 * MR * 4 + (o % MR) * 4;
         int32_t s = 0;
-        for (size_t k = 0; k < g->K; k++) {
-            int8_t v = wget(p, w, base + k);
-            row[(k / 4) * MR * 4 + k % 4] = v;
-            s += v;
+        if (p->w_format == NK_W_I8) {
+            const int8_t *src = (const int8_t *)w + base;
+            for (size_t k = 0; k < g->K; k++)
+                s += src[k];
+            for (size_t k4 = 0; k4 < g->K / 4; k4++)
+                memcpy(row + k4 * MR * 4, src + 4 * k4, 4);
+            for (size_t k = g->K / 4 * 4; k < g->K; k++)
+                row[(k / 4) * MR * 4 + k % 4] = src[k];
+        } else {
+            for (size_t k = 0; k < g->K; k++) {
+                int8_t v = wget(p, w, base + k);
+                row[(k / 4) * MR * 4 + k % 4] = v;
+                s += v;
+            }
         }
         wsum[o] = s;
+    }
+}
+
+/* Four channel rows of n bytes interleaved: dst[j * 4 + t] = src_t[j] ^ 0x80, 16 pixels a pass. */
+VNNI static void interleave4(const uint8_t *s0, const uint8_t *s1, const uint8_t *s2, const uint8_t *s3, size_t n,
+                             uint8_t *dst)
+{
+    const __m128i flip = _mm_set1_epi8((char)0x80);
+    size_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        __m128i a0 = _mm_loadu_si128((const void *)(s0 + j)), a1 = _mm_loadu_si128((const void *)(s1 + j));
+        __m128i a2 = _mm_loadu_si128((const void *)(s2 + j)), a3 = _mm_loadu_si128((const void *)(s3 + j));
+        __m128i lo01 = _mm_unpacklo_epi8(a0, a1), hi01 = _mm_unpackhi_epi8(a0, a1);
+        __m128i lo23 = _mm_unpacklo_epi8(a2, a3), hi23 = _mm_unpackhi_epi8(a2, a3);
+        _mm_storeu_si128((void *)(dst + 4 * j), _mm_xor_si128(_mm_unpacklo_epi16(lo01, lo23), flip));
+        _mm_storeu_si128((void *)(dst + 4 * j + 16), _mm_xor_si128(_mm_unpackhi_epi16(lo01, lo23), flip));
+        _mm_storeu_si128((void *)(dst + 4 * j + 32), _mm_xor_si128(_mm_unpacklo_epi16(hi01, hi23), flip));
+        _mm_storeu_si128((void *)(dst + 4 * j + 48), _mm_xor_si128(_mm_unpackhi_epi16(hi01, hi23), flip));
+    }
+    for (; j < n; j++) {
+        dst[4 * j] = s0[j] ^ 0x80u, dst[4 * j + 1] = s1[j] ^ 0x80u;
+        dst[4 * j + 2] = s2[j] ^ 0x80u, dst[4 * j + 3] = s3[j] ^ 0x80u;
     }
 }
 
@@ -96,7 +128,14 @@ VNNI static void pack_b(const nk_qconv2d_params *p, const geom *g, const int8_t 
         memset(b + (g->K4 - 1) * nb * 4, 0, nb * 4);
     if (p->k_h == 1 && p->k_w == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 &&
         p->pad_left == 0 && p->h_out == p->h_in && p->w_out == p->w_in) {
-        for (size_t k = 0; k < g->K; k++) {
+        for (size_t k = 0; k + 4 <= g->K; k += 4) {
+            const uint8_t *src = (const uint8_t *)in + k * g->hw + p0;
+            uint8_t *dst = b + (k / 4) * nb * 4;
+            interleave4(src, src + g->hw, src + 2 * g->hw, src + 3 * g->hw, valid, dst);
+            for (size_t j = valid; j < nb; j++)
+                memset(dst + 4 * j, pad, 4);
+        }
+        for (size_t k = g->K / 4 * 4; k < g->K; k++) {
             const uint8_t *src = (const uint8_t *)in + k * g->hw + p0;
             uint8_t *dst = b + (k / 4) * nb * 4 + k % 4;
             for (size_t j = 0; j < valid; j++)

@@ -1,8 +1,8 @@
 /* Depthwise int8 conv for the host tools (nk_qconv2d_fast): one input
  * channel per group. Each input plane is widened once to x - zp in int16
  * with its padding written out as 0 (real 0), its columns split by phase
- * (column mod stride_w), so that every tap adds a contiguous run of int16
- * to a row of int32 sums with no bounds checks; the compiler vectorizes it.
+ * and row, so that every tap adds one contiguous run of int16 to the int32
+ * sums with no bounds checks; the compiler vectorizes it.
  * The sums are exact (|w * (x - zp)| <= 2^15, few taps), as the portable
  * direct loop's; the requantization is nk_qfast_requant_row. */
 #include "kernels/nk_qfast.h"
@@ -13,60 +13,73 @@
 #pragma GCC optimize("O3")
 #endif
 
+/* The padded plane split by row phase (row mod stride_h) and column phase:
+ * plane (rph, cph) holds padded rows ri * sh + rph, columns ci * sw + cph,
+ * hq x wq of them. A tap then reads one plane from (ky*dh / sh, kx*dw / sw)
+ * with the row stride wq for consecutive output rows, so the sums live in
+ * h_out rows of wq (the columns past w_out are discarded) and each tap is
+ * one contiguous run of h_out * wq. */
 typedef struct dw_geom {
-    size_t hp, wq, sw; /* padded rows, columns per phase, phases */
+    size_t sh, sw, hq, wq, planes_len; /* planes_len: all planes plus one row of slack */
 } dw_geom;
 
 static dw_geom dw_geometry(const nk_qconv2d_params *p)
 {
     dw_geom g;
     size_t wp = (size_t)p->w_in + (size_t)p->pad_left + (size_t)p->pad_right;
-    g.sw = (size_t)p->stride_w;
-    g.hp = (size_t)p->h_in + (size_t)p->pad_top + (size_t)p->pad_bottom;
-    g.wq = (wp + g.sw - 1) / g.sw;
+    size_t hp = (size_t)p->h_in + (size_t)p->pad_top + (size_t)p->pad_bottom;
+    g.sh = (size_t)p->stride_h, g.sw = (size_t)p->stride_w;
+    g.hq = (hp + g.sh - 1) / g.sh, g.wq = (wp + g.sw - 1) / g.sw;
+    g.planes_len = g.sh * g.sw * g.hq * g.wq + g.wq;
     return g;
 }
 
-/* int32 sums of one output plane, then the phase-split padded plane. */
+/* int32 sums (h_out rows of wq), then the planes. */
 size_t nk_qfast_dw_scratch(const nk_qconv2d_params *p)
 {
     dw_geom g = dw_geometry(p);
-    size_t sums = (size_t)p->h_out * (size_t)p->w_out * sizeof(int32_t);
-    return sums + g.hp * g.sw * g.wq * sizeof(int16_t) + 16;
+    return (size_t)p->h_out * g.wq * sizeof(int32_t) + g.planes_len * sizeof(int16_t) + 16;
 }
 
-/* buf[(row * sw + phase) * wq + i] = the padded plane at column i * sw + phase. */
 NK_HOT_CLONES static void widen_plane(const nk_qconv2d_params *p, const dw_geom *g, const int8_t *plane,
                                       int16_t *buf)
 {
-    memset(buf, 0, g->hp * g->sw * g->wq * sizeof *buf);
+    memset(buf, 0, g->planes_len * sizeof *buf);
     for (int32_t y = 0; y < p->h_in; y++) {
         const int8_t *row = plane + (size_t)y * (size_t)p->w_in;
-        int16_t *dst = buf + ((size_t)(y + p->pad_top) * g->sw) * g->wq;
-        for (int32_t x = 0; x < p->w_in; x++) {
-            size_t c = (size_t)(x + p->pad_left);
-            dst[(c % g->sw) * g->wq + c / g->sw] = (int16_t)(row[x] - p->in_zp);
+        size_t r = (size_t)(y + p->pad_top);
+        for (size_t ph = 0; ph < g->sw; ph++) {
+            int16_t *dst = buf + (((r % g->sh) * g->sw + ph) * g->hq + r / g->sh) * g->wq;
+            /* column ci holds input column x = ci * sw + ph - pad_left */
+            int64_t first = (int64_t)ph - p->pad_left;
+            size_t i0 = first >= 0 ? 0 : (size_t)((-first + (int64_t)g->sw - 1) / (int64_t)g->sw);
+            for (size_t i = i0; i < g->wq; i++) {
+                int64_t x = (int64_t)(i * g->sw) + first;
+                if (x >= p->w_in)
+                    break;
+                dst[i] = (int16_t)(row[x] - p->in_zp);
+            }
         }
     }
 }
 
 NK_HOT_CLONES static void taps(const nk_qconv2d_params *p, const dw_geom *g, const int16_t *buf, const int8_t *wk,
-                               int32_t *acc)
+                               int32_t *restrict acc)
 {
-    const size_t ow = (size_t)p->w_out;
-    memset(acc, 0, (size_t)p->h_out * ow * sizeof *acc);
+    const size_t len = (size_t)p->h_out * g->wq;
+    memset(acc, 0, len * sizeof *acc);
     for (int32_t ky = 0; ky < p->k_h; ky++)
         for (int32_t kx = 0; kx < p->k_w; kx++) {
             int32_t wv = wk[ky * p->k_w + kx];
-            size_t c = (size_t)kx * (size_t)p->dil_w, ph = c % g->sw, off = c / g->sw;
-            for (int32_t oy = 0; oy < p->h_out; oy++) {
-                size_t r = (size_t)oy * (size_t)p->stride_h + (size_t)ky * (size_t)p->dil_h;
-                const int16_t *src = buf + (r * g->sw + ph) * g->wq + off;
-                int32_t *a = acc + (size_t)oy * ow;
-                for (size_t ox = 0; ox < ow; ox++)
-                    a[ox] += wv * src[ox];
-            }
+            size_t ry = (size_t)ky * (size_t)p->dil_h, cx = (size_t)kx * (size_t)p->dil_w;
+            const int16_t *restrict src =
+                buf + (((ry % g->sh) * g->sw + cx % g->sw) * g->hq + ry / g->sh) * g->wq + cx / g->sw;
+            for (size_t i = 0; i < len; i++)
+                acc[i] += wv * src[i];
         }
+    /* the rows packed to w_out for one requantization pass (forward moves: memmove) */
+    for (int32_t oy = 1; oy < p->h_out; oy++)
+        memmove(acc + (size_t)oy * (size_t)p->w_out, acc + (size_t)oy * g->wq, (size_t)p->w_out * sizeof *acc);
 }
 
 void nk_qfast_dw(const nk_qconv2d_params *p, const int8_t *in, const int8_t *w8, const int32_t *bias, int8_t *out,
@@ -77,7 +90,7 @@ void nk_qfast_dw(const nk_qconv2d_params *p, const int8_t *in, const int8_t *w8,
     const size_t K = (size_t)p->k_h * (size_t)p->k_w;
     const int32_t mult_per_in = p->c_out / p->groups;
     int32_t *acc = scratch;
-    int16_t *buf = (int16_t *)(void *)(acc + P);
+    int16_t *buf = (int16_t *)(void *)(acc + (size_t)p->h_out * g.wq);
     for (int32_t b = 0; b < p->n; b++)
         for (int32_t oc = 0; oc < p->c_out; oc++) {
             int32_t ic = oc / mult_per_in;

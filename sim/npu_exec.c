@@ -170,7 +170,7 @@ static const int32_t unit_mult = 1 << 30, unit_shift = 1;
 
 /* conv with partial sums from the fast kernel's exact int32 window sums:
  * acc = (acc_in ? psum : bias) + sum in int64, as conv_accumulate. */
-static void conv_partial(npu_model *m, const npum_insn *x, const qtab *q, const int32_t *raw)
+static void conv_partial(npu_model *m, const npum_insn *x, const qtab *q, int32_t *raw)
 {
     uint8_t *psum = m->sram + V(PSUM);
     int8_t *out = (int8_t *)m->sram + V(DST);
@@ -178,14 +178,16 @@ static void conv_partial(npu_model *m, const npum_insn *x, const qtab *q, const 
     const bool acc_in = V(ACC_IN), acc_out = V(ACC_OUT);
     for (int32_t o = 0; o < V(OC); o++) {
         uint8_t *ps = psum + 4 * (size_t)o * plane;
-        const int32_t *r = raw + (size_t)o * plane;
-        for (size_t p = 0; p < plane; p++) {
-            int32_t a = sat32((int64_t)(acc_in ? rd32(ps + 4 * p) : q->bias[o]) + r[p]);
-            if (acc_out)
-                wr32(ps + 4 * p, a);
-            else
-                out[(size_t)o * plane + p] =
-                    (int8_t)nk_requant_out(a, q->mult[o], q->shift[o], V(OUT_ZP), V(CLAMP_LO), V(CLAMP_HI));
+        int32_t *r = raw + (size_t)o * plane;
+        if (acc_in)
+            for (size_t p = 0; p < plane; p++)
+                r[p] = sat32((int64_t)rd32(ps + 4 * p) + r[p]);
+        if (acc_out) {
+            for (size_t p = 0; p < plane; p++)
+                wr32(ps + 4 * p, acc_in ? r[p] : sat32((int64_t)q->bias[o] + r[p]));
+        } else {
+            nk_qfast_requant_row(r, plane, acc_in ? 0 : q->bias[o], q->mult[o], q->shift[o], V(OUT_ZP), V(CLAMP_LO),
+                                 V(CLAMP_HI), out + (size_t)o * plane);
         }
     }
 }
