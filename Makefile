@@ -187,6 +187,7 @@ test-e2e: all fixtures
 	tests/e2e/cli.sh $(BUILD)
 	tests/e2e/install.sh $(BUILD)
 	tests/e2e/firmware.sh $(BUILD)
+	tests/e2e/hostile.sh $(BUILD)
 	@if [ -x tests/qdq/run.sh ]; then tests/qdq/run.sh $(BUILD); fi
 
 test-asan:

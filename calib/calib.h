@@ -21,7 +21,7 @@ typedef struct cal_hist {
     double width;       /* 0 until the first nonzero value */
     int64_t origin;     /* index of the first bin, in units of width */
     uint64_t pending_zeros; /* zeros seen before any nonzero value fixed width */
-    uint64_t bins[CAL_BINS];
+    uint64_t bins[CAL_BINS]; /* valid once width is nonzero */
 } cal_hist;
 
 void cal_hist_init(cal_hist *h);

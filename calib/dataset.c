@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "calib/calib_internal.h"
@@ -137,6 +138,21 @@ static int64_t channels_of(const cal_dataset *d)
     return d->ro.layout == CAL_LAYOUT_NHWC ? d->spec.dims[d->spec.rank - 1] : d->spec.dims[1];
 }
 
+/* A raw float32 file: NaN or Inf is refused, naming the element (a NaN
+ * calibration set once compiled to an input scale of 3.9e-11). */
+static npu_status bin_finite(const char *f, const void *buf, size_t size, npu_err *err)
+{
+    const unsigned char *b = buf;
+    for (size_t i = 0; i < size / sizeof(float); i++) {
+        float v;
+        memcpy(&v, b + i * sizeof v, sizeof v);
+        if (!isfinite(v))
+            return npu_fail(err, NPU_EUSER, "%s: element %zu (byte %zu) is %s: calibration needs finite samples", f,
+                            i, i * sizeof v, isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf");
+    }
+    return NPU_OK;
+}
+
 /* Checks one file and returns its sample count in *k. */
 static npu_status check_file(cal_dataset *d, int i, int64_t *k, npu_err *err)
 {
@@ -147,7 +163,8 @@ static npu_status check_file(cal_dataset *d, int i, int64_t *k, npu_err *err)
     npu_status st;
     if (d->kinds[i] == KIND_NPY) {
         npy_array a;
-        if ((st = npy_read(f, d->alloc, &a, err)) != NPU_OK)
+        char msg[512];
+        if ((st = npy_read_ex(f, &d->ro.files, d->alloc, &a, err)) != NPU_OK)
             return st;
         *k = samples_of(spec, a.rank, a.dims);
         if (spec->codes != NPY_F32 && a.dtype != (npy_dtype)spec->codes) {
@@ -157,6 +174,8 @@ static npu_status check_file(cal_dataset *d, int i, int64_t *k, npu_err *err)
         } else if (a.dtype == NPY_F64) {
             st = npu_fail(err, NPU_EUSER, "%s: dtype %s, expected float32, an integer or bool for input '%s'", f,
                           npy_dtype_descr(a.dtype), spec->name);
+        } else if (npy_nonfinite_message(&a, f, msg, sizeof msg)) {
+            st = npu_fail(err, NPU_EUSER, "%s: calibration needs finite samples", msg);
         } else if (*k < 0) {
             char got[128];
             shape_str(a.rank, a.dims, got, sizeof got);
@@ -171,7 +190,7 @@ static npu_status check_file(cal_dataset *d, int i, int64_t *k, npu_err *err)
                         spec->name, spec->codes == NPY_I8 ? "int8" : "uint8");
     void *buf;
     size_t size;
-    if ((st = npu_read_file(f, d->alloc, &buf, &size, err)) != NPU_OK)
+    if ((st = npu_read_file_ex(f, &d->ro.files, d->alloc, &buf, &size, err)) != NPU_OK)
         return st;
     size_t per = sizeof(float) * (size_t)d->sample_elems;
     if (d->kinds[i] == KIND_BIN) {
@@ -179,6 +198,8 @@ static npu_status check_file(cal_dataset *d, int i, int64_t *k, npu_err *err)
         if (size == 0 || size % per)
             st = npu_fail(err, NPU_EUSER, "%s: %zu bytes, expected a multiple of %zu (float32 samples of input '%s', "
                           "shape %s)", f, size, per, spec->name, want);
+        else
+            st = bin_finite(f, buf, size, err);
     } else {
         cal_image im;
         *k = 1;
@@ -251,7 +272,11 @@ npu_status cal_dataset_open_opts(const char *dir, const cal_input_spec *spec, co
         d->ro.resize = mo.resize;
     if (st == NPU_OK)
         st = check_opts(d, dir, err);
-    if (st == NPU_OK && d->files.n == 0)
+    if (st == NPU_OK && d->files.n == 0 && spec->file_tag)
+        st = npu_fail(err, NPU_EUSER, "%s: no calibration samples for input '%s': a model with several inputs "
+                      "takes one file per input and sample, named STEM.INPUT.EXT (here STEM.%s.npy, .bin, .pgm, "
+                      ".ppm or .png, e.g. 0001.%s.npy)", dir, spec->name, spec->file_tag, spec->file_tag);
+    else if (st == NPU_OK && d->files.n == 0)
         st = npu_fail(err, NPU_EUSER, "%s: no calibration samples (.npy, .bin, .pgm, .ppm, .png) in the directory", dir);
     if (st == NPU_OK) {
         d->kinds = npu_malloc(alloc, sizeof *d->kinds * (size_t)d->files.n);
@@ -304,9 +329,9 @@ static npu_status open_next(cal_dataset *d, npu_err *err)
     const char *f = d->files.paths[i];
     npu_status st;
     if (d->kinds[i] == KIND_NPY)
-        st = npy_read(f, d->alloc, &d->cur, err);
+        st = npy_read_ex(f, &d->ro.files, d->alloc, &d->cur, err);
     else
-        st = npu_read_file(f, d->alloc, &d->raw, &d->raw_size, err);
+        st = npu_read_file_ex(f, &d->ro.files, d->alloc, &d->raw, &d->raw_size, err);
     if (st != NPU_OK)
         return st;
     d->next_file++;

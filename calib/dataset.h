@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "common/alloc.h"
+#include "common/file.h"
 #include "common/status.h"
 
 typedef struct cal_input_spec {
@@ -40,12 +41,16 @@ typedef enum cal_resize {
 } cal_resize;
 
 enum { CAL_MAX_CHANNELS = 16 };
+/* The largest calibration image, checked from its header before any pixel
+ * is allocated: 2^25 pixels (a 5792 x 5792 image; 400 MB of float RGB). */
+#define CAL_IMAGE_MAX_PIXELS ((int64_t)1 << 25)
 
 typedef struct cal_read_opts {
     int n_mean, n_std; /* 0: unset; 1: every channel; else one per channel */
     float mean[CAL_MAX_CHANNELS], std[CAL_MAX_CHANNELS];
     cal_layout layout; /* the model input's layout (images and mean/std channels) */
     cal_resize resize;
+    npu_read_opts files; /* regular files only unless allowed (--allow-special-files), the read cap */
 } cal_read_opts;
 
 /* Parses "0.5" or "0.485,0.456,0.406" into v (at most CAL_MAX_CHANNELS). */

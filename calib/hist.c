@@ -1,11 +1,15 @@
 #include "calib/calib.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 void cal_hist_init(cal_hist *h)
 {
-    memset(h, 0, sizeof *h);
+    /* the bins are cleared when the width is set (hist_cover): minmax
+     * calibration never touches them, and clearing 16 KB per tensor of a
+     * 100k-node graph cost seconds */
+    memset(h, 0, offsetof(cal_hist, bins));
     h->min = INFINITY;
     h->max = -INFINITY;
 }
@@ -49,6 +53,7 @@ static void hist_cover(cal_hist *h, double lo, double hi)
         double span = fmax(fabs(lo), fabs(hi));
         h->width = exp2(ceil(log2(span * 2.0 / (CAL_BINS / 2))));
         h->origin = -CAL_BINS / 2;
+        memset(h->bins, 0, sizeof h->bins);
         h->bins[CAL_BINS / 2] += h->pending_zeros;
         h->pending_zeros = 0;
     }

@@ -35,6 +35,17 @@ static bool header_int(const unsigned char *b, size_t size, size_t *at, long *v)
     return true;
 }
 
+/* The pixel cap, from the header alone (a PNG declaring 20000x20000 made
+ * calibration take 2 GB). */
+static npu_status check_pixels(const char *name, uint64_t w, uint64_t h, npu_err *err)
+{
+    if (w * h > (uint64_t)CAL_IMAGE_MAX_PIXELS)
+        return npu_fail(err, NPU_EUSER, "%s: image %llux%llu (%llu pixels), over the limit of %lld pixels per "
+                        "calibration image (CAL_IMAGE_MAX_PIXELS)", name, (unsigned long long)w,
+                        (unsigned long long)h, (unsigned long long)(w * h), (long long)CAL_IMAGE_MAX_PIXELS);
+    return NPU_OK;
+}
+
 /* PNG through libpng's simplified API: gray stays one channel, anything in
  * colour becomes RGB; alpha is composited onto black. */
 static npu_status parse_png(const void *buf, size_t size, const char *name, npu_alloc alloc, cal_image *out,
@@ -45,6 +56,11 @@ static npu_status parse_png(const void *buf, size_t size, const char *name, npu_
     im.version = PNG_IMAGE_VERSION;
     if (!png_image_begin_read_from_memory(&im, buf, size))
         return npu_fail(err, NPU_EUSER, "%s: expected a PNG image: %s", name, im.message);
+    npu_status st = check_pixels(name, im.width, im.height, err);
+    if (st != NPU_OK) {
+        png_image_free(&im);
+        return st;
+    }
     int channels = im.format & PNG_FORMAT_FLAG_COLOR ? 3 : 1;
     im.format = channels == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY;
     size_t n = PNG_IMAGE_SIZE(im);
@@ -88,6 +104,9 @@ npu_status cal_image_parse(const void *buf, size_t size, const char *name, npu_a
     if (w <= 0 || h <= 0 || w > 65536 || h > 65536 || maxval <= 0 || maxval > 65535)
         return npu_fail(err, NPU_EUSER, "%s: image %ldx%ld maxval %ld: expected sizes in 1..65536 and maxval in 1..65535",
                         name, w, h, maxval);
+    npu_status st = check_pixels(name, (uint64_t)w, (uint64_t)h, err);
+    if (st != NPU_OK)
+        return st;
     if (at >= size || !isspace(b[at]))
         return npu_fail(err, NPU_EUSER, "%s: byte %zu: expected one whitespace byte after maxval", name, at);
     at++;

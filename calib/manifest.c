@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "calib/calib_internal.h"
 #include "common/file.h"
+#include "common/yaml_depth.h"
 
 static npu_alloc list_alloc(cal_file_list *l)
 {
@@ -181,15 +183,18 @@ npu_status cal_manifest_load(const char *dir, cal_file_list *l, cal_read_opts *r
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, CAL_MANIFEST);
-    FILE *probe = fopen(path, "rb");
-    if (!probe)
+    struct stat sb; /* a probe by fopen would block on a FIFO; npu_read_file refuses one */
+    if (stat(path, &sb) != 0)
         return NPU_OK;
-    fclose(probe);
     void *text;
     size_t size;
     npu_status st = npu_read_file(path, list_alloc(l), &text, &size, err);
     if (st != NPU_OK)
         return st;
+    if ((st = npu_yaml_check_depth(path, text, size, err)) != NPU_OK) {
+        npu_free_file(npu_alloc_default(), text, size);
+        return st;
+    }
     mf m = {.path = path, .err = err};
     yaml_parser_t p;
     if (!yaml_parser_initialize(&p)) {
@@ -241,5 +246,5 @@ npu_status cal_parse_floats(const char *s, float *v, int *n, npu_err *err)
         v[(*n)++] = x;
         p = *end ? end + 1 : end;
     }
-    return *n ? NPU_OK : npu_fail(err, NPU_EUSER, "'%s' is empty: expected numbers", s ? s : "");
+    return *n ? NPU_OK : npu_fail(err, NPU_EUSER, "an empty value: expected a number or a comma-separated list of numbers");
 }

@@ -11,7 +11,7 @@
  *
  * Overflow: |w * (x - zp)| <= 128 * 255, so int32 holds the sum for
  * K <= 65536 (checked, NK_EUNSUPPORTED beyond); the bias add saturates. */
-#include "kernels/nk_quant.h"
+#include "kernels/nk_qfast.h"
 
 #include <string.h>
 
@@ -159,8 +159,9 @@ static void widen_weights(const nk_qconv2d_params *p, const void *w, size_t firs
     }
 }
 
-static void conv_im2col(const nk_qconv2d_params *p, const int8_t *in, const void *w, const int32_t *bias,
-                        int8_t *out, void *scratch)
+/* raw non-NULL: the int32 sums instead of out (nk_qconv2d_fast). */
+NK_HOT_CLONES static void conv_im2col(const nk_qconv2d_params *p, const int8_t *in, const void *w,
+                                      const int32_t *bias, int8_t *out, int32_t *raw, void *scratch)
 {
     const size_t K = kdim(p), P = pixels(p);
     const int32_t cin_g = p->c_in / p->groups, cout_g = p->c_out / p->groups;
@@ -178,9 +179,17 @@ static void conv_im2col(const nk_qconv2d_params *p, const int8_t *in, const void
                     int32_t qi = p->q.n == 1 ? 0 : oc;
                     int32_t m = p->q.mult[qi], s = p->q.shift[qi];
                     const int16_t *wr = wg + (size_t)o * K;
-                    int8_t *o_row = out + ((size_t)b * (size_t)p->c_out + (size_t)oc) * P + p0;
+                    size_t row = ((size_t)b * (size_t)p->c_out + (size_t)oc) * P + p0;
                     int32_t acc[4];
                     size_t j = 0;
+                    if (raw) {
+                        for (; j + 4 <= np; j += 4)
+                            dot4_i16(wr, col + j * K, K, raw + row + j);
+                        for (; j < np; j++)
+                            raw[row + j] = dot_i16(wr, col + j * K, K);
+                        continue;
+                    }
+                    int8_t *o_row = out + row;
                     for (; j + 4 <= np; j += 4) {
                         dot4_i16(wr, col + j * K, K, acc);
                         for (int t = 0; t < 4; t++)
@@ -209,7 +218,7 @@ static void valid_range(int32_t off, int32_t stride, int32_t n, int32_t out_n, i
 
 /* One input channel per group: each tap updates a row of int32 accumulators;
  * out-of-range taps are skipped (padding is x - zp = 0). */
-static void conv_direct(const nk_qconv2d_params *p, const int8_t *in, const int8_t *w, const int32_t *bias,
+NK_HOT_CLONES static void conv_direct(const nk_qconv2d_params *p, const int8_t *in, const int8_t *w, const int32_t *bias,
                         int8_t *out, int32_t *acc)
 {
     const int32_t cout_g = p->c_out / p->groups, sw = p->stride_w, zp = p->in_zp;
@@ -262,7 +271,7 @@ nk_status nk_qconv2d(const nk_qconv2d_params *p, const int8_t *in, const void *w
     if (!in || !w || !out || !scratch)
         return NK_EARG;
     if (!direct(p)) {
-        conv_im2col(p, in, w, bias, out, scratch);
+        conv_im2col(p, in, w, bias, out, NULL, scratch);
         return NK_OK;
     }
     int32_t *acc = scratch;
@@ -273,5 +282,48 @@ nk_status nk_qconv2d(const nk_qconv2d_params *p, const int8_t *in, const void *w
         w8 = unpacked;
     }
     conv_direct(p, in, w8, bias, out, acc);
+    return NK_OK;
+}
+
+/* Direct (depthwise): int4 weights unpacked to int8, then nk_qfast_dw's scratch. */
+size_t nk_qconv2d_fast_scratch_size(const nk_qconv2d_params *p)
+{
+    size_t portable = nk_qconv2d_scratch_size(p);
+    if (portable == 0)
+        return 0;
+    size_t fast = direct(p) ? ((p->w_format == NK_W_I4 ? weights_count(p) : 0) + 3) / 4 * 4 + nk_qfast_dw_scratch(p)
+                            : nk_qfast_vnni_scratch(p);
+    return fast > portable ? fast : portable;
+}
+
+static void conv_direct_fast(const nk_qconv2d_params *p, const int8_t *in, const void *w, const int32_t *bias,
+                             int8_t *out, void *scratch)
+{
+    const int8_t *w8 = w;
+    size_t skip = 0;
+    if (p->w_format == NK_W_I4) {
+        nk_int4_unpack(w, scratch, weights_count(p));
+        w8 = scratch;
+        skip = (weights_count(p) + 3) / 4 * 4;
+    }
+    nk_qfast_dw(p, in, w8, bias, out, (char *)scratch + skip);
+}
+
+nk_status nk_qconv2d_fast(const nk_qconv2d_params *p, const int8_t *in, const void *w, const int32_t *bias,
+                          int8_t *out, int32_t *raw, void *scratch)
+{
+    nk_status st = check(p);
+    if (st != NK_OK)
+        return st;
+    if (raw && direct(p))
+        return NK_EUNSUPPORTED;
+    if (!in || !w || !scratch || (!raw && !out))
+        return NK_EARG;
+    if (direct(p))
+        conv_direct_fast(p, in, w, bias, out, scratch);
+    else if (nk_qfast_vnni())
+        nk_qfast_vnni_conv(p, in, w, bias, raw ? NULL : out, raw, scratch);
+    else
+        conv_im2col(p, in, w, bias, out, raw, scratch);
     return NK_OK;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/file.h"
 #include "sim/sim_internal.h"
 
 enum {
@@ -275,9 +276,11 @@ npu_status sim_load_elf(sim_ctx *s, const uint8_t *d, size_t len, const char *na
 
 npu_status sim_load_elf_file(sim_ctx *s, const char *path, npu_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return npu_fail(err, NPU_EUSER, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    size_t regular;
+    npu_status ost = npu_open_read(path, NULL, &f, &regular, err); /* a regular file, not a FIFO */
+    if (ost != NPU_OK)
+        return ost;
     long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
     /* a firmware image bigger than ROM + DRAM cannot be meant for this map */
     uint64_t cap = (uint64_t)s->cfg.map.rom.size + s->cfg.map.dram.size;

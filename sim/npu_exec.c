@@ -7,7 +7,7 @@
  * instruction was prepared (npu_model.c). */
 #include <string.h>
 
-#include "kernels/nk_quant.h"
+#include "kernels/nk_qfast.h"
 #include "sim/npu_internal.h"
 
 #define V(f) ((int32_t)x->d.v[TGT_F_##f])
@@ -168,18 +168,42 @@ static void conv_accumulate(npu_model *m, const npum_insn *x, const qtab *q, int
 /* Scratch sizes are asked with a placeholder multiplier: the table is read after. */
 static const int32_t unit_mult = 1 << 30, unit_shift = 1;
 
+/* conv with partial sums from the fast kernel's exact int32 window sums:
+ * acc = (acc_in ? psum : bias) + sum in int64, as conv_accumulate. */
+static void conv_partial(npu_model *m, const npum_insn *x, const qtab *q, int32_t *raw)
+{
+    uint8_t *psum = m->sram + V(PSUM);
+    int8_t *out = (int8_t *)m->sram + V(DST);
+    const size_t plane = (size_t)V(OH) * (size_t)V(OW);
+    const bool acc_in = V(ACC_IN), acc_out = V(ACC_OUT);
+    for (int32_t o = 0; o < V(OC); o++) {
+        uint8_t *ps = psum + 4 * (size_t)o * plane;
+        int32_t *r = raw + (size_t)o * plane;
+        if (acc_in)
+            for (size_t p = 0; p < plane; p++)
+                r[p] = sat32((int64_t)rd32(ps + 4 * p) + r[p]);
+        if (acc_out) {
+            for (size_t p = 0; p < plane; p++)
+                wr32(ps + 4 * p, acc_in ? r[p] : sat32((int64_t)q->bias[o] + r[p]));
+        } else {
+            nk_qfast_requant_row(r, plane, acc_in ? 0 : q->bias[o], q->mult[o], q->shift[o], V(OUT_ZP), V(CLAMP_LO),
+                                 V(CLAMP_HI), out + (size_t)o * plane);
+        }
+    }
+}
+
 static npu_status conv(npu_model *m, const npum_insn *x, bool depthwise, npu_err *err)
 {
     int32_t cin = depthwise ? V(C) : V(IC), cout = depthwise ? V(C) : V(OC);
     bool acc = !depthwise && (V(ACC_IN) || V(ACC_OUT));
     nk_qconv2d_params p = conv_params(x, cin, cout, depthwise ? cin : 1);
-    size_t ks = (size_t)V(OH) * (size_t)V(OW) * sizeof(int64_t); /* accumulators of the direct loop */
-    if (!acc) {
-        p.q = (nk_qmults){1, &unit_mult, &unit_shift};
-        ks = nk_qconv2d_scratch_size(&p);
-        if (ks == 0)
-            return kernel_status(m, x, NK_EARG, "nk_qconv2d", err);
-    }
+    p.q = (nk_qmults){1, &unit_mult, &unit_shift};
+    /* the fast kernel's scratch, then (partial sums) its int32 sums, or the direct loop's int64 plane */
+    size_t fast = nk_qconv2d_fast_scratch_size(&p), sums = (size_t)cout * (size_t)V(OH) * (size_t)V(OW) * 4;
+    if (fast == 0 && !acc)
+        return kernel_status(m, x, NK_EARG, "nk_qconv2d", err);
+    size_t direct = (size_t)V(OH) * (size_t)V(OW) * sizeof(int64_t);
+    size_t ks = acc ? (fast && align16(fast) + sums > direct ? align16(fast) + sums : direct) : fast;
     qtab q = {0};
     if (!(acc && V(ACC_IN) && V(ACC_OUT))) {
         npu_status st = load_qtab(m, x, cout, ks, !(acc && V(ACC_OUT)), &q, err);
@@ -189,12 +213,17 @@ static npu_status conv(npu_model *m, const npum_insn *x, bool depthwise, npu_err
         return npu_fail(err, NPU_EINTERNAL, "npu: out of memory for kernel scratch");
     }
     if (acc) {
-        conv_accumulate(m, x, &q, q.kscratch);
+        int32_t *raw = (int32_t *)(void *)((uint8_t *)q.kscratch + align16(fast));
+        if (fast && nk_qconv2d_fast(&p, (const int8_t *)m->sram + V(SRC), m->sram + V(WGT), NULL, NULL, raw,
+                                    q.kscratch) == NK_OK)
+            conv_partial(m, x, &q, raw);
+        else
+            conv_accumulate(m, x, &q, q.kscratch);
         return NPU_OK;
     }
     p.q = (nk_qmults){cout, q.mult, q.shift};
-    nk_status s = nk_qconv2d(&p, (const int8_t *)m->sram + V(SRC), m->sram + V(WGT), q.bias,
-                             (int8_t *)m->sram + V(DST), q.kscratch);
+    nk_status s = nk_qconv2d_fast(&p, (const int8_t *)m->sram + V(SRC), m->sram + V(WGT), q.bias,
+                                  (int8_t *)m->sram + V(DST), NULL, q.kscratch);
     return kernel_status(m, x, s, "nk_qconv2d", err);
 }
 

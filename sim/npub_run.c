@@ -257,7 +257,7 @@ npu_status simrun_open(const char *npub_path, const simrun_options *o, simrun **
     r->alloc = a;
     r->path = npub_path;
     r->trace = o->trace;
-    npu_status st = fmt_npub_read(npub_path, a, &r->blob, &r->size, &r->v, err);
+    npu_status st = fmt_npub_read_ex(npub_path, &o->files, a, &r->blob, &r->size, &r->v, err);
     if (st == NPU_OK && o->verify_key)
         st = fmt_npub_verify_key(npub_path, &r->v, o->verify_key, err);
     if (st == NPU_OK && !r->v.memory)

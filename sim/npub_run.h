@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "common/file.h"
 #include "common/stats.h"
 #include "rt/npub.h"
 #include "sim/sim.h"
@@ -22,6 +23,7 @@ typedef struct simrun_options {
     FILE *console;         /* firmware console (NULL: discarded) */
     FILE *trace;           /* Chrome trace JSON of the first inference (NULL: none) */
     npu_alloc alloc;       /* .fn NULL: the default */
+    npu_read_opts files;   /* reading the .npub: regular files only unless allowed, the read cap */
 } simrun_options;
 
 typedef struct simrun simrun;

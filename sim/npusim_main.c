@@ -42,6 +42,8 @@ typedef struct opts {
     int stats;
     int any_target;
     const char *verify_key; /* --verify-key FILE */
+    int strict;             /* --strict: NaN/Inf in a float input is an error, not a warning */
+    npu_read_opts files;    /* --allow-special-files */
 } opts;
 
 static void usage(FILE *f)
@@ -86,6 +88,10 @@ static int parse_args(int argc, char **argv, opts *o)
             o->stats = 1;
         } else if (!strcmp(a, "--any-target")) {
             o->any_target = 1;
+        } else if (!strcmp(a, "--strict")) {
+            o->strict = 1;
+        } else if (!strcmp(a, "--allow-special-files")) {
+            o->files.allow_special = true;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(npusim_help, stdout);
             exit(0);
@@ -327,7 +333,7 @@ static npu_status run_model_inner(const opts *o, const char *fw, model_run *m, n
             return npu_fail(err, NPU_EUSER, "%s: cannot write: %s", o->trace, strerror(errno));
     }
     simrun_options so = {.firmware = fw, .target = o->target, .any_target = o->any_target, .verify_key = o->verify_key,
-                         .alloc = a,
+                         .files = o->files, .alloc = a,
                          .max_insns = o->have_max_insns ? o->max_insns : 0, .console = stdout, .trace = m->trace};
     npu_status st = simrun_open(o->model, &so, &m->r, err);
     if (st != NPU_OK)
@@ -340,8 +346,15 @@ static npu_status run_model_inner(const opts *o, const char *fw, model_run *m, n
         return npu_fail(err, NPU_EUSER, "%s: more than %d outputs", o->model, MAX_INPUTS);
     int64_t runs = 1, k[MAX_INPUTS];
     for (int i = 0; i < o->ninputs; i++) {
-        if ((st = npy_read(o->inputs[i], a, &m->in[i], err)) ||
-            (st = check_input(o->inputs[i], &v->tensors[v->inputs[i]], &m->in[i], &k[i], err)))
+        char msg[512];
+        if ((st = npy_read_ex(o->inputs[i], &o->files, a, &m->in[i], err)))
+            return st;
+        if (npy_nonfinite_message(&m->in[i], o->inputs[i], msg, sizeof msg)) {
+            if (o->strict)
+                return npu_fail(err, NPU_EUSER, "%s (--strict)", msg);
+            fprintf(stderr, "npusim: warning: %s\n", msg);
+        }
+        if ((st = check_input(o->inputs[i], &v->tensors[v->inputs[i]], &m->in[i], &k[i], err)))
             return st;
         if (k[i] > 1 && runs > 1 && k[i] != runs)
             return npu_fail(err, NPU_EUSER, "%s: holds %lld inferences, another input %lld", o->inputs[i],

@@ -2,7 +2,10 @@
  * are: hosts are little-endian like the format we accept. */
 #include "common/npy.h"
 
+#include "common/file.h"
+
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h> /* mkstemp */
@@ -43,6 +46,50 @@ void npy_free(npu_alloc alloc, npy_array *a)
         npu_free(alloc, a->data, a->nbytes ? a->nbytes : 1);
         a->data = NULL;
     }
+}
+
+static double half_to_double(uint16_t h)
+{
+    int e = (h >> 10) & 31, m = h & 1023;
+    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+    return h & 0x8000 ? -v : v;
+}
+
+int64_t npy_count_nonfinite(const npy_array *a, int64_t *first, double *first_value)
+{
+    int64_t n = npy_numel(a), bad = 0;
+    *first = -1;
+    *first_value = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double v;
+        if (a->dtype == NPY_F32)
+            v = ((const float *)a->data)[i];
+        else if (a->dtype == NPY_F64)
+            v = ((const double *)a->data)[i];
+        else if (a->dtype == NPY_F16)
+            v = half_to_double(((const uint16_t *)a->data)[i]);
+        else
+            return 0;
+        if (isfinite(v))
+            continue;
+        if (!bad++) {
+            *first = i;
+            *first_value = v;
+        }
+    }
+    return bad;
+}
+
+bool npy_nonfinite_message(const npy_array *a, const char *name, char *buf, size_t cap)
+{
+    int64_t first;
+    double v;
+    int64_t bad = npy_count_nonfinite(a, &first, &v);
+    if (!bad)
+        return false;
+    snprintf(buf, cap, "%s: %lld non-finite value%s (element %lld is %s)", name, (long long)bad, bad == 1 ? "" : "s",
+             (long long)first, isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf");
+    return true;
 }
 
 /* ---- header parsing ------------------------------------------------------- */
@@ -324,35 +371,15 @@ npu_status npy_parse(const void *buf, size_t size, const char *name, npu_alloc a
     return NPU_OK;
 }
 
-npu_status npy_read(const char *path, npu_alloc alloc, npy_array *out, npu_err *err)
+npu_status npy_read_ex(const char *path, const npu_read_opts *o, npu_alloc alloc, npy_array *out, npu_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return npu_fail(err, NPU_EUSER, "%s: cannot open: %s", path, strerror(errno));
-    /* read it all (works for pipes too), then move the data to the front */
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *buf = npu_malloc(alloc, cap);
-    npu_status st = NPU_OK;
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        uint8_t *nb = npu_realloc(alloc, buf, cap, cap * 2);
-        if (!nb)
-            npu_free(alloc, buf, cap);
-        buf = nb;
-        cap *= 2;
-    }
-    if (!buf)
-        st = npu_fail(err, NPU_EINTERNAL, "%s: out of memory reading the file", path);
-    else if (ferror(f))
-        st = npu_fail(err, NPU_EUSER, "%s: read error: %s", path, strerror(errno));
-    fclose(f);
-    if (st) {
-        if (buf)
-            npu_free(alloc, buf, cap);
+    void *data;
+    size_t n;
+    npu_status st = npu_read_file_ex(path, o, alloc, &data, &n, err);
+    if (st != NPU_OK)
         return st;
-    }
+    uint8_t *buf = data;
+    size_t cap = n + 1; /* npu_read_file_ex's buffer */
     npy_array a = {0};
     size_t off;
     if ((st = parse_header(buf, n, path, &a, &off, err)) || (st = check_data(path, off, n - off, a.nbytes, err))) {
@@ -369,6 +396,11 @@ npu_status npy_read(const char *path, npu_alloc alloc, npy_array *out, npu_err *
     a.data = shrunk;
     *out = a;
     return NPU_OK;
+}
+
+npu_status npy_read(const char *path, npu_alloc alloc, npy_array *out, npu_err *err)
+{
+    return npy_read_ex(path, NULL, alloc, out, err);
 }
 
 /* ---- writing ------------------------------------------------------------------ */

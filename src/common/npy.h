@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "common/alloc.h"
+#include "common/file.h"
 #include "common/status.h"
 
 #define NPY_MAX_RANK 32
@@ -44,9 +45,17 @@ int64_t npy_numel(const npy_array *a);
 /* Parses a whole .npy image in memory; name is used in messages only. */
 npu_status npy_parse(const void *buf, size_t size, const char *name, npu_alloc alloc, npy_array *out,
                      npu_err *err);
-/* Reads a file (regular file or pipe). */
+/* Reads a file through npu_open_read (common/file.h): a regular file, or
+ * with o->allow_special a FIFO or device, at most the read cap. o may be NULL. */
+npu_status npy_read_ex(const char *path, const npu_read_opts *o, npu_alloc alloc, npy_array *out, npu_err *err);
 npu_status npy_read(const char *path, npu_alloc alloc, npy_array *out, npu_err *err);
 void npy_free(npu_alloc alloc, npy_array *a);
+
+/* The NaN and infinite elements of a float array (f32, f64, f16; 0 for
+ * other dtypes); *first is the flat index of the first, *first_value it. */
+int64_t npy_count_nonfinite(const npy_array *a, int64_t *first, double *first_value);
+/* "x.npy: 3 non-finite values (element 12 is nan)" into buf; false when there are none. */
+bool npy_nonfinite_message(const npy_array *a, const char *name, char *buf, size_t cap);
 
 /* The header numpy writes for (dt, dims): the 10- or 12-byte preamble and
  * the padded dict, a multiple of 64 bytes. Returns its length, or 0 when it

@@ -45,7 +45,8 @@ static void dump_after_pass(void *ud, const char *pass, const ir_graph *g)
 
 static npu_status stage_import(drv_ctx *c, npu_err *err)
 {
-    imp_options io = {.n_input_shapes = c->o->n_input_shapes, .input_shapes = c->o->input_shapes};
+    imp_options io = {.n_input_shapes = c->o->n_input_shapes, .input_shapes = c->o->input_shapes,
+                      .files = c->o->calib_read.files, .max_nodes = c->o->max_nodes};
     npu_status st = imp_load_onnx(c->o->model, &io, c->alloc, &c->g, err);
     if (st == NPU_OK && c->o->dump_ir) {
         fprintf(c->out, "# after import\n");

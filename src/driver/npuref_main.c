@@ -32,6 +32,8 @@ typedef struct args {
     imp_input_shape shapes[MAX_SHAPES];
     int no_opt;
     const char *verify_key; /* --verify-key FILE: the .npub's full tag must hold */
+    bool strict;            /* --strict: non-finite float inputs are an error, not a warning */
+    npu_read_opts files;    /* --allow-special-files */
 } args;
 
 static void usage(FILE *f)
@@ -42,7 +44,9 @@ static void usage(FILE *f)
           "  --output [NAME=]Y.npy  graph outputs, in order (or by name); the rest are summarized\n"
           "  --input-shape N=DxD..  fixes the dynamic dimensions of input N\n"
           "  --no-opt               skip the graph rewrites\n"
-          "  --verify-key FILE      refuse a .npub not signed with this key (npucc --sign-key)\n",
+          "  --verify-key FILE      refuse a .npub not signed with this key (npucc --sign-key)\n"
+          "  --strict               refuse NaN/Inf in float inputs (default: a warning)\n"
+          "  --allow-special-files  read FIFOs and devices too (default: regular files only)\n",
           f);
 }
 
@@ -65,13 +69,17 @@ static npu_status parse_args(int argc, char **argv, args *a, npu_err *err)
                 return npu_fail(err, NPU_EUSAGE, "npuref: more than %d --input-shape", MAX_SHAPES);
             npu_status st = imp_parse_input_shape(argv[++i], &a->shapes[a->n_shapes++], err);
             if (st) {
-                npu_err_prefix(err, "npuref: --input-shape");
+                npu_err_prefix(err, "npuref"); /* the message names --input-shape */
                 return err->code = NPU_EUSAGE;
             }
         } else if (!strcmp(s, "--verify-key")) {
             a->verify_key = argv[++i];
         } else if (!strcmp(s, "--no-opt")) {
             a->no_opt = 1;
+        } else if (!strcmp(s, "--strict")) {
+            a->strict = true;
+        } else if (!strcmp(s, "--allow-special-files")) {
+            a->files.allow_special = true;
         } else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
             fputs(npuref_help, stdout);
             exit(0);
@@ -224,13 +232,13 @@ static void run_free(run *r)
 
 /* The quantized graph a compiled model carries (its GRAPH section), checked
  * all the way down (ref/ref_check.h): the integer oracle npusim must match. */
-static npu_status load_npub_graph(const char *path, const char *key_path, npu_alloc alloc, ir_graph **g,
+static npu_status load_npub_graph(const char *path, const char *key_path, const npu_read_opts *ro, npu_alloc alloc, ir_graph **g,
                                   npu_err *err)
 {
     void *buf = NULL;
     size_t size = 0;
     npub_view v;
-    npu_status st = fmt_npub_read(path, alloc, &buf, &size, &v, err);
+    npu_status st = fmt_npub_read_ex(path, ro, alloc, &buf, &size, &v, err);
     if (st != NPU_OK)
         return st;
     if (key_path)
@@ -245,14 +253,27 @@ static npu_status load_npub_graph(const char *path, const char *key_path, npu_al
     return st;
 }
 
+/* NaN or Inf in a float input: a warning, or under --strict an error. */
+static npu_status check_finite(const args *a, const char *file, const npy_array *x, npu_err *err)
+{
+    char msg[512];
+    if (!npy_nonfinite_message(x, file, msg, sizeof msg))
+        return NPU_OK;
+    if (a->strict)
+        return npu_fail(err, NPU_EUSER, "%s (--strict)", msg);
+    fprintf(stderr, "npuref: warning: %s\n", msg);
+    return NPU_OK;
+}
+
 static npu_status run_model(const args *a, run *r, npu_err *err)
 {
     size_t len = strlen(a->model);
     bool npub = len >= 5 && !strcmp(a->model + len - 5, ".npub");
     if (a->verify_key && !npub)
         return npu_fail(err, NPU_EUSAGE, "npuref: --verify-key applies to a .npub, not '%s'", a->model);
-    npu_status st = npub ? load_npub_graph(a->model, a->verify_key, r->alloc, &r->g, err)
-                         : imp_load_onnx(a->model, &(imp_options){a->n_shapes, a->shapes}, r->alloc, &r->g, err);
+    imp_options io = {.n_input_shapes = a->n_shapes, .input_shapes = a->shapes, .files = a->files};
+    npu_status st = npub ? load_npub_graph(a->model, a->verify_key, &a->files, r->alloc, &r->g, err)
+                         : imp_load_onnx(a->model, &io, r->alloc, &r->g, err);
     if (st)
         return st;
     ir_graph *g = r->g;
@@ -270,7 +291,8 @@ static npu_status run_model(const args *a, run *r, npu_err *err)
     int64_t runs = 1, k[MAX_FILES];
     int first = -1;
     for (int i = 0; i < g->n_inputs; i++) {
-        if ((st = npy_read(in_file[i], r->alloc, &r->in[i], err)) ||
+        if ((st = npy_read_ex(in_file[i], &a->files, r->alloc, &r->in[i], err)) ||
+            (st = check_finite(a, in_file[i], &r->in[i], err)) ||
             (st = check_input(in_file[i], g->inputs[i], &r->in[i], &k[i], err)))
             return st;
         if (k[i] > 1 && runs > 1 && k[i] != runs)

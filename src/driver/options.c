@@ -175,8 +175,10 @@ static npu_status calib_option(arg_cursor *c, bool *matched)
         bool mean = strncmp(a, "--mean", 6) == 0;
         npu_status st = cal_parse_floats(v, mean ? o->calib_read.mean : o->calib_read.std,
                                          mean ? &o->calib_read.n_mean : &o->calib_read.n_std, c->err);
-        if (st != NPU_OK)
-            return npu_fail(c->err, NPU_EUSAGE, "%s: %s", mean ? "--mean" : "--std", c->err->msg);
+        if (st != NPU_OK) { /* npu_err_prefix: formatting err->msg into itself garbled it */
+            npu_err_prefix(c->err, "%s", mean ? "--mean" : "--std");
+            return c->err->code = NPU_EUSAGE;
+        }
     } else if (VALUE("--layout")) {
         if (strcmp(v, "nchw") == 0)
             o->calib_read.layout = CAL_LAYOUT_NCHW;
@@ -269,8 +271,8 @@ static npu_status io_option(arg_cursor *c, bool *matched)
         if (o->n_input_shapes == DRV_MAX_INPUT_SHAPES)
             return npu_fail(c->err, NPU_EUSAGE, "--input-shape: more than %d inputs", DRV_MAX_INPUT_SHAPES);
         npu_status st = imp_parse_input_shape(v, &o->input_shapes[o->n_input_shapes], c->err);
-        if (st != NPU_OK)
-            return npu_fail(c->err, NPU_EUSAGE, "--input-shape: %s", c->err->msg);
+        if (st != NPU_OK) /* the message starts with "--input-shape 'SPEC'" already */
+            return c->err->code = NPU_EUSAGE;
         o->n_input_shapes++;
     } else if (VALUE("--input-type") || VALUE("--output-type")) {
         bool in = a[2] == 'i';
@@ -302,6 +304,16 @@ static npu_status debug_option(arg_cursor *c, bool *matched)
         o->validate = true;
     } else if (strcmp(a, "--strip") == 0) {
         o->strip = true;
+    } else if (strcmp(a, "--allow-special-files") == 0) {
+        o->calib_read.files.allow_special = true; /* the model's and the calibration files */
+    } else if (VALUE("--max-nodes")) {
+        if (!v)
+            return NPU_EUSAGE;
+        char *end;
+        long long n = strtoll(v, &end, 10);
+        if (!*v || *end || n < 1)
+            return npu_fail(c->err, NPU_EUSAGE, "--max-nodes: '%s' is not a positive number", v);
+        o->max_nodes = n;
     } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
         o->verbose = true;
     } else {

@@ -56,6 +56,7 @@ typedef struct drv_options {
     int partition;             /* --partition: part_mode (cost, first-fit, host) */
     const char *model;
     bool help;
+    int64_t max_nodes;         /* --max-nodes; 0: IMP_MAX_NODES_DEFAULT */
 } drv_options;
 
 /* Fills opts from argv. A usage error returns NPU_EUSAGE with the message. */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "common/alloc.h"
+#include "common/file.h"
 #include "common/status.h"
 #include "rt/npub.h"
 #include "target/target.h"
@@ -28,6 +29,10 @@ npu_status fmt_npub_assemble(const char *target, uint64_t target_hash, uint32_t 
  * npu_free_file(alloc, *buf, *size)), *v the view over it. Errors name the file
  * and the byte offset. */
 npu_status fmt_npub_read(const char *path, npu_alloc alloc, void **buf, size_t *size, npub_view *v, npu_err *err);
+/* The same through npu_open_read's options (FIFOs and devices only when
+ * allowed, the read cap; ro may be NULL). */
+npu_status fmt_npub_read_ex(const char *path, const npu_read_opts *ro, npu_alloc alloc, void **buf, size_t *size,
+                            npub_view *v, npu_err *err);
 
 /* The header's target name, NUL-terminated. */
 enum { FMT_TARGET_NAME_CAP = 25 };

@@ -8,7 +8,13 @@
 
 npu_status fmt_npub_read(const char *path, npu_alloc alloc, void **buf, size_t *size, npub_view *v, npu_err *err)
 {
-    npu_status st = npu_read_file(path, alloc, buf, size, err);
+    return fmt_npub_read_ex(path, NULL, alloc, buf, size, v, err);
+}
+
+npu_status fmt_npub_read_ex(const char *path, const npu_read_opts *ro, npu_alloc alloc, void **buf, size_t *size,
+                             npub_view *v, npu_err *err)
+{
+    npu_status st = npu_read_file_ex(path, ro, alloc, buf, size, err);
     if (st != NPU_OK)
         return st;
     npub_error ne;

@@ -115,19 +115,23 @@ static npu_status check_model(imp_ctx *c, const Onnx__ModelProto *m)
     if (m->ir_version < IMP_IR_VERSION_MIN || m->ir_version > IMP_IR_VERSION_MAX)
         return imp_fail(c, "ir_version %lld is not supported (supported: %d to %d)", (long long)m->ir_version,
                         IMP_IR_VERSION_MIN, IMP_IR_VERSION_MAX);
-    int opset = 0;
+    /* the version as stored (int64): 0 and 2^40 both printed as -1 before */
+    int64_t opset = 0;
+    bool found = false;
     for (size_t i = 0; i < m->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *o = m->opset_import[i];
-        if (!o->domain || !*o->domain || !strcmp(o->domain, "ai.onnx"))
-            opset = o->has_version && o->version > 0 && o->version < 1000 ? (int)o->version : -1;
+        if (!o->domain || !*o->domain || !strcmp(o->domain, "ai.onnx")) {
+            found = true;
+            opset = o->has_version ? o->version : 0;
+        }
     }
-    if (!opset)
+    if (!found)
         return imp_fail(c, "the model imports no default-domain opset (opset_import)");
     if (opset < IMP_OPSET_MIN || opset > IMP_OPSET_MAX)
-        return imp_fail(c, "opset %d is not supported (supported: %d to %d; convert the model with "
+        return imp_fail(c, "opset %lld is not supported (supported: %d to %d; convert the model with "
                            "onnx.version_converter)",
-                        opset, IMP_OPSET_MIN, IMP_OPSET_MAX);
-    c->opset = opset;
+                        (long long)opset, IMP_OPSET_MIN, IMP_OPSET_MAX);
+    c->opset = (int)opset;
     return NPU_OK;
 }
 
@@ -147,6 +151,10 @@ npu_status imp_load_onnx_buffer(const void *data, size_t size, const char *path,
     if (!m)
         return pa.failed ? imp_oom(c) : imp_fail(c, "not a valid ONNX file (protobuf-c cannot unpack it)");
     st = check_model(c, m);
+    int64_t max_nodes = opt && opt->max_nodes > 0 ? opt->max_nodes : IMP_MAX_NODES_DEFAULT;
+    if (!st && (int64_t)m->graph->n_node > max_nodes)
+        st = imp_fail(c, "%zu nodes, over the limit of %lld nodes per graph (--max-nodes)", m->graph->n_node,
+                      (long long)max_nodes);
     if (!st) {
         c->gp = m->graph;
         if (!(c->g = ir_graph_new(alloc)))
@@ -172,28 +180,12 @@ npu_status imp_load_onnx_buffer(const void *data, size_t size, const char *path,
 npu_status imp_load_onnx(const char *path, const imp_options *opt, npu_alloc alloc, ir_graph **out, npu_err *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return npu_fail(err, NPU_EUSER, "%s: cannot open: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fclose(f);
-        return npu_fail(err, NPU_EUSER, "%s: not a regular file", path);
-    }
-    size_t size = (size_t)sb.st_size;
-    void *buf = size ? npu_malloc(alloc, size) : NULL;
-    if (size && !buf) {
-        fclose(f);
-        return npu_fail(err, NPU_EINTERNAL, "%s: out of memory reading %zu bytes", path, size);
-    }
-    size_t got = size ? fread(buf, 1, size, f) : 0;
-    int rerr = ferror(f);
-    fclose(f);
-    npu_status st;
-    if (got != size)
-        st = npu_fail(err, NPU_EUSER, "%s: read error%s%s", path, rerr ? ": " : "", rerr ? strerror(errno) : "");
-    else
-        st = imp_load_onnx_buffer(buf, size, path, opt, alloc, out, err);
-    npu_free(alloc, buf, size);
+    void *buf;
+    size_t size;
+    npu_status st = npu_read_file_ex(path, opt ? &opt->files : NULL, alloc, &buf, &size, err);
+    if (st != NPU_OK)
+        return st;
+    st = imp_load_onnx_buffer(buf, size, path, opt, alloc, out, err);
+    npu_free_file(alloc, buf, size);
     return st;
 }

@@ -4,6 +4,7 @@
 #ifndef NPU_IMPORT_H
 #define NPU_IMPORT_H
 
+#include "common/file.h"
 #include "ir/ir.h"
 
 /* Default-domain opsets the importer accepts. */
@@ -18,9 +19,15 @@ typedef struct imp_input_shape {
     int64_t dims[IR_MAX_RANK];
 } imp_input_shape;
 
+/* The most nodes a graph may have (--max-nodes): the compile-time limit
+ * on graph size, checked before any node is built. */
+#define IMP_MAX_NODES_DEFAULT 1000000
+
 typedef struct imp_options {
     int n_input_shapes;
     const imp_input_shape *input_shapes;
+    npu_read_opts files; /* the model file: regular only unless allowed, the read cap */
+    int64_t max_nodes;   /* 0: IMP_MAX_NODES_DEFAULT */
 } imp_options;
 
 /* Parses "NAME=1x3x224x224" (the command-line form; the last '=' separates

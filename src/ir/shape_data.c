@@ -136,15 +136,21 @@ static npu_status infer_slice(sctx *c)
             return sh_fail(c, "steps must not be 0");
         int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
         int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
+        /* in unsigned arithmetic: step may be INT64_MIN, whose negation overflows */
+        uint64_t ustep = step > 0 ? (uint64_t)step : 0u - (uint64_t)step;
         if (step > 0) {
             s = clamp64(s, 0, dim);
             e = clamp64(e, 0, dim);
-            d[ax] = e > s ? (e - s - 1) / step + 1 : 0;
+            d[ax] = e > s ? (int64_t)((uint64_t)(e - s - 1) / ustep) + 1 : 0;
         } else {
             s = clamp64(s, 0, dim - 1);
             e = clamp64(e, -1, dim - 1);
-            d[ax] = s > e ? (s - e - 1) / -step + 1 : 0;
+            d[ax] = s > e ? (int64_t)((uint64_t)(s - e - 1) / ustep) + 1 : 0;
         }
+        /* one element: store step +-1 and the end just past the start, so no later stage
+         * multiplies by a step like INT64_MIN */
+        if (d[ax] == 1)
+            step = step > 0 ? 1 : -1, e = s + step;
         rs[ax] = s, re[ax] = e, rstep[ax] = step;
     }
     int r = x->rank;

@@ -13,6 +13,11 @@ typedef struct checker {
     int *uf;       /* union-find over tensors, joined by the relations that alias */
     int64_t *prefix;
     int *own_first, *own_last; /* per tensor, from the graph: write and last read positions */
+    /* check_overwrite's sweep: the tensors u with own_first < q < own_last, found
+     * among those born by q (born[born_at[q]..born_at[q+1]) have own_first q - 1) */
+    int *born_at, *born, *active;
+    int n_active, next_q;
+    int *order; /* check_overlaps: root tensors sorted */
 } checker;
 
 static const char *tname(const checker *c, int t)
@@ -206,21 +211,58 @@ static void own_lifetimes(checker *c)
 
 /* y written over x at position q: every other tensor of the buffer on x's
  * bytes that was written before q must be read for the last time by q. */
-static npu_status check_overwrite(const checker *c, const ir_tensor *x, const ir_tensor *y, int q, npu_err *err)
+static bool overwrite_candidate(const checker *c, int u)
+{
+    return !c->g->tensors[u]->data && c->p->t[u].first_pos >= 0 && c->own_first[u] >= 0 &&
+           c->own_first[u] + 1 < c->own_last[u];
+}
+
+/* The born_at/born buckets of the tensors check_overwrite may have to look at. */
+static void overwrite_buckets(checker *c)
+{
+    int np = c->p->n_positions;
+    memset(c->born_at, 0, sizeof(int) * (size_t)(np + 2));
+    for (int u = 0; u < c->p->n_tensors; u++)
+        if (overwrite_candidate(c, u) && c->own_first[u] + 1 <= np)
+            c->born_at[c->own_first[u] + 2]++;
+    for (int q = 0; q <= np; q++)
+        c->born_at[q + 1] += c->born_at[q];
+    for (int u = 0; u < c->p->n_tensors; u++)
+        if (overwrite_candidate(c, u) && c->own_first[u] + 1 <= np)
+            c->born[c->born_at[c->own_first[u] + 1]++] = u;
+    for (int q = np; q > 0; q--) /* the fill moved each start one bucket on */
+        c->born_at[q] = c->born_at[q - 1];
+    c->born_at[0] = 0;
+    c->n_active = 0;
+    c->next_q = 0;
+}
+
+/* y written over x at position q: every other tensor of the buffer on x's
+ * bytes that was written before q must be read for the last time by q.
+ * Only the tensors live across q can be: a sweep over q keeps them, so a
+ * long in-place chain is checked in linear time, not quadratic. */
+static npu_status check_overwrite(checker *c, const ir_tensor *x, const ir_tensor *y, int q, npu_err *err)
 {
     const mp_tensor *t = c->p->t;
-    int root = root_of(c, x->id);
+    for (; c->next_q <= q; c->next_q++)
+        for (int k = c->born_at[c->next_q]; k < c->born_at[c->next_q + 1]; k++)
+            c->active[c->n_active++] = c->born[k];
+    int root = root_of(c, x->id), kept = 0;
     int64_t lo = t[x->id].offset, hi = lo + t[x->id].size;
-    for (int u = 0; u < c->p->n_tensors; u++) {
-        if (u == y->id || c->g->tensors[u]->data || t[u].first_pos < 0 || root_of(c, u) != root ||
-            c->own_first[u] < 0 || c->own_first[u] >= q || t[u].offset >= hi || t[u].offset + t[u].size <= lo)
+    npu_status st = NPU_OK;
+    for (int k = 0; k < c->n_active; k++) {
+        int u = c->active[k];
+        if (c->own_last[u] <= q)
+            continue; /* dead from here on: dropped */
+        c->active[kept++] = u;
+        if (st != NPU_OK || u == y->id || root_of(c, u) != root || t[u].offset >= hi || t[u].offset + t[u].size <= lo)
             continue;
-        if (c->own_last[u] > q)
-            return npu_fail(err, NPU_EINTERNAL,
-                            "memplan check: '%s' is written over '%s' at %d while '%s' on the same bytes is read until %d",
-                            y->name, x->name, q, tname(c, u), c->own_last[u]);
+        st = npu_fail(err, NPU_EINTERNAL,
+                      "memplan check: '%s' is written over '%s' at %d while '%s' on the same bytes is read until %d",
+                      y->name, x->name, q, tname(c, u), c->own_last[u]);
     }
-    return NPU_OK;
+    c->n_active = kept;
+    return st;
 }
 
 static npu_status check_relations(checker *c, const ir_node *n, int q, npu_err *err)
@@ -269,34 +311,73 @@ static npu_status check_relations(checker *c, const ir_node *n, int q, npu_err *
     return NPU_OK;
 }
 
-static bool live_together(const mp_tensor *a, const mp_tensor *b)
-{
-    return a->first_pos <= b->last_pos && b->first_pos <= a->last_pos;
-}
-
-static npu_status check_overlaps(const checker *c, npu_err *err)
+static npu_status overlap_fail(const checker *c, int a, int b, npu_err *err)
 {
     const mp_tensor *t = c->p->t;
-    int n = c->p->n_tensors;
-    for (int a = 0; a < n; a++) {
-        if (c->g->tensors[a]->data || t[a].alias_of >= 0 || t[a].first_pos < 0 || t[a].size == 0)
-            continue;
-        for (int b = a + 1; b < n; b++) {
-            if (c->g->tensors[b]->data || t[b].alias_of >= 0 || t[b].first_pos < 0 || t[b].size == 0 ||
-                t[b].region != t[a].region)
-                continue;
-            /* input and output buffers are all live for the whole inference */
-            bool timed = t[a].region == MP_REGION_ARENA;
-            if ((timed && !live_together(&t[a], &t[b])) || t[a].offset >= t[b].offset + t[b].size ||
-                t[b].offset >= t[a].offset + t[a].size)
-                continue;
-            return npu_fail(err, NPU_EINTERNAL,
-                            "memplan check: '%s' [%lld, %lld) live %d..%d overlaps '%s' [%lld, %lld) live %d..%d",
-                            tname(c, a), (long long)t[a].offset, (long long)(t[a].offset + t[a].size), t[a].first_pos,
-                            t[a].last_pos, tname(c, b), (long long)t[b].offset, (long long)(t[b].offset + t[b].size),
-                            t[b].first_pos, t[b].last_pos);
-        }
+    if (a > b) {
+        int x = a;
+        a = b, b = x;
     }
+    return npu_fail(err, NPU_EINTERNAL,
+                    "memplan check: '%s' [%lld, %lld) live %d..%d overlaps '%s' [%lld, %lld) live %d..%d",
+                    tname(c, a), (long long)t[a].offset, (long long)(t[a].offset + t[a].size), t[a].first_pos,
+                    t[a].last_pos, tname(c, b), (long long)t[b].offset, (long long)(t[b].offset + t[b].size),
+                    t[b].first_pos, t[b].last_pos);
+}
+
+static bool overlap_root(const checker *c, int a)
+{
+    const mp_tensor *t = c->p->t;
+    return !c->g->tensors[a]->data && t[a].alias_of < 0 && t[a].first_pos >= 0 && t[a].size != 0;
+}
+
+static bool bytes_overlap(const mp_tensor *a, const mp_tensor *b)
+{
+    return a->offset < b->offset + b->size && b->offset < a->offset + a->size;
+}
+
+/* Root buffers of one region never share bytes while both are live (input
+ * and output buffers are live for the whole inference). Swept by time in the
+ * arena (each buffer against those still live), every pair elsewhere (few):
+ * a check of every pair of arena buffers was quadratic in the tensors. */
+static npu_status check_overlaps(checker *c, npu_err *err)
+{
+    const mp_tensor *t = c->p->t;
+    int n = c->p->n_tensors, h = c->horizon > 0 ? c->horizon : 1;
+    /* the arena's roots by first_pos (counting sort), then the sweep */
+    int *at = c->born_at, *ord = c->order, *live = c->active, n_live = 0; /* born_at has >= h + 1 entries */
+    memset(at, 0, sizeof(int) * (size_t)(h + 1));
+    for (int a = 0; a < n; a++)
+        if (overlap_root(c, a) && t[a].region == MP_REGION_ARENA && t[a].first_pos < h)
+            at[t[a].first_pos + 1]++;
+    for (int k = 0; k < h; k++)
+        at[k + 1] += at[k];
+    for (int a = 0; a < n; a++)
+        if (overlap_root(c, a) && t[a].region == MP_REGION_ARENA && t[a].first_pos < h)
+            ord[at[t[a].first_pos]++] = a;
+    int m = at[h - 1 < 0 ? 0 : h - 1];
+    for (int k = 0; k < m; k++) {
+        int a = ord[k], kept = 0;
+        for (int j = 0; j < n_live; j++) {
+            int b = live[j];
+            if (t[b].last_pos < t[a].first_pos)
+                continue;
+            live[kept++] = b;
+            if (bytes_overlap(&t[a], &t[b]))
+                return overlap_fail(c, a, b, err);
+        }
+        n_live = kept;
+        live[n_live++] = a;
+    }
+    /* the input and output regions hold only the graph's inputs and outputs: every pair */
+    int cnt = 0;
+    for (int a = 0; a < n; a++)
+        if (overlap_root(c, a) && t[a].region != MP_REGION_ARENA)
+            ord[cnt++] = a;
+    for (int i = 0; i < cnt; i++)
+        for (int j = i + 1; j < cnt; j++)
+            if (t[ord[i]].region == t[ord[j]].region && bytes_overlap(&t[ord[i]], &t[ord[j]]))
+                return overlap_fail(c, ord[i], ord[j], err);
     return NPU_OK;
 }
 
@@ -305,8 +386,10 @@ static npu_status run_checks(checker *c, npu_err *err)
     const ir_graph *g = c->g;
     const mp_plan *p = c->p;
     npu_status st = check_positions(c, err);
-    if (st == NPU_OK)
+    if (st == NPU_OK) {
         own_lifetimes(c);
+        overwrite_buckets(c);
+    }
     for (int t = 0; t < p->n_tensors && st == NPU_OK; t++)
         st = check_tensor(c, t, err);
     for (int q = 0; q < p->n_positions && st == NPU_OK; q++) {
@@ -348,21 +431,31 @@ npu_status mp_check(const ir_graph *g, const mp_plan *p, npu_err *err)
         if (g->nodes[i]->n_outputs > max_in)
             max_in = g->nodes[i]->n_outputs;
     }
-    checker c = {g, p, p->by_step ? p->n_steps : p->n_positions, NULL, NULL, NULL, NULL, NULL};
+    checker c = {.g = g, .p = p, .horizon = p->by_step ? p->n_steps : p->n_positions};
     size_t np = (size_t)(p->n_positions > 0 ? p->n_positions : 1), nt = (size_t)(p->n_tensors ? p->n_tensors : 1);
     c.pos_node = npu_malloc(g->alloc, sizeof(int) * np);
     c.uf = npu_malloc(g->alloc, sizeof(int) * nt);
     c.prefix = npu_malloc(g->alloc, sizeof(int64_t) * (size_t)max_in);
     c.own_first = npu_malloc(g->alloc, sizeof(int) * nt);
     c.own_last = npu_malloc(g->alloc, sizeof(int) * nt);
+    size_t nb = np > (size_t)p->n_steps ? np : (size_t)p->n_steps; /* positions or steps */
+    c.born_at = npu_malloc(g->alloc, sizeof(int) * (nb + 2));
+    c.born = npu_malloc(g->alloc, sizeof(int) * nt);
+    c.active = npu_malloc(g->alloc, sizeof(int) * nt);
+    c.order = npu_malloc(g->alloc, sizeof(int) * nt);
     npu_status st;
-    if (!c.pos_node || !c.uf || !c.prefix || !c.own_first || !c.own_last) {
+    if (!c.pos_node || !c.uf || !c.prefix || !c.own_first || !c.own_last || !c.born_at || !c.born || !c.active ||
+        !c.order) {
         st = npu_fail(err, NPU_EINTERNAL, "memplan check: out of memory");
     } else {
         for (int t = 0; t < p->n_tensors; t++)
             c.uf[t] = t;
         st = run_checks(&c, err);
     }
+    npu_free(g->alloc, c.order, sizeof(int) * nt);
+    npu_free(g->alloc, c.active, sizeof(int) * nt);
+    npu_free(g->alloc, c.born, sizeof(int) * nt);
+    npu_free(g->alloc, c.born_at, sizeof(int) * (nb + 2));
     npu_free(g->alloc, c.own_last, sizeof(int) * nt);
     npu_free(g->alloc, c.own_first, sizeof(int) * nt);
     npu_free(g->alloc, c.prefix, sizeof(int64_t) * (size_t)max_in);

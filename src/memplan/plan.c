@@ -21,6 +21,10 @@ typedef struct planner {
     unsigned *pin;            /* IR_TENSOR_INPUT / OUTPUT, from flags and the graph's lists */
     int *parent;
     int64_t *rel;
+    int *root;                /* parent[] resolved (resolve_roots), or a union-find over it */
+    int64_t *root_rel;        /* t's offset in root[t] */
+    int *chain;               /* resolve_roots' scratch */
+    int *glast_pos;           /* write_in_place: per root, group_last_pos */
     int *gfirst, *glast;      /* group lifetimes per root */
     int *concat_uses;
     char *inplace;            /* tensor written over its parent by an elementwise op */
@@ -47,6 +51,58 @@ static int tensor_root(const planner *pl, int t, int64_t *off)
 static bool is_const(const ir_tensor *t)
 {
     return t->data != NULL;
+}
+
+/* root[t] and root_rel[t] for every tensor in one pass over parent[]: each
+ * chain is walked once and its tensors remembered, so a long in-place chain
+ * costs O(n), not O(n^2) as tensor_root per tensor would. */
+static void resolve_roots(planner *pl)
+{
+    int *stack = pl->chain;
+    for (int t = 0; t < pl->nt; t++)
+        pl->root[t] = -1;
+    for (int t = 0; t < pl->nt; t++) {
+        int n = 0, u = t;
+        while (pl->root[u] < 0 && pl->parent[u] >= 0 && n < pl->nt) {
+            stack[n++] = u;
+            u = pl->parent[u];
+        }
+        if (pl->root[u] < 0) {
+            pl->root[u] = u;
+            pl->root_rel[u] = 0;
+        }
+        int r = pl->root[u];
+        int64_t o = pl->root_rel[u];
+        while (n > 0) {
+            u = stack[--n];
+            o += pl->rel[u];
+            pl->root[u] = r;
+            pl->root_rel[u] = o;
+        }
+    }
+}
+
+/* tensor_root through root[] as a union-find with path compression: a
+ * tensor linked under another (write_in_place) is found in near O(1). */
+static int find_root(planner *pl, int t, int64_t *off)
+{
+    int r = t;
+    int64_t o = 0;
+    while (pl->root[r] != r) {
+        o += pl->root_rel[r];
+        r = pl->root[r];
+    }
+    for (int u = t; pl->root[u] != r && u != r;) { /* compress, keeping offsets relative to r */
+        int next = pl->root[u];
+        int64_t rest = o - pl->root_rel[u];
+        pl->root[u] = r;
+        pl->root_rel[u] = o;
+        o = rest;
+        u = next;
+    }
+    if (off)
+        *off = pl->root[t] == t ? 0 : pl->root_rel[t];
+    return r;
 }
 
 static mp_region own_region(const planner *pl, const ir_tensor *t)
@@ -171,12 +227,13 @@ static bool is_pinned_root(const planner *pl, int t)
 /* Group lifetimes on the planner's time axis, per root. */
 static void group_lifetimes(planner *pl)
 {
+    resolve_roots(pl);
     for (int t = 0; t < pl->nt; t++)
         pl->gfirst[t] = pl->glast[t] = -1;
     for (int t = 0; t < pl->nt; t++) {
         if (pl->first[t] < 0 || is_const(pl->g->tensors[t]))
             continue;
-        int r = tensor_root(pl, t, NULL);
+        int r = pl->root[t];
         int f = time_of(pl, pl->first[t]), l = time_of(pl, pl->last[t]);
         if (pl->gfirst[r] < 0 || f < pl->gfirst[r])
             pl->gfirst[r] = f;
@@ -272,6 +329,18 @@ static int write_in_place(planner *pl)
 {
     ir_graph *g = pl->g;
     int count = 0;
+    /* group_last_pos of every root, kept up to date as groups merge: per node
+     * a rescan of the tensors made long chains cubic (issue 19) */
+    resolve_roots(pl);
+    for (int t = 0; t < pl->nt; t++)
+        pl->glast_pos[t] = -1;
+    for (int t = 0; t < pl->nt; t++) {
+        if (pl->first[t] < 0 || is_const(g->tensors[t]))
+            continue;
+        int r = pl->root[t];
+        if (pl->last[t] > pl->glast_pos[r])
+            pl->glast_pos[r] = pl->last[t];
+    }
     for (int pos = 0; pos < pl->np; pos++) {
         const ir_node *n = g->nodes[pl->pos_node[pos]];
         if (!mp_is_elementwise(n->op) || n->n_outputs != 1 || !n->outputs[0] || pl->pos_group[pos] != pl->pos_gend[pos])
@@ -284,14 +353,18 @@ static int write_in_place(planner *pl)
             if (!mp_inplace_operand(n, x) || pl->pin[x->id])
                 continue;
             int64_t ox;
-            int r = tensor_root(pl, x->id, &ox);
-            bool overwrites;
+            int r = find_root(pl, x->id, &ox);
             if (ox != 0 || is_pinned_root(pl, r) || ir_tensor_bytes(g->tensors[r]) != ir_tensor_bytes(x) ||
-                group_last_pos(pl, r, &overwrites) != pos)
+                pl->glast_pos[r] != pos)
                 continue;
             pl->parent[y->id] = x->id;
             pl->rel[y->id] = 0;
             pl->inplace[y->id] = 1;
+            /* y was a root (no parent): its group joins r's at offset 0 */
+            pl->root[y->id] = r;
+            pl->root_rel[y->id] = 0;
+            if (pl->glast_pos[y->id] > pl->glast_pos[r])
+                pl->glast_pos[r] = pl->glast_pos[y->id];
             count++;
             break;
         }
@@ -452,8 +525,8 @@ static void fill_tensors(planner *pl, mp_plan *out)
             m->first_pos = time_of(pl, pl->first[t]);
             m->last_pos = time_of(pl, pl->last[t]);
         } else {
-            int64_t off;
-            int r = tensor_root(pl, t, &off);
+            int64_t off = pl->root_rel[t]; /* resolved by group_lifetimes */
+            int r = pl->root[t];
             if (r == t) {
                 m->offset = pl->root_off[t];
                 m->first_pos = pl->gfirst[t];
@@ -534,7 +607,8 @@ npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_optio
         !SCRATCH(rel_elided, nt) || !SCRATCH(pl.gfirst, nt) || !SCRATCH(pl.glast, nt) ||
         !SCRATCH(pl.concat_uses, nt) || !SCRATCH(pl.inplace, nt) || !SCRATCH(pl.diff, nn + 1) || !SCRATCH(pl.prefix, max_in) ||
         !SCRATCH(pl.root_off, nt) || !SCRATCH(pl.best_off, nt) || !SCRATCH(pl.items, nt) ||
-        !SCRATCH(pl.item_tensor, nt) || !SCRATCH(pl.pos_gend, nn) || !SCRATCH(pl.in_sram, nt) ||
+        !SCRATCH(pl.item_tensor, nt) || !SCRATCH(pl.root, nt) || !SCRATCH(pl.root_rel, nt) || !SCRATCH(pl.chain, nt) ||
+        !SCRATCH(pl.glast_pos, nt) || !SCRATCH(pl.pos_gend, nn) || !SCRATCH(pl.in_sram, nt) ||
         !(pl.pos_group = npu_arena_alloc(g->arena, sizeof(int) * (size_t)(nn ? nn : 1)))) {
         npu_arena_free(tmp);
         return npu_fail(err, NPU_EINTERNAL, "memplan: out of memory for %d tensors", nt);

@@ -17,6 +17,10 @@ typedef struct orderer {
     char *done;
     int *stack;      /* DFS: node indices */
     int *next_in;    /* DFS: next input to visit per node */
+    int *cons_at;    /* per node index: its consumers' edges start in cons (nn + 1 entries) */
+    int *cons;       /* per input edge: the consuming node index, grouped by producer */
+    int *ready;      /* greedy: the nodes that may run, n_ready of them */
+    int n_ready;
 } orderer;
 
 static int node_index(const orderer *o, const ir_node *n)
@@ -54,6 +58,8 @@ static int64_t growth(const orderer *o, const ir_node *n)
     return d;
 }
 
+/* Runs n: its consumers wait for one input fewer (through the consumer
+ * lists: a scan of every node per step made long chains quadratic). */
 static void run_node(orderer *o, const ir_node *n, ir_node **out, int *k)
 {
     out[(*k)++] = (ir_node *)n;
@@ -61,14 +67,35 @@ static void run_node(orderer *o, const ir_node *n, ir_node **out, int *k)
     for (int j = 0; j < n->n_inputs; j++)
         if (n->inputs[j])
             o->uses[n->inputs[j]->id]--;
-    for (int i = 0; i < o->nn; i++) {
-        const ir_node *m = o->orig[i];
-        if (m->dead || o->done[i])
-            continue;
-        for (int j = 0; j < m->n_inputs; j++)
-            if (m->inputs[j] && m->inputs[j]->producer == n)
-                o->pending[i]--;
+    for (int e = o->cons_at[n->id]; e < o->cons_at[n->id + 1]; e++) {
+        int i = o->cons[e];
+        if (!o->done[i] && --o->pending[i] == 0)
+            o->ready[o->n_ready++] = i;
     }
+}
+
+/* The consumer lists, by counting sort of the input edges on their producers. */
+static void build_consumers(orderer *o)
+{
+    memset(o->cons_at, 0, sizeof(int) * (size_t)(o->nn + 1));
+    for (int i = 0; i < o->nn; i++)
+        for (int j = 0; !o->orig[i]->dead && j < o->orig[i]->n_inputs; j++) {
+            const ir_tensor *x = o->orig[i]->inputs[j];
+            int p = x ? node_index(o, x->producer) : -1;
+            if (p >= 0)
+                o->cons_at[p + 1]++;
+        }
+    for (int i = 0; i < o->nn; i++)
+        o->cons_at[i + 1] += o->cons_at[i];
+    int *fill = o->next_in; /* scratch until order_dfs */
+    memcpy(fill, o->cons_at, sizeof(int) * (size_t)o->nn);
+    for (int i = 0; i < o->nn; i++)
+        for (int j = 0; !o->orig[i]->dead && j < o->orig[i]->n_inputs; j++) {
+            const ir_tensor *x = o->orig[i]->inputs[j];
+            int p = x ? node_index(o, x->producer) : -1;
+            if (p >= 0)
+                o->cons[fill[p]++] = i;
+        }
 }
 
 static void reset(orderer *o)
@@ -95,21 +122,26 @@ static void reset(orderer *o)
 static int order_greedy(orderer *o, ir_node **out)
 {
     reset(o);
+    build_consumers(o);
+    o->n_ready = 0;
+    for (int i = 0; i < o->nn; i++)
+        if (!o->orig[i]->dead && !o->pending[i])
+            o->ready[o->n_ready++] = i;
     int k = 0;
     for (;;) {
-        int best = -1;
+        int best = -1, at = -1;
         int64_t best_d = 0;
-        for (int i = 0; i < o->nn; i++) {
-            if (o->orig[i]->dead || o->done[i] || o->pending[i])
-                continue;
+        for (int r = 0; r < o->n_ready; r++) {
+            int i = o->ready[r];
             int64_t d = growth(o, o->orig[i]);
-            if (best < 0 || d < best_d) {
-                best = i;
+            if (best < 0 || d < best_d || (d == best_d && i < best)) {
+                best = i, at = r;
                 best_d = d;
             }
         }
         if (best < 0)
             return k;
+        o->ready[at] = o->ready[--o->n_ready];
         run_node(o, o->orig[best], out, &k);
     }
 }
@@ -204,8 +236,15 @@ npu_status part_choose_order(ir_graph *g, const part_caps *caps, bool *changed, 
         o.done = npu_arena_alloc(tmp, nn);
         o.stack = npu_arena_alloc(tmp, sizeof(int) * nn);
         o.next_in = npu_arena_alloc(tmp, sizeof(int) * nn);
+        o.cons_at = npu_arena_alloc(tmp, sizeof(int) * (nn + 1));
+        o.ready = npu_arena_alloc(tmp, sizeof(int) * nn);
     }
-    if (!tmp || !o.orig || !cand || !best || !o.pending || !o.uses || !o.done || !o.stack || !o.next_in) {
+    size_t edges = 1;
+    for (int i = 0; i < o.nn; i++)
+        edges += (size_t)g->nodes[i]->n_inputs;
+    o.cons = tmp ? npu_arena_alloc(tmp, sizeof(int) * edges) : NULL;
+    if (!tmp || !o.orig || !cand || !best || !o.pending || !o.uses || !o.done || !o.stack || !o.next_in ||
+        !o.cons_at || !o.ready || !o.cons) {
         npu_arena_free(tmp);
         return npu_fail(err, NPU_EINTERNAL, "memplan: out of memory choosing an order for %d nodes", o.nn);
     }

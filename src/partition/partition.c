@@ -13,12 +13,51 @@ static bool is_view_of_live(const ir_node *n)
     return ir_op_is_view(n->op) && src && src->producer && !src->producer->dead;
 }
 
+static size_t node_hash(const ir_node *n, int n_slot)
+{
+    uintptr_t h = (uintptr_t)n;
+    h ^= h >> 17;
+    h *= (uintptr_t)0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 7) & (size_t)(n_slot - 1);
+}
+
+/* Through the hash part_probe builds: a search of the info per lookup made
+ * the partitioner quadratic in the nodes. */
 const part_node_info *part_info_of(const part_result *res, const ir_node *n)
 {
+    if (res && res->slot) {
+        for (size_t h = node_hash(n, res->n_slot);; h = (h + 1) & (size_t)(res->n_slot - 1)) {
+            int i = res->slot[h];
+            if (i < 0)
+                return NULL;
+            if (res->info[i].node == n)
+                return &res->info[i];
+        }
+    }
     for (int i = 0; res && i < res->n_info; i++)
         if (res->info[i].node == n)
             return &res->info[i];
     return NULL;
+}
+
+/* The hash of res->info (at most half full), or none when memory runs out. */
+static void index_info(ir_graph *g, part_result *r)
+{
+    int n_slot = 16;
+    while (n_slot < 2 * r->n_info && n_slot < (1 << 30))
+        n_slot *= 2;
+    r->slot = npu_arena_alloc(g->arena, sizeof(int) * (size_t)n_slot);
+    if (!r->slot)
+        return;
+    r->n_slot = n_slot;
+    for (int h = 0; h < n_slot; h++)
+        r->slot[h] = -1;
+    for (int i = 0; i < r->n_info; i++) {
+        size_t h = node_hash(r->info[i].node, n_slot);
+        while (r->slot[h] >= 0)
+            h = (h + 1) & (size_t)(n_slot - 1);
+        r->slot[h] = i;
+    }
 }
 
 /* What the units can do with n and at what cost. */
@@ -241,6 +280,8 @@ npu_status part_probe(ir_graph *g, const part_caps *caps, part_result *r, npu_er
     for (int i = 0; i < g->n_nodes && st == NPU_OK; i++)
         if (!g->nodes[i]->dead)
             st = probe(g, caps, g->nodes[i], &r->info[r->n_info++], err);
+    if (st == NPU_OK)
+        index_info(g, r);
     return st;
 }
 

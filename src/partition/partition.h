@@ -61,6 +61,8 @@ typedef struct part_node_info {
 typedef struct part_result {
     int n_info;
     part_node_info *info; /* per live node in its original order, in the graph's arena */
+    int *slot;            /* part_info_of's hash of the info by node (n_slot, a power of 2), or NULL */
+    int n_slot;
     part_mode mode;
     bool costed;          /* a cost model was given */
     int switches;         /* host<->NPU transitions along the chosen order */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
+#include "kernels/nk_qfast.h"
 #include "numerics/numerics.h"
 #include "ref/ref.h"
 
@@ -43,7 +44,7 @@ static size_t conv_scratch(const ir_node *n)
     npu_err e;
     if (ref_qconv_params(n, &p, &e) != NPU_OK)
         return 0;
-    return mults_bytes(p.c_out) + nk_qconv2d_scratch_size(&p);
+    return mults_bytes(p.c_out) + nk_qconv2d_fast_scratch_size(&p);
 }
 
 static npu_status run_conv(const ir_node *n, const void *const *in, void *const *out, void *scratch, npu_err *err)
@@ -54,8 +55,8 @@ static npu_status run_conv(const ir_node *n, const void *const *in, void *const 
         st = fill_mults(n->inputs[0], n->inputs[1], n->outputs[0], p.c_out, scratch, &p.q, err);
     if (st != NPU_OK)
         return st;
-    nk_status ks = nk_qconv2d(&p, in[0], in[1], n->n_inputs > 2 ? in[2] : NULL, out[0],
-                              (char *)scratch + mults_bytes(p.c_out));
+    nk_status ks = nk_qconv2d_fast(&p, in[0], in[1], n->n_inputs > 2 ? in[2] : NULL, out[0], NULL,
+                                   (char *)scratch + mults_bytes(p.c_out));
     return ks == NK_OK ? NPU_OK : kfail(ks, err, "Conv");
 }
 

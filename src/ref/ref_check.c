@@ -117,9 +117,17 @@ static void restore(ir_tensor *t, const saved *s)
     memcpy(t->dims, s->dims, sizeof s->dims);
 }
 
-static bool same_shape(const ir_tensor *t, const saved *s)
+static bool byte_code(ir_dtype dt)
 {
-    if (t->dtype != s->dtype || t->rank != s->rank || !t->shape_known)
+    return dt == IR_I8 || dt == IR_U8;
+}
+
+/* byte_any: int8 and uint8 count as one dtype (npu.Lut maps either to
+ * either: the uint8 I/O of --input-type uint8 is flipped by a table). */
+static bool same_shape(const ir_tensor *t, const saved *s, bool byte_any)
+{
+    bool same_dt = t->dtype == s->dtype || (byte_any && byte_code(t->dtype) && byte_code(s->dtype));
+    if (!same_dt || t->rank != s->rank || !t->shape_known)
         return false;
     for (int i = 0; i < t->rank; i++)
         if (t->dims[i] != s->dims[i])
@@ -150,7 +158,7 @@ static npu_status check_shapes(const chk *c, ir_node *n)
     npu_status st = ir_infer_node(c->g, n, &e);
     int bad = -1;
     for (int i = 0; i < n->n_outputs && st == NPU_OK && bad < 0; i++)
-        if (n->outputs[i] && !same_shape(n->outputs[i], &out[i]))
+        if (n->outputs[i] && !same_shape(n->outputs[i], &out[i], n->op == IR_OP_LUT))
             bad = i;
     char got[200] = "", want[200];
     if (bad >= 0)
@@ -255,8 +263,11 @@ static npu_status check_matmul(const chk *c, const ir_node *n, npu_err *e)
     if (ref_qfc_params(n, &f, e) != NPU_OK)
         return e->code;
     int64_t nx = mul_cap(f.p.batch, f.p.in_features), nw = mul_cap(f.p.in_features, f.p.out_features);
+    int64_t ny = mul_cap(f.p.batch, f.p.out_features);
     if (nx != ir_tensor_numel(a))
         return size_fail(c, n, a, nx);
+    if (ny != ir_tensor_numel(y) || y->dtype != IR_I8)
+        return size_fail(c, n, y, ny);
     return nw != ir_tensor_numel(b) ? size_fail(c, n, b, nw) : NPU_OK;
 }
 
@@ -318,7 +329,11 @@ npu_status ref_check_graph(ir_graph *g, const ir_serial_map *map, size_t file_of
         ir_node *n = g->nodes[i];
         if (n->dead)
             continue;
-        if ((st = check_sources(&c, n)) == NPU_OK && (st = check_shapes(&c, n)) == NPU_OK)
+        /* a quantized Gemm is the quantizer's fully connected layer over the
+         * input flattened to [M, K], not ONNX's 2-D Gemm: check_kernel ties
+         * its element counts to the kernel's M, K and N instead */
+        bool fc = n->op == IR_OP_GEMM && n->n_inputs > 0 && n->inputs[0] && n->inputs[0]->quant;
+        if ((st = check_sources(&c, n)) == NPU_OK && (fc || (st = check_shapes(&c, n)) == NPU_OK))
             st = check_kernel(&c, n);
     }
     for (int i = 0; i < g->n_outputs && st == NPU_OK; i++)

@@ -7,15 +7,19 @@
 #include <unistd.h>
 
 #include "common/alloc.h"
+#include "common/file.h"
 #include "target/tgt_internal.h"
 
 enum { MAX_FILE = 4 << 20 }; /* descriptions are small; refuse anything absurd */
 
 npu_status tgt_read_file(npu_arena *a, const char *path, char **text, size_t *len, npu_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return npu_fail(err, NPU_EUSER, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    size_t regular;
+    npu_read_opts ro = {.max_bytes = MAX_FILE};
+    npu_status st = npu_open_read(path, &ro, &f, &regular, err); /* a regular file, not a FIFO */
+    if (st != NPU_OK)
+        return st;
     size_t cap = 4096, n = 0;
     char *buf = npu_arena_alloc(a, cap);
     while (buf) {

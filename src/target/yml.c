@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/yaml_depth.h"
 #include "target/tgt_internal.h"
 
 npu_status ydoc_load(ydoc *y, const char *file, const char *text, size_t len, npu_err *err)
@@ -14,6 +15,9 @@ npu_status ydoc_load(ydoc *y, const char *file, const char *text, size_t len, np
     memset(y, 0, sizeof *y);
     y->file = file;
     y->err = err;
+    npu_status dst = npu_yaml_check_depth(file, text, len, err);
+    if (dst != NPU_OK)
+        return dst;
     yaml_parser_t p;
     if (!yaml_parser_initialize(&p))
         return npu_fail(err, NPU_EINTERNAL, "%s: out of memory", file);

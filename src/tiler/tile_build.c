@@ -33,6 +33,11 @@ npu_status tile_qtab(tile_ctx *c, const ir_node *n, int64_t c0, int64_t cnt, uin
 
 static npu_status lower_node(tile_ctx *c, const ir_node *n)
 {
+    /* nothing to tile: the sizes below would divide by zero ([1, 0, 4, 4] hit SIGFPE) */
+    for (int j = 0; j < n->n_outputs; j++)
+        if (n->outputs[j] && ir_tensor_numel(n->outputs[j]) == 0)
+            return tile_fail(c, "output '%s' has no elements (a zero-size dimension): nothing for the NPU to do",
+                             n->outputs[j]->name);
     switch (n->op) {
     case IR_OP_CONV: return tile_conv(c, n);
     case IR_OP_GEMM:
@@ -75,7 +80,18 @@ typedef struct scratch {
     tile_ctx c;
 } scratch;
 
-static npu_status scratch_init(scratch *s, const tgt_target *t, const ir_graph *g, npu_alloc a)
+static void scratch_entry(scratch *s, int i)
+{
+    memset(&s->plan.t[i], 0, sizeof s->plan.t[i]);
+    s->plan.t[i].region = MP_REGION_ARENA;
+    s->plan.t[i].alias_of = -1;
+    s->coff[i] = -1;
+}
+
+/* With only non-NULL, just the entries of only's tensors are set (the others
+ * are never read for it): filling all of them for every node that
+ * tile_try_node asks about made long graphs quadratic. */
+static npu_status scratch_init(scratch *s, const tgt_target *t, const ir_graph *g, npu_alloc a, const ir_node *only)
 {
     memset(s, 0, sizeof *s);
     npu_err_clear(&s->err);
@@ -87,12 +103,17 @@ static npu_status scratch_init(scratch *s, const tgt_target *t, const ir_graph *
                       .const_off = s->coff, .last_kind = -1};
     if (!s->plan.t || !s->coff)
         return npu_fail(&s->err, NPU_EINTERNAL, "out of memory");
-    for (int i = 0; i < g->n_tensors; i++) {
-        memset(&s->plan.t[i], 0, sizeof s->plan.t[i]);
-        s->plan.t[i].region = MP_REGION_ARENA;
-        s->plan.t[i].alias_of = -1;
-        s->coff[i] = -1;
+    if (only) {
+        for (int j = 0; j < only->n_inputs; j++)
+            if (only->inputs[j] && only->inputs[j]->id >= 0 && only->inputs[j]->id < g->n_tensors)
+                scratch_entry(s, only->inputs[j]->id);
+        for (int j = 0; j < only->n_outputs; j++)
+            if (only->outputs[j] && only->outputs[j]->id >= 0 && only->outputs[j]->id < g->n_tensors)
+                scratch_entry(s, only->outputs[j]->id);
+        return NPU_OK;
     }
+    for (int i = 0; i < g->n_tensors; i++)
+        scratch_entry(s, i);
     return NPU_OK;
 }
 
@@ -126,7 +147,7 @@ bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, int
 {
     npu_alloc a = g->alloc.fn ? g->alloc : npu_alloc_default();
     scratch s;
-    npu_status st = scratch_init(&s, t, g, a);
+    npu_status st = scratch_init(&s, t, g, a, n);
     if (st == NPU_OK) {
         scratch_reset(&s, n);
         st = lower_node(&s.c, n);
@@ -193,7 +214,7 @@ npu_status tile_cascades(const tgt_target *t, const ir_graph *g, const part_sche
     for (int i = 0; i < g->n_nodes; i++)
         group[i] = i;
     scratch s;
-    npu_status st = scratch_init(&s, t, g, alloc);
+    npu_status st = scratch_init(&s, t, g, alloc, NULL);
     for (int k = 0; k < sched->n_steps && st == NPU_OK; k++) {
         const part_step *ps = &sched->steps[k];
         if (ps->unit != IR_UNIT_NPU)
@@ -204,8 +225,11 @@ npu_status tile_cascades(const tgt_target *t, const ir_graph *g, const part_sche
                 bool done = false;
                 scratch_reset(&s, nd[0]);
                 st = lower_cascade(&s.c, nd, len, &done);
-                if (st != NPU_OK && st != NPU_EINTERNAL)
-                    st = NPU_OK, done = false; /* no legal cascade: the nodes run apart */
+                /* NPU_EUSER from the lowering is "no legal cascade" (no tile fits, a field
+                 * overflows): the nodes run apart. Anything else (a tiler bug, out of
+                 * memory, a code of another kind) is not swallowed. */
+                if (st == NPU_EUSER)
+                    st = NPU_OK, done = false;
                 if (st != NPU_OK)
                     break;
                 if (done) {

@@ -13,9 +13,11 @@ npu_status tile_fail(tile_ctx *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* "tiler bug: ..." is a broken invariant of ours, not the model's fault: internal (exit 3) */
+    npu_status code = strncmp(msg, "tiler bug", 9) == 0 ? NPU_EINTERNAL : NPU_EUSER;
     if (c->node)
-        return npu_fail(c->err, NPU_EUSER, "node '%s' (%s): %s", c->node->name, ir_op_name(c->node->op), msg);
-    return npu_fail(c->err, NPU_EUSER, "%s", msg);
+        return npu_fail(c->err, code, "node '%s' (%s): %s", c->node->name, ir_op_name(c->node->op), msg);
+    return npu_fail(c->err, code, "%s", msg);
 }
 
 int tile_insn(const tile_ctx *c, tgt_sem sem)

@@ -144,6 +144,9 @@ tile_box tile_box_chw(int region, int64_t dram, int64_t H, int64_t W, int64_t sr
                       int64_t w);
 /* Largest field value an instruction accepts. */
 int64_t tile_fmax(const tile_ctx *c, tgt_sem sem, tgt_fid f);
+/* A lowering failure naming the node: NPU_EUSER ("no legal tile", the node runs
+ * elsewhere or the compile fails), or NPU_EINTERNAL for a message starting
+ * "tiler bug". */
 npu_status tile_fail(tile_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* int4 weights run packed (w4) when the target has them and a filter fills whole bytes. */

@@ -5,8 +5,9 @@
 # and the installed npusim on the result, bit-exact with npuref; compiles
 # tests/install/all_headers.cpp (every public header, C++) with g++ through
 # pkg-config against the host library and runs it; compiles each header
-# alone as C; links a small rv32 program against each rv32 build through its
-# pkg-config file and checks the ELF's ISA and float ABI; builds a tiny CMake
+# alone as C99 -pedantic (native and rv32); links a small rv32 program
+# against each rv32 build through its pkg-config file and checks the ELF's
+# ISA and float ABI; builds a tiny CMake
 # project with find_package(npurt) for the host and for each rv32 build;
 # stages an install with DESTDIR; `make uninstall` leaves no file.
 # Usage: tests/e2e/install.sh [BUILD]
@@ -83,8 +84,11 @@ for h in $P/include/npurt/*.h; do
     grep -q "#include <npurt/$(basename $h)>" tests/install/all_headers.cpp ||
         bad "tests/install/all_headers.cpp does not include npurt/$(basename $h)"
     printf '#include <npurt/%s>\n#include <npurt/%s>\nint main(void) { return 0; }\n' $(basename $h) $(basename $h) >$W/one.c
-    gcc -std=c11 -pedantic -Wall -Wextra -Werror -I$P/include -c $W/one.c -o $W/one.o 2>$W/one.log && ok ||
-        bad "$(basename $h) alone (C11 -pedantic): $(head -n 3 $W/one.log)"
+    # C99 -pedantic (the runtime's promise), natively and for rv32
+    gcc -std=c99 -pedantic -Wall -Wextra -Werror -I$P/include -c $W/one.c -o $W/one.o 2>$W/one.log &&
+    riscv64-unknown-elf-gcc --specs=picolibc.specs -march=rv32imac -mabi=ilp32 -std=c99 -pedantic -Wall -Wextra \
+        -Werror -I$P/include -c $W/one.c -o $W/one.o 2>>$W/one.log && ok ||
+        bad "$(basename $h) alone (C99 -pedantic): $(head -n 3 $W/one.log)"
 done
 if g++ -std=c++11 -pedantic -Wall -Wextra -Werror $(pkg-config --cflags npurt) tests/install/all_headers.cpp \
        $(pkg-config --libs npurt) -o $W/all_headers 2>$W/cxx.log && $W/all_headers >$W/cxx.out 2>&1 &&

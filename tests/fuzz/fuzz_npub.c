@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "ref/ref.h"
+#include "ref/ref_check.h"
 #include "rt/npub.h"
 #include "tests/fuzz/fuzz.h"
 #include "tests/fuzz/fuzz_npub.h"
@@ -77,7 +78,8 @@ void fuzz_run_graph(const uint8_t *data, size_t size, npu_alloc al, int run_it)
     npu_err err;
     npu_err_clear(&err);
     ir_graph *g = NULL;
-    npu_status st = ir_deserialize(data, size, al, &g, &err);
+    /* as npuref MODEL.npub: the reader, then the re-check of the stored graph */
+    npu_status st = ref_load_graph_section(data, size, 0, al, &g, &err);
     fuzz_check_err(st, &err);
     if (st != NPU_OK)
         return;

@@ -1,4 +1,5 @@
-/* The graph section of a .npub alone (ir_deserialize), then the reference
+/* The graph section of a .npub alone (ref_load_graph_section: the reader and
+ * the re-check of the stored graph), then the reference
  * executor on it, as npuref MODEL.npub does once the container is open. */
 #include "tests/fuzz/fuzz.h"
 #include "tests/fuzz/fuzz_npub.h"

@@ -17,7 +17,7 @@
 
 #include "driver/compile.h"
 
-enum { MAX_SITES = 4096, EVEN = 24, FRAMES = 6 };
+enum { MAX_SITES = 4096, EVEN = 24, FRAMES = 3 };
 
 static const char *root(void)
 {

@@ -1,0 +1,365 @@
+/* int8 conv2d on AVX-512 VNNI (x86-64 hosts that have it; chosen at run
+ * time by nk_qconv2d_fast). Elsewhere, including the rv32 firmware, this
+ * file compiles to nothing and the portable kernel runs.
+ *
+ * The GEMM out[oc][pixel] = sum_k w[oc][k] * (x[k][pixel] - zp) runs as
+ * vpdpbusd (unsigned 8-bit x signed 8-bit, four products summed into int32):
+ * x is stored biased as u = x + 128 (padding as zp + 128, i.e. real 0), so
+ * sum w * (x - zp) = sum w * u - (zp + 128) * sum w. The int32 sums wrap
+ * exactly as the portable kernel's (the checked bound on K keeps the true
+ * sum inside int32), so the result is the same whatever the order.
+ * Requantization is nk_requant_out's arithmetic lane by lane in int64:
+ * saturating bias add, product, floor shift, half-to-even, zero point, clamp
+ * (clamping the unsaturated value to the int8 range equals clamping the
+ * saturated one). tests/unit/test_kernels_qfast.c compares both paths. */
+#include "kernels/nk_qfast.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && !defined(NK_NO_CLONES)
+
+#include <immintrin.h>
+#include <string.h>
+
+#define VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+
+enum { MR = 12, NR = 32, NB_MAX = 256, B_BYTES = 131072 };
+
+int nk_qfast_vnni(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+}
+
+typedef struct geom {
+    size_t K, K4, cin_g, cout_g, panels, P, hw, nb_max;
+} geom;
+
+static size_t al64(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+static geom geometry(const nk_qconv2d_params *p)
+{
+    geom g;
+    g.cin_g = (size_t)(p->c_in / p->groups);
+    g.cout_g = (size_t)(p->c_out / p->groups);
+    g.K = g.cin_g * (size_t)p->k_h * (size_t)p->k_w;
+    g.K4 = (g.K + 3) / 4;
+    g.panels = (g.cout_g + MR - 1) / MR;
+    g.P = (size_t)p->h_out * (size_t)p->w_out;
+    g.hw = (size_t)p->h_in * (size_t)p->w_in;
+    size_t nb = B_BYTES / (g.K4 * 4 * NR);
+    nb = nb < 1 ? NR : (nb > NB_MAX / NR ? NB_MAX : nb * NR);
+    size_t pr = (g.P + NR - 1) / NR * NR;
+    g.nb_max = nb < pr ? nb : pr;
+    return g;
+}
+
+/* wsum, packed weights, packed block of x, pixel coordinates, one tile. */
+size_t nk_qfast_vnni_scratch(const nk_qconv2d_params *p)
+{
+    geom g = geometry(p);
+    return al64(g.cout_g * 4) + al64(g.panels * MR * g.K4 * 4) + al64(g.nb_max * g.K4 * 4) +
+           2 * al64(g.nb_max * 4) + MR * NR * 4 + 64;
+}
+
+static int8_t wget(const nk_qconv2d_params *p, const void *w, size_t idx)
+{
+    return p->w_format == NK_W_I4 ? nk_int4_get(w, idx) : ((const int8_t *)w)[idx];
+}
+
+/* a[((panel * K4 + k / 4) * MR + row) * 4 + k % 4], zero rows and depth past the ends. */
+static void pack_a(const nk_qconv2d_params *p, const geom *g, const void *w, size_t grp, int8_t *a, int32_t *wsum)
+{
+    memset(a, 0, g->panels * MR * g->K4 * 4);
+    for (size_t o = 0; o < g->cout_g; o++) {
+        size_t base = (grp * g->cout_g + o) * g->K;
+        int8_t *row = a + (o / MR) * g->K4 * MR * 4 + (o % MR) * 4;
+        int32_t s = 0;
+        if (p->w_format == NK_W_I8) {
+            const int8_t *src = (const int8_t *)w + base;
+            for (size_t k = 0; k < g->K; k++)
+                s += src[k];
+            for (size_t k4 = 0; k4 < g->K / 4; k4++)
+                memcpy(row + k4 * MR * 4, src + 4 * k4, 4);
+            for (size_t k = g->K / 4 * 4; k < g->K; k++)
+                row[(k / 4) * MR * 4 + k % 4] = src[k];
+        } else {
+            for (size_t k = 0; k < g->K; k++) {
+                int8_t v = wget(p, w, base + k);
+                row[(k / 4) * MR * 4 + k % 4] = v;
+                s += v;
+            }
+        }
+        wsum[o] = s;
+    }
+}
+
+/* Four channel rows of n bytes interleaved: dst[j * 4 + t] = src_t[j] ^ 0x80, 16 pixels a pass. */
+VNNI static void interleave4(const uint8_t *s0, const uint8_t *s1, const uint8_t *s2, const uint8_t *s3, size_t n,
+                             uint8_t *dst)
+{
+    const __m128i flip = _mm_set1_epi8((char)0x80);
+    size_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        __m128i a0 = _mm_loadu_si128((const void *)(s0 + j)), a1 = _mm_loadu_si128((const void *)(s1 + j));
+        __m128i a2 = _mm_loadu_si128((const void *)(s2 + j)), a3 = _mm_loadu_si128((const void *)(s3 + j));
+        __m128i lo01 = _mm_unpacklo_epi8(a0, a1), hi01 = _mm_unpackhi_epi8(a0, a1);
+        __m128i lo23 = _mm_unpacklo_epi8(a2, a3), hi23 = _mm_unpackhi_epi8(a2, a3);
+        _mm_storeu_si128((void *)(dst + 4 * j), _mm_xor_si128(_mm_unpacklo_epi16(lo01, lo23), flip));
+        _mm_storeu_si128((void *)(dst + 4 * j + 16), _mm_xor_si128(_mm_unpackhi_epi16(lo01, lo23), flip));
+        _mm_storeu_si128((void *)(dst + 4 * j + 32), _mm_xor_si128(_mm_unpacklo_epi16(hi01, hi23), flip));
+        _mm_storeu_si128((void *)(dst + 4 * j + 48), _mm_xor_si128(_mm_unpackhi_epi16(hi01, hi23), flip));
+    }
+    for (; j < n; j++) {
+        dst[4 * j] = s0[j] ^ 0x80u, dst[4 * j + 1] = s1[j] ^ 0x80u;
+        dst[4 * j + 2] = s2[j] ^ 0x80u, dst[4 * j + 3] = s3[j] ^ 0x80u;
+    }
+}
+
+/* b[(k / 4) * nb * 4 + j * 4 + k % 4] = x + 128 for pixels p0 + j of one group's channels. */
+VNNI static void pack_b(const nk_qconv2d_params *p, const geom *g, const int8_t *in, size_t p0, size_t nb,
+                        uint8_t *b, int32_t *iy0, int32_t *ix0)
+{
+    const size_t valid = g->P - p0 < nb ? g->P - p0 : nb;
+    const uint8_t pad = (uint8_t)(p->in_zp + 128);
+    if (g->K % 4)
+        memset(b + (g->K4 - 1) * nb * 4, 0, nb * 4);
+    if (p->k_h == 1 && p->k_w == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 &&
+        p->pad_left == 0 && p->h_out == p->h_in && p->w_out == p->w_in) {
+        for (size_t k = 0; k + 4 <= g->K; k += 4) {
+            const uint8_t *src = (const uint8_t *)in + k * g->hw + p0;
+            uint8_t *dst = b + (k / 4) * nb * 4;
+            interleave4(src, src + g->hw, src + 2 * g->hw, src + 3 * g->hw, valid, dst);
+            for (size_t j = valid; j < nb; j++)
+                memset(dst + 4 * j, pad, 4);
+        }
+        for (size_t k = g->K / 4 * 4; k < g->K; k++) {
+            const uint8_t *src = (const uint8_t *)in + k * g->hw + p0;
+            uint8_t *dst = b + (k / 4) * nb * 4 + k % 4;
+            for (size_t j = 0; j < valid; j++)
+                dst[j * 4] = src[j] ^ 0x80u;
+            for (size_t j = valid; j < nb; j++)
+                dst[j * 4] = pad;
+        }
+        return;
+    }
+    for (size_t j = 0; j < nb; j++) {
+        size_t px = p0 + j;
+        iy0[j] = j < valid ? (int32_t)(px / (size_t)p->w_out) * p->stride_h - p->pad_top : INT32_MIN / 2;
+        ix0[j] = j < valid ? (int32_t)(px % (size_t)p->w_out) * p->stride_w - p->pad_left : INT32_MIN / 2;
+    }
+    size_t k = 0;
+    for (size_t ic = 0; ic < g->cin_g; ic++) {
+        const int8_t *plane = in + ic * g->hw;
+        for (int32_t ky = 0; ky < p->k_h; ky++)
+            for (int32_t kx = 0; kx < p->k_w; kx++, k++) {
+                uint8_t *dst = b + (k / 4) * nb * 4 + k % 4;
+                int32_t dy = ky * p->dil_h, dx = kx * p->dil_w;
+                for (size_t j = 0; j < nb; j++) {
+                    int32_t iy = iy0[j] + dy, ix = ix0[j] + dx;
+                    int inside = (uint32_t)iy < (uint32_t)p->h_in && (uint32_t)ix < (uint32_t)p->w_in;
+                    dst[j * 4] = inside ? (uint8_t)(plane[(size_t)iy * (size_t)p->w_in + (size_t)ix] ^ 0x80) : pad;
+                }
+            }
+    }
+}
+
+/* MR x NR int32 sums of one weight panel against NR pixels. */
+VNNI static void kernel(size_t K4, const int8_t *a, const uint8_t *b, size_t bstride, int32_t *c)
+{
+    __m512i acc[MR][2];
+    for (int r = 0; r < MR; r++)
+        acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+    for (size_t k = 0; k < K4; k++, a += MR * 4, b += bstride) {
+        __m512i b0 = _mm512_loadu_si512(b), b1 = _mm512_loadu_si512(b + 64);
+#pragma GCC unroll 12
+        for (int r = 0; r < MR; r++) {
+            int32_t wv;
+            memcpy(&wv, a + r * 4, 4);
+            __m512i av = _mm512_set1_epi32(wv);
+            acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], b0, av);
+            acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], b1, av);
+        }
+    }
+    for (int r = 0; r < MR; r++) {
+        _mm512_storeu_si512(c + r * NR, acc[r][0]);
+        _mm512_storeu_si512(c + r * NR + 16, acc[r][1]);
+    }
+}
+
+typedef struct rq {
+    __m512i bias, mult, lo, hi, zp, mask, half, one;
+    __m128i e;
+} rq;
+
+VNNI static __m128i requant8(const rq *q, __m256i s32)
+{
+    __m512i v = _mm512_add_epi64(_mm512_cvtepi32_epi64(s32), q->bias);
+    v = _mm512_min_epi64(_mm512_max_epi64(v, _mm512_set1_epi64(INT32_MIN)), _mm512_set1_epi64(INT32_MAX));
+    __m512i prod = _mm512_mul_epi32(v, q->mult);
+    __m512i fl = _mm512_sra_epi64(prod, q->e);
+    __m512i rem = _mm512_and_si512(prod, q->mask);
+    __mmask8 up = _mm512_cmpgt_epi64_mask(rem, q->half) |
+                  (_mm512_cmpeq_epi64_mask(rem, q->half) & _mm512_test_epi64_mask(fl, q->one));
+    fl = _mm512_mask_add_epi64(fl, up, fl, q->one);
+    fl = _mm512_add_epi64(fl, q->zp);
+    fl = _mm512_min_epi64(_mm512_max_epi64(fl, q->lo), q->hi);
+    return _mm512_cvtepi64_epi8(fl);
+}
+
+/* Rows [o0, o0 + rows) x pixels [px, px + n) of one tile: raw sums or requantized int8. */
+typedef struct outp {
+    const nk_qconv2d_params *p;
+    const int32_t *bias, *wsum;
+    int8_t *out;  /* this image and group: [cout_g][P] */
+    int32_t *raw; /* or this */
+    size_t P, oc0;
+} outp;
+
+VNNI static void epilogue(const outp *d, const int32_t *c, size_t o0, size_t rows, size_t px, size_t n)
+{
+    const nk_qconv2d_params *p = d->p;
+    __mmask16 m0 = n >= 16 ? 0xFFFF : (__mmask16)((1u << n) - 1);
+    __mmask16 m1 = n >= 32 ? 0xFFFF : (n <= 16 ? 0 : (__mmask16)((1u << (n - 16)) - 1));
+    for (size_t r = 0; r < rows; r++) {
+        size_t o = o0 + r, oc = d->oc0 + o;
+        /* (zp + 128) * wsum wraps like the sums: unsigned, then back */
+        __m512i corr = _mm512_set1_epi32((int32_t)((uint32_t)(p->in_zp + 128) * (uint32_t)d->wsum[o]));
+        __m512i s0 = _mm512_sub_epi32(_mm512_loadu_si512(c + r * NR), corr);
+        __m512i s1 = _mm512_sub_epi32(_mm512_loadu_si512(c + r * NR + 16), corr);
+        if (d->raw) {
+            _mm512_mask_storeu_epi32(d->raw + o * d->P + px, m0, s0);
+            _mm512_mask_storeu_epi32(d->raw + o * d->P + px + 16, m1, s1);
+            continue;
+        }
+        size_t qi = p->q.n == 1 ? 0 : oc;
+        int e = 31 - p->q.shift[qi];
+        rq q = {.bias = _mm512_set1_epi64(d->bias ? d->bias[oc] : 0), .mult = _mm512_set1_epi64(p->q.mult[qi]),
+                .lo = _mm512_set1_epi64(p->act_min), .hi = _mm512_set1_epi64(p->act_max),
+                .zp = _mm512_set1_epi64(p->out_zp), .mask = _mm512_set1_epi64(((int64_t)1 << e) - 1),
+                .half = _mm512_set1_epi64((int64_t)1 << (e - 1)), .one = _mm512_set1_epi64(1),
+                .e = _mm_cvtsi32_si128(e)};
+        __m128i r0 = _mm_unpacklo_epi64(requant8(&q, _mm512_castsi512_si256(s0)),
+                                        requant8(&q, _mm512_extracti64x4_epi64(s0, 1)));
+        __m128i r1 = _mm_unpacklo_epi64(requant8(&q, _mm512_castsi512_si256(s1)),
+                                        requant8(&q, _mm512_extracti64x4_epi64(s1, 1)));
+        _mm_mask_storeu_epi8(d->out + o * d->P + px, m0, r0);
+        _mm_mask_storeu_epi8(d->out + o * d->P + px + 16, m1, r1);
+    }
+}
+
+/* nk_requant_out(nk_sat_add_i32(acc[i], bias), ...) for a row, 16 lanes at a time. */
+VNNI static void requant_row_avx512(const int32_t *acc, size_t n, int32_t bias, int32_t mult, int32_t shift,
+                                    int32_t zp, int32_t lo, int32_t hi, int8_t *out)
+{
+    int e = 31 - shift;
+    rq q = {.bias = _mm512_set1_epi64(bias), .mult = _mm512_set1_epi64(mult), .lo = _mm512_set1_epi64(lo),
+            .hi = _mm512_set1_epi64(hi), .zp = _mm512_set1_epi64(zp), .mask = _mm512_set1_epi64(((int64_t)1 << e) - 1),
+            .half = _mm512_set1_epi64((int64_t)1 << (e - 1)), .one = _mm512_set1_epi64(1), .e = _mm_cvtsi32_si128(e)};
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+        __m512i s = _mm512_maskz_loadu_epi32(m, acc + i);
+        __m128i r = _mm_unpacklo_epi64(requant8(&q, _mm512_castsi512_si256(s)),
+                                       requant8(&q, _mm512_extracti64x4_epi64(s, 1)));
+        _mm_mask_storeu_epi8(out + i, m, r);
+    }
+}
+
+void nk_qfast_requant_row(const int32_t *acc, size_t n, int32_t bias, int32_t mult, int32_t shift, int32_t zp,
+                          int32_t lo, int32_t hi, int8_t *out)
+{
+    if (nk_qfast_vnni()) {
+        requant_row_avx512(acc, n, bias, mult, shift, zp, lo, hi, out);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = (int8_t)nk_requant_out(nk_sat_add_i32(acc[i], bias), mult, shift, zp, lo, hi);
+}
+
+typedef struct bufs {
+    int32_t *wsum, *iy0, *ix0, *tile;
+    int8_t *a;
+    uint8_t *b;
+} bufs;
+
+static bufs carve(const geom *g, void *scratch)
+{
+    uint8_t *s = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    bufs u;
+    u.wsum = (int32_t *)(void *)s;
+    s += al64(g->cout_g * 4);
+    u.a = (int8_t *)s;
+    s += al64(g->panels * MR * g->K4 * 4);
+    u.b = s;
+    s += al64(g->nb_max * g->K4 * 4);
+    u.iy0 = (int32_t *)(void *)s;
+    s += al64(g->nb_max * 4);
+    u.ix0 = (int32_t *)(void *)s;
+    s += al64(g->nb_max * 4);
+    u.tile = (int32_t *)(void *)s;
+    return u;
+}
+
+/* One image and group: every pixel block against every weight panel. */
+static void conv_group(const nk_qconv2d_params *p, const geom *g, const bufs *u, const int8_t *gin, const outp *d)
+{
+    for (size_t p0 = 0; p0 < g->P; p0 += g->nb_max) {
+        size_t valid = g->P - p0 < g->nb_max ? g->P - p0 : g->nb_max;
+        size_t nb = (valid + NR - 1) / NR * NR;
+        pack_b(p, g, gin, p0, nb, u->b, u->iy0, u->ix0);
+        for (size_t pa = 0; pa < g->panels; pa++) {
+            size_t rows = g->cout_g - pa * MR < MR ? g->cout_g - pa * MR : MR;
+            for (size_t j = 0; j < nb; j += NR) {
+                kernel(g->K4, u->a + pa * MR * g->K4 * 4, u->b + j * 4, nb * 4, u->tile);
+                size_t n = valid - j < NR ? valid - j : NR;
+                epilogue(d, u->tile, pa * MR, rows, p0 + j, n);
+            }
+        }
+    }
+}
+
+void nk_qfast_vnni_conv(const nk_qconv2d_params *p, const int8_t *in, const void *w, const int32_t *bias,
+                        int8_t *out, int32_t *raw, void *scratch)
+{
+    geom g = geometry(p);
+    bufs u = carve(&g, scratch);
+    for (size_t grp = 0; grp < (size_t)p->groups; grp++) {
+        pack_a(p, &g, w, grp, u.a, u.wsum);
+        for (size_t b = 0; b < (size_t)p->n; b++) {
+            size_t oc0 = grp * g.cout_g, img = b * (size_t)p->c_out + oc0;
+            outp d = {p, bias, u.wsum, out ? out + img * g.P : NULL, raw ? raw + img * g.P : NULL, g.P, oc0};
+            const int8_t *gin = in + (b * (size_t)p->c_in + grp * g.cin_g) * g.hw;
+            conv_group(p, &g, &u, gin, &d);
+        }
+    }
+}
+
+#else
+
+void nk_qfast_requant_row(const int32_t *acc, size_t n, int32_t bias, int32_t mult, int32_t shift, int32_t zp,
+                          int32_t lo, int32_t hi, int8_t *out)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = (int8_t)nk_requant_out(nk_sat_add_i32(acc[i], bias), mult, shift, zp, lo, hi);
+}
+
+int nk_qfast_vnni(void)
+{
+    return 0;
+}
+
+size_t nk_qfast_vnni_scratch(const nk_qconv2d_params *p)
+{
+    (void)p;
+    return 0;
+}
+
+void nk_qfast_vnni_conv(const nk_qconv2d_params *p, const int8_t *in, const void *w, const int32_t *bias,
+                        int8_t *out, int32_t *raw, void *scratch)
+{
+    (void)p, (void)in, (void)w, (void)bias, (void)out, (void)raw, (void)scratch;
+}
+
+#endif

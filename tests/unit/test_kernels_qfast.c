@@ -1,0 +1,153 @@
+/* The host tools' fast int8 conv (kernels/nk_qfast.h) against the portable
+ * kernel (nk_qconv2d) bit for bit, and its raw partial sums against a plain
+ * int64 loop written here, over random layers: groups, strides, dilation,
+ * padding, int4 weights, per-channel multipliers with small exponents (many
+ * rounding ties), biases large enough to saturate. On a host without AVX-512
+ * VNNI both sides run the portable code and the raw check still bites. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/nk_qfast.h"
+
+static uint32_t rnd(uint32_t *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return *s >> 8;
+}
+
+static int32_t range(uint32_t *s, int32_t lo, int32_t hi)
+{
+    return lo + (int32_t)(rnd(s) % (uint32_t)(hi - lo + 1));
+}
+
+typedef struct layer {
+    nk_qconv2d_params p;
+    int8_t *in, *w8, *out_ref, *out_fast;
+    uint8_t *w4;
+    int32_t *bias, *mult, *shift, *raw;
+} layer;
+
+static void make(layer *L, uint32_t *s)
+{
+    nk_qconv2d_params *p = &L->p;
+    memset(L, 0, sizeof *L);
+    int32_t kind = range(s, 0, 2); /* dense, grouped, depthwise (with a channel multiplier) */
+    int32_t groups = kind == 0 ? 1 : range(s, 2, 8);
+    p->n = range(s, 1, 2);
+    p->groups = groups;
+    p->c_in = groups * (kind == 2 ? 1 : range(s, 1, 9));
+    p->c_out = groups * (kind == 2 ? range(s, 1, 2) : range(s, 1, 30));
+    p->k_h = range(s, 1, 3), p->k_w = range(s, 1, 3);
+    p->stride_h = range(s, 1, 2), p->stride_w = range(s, 1, 2);
+    p->dil_h = range(s, 1, 2), p->dil_w = range(s, 1, 2);
+    p->pad_top = range(s, 0, 2), p->pad_bottom = range(s, 0, 2);
+    p->pad_left = range(s, 0, 2), p->pad_right = range(s, 0, 2);
+    if (range(s, 0, 2) == 0) /* the 1x1 stride-1 fast packing */
+        p->k_h = p->k_w = p->stride_h = p->stride_w = 1, p->pad_top = p->pad_bottom = p->pad_left = p->pad_right = 0;
+    p->h_in = range(s, 5, 20), p->w_in = range(s, 5, 40); /* >= the widest window, 3 taps dilated by 2 */
+    p->h_out = (p->h_in + p->pad_top + p->pad_bottom - p->dil_h * (p->k_h - 1) - 1) / p->stride_h + 1;
+    p->w_out = (p->w_in + p->pad_left + p->pad_right - p->dil_w * (p->k_w - 1) - 1) / p->stride_w + 1;
+    p->in_zp = range(s, -128, 127), p->out_zp = range(s, -128, 127);
+    p->act_min = range(s, -128, 0), p->act_max = range(s, 0, 127);
+    p->w_format = range(s, 0, 3) == 0 ? NK_W_I4 : NK_W_I8;
+    size_t nin = (size_t)p->n * p->c_in * p->h_in * p->w_in;
+    size_t nw = (size_t)p->c_out * (p->c_in / groups) * p->k_h * p->k_w;
+    size_t nout = (size_t)p->n * p->c_out * p->h_out * p->w_out;
+    L->in = malloc(nin), L->w8 = malloc(nw), L->w4 = calloc(nk_int4_bytes(nw), 1);
+    L->out_ref = malloc(nout), L->out_fast = malloc(nout), L->raw = malloc(nout * 4);
+    L->bias = malloc(p->c_out * 4), L->mult = malloc(p->c_out * 4), L->shift = malloc(p->c_out * 4);
+    for (size_t i = 0; i < nin; i++)
+        L->in[i] = (int8_t)range(s, -128, 127);
+    for (size_t i = 0; i < nw; i++)
+        L->w8[i] = (int8_t)(p->w_format == NK_W_I4 ? range(s, -8, 7) : range(s, -128, 127));
+    if (p->w_format == NK_W_I4)
+        cr_assert_eq(nk_int4_pack(L->w8, L->w4, nw), NK_OK);
+    for (int32_t o = 0; o < p->c_out; o++) {
+        L->bias[o] = range(s, 0, 9) == 0 ? (int32_t)(rnd(s) * 300u) : range(s, -5000, 5000);
+        L->mult[o] = (int32_t)((1u << 30) + (rnd(s) & ((1u << 30) - 1)));
+        L->shift[o] = range(s, 0, 3) == 0 ? 30 : range(s, -20, 0);
+    }
+    p->q = (nk_qmults){range(s, 0, 3) == 0 ? 1 : p->c_out, L->mult, L->shift};
+}
+
+static void drop(layer *L)
+{
+    free(L->in), free(L->w8), free(L->w4), free(L->out_ref), free(L->out_fast), free(L->raw);
+    free(L->bias), free(L->mult), free(L->shift);
+}
+
+/* sum (x - zp) * w over the window, plain loops, int64. */
+static int64_t window_sum(const layer *L, int32_t b, int32_t oc, int32_t oy, int32_t ox)
+{
+    const nk_qconv2d_params *p = &L->p;
+    int32_t cg = p->c_in / p->groups, g = oc / (p->c_out / p->groups);
+    int64_t acc = 0;
+    for (int32_t ic = 0; ic < cg; ic++)
+        for (int32_t ky = 0; ky < p->k_h; ky++)
+            for (int32_t kx = 0; kx < p->k_w; kx++) {
+                int32_t iy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
+                int32_t ix = ox * p->stride_w - p->pad_left + kx * p->dil_w;
+                if (iy < 0 || iy >= p->h_in || ix < 0 || ix >= p->w_in)
+                    continue;
+                int32_t x = L->in[(((size_t)b * p->c_in + g * cg + ic) * p->h_in + iy) * p->w_in + ix];
+                int32_t w = L->w8[(((size_t)oc * cg + ic) * p->k_h + ky) * p->k_w + kx];
+                acc += (int64_t)(x - p->in_zp) * w;
+            }
+    return acc;
+}
+
+Test(qfast, conv_matches_portable_and_plain_sums)
+{
+    uint32_t seed = 12345;
+    int checked_raw = 0, depthwise = 0;
+    for (int t = 0; t < 300; t++) {
+        layer L;
+        make(&L, &seed);
+        const nk_qconv2d_params *p = &L.p;
+        const void *w = p->w_format == NK_W_I4 ? (const void *)L.w4 : (const void *)L.w8;
+        size_t ks = nk_qconv2d_scratch_size(p), kf = nk_qconv2d_fast_scratch_size(p);
+        cr_assert(ks > 0 && kf >= ks, "layer %d: scratch %zu, fast %zu", t, ks, kf);
+        void *scr = malloc(kf);
+        size_t nout = (size_t)p->n * p->c_out * p->h_out * p->w_out;
+        cr_assert_eq(nk_qconv2d(p, L.in, w, L.bias, L.out_ref, scr), NK_OK);
+        memset(L.out_fast, 0x55, nout);
+        cr_assert_eq(nk_qconv2d_fast(p, L.in, w, L.bias, L.out_fast, NULL, scr), NK_OK);
+        for (size_t i = 0; i < nout; i++)
+            cr_assert_eq(L.out_fast[i], L.out_ref[i], "layer %d (groups %d, k %dx%d): output %zu: fast %d, portable %d",
+                         t, p->groups, p->k_h, p->k_w, i, L.out_fast[i], L.out_ref[i]);
+        nk_status rs = nk_qconv2d_fast(p, L.in, w, NULL, NULL, L.raw, scr);
+        if (p->c_in == p->groups) {
+            cr_assert_eq(rs, NK_EUNSUPPORTED, "layer %d: depthwise raw sums are refused", t);
+            depthwise++;
+        } else {
+            cr_assert_eq(rs, NK_OK);
+            size_t i = 0;
+            for (int32_t b = 0; b < p->n; b++)
+                for (int32_t oc = 0; oc < p->c_out; oc++)
+                    for (int32_t y = 0; y < p->h_out; y++)
+                        for (int32_t x = 0; x < p->w_out; x++, i++)
+                            cr_assert_eq(L.raw[i], window_sum(&L, b, oc, y, x), "layer %d: raw sum %zu", t, i);
+            checked_raw++;
+        }
+        free(scr);
+        drop(&L);
+    }
+    cr_assert_gt(checked_raw, 100);
+    cr_assert_gt(depthwise, 50);
+}
+
+Test(qfast, refuses_what_the_portable_kernel_refuses)
+{
+    nk_qconv2d_params p = {.n = 1, .c_in = 3, .h_in = 4, .w_in = 4, .c_out = 2, .h_out = 5, .w_out = 4, .k_h = 1,
+                           .k_w = 1, .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1, .groups = 1};
+    int32_t m = 1 << 30, s = 1;
+    p.q = (nk_qmults){1, &m, &s};
+    int8_t buf[64] = {0};
+    int32_t raw[64];
+    cr_assert_eq(nk_qconv2d_fast_scratch_size(&p), 0);
+    cr_assert_eq(nk_qconv2d_fast(&p, buf, buf, NULL, buf, NULL, buf), NK_EARG, "h_out is not ONNX's");
+    p.h_out = 4;
+    cr_assert_eq(nk_qconv2d_fast(&p, buf, buf, NULL, NULL, NULL, buf), NK_EARG, "no output");
+    cr_assert_eq(nk_qconv2d_fast(&p, buf, buf, NULL, NULL, raw, NULL), NK_EARG, "no scratch");
+}
