@@ -3,7 +3,7 @@
  * (x86-64 AVX-512 VNNI, chosen at run time), else the portable code. The
  * simulator's NPU units and npuref's integer graph call these; the on-device
  * runtime keeps nk_quant.h (its scratch sizes are stored in binaries and must
- * not depend on the machine that compiled them). docs/kernels-int.md. */
+ * not depend on the machine that compiled them). */
 #ifndef NK_QFAST_H
 #define NK_QFAST_H
 
