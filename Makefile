@@ -164,6 +164,7 @@ test-e2e: all fixtures
 	@if [ -x tests/e2e/unary.sh ]; then tests/e2e/unary.sh $(BUILD); fi
 	@if [ -x tests/e2e/io_types.sh ]; then tests/e2e/io_types.sh $(BUILD); fi
 	@if [ -x tests/e2e/models.sh ]; then tests/e2e/models.sh $(BUILD); fi
+	@if [ -x tests/e2e/threads.sh ]; then tests/e2e/threads.sh $(BUILD); fi
 	tests/e2e/cli.sh $(BUILD)
 	@if [ -x tests/qdq/run.sh ]; then tests/qdq/run.sh $(BUILD); fi
 
