@@ -184,6 +184,7 @@ test-e2e: all fixtures
 	@if [ -x tests/e2e/io_types.sh ]; then tests/e2e/io_types.sh $(BUILD); fi
 	@if [ -x tests/e2e/sign.sh ]; then tests/e2e/sign.sh $(BUILD); fi
 	@if [ -x tests/e2e/models.sh ]; then tests/e2e/models.sh $(BUILD); fi
+	@if [ -x tests/e2e/threads.sh ]; then tests/e2e/threads.sh $(BUILD); fi
 	tests/e2e/cli.sh $(BUILD)
 	tests/e2e/install.sh $(BUILD)
 	tests/e2e/firmware.sh $(BUILD)

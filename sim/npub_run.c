@@ -52,6 +52,7 @@ struct simrun {
     uint64_t *step_host;          /* host cycles per step (NPU waits included), summed */
     const char **step_op;         /* op type per step (host steps; static strings) */
     uint64_t run_host;            /* host cycles of npurt_run, summed (boot and open excluded) */
+    uint64_t sram_peak_merged;    /* the highest SRAM peak of contexts merged in (simrun_merge) */
 };
 
 static void on_event(void *ud, const npu_insn_event *e)
@@ -416,6 +417,34 @@ static void write_steps(void *ud, FILE *out)
     fprintf(out, "%s]", r->v.n_steps ? "\n  " : "");
 }
 
+/* Integer sums (and one maximum), so the totals do not depend on how the
+ * inferences were split between contexts. */
+void simrun_merge(simrun *dst, const simrun *src)
+{
+    dst->inferences += src->inferences;
+    dst->jobs += src->jobs;
+    dst->host_cycles += src->host_cycles;
+    dst->npu_cycles += src->npu_cycles;
+    dst->total_cycles += src->total_cycles;
+    dst->dram_read += src->dram_read;
+    dst->dram_write += src->dram_write;
+    dst->macs += src->macs;
+    dst->run_host += src->run_host;
+    for (uint32_t i = 0; i < dst->v.n_debug && i < src->v.n_debug; i++) {
+        layer_acc *a = &dst->layers[i];
+        const layer_acc *b = &src->layers[i];
+        a->cycles += b->cycles, a->macs += b->macs, a->dram += b->dram;
+        a->int4_macs += b->int4_macs, a->flash += b->flash;
+    }
+    for (uint32_t i = 0; i < dst->v.n_steps && i < src->v.n_steps; i++)
+        dst->step_host[i] += src->step_host[i];
+    uint64_t peak = npu_model_totals(src->npu)->sram_peak;
+    if (src->sram_peak_merged > peak)
+        peak = src->sram_peak_merged;
+    if (peak > dst->sram_peak_merged)
+        dst->sram_peak_merged = peak;
+}
+
 void simrun_stats(simrun *r, npu_stats *s)
 {
     memset(s, 0, sizeof *s);
@@ -434,6 +463,8 @@ void simrun_stats(simrun *r, npu_stats *s)
     s->dram_write_bytes = r->dram_write / n;
     s->arena_bytes = r->v.memory->region_bytes[NPUB_REGION_ARENA];
     s->sram_peak_bytes = npu_model_totals(r->npu)->sram_peak;
+    if (r->sram_peak_merged > s->sram_peak_bytes)
+        s->sram_peak_bytes = r->sram_peak_merged;
     s->weights_bytes = r->v.memory->region_bytes[NPUB_REGION_CONST];
     s->arena_lower_bound_bytes = r->v.memory->arena_lower_bound;
     /* in step order: an NPU step's layers from the debug section, a host step as itself */

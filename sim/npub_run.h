@@ -47,4 +47,21 @@ npu_status simrun_infer(simrun *r, const void *const *inputs, void *const *outpu
 void simrun_stats(simrun *r, npu_stats *s);
 uint64_t simrun_inferences(const simrun *r);
 
+/* Adds src's totals (another context of the same binary) into dst. */
+void simrun_merge(simrun *dst, const simrun *src);
+
+/* Inference n's data: ins[i] for graph input i, outs[j] for output j. */
+typedef void (*simrun_io_fn)(void *ud, int64_t n, const void **ins, void **outs);
+
+/* Runs inferences [0, runs): r runs the first slice, up to threads - 1 more
+ * contexts opened like r (path and o, without the trace) run the next
+ * contiguous slices in parallel, and their totals are merged into r. Each
+ * inference is independent, so outputs and totals are those of one context
+ * running all of them. The error is the first failing inference's. */
+npu_status simrun_batch(simrun *r, const char *path, const simrun_options *o, int threads, int64_t runs,
+                        simrun_io_fn io, void *ud, npu_err *err);
+
+/* NPUCC_THREADS when set to a count, else the online processors. */
+int simrun_default_threads(void);
+
 #endif

@@ -4,7 +4,7 @@
  *       runs a firmware (the built-in one's self-check, or one's own) on the
  *       target's SoC (edge-v1 without --target) with the NPU model attached
  *   npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy ...] [--stats]
- *          [--stats-json FILE] [--trace FILE.json]
+ *          [--stats-json FILE] [--trace FILE.json] [-j N]
  *       runs a compiled model: the firmware (libnpurt) on the emulated host
  *       drives the NPU model; outputs, a summary (--stats), --stats-json and
  *       a Chrome trace of the first inference (--trace). A binary built for
@@ -44,6 +44,7 @@ typedef struct opts {
     const char *verify_key; /* --verify-key FILE */
     int strict;             /* --strict: NaN/Inf in a float input is an error, not a warning */
     npu_read_opts files;    /* --allow-special-files */
+    int threads;            /* -j N; 0: simrun_default_threads */
 } opts;
 
 static void usage(FILE *f)
@@ -109,6 +110,10 @@ static int parse_args(int argc, char **argv, opts *o)
             if (!parse_u64(v, &u) || u == 0 || u > UINT32_MAX)
                 return fprintf(stderr, "npusim: --iters: '%s' is not a count in 1..2^32-1\n", v), 0;
             o->iters = (uint32_t)u;
+        } else if ((v = opt_value(argc, argv, &i, "-j"))) {
+            if (!parse_u64(v, &u) || u == 0 || u > 64)
+                return fprintf(stderr, "npusim: -j: '%s' is not a thread count in 1..64\n", v), 0;
+            o->threads = (int)u;
         } else if ((v = opt_value(argc, argv, &i, "--input"))) {
             if (o->ninputs == MAX_INPUTS)
                 return fprintf(stderr, "npusim: more than %d --input files\n", MAX_INPUTS), 0;
@@ -324,6 +329,23 @@ typedef struct model_run {
     npu_alloc alloc; /* the tools' allocator (NPUCC_FAIL_ALLOC) */
 } model_run;
 
+typedef struct batch_io {
+    const opts *o;
+    const npub_view *v;
+    model_run *m;
+    const int64_t *k;
+} batch_io;
+
+/* Inference n's slices of the stacked inputs and outputs. */
+static void infer_io(void *ud, int64_t n, const void **ins, void **outs)
+{
+    const batch_io *b = ud;
+    for (int i = 0; i < b->o->ninputs; i++)
+        ins[i] = (const uint8_t *)b->m->in[i].data + (b->k[i] > 1 ? (size_t)n * b->v->tensors[b->v->inputs[i]].size : 0);
+    for (uint32_t j = 0; j < b->v->io->n_outputs; j++)
+        outs[j] = (uint8_t *)b->m->out[j] + (size_t)n * b->v->tensors[b->v->outputs[j]].size;
+}
+
 static npu_status run_model_inner(const opts *o, const char *fw, model_run *m, npu_err *err)
 {
     npu_alloc a = m->alloc;
@@ -367,16 +389,9 @@ static npu_status run_model_inner(const opts *o, const char *fw, model_run *m, n
         if (!(m->out[j] = npu_malloc(a, m->out_bytes[j] ? m->out_bytes[j] : 1)))
             return npu_fail(err, NPU_EINTERNAL, "out of memory");
     }
-    for (int64_t n = 0; n < runs && st == NPU_OK; n++) {
-        const void *ins[MAX_INPUTS];
-        void *outs[MAX_INPUTS];
-        for (int i = 0; i < o->ninputs; i++)
-            ins[i] = (const uint8_t *)m->in[i].data + (k[i] > 1 ? (size_t)n * v->tensors[v->inputs[i]].size : 0);
-        for (uint32_t j = 0; j < v->io->n_outputs; j++)
-            outs[j] = (uint8_t *)m->out[j] + (size_t)n * v->tensors[v->outputs[j]].size;
-        if ((st = simrun_infer(m->r, ins, outs, err)) != NPU_OK && runs > 1)
-            npu_err_prefix(err, "inference %lld", (long long)n);
-    }
+    batch_io bio = {o, v, m, k};
+    st = simrun_batch(m->r, o->model, &so, o->threads ? o->threads : simrun_default_threads(), runs, infer_io, &bio,
+                      err);
     if (st != NPU_OK)
         return st;
     npu_stats s;
