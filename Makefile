@@ -65,7 +65,7 @@ all: $(TOOLS) $(UNIT_BINS) $(if $(wildcard rt/fw.ld),$(FW_ELF)) man
 DEB_PKGS = build-essential libunicorn-dev libprotobuf-c-dev protobuf-c-compiler libyaml-dev \
            libcriterion-dev libonnx-dev gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf \
            python3-onnx python3-numpy libpng-dev dataset-fashion-mnist \
-           python3-torch python3-torchvision nodejs cmake pkg-config clang libclang-rt-14-dev
+           python3-torch python3-torchvision nodejs cmake pkg-config clang libclang-rt-14-dev afl++
 # npm only without an npm command (NodeSource's nodejs ships one and conflicts
 # with Debian's npm). onnxruntime-node (tests/e2e/qdq.sh, bench --ort) lives in tools/ort/node_modules,
 # the one place tools/ort/run.js loads it from; setup.sh skips it when present.
@@ -222,6 +222,15 @@ fuzz: fuzz-build
 	FUZZ_TIME=$(FUZZ_TIME) tests/fuzz/run.sh fuzz $(FUZZ_DIR) $(FUZZ_NAMES)
 test-fuzz: fuzz-build
 	tests/fuzz/run.sh test $(FUZZ_DIR) $(FUZZ_NAMES)
+# AFL++ (Debian's afl++): the same harnesses through fuzz_driver.c's persistent
+# loop, built with afl-clang-fast and ASan+UBSan into build/afl/replay/NAME;
+# `make fuzz-afl` runs afl-fuzz on each (AFL_NAMES, default all) for FUZZ_TIME s.
+AFL_CC    ?= afl-clang-fast
+AFL_NAMES ?= $(FUZZ_NAMES)
+afl-build:
+	$(MAKE) BUILD=build/afl CC=$(AFL_CC) SAN=1 OPT=-O1 $(AFL_NAMES:%=build/afl/replay/%)
+fuzz-afl: afl-build
+	FUZZ_TIME=$(FUZZ_TIME) tests/fuzz/afl.sh build/afl $(AFL_NAMES)
 
 demo: deps
 	$(MAKE) all
