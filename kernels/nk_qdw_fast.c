@@ -54,6 +54,7 @@ NK_HOT_CLONES static void widen_plane(const nk_qconv2d_params *p, const dw_geom 
                                       int16_t *buf)
 {
     memset(buf, 0, g->planes_len * sizeof *buf);
+    const int16_t zp = (int16_t)p->in_zp;
     for (int32_t y = 0; y < p->h_in; y++) {
         const int8_t *row = plane + (size_t)y * (size_t)p->w_in;
         size_t r = (size_t)(y + p->pad_top);
@@ -62,12 +63,21 @@ NK_HOT_CLONES static void widen_plane(const nk_qconv2d_params *p, const dw_geom 
             /* column ci holds input column x = ci * sw + ph - pad_left */
             int64_t first = (int64_t)ph - p->pad_left;
             size_t i0 = first >= 0 ? 0 : (size_t)((-first + (int64_t)g->sw - 1) / (int64_t)g->sw);
-            for (size_t i = i0; i < g->wq; i++) {
-                int64_t x = (int64_t)(i * g->sw) + first;
-                if (x >= p->w_in)
-                    break;
-                dst[i] = (int16_t)(row[x] - p->in_zp);
-            }
+            /* the columns up to the last inside: i * sw + first <= w_in - 1 */
+            int64_t last = ((int64_t)p->w_in - 1 - first) / (int64_t)g->sw;
+            size_t i1 = last < 0 ? 0 : (size_t)last + 1;
+            i1 = i1 < g->wq ? i1 : g->wq;
+            if (i0 >= i1)
+                continue;
+            const int8_t *src = row + ((int64_t)(i0 * g->sw) + first); /* column i0 + j reads src[j * sw] */
+            int16_t *d = dst + i0;
+            size_t n = i1 - i0;
+            if (g->sw == 1)
+                for (size_t j = 0; j < n; j++)
+                    d[j] = (int16_t)(src[j] - zp);
+            else
+                for (size_t j = 0; j < n; j++)
+                    d[j] = (int16_t)(src[j * g->sw] - zp);
         }
     }
 }
