@@ -186,7 +186,10 @@ static const int32_t unit_mult = 1 << 30, unit_shift = 1;
 
 /* conv with partial sums from the fast kernel's exact int32 window sums:
  * acc = (acc_in ? psum : bias) + sum in int64, as conv_accumulate. */
-static void conv_partial(npu_model *m, const npum_insn *x, const qtab *q, int32_t *raw)
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("O3")))
+#endif
+NK_HOT_CLONES static void conv_partial(npu_model *m, const npum_insn *x, const qtab *q, int32_t *raw)
 {
     uint8_t *psum = m->sram + V(PSUM);
     int8_t *out = (int8_t *)m->sram + V(DST);
