@@ -69,8 +69,32 @@ static int8_t wget(const nk_qconv2d_params *p, const void *w, size_t idx)
     return p->w_format == NK_W_I4 ? nk_int4_get(w, idx) : ((const int8_t *)w)[idx];
 }
 
+/* One int8 weight row into its panel (4-byte groups MR * 4 bytes apart),
+ * 64 bytes a pass by a scatter; returns the row's sum (vpdpbusd with ones).
+ * The NPU model packs each conv instruction's weights, so this is hot when
+ * the pixels per instruction are few. */
+VNNI static int32_t pack_row_i8(const int8_t *src, size_t K, int8_t *row)
+{
+    const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                           _mm512_set1_epi32(MR * 4));
+    const __m512i ones = _mm512_set1_epi8(1);
+    __m512i acc = _mm512_setzero_si512();
+    size_t k = 0;
+    for (; k + 64 <= K; k += 64) {
+        __m512i v = _mm512_loadu_si512((const void *)(src + k));
+        acc = _mm512_dpbusd_epi32(acc, ones, v);
+        _mm512_i32scatter_epi32((void *)(row + k / 4 * MR * 4), idx, v, 1);
+    }
+    int32_t s = _mm512_reduce_add_epi32(acc);
+    for (; k < K; k++) {
+        row[(k / 4) * MR * 4 + k % 4] = src[k];
+        s += src[k];
+    }
+    return s;
+}
+
 /* a[((panel * K4 + k / 4) * MR + row) * 4 + k % 4], zero rows and depth past the ends. */
-static void pack_a(const nk_qconv2d_params *p, const geom *g, const void *w, size_t grp, int8_t *a, int32_t *wsum)
+VNNI static void pack_a(const nk_qconv2d_params *p, const geom *g, const void *w, size_t grp, int8_t *a, int32_t *wsum)
 {
     memset(a, 0, g->panels * MR * g->K4 * 4);
     for (size_t o = 0; o < g->cout_g; o++) {
@@ -78,13 +102,7 @@ static void pack_a(const nk_qconv2d_params *p, const geom *g, const void *w, siz
         int8_t *row = a + (o / MR) * g->K4 * MR * 4 + (o % MR) * 4;
         int32_t s = 0;
         if (p->w_format == NK_W_I8) {
-            const int8_t *src = (const int8_t *)w + base;
-            for (size_t k = 0; k < g->K; k++)
-                s += src[k];
-            for (size_t k4 = 0; k4 < g->K / 4; k4++)
-                memcpy(row + k4 * MR * 4, src + 4 * k4, 4);
-            for (size_t k = g->K / 4 * 4; k < g->K; k++)
-                row[(k / 4) * MR * 4 + k % 4] = src[k];
+            s = pack_row_i8((const int8_t *)w + base, g->K, row);
         } else {
             for (size_t k = 0; k < g->K; k++) {
                 int8_t v = wget(p, w, base + k);
