@@ -1,7 +1,7 @@
 /* The model path of the simulator: lays the binary and its regions out in
- * the SoC's memory, runs the firmware once per inference, and attributes
- * the NPU model's instruction events to layers through the binary's debug
- * section. */
+ * the SoC's memory, boots the firmware once and hands it one request per
+ * inference, and attributes the NPU model's instruction events to layers
+ * through the binary's debug section. */
 #include "sim/npub_run.h"
 
 #include <inttypes.h>
@@ -290,6 +290,8 @@ npu_status simrun_open(const char *npub_path, const simrun_options *o, simrun **
     }
     npu_model_set_events(r->npu, on_event, r);
     sim_attach_npu(r->sim, &run_ops, r);
+    /* boot and validate once, then one request per inference (docs/runtime.md) */
+    sim_set_serve(r->sim, 1);
     *out = r;
     return NPU_OK;
 }
@@ -374,7 +376,7 @@ npu_status simrun_infer(simrun *r, const void *const *inputs, void *const *outpu
         fputs("{\"traceEvents\":[\n", r->trace);
     sim_result res;
     if (st == NPU_OK)
-        st = sim_run(r->sim, &res, err);
+        st = sim_waiting(r->sim) ? sim_resume(r->sim, &res, err) : sim_run(r->sim, &res, err);
     if (r->trace && r->inferences == 0)
         fputs("\n]}\n", r->trace);
     if (st != NPU_OK)
