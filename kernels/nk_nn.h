@@ -39,6 +39,11 @@ typedef struct nk_gemm_params {
 
 size_t nk_gemm_scratch_size(const nk_gemm_params *p);
 nk_status nk_gemm(const nk_gemm_params *p, const float *a, const float *b, const float *c, float *y, void *scratch);
+/* Part `part` of `parts` (0 <= part < parts) of nk_gemm's outputs: the parts
+ * together write every output once, each bit for bit as nk_gemm does, so
+ * that threads can take one each (src/ref). Each needs its own scratch. */
+nk_status nk_gemm_part(const nk_gemm_params *p, const float *a, const float *b, const float *c, float *y,
+                       void *scratch, int part, int parts);
 
 /* ---- MatMul (numpy): batch dims broadcast, rank >= 2 ----------------------- */
 /* 1-D operands are the caller's business: (K) becomes (1, K) for A, (K, 1)
@@ -67,6 +72,9 @@ typedef struct nk_conv_params {
 size_t nk_conv_scratch_size(const nk_conv_params *p);
 nk_status nk_conv(const nk_conv_params *p, const float *x, const float *w, const float *bias, float *y,
                   void *scratch);
+/* Part `part` of `parts` of nk_conv's outputs, as nk_gemm_part. */
+nk_status nk_conv_part(const nk_conv_params *p, const float *x, const float *w, const float *bias, float *y,
+                       void *scratch, int part, int parts);
 
 /* ConvTranspose: x (n, c, h, w), w (c, m/group, kh, kw), bias (m) or NULL.
  * oh = stride_h * (h - 1) + out_pad_h + ((kh - 1) * dil_h + 1) - pad_top - pad_bottom

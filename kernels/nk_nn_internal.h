@@ -40,6 +40,7 @@ typedef struct nk_gemm_core {
     const void *a_ctx;
     nk_pack_b_fn pack_b;
     const void *b_ctx;
+    int32_t j_off;           /* column j of C is column j_off + j of op(B) for pack_b */
     const float *b_direct;   /* op(B) as a plain k x n matrix to read in place, or NULL */
     ptrdiff_t ldb_direct;
     float *c;
@@ -66,10 +67,21 @@ void nk_nn_gemm_run(const nk_gemm_core *g, void *scratch);
 /* Applies act to n floats in place. */
 void nk_nn_act_inplace(float *v, ptrdiff_t n, nk_act act);
 
-/* Depthwise Conv (c == group), parameters already checked (nk_nn_dwconv.c). */
+/* Depthwise Conv (c == group), parameters already checked (nk_nn_dwconv.c):
+ * the (image, group) pairs u = n * group + g in [u0, u1). */
 size_t nk_nn_dw_scratch(const nk_conv_params *p);
 void nk_nn_conv_depthwise(const nk_conv_params *p, const float *x, const float *w, const float *bias, float *y,
-                          void *scratch);
+                          void *scratch, int64_t u0, int64_t u1);
+
+/* A half-open range of rows or columns. */
+typedef struct nk_range {
+    int32_t lo, hi;
+} nk_range;
+
+/* Part `part` of `parts` of an m x n output: a band of columns (whole
+ * NR-column panels) when there are enough of them, else of rows (whole
+ * MR-row tiles); parts beyond the panels or tiles get an empty range. */
+void nk_nn_split(int32_t m, int32_t n, int part, int parts, nk_range *rows, nk_range *cols);
 
 static inline int32_t nk_nn_min32(int32_t a, int32_t b)
 {
