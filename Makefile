@@ -139,7 +139,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT_OBJS) $(if $(HAVE_S
 	$(CC) $(LDFLAGS) $(filter %.o,$^) $(if $(HAVE_SIM),$(LIBNPUSIM)) $(LIBNPUCC) $(LIBNPURT) $(LDLIBS) \
 	  -lcriterion $(if $(HAVE_SIM),-lunicorn -lpthread) -o $@
 
-$(FW_ELF): $(FW_SRCS) $(wildcard rt/*.h kernels/*.h) rt/fw.ld
+$(FW_ELF): $(FW_SRCS) $(wildcard rt/*.h kernels/*.h kernels/*.inc) rt/fw.ld
 	@mkdir -p $(dir $@)
 	$(FW_CC) $(FW_CFLAGS) -T rt/fw.ld -Wl,--no-relax $(FW_SRCS) -lm -o $@
 fw: $(FW_ELF)

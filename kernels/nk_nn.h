@@ -8,7 +8,9 @@
  * size functions return 0 for invalid parameters (the kernel then reports
  * the error). Convolutions and matrix products share one register-tiled,
  * cache-blocked SGEMM that accumulates in float; results do not depend on
- * the SIMD width the build chose (no FMA contraction, fixed summation order). */
+ * the SIMD width the build chose: a fixed summation order, and the GEMM
+ * multiply-adds are explicit fmaf (exactly rounded on every target) with no
+ * other contraction. */
 #ifndef NK_NN_H
 #define NK_NN_H
 

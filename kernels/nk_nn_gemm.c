@@ -1,5 +1,6 @@
 /* Blocked SGEMM (GotoBLAS/BLIS loop order: NC columns of B, KC depth,
  * MC rows of A, then NR x MR register tiles), and Gemm / MatMul on it. */
+#include <math.h>
 #include <string.h>
 
 #include "kernels/nk_nn_internal.h"
@@ -252,6 +253,15 @@ void nk_nn_pack_b_mat(const void *ctx, int32_t p0, int32_t kc, int32_t j0, int32
                 for (; j < NK_NR; j++)
                     d[j] = 0.0f;
             }
+        } else if (cols == NK_NR) {
+            /* NR sequential read streams, contiguous writes (a column at a
+             * time would write with a stride of NR floats) */
+            const float *src[NK_NR];
+            for (int j = 0; j < NK_NR; j++)
+                src[j] = s->p + (ptrdiff_t)(j0 + jb + j) * s->ld + p0;
+            for (int32_t p = 0; p < kc; p++)
+                for (int j = 0; j < NK_NR; j++)
+                    dst[(ptrdiff_t)p * NK_NR + j] = src[j][p];
         } else {
             for (int j = 0; j < NK_NR; j++) {
                 if (j >= cols) {
