@@ -74,9 +74,14 @@ typedef struct nk_conv_params {
 size_t nk_conv_scratch_size(const nk_conv_params *p);
 nk_status nk_conv(const nk_conv_params *p, const float *x, const float *w, const float *bias, float *y,
                   void *scratch);
-/* Part `part` of `parts` of nk_conv's outputs, as nk_gemm_part. */
-nk_status nk_conv_part(const nk_conv_params *p, const float *x, const float *w, const float *bias, float *y,
-                       void *scratch, int part, int parts);
+/* Part `part` of `parts` of nk_conv's outputs, as nk_gemm_part. wpack:
+ * NULL, or w packed ahead by nk_conv_wpack (then the weights are not
+ * repacked on every call; the outputs are the same bits either way). */
+nk_status nk_conv_part(const nk_conv_params *p, const float *x, const float *w, const float *wpack,
+                       const float *bias, float *y, void *scratch, int part, int parts);
+/* Bytes of w packed ahead (0: the layer does not use it, e.g. depthwise). */
+size_t nk_conv_wpack_size(const nk_conv_params *p);
+void nk_conv_wpack(const nk_conv_params *p, const float *w, float *dst);
 
 /* ConvTranspose: x (n, c, h, w), w (c, m/group, kh, kw), bias (m) or NULL.
  * oh = stride_h * (h - 1) + out_pad_h + ((kh - 1) * dil_h + 1) - pad_top - pad_bottom

@@ -162,7 +162,11 @@ void nk_nn_gemm_run(const nk_gemm_core *g, void *scratch)
                 g->pack_b(g->b_ctx, pc, kc, g->j_off + jc + full, nc - full, bp);
             for (int32_t ic = 0; ic < g->m; ic += NK_MC) {
                 int32_t mc = min32(g->m - ic, NK_MC);
-                g->pack_a(g->a_ctx, ic, mc, pc, kc, ap);
+                const float *apan = ap;
+                if (g->a_packed)
+                    apan = g->a_packed + (ptrdiff_t)pc * g->a_rows_up + (ptrdiff_t)(g->a_row0 + ic) * kc;
+                else
+                    g->pack_a(g->a_ctx, ic, mc, pc, kc, ap);
                 for (int32_t jr = 0; jr < nc; jr += NK_NR) {
                     const float *bpanel = bp + (ptrdiff_t)(jr - full) * kc;
                     ptrdiff_t ldb = NK_NR;
@@ -172,12 +176,23 @@ void nk_nn_gemm_run(const nk_gemm_core *g, void *scratch)
                     }
                     int nr = (int)min32(nc - jr, NK_NR);
                     for (int32_t ir = 0; ir < mc; ir += NK_MR)
-                        do_tile(g, kc, ap + (ptrdiff_t)ir * kc, bpanel, ldb, ic + ir, jc + jr,
+                        do_tile(g, kc, apan + (ptrdiff_t)ir * kc, bpanel, ldb, ic + ir, jc + jr,
                                 (int)min32(mc - ir, NK_MR), nr, add, last);
                 }
             }
         }
     }
+}
+
+size_t nk_nn_prepack_a_floats(int32_t m, int32_t k)
+{
+    return m > 0 && k > 0 ? (size_t)round_up(m, NK_MR) * (size_t)k : 0;
+}
+
+void nk_nn_prepack_a(nk_pack_a_fn pack_a, const void *ctx, int32_t m, int32_t k, float *dst)
+{
+    for (int32_t pc = 0; pc < k; pc += NK_KC)
+        pack_a(ctx, 0, m, pc, min32(k - pc, NK_KC), dst + (ptrdiff_t)pc * round_up(m, NK_MR));
 }
 
 /* Splits `units` blocks of `unit` items evenly: items [lo, hi) of part. */

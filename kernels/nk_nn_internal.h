@@ -38,6 +38,10 @@ typedef struct nk_gemm_core {
     int32_t m, n, k;
     nk_pack_a_fn pack_a;
     const void *a_ctx;
+    /* op(A) packed ahead (nk_nn_prepack_a of a matrix with a_rows_up rows
+     * rounded up to MR), this GEMM's row 0 at its row a_row0; or NULL */
+    const float *a_packed;
+    int32_t a_rows_up, a_row0;
     nk_pack_b_fn pack_b;
     const void *b_ctx;
     int32_t j_off;           /* column j of C is column j_off + j of op(B) for pack_b */
@@ -62,6 +66,10 @@ void nk_nn_pack_a_mat(const void *ctx, int32_t i0, int32_t mc, int32_t p0, int32
 void nk_nn_pack_b_mat(const void *ctx, int32_t p0, int32_t kc, int32_t j0, int32_t nc, float *dst);
 
 size_t nk_nn_gemm_scratch(int32_t m, int32_t n, int32_t k);
+/* Floats of an m x k op(A) packed ahead: every depth block's MR-row panels
+ * as nk_nn_gemm_run would pack them, block after block. */
+size_t nk_nn_prepack_a_floats(int32_t m, int32_t k);
+void nk_nn_prepack_a(nk_pack_a_fn pack_a, const void *ctx, int32_t m, int32_t k, float *dst);
 void nk_nn_gemm_run(const nk_gemm_core *g, void *scratch);
 
 /* Applies act to n floats in place. */

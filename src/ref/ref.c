@@ -131,6 +131,9 @@ struct ref_ctx {
     void *part_scratch[REF_MAX_PARTS];    /* parts 1 ..; [0] unused */
     size_t part_cap[REF_MAX_PARTS];
     npu_err *part_err;                    /* threads of them */
+    int n_nodes;                          /* of g when the context was made */
+    void **packs;                         /* per node: its weights packed ahead, or NULL */
+    size_t *pack_bytes;
 };
 
 int ref_default_threads(void)
@@ -144,14 +147,18 @@ int ref_default_threads(void)
     return n < 1 ? 1 : n > REF_MAX_PARTS ? REF_MAX_PARTS : (int)n;
 }
 
-/* How n splits across threads, or NULL when it runs whole. */
-static const ref_split_entry *split_of(const ir_node *n, size_t *scratch)
+/* n's entry among the splittable ones (NULL: none); *scratch its scratch
+ * size, *splits whether it is large enough to split. */
+static const ref_split_entry *split_of(const ir_node *n, size_t *scratch, bool *splits)
 {
     const ref_op_entry *e = n->dead ? NULL : ref_lookup_node(n);
     *scratch = e && e->scratch_bytes ? e->scratch_bytes(n) : 0;
+    *splits = false;
     for (const ref_split_entry *s = ref_split_nn; e && s->run; s++)
-        if (s->run == e->run)
-            return s->work(n) >= REF_SPLIT_MIN_WORK ? s : NULL;
+        if (s->run == e->run) {
+            *splits = s->work(n) >= REF_SPLIT_MIN_WORK;
+            return s;
+        }
     return NULL;
 }
 
@@ -173,6 +180,11 @@ void ref_ctx_free(ref_ctx *ctx)
     if (!ctx)
         return;
     free_parts(ctx);
+    if (ctx->packs)
+        for (int k = 0; k < ctx->n_nodes; k++)
+            npu_free(ctx->alloc, ctx->packs[k], ctx->pack_bytes[k]);
+    npu_free(ctx->alloc, ctx->packs, sizeof(void *) * (size_t)(ctx->n_nodes + 1));
+    npu_free(ctx->alloc, ctx->pack_bytes, sizeof(size_t) * (size_t)(ctx->n_nodes + 1));
     int n = ctx->n_tensors;
     if (ctx->bufs)
         for (int i = 0; i < n; i++)
@@ -191,7 +203,8 @@ static void max_scratch(const ir_graph *g, size_t *all, size_t *split)
     *all = *split = 0;
     for (int k = 0; k < g->n_nodes; k++) {
         size_t need;
-        bool splits = split_of(g->nodes[k], &need) != NULL;
+        bool splits;
+        split_of(g->nodes[k], &need, &splits);
         *all = need > *all ? need : *all;
         if (splits)
             *split = need > *split ? need : *split;
@@ -262,6 +275,40 @@ static npu_status ctx_buffers(ref_ctx *ctx, npu_err *err)
     return NPU_OK;
 }
 
+/* Packs the constant weights of the nodes that take them ahead, once. */
+static npu_status ctx_packs(ref_ctx *ctx, npu_err *err)
+{
+    const ir_graph *g = ctx->g;
+    size_t n = (size_t)g->n_nodes + 1;
+    ctx->n_nodes = g->n_nodes;
+    ctx->packs = npu_malloc(ctx->alloc, sizeof(void *) * n);
+    ctx->pack_bytes = npu_malloc(ctx->alloc, sizeof(size_t) * n);
+    if (!ctx->packs || !ctx->pack_bytes) {
+        npu_free(ctx->alloc, ctx->packs, sizeof(void *) * n);
+        npu_free(ctx->alloc, ctx->pack_bytes, sizeof(size_t) * n);
+        ctx->packs = NULL;
+        ctx->pack_bytes = NULL;
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    }
+    memset(ctx->packs, 0, sizeof(void *) * n);
+    memset(ctx->pack_bytes, 0, sizeof(size_t) * n);
+    for (int k = 0; k < g->n_nodes; k++) {
+        size_t need;
+        bool splits;
+        const ir_node *nd = g->nodes[k];
+        const ref_split_entry *e = split_of(nd, &need, &splits);
+        size_t bytes = e && e->pack_size ? e->pack_size(nd) : 0;
+        if (!bytes)
+            continue;
+        if (!(ctx->packs[k] = npu_malloc(ctx->alloc, bytes)))
+            return npu_fail(err, NPU_EINTERNAL, "node '%s' (%s): out of memory for %zu bytes of packed weights",
+                            nd->name, ir_op_name(nd->op), bytes);
+        ctx->pack_bytes[k] = bytes;
+        e->pack(nd, ctx->packs[k]);
+    }
+    return NPU_OK;
+}
+
 ref_ctx *ref_ctx_new(const ir_graph *g, npu_alloc alloc, npu_err *err)
 {
     ref_ctx *ctx = npu_malloc(alloc, sizeof *ctx);
@@ -278,7 +325,7 @@ ref_ctx *ref_ctx_new(const ir_graph *g, npu_alloc alloc, npu_err *err)
     max_scratch(g, &all, &split);
     /* one scratch for every node and inference: no allocation (nor fresh
      * pages to fault in) once the first inference has run */
-    if (ctx_buffers(ctx, err) != NPU_OK ||
+    if (ctx_buffers(ctx, err) != NPU_OK || ctx_packs(ctx, err) != NPU_OK ||
         (all && !(ctx->scratch = npu_malloc(alloc, all)) &&
          npu_fail(err, NPU_EINTERNAL, "out of memory for %zu bytes of scratch", all)) ||
         ref_ctx_set_threads(ctx, ref_default_threads(), err) != NPU_OK) {
@@ -301,6 +348,7 @@ typedef struct split_job {
     const ir_node *n;
     const void *const *in;
     void *const *out;
+    const void *pack;
     npu_status st[REF_MAX_PARTS];
 } split_job;
 
@@ -308,21 +356,32 @@ static void split_part(void *ud, int part, int parts)
 {
     split_job *j = ud;
     void *scratch = part ? j->ctx->part_scratch[part] : j->ctx->scratch;
-    j->st[part] = j->e->run_part(j->n, j->in, j->out, scratch, part, parts, &j->ctx->part_err[part]);
+    j->st[part] = j->e->run_part(j->n, j->in, j->out, scratch, j->pack, part, parts, &j->ctx->part_err[part]);
 }
 
-/* A large splittable layer across the context's threads; else whole. */
-static npu_status ctx_node(ref_ctx *ctx, const ir_node *n, const void *const *in, void *const *out, npu_err *err)
+/* A large splittable layer across the context's threads, one with packed
+ * weights on the calling thread, any other whole. */
+static npu_status ctx_node(ref_ctx *ctx, int k, const ir_node *n, const void *const *in, void *const *out,
+                           npu_err *err)
 {
     size_t need = 0;
-    const ref_split_entry *e = ctx->threads > 1 ? split_of(n, &need) : NULL;
-    if (!e || need > ctx->part_cap[1] || need > ctx->scratch_cap)
+    bool splits;
+    const ref_split_entry *e = split_of(n, &need, &splits);
+    const void *pack = ctx->packs[k];
+    splits = splits && ctx->threads > 1 && need <= ctx->part_cap[1];
+    if (!e || (!splits && !pack) || need > ctx->scratch_cap)
         return run_node(n, in, out, ctx->alloc, &ctx->scratch, &ctx->scratch_cap, err);
-    split_job j = {.ctx = ctx, .e = e, .n = n, .in = in, .out = out};
-    ref_pool_run(ctx->pool, split_part, &j);
-    for (int p = 0; p < ctx->threads; p++)
+    split_job j = {.ctx = ctx, .e = e, .n = n, .in = in, .out = out, .pack = pack};
+    npu_err *errs = &ctx->part_err[0], one;
+    if (splits) {
+        ref_pool_run(ctx->pool, split_part, &j);
+    } else {
+        j.st[0] = e->run_part(n, in, out, ctx->scratch, pack, 0, 1, &one);
+        errs = &one;
+    }
+    for (int p = 0; p < (splits ? ctx->threads : 1); p++)
         if (j.st[p] != NPU_OK) { /* the lowest failing part: the same error for any timing */
-            *err = ctx->part_err[p];
+            *err = errs[p];
             if (!strstr(err->msg, n->name))
                 npu_err_prefix(err, "node '%s' (%s)", n->name, ir_op_name(n->op));
             return j.st[p];
@@ -333,7 +392,7 @@ static npu_status ctx_node(ref_ctx *ctx, const ir_node *n, const void *const *in
 npu_status ref_ctx_run(ref_ctx *ctx, const void *const *inputs, void *const *outputs, npu_err *err)
 {
     const ir_graph *g = ctx->g;
-    if (g->n_tensors != ctx->n_tensors)
+    if (g->n_tensors != ctx->n_tensors || g->n_nodes != ctx->n_nodes)
         return npu_fail(err, NPU_EINTERNAL, "the graph changed after its reference context was made");
     for (int i = 0; i < g->n_inputs; i++) {
         const ir_tensor *t = g->inputs[i];
@@ -353,7 +412,7 @@ npu_status ref_ctx_run(ref_ctx *ctx, const void *const *inputs, void *const *out
             in[i] = n->inputs[i] ? ctx->bufs[n->inputs[i]->id] : NULL;
         for (int i = 0; i < n->n_outputs; i++)
             out[i] = n->outputs[i] ? ctx->bufs[n->outputs[i]->id] : NULL;
-        npu_status st = ctx_node(ctx, n, in, out, err);
+        npu_status st = ctx_node(ctx, k, n, in, out, err);
         if (st != NPU_OK)
             return st;
         if (ctx->observer)

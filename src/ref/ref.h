@@ -18,7 +18,11 @@ typedef size_t (*ref_scratch_fn)(const ir_node *n);
  * the parts together write what run writes, bit for bit, each with its own
  * scratch of scratch_bytes(n). */
 typedef npu_status (*ref_part_fn)(const ir_node *n, const void *const *in, void *const *out, void *scratch,
-                                  int part, int parts, npu_err *err);
+                                  const void *pack, int part, int parts, npu_err *err);
+/* Bytes of the node's constant weights packed ahead once per context (0:
+ * none), and the packing; run_part then gets them as `pack`. */
+typedef size_t (*ref_pack_size_fn)(const ir_node *n);
+typedef void (*ref_pack_fn)(const ir_node *n, void *dst);
 /* The node's multiply-accumulates: whether splitting it pays. */
 typedef int64_t (*ref_work_fn)(const ir_node *n);
 
@@ -33,6 +37,8 @@ typedef struct ref_split_entry {
     ref_kernel_fn run;
     ref_part_fn run_part;
     ref_work_fn work;
+    ref_pack_size_fn pack_size; /* NULL: nothing to pack */
+    ref_pack_fn pack;
 } ref_split_entry;
 
 /* Entry tables, one per family file, each ended by {IR_OP_COUNT}. */
@@ -61,7 +67,9 @@ typedef void (*ref_observer_fn)(void *ud, const ir_node *n, const ir_tensor *t, 
 
 typedef struct ref_ctx ref_ctx;
 
-/* Prepares buffers for every activation of g (g must outlive the context). */
+/* Prepares buffers for every activation of g and packs its constant Conv
+ * weights (g must outlive the context; its constants must not change while
+ * the context lives). */
 ref_ctx *ref_ctx_new(const ir_graph *g, npu_alloc alloc, npu_err *err);
 void ref_ctx_free(ref_ctx *ctx);
 void ref_ctx_set_observer(ref_ctx *ctx, ref_observer_fn fn, void *ud);

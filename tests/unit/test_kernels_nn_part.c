@@ -1,6 +1,6 @@
 /* nk_conv_part and nk_gemm_part (kernels/nk_nn.h): for any number of parts,
- * the parts together write every output exactly once and bit for bit as
- * the whole kernel, which is what lets src/ref split a layer across
+ * with or without weights packed ahead, the parts together write every
+ * output exactly once and bit for bit as the whole kernel, which is what lets src/ref split a layer across
  * threads without the outputs depending on the thread count. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -45,21 +45,29 @@ static void check_conv(nk_conv_params p, uint32_t seed)
     float *x = rand_buf(nx, seed), *w = rand_buf(nw, seed + 1), *b = rand_buf((size_t)p.m, seed + 2);
     float *whole = malloc(ny * sizeof(float)), *split = malloc(ny * sizeof(float));
     void *scratch = malloc(ns + 1);
+    /* weights packed ahead (none for depthwise) */
+    size_t np = nk_conv_wpack_size(&p);
+    cr_assert_eq(np == 0, p.c == p.group);
+    float *wpack = malloc(np + 1);
+    nk_conv_wpack(&p, w, wpack);
     cr_assert_eq(nk_conv(&p, x, w, b, whole, scratch), NK_OK);
-    for (int parts = 2; parts <= 5; parts++) {
-        poison(split, ny);
-        for (int part = parts - 1; part >= 0; part--) /* any order */
-            cr_assert_eq(nk_conv_part(&p, x, w, b, split, scratch, part, parts), NK_OK);
-        cr_assert(!memcmp(whole, split, ny * sizeof(float)), "conv c%d m%d g%d k%dx%d s%d %dx%d: %d parts differ",
-                  p.c, p.m, p.group, p.kh, p.kw, p.stride_h, p.h, p.w, parts);
-    }
+    for (int packed = 0; packed < 2; packed++)
+        for (int parts = 1 + !packed; parts <= 5; parts++) {
+            poison(split, ny);
+            for (int part = parts - 1; part >= 0; part--) /* any order */
+                cr_assert_eq(nk_conv_part(&p, x, w, packed && np ? wpack : NULL, b, split, scratch, part, parts),
+                             NK_OK);
+            cr_assert(!memcmp(whole, split, ny * sizeof(float)),
+                      "conv c%d m%d g%d k%dx%d s%d %dx%d: %d parts (packed %d) differ", p.c, p.m, p.group, p.kh, p.kw,
+                      p.stride_h, p.h, p.w, parts, packed);
+        }
     poison(split, ny);
-    cr_assert_eq(nk_conv_part(&p, x, w, b, split, scratch, 0, 2), NK_OK);
+    cr_assert_eq(nk_conv_part(&p, x, w, NULL, b, split, scratch, 0, 2), NK_OK);
     size_t left = unwritten(split, ny);
     if (ny >= 1000) /* below that one panel or tile may be all there is */
         cr_assert(left > 0 && left < ny, "conv c%d m%d: part 0 of 2 wrote %zu of %zu", p.c, p.m, ny - left, ny);
-    cr_assert_eq(nk_conv_part(&p, x, w, b, split, scratch, 2, 2), NK_EARG);
-    free(x), free(w), free(b), free(whole), free(split), free(scratch);
+    cr_assert_eq(nk_conv_part(&p, x, w, NULL, b, split, scratch, 2, 2), NK_EARG);
+    free(x), free(w), free(b), free(whole), free(split), free(scratch), free(wpack);
 }
 
 static nk_conv_params conv(int32_t n, int32_t c, int32_t hw, int32_t m, int32_t k, int32_t group, int32_t stride,
