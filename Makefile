@@ -139,7 +139,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT_OBJS) $(if $(HAVE_S
 	$(CC) $(LDFLAGS) $(filter %.o,$^) $(if $(HAVE_SIM),$(LIBNPUSIM)) $(LIBNPUCC) $(LIBNPURT) $(LDLIBS) \
 	  -lcriterion $(if $(HAVE_SIM),-lunicorn -lpthread) -o $@
 
-$(FW_ELF): $(FW_SRCS) $(wildcard rt/*.h kernels/*.h) rt/fw.ld
+$(FW_ELF): $(FW_SRCS) $(wildcard rt/*.h kernels/*.h kernels/*.inc) rt/fw.ld
 	@mkdir -p $(dir $@)
 	$(FW_CC) $(FW_CFLAGS) -T rt/fw.ld -Wl,--no-relax $(FW_SRCS) -lm -o $@
 fw: $(FW_ELF)
@@ -190,6 +190,7 @@ test-e2e: all fixtures
 	tests/e2e/firmware.sh $(BUILD)
 	tests/e2e/hostile.sh $(BUILD)
 	@if [ -x tests/qdq/run.sh ]; then tests/qdq/run.sh $(BUILD); fi
+	tests/e2e/ref_threads.sh $(BUILD)
 
 test-asan:
 	$(MAKE) BUILD=build/asan SAN=1 OPT=-O1 test-unit
