@@ -154,7 +154,8 @@ static npu_status make_device_blob(simrun *r, npu_err *err)
     int n = 0;
     for (uint32_t i = 0; i < r->v.header->section_count; i++) {
         const npub_section *sec = &r->v.sections[i];
-        if (sec->kind != NPUB_SEC_DEBUG && sec->kind != NPUB_SEC_GRAPH && n < NPUB_SEC_KIND_MAX)
+        if (sec->kind != NPUB_SEC_DEBUG && sec->kind != NPUB_SEC_GRAPH && sec->kind != NPUB_SEC_TARGET &&
+            n < NPUB_SEC_KIND_MAX)
             secs[n++] = (fmt_section){(npub_section_kind)sec->kind, r->v.base + sec->offset, sec->size};
     }
     char name[FMT_TARGET_NAME_CAP];
@@ -264,7 +265,8 @@ npu_status simrun_open(const char *npub_path, const simrun_options *o, simrun **
     if (st == NPU_OK && !r->v.memory)
         st = npu_fail(err, NPU_EUSER, "%s: no memory section", npub_path);
     if (st == NPU_OK)
-        st = fmt_npub_target(&r->v, r->path, o->target, !o->any_target, &r->t, err);
+        st = fmt_npub_target_ex(&r->v, r->path, o->target, &(tgt_opts){.sets = o->sets, .nsets = o->nsets},
+                                !o->any_target && !o->nsets, &r->t, err);
     if (st == NPU_OK)
         st = make_device_blob(r, err);
     if (st == NPU_OK) {
@@ -449,6 +451,7 @@ void simrun_stats(simrun *r, npu_stats *s)
 {
     memset(s, 0, sizeof *s);
     s->target = r->t->name;
+    s->target_config = r->t->config_json;
     s->model = r->path;
     uint64_t n = r->inferences ? r->inferences : 1;
     /* per inference: the figures an architect compares */

@@ -18,6 +18,8 @@ typedef struct simrun_options {
     const char *firmware;  /* the firmware ELF (fw/npurt.elf) */
     const char *target;    /* NULL: the target named in the binary */
     bool any_target;       /* run even when the target's hash differs from the binary's */
+    const char *const *sets; /* --set PATH=VALUE overrides of the target (imply any_target) */
+    int nsets;
     const char *verify_key; /* --verify-key FILE: refuse a binary whose full tag does not hold (NULL: no check) */
     uint64_t max_insns;    /* 0: the default limit */
     FILE *console;         /* firmware console (NULL: discarded) */

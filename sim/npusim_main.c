@@ -26,7 +26,7 @@
 #include "target/target.h"
 #include "man/npusim_help.h" /* build/gen: docs/cli.md, "## npusim" */
 
-enum { MAX_INPUTS = 16 };
+enum { MAX_INPUTS = 16, MAX_SETS = 64 };
 
 typedef struct opts {
     const char *firmware, *target;
@@ -45,6 +45,8 @@ typedef struct opts {
     int strict;             /* --strict: NaN/Inf in a float input is an error, not a warning */
     npu_read_opts files;    /* --allow-special-files */
     int threads;            /* -j N; 0: simrun_default_threads */
+    int nsets;              /* --set PATH=VALUE target overrides */
+    const char *sets[MAX_SETS];
 } opts;
 
 static void usage(FILE *f)
@@ -53,7 +55,7 @@ static void usage(FILE *f)
                "              [--stats-json FILE] [--trace FILE.json]\n"
                "       npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy ...] [--stats]\n"
                "              [--stats-json FILE] [--trace FILE.json] [--firmware ELF] [--max-insns N]\n"
-               "              [--target NAME|FILE.yaml] [--any-target] [--verify-key FILE]\n");
+               "              [--target NAME|FILE.yaml] [--set PATH=VALUE] [--any-target] [--verify-key FILE]\n");
 }
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -100,6 +102,10 @@ static int parse_args(int argc, char **argv, opts *o)
             o->firmware = v;
         } else if ((v = opt_value(argc, argv, &i, "--target"))) {
             o->target = v;
+        } else if ((v = opt_value(argc, argv, &i, "--set"))) {
+            if (o->nsets == MAX_SETS)
+                return fprintf(stderr, "npusim: more than %d --set overrides\n", MAX_SETS), 0;
+            o->sets[o->nsets++] = v;
         } else if ((v = opt_value(argc, argv, &i, "--verify-key"))) {
             o->verify_key = v;
         } else if ((v = opt_value(argc, argv, &i, "--max-insns"))) {
@@ -191,7 +197,7 @@ static int run_firmware(const opts *o, const char *fw)
         if (!(trace = fopen(tmp, "w")))
             return fprintf(stderr, "npusim: %s: cannot write: %s\n", o->trace, strerror(errno)), 1;
     }
-    simfw_options so = {.firmware = fw, .target = o->target, .max_insns = o->have_max_insns ? o->max_insns : 0,
+    simfw_options so = {.firmware = fw, .target = o->target, .sets = o->sets, .nsets = o->nsets, .max_insns = o->have_max_insns ? o->max_insns : 0,
                         .console = stdout, .trace = trace, .selfcheck_iters = o->iters};
     static simfw_result r; /* large: not on the stack */
     npu_status st = simfw_run(&so, &r, &err);
@@ -355,6 +361,7 @@ static npu_status run_model_inner(const opts *o, const char *fw, model_run *m, n
             return npu_fail(err, NPU_EUSER, "%s: cannot write: %s", o->trace, strerror(errno));
     }
     simrun_options so = {.firmware = fw, .target = o->target, .any_target = o->any_target, .verify_key = o->verify_key,
+                         .sets = o->sets, .nsets = o->nsets,
                          .files = o->files, .alloc = a,
                          .max_insns = o->have_max_insns ? o->max_insns : 0, .console = stdout, .trace = m->trace};
     npu_status st = simrun_open(o->model, &so, &m->r, err);
