@@ -36,6 +36,8 @@ typedef struct opts {
     const char *outputs[MAX_INPUTS]; /* graph outputs in order; the rest are not written */
     int noutputs;
     const char *stats_json, *trace;
+    int trace_all;          /* --trace-all */
+    uint64_t trace_inference; /* --trace-inference N */
     uint64_t max_insns;
     int have_max_insns;
     uint32_t iters;
@@ -91,6 +93,11 @@ static int parse_args(int argc, char **argv, opts *o)
             o->stats = 1;
         } else if (!strcmp(a, "--any-target")) {
             o->any_target = 1;
+        } else if (!strcmp(a, "--trace-all")) {
+            o->trace_all = 1;
+        } else if ((v = opt_value(argc, argv, &i, "--trace-inference"))) {
+            if (!parse_u64(v, &o->trace_inference))
+                return fprintf(stderr, "npusim: --trace-inference: '%s' is not an inference index\n", v), 0;
         } else if (!strcmp(a, "--strict")) {
             o->strict = 1;
         } else if (!strcmp(a, "--allow-special-files")) {
@@ -361,7 +368,8 @@ static npu_status run_model_inner(const opts *o, const char *fw, model_run *m, n
             return npu_fail(err, NPU_EUSER, "%s: cannot write: %s", o->trace, strerror(errno));
     }
     simrun_options so = {.firmware = fw, .target = o->target, .any_target = o->any_target, .verify_key = o->verify_key,
-                         .sets = o->sets, .nsets = o->nsets,
+                         .sets = o->sets, .nsets = o->nsets, .trace_all = o->trace_all,
+                         .trace_inference = o->trace_inference,
                          .files = o->files, .alloc = a,
                          .max_insns = o->have_max_insns ? o->max_insns : 0, .console = stdout, .trace = m->trace};
     npu_status st = simrun_open(o->model, &so, &m->r, err);
@@ -397,8 +405,13 @@ static npu_status run_model_inner(const opts *o, const char *fw, model_run *m, n
             return npu_fail(err, NPU_EINTERNAL, "out of memory");
     }
     batch_io bio = {o, v, m, k};
-    st = simrun_batch(m->r, o->model, &so, o->threads ? o->threads : simrun_default_threads(), runs, infer_io, &bio,
-                      err);
+    /* the trace is context 0's: a trace past the first inference needs every inference there */
+    int threads = o->trace && (o->trace_all || o->trace_inference) ? 1 : o->threads ? o->threads
+                                                                               : simrun_default_threads();
+    if (o->trace && o->trace_inference >= (uint64_t)runs)
+        return npu_fail(err, NPU_EUSAGE, "npusim: --trace-inference %" PRIu64 ": the input holds %lld inferences",
+                        o->trace_inference, (long long)runs);
+    st = simrun_batch(m->r, o->model, &so, threads, runs, infer_io, &bio, err);
     if (st != NPU_OK)
         return st;
     npu_stats s;
@@ -426,6 +439,7 @@ static npu_status run_model_inner(const opts *o, const char *fw, model_run *m, n
     if (o->stats_json && (st = npu_stats_save_json(&s, o->stats_json, err)) != NPU_OK)
         return st;
     if (m->trace) {
+        simrun_trace_end(m->r);
         bool bad = fclose(m->trace) != 0;
         m->trace = NULL;
         if (bad || rename(m->trace_tmp, o->trace) != 0)
