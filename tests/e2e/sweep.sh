@@ -72,4 +72,14 @@ for spec in "bad1:models[0].onnx" "bad2:variants[0]: missing key 'set'" "bad3:un
     echo "$msg" | grep -qF -- "$want" || bad "$f: message lacks '$want': $msg"
 done
 [ $fail = 0 ] && ok "bad sweep files are refused naming the key"
+# every option the parser takes is in its docs/cli.md section (which --help prints)
+$PY - <<'PYEOF' || fail=1
+import re, sys
+code = open("tools/npusweep/npusweep").read()
+opts = {o for pair in re.findall(r'add_argument\("(-[a-z0-9-]+)"(?:, "(--[a-z0-9-]+)")?', code) for o in pair if o}
+doc = re.search(r"^## npusweep\n(.*?)(?=^## )", open("docs/cli.md").read(), re.M | re.S).group(1)
+missing = sorted(o for o in opts if f"`{o}" not in doc)
+if len(opts) < 8 or missing: print(f"FAIL sweep: options not in docs/cli.md: {missing} (found {sorted(opts)})"); sys.exit(1)
+print(f"ok   sweep: {len(opts)} options of npusweep in docs/cli.md")
+PYEOF
 exit $fail

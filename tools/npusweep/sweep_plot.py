@@ -40,6 +40,20 @@ def peak_and_bw(params):
     return peak, bw or 0
 
 
+def resource_index(params, ref):
+    """An unweighted stand-in for area: the mean of the MAC array, the SRAM
+    and the DRAM bandwidth, each relative to the reference variant."""
+    keys = [("npu.mac.rows", "npu.mac.cols"), ("npu.sram.bytes",), ("npu.dram.bytes_per_cycle",)]
+    parts = []
+    for ks in keys:
+        v = r = 1.0
+        for k in ks:
+            v *= params.get(k, 1) or 1
+            r *= ref.get(k, 1) or 1
+        parts.append(v / r)
+    return sum(parts) / len(parts)
+
+
 def pareto(pts):
     """The points no other beats on both x and y (smaller is better), by x."""
     front, best = [], None
@@ -112,7 +126,10 @@ def _pareto(summary, d, ekey):
     elif ekey:
         xof, xlabel = (lambda p: p["totals"].get(ekey)), f"energy ({ekey})"
     else:
-        xof, xlabel = (lambda p: peak_and_bw(p["params"])[0]), "peak MACs per cycle (no area in the target)"
+        ref = summary[0]["params"]
+        xof = lambda p: resource_index(p["params"], ref)  # noqa: E731
+        xlabel = (f"resource index: mean of MACs, SRAM and DRAM bandwidth relative to '{summary[0]['variant']}' "
+                  "(no area figures in the target)")
     models = _ordered(p["model"] for p in summary)
     dat = os.path.join(d, "pareto.dat")
     with open(dat, "w") as f:
