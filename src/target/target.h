@@ -198,6 +198,11 @@ typedef struct tgt_opts {
     const char *const *sets; /* "PATH=VALUE" overrides (npu.mac.cols=32), applied to the YAML before it is
                               * checked; errors name "--set PATH=VALUE" */
     int nsets;
+    /* An ISA already loaded (tgt_isa_load), used instead of reading and
+     * parsing again for a target whose ISA resolves to its file: many
+     * targets of one ISA (a sweep, a fuzzer) share it. The caller keeps it
+     * alive as long as the targets. NULL: each target parses its own. */
+    const tgt_isa *isa;
 } tgt_opts;
 
 /* name_or_path: a path (contains '/' or ends in .yaml) or a target name,
