@@ -65,7 +65,8 @@ all: $(TOOLS) $(UNIT_BINS) $(if $(wildcard rt/fw.ld),$(FW_ELF)) man
 DEB_PKGS = build-essential libunicorn-dev libprotobuf-c-dev protobuf-c-compiler libyaml-dev \
            libcriterion-dev libonnx-dev gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf \
            python3-onnx python3-numpy libpng-dev dataset-fashion-mnist \
-           python3-torch python3-torchvision nodejs cmake pkg-config clang libclang-rt-14-dev afl++
+           python3-torch python3-torchvision nodejs cmake pkg-config clang libclang-rt-14-dev afl++ \
+           python3-yaml gnuplot-nox slurmctld slurmd slurm-client munge
 # npm only without an npm command (NodeSource's nodejs ships one and conflicts
 # with Debian's npm). onnxruntime-node (tests/e2e/qdq.sh, bench --ort) lives in tools/ort/node_modules,
 # the one place tools/ort/run.js loads it from; setup.sh skips it when present.
@@ -191,6 +192,10 @@ test-e2e: all fixtures
 	tests/e2e/hostile.sh $(BUILD)
 	@if [ -x tests/qdq/run.sh ]; then tests/qdq/run.sh $(BUILD); fi
 	tests/e2e/ref_threads.sh $(BUILD)
+	tests/e2e/sweep_set.sh $(BUILD)
+	tests/e2e/sweep.sh $(BUILD)
+	tests/e2e/slurm.sh $(BUILD)
+	tests/e2e/trace.sh $(BUILD)
 
 test-asan:
 	$(MAKE) BUILD=build/asan SAN=1 OPT=-O1 test-unit
