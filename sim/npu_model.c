@@ -376,6 +376,9 @@ static void add_stats(npu_run_stats *to, const npu_run_stats *s)
     to->dram_read += s->dram_read;
     to->dram_write += s->dram_write;
     to->flash_read += s->flash_read;
+    to->sram_read += s->sram_read;
+    to->sram_write += s->sram_write;
+    to->bank_stall += s->bank_stall;
     to->insns += s->insns;
     if (s->sram_peak > to->sram_peak)
         to->sram_peak = s->sram_peak;

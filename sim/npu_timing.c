@@ -170,6 +170,9 @@ static npu_status start(npu_model *m, const npum_insn *x, npu_err *err)
     m->st.dram_read += r->dram_read;
     m->st.dram_write += r->dram_write;
     m->st.flash_read += r->flash_read;
+    m->st.sram_read += r->sram_read;
+    m->st.sram_write += r->sram_write;
+    m->st.bank_stall += r->bank_stall;
     if (r->sram_end > m->st.sram_peak)
         m->st.sram_peak = r->sram_end;
     return NPU_OK;
@@ -192,7 +195,8 @@ static npu_status complete(npu_model *m, int q, npu_err *err)
         npu_insn_event e = {.word = r->word, .index = r->index, .insn = r->d.insn, .unit = r->unit,
                             .queue = r->unit == TGT_UNIT_DMA ? q : 0, .start = r->start, .end = r->end,
                             .macs = r->macs, .dram_read = r->dram_read, .dram_write = r->dram_write,
-                            .flash_read = r->flash_read, .int4_macs = r->int4_macs};
+                            .flash_read = r->flash_read, .int4_macs = r->int4_macs,
+                            .sram_read = r->sram_read, .sram_write = r->sram_write, .bank_stall = r->bank_stall};
         m->event_fn(m->event_ud, &e);
     }
     return NPU_OK;

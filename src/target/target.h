@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "common/alloc.h"
+#include "common/stats.h"
 #include "common/status.h"
 
 /* ---- vocabulary ------------------------------------------------------------ */
@@ -202,6 +203,11 @@ tgt_bus tgt_region_bus(const tgt_target *t, int64_t region);
 /* A bus's bandwidth in bytes per NPU cycle, exactly what the ISA's timing
  * uses (kb_per_s / clock_khz), as a double. */
 double tgt_bus_bytes_per_cycle(const tgt_target *t, tgt_bus b);
+
+/* Area of the target's components and the energy of counted accesses, from
+ * its energy.* and area.* parameters (target/energy.c, docs/npu-model.md). */
+void tgt_area(const tgt_target *t, npu_area *a);
+void tgt_energy(const tgt_target *t, const npu_energy_counts *c, npu_energy *e);
 
 /* ---- loading --------------------------------------------------------------------- */
 
