@@ -148,6 +148,14 @@ static npu_status place(simrun *r, npu_err *err)
         st = sim_place_request(r->sim, &req, &r->req_addr, err);
     if (st != NPU_OK)
         return npu_err_prefix(err, "%s: does not fit the target's memory", r->path);
+    if (r->t->p[TGT_P_PLACEMENT_CONSTANTS] == TGT_PLACE_DRAM) {
+        /* the loader copies the binary from flash to DRAM once, over the flash bus; the NPU then reads the
+         * constants (and the runtime the commands) there */
+        if ((st = sim_place_dram(r->sim, r->dev, r->dev_size, 64, &r->blob_addr, err)) != NPU_OK)
+            return npu_err_prefix(err, "%s: the copy of the binary to DRAM does not fit", r->path);
+        r->load_cycles = (uint64_t)ceil((double)r->dev_size / tgt_bus_bytes_per_cycle(r->t, TGT_BUS_FLASH)) +
+                         (uint64_t)r->t->p[TGT_P_FLASH_LATENCY];
+    }
     r->region_addr[NPUB_REGION_CONST] = r->blob_addr + (uint32_t)(r->dv.constants - r->dv.base);
     r->cmd_addr = r->blob_addr + (uint32_t)((const uint8_t *)r->dv.commands - r->dv.base);
     return NPU_OK;
