@@ -196,6 +196,7 @@ test-e2e: all fixtures
 	tests/e2e/sweep.sh $(BUILD)
 	tests/e2e/slurm.sh $(BUILD)
 	tests/e2e/trace.sh $(BUILD)
+	tests/e2e/timing.sh $(BUILD)
 
 test-asan:
 	$(MAKE) BUILD=build/asan SAN=1 OPT=-O1 test-unit

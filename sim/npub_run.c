@@ -19,6 +19,7 @@
 typedef struct layer_acc {
     uint64_t cycles, macs, dram;
     uint64_t int4_macs, flash; /* for the layer's bound */
+    uint64_t sram_read, sram_write, vector; /* for its energy */
     const char *op;            /* from the graph section (fmt_op_name: static) */
     uint64_t job_start, job_end; /* span inside the current job */
     uint64_t job;                /* job number the span belongs to, +1 (0: none yet) */
@@ -43,6 +44,8 @@ struct simrun {
     uint64_t inferences, jobs;
     uint64_t host_cycles, npu_cycles, total_cycles;
     uint64_t dram_read, dram_write, macs;
+    npu_energy_counts use; /* every inference's accesses (seconds and host_insns unused) */
+    uint64_t load_cycles;  /* the constants' copy to DRAM at load, NPU cycles */
     int32_t *layer_of_word; /* debug range of each command word, -1 for none */
     layer_acc *layers;      /* one per debug range */
     uint32_t base_word;     /* first word of the running job */
@@ -72,6 +75,10 @@ static void on_event(void *ud, const npu_insn_event *e)
     r->macs += e->macs;
     r->dram_read += e->dram_read;
     r->dram_write += e->dram_write;
+    uint64_t vec = e->unit == TGT_UNIT_VECTOR ? e->sram_write : 0;
+    r->use.macs_int8 += e->macs - e->int4_macs, r->use.macs_int4 += e->int4_macs;
+    r->use.sram_read += e->sram_read, r->use.sram_write += e->sram_write, r->use.vector += vec;
+    r->use.dram += e->dram_read + e->dram_write, r->use.flash += e->flash_read;
     if (li >= 0) {
         layer_acc *L = &r->layers[li];
         if (L->job != r->jobs + 1) {
@@ -87,6 +94,7 @@ static void on_event(void *ud, const npu_insn_event *e)
         L->int4_macs += e->int4_macs;
         L->dram += e->dram_read + e->dram_write;
         L->flash += e->flash_read;
+        L->sram_read += e->sram_read, L->sram_write += e->sram_write, L->vector += vec;
     }
     if (traced(r) && !simtrace_event(r->tr, r->job_host_start, e, li >= 0 ? npub_string(&r->v, r->v.debug[li].name)
                                                                            : NULL))
@@ -140,6 +148,14 @@ static npu_status place(simrun *r, npu_err *err)
         st = sim_place_request(r->sim, &req, &r->req_addr, err);
     if (st != NPU_OK)
         return npu_err_prefix(err, "%s: does not fit the target's memory", r->path);
+    if (r->t->p[TGT_P_PLACEMENT_CONSTANTS] == TGT_PLACE_DRAM) {
+        /* the loader copies the binary from flash to DRAM once, over the flash bus; the NPU then reads the
+         * constants (and the runtime the commands) there */
+        if ((st = sim_place_dram(r->sim, r->dev, r->dev_size, 64, &r->blob_addr, err)) != NPU_OK)
+            return npu_err_prefix(err, "%s: the copy of the binary to DRAM does not fit", r->path);
+        r->load_cycles = (uint64_t)ceil((double)r->dev_size / tgt_bus_bytes_per_cycle(r->t, TGT_BUS_FLASH)) +
+                         (uint64_t)r->t->p[TGT_P_FLASH_LATENCY];
+    }
     r->region_addr[NPUB_REGION_CONST] = r->blob_addr + (uint32_t)(r->dv.constants - r->dv.base);
     r->cmd_addr = r->blob_addr + (uint32_t)((const uint8_t *)r->dv.commands - r->dv.base);
     return NPU_OK;
@@ -225,6 +241,43 @@ static uint64_t layer_bound(const tgt_target *t, const layer_acc *L, uint64_t n)
     double b = mac > dram ? mac : dram;
     b = b > flash ? b : flash;
     return (uint64_t)ceil(b / (double)n);
+}
+
+/* Energy of n inferences' worth of a layer's accesses, per inference, with
+ * the static power over its cycles. */
+static double layer_energy(const simrun *r, const layer_acc *L, uint64_t n)
+{
+    npu_energy_counts c = {(L->macs - L->int4_macs) / n, L->int4_macs / n, L->sram_read / n, L->sram_write / n,
+                           L->dram / n, L->flash / n, L->vector / n, 0, (double)L->cycles / (double)n / r->cfg.npu_hz};
+    npu_energy e;
+    tgt_energy(r->t, &c, &e);
+    return e.total;
+}
+
+/* A host step: its instructions (cycles over the CPI) and its time. */
+static double host_energy(const simrun *r, uint64_t host_cycles)
+{
+    npu_energy_counts c = {.host_insns = (uint64_t)((double)host_cycles / r->t->host_cpi),
+                           .seconds = (double)host_cycles / r->cfg.host_hz};
+    npu_energy e;
+    tgt_energy(r->t, &c, &e);
+    return e.total;
+}
+
+/* Per inference: every NPU access counted, the host's instructions outside
+ * the NPU's time, the static power over the whole inference. */
+static void total_energy(const simrun *r, npu_stats *s, uint64_t n)
+{
+    const npu_energy_counts *u = &r->use;
+    double host_per_npu = r->cfg.host_hz / r->cfg.npu_hz;
+    npu_energy_counts c = {u->macs_int8 / n, u->macs_int4 / n, u->sram_read / n, u->sram_write / n, u->dram / n,
+                           u->flash / n, u->vector / n,
+                           (uint64_t)((double)s->cycles_host * host_per_npu / r->t->host_cpi),
+                           (double)s->cycles_total / r->cfg.npu_hz};
+    tgt_energy(r->t, &c, &s->energy);
+    tgt_area(r->t, &s->area);
+    s->flash_read_bytes = u->flash / n;
+    s->load_cycles = r->load_cycles;
 }
 
 static npu_status index_layers(simrun *r, npu_err *err)
@@ -470,7 +523,12 @@ void simrun_merge(simrun *dst, const simrun *src)
         const layer_acc *b = &src->layers[i];
         a->cycles += b->cycles, a->macs += b->macs, a->dram += b->dram;
         a->int4_macs += b->int4_macs, a->flash += b->flash;
+        a->sram_read += b->sram_read, a->sram_write += b->sram_write, a->vector += b->vector;
     }
+    npu_energy_counts *u = &dst->use;
+    const npu_energy_counts *v = &src->use;
+    u->macs_int8 += v->macs_int8, u->macs_int4 += v->macs_int4, u->sram_read += v->sram_read;
+    u->sram_write += v->sram_write, u->dram += v->dram, u->flash += v->flash, u->vector += v->vector;
     for (uint32_t i = 0; i < dst->v.n_steps && i < src->v.n_steps; i++)
         dst->step_host[i] += src->step_host[i];
     uint64_t peak = npu_model_totals(src->npu)->sram_peak;
@@ -509,7 +567,8 @@ void simrun_stats(simrun *r, npu_stats *s)
         const npub_step *st = &r->v.steps[i];
         if (st->kind == NPUB_STEP_HOST) {
             uint64_t c = (uint64_t)((double)r->step_host[i] / (double)n * host_per_npu + 0.5);
-            r->stat_layers[nl++] = (npu_stats_layer){npub_string(&r->v, st->name), r->step_op[i], "host", c, 0, 0, 0};
+            r->stat_layers[nl++] = (npu_stats_layer){npub_string(&r->v, st->name), r->step_op[i], "host", c, 0, 0, 0,
+                                                     host_energy(r, r->step_host[i] / n), 0};
             continue;
         }
         for (uint32_t d = 0; d < r->v.n_debug; d++) {
@@ -517,11 +576,13 @@ void simrun_stats(simrun *r, npu_stats *s)
             if (r->v.debug[d].step == i)
                 r->stat_layers[nl++] = (npu_stats_layer){npub_string(&r->v, r->v.debug[d].name), L->op, "npu",
                                                          L->cycles / n, L->macs / n, L->dram / n,
-                                                         layer_bound(r->t, L, n)};
+                                                         layer_bound(r->t, L, n), layer_energy(r, L, n),
+                                                         L->flash / n};
         }
     }
     s->n_layers = nl;
     s->layers = r->stat_layers;
+    total_energy(r, s, n);
     s->extra = write_steps;
     s->extra_ud = r;
 }

@@ -317,18 +317,25 @@ static void print_model_stats(const npu_stats *s, uint64_t n)
            100.0 * npu_stats_mac_utilization(s), s->peak_macs_per_cycle);
     printf("DRAM:       %" PRIu64 " B read, %" PRIu64 " B written per inference\n", s->dram_read_bytes,
            s->dram_write_bytes);
+    printf("flash:      %" PRIu64 " B read per inference; %" PRIu64 " NPU cycles at load\n", s->flash_read_bytes,
+           s->load_cycles);
     printf("memory:     arena %" PRIu64 " B (lower bound %" PRIu64 " B), weights %" PRIu64 " B, SRAM peak %" PRIu64
            " B\n", s->arena_bytes, s->arena_lower_bound_bytes, s->weights_bytes, s->sram_peak_bytes);
+    const npu_energy *e = &s->energy;
+    printf("energy:     %.1f nJ per inference (MAC %.1f, SRAM %.1f, DRAM %.1f, flash %.1f, vector %.1f, host %.1f, "
+           "static %.1f)\n", e->total, e->mac, e->sram, e->dram, e->flash, e->vector, e->host, e->leak);
+    printf("area:       %.3f mm^2 (MAC %.3f, SRAM %.3f, vector %.3f, DMA %.3f, control %.3f, host %.3f)\n",
+           s->area.total, s->area.mac, s->area.sram, s->area.vector, s->area.dma, s->area.ctrl, s->area.host);
     uint64_t bound = 0;
     for (int i = 0; i < s->n_layers; i++)
         bound += s->layers[i].bound_cycles;
     printf("bound:      %" PRIu64 " NPU cycles at peak MAC or DRAM rate, per layer summed (NPU time %.2fx)\n", bound,
            bound ? (double)s->cycles_npu / (double)bound : 0.0);
-    printf("%-40s %-16s %12s %12s %12s %12s\n", "layer", "op", "cycles", "bound", "MACs", "DRAM B");
+    printf("%-40s %-16s %12s %12s %12s %12s %12s\n", "layer", "op", "cycles", "bound", "MACs", "DRAM B", "energy nJ");
     for (int i = 0; i < s->n_layers; i++) {
         const npu_stats_layer *L = &s->layers[i];
-        printf("%-40.40s %-16.16s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", L->name, L->op,
-               L->cycles, L->bound_cycles, L->macs, L->dram_bytes);
+        printf("%-40.40s %-16.16s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12.1f\n", L->name, L->op,
+               L->cycles, L->bound_cycles, L->macs, L->dram_bytes, L->energy_nj);
     }
 }
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "common/alloc.h"
+#include "common/stats.h"
 #include "common/status.h"
 
 /* ---- vocabulary ------------------------------------------------------------ */
@@ -102,6 +103,14 @@ typedef enum tgt_param {
 
 const char *tgt_param_name(tgt_param p); /* "mac.rows" */
 
+/* How a parameter is given (target/params.def). */
+typedef enum tgt_param_kind { TGT_PK_REQUIRED, TGT_PK_OPTIONAL, TGT_PK_ENUM, TGT_PK_DERIVED } tgt_param_kind;
+tgt_param_kind tgt_param_kind_of(tgt_param p);
+int64_t tgt_param_default(tgt_param p);          /* an optional or enum key's value when absent */
+const char *tgt_param_enum_names(tgt_param p);   /* "dram|flash"; NULL for other kinds */
+int64_t tgt_param_enum_value(tgt_param p, const char *name); /* index of name, -1 when none */
+
+
 /* ---- the ISA ----------------------------------------------------------------- */
 
 typedef struct tgt_expr tgt_expr; /* a compiled integer expression */
@@ -188,6 +197,21 @@ typedef struct tgt_target {
     npu_arena *arena;
     npu_alloc alloc;
 } tgt_target;
+
+/* The buses the NPU's DMA and the host use (docs/npu-model.md "Buses"). */
+typedef enum tgt_bus { TGT_BUS_DRAM, TGT_BUS_FLASH, TGT_BUS_COUNT } tgt_bus;
+enum { TGT_PLACE_DRAM = 0, TGT_PLACE_FLASH = 1 }; /* placement.constants */
+/* The bus a DMA of a region (TGT_REGION_*) uses: flash for the flash region
+ * and for the constants when the target leaves them in flash, else DRAM. */
+tgt_bus tgt_region_bus(const tgt_target *t, int64_t region);
+/* A bus's bandwidth in bytes per NPU cycle, exactly what the ISA's timing
+ * uses (kb_per_s / clock_khz), as a double. */
+double tgt_bus_bytes_per_cycle(const tgt_target *t, tgt_bus b);
+
+/* Area of the target's components and the energy of counted accesses, from
+ * its energy.* and area.* parameters (target/energy.c, docs/npu-model.md). */
+void tgt_area(const tgt_target *t, npu_area *a);
+void tgt_energy(const tgt_target *t, const npu_energy_counts *c, npu_energy *e);
 
 /* ---- loading --------------------------------------------------------------------- */
 

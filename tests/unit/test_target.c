@@ -916,7 +916,7 @@ Test(hash, target_hash_covers_numbers_and_isa)
     cr_assert_eq(t2->hash, t->hash);
     tgt_free(t2);
     /* one number changes it */
-    char *h = replace(c, "latency: 100", "latency: 101");
+    char *h = replace(c, "latency_ns: 200", "latency_ns: 202");
     spit(f, h);
     cr_assert_eq(tgt_load(f, NULL, &t2, &err), NPU_OK, "%s", err.msg);
     cr_assert_neq(t2->hash, t->hash);
