@@ -85,10 +85,13 @@ npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph 
         if (p->region != MP_REGION_ARENA || p->offset < 0)
             continue;
         bufs[n_plan++] = (npu_stats_buffer){g->tensors[i]->name, (uint64_t)p->offset, (uint64_t)p->size, p->first,
-                                            p->last, p->alias_of >= 0 ? g->tensors[p->alias_of]->name : NULL};
+                                            p->last, p->alias_of >= 0 ? g->tensors[p->alias_of]->name : NULL,
+                                            p->first_pos, p->last_pos, p->level == MP_LEVEL_SRAM ? "sram" : "dram"};
     }
     s.arena_bytes = (uint64_t)plan->region_bytes[MP_REGION_ARENA];
     s.arena_lower_bound_bytes = (uint64_t)plan->arena_lower_bound;
+    s.sram_resident_bytes = (uint64_t)plan->sram_bytes;
+    s.sram_resident_lower_bound_bytes = (uint64_t)plan->sram_lower_bound;
     s.sram_peak_bytes = prog ? (uint64_t)prog->sram_peak : 0;
     s.weights_bytes = info->weights_bytes;
     s.n_plan = n_plan, s.plan = bufs;
@@ -110,6 +113,7 @@ npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph 
                 (unsigned long long)s.cycles_npu, npu_stats_time_ms(&s), s.clock_mhz, (unsigned long long)s.macs,
                 100.0 * npu_stats_mac_utilization(&s));
         mp_report(plan, out); /* arena, bound, concats, splits */
+        mp_report_homes(plan, g, out);
         fprintf(out, "weights %llu B, SRAM peak %llu B, host scratch %u B\n", (unsigned long long)s.weights_bytes,
                 (unsigned long long)s.sram_peak_bytes, info->scratch_bytes);
     }

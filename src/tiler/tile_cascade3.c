@@ -270,6 +270,8 @@ static npu_status choose(tile_ctx *c, chain *q, bool *found)
 {
     *found = false;
     int64_t cols = c->t->p[TGT_P_MAC_COLS], best_ec = 0, best = 0, best_cost = INT64_MAX;
+    bool whole = tile_resident_io(c, q->e) || tile_resident_io(c, q->d) || (q->p && tile_resident_io(c, q->p)) ||
+                 (q->a && tile_resident_io(c, q->a));
     int64_t ec = q->CE;
     while (ec > cols && !fields_ok(c, q, ec, 1))
         ec = ((ec / 2 + cols - 1) / cols) * cols;
@@ -281,6 +283,8 @@ static npu_status choose(tile_ctx *c, chain *q, bool *found)
         while (hi > 0 && !(fields_ok(c, q, ec, hi) && sizes(c, q, hi)))
             hi = hi > 8 ? hi - hi / 8 : hi - 1;
         for (int64_t r = hi, k = 0; r >= 1 && k < 6; r = tile_cdiv(r, 2), k++) {
+            if (whole && r != q->OH)
+                break; /* SRAM-resident operands are read in place as whole planes */
             if (fields_ok(c, q, ec, r) && sizes(c, q, r)) {
                 int64_t cst = cost(c, q);
                 if (cst < best_cost)

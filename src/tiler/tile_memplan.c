@@ -1,7 +1,84 @@
 /* The memory-plan stage, the tiler's entry to it: the planner must know
  * which nodes the tiler cascades, because a cascade keeps its intermediates
- * in SRAM and the planner then gives them no DRAM home. */
-#include "tiler/tiler.h"
+ * in SRAM and the planner then gives them no DRAM home.
+ *
+ * The two-level plan (docs/memplan.md "Two levels"): the SRAM the tiles of
+ * a one-level plan leave free is offered to the planner for resident
+ * tensors; a trial build then finds the ones the tiles cannot read or write
+ * in place (a strided box, a DMA copy), which go back to DRAM, until a
+ * trial finds none. */
+#include <string.h>
+
+#include "tiler/tile_internal.h"
+
+enum { TRIALS = 4 };
+
+/* Builds plan's program into scratch buffers: the SRAM its tiles use, the
+ * resident tensors it could not use in place (miss, when non-NULL). */
+static npu_status trial(const tgt_target *t, ir_graph *g, const part_schedule *sched, const mp_plan *plan,
+                        npu_alloc alloc, char *miss, int64_t *sram_peak, npu_err *err)
+{
+    emit_blob consts;
+    emit_blob_init(&consts, alloc);
+    tile_program prog;
+    npu_status st = tile_build_ex(t, g, sched, plan, &consts, alloc, miss, &prog, err);
+    if (st == NPU_OK)
+        *sram_peak = prog.sram_peak;
+    tile_program_free(&prog, alloc);
+    emit_blob_free(&consts);
+    return st;
+}
+
+static bool has_npu_step(const part_schedule *sched)
+{
+    for (int s = 0; s < sched->n_steps; s++)
+        if (sched->steps[s].unit == IR_UNIT_NPU)
+            return true;
+    return false;
+}
+
+/* The two-level plan into *plan when one checks and builds with every
+ * resident tensor in place; *plan is left alone otherwise. */
+static npu_status two_level(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc,
+                            mp_options mo, mp_plan *plan, npu_err *err)
+{
+    int64_t peak = 0;
+    npu_err e;
+    if (trial(t, g, sched, plan, alloc, NULL, &peak, &e) != NPU_OK)
+        return NPU_OK; /* the real build will say why */
+    mo.sram_bytes = (t->p[TGT_P_SRAM_BYTES] - peak - 16) & ~(int64_t)15;
+    char *no = npu_arena_alloc(g->arena, (size_t)g->n_tensors + 1);
+    if (!no)
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    memset(no, 0, (size_t)g->n_tensors + 1);
+    mo.no_sram = no;
+    for (int k = 0; k < TRIALS && mo.sram_bytes > 0; k++) {
+        mp_plan p2;
+        npu_status st = mp_plan_graph(g, sched, &mo, &p2, err);
+        if (st == NPU_OK)
+            st = mp_check(g, &p2, err);
+        if (st != NPU_OK || p2.sram_tensors == 0)
+            return st;
+        char *miss = npu_arena_alloc(g->arena, (size_t)g->n_tensors + 1);
+        if (!miss)
+            return npu_fail(err, NPU_EINTERNAL, "out of memory");
+        memset(miss, 0, (size_t)g->n_tensors + 1);
+        if (trial(t, g, sched, &p2, alloc, miss, &peak, &e) != NPU_OK)
+            return NPU_OK; /* keep the one-level plan */
+        int fresh = 0;
+        for (int i = 0; i < g->n_tensors; i++) {
+            fresh += miss[i] && !no[i];
+            no[i] |= miss[i];
+        }
+        if (!miss[g->n_tensors]) { /* every resident tensor in place */
+            *plan = p2;
+            return NPU_OK;
+        }
+        if (!fresh)
+            return NPU_OK; /* a miss no tensor can be blamed for */
+    }
+    return NPU_OK;
+}
 
 npu_status tile_memplan(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc, mp_plan *plan,
                         npu_err *err)
@@ -14,5 +91,7 @@ npu_status tile_memplan(const tgt_target *t, ir_graph *g, const part_schedule *s
         st = mp_plan_graph(g, sched, &mo, plan, err);
     if (st == NPU_OK)
         st = mp_check(g, plan, err);
+    if (st == NPU_OK && has_npu_step(sched))
+        st = two_level(t, g, sched, alloc, mo, plan, err);
     return st;
 }
