@@ -223,6 +223,55 @@ static bool covered(const seg *s, const segs *written)
     return at >= s->s1;
 }
 
+/* Is [a0, a1) written again by a compute of w after its k-th? Only the
+ * last write of a byte goes to a resident tensor: an earlier one (a conv's
+ * tile that an eltwise then rewrites in place) stays in the slot, so that
+ * the resident bytes it would land on (the eltwise's other operand) are
+ * still there when read. */
+static bool written_later(const tile_ctx *c, const tile_work *w, int k, int64_t a0, int64_t a1)
+{
+    for (int k2 = k + 1; k2 < w->n_comp; k2++) {
+        const tile_comp *cp = &c->comp[w->first_comp + k2];
+        tgt_operand ops[TGT_MAX_OPERANDS];
+        int nop = tgt_operands(c->t->isa, tile_insn(c, cp->sem), cp->v, ops);
+        for (int i = 0; i < nop; i++)
+            if (ops[i].write && !ops[i].dram && cp->v[ops[i].addr] < a1 && cp->v[ops[i].addr] + ops[i].bytes > a0)
+                return true;
+    }
+    return false;
+}
+
+/* After the rewrite: a compute's resident write must not meet a resident
+ * read of a later compute of the work, nor one of its own unless both are
+ * the same bytes of an elementwise op (each element read before written). */
+static npu_status check_hazards(tile_ctx *c, const tile_work *w)
+{
+    for (int k = 0; k < w->n_comp; k++) {
+        const tile_comp *cp = &c->comp[w->first_comp + k];
+        tgt_operand ops[TGT_MAX_OPERANDS];
+        int nop = tgt_operands(c->t->isa, tile_insn(c, cp->sem), cp->v, ops);
+        bool elementwise = cp->sem == TGT_SEM_ELTWISE || cp->sem == TGT_SEM_LUT || cp->sem == TGT_SEM_REQUANT;
+        for (int i = 0; i < nop; i++) {
+            int64_t a0 = cp->v[ops[i].addr], a1 = a0 + ops[i].bytes;
+            if (!ops[i].write || ops[i].dram || a0 < c->sram_base)
+                continue;
+            for (int k2 = k; k2 < w->n_comp; k2++) {
+                const tile_comp *cq = &c->comp[w->first_comp + k2];
+                tgt_operand rq[TGT_MAX_OPERANDS];
+                int nr = tgt_operands(c->t->isa, tile_insn(c, cq->sem), cq->v, rq);
+                for (int r = 0; r < nr; r++) {
+                    int64_t b0 = cq->v[rq[r].addr], b1 = b0 + rq[r].bytes;
+                    if (rq[r].write || rq[r].dram || b1 <= a0 || b0 >= a1)
+                        continue;
+                    if (k2 > k || !elementwise || b0 != a0 || b1 != a1)
+                        return miss(c, tensor_at(c, a0), "would be overwritten while a tile still reads it");
+                }
+            }
+        }
+    }
+    return NPU_OK;
+}
+
 static npu_status rewrite_comps(tile_ctx *c, tile_work *w, segs *in, const segs *out)
 {
     segs written = {0};
@@ -234,21 +283,23 @@ static npu_status rewrite_comps(tile_ctx *c, tile_work *w, segs *in, const segs 
         int64_t nv[TGT_F_COUNT];
         memcpy(nv, cp->v, sizeof nv);
         for (int i = 0; i < nop && st == NPU_OK; i++) {
-            int64_t d = 0;
+            int64_t d = 0, a0 = cp->v[ops[i].addr];
             if (ops[i].dram || ops[i].bytes <= 0)
                 continue;
-            st = operand_delta(c, &ops[i], cp->v[ops[i].addr], in, out, &written, &d);
-            if (st == NPU_OK && d && nv[ops[i].addr] != cp->v[ops[i].addr] && nv[ops[i].addr] != cp->v[ops[i].addr] + d)
-                st = miss(c, tensor_at(c, cp->v[ops[i].addr] + d), "is read and written through one field");
+            bool final = ops[i].write && !written_later(c, w, k, a0, a0 + ops[i].bytes);
+            static const segs none = {0};
+            st = operand_delta(c, &ops[i], a0, in, final || !ops[i].write ? out : &none, &written, &d);
+            if (st == NPU_OK && d && nv[ops[i].addr] != a0 && nv[ops[i].addr] != a0 + d)
+                st = miss(c, tensor_at(c, a0 + d), "is read and written through one field");
             if (d)
-                nv[ops[i].addr] = cp->v[ops[i].addr] + d;
+                nv[ops[i].addr] = a0 + d;
         }
         memcpy(cp->v, nv, sizeof nv);
     }
     for (int i = 0; i < out->n && st == NPU_OK; i++)
         if (!covered(&out->s[i], &written))
             st = miss(c, out->s[i].t, "is stored from bytes another tile wrote");
-    return st;
+    return st == NPU_OK ? check_hazards(c, w) : st;
 }
 
 bool tile_resident_io(const tile_ctx *c, const ir_node *n)
