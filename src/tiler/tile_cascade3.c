@@ -266,12 +266,10 @@ static int64_t cost(const tile_ctx *c, const chain *q)
 /* For each chunk width (all the channels, then halving in multiples of
  * mac.cols), the largest fitting band and halvings of it, by the cost
  * above; q is left with the best plan. */
-static npu_status choose(tile_ctx *c, chain *q, bool *found)
+static npu_status choose_once(tile_ctx *c, chain *q, bool whole, bool *found)
 {
     *found = false;
     int64_t cols = c->t->p[TGT_P_MAC_COLS], best_ec = 0, best = 0, best_cost = INT64_MAX;
-    bool whole = tile_resident_io(c, q->e) || tile_resident_io(c, q->d) || (q->p && tile_resident_io(c, q->p)) ||
-                 (q->a && tile_resident_io(c, q->a));
     int64_t ec = q->CE;
     while (ec > cols && !fields_ok(c, q, ec, 1))
         ec = ((ec / 2 + cols - 1) / cols) * cols;
@@ -306,6 +304,19 @@ static npu_status choose(tile_ctx *c, chain *q, bool *found)
         return NPU_OK;
     npu_status st = weights_for(c, q, best_ec);
     *found = st == NPU_OK && sizes(c, q, best);
+    return st;
+}
+
+/* Whole planes (one band) first where an operand is SRAM-resident, so that
+ * it is read in place; else any band (it then goes back to DRAM). */
+static npu_status choose(tile_ctx *c, chain *q, bool *found)
+{
+    bool whole = tile_resident_io(c, q->e) || tile_resident_io(c, q->d) || (q->p && tile_resident_io(c, q->p)) ||
+                 (q->a && tile_resident_io(c, q->a));
+    *found = false;
+    npu_status st = whole ? choose_once(c, q, true, found) : NPU_OK;
+    if (st == NPU_OK && !*found)
+        st = choose_once(c, q, false, found);
     return st;
 }
 

@@ -14,16 +14,21 @@
 enum { TRIALS = 4 };
 
 /* Builds plan's program into scratch buffers: the SRAM its tiles use, the
- * resident tensors it could not use in place (miss, when non-NULL). */
+ * static cycles of its layers, the resident tensors it could not use in
+ * place (miss, when non-NULL). */
 static npu_status trial(const tgt_target *t, ir_graph *g, const part_schedule *sched, const mp_plan *plan,
-                        npu_alloc alloc, char *miss, int64_t *sram_peak, npu_err *err)
+                        npu_alloc alloc, char *miss, int64_t *sram_peak, int64_t *cycles, npu_err *err)
 {
     emit_blob consts;
     emit_blob_init(&consts, alloc);
     tile_program prog;
     npu_status st = tile_build_ex(t, g, sched, plan, &consts, alloc, miss, &prog, err);
-    if (st == NPU_OK)
+    if (st == NPU_OK) {
         *sram_peak = prog.sram_peak;
+        *cycles = 0;
+        for (int i = 0; i < prog.n_layers; i++)
+            *cycles += prog.layers[i].cycles;
+    }
     tile_program_free(&prog, alloc);
     emit_blob_free(&consts);
     return st;
@@ -37,16 +42,29 @@ static bool has_npu_step(const part_schedule *sched)
     return false;
 }
 
-/* The two-level plan into *plan when one checks and builds with every
- * resident tensor in place; *plan is left alone otherwise. */
+/* The two-level plan into *plan when one checks, builds with every
+ * resident tensor in place and takes no more static cycles than the
+ * one-level plan; *plan is left alone otherwise. The cascades are decided
+ * again for the SRAM the residents leave (a cascade chosen for the whole
+ * SRAM may not fit below them). */
 static npu_status two_level(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc,
                             mp_options mo, mp_plan *plan, npu_err *err)
 {
-    int64_t peak = 0;
+    int64_t peak = 0, cycles1 = 0, cycles2 = 0;
     npu_err e;
-    if (trial(t, g, sched, plan, alloc, NULL, &peak, &e) != NPU_OK)
+    if (trial(t, g, sched, plan, alloc, NULL, &peak, &cycles1, &e) != NPU_OK)
         return NPU_OK; /* the real build will say why */
     mo.sram_bytes = (t->p[TGT_P_SRAM_BYTES] - peak - 16) & ~(int64_t)15;
+    if (mo.sram_bytes <= 0)
+        return NPU_OK;
+    tgt_target below = *t;
+    below.p[TGT_P_SRAM_BYTES] -= mo.sram_bytes;
+    int *group = npu_arena_alloc(g->arena, sizeof(int) * (size_t)(g->n_nodes + 1));
+    if (!group)
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    if (tile_cascades(&below, g, sched, alloc, group, &e) != NPU_OK)
+        return NPU_OK;
+    mo.group = group;
     char *no = npu_arena_alloc(g->arena, (size_t)g->n_tensors + 1);
     if (!no)
         return npu_fail(err, NPU_EINTERNAL, "out of memory");
@@ -63,7 +81,7 @@ static npu_status two_level(const tgt_target *t, ir_graph *g, const part_schedul
         if (!miss)
             return npu_fail(err, NPU_EINTERNAL, "out of memory");
         memset(miss, 0, (size_t)g->n_tensors + 1);
-        if (trial(t, g, sched, &p2, alloc, miss, &peak, &e) != NPU_OK)
+        if (trial(t, g, sched, &p2, alloc, miss, &peak, &cycles2, &e) != NPU_OK)
             return NPU_OK; /* keep the one-level plan */
         int fresh = 0;
         for (int i = 0; i < g->n_tensors; i++) {
@@ -71,7 +89,8 @@ static npu_status two_level(const tgt_target *t, ir_graph *g, const part_schedul
             no[i] |= miss[i];
         }
         if (!miss[g->n_tensors]) { /* every resident tensor in place */
-            *plan = p2;
+            if (cycles2 <= cycles1)
+                *plan = p2;
             return NPU_OK;
         }
         if (!fresh)
