@@ -191,6 +191,11 @@ typedef struct tgt_opts {
     npu_alloc alloc;         /* .fn NULL: malloc */
     const char *search_path; /* ':'-separated directories; NULL: $NPUCC_TARGET_PATH */
     const char *exe_dir;     /* NULL: the directory of /proc/self/exe */
+    /* An ISA already loaded (tgt_isa_load), used instead of reading and
+     * parsing again for a target whose ISA resolves to its file: many
+     * targets of one ISA (a sweep, a fuzzer) share it. The caller keeps it
+     * alive as long as the targets. NULL: each target parses its own. */
+    const tgt_isa *isa;
 } tgt_opts;
 
 /* name_or_path: a path (contains '/' or ends in .yaml) or a target name,

@@ -343,10 +343,13 @@ static npu_status load(tgt_ld *L, const tgt_opts *opts, const char *dir)
         return yfail(y, v, "target names ISA '%s' that cannot be found: %s", isa_name, sub.msg);
     char *text;
     size_t len;
-    if ((st = tgt_read_file(L->a, path, &text, &len, y->err)) ||
-        (st = tgt_isa_parse_in(L->a, t->alloc, path, text, len, &t->own_isa, y->err)))
+    if (opts && opts->isa && opts->isa->file && !strcmp(opts->isa->file, path))
+        t->isa = opts->isa;
+    else if ((st = tgt_read_file(L->a, path, &text, &len, y->err)) ||
+             (st = tgt_isa_parse_in(L->a, t->alloc, path, text, len, &t->own_isa, y->err)))
         return st;
-    t->isa = t->own_isa;
+    else
+        t->isa = t->own_isa;
     yaml_node_t *n;
     if ((st = yreq(y, root, "npu", "the target", &n)) || (st = parse_npu(L, n)) ||
         (st = yreq(y, root, "host", "the target", &n)) || (st = parse_host(L, n)) ||
