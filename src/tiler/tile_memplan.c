@@ -42,61 +42,74 @@ static bool has_npu_step(const part_schedule *sched)
     return false;
 }
 
-/* The two-level plan into *plan when one checks, builds with every
- * resident tensor in place and takes no more static cycles than the
- * one-level plan; *plan is left alone otherwise. The cascades are decided
- * again for the SRAM the residents leave (a cascade chosen for the whole
- * SRAM may not fit below them). */
-static npu_status two_level(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc,
-                            mp_options mo, mp_plan *plan, npu_err *err)
+/* The two-level plan for a capacity of cap bytes into *best when it
+ * checks, builds with every resident tensor in place and takes fewer static
+ * cycles than *best_cycles. The cascades are decided again for the SRAM
+ * the residents leave (a cascade chosen for the whole SRAM may not fit
+ * below them). */
+static npu_status at_capacity(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc,
+                              mp_options mo, int64_t cap, mp_plan *best, int64_t *best_cycles, npu_err *err)
 {
-    int64_t peak = 0, cycles1 = 0, cycles2 = 0;
+    int64_t peak = 0, cycles = 0;
     npu_err e;
-    if (trial(t, g, sched, plan, alloc, NULL, &peak, &cycles1, &e) != NPU_OK)
-        return NPU_OK; /* the real build will say why */
-    mo.sram_bytes = (t->p[TGT_P_SRAM_BYTES] - peak - 16) & ~(int64_t)15;
-    if (mo.sram_bytes <= 0)
-        return NPU_OK;
     tgt_target below = *t;
-    below.p[TGT_P_SRAM_BYTES] -= mo.sram_bytes;
+    below.p[TGT_P_SRAM_BYTES] -= cap;
     int *group = npu_arena_alloc(g->arena, sizeof(int) * (size_t)(g->n_nodes + 1));
-    if (!group)
+    char *no = npu_arena_alloc(g->arena, (size_t)g->n_tensors + 1);
+    char *miss = npu_arena_alloc(g->arena, (size_t)g->n_tensors + 1);
+    if (!group || !no || !miss)
         return npu_fail(err, NPU_EINTERNAL, "out of memory");
     if (tile_cascades(&below, g, sched, alloc, group, &e) != NPU_OK)
         return NPU_OK;
-    mo.group = group;
-    char *no = npu_arena_alloc(g->arena, (size_t)g->n_tensors + 1);
-    if (!no)
-        return npu_fail(err, NPU_EINTERNAL, "out of memory");
     memset(no, 0, (size_t)g->n_tensors + 1);
-    mo.no_sram = no;
-    for (int k = 0; k < TRIALS && mo.sram_bytes > 0; k++) {
+    mo.group = group, mo.no_sram = no, mo.sram_bytes = cap;
+    for (int k = 0; k < TRIALS; k++) {
         mp_plan p2;
         npu_status st = mp_plan_graph(g, sched, &mo, &p2, err);
         if (st == NPU_OK)
             st = mp_check(g, &p2, err);
         if (st != NPU_OK || p2.sram_tensors == 0)
             return st;
-        char *miss = npu_arena_alloc(g->arena, (size_t)g->n_tensors + 1);
-        if (!miss)
-            return npu_fail(err, NPU_EINTERNAL, "out of memory");
         memset(miss, 0, (size_t)g->n_tensors + 1);
-        if (trial(t, g, sched, &p2, alloc, miss, &peak, &cycles2, &e) != NPU_OK)
-            return NPU_OK; /* keep the one-level plan */
+        if (trial(t, g, sched, &p2, alloc, miss, &peak, &cycles, &e) != NPU_OK)
+            return NPU_OK; /* not at this capacity */
         int fresh = 0;
         for (int i = 0; i < g->n_tensors; i++) {
             fresh += miss[i] && !no[i];
             no[i] |= miss[i];
         }
         if (!miss[g->n_tensors]) { /* every resident tensor in place */
-            if (cycles2 <= cycles1)
-                *plan = p2;
+            if (cycles < *best_cycles)
+                *best = p2, *best_cycles = cycles;
             return NPU_OK;
         }
         if (!fresh)
             return NPU_OK; /* a miss no tensor can be blamed for */
     }
     return NPU_OK;
+}
+
+/* The two-level plan into *plan when one beats the one-level plan's static
+ * cycles; *plan is left alone otherwise. Capacities tried: what the
+ * one-level tiles leave, and half and a quarter of the SRAM (smaller tiles,
+ * more residents), the fewest cycles winning. */
+static npu_status two_level(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc,
+                            mp_options mo, mp_plan *plan, npu_err *err)
+{
+    int64_t peak = 0, cycles = 0, sram = t->p[TGT_P_SRAM_BYTES];
+    npu_err e;
+    if (trial(t, g, sched, plan, alloc, NULL, &peak, &cycles, &e) != NPU_OK)
+        return NPU_OK; /* the real build will say why */
+    int64_t caps[3] = {(sram - peak - 16) & ~(int64_t)15, sram / 2, sram / 4};
+    npu_status st = NPU_OK;
+    for (int i = 0; i < 3 && st == NPU_OK; i++) {
+        bool again = caps[i] <= 0;
+        for (int k = 0; k < i; k++)
+            again |= caps[k] == caps[i];
+        if (!again)
+            st = at_capacity(t, g, sched, alloc, mo, caps[i], plan, &cycles, err);
+    }
+    return st;
 }
 
 npu_status tile_memplan(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc, mp_plan *plan,
