@@ -669,6 +669,19 @@ static void concat_stats(planner *pl, mp_plan *out)
     }
 }
 
+/* The SRAM level (choose_sram) into out, and the DRAM arena placed again
+ * without it (*total, *lower). */
+static npu_status plan_sram_level(planner *pl, const mp_options *o, const part_schedule *sched, mp_plan *out,
+                                  int64_t *total, int64_t *lower, npu_err *err)
+{
+    npu_status st = choose_sram(pl, o, sched, &out->sram_bytes, &out->sram_lower_bound, err);
+    if (st == NPU_OK && out->sram_bytes > 0)
+        st = place_arena(pl, o, total, lower, err);
+    for (int t = 0; t < pl->nt; t++)
+        out->sram_tensors += pl->level[t] == MP_LEVEL_SRAM;
+    return st;
+}
+
 #define SCRATCH(ptr, count) ((ptr) = npu_arena_alloc(tmp, sizeof *(ptr) * (size_t)((count) > 0 ? (count) : 1)))
 
 npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_options *opts, mp_plan *out,
@@ -744,18 +757,10 @@ npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_optio
             }
         }
     }
-    int64_t sram_total = 0, sram_lower = 0;
-    if (st == NPU_OK && o->sram_bytes > 0) {
-        st = choose_sram(&pl, o, sched, &sram_total, &sram_lower, err);
-        if (st == NPU_OK && sram_total > 0) /* the DRAM arena without the residents */
-            st = place_arena(&pl, o, &total, &lower, err);
-    }
+    if (st == NPU_OK && o->sram_bytes > 0)
+        st = plan_sram_level(&pl, o, sched, out, &total, &lower, err);
     if (st == NPU_OK) {
         out->n_tensors = nt;
-        out->sram_bytes = sram_total;
-        out->sram_lower_bound = sram_lower;
-        for (int t = 0; t < nt; t++)
-            out->sram_tensors += pl.level[t] == MP_LEVEL_SRAM;
         out->by_step = pl.by_step;
         out->n_steps = sched->n_steps;
         out->n_positions = pl.np;
