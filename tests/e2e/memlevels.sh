@@ -29,6 +29,9 @@ for tf in targets/*.yaml; do
     if [ $t = edge-v1 ]; then
         out=$($PY tests/e2e/plan_check.py $W/$t.json $W/$t.sim.json 1.1) && ok "memlevels $t: $(echo "$out" | tr '\n' ';')" ||
             bad "memlevels $t: $out"
+        rep=$($B/npucc --target $tf --calib examples/fmnist/calib --report -o $W/rep.npub $M 2>&1)
+        echo "$rep" | grep -q "^homes: .*/conv2/conv2.0/Conv_output_0:q sram" && echo "$rep" | grep -q "^memory: SRAM level" &&
+            ok "memlevels $t: --report gives each tensor's home" || bad "memlevels $t: --report lacks the homes"
         n=$($PY -c "import json,sys; print(sum(b['level']=='sram' for b in json.load(open(sys.argv[1]))['memory']['plan']))" $W/$t.json)
         [ "$n" -gt 0 ] && ok "memlevels $t: $n tensors SRAM-resident" || bad "memlevels $t: nothing SRAM-resident"
     else
