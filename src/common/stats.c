@@ -55,8 +55,10 @@ void npu_stats_write_json(const npu_stats *s, FILE *out)
             npu_stats_mac_utilization(s), s->dram_read_bytes, s->dram_write_bytes);
     fprintf(out,
             "  \"memory\": {\"arena_bytes\": %" PRIu64 ", \"arena_lower_bound_bytes\": %" PRIu64
-            ", \"sram_peak_bytes\": %" PRIu64 ", \"weights_bytes\": %" PRIu64 ",\n    \"plan\": [",
-            s->arena_bytes, s->arena_lower_bound_bytes, s->sram_peak_bytes, s->weights_bytes);
+            ", \"sram_peak_bytes\": %" PRIu64 ", \"weights_bytes\": %" PRIu64 ",\n    \"sram_resident_bytes\": %" PRIu64
+            ", \"sram_resident_lower_bound_bytes\": %" PRIu64 ",\n    \"plan\": [",
+            s->arena_bytes, s->arena_lower_bound_bytes, s->sram_peak_bytes, s->weights_bytes, s->sram_resident_bytes,
+            s->sram_resident_lower_bound_bytes);
     for (int i = 0; i < s->n_plan; i++) {
         const npu_stats_buffer *b = &s->plan[i];
         fprintf(out, "%s\n      {\"tensor\": ", i ? "," : "");
@@ -67,6 +69,9 @@ void npu_stats_write_json(const npu_stats *s, FILE *out)
             fprintf(out, ", \"alias_of\": ");
             npu_json_string(out, b->alias_of);
         }
+        if (b->level)
+            fprintf(out, ", \"first_pos\": %d, \"last_pos\": %d, \"level\": \"%s\"", b->first_pos, b->last_pos,
+                    b->level);
         fputc('}', out);
     }
     fprintf(out, "%s]},\n  \"io\": [", s->n_plan ? "\n    " : "");

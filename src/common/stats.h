@@ -46,6 +46,10 @@ typedef struct npu_stats_buffer {
     uint64_t offset, size;
     int first, last;       /* step of the first write and the last read */
     const char *alias_of;  /* root tensor, or NULL */
+    /* added fields (written when level is non-NULL): the planner's node
+     * positions of the lifetime, and the memory level ("dram", "sram") */
+    int first_pos, last_pos;
+    const char *level;
 } npu_stats_buffer;
 
 /* A model input or output as the application sees it. */
@@ -70,6 +74,7 @@ typedef struct npu_stats {
     double peak_macs_per_cycle; /* mac_utilization = macs / (cycles_npu * peak) */
     uint64_t dram_read_bytes, dram_write_bytes;
     uint64_t arena_bytes, arena_lower_bound_bytes, sram_peak_bytes, weights_bytes;
+    uint64_t sram_resident_bytes, sram_resident_lower_bound_bytes; /* the SRAM level of the memory plan */
     int n_plan;
     const npu_stats_buffer *plan;
     int n_layers;

@@ -127,10 +127,13 @@ npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph 
         if (p->region != MP_REGION_ARENA || p->offset < 0)
             continue;
         bufs[n_plan++] = (npu_stats_buffer){g->tensors[i]->name, (uint64_t)p->offset, (uint64_t)p->size, p->first,
-                                            p->last, p->alias_of >= 0 ? g->tensors[p->alias_of]->name : NULL};
+                                            p->last, p->alias_of >= 0 ? g->tensors[p->alias_of]->name : NULL,
+                                            p->first_pos, p->last_pos, p->level == MP_LEVEL_SRAM ? "sram" : "dram"};
     }
     s.arena_bytes = (uint64_t)plan->region_bytes[MP_REGION_ARENA];
     s.arena_lower_bound_bytes = (uint64_t)plan->arena_lower_bound;
+    s.sram_resident_bytes = (uint64_t)plan->sram_bytes;
+    s.sram_resident_lower_bound_bytes = (uint64_t)plan->sram_lower_bound;
     s.sram_peak_bytes = prog ? (uint64_t)prog->sram_peak : 0;
     s.weights_bytes = info->weights_bytes;
     s.n_plan = n_plan, s.plan = bufs;
@@ -155,6 +158,7 @@ npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph 
                 "static %.1f), area %.3f mm^2\n", s.energy.total, s.energy.mac, s.energy.sram, s.energy.dram,
                 s.energy.flash, s.energy.vector, s.energy.host, s.energy.leak, s.area.total);
         mp_report(plan, out); /* arena, bound, concats, splits */
+        mp_report_homes(plan, g, out);
         fprintf(out, "weights %llu B, SRAM peak %llu B, host scratch %u B\n", (unsigned long long)s.weights_bytes,
                 (unsigned long long)s.sram_peak_bytes, info->scratch_bytes);
     }

@@ -90,6 +90,11 @@ static uint32_t register_tensor(emitter *e, const ir_tensor *t)
             e->st = npu_fail(e->err, NPU_EINTERNAL, "tensor '%s' has no place in the memory plan", t->name);
             return NPUB_NONE;
         }
+        if (p->level == MP_LEVEL_SRAM) { /* the host cannot reach the NPU's SRAM */
+            e->st = npu_fail(e->err, NPU_EINTERNAL, "tensor '%s' is SRAM-resident, yet the binary refers to it",
+                             t->name);
+            return NPUB_NONE;
+        }
         nt.region = (uint8_t)p->region;
         nt.offset = (uint32_t)p->offset;
         if (p->alias_of >= 0 && p->alias_of != t->id)

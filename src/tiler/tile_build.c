@@ -169,13 +169,14 @@ npu_status tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *
 
 static bool same_place(const mp_plan *p, const ir_tensor *a, const ir_tensor *b)
 {
-    return p->t[a->id].region == p->t[b->id].region && p->t[a->id].offset == p->t[b->id].offset;
+    return p->t[a->id].region == p->t[b->id].region && p->t[a->id].level == p->t[b->id].level &&
+           p->t[a->id].offset == p->t[b->id].offset;
 }
 
 static bool overlap(const mp_plan *p, const ir_tensor *a, const ir_tensor *b)
 {
     const mp_tensor *x = &p->t[a->id], *y = &p->t[b->id];
-    return x->region == y->region && x->offset < y->offset + y->size && y->offset < x->offset + x->size;
+    return x->region == y->region && x->level == y->level && x->offset < y->offset + y->size && y->offset < x->offset + x->size;
 }
 
 /* A depthwise conv n whose output only the 1x1 conv m reads (stride 1, no
@@ -487,8 +488,22 @@ static npu_status exact_sizes(tile_ctx *c, tile_program *out, int *cap_layers, i
 npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedule *sched, const mp_plan *plan,
                       emit_blob *consts, npu_alloc alloc, tile_program *out, npu_err *err)
 {
+    return tile_build_ex(t, g, sched, plan, consts, alloc, NULL, out, err);
+}
+
+npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_schedule *sched, const mp_plan *plan,
+                         emit_blob *consts, npu_alloc alloc, char *miss, tile_program *out, npu_err *err)
+{
     memset(out, 0, sizeof *out);
-    tile_ctx c = {.t = t, .g = g, .plan = plan, .consts = consts, .alloc = alloc, .err = err};
+    /* the SRAM level sits at the top of the SRAM; the tiles get what lies below it */
+    tgt_target below = *t;
+    int64_t level = (plan->sram_bytes + 15) & ~(int64_t)15;
+    below.p[TGT_P_SRAM_BYTES] = (t->p[TGT_P_SRAM_BYTES] - level) & ~(int64_t)15;
+    if (level > 0 && below.p[TGT_P_SRAM_BYTES] <= 0)
+        return npu_fail(err, NPU_EINTERNAL, "tiler: the SRAM level (%lld bytes) leaves no SRAM for tiles",
+                        (long long)level);
+    tile_ctx c = {.t = &below, .t_full = t, .g = g, .plan = plan, .consts = consts, .alloc = alloc, .err = err,
+                  .sram_base = below.p[TGT_P_SRAM_BYTES], .miss = miss};
     c.const_off = npu_malloc(alloc, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
     int *group = npu_malloc(alloc, sizeof(int) * (size_t)(g->n_nodes + 1));
     int n_npu = 0;
@@ -525,7 +540,7 @@ npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedul
     }
     out->words = c.words;
     out->n_words = c.n_words;
-    out->sram_peak = c.sram_peak;
+    out->sram_peak = c.sram_peak + (level > 0 ? t->p[TGT_P_SRAM_BYTES] - c.sram_base : 0);
     return NPU_OK;
 }
 
