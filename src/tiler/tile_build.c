@@ -205,6 +205,8 @@ static npu_status lower_cascade(tile_ctx *c, const ir_node *const *nd, int len, 
     npu_status st = tile_chain(c, nd, len, done);
     if (st == NPU_OK && !*done && len == 2 && dw_pw_shape(c, nd[0], nd[1]))
         st = tile_dw_pw(c, nd[0], nd[1], done);
+    if (st == NPU_OK && !*done && len == 2) /* an activation table in the conv's output stage */
+        st = tile_conv_lut(c, nd[0], nd[1], done);
     return st;
 }
 

@@ -18,7 +18,11 @@ typedef struct win {
     int64_t wbytes_el2; /* weight bytes per two elements: 1 (int4) or 2 (int8) */
     const ir_node *fuse; /* an eltwise node applied to each output tile (tile_conv_fused), or NULL */
     bool in_place;       /* fused, and the output overwrites the conv's own input (same shape, stride 1) */
+    const ir_node *lut;  /* an npu.Lut run in the conv's output stage (epi_lut, tile_conv_lut), or NULL */
 } win;
+
+/* The epilogue table's SRAM: 256 bytes at a 512-aligned address (conv's table field has scale 512). */
+enum { EPI_TABLE_BYTES = 512 + 256 };
 
 typedef struct plan {
     int64_t ct, icc, oht, owt; /* channel tile, reduction chunk, output rows, cols */
@@ -71,7 +75,7 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
     p->in_slots = in_loads > 1 ? 2 : 1;
     p->w_slots = w_loads > 1 ? 2 : 1;
     p->out_slots = tiles > 1 ? 2 : 1;
-    int64_t total = 16 * 4 + p->in_slots * p->in_slot + p->w_slots * p->w_slot +
+    int64_t total = 16 * 4 + (w->lut ? EPI_TABLE_BYTES : 0) + p->in_slots * p->in_slot + p->w_slots * p->w_slot +
                     (w->fuse ? 2 : 1) * p->out_slots * p->out_slot + p->psum; /* fused: the other operand's tile */
     if (total > c->t->p[TGT_P_SRAM_BYTES])
         return false;
@@ -270,8 +274,8 @@ typedef struct qfields {
 /* Where the layer's tensors live and which SRAM slots its tiles rotate
  * through (two of each kind at most: double buffering). */
 typedef struct conv_bufs {
-    int xr, yr, fr;
-    int64_t xoff, yoff, foff, elt[TGT_F_COUNT];
+    int xr, yr, fr, tr;
+    int64_t xoff, yoff, foff, toff, table, elt[TGT_F_COUNT]; /* tr/toff: the epilogue table in consts */
     bool conv_is_a; /* fused: the conv's tile is the eltwise's a (else its b) */
     int64_t in_s[2], w_s[2], out_s[2], psum, f_s[2];
 } conv_bufs;
@@ -289,7 +293,9 @@ static npu_status resolve_addrs(tile_ctx *c, const ir_node *n, const win *w, con
 {
     npu_status st = tile_tensor_addr(c, n->inputs[0], &io->xr, &io->xoff);
     if (st == NPU_OK)
-        st = tile_tensor_addr(c, (w->fuse ? w->fuse : n)->outputs[0], &io->yr, &io->yoff);
+        st = tile_tensor_addr(c, (w->fuse ? w->fuse : w->lut ? w->lut : n)->outputs[0], &io->yr, &io->yoff);
+    if (st == NPU_OK && w->lut)
+        st = tile_tensor_addr(c, w->lut->inputs[1], &io->tr, &io->toff);
     io->conv_is_a = true;
     io->fr = 0;
     io->foff = 0;
@@ -306,9 +312,11 @@ static npu_status resolve_addrs(tile_ctx *c, const ir_node *n, const win *w, con
 static npu_status place_buffers(tile_ctx *c, const win *w, const plan *p, conv_bufs *io)
 {
     io->in_s[0] = io->in_s[1] = -1, io->out_s[0] = io->out_s[1] = -1;
-    io->w_s[0] = io->w_s[1] = 0, io->f_s[0] = io->f_s[1] = 0, io->psum = 0;
-    tile_sram_req rq[9];
+    io->w_s[0] = io->w_s[1] = 0, io->f_s[0] = io->f_s[1] = 0, io->psum = 0, io->table = 0;
+    tile_sram_req rq[10];
     int nr = 0;
+    if (w->lut)
+        rq[nr++] = (tile_sram_req){EPI_TABLE_BYTES, &io->table};
     for (int i = 0; i < p->in_slots; i++)
         rq[nr++] = (tile_sram_req){p->in_slot, &io->in_s[i]};
     for (int i = 0; i < p->w_slots && p->w_slot; i++)
@@ -320,6 +328,7 @@ static npu_status place_buffers(tile_ctx *c, const win *w, const plan *p, conv_b
     for (int i = 0; i < p->out_slots && w->fuse; i++)
         rq[nr++] = (tile_sram_req){p->out_slot, &io->f_s[i]};
     npu_status st = tile_sram_place(c, rq, nr, "tiler bug: planned buffers exceed the SRAM");
+    io->table = (io->table + 511) & ~(int64_t)511;
     if (st == NPU_OK &&
         (c->sram_used > c->t->p[TGT_P_SRAM_BYTES] || io->in_s[0] < 0 || io->out_s[0] < 0 || io->psum < 0))
         st = tile_fail(c, "tiler bug: planned buffers exceed the SRAM");
@@ -438,6 +447,8 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
             st = npu_fail(c->err, NPU_EINTERNAL, "out of memory");
             break;
         }
+        if (w->lut && t == 0) /* the epilogue's table, resident for the layer */
+            tile_load(wk, (tile_box){io.tr, io.toff, io.table, 1, 1, 256, 256, 256, 256, 256});
         if (in_key != prev_in) {
             cur_in = io.in_s[in_loads++ % p->in_slots];
             tile_load(wk, tile_box_chw(io.xr, io.xoff + ((g.b * w->C + cin0) * w->H + g.ay.i0) * w->W + g.ax.i0, w->H,
@@ -451,6 +462,10 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
         }
         int64_t dst = io.out_s[t % p->out_slots];
         st = emit_chunks(c, wk, w, p, q, &g, cur_in, cur_w, dst, io.psum);
+        if (w->lut && st == NPU_OK) { /* the last chunk writes dst: its output stage looks the table up */
+            tile_comp *last = &c->comp[wk->first_comp + wk->n_comp - 1];
+            last->v[TGT_F_EPI_LUT] = 1, last->v[TGT_F_TABLE] = io.table;
+        }
         if (w->fuse && st == NPU_OK)
             st = emit_fused(c, wk, w, &io, &g, io.f_s[t % p->out_slots], dst);
         if (st != NPU_OK)
@@ -514,13 +529,14 @@ static npu_status conv_win(tile_ctx *c, const ir_node *n, const ir_node *fuse, b
     return NPU_OK;
 }
 
-static npu_status conv(tile_ctx *c, const ir_node *n, const ir_node *fuse, bool in_place)
+static npu_status conv(tile_ctx *c, const ir_node *n, const ir_node *fuse, bool in_place, const ir_node *lut)
 {
     win w;
     nk_qconv2d_params k;
     npu_status st = conv_win(c, n, fuse, in_place, &w, &k);
     if (st != NPU_OK)
         return st;
+    w.lut = lut;
     qfields q = {k.in_zp, k.out_zp, k.act_min, k.act_max, 0, 0, 0, 0};
     return run_window(c, n, &w, &q);
 }
@@ -537,7 +553,7 @@ int64_t tile_conv_estimate(tile_ctx *c, const ir_node *n)
 
 npu_status tile_conv(tile_ctx *c, const ir_node *n)
 {
-    return conv(c, n, NULL, false);
+    return conv(c, n, NULL, false, NULL);
 }
 
 npu_status tile_conv_block(tile_ctx *c, const ir_node *n, int64_t o0, int64_t ct, int64_t icc, bool build,
@@ -568,7 +584,7 @@ npu_status tile_conv_info(tile_ctx *c, const ir_node *n, bool build, tile_convin
 
 npu_status tile_conv_fused(tile_ctx *c, const ir_node *n, const ir_node *m, bool in_place, bool *done)
 {
-    npu_status st = conv(c, n, m, in_place);
+    npu_status st = conv(c, n, m, in_place, NULL);
     *done = !(in_place && st == NPU_EUSER && c->n_work == 0 && c->n_words_at_layer == c->n_words);
     return *done ? st : NPU_OK;
 }
@@ -588,4 +604,26 @@ npu_status tile_pool(tile_ctx *c, const ir_node *n)
     if (k.dil_h != 1 || k.dil_w != 1)
         return tile_fail(c, "dilated pool");
     return run_window(c, n, &w, &q);
+}
+
+bool tile_conv_lut_ok(const tile_ctx *c, const ir_node *n, const ir_node *m)
+{
+    if (n->op != IR_OP_CONV || m->op != IR_OP_LUT || m->n_inputs != 2 || m->inputs[0] != n->outputs[0])
+        return false;
+    const ir_tensor *y = n->outputs[0], *z = m->outputs[0], *tab = m->inputs[1];
+    if (ir_use_count(c->g, y) != 1 || (y->flags & IR_TENSOR_OUTPUT) || y->dtype != IR_I8 || z->dtype != IR_I8 ||
+        !tab->data || tab->dtype != IR_I8 || ir_tensor_numel(tab) != 256 || !ir_shape_equal(y, z))
+        return false;
+    for (int s = 0; s < 2; s++) { /* both datapaths: which one runs the conv is decided later */
+        int i = tile_insn(c, s ? TGT_SEM_DWCONV : TGT_SEM_CONV);
+        if (i >= 0 && (!tgt_insn_field(c->t->isa, i, TGT_F_EPI_LUT) || !tgt_insn_field(c->t->isa, i, TGT_F_TABLE)))
+            return false;
+    }
+    return true;
+}
+
+npu_status tile_conv_lut(tile_ctx *c, const ir_node *n, const ir_node *m, bool *done)
+{
+    *done = tile_conv_lut_ok(c, n, m);
+    return *done ? conv(c, n, NULL, false, m) : NPU_OK;
 }

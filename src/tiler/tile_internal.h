@@ -190,6 +190,12 @@ int64_t tile_conv_estimate(tile_ctx *c, const ir_node *n);
  * output lies exactly on the conv's input; when no plan can do that safely,
  * *done is false and nothing was emitted. */
 npu_status tile_conv_fused(tile_ctx *c, const ir_node *n, const ir_node *m, bool in_place, bool *done);
+/* A conv whose output only the npu.Lut m reads (int8 to int8, same shape): the
+ * table runs in the conv's output stage (epi_lut), the conv's own output
+ * never leaves the MAC array. *done false (nothing emitted) when the ISA has
+ * no epilogue table or the pair does not qualify. */
+bool tile_conv_lut_ok(const tile_ctx *c, const ir_node *n, const ir_node *m);
+npu_status tile_conv_lut(tile_ctx *c, const ir_node *n, const ir_node *m, bool *done);
 npu_status tile_pool(tile_ctx *c, const ir_node *n);
 npu_status tile_matmul(tile_ctx *c, const ir_node *n);
 /* MatMul of two activations (tile_bmm.c): batched, broadcast, B transposed by the DMA. */
