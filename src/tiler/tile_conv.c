@@ -21,8 +21,8 @@ typedef struct win {
     const ir_node *lut;  /* an npu.Lut run in the conv's output stage (epi_lut, tile_conv_lut), or NULL */
 } win;
 
-/* The epilogue table's SRAM: 256 bytes at a 512-aligned address (conv's table field has scale 512). */
-enum { EPI_TABLE_BYTES = 512 + 256 };
+/* The epilogue table's SRAM: 256 bytes at a 1024-aligned address (npu-v1 conv's table field has scale 1024). */
+enum { EPI_TABLE_ALIGN = 1024, EPI_TABLE_BYTES = EPI_TABLE_ALIGN + 256 };
 
 typedef struct plan {
     int64_t ct, icc, oht, owt; /* channel tile, reduction chunk, output rows, cols */
@@ -328,7 +328,7 @@ static npu_status place_buffers(tile_ctx *c, const win *w, const plan *p, conv_b
     for (int i = 0; i < p->out_slots && w->fuse; i++)
         rq[nr++] = (tile_sram_req){p->out_slot, &io->f_s[i]};
     npu_status st = tile_sram_place(c, rq, nr, "tiler bug: planned buffers exceed the SRAM");
-    io->table = (io->table + 511) & ~(int64_t)511;
+    io->table = (io->table + EPI_TABLE_ALIGN - 1) & ~(int64_t)(EPI_TABLE_ALIGN - 1);
     if (st == NPU_OK &&
         (c->sram_used > c->t->p[TGT_P_SRAM_BYTES] || io->in_s[0] < 0 || io->out_s[0] < 0 || io->psum < 0))
         st = tile_fail(c, "tiler bug: planned buffers exceed the SRAM");
