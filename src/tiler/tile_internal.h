@@ -196,6 +196,12 @@ npu_status tile_conv_fused(tile_ctx *c, const ir_node *n, const ir_node *m, bool
  * no epilogue table or the pair does not qualify. */
 bool tile_conv_lut_ok(const tile_ctx *c, const ir_node *n, const ir_node *m);
 npu_status tile_conv_lut(tile_ctx *c, const ir_node *n, const ir_node *m, bool *done);
+/* An eltwise m (one operand C x 1 x 1: squeeze-excite's scale) whose output
+ * only the conv n reads: each input tile of n is loaded from m's full-size
+ * operand and combined with the resident C bytes in SRAM before the conv
+ * reads it; m's output never goes to DRAM. *done false when it does not apply. */
+bool tile_conv_pre_ok(const tile_ctx *c, const ir_node *m, const ir_node *n);
+npu_status tile_conv_pre(tile_ctx *c, const ir_node *m, const ir_node *n, bool *done);
 npu_status tile_pool(tile_ctx *c, const ir_node *n);
 npu_status tile_matmul(tile_ctx *c, const ir_node *n);
 /* MatMul of two activations (tile_bmm.c): batched, broadcast, B transposed by the DMA. */
