@@ -99,14 +99,14 @@ npu_status simfw_run(const simfw_options *o, simfw_result *res, npu_err *err)
         fputs("{\"traceEvents\":[\n", o->trace);
     if (st == NPU_OK) {
         st = sim_run(s, &res->run, err);
+        if (st != NPU_OK) /* a guest fault: name the firmware (boot errors name their file already) */
+            npu_err_prefix(err, "%s", o->firmware);
         if (o->trace)
             fputs("\n]}\n", o->trace);
     }
     res->cfg = r.cfg;
     if (r.npu)
         fill_stats(&r, o, res);
-    if (st != NPU_OK)
-        npu_err_prefix(err, "%s", o->firmware);
     if (r.npu)
         npu_model_free(r.npu);
     sim_free(s);
