@@ -89,6 +89,7 @@ typedef struct tile_ctx {
     int64_t lay_dram_bytes, lay_sram; /* of the current layer */
     int lay_tiles;
     bool gate_next;          /* the next pipeline orders store j after the loads of work j+1 */
+    int64_t prev_hi;         /* SRAM below this may be in use by the previous pipeline (tile_pipeline) */
     size_t n_words_at_layer; /* words when the current layer began */
 } tile_ctx;
 

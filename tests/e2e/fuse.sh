@@ -6,7 +6,8 @@
 # and the SE scale on the projection conv's input tiles: the per-layer cycles
 # of npu.Lut and Mul (npusim --stats-json) must be a fraction of the convs'.
 # On edge-v1-narrow (no epilogue table, four tokens) they run apart, so the
-# same measure there is far above it. Usage: tests/e2e/fuse.sh [BUILD]
+# same measure there is far above it. The next layer's weights load while
+# the current one computes: on edge-v1 the layers' spans overlap. Usage: tests/e2e/fuse.sh [BUILD]
 set -u
 B=${1:-build}
 W=$B/e2e/fuse
@@ -37,7 +38,8 @@ import json, sys
 L = json.load(open(sys.argv[1]))["layers"]
 conv = sum(l["cycles"] for l in L if l["op"] == "Conv")
 elt = sum(l["cycles"] for l in L if l["op"] in ("npu.Lut", "Mul"))
-print(f"{elt / conv:.3f} {elt} {conv}")
+npu = sum(l["cycles"] for l in L if l["unit"] == "npu")
+print(f"{elt / conv:.3f} {elt} {conv} {npu} {json.load(open(sys.argv[1]))['cycles']['npu']}")
 PYEOF
 }
 for tf in targets/*.yaml; do
@@ -57,8 +59,11 @@ for tf in targets/*.yaml; do
         edge-v1-narrow) ok=$(awk -v f=$1 'BEGIN { print (f > 0.30) }') want="> 0.30 (nothing fused)" ;;
         *) ok=1 want="(not checked)" ;;
     esac
+    # overlap at layer boundaries: a layer's weights load while the one before still runs, so the
+    # layers' own spans (first start to last end) add up to more than the NPU's cycles
+    [ $t = edge-v1 ] && [ $5 -ge $4 ] && ok=0 want="$want, and NPU cycles $5 < the layers' sum $4"
     if [ "$ok" = 1 ]; then
-        echo "ok   $t: bit-exact; Lut + Mul cycles $2 = $1 of the convs' $3 $want"; pass=$((pass + 1))
+        echo "ok   $t: bit-exact; Lut + Mul cycles $2 = $1 of the convs' $3 $want; NPU $5, layers' sum $4"; pass=$((pass + 1))
     else
         echo "FAIL $t: Lut + Mul cycles $2 = $1 of the convs' $3, expected $want"; fail=$((fail + 1))
     fi
