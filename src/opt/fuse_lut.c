@@ -45,6 +45,8 @@ static bool of_root(const ir_tensor *t, const ir_tensor *root, const int8_t **ta
 /* The root of node n's inputs: the tensor every input is, or is a Lut of. */
 static const ir_tensor *root_of(const ir_node *n)
 {
+    if (n->op == IR_OP_LUT) /* Lut(Lut(root)): candidate() checked both tables */
+        return per_tensor_i8(n->inputs[0]->producer->inputs[0]) ? n->inputs[0]->producer->inputs[0] : NULL;
     for (int i = 0; i < n->n_inputs; i++) {
         const ir_tensor *t = n->inputs[i];
         const ir_tensor *cand[2] = {t, lut_table(t->producer) ? t->producer->inputs[0] : NULL};
@@ -82,14 +84,14 @@ static npu_status compose(ir_graph *g, ir_node *n, const ir_tensor *root, int8_t
 {
     int64_t d = 256;
     const int8_t *tab[2] = {NULL, NULL};
-    for (int i = 0; i < n->n_inputs; i++)
-        of_root(n->inputs[i], root, &tab[i]);
     if (n->op == IR_OP_LUT) { /* Lut(Lut(root)) */
-        const int8_t *t2 = lut_table(n);
+        const int8_t *t1 = lut_table(n->inputs[0]->producer), *t2 = lut_table(n);
         for (int v = 0; v < 256; v++)
-            out[v] = t2[tab[0][v] + 128];
+            out[v] = t2[t1[v] + 128];
         return NPU_OK;
     }
+    for (int i = 0; i < n->n_inputs; i++)
+        of_root(n->inputs[i], root, &tab[i]);
     ir_tensor *ins[2];
     for (int i = 0; i < 2; i++) {
         int8_t codes[256];
