@@ -72,6 +72,8 @@ static void fill_stats(const fwrun *r, const simfw_options *o, simfw_result *res
     npu_stats *s = &res->stats;
     memset(s, 0, sizeof *s);
     snprintf(res->target, sizeof res->target, "%s", r->t->name);
+    if (r->t->config_json && strlen(r->t->config_json) < sizeof res->target_config)
+        memcpy(res->target_config, r->t->config_json, strlen(r->t->config_json) + 1);
     s->model = o->firmware;
     /* NPU clock cycles, as every figure of npusim */
     s->cycles_total = (uint64_t)((double)t->total_cycles * r->cfg.npu_hz / r->cfg.host_hz + 0.5);
@@ -89,7 +91,8 @@ npu_status simfw_run(const simfw_options *o, simfw_result *res, npu_err *err)
 {
     memset(res, 0, sizeof *res);
     tgt_target *t = NULL;
-    npu_status st = tgt_load(o->target ? o->target : "edge-v1", NULL, &t, err);
+    npu_status st = tgt_load(o->target ? o->target : "edge-v1", &(tgt_opts){.sets = o->sets, .nsets = o->nsets}, &t,
+                             err);
     if (st != NPU_OK)
         return st;
     fwrun r = {.t = t, .trace = o->trace};
@@ -112,5 +115,6 @@ npu_status simfw_run(const simfw_options *o, simfw_result *res, npu_err *err)
     sim_free(s);
     tgt_free(t);
     res->stats.target = res->target;
+    res->stats.target_config = res->target_config[0] ? res->target_config : NULL;
     return st;
 }

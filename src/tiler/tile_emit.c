@@ -74,7 +74,7 @@ static npu_status sched_issue(tile_ctx *c, int insn, const int64_t *v, int64_t c
     }
     int64_t end = start + cycles;
     if (in->unit == TGT_UNIT_DMA) { /* latency on the channel, then the transfer on the shared bus */
-        bool flash = v[TGT_F_REGION] == TGT_REGION_FLASH;
+        bool flash = tgt_region_bus(c->t, v[TGT_F_REGION]) == TGT_BUS_FLASH;
         int64_t lat = c->t->p[flash ? TGT_P_FLASH_LATENCY : TGT_P_DRAM_LATENCY];
         lat = lat < cycles ? lat : cycles;
         int64_t b0 = start + lat > s->bus_free[flash] ? start + lat : s->bus_free[flash];

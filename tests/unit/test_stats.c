@@ -19,8 +19,8 @@ static char *render(const npu_stats *s)
 
 Test(stats, json_has_contract_fields_and_derived_values)
 {
-    npu_stats_layer layers[2] = {{"conv1", "Conv", "npu", 1000, 256000, 4096, 900},
-                                 {"sm\"x", "Softmax", "host", 50, 0, 0, 0}};
+    npu_stats_layer layers[2] = {{"conv1", "Conv", "npu", 1000, 256000, 4096, 900, 0, 0},
+                                 {"sm\"x", "Softmax", "host", 50, 0, 0, 0, 0, 0}};
     npu_stats_buffer plan[2] = {{"a", 0, 64, 0, 1, NULL}, {"b", 64, 32, 1, 2, "c"}};
     npu_stats s = {.target = "edge-v1", .model = "m", .cycles_total = 2000, .cycles_npu = 1000,
                    .cycles_host = 1000, .clock_mhz = 500, .macs = 128000, .peak_macs_per_cycle = 256,
