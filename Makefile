@@ -198,6 +198,7 @@ test-e2e: all fixtures
 	tests/e2e/trace.sh $(BUILD)
 	tests/e2e/timing.sh $(BUILD)
 	@if [ -x tests/e2e/memlevels.sh ]; then tests/e2e/memlevels.sh $(BUILD); fi
+	tests/e2e/fuse.sh $(BUILD)
 
 test-asan:
 	$(MAKE) BUILD=build/asan SAN=1 OPT=-O1 test-unit

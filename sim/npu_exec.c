@@ -355,13 +355,25 @@ static npu_status quantize(npu_model *m, const npum_insn *x, npu_err *err)
     return kernel_status(m, x, s, "nk_quantize_f32_i8", err);
 }
 
+/* conv/dwconv, then the epilogue: with epi_lut every int8 output through the table, in place */
+static npu_status conv_epilogue(npu_model *m, const npum_insn *x, npu_err *err)
+{
+    bool dw = m->isa->insns[x->d.insn].sem == TGT_SEM_DWCONV;
+    npu_status st = conv(m, x, dw, err);
+    if (st != NPU_OK || !V(EPI_LUT) || (!dw && V(ACC_OUT)))
+        return st;
+    int8_t *out = (int8_t *)m->sram + V(DST);
+    nk_lut_apply_i8((const int8_t *)m->sram + V(TABLE), out, out, (size_t)(dw ? V(C) : V(OC)) * V(OH) * V(OW));
+    return NPU_OK;
+}
+
 npu_status npum_execute(npu_model *m, const npum_insn *x, npu_err *err)
 {
     switch (m->isa->insns[x->d.insn].sem) {
     case TGT_SEM_DMA_LOAD: dma(m, x, true); return NPU_OK;
     case TGT_SEM_DMA_STORE: dma(m, x, false); return NPU_OK;
-    case TGT_SEM_CONV: return conv(m, x, false, err);
-    case TGT_SEM_DWCONV: return conv(m, x, true, err);
+    case TGT_SEM_CONV:
+    case TGT_SEM_DWCONV: return conv_epilogue(m, x, err);
     case TGT_SEM_MATMUL: return matmul(m, x, err);
     case TGT_SEM_POOL: return pool(m, x, err);
     case TGT_SEM_ELTWISE: return eltwise(m, x, err);

@@ -126,6 +126,9 @@ static npu_status stage_quantize(drv_ctx *c, npu_err *err)
     npu_status st = qdq ? q_from_qdq(c->g, err) : q_ptq(c->g, &po, &res, err);
     if (st == NPU_OK && retype)
         st = q_set_io_types(c->g, c->o->model, iot, iot + c->g->n_inputs, err);
+    bool fused; /* SiLU and other functions of one int8 tensor: one npu.Lut (docs/opt.md) */
+    if (st == NPU_OK)
+        st = opt_fuse_lut(c->g, &fused, err);
     if (st == NPU_OK && res.report)
         q_report_print(res.report, c->out);
     q_report_free(res.report);

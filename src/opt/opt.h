@@ -37,6 +37,11 @@ npu_status opt_run(ir_graph *g, const opt_options *opts, npu_err *err);
  * whether the graph changed. An unknown name is NPU_EUSAGE. */
 npu_status opt_run_pass(ir_graph *g, const char *name, const opt_options *opts, bool *changed, npu_err *err);
 
+/* On the quantized graph (after src/quantize): an elementwise node whose
+ * inputs are one int8 tensor y and npu.Luts of y (SiLU: Mul(y, Lut(y)))
+ * becomes one npu.Lut of y, bit-identical (src/opt/fuse_lut.c). */
+npu_status opt_fuse_lut(ir_graph *g, bool *changed, npu_err *err);
+
 /* The pass names in pipeline order, NULL-terminated. */
 const char *const *opt_pass_names(void);
 bool opt_pass_exists(const char *name);

@@ -46,6 +46,8 @@ int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt
             add(out, &n, TGT_F_PSUM, false, true, 4 * outs);
         else
             add(out, &n, TGT_F_DST, false, true, outs);
+        if (conv && V(EPI_LUT) && !V(ACC_OUT))
+            add(out, &n, TGT_F_TABLE, false, false, 256);
         break;
     }
     case TGT_SEM_DWCONV:
@@ -53,6 +55,8 @@ int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt
         add(out, &n, TGT_F_WGT, false, false, wbytes(V(C) * V(KH) * V(KW), V(W4)));
         add(out, &n, TGT_F_QTAB, false, false, 12 * V(C));
         add(out, &n, TGT_F_DST, false, true, V(C) * V(OH) * V(OW));
+        if (V(EPI_LUT))
+            add(out, &n, TGT_F_TABLE, false, false, 256);
         break;
     case TGT_SEM_POOL:
         add(out, &n, TGT_F_SRC, false, false, V(C) * V(IH) * V(IW));

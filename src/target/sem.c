@@ -77,6 +77,7 @@ int tgt_enum_count(tgt_fid f)
 #define WINDOW O(SH, 1), O(SW, 1), O(PT, 0), O(PL, 0), O(PB, 0), O(PR, 0)
 #define CLAMP O(CLAMP_LO, -128), O(CLAMP_HI, 127)
 #define ACCUM O(ACC_IN, 0), O(ACC_OUT, 0), O(PSUM, 0)
+#define EPILOGUE O(EPI_LUT, 0), O(TABLE, 0) /* the output stage's table lookup */
 
 static const tgt_sem_field f_dma[] = {
     COMMON, R(REGION), R(DRAM), R(SRAM), R(C), R(H), R(W), R(DRAM_HS), R(DRAM_CS), R(SRAM_HS), R(SRAM_CS),
@@ -84,11 +85,11 @@ static const tgt_sem_field f_dma[] = {
 };
 static const tgt_sem_field f_conv[] = {
     COMMON, R(SRC), R(DST), R(WGT), R(QTAB), R(IC), R(OC), R(IH), R(IW), R(OH), R(OW), R(KH), R(KW),
-    WINDOW, O(DH, 1), O(DW, 1), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(W4, 0), ACCUM,
+    WINDOW, O(DH, 1), O(DW, 1), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(W4, 0), ACCUM, EPILOGUE,
 };
 static const tgt_sem_field f_dwconv[] = {
     COMMON, R(SRC), R(DST), R(WGT), R(QTAB), R(C), R(IH), R(IW), R(OH), R(OW), R(KH), R(KW),
-    WINDOW, O(DH, 1), O(DW, 1), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(W4, 0),
+    WINDOW, O(DH, 1), O(DW, 1), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(W4, 0), EPILOGUE,
 };
 static const tgt_sem_field f_matmul[] = {
     COMMON, R(SRC), R(DST), R(WGT), R(QTAB), R(M), R(K), R(N),

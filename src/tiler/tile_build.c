@@ -209,6 +209,10 @@ static npu_status lower_cascade(tile_ctx *c, const ir_node *const *nd, int len, 
     npu_status st = tile_chain(c, nd, len, done);
     if (st == NPU_OK && !*done && len == 2 && dw_pw_shape(c, nd[0], nd[1]))
         st = tile_dw_pw(c, nd[0], nd[1], done);
+    if (st == NPU_OK && !*done && len == 2) /* an activation table in the conv's output stage */
+        st = tile_conv_lut(c, nd[0], nd[1], done);
+    if (st == NPU_OK && !*done && len == 2) /* a squeeze-excite scale on the conv's input tiles */
+        st = tile_conv_pre(c, nd[0], nd[1], done);
     return st;
 }
 
@@ -436,6 +440,13 @@ static npu_status lower_layer(tile_ctx *c, const part_step *ps, const int *group
         L->fused = true;
         L->macs = node_macs(L->node);
         (*k)++;
+    }
+    if (st == NPU_OK && fuse && len == 2 && tile_conv_pre_ok(c, nd[0], nd[1])) {
+        /* a prologue pair: the conv's record carries the words (per-layer statistics name the conv) */
+        tile_layer *a = &out->layers[out->n_layers - 2], *b = &out->layers[out->n_layers - 1];
+        a->node = nd[1], b->node = nd[0];
+        a->macs = node_macs(nd[1]), b->macs = 0;
+        a->bound_cycles = bound_cycles(c->t, nd[1], a->macs, a->dram_bytes);
     }
     return st;
 }

@@ -19,7 +19,13 @@ typedef struct win {
     const ir_node *fuse; /* an eltwise node applied to each output tile (tile_conv_fused), or NULL */
     bool in_place;       /* fused, and the output overwrites the conv's own input (same shape, stride 1) */
     bool resident;       /* its input or output is SRAM-resident: tiles of whole planes read it in place */
+    const ir_node *lut;  /* an npu.Lut run in the conv's output stage (epi_lut, tile_conv_lut), or NULL */
+    const ir_node *pre;  /* an eltwise with a C x 1 x 1 operand producing the conv's input, applied in
+                          * place to each loaded input tile (tile_conv_pre), or NULL */
 } win;
+
+/* The epilogue table's SRAM: 256 bytes at a 1024-aligned address (npu-v1 conv's table field has scale 1024). */
+enum { EPI_TABLE_ALIGN = 1024, EPI_TABLE_BYTES = EPI_TABLE_ALIGN + 256 };
 
 typedef struct plan {
     int64_t ct, icc, oht, owt; /* channel tile, reduction chunk, output rows, cols */
@@ -28,6 +34,7 @@ typedef struct plan {
     int64_t in_slot, w_slot, out_slot, psum; /* bytes per slot */
     int in_slots, w_slots, out_slots;
     int64_t cost, traffic; /* estimated cycles; DRAM bytes */
+    bool reload;           /* every tile loads its input */
 } plan;
 
 static int64_t span(int64_t o, int64_t k, int64_t s, int64_t d)
@@ -65,6 +72,7 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
     int64_t in_loads = p->sp_outer ? n_sp * (in_per_ct ? p->n_ct : 1)
                                    : (n_sp > 1 || in_per_ct ? tiles : 1);
     int64_t w_loads = p->sp_outer ? (p->n_ct > 1 ? tiles : 1) : p->n_ct;
+    p->reload = in_loads == tiles;
     p->in_slot = cin * ih * iw;
     p->w_slot = block_bytes(w, p->ct, p->icc);
     p->out_slot = p->ct * p->oht * p->owt;
@@ -72,7 +80,7 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
     p->in_slots = in_loads > 1 ? 2 : 1;
     p->w_slots = w_loads > 1 ? 2 : 1;
     p->out_slots = tiles > 1 ? 2 : 1;
-    int64_t total = 16 * 4 + p->in_slots * p->in_slot + p->w_slots * p->w_slot +
+    int64_t total = 16 * 5 + (w->lut ? EPI_TABLE_BYTES : 0) + (w->pre ? w->C : 0) + p->in_slots * p->in_slot + p->w_slots * p->w_slot +
                     (w->fuse ? 2 : 1) * p->out_slots * p->out_slot + p->psum; /* fused: the other operand's tile */
     if (total > c->t->p[TGT_P_SRAM_BYTES])
         return false;
@@ -102,6 +110,14 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
     }
     int64_t loads = in_loads * ld + w_loads * wl + (w->fuse ? tiles * stc : 0), q = tiles * comp;
     q = q > loads ? q : loads;
+    if (w->pre) { /* the vector unit's pass over each loaded input tile */
+        int64_t el;
+        tgt_defaults(c->t->isa, tile_insn(c, TGT_SEM_ELTWISE), v);
+        v[TGT_F_C] = cin, v[TGT_F_H] = ih, v[TGT_F_W] = iw;
+        if (tgt_timing(c->t, tile_insn(c, TGT_SEM_ELTWISE), v, &el, &e) != NPU_OK)
+            return false;
+        q = q > in_loads * el ? q : in_loads * el;
+    }
     q = q > tiles * stc ? q : tiles * stc;
     p->cost = q + ld + wl + stc;
     p->traffic = in_loads * p->in_slot + w_loads * p->w_slot + w->N * w->OC * w->OH * w->OW;
@@ -115,6 +131,10 @@ static bool fields_ok(const tile_ctx *c, const win *w, const plan *p)
     int64_t ih = tile_min(w->H, span(p->oht, w->kh, w->sh, w->dh)), iw = tile_min(w->W, span(p->owt, w->kw, w->sw, w->dw));
     if (p->oht > tile_fmax(c, s, TGT_F_OH) || p->owt > tile_fmax(c, s, TGT_F_OW) || ih > tile_fmax(c, s, TGT_F_IH) ||
         iw > tile_fmax(c, s, TGT_F_IW))
+        return false;
+    int64_t cin = s == TGT_SEM_CONV ? w->icg : p->ct;
+    if (w->pre && (cin > tile_fmax(c, TGT_SEM_ELTWISE, TGT_F_C) || ih > tile_fmax(c, TGT_SEM_ELTWISE, TGT_F_H) ||
+                   iw > tile_fmax(c, TGT_SEM_ELTWISE, TGT_F_W)))
         return false;
     if (s == TGT_SEM_CONV)
         return p->ct <= tile_fmax(c, s, TGT_F_OC) && p->icc <= tile_fmax(c, s, TGT_F_IC);
@@ -141,6 +161,10 @@ static void consider(const tile_ctx *c, const win *w, plan cand, search *s)
     if (w->resident && (cand.oht != w->OH || cand.owt != w->OW))
         return;
     if (!size_plan(c, w, &cand))
+        return;
+    /* a prologue runs on every input load: each work's first compute (the LOADED consumer) is then the
+     * prologue's eltwise, one queue for the whole pipeline as tile_pipeline's token pairing needs */
+    if (w->pre && !cand.reload)
         return;
     bool better;
     if (s->pass == 0)
@@ -281,11 +305,18 @@ typedef struct qfields {
     int64_t in_zp, out_zp, lo, hi, mult, shift, count_pad, mode;
 } qfields;
 
+/* Which input of the prologue eltwise is the full-size one (the other is C x 1 x 1). */
+static int io_pre_big(const ir_node *m)
+{
+    return ir_shape_equal(m->inputs[0], m->outputs[0]) ? 0 : 1;
+}
+
 /* Where the layer's tensors live and which SRAM slots its tiles rotate
  * through (two of each kind at most: double buffering). */
 typedef struct conv_bufs {
-    int xr, yr, fr;
-    int64_t xoff, yoff, foff, elt[TGT_F_COUNT];
+    int xr, yr, fr, tr, pr;
+    int64_t xoff, yoff, foff, toff, table, elt[TGT_F_COUNT]; /* tr/toff: the epilogue table in consts */
+    int64_t poff, pslot, pelt[TGT_F_COUNT];                  /* the prologue's C x 1 x 1 operand, its fields */
     bool conv_is_a; /* fused: the conv's tile is the eltwise's a (else its b) */
     int64_t in_s[2], w_s[2], out_s[2], psum, f_s[2];
 } conv_bufs;
@@ -301,9 +332,17 @@ typedef struct conv_tile {
  * eltwise's other operand with its fields. */
 static npu_status resolve_addrs(tile_ctx *c, const ir_node *n, const win *w, conv_bufs *io)
 {
-    npu_status st = tile_tensor_addr(c, n->inputs[0], &io->xr, &io->xoff);
+    /* with a prologue the conv reads the eltwise's full-size operand; its own input has no home */
+    const ir_tensor *x = w->pre ? w->pre->inputs[io_pre_big(w->pre)] : n->inputs[0];
+    npu_status st = tile_tensor_addr(c, x, &io->xr, &io->xoff);
+    if (st == NPU_OK && w->pre) {
+        if ((st = tile_tensor_addr(c, w->pre->inputs[!io_pre_big(w->pre)], &io->pr, &io->poff)) == NPU_OK)
+            st = tile_eltwise_fields(c, w->pre, io->pelt);
+    }
     if (st == NPU_OK)
-        st = tile_tensor_addr(c, (w->fuse ? w->fuse : n)->outputs[0], &io->yr, &io->yoff);
+        st = tile_tensor_addr(c, (w->fuse ? w->fuse : w->lut ? w->lut : n)->outputs[0], &io->yr, &io->yoff);
+    if (st == NPU_OK && w->lut)
+        st = tile_tensor_addr(c, w->lut->inputs[1], &io->tr, &io->toff);
     io->conv_is_a = true;
     io->fr = 0;
     io->foff = 0;
@@ -320,9 +359,14 @@ static npu_status resolve_addrs(tile_ctx *c, const ir_node *n, const win *w, con
 static npu_status place_buffers(tile_ctx *c, const win *w, const plan *p, conv_bufs *io)
 {
     io->in_s[0] = io->in_s[1] = -1, io->out_s[0] = io->out_s[1] = -1;
-    io->w_s[0] = io->w_s[1] = 0, io->f_s[0] = io->f_s[1] = 0, io->psum = 0;
-    tile_sram_req rq[9];
+    io->w_s[0] = io->w_s[1] = 0, io->f_s[0] = io->f_s[1] = 0, io->psum = 0, io->table = 0;
+    tile_sram_req rq[11];
     int nr = 0;
+    if (w->lut)
+        rq[nr++] = (tile_sram_req){EPI_TABLE_BYTES, &io->table};
+    io->pslot = 0;
+    if (w->pre)
+        rq[nr++] = (tile_sram_req){w->C, &io->pslot};
     for (int i = 0; i < p->in_slots; i++)
         rq[nr++] = (tile_sram_req){p->in_slot, &io->in_s[i]};
     for (int i = 0; i < p->w_slots && p->w_slot; i++)
@@ -334,6 +378,7 @@ static npu_status place_buffers(tile_ctx *c, const win *w, const plan *p, conv_b
     for (int i = 0; i < p->out_slots && w->fuse; i++)
         rq[nr++] = (tile_sram_req){p->out_slot, &io->f_s[i]};
     npu_status st = tile_sram_place(c, rq, nr, "tiler bug: planned buffers exceed the SRAM");
+    io->table = (io->table + EPI_TABLE_ALIGN - 1) & ~(int64_t)(EPI_TABLE_ALIGN - 1);
     if (st == NPU_OK &&
         (c->sram_used > c->t->p[TGT_P_SRAM_BYTES] || io->in_s[0] < 0 || io->out_s[0] < 0 || io->psum < 0))
         st = tile_fail(c, "tiler bug: planned buffers exceed the SRAM");
@@ -415,6 +460,24 @@ static npu_status emit_fused(tile_ctx *c, tile_work *wk, const win *w, const con
     return NPU_OK;
 }
 
+/* Prologue: the loaded input tile (cin channels from cin0) combined in place with the resident C x 1 x 1
+ * operand, broadcast over the tile's rows and columns (vector unit; the conv waits for it through CHAIN). */
+static npu_status emit_pre(tile_ctx *c, tile_work *wk, const win *w, const conv_bufs *io, const conv_tile *g,
+                           int64_t in, int64_t cin0, int64_t cin)
+{
+    tile_comp *cp = tile_comp_new(c, wk, TGT_SEM_ELTWISE);
+    if (!cp)
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    memcpy(cp->v, io->pelt, sizeof io->pelt);
+    bool big_a = io_pre_big(w->pre) == 0;
+    int64_t bc = (g->ih > 1 ? TGT_BC_H : 0) | (g->iw > 1 ? TGT_BC_W : 0);
+    cp->v[TGT_F_A] = big_a ? in : io->pslot + cin0, cp->v[TGT_F_B] = big_a ? io->pslot + cin0 : in;
+    cp->v[big_a ? TGT_F_B_BC : TGT_F_A_BC] = bc;
+    cp->v[TGT_F_DST] = in;
+    cp->v[TGT_F_C] = cin, cp->v[TGT_F_H] = g->ih, cp->v[TGT_F_W] = g->iw;
+    return NPU_OK;
+}
+
 /* Every tile as load input (when its window changed), load weights (when
  * its channel block changed), computes, store; then the pipeline. */
 static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const plan *p, const qfields *q)
@@ -452,11 +515,17 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
             st = npu_fail(c->err, NPU_EINTERNAL, "out of memory");
             break;
         }
+        if (w->lut && t == 0) /* the epilogue's table, resident for the layer */
+            tile_load(wk, (tile_box){io.tr, io.toff, io.table, 1, 1, 256, 256, 256, 256, 256});
+        if (w->pre && t == 0) /* the prologue's per-channel operand, resident */
+            tile_load_flat(c, wk, io.pr, io.poff, io.pslot, w->C);
         if (in_key != prev_in) {
             cur_in = io.in_s[in_loads++ % p->in_slots];
             tile_load(wk, tile_box_chw(io.xr, io.xoff + ((g.b * w->C + cin0) * w->H + g.ay.i0) * w->W + g.ax.i0, w->H,
                                        w->W, cur_in, cin, g.ih, g.iw));
             prev_in = in_key;
+            if (w->pre && (st = emit_pre(c, wk, w, &io, &g, cur_in, cin0, cin)) != NPU_OK)
+                break;
         }
         if (blk && g.ct_i != prev_w) {
             cur_w = io.w_s[w_loads++ % p->w_slots];
@@ -465,6 +534,10 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
         }
         int64_t dst = io.out_s[t % p->out_slots];
         st = emit_chunks(c, wk, w, p, q, &g, cur_in, cur_w, dst, io.psum);
+        if (w->lut && st == NPU_OK) { /* the last chunk writes dst: its output stage looks the table up */
+            tile_comp *last = &c->comp[wk->first_comp + wk->n_comp - 1];
+            last->v[TGT_F_EPI_LUT] = 1, last->v[TGT_F_TABLE] = io.table;
+        }
         if (w->fuse && st == NPU_OK)
             st = emit_fused(c, wk, w, &io, &g, io.f_s[t % p->out_slots], dst);
         if (st != NPU_OK)
@@ -529,13 +602,16 @@ static npu_status conv_win(tile_ctx *c, const ir_node *n, const ir_node *fuse, b
     return NPU_OK;
 }
 
-static npu_status conv(tile_ctx *c, const ir_node *n, const ir_node *fuse, bool in_place)
+static npu_status conv(tile_ctx *c, const ir_node *n, const ir_node *fuse, bool in_place, const ir_node *lut,
+                       const ir_node *pre)
 {
     win w;
     nk_qconv2d_params k;
     npu_status st = conv_win(c, n, fuse, in_place, &w, &k);
     if (st != NPU_OK)
         return st;
+    w.lut = lut;
+    w.pre = pre;
     qfields q = {k.in_zp, k.out_zp, k.act_min, k.act_max, 0, 0, 0, 0};
     return run_window(c, n, &w, &q);
 }
@@ -552,7 +628,7 @@ int64_t tile_conv_estimate(tile_ctx *c, const ir_node *n)
 
 npu_status tile_conv(tile_ctx *c, const ir_node *n)
 {
-    return conv(c, n, NULL, false);
+    return conv(c, n, NULL, false, NULL, NULL);
 }
 
 npu_status tile_conv_block(tile_ctx *c, const ir_node *n, int64_t o0, int64_t ct, int64_t icc, bool build,
@@ -583,7 +659,7 @@ npu_status tile_conv_info(tile_ctx *c, const ir_node *n, bool build, tile_convin
 
 npu_status tile_conv_fused(tile_ctx *c, const ir_node *n, const ir_node *m, bool in_place, bool *done)
 {
-    npu_status st = conv(c, n, m, in_place);
+    npu_status st = conv(c, n, m, in_place, NULL, NULL);
     *done = !(in_place && st == NPU_EUSER && c->n_work == 0 && c->n_words_at_layer == c->n_words);
     return *done ? st : NPU_OK;
 }
@@ -604,4 +680,55 @@ npu_status tile_pool(tile_ctx *c, const ir_node *n)
     if (k.dil_h != 1 || k.dil_w != 1)
         return tile_fail(c, "dilated pool");
     return run_window(c, n, &w, &q);
+}
+
+bool tile_conv_lut_ok(const tile_ctx *c, const ir_node *n, const ir_node *m)
+{
+    if (n->op != IR_OP_CONV || m->op != IR_OP_LUT || m->n_inputs != 2 || m->inputs[0] != n->outputs[0])
+        return false;
+    const ir_tensor *y = n->outputs[0], *z = m->outputs[0], *tab = m->inputs[1];
+    if (ir_use_count(c->g, y) != 1 || (y->flags & IR_TENSOR_OUTPUT) || y->dtype != IR_I8 || z->dtype != IR_I8 ||
+        !tab->data || tab->dtype != IR_I8 || ir_tensor_numel(tab) != 256 || !ir_shape_equal(y, z))
+        return false;
+    for (int s = 0; s < 2; s++) { /* both datapaths: which one runs the conv is decided later */
+        int i = tile_insn(c, s ? TGT_SEM_DWCONV : TGT_SEM_CONV);
+        if (i >= 0 && (!tgt_insn_field(c->t->isa, i, TGT_F_EPI_LUT) || !tgt_insn_field(c->t->isa, i, TGT_F_TABLE)))
+            return false;
+    }
+    return true;
+}
+
+npu_status tile_conv_lut(tile_ctx *c, const ir_node *n, const ir_node *m, bool *done)
+{
+    *done = tile_conv_lut_ok(c, n, m);
+    return *done ? conv(c, n, NULL, false, m, NULL) : NPU_OK;
+}
+
+/* An int8 tensor of one scale: a prologue operand or result. */
+static bool i8_per_tensor(const ir_tensor *t)
+{
+    return t && t->dtype == IR_I8 && t->quant && t->quant->count == 1;
+}
+
+bool tile_conv_pre_ok(const tile_ctx *c, const ir_node *m, const ir_node *n)
+{
+    if (n->op != IR_OP_CONV || n->inputs[0] != m->outputs[0] || m->n_inputs != 2 || m->n_outputs != 1 ||
+        tile_tokens(c->t) < 5 || tile_insn(c, TGT_SEM_ELTWISE) < 0)
+        return false;
+    if (m->op != IR_OP_ADD && m->op != IR_OP_SUB && m->op != IR_OP_MUL && m->op != IR_OP_MIN && m->op != IR_OP_MAX)
+        return false;
+    const ir_tensor *y = m->outputs[0], *x = m->inputs[io_pre_big(m)], *s = m->inputs[!io_pre_big(m)];
+    if (ir_use_count(c->g, y) != 1 || (y->flags & IR_TENSOR_OUTPUT) || y->rank != 4 || y->dims[0] != 1 ||
+        !ir_shape_equal(x, y) || !i8_per_tensor(x) || !i8_per_tensor(s) || !i8_per_tensor(y) || x->data)
+        return false;
+    /* s is C x 1 x 1 (rank 3 or 4, batch 1) */
+    int64_t sc = s->rank >= 3 ? s->dims[s->rank - 3] : 0;
+    return (s->rank == 3 || (s->rank == 4 && s->dims[0] == 1)) && sc == y->dims[1] && s->dims[s->rank - 1] == 1 &&
+           s->dims[s->rank - 2] == 1;
+}
+
+npu_status tile_conv_pre(tile_ctx *c, const ir_node *m, const ir_node *n, bool *done)
+{
+    *done = tile_conv_pre_ok(c, m, n);
+    return *done ? conv(c, n, NULL, false, NULL, m) : NPU_OK;
 }

@@ -422,6 +422,41 @@ static bool splits_ok(const tile_work *w)
     return true;
 }
 
+/* Overlap at the layer boundary: the first work's loads of read-only data
+ * (weights, tables: the constants and flash regions) into SRAM above
+ * everything the previous pipeline uses need not wait for its barrier, so
+ * they go out first, without a token, while the previous layer still
+ * computes; the DMA queue's order puts every later load of this pipeline
+ * after them. At least one load of the first group stays behind to take the
+ * barrier (the input, which the previous layer may just have stored). */
+static npu_status emit_prefetch(tile_ctx *c, tile_work *w)
+{
+    int g0 = w->n_split ? w->split_load[0] : w->n_load, h = 0;
+    tile_box keep[TILE_MAX_LOADS], pre[TILE_MAX_LOADS];
+    int nk = 0;
+    for (int i = 0; i < g0; i++) {
+        const tile_box *b = &w->load[i];
+        bool ro = b->region == TGT_REGION_CONSTANTS || b->region == TGT_REGION_FLASH;
+        if (ro && b->sram >= c->prev_hi && h + 1 < g0)
+            pre[h++] = *b;
+        else
+            keep[nk++] = *b;
+    }
+    if (h == 0 || nk == 0)
+        return NPU_OK;
+    for (int i = 0; i < h; i++) {
+        npu_status st = tile_dma(c, false, 0, &pre[i], 0, 0);
+        if (st != NPU_OK)
+            return st;
+    }
+    memmove(w->load + nk, w->load + g0, sizeof *w->load * (size_t)(w->n_load - g0));
+    memcpy(w->load, keep, sizeof *keep * (size_t)nk);
+    w->n_load -= h;
+    for (int s = 0; s < w->n_split; s++)
+        w->split_load[s] -= h;
+    return NPU_OK;
+}
+
 /* Emits the works in the order L0 L1 C0 S0 L2 C1 S1 ...: loads of work j+1
  * go out while work j computes; the loads of work j+2 reuse work j's slots
  * once its store is done, which also frees the output slot compute j+2 writes. */
@@ -464,7 +499,10 @@ npu_status tile_pipeline(tile_ctx *c)
     for (int j = 1; gate && j < n; j++)
         if (!w[j].n_load)
             return tile_fail(c, "tiler bug: an in-place tile %d loads nothing", j);
-    if (barrier && (!same || !w[0].n_load)) {
+    /* the prefetch keeps a load of the first group to wait for the barrier; a
+     * work without loads (resident operands) syncs instead */
+    npu_status st = barrier ? emit_prefetch(c, &w[0]) : NPU_OK;
+    if (st == NPU_OK && barrier && (!same || !w[0].n_load)) {
         int64_t v[TGT_F_COUNT];
         tgt_defaults(c->t->isa, tile_insn(c, TGT_SEM_SYNC), v);
         v[TGT_F_WAIT] = TILE_T_BAR;
@@ -503,6 +541,7 @@ npu_status tile_pipeline(tile_ctx *c)
     }
     if (st == NPU_OK)
         c->pending_barrier = true;
+    c->prev_hi = c->sram_used;
     c->lay_tiles += n;
     c->n_work = 0;
     c->n_comp = 0;

@@ -98,6 +98,7 @@ typedef struct tile_ctx {
     int64_t lay_dram_bytes, lay_sram; /* of the current layer */
     int lay_tiles;
     bool gate_next;          /* the next pipeline orders store j after the loads of work j+1 */
+    int64_t prev_hi;         /* SRAM below this may be in use by the previous pipeline (tile_pipeline) */
     size_t n_words_at_layer; /* words when the current layer began */
 } tile_ctx;
 
@@ -215,6 +216,18 @@ int64_t tile_conv_estimate(tile_ctx *c, const ir_node *n);
  * output lies exactly on the conv's input; when no plan can do that safely,
  * *done is false and nothing was emitted. */
 npu_status tile_conv_fused(tile_ctx *c, const ir_node *n, const ir_node *m, bool in_place, bool *done);
+/* A conv whose output only the npu.Lut m reads (int8 to int8, same shape): the
+ * table runs in the conv's output stage (epi_lut), the conv's own output
+ * never leaves the MAC array. *done false (nothing emitted) when the ISA has
+ * no epilogue table or the pair does not qualify. */
+bool tile_conv_lut_ok(const tile_ctx *c, const ir_node *n, const ir_node *m);
+npu_status tile_conv_lut(tile_ctx *c, const ir_node *n, const ir_node *m, bool *done);
+/* An eltwise m (one operand C x 1 x 1: squeeze-excite's scale) whose output
+ * only the conv n reads: each input tile of n is loaded from m's full-size
+ * operand and combined with the resident C bytes in SRAM before the conv
+ * reads it; m's output never goes to DRAM. *done false when it does not apply. */
+bool tile_conv_pre_ok(const tile_ctx *c, const ir_node *m, const ir_node *n);
+npu_status tile_conv_pre(tile_ctx *c, const ir_node *m, const ir_node *n, bool *done);
 npu_status tile_pool(tile_ctx *c, const ir_node *n);
 npu_status tile_matmul(tile_ctx *c, const ir_node *n);
 /* MatMul of two activations (tile_bmm.c): batched, broadcast, B transposed by the DMA. */
