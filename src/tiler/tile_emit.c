@@ -501,7 +501,7 @@ npu_status tile_pipeline(tile_ctx *c)
             return tile_fail(c, "tiler bug: an in-place tile %d loads nothing", j);
     /* the prefetch keeps a load of the first group to wait for the barrier; a
      * work without loads (resident operands) syncs instead */
-    npu_status st = barrier ? emit_prefetch(c, &w[0]) : NPU_OK;
+    st = barrier ? emit_prefetch(c, &w[0]) : NPU_OK;
     if (st == NPU_OK && barrier && (!same || !w[0].n_load)) {
         int64_t v[TGT_F_COUNT];
         tgt_defaults(c->t->isa, tile_insn(c, TGT_SEM_SYNC), v);
