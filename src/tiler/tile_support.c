@@ -270,10 +270,30 @@ static bool tile_quantized_input(const ir_node *n, const ir_tensor *x)
                  n->op == IR_OP_QUANTIZE_LINEAR);
 }
 
+/* int16 activations (A16W8) anywhere in the node. */
+static bool touches_a16(const ir_node *n)
+{
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] && !n->inputs[i]->data && n->inputs[i]->dtype == IR_I16)
+            return true;
+    for (int i = 0; i < n->n_outputs; i++)
+        if (n->outputs[i] && n->outputs[i]->dtype == IR_I16)
+            return true;
+    return false;
+}
+
+static bool a16_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    (void)t;
+    if (touches_a16(n))
+        return no(g, reason, "int16 activations (A16W8): no NPU lowering of this op");
+    return true;
+}
+
 bool tile_supports(void *target, const ir_graph *g, const ir_node *n, const char **reason)
 {
     const tgt_target *t = target;
-    if (!supports_shape(t, g, n, reason))
+    if (!a16_ok(t, g, n, reason) || !supports_shape(t, g, n, reason))
         return false;
     const ir_tensor *x = n->n_inputs ? n->inputs[0] : NULL;
     bool quantized = tile_quantized_input(n, x);
@@ -286,7 +306,7 @@ bool tile_estimate(void *target, const ir_graph *g, const ir_node *n, int64_t *c
 {
     const tgt_target *t = target;
     *cycles = 0;
-    if (!supports_shape(t, g, n, reason))
+    if (!a16_ok(t, g, n, reason) || !supports_shape(t, g, n, reason))
         return false;
     const ir_tensor *x = n->n_inputs ? n->inputs[0] : NULL;
     if (tile_quantized_input(n, x))
