@@ -304,7 +304,7 @@ static npu_status eltwise(npu_model *m, const npum_insn *x, npu_err *err)
     };
     nk_qbinary_params p = {.op = ops[V(OP)], .a_shape = chw(x, V(A_BC)), .b_shape = chw(x, V(B_BC)),
                            .out_shape = chw(x, 0), .a_zp = V(A_ZP), .b_zp = V(B_ZP), .out_zp = V(OUT_ZP),
-                           .left_shift = V(PRE_SHIFT), .a_mult = V(A_MULT), .a_shift = V(A_SHIFT),
+                           .a_mult = V(A_MULT), .a_shift = V(A_SHIFT),
                            .b_mult = V(B_MULT), .b_shift = V(B_SHIFT), .out_mult = V(OUT_MULT),
                            .out_shift = V(OUT_SHIFT), .act_min = V(CLAMP_LO), .act_max = V(CLAMP_HI)};
     nk_status s = nk_qbinary(&p, (const int8_t *)m->sram + V(A), (const int8_t *)m->sram + V(B),

@@ -100,7 +100,7 @@ static const tgt_sem_field f_pool[] = {
 };
 static const tgt_sem_field f_eltwise[] = {
     COMMON, R(A), R(B), R(DST), R(C), R(H), R(W), R(OP), R(A_MULT), R(B_MULT), R(OUT_MULT), R(OUT_SHIFT),
-    O(A_SHIFT, 0), O(B_SHIFT, 0), O(PRE_SHIFT, 0), O(A_ZP, 0), O(B_ZP, 0), O(OUT_ZP, 0), CLAMP,
+    O(A_SHIFT, 0), O(B_SHIFT, 0), O(A_ZP, 0), O(B_ZP, 0), O(OUT_ZP, 0), CLAMP,
     O(A_BC, 0), O(B_BC, 0),
 };
 static const tgt_sem_field f_lut[] = {COMMON, R(SRC), R(DST), R(LEN), R(TABLE)};

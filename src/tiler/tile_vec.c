@@ -88,7 +88,6 @@ npu_status tile_eltwise_fields(tile_ctx *c, const ir_node *n, int64_t base[TGT_F
     base[TGT_F_B_MULT] = p.b_mult, base[TGT_F_B_SHIFT] = p.b_shift;
     /* min/max compare in the output scale already: the output stage is the identity */
     base[TGT_F_OUT_MULT] = minmax ? 1 << 30 : p.out_mult, base[TGT_F_OUT_SHIFT] = minmax ? 1 : p.out_shift;
-    base[TGT_F_PRE_SHIFT] = p.left_shift;
     base[TGT_F_A_ZP] = p.a_zp, base[TGT_F_B_ZP] = p.b_zp, base[TGT_F_OUT_ZP] = p.out_zp;
     base[TGT_F_CLAMP_LO] = p.act_min, base[TGT_F_CLAMP_HI] = p.act_max;
     return NPU_OK;
