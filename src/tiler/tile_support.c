@@ -266,12 +266,12 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
  * input's QuantizeLinear. */
 static bool tile_quantized_input(const ir_node *n, const ir_tensor *x)
 {
-    return x && ((x->quant && (x->dtype == IR_I8 || (x->dtype == IR_U8 && n->op == IR_OP_LUT))) ||
+    return x && ((x->quant && (x->dtype == IR_I8 || x->dtype == IR_I16 || (x->dtype == IR_U8 && n->op == IR_OP_LUT))) ||
                  n->op == IR_OP_QUANTIZE_LINEAR);
 }
 
 /* int16 activations (A16W8) anywhere in the node. */
-static bool touches_a16(const ir_node *n)
+bool tile_node_a16(const ir_node *n)
 {
     for (int i = 0; i < n->n_inputs; i++)
         if (n->inputs[i] && !n->inputs[i]->data && n->inputs[i]->dtype == IR_I16)
@@ -282,11 +282,36 @@ static bool touches_a16(const ir_node *n)
     return false;
 }
 
+/* The ops with an a16 lowering, on an ISA whose instruction has the a16 field. */
 static bool a16_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
 {
-    (void)t;
-    if (touches_a16(n))
-        return no(g, reason, "int16 activations (A16W8): no NPU lowering of this op");
+    if (!tile_node_a16(n))
+        return true;
+    tgt_sem s;
+    switch (n->op) {
+    case IR_OP_CONV: s = TGT_SEM_CONV; break;
+    case IR_OP_MAX_POOL:
+    case IR_OP_AVERAGE_POOL:
+    case IR_OP_GLOBAL_AVERAGE_POOL:
+    case IR_OP_GLOBAL_MAX_POOL: s = TGT_SEM_POOL; break;
+    case IR_OP_ADD:
+    case IR_OP_SUB:
+    case IR_OP_MUL:
+    case IR_OP_MIN:
+    case IR_OP_MAX: s = TGT_SEM_ELTWISE; break;
+    case IR_OP_LUT: s = TGT_SEM_LUT; break;
+    case IR_OP_REQUANTIZE: s = TGT_SEM_REQUANT; break;
+    case IR_OP_RESHAPE:
+    case IR_OP_FLATTEN:
+    case IR_OP_SQUEEZE:
+    case IR_OP_UNSQUEEZE:
+    case IR_OP_IDENTITY: return true; /* views: the same bytes */
+    default: return no(g, reason, "int16 activations (A16W8): no NPU lowering of this op");
+    }
+    int i = tgt_insn_for_sem(t->isa, s);
+    if (i < 0 || !tgt_insn_field(t->isa, i, TGT_F_A16) ||
+        (n->op == IR_OP_CONV && !tgt_insn_field(t->isa, i, TGT_F_CLAMP16_LO)))
+        NO("int16 activations (A16W8): %s's %s has no a16 field", t->isa->name, tgt_sem_name(s));
     return true;
 }
 
