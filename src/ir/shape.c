@@ -753,7 +753,14 @@ npu_status ir_infer_node(ir_graph *g, ir_node *n, npu_err *err)
         if (c->n->op == IR_OP_CLIP)
             return infer_clip(c);
         return infer_same(c);
-    case IR_OP_IDENTITY: case IR_OP_REQUANTIZE: case IR_OP_LUT:
+    case IR_OP_REQUANTIZE: { /* the one op between widths: int8 <-> int16 (A16W8) keeps its output's type */
+        ir_tensor *x = NULL, *y = c->n->outputs[0];
+        if ((st = sh_need(c, 0, &x)))
+            return st;
+        bool wid = (x->dtype == IR_I8 || x->dtype == IR_I16) && (y->dtype == IR_I8 || y->dtype == IR_I16);
+        return sh_set(c, 0, wid ? y->dtype : x->dtype, x->rank, x->dims);
+    }
+    case IR_OP_IDENTITY: case IR_OP_LUT:
     case IR_OP_GELU: case IR_OP_QSOFTMAX: case IR_OP_QLAYER_NORM:
         return infer_same(c);
     case IR_OP_LAYER_NORM: return infer_layer_norm(c);
