@@ -36,6 +36,19 @@ static npu_status conv16(npu_model *m, const npum_insn *x, bool depthwise, npu_e
     return done(m, x, nk_qconv2d_a16(&p, S16(SRC), m->sram + V(WGT), q.bias, S16(DST)), "nk_qconv2d_a16", err);
 }
 
+static npu_status matmul16(npu_model *m, const npum_insn *x, npu_err *err)
+{
+    if (V(ACC_IN) || V(ACC_OUT) || V(BT) || V(W_ZP))
+        return npum_fault(m, err, x->index, x->word, &x->d, "a16 matmul takes no partial sums, bt or w_zp");
+    qtab q = {0};
+    npu_status st = npum_load_qtab(m, x, V(N), 0, true, &q, err);
+    if (st)
+        return st;
+    nk_qfc_params p = {.batch = V(M), .in_features = V(K), .out_features = V(N), .act_min = V(CLAMP16_LO),
+                       .act_max = V(CLAMP16_HI), .w_format = V(W4) ? NK_W_I4 : NK_W_I8, .q = {V(N), q.mult, q.shift}};
+    return done(m, x, nk_qfc_a16(&p, S16(SRC), m->sram + V(WGT), q.bias, S16(DST)), "nk_qfc_a16", err);
+}
+
 static npu_status pool16(npu_model *m, const npum_insn *x, npu_err *err)
 {
     nk_qpool_params p = {.n = 1, .c = V(C), .h_in = V(IH), .w_in = V(IW), .h_out = V(OH), .w_out = V(OW),
@@ -81,6 +94,7 @@ npu_status npum_exec_a16(npu_model *m, const npum_insn *x, npu_err *err)
     switch (m->isa->insns[x->d.insn].sem) {
     case TGT_SEM_CONV: return conv16(m, x, false, err);
     case TGT_SEM_DWCONV: return conv16(m, x, true, err);
+    case TGT_SEM_MATMUL: return matmul16(m, x, err);
     case TGT_SEM_POOL: return pool16(m, x, err);
     case TGT_SEM_ELTWISE: return eltwise16(m, x, err);
     case TGT_SEM_LUT: nk_lut_apply_i16(S16(TABLE), S16(SRC), S16(DST), (size_t)V(LEN)); return NPU_OK;

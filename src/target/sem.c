@@ -94,7 +94,7 @@ static const tgt_sem_field f_dwconv[] = {
 };
 static const tgt_sem_field f_matmul[] = {
     COMMON, R(SRC), R(DST), R(WGT), R(QTAB), R(M), R(K), R(N),
-    O(IN_ZP, 0), O(W_ZP, 0), O(OUT_ZP, 0), CLAMP, O(W4, 0), ACCUM, O(BT, 0),
+    O(IN_ZP, 0), O(W_ZP, 0), O(OUT_ZP, 0), CLAMP, O(W4, 0), ACCUM, O(BT, 0), A16,
 };
 static const tgt_sem_field f_pool[] = {
     COMMON, R(SRC), R(DST), R(C), R(IH), R(IW), R(OH), R(OW), R(KH), R(KW), R(MODE),

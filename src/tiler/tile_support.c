@@ -290,6 +290,12 @@ static bool a16_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, con
     tgt_sem s;
     switch (n->op) {
     case IR_OP_CONV: s = TGT_SEM_CONV; break;
+    case IR_OP_GEMM:
+    case IR_OP_MATMUL:
+        if (ref_q_is_bmm(n))
+            return no(g, reason, "int16 activations (A16W8): no NPU lowering of a MatMul of two activations");
+        s = TGT_SEM_MATMUL;
+        break;
     case IR_OP_MAX_POOL:
     case IR_OP_AVERAGE_POOL:
     case IR_OP_GLOBAL_AVERAGE_POOL:

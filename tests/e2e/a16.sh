@@ -44,13 +44,13 @@ PY
 ok() { echo "ok   $1"; pass=$((pass + 1)); }
 bad() { echo "FAIL $1"; fail=$((fail + 1)); }
 
-for nm in a16net:15 invres:2 dwconv:2 lut:2 conv:2; do
+for nm in a16net:15 invres:2 dwconv:2 lut:2 conv:2 fc:2; do
     name=${nm%:*} MARGIN=${nm#*:}
     if ! q16=$(run $name edge-v1 a16 --abits 16) || ! q8=$(run $name edge-v1 a8 --abits 8); then
         bad "a16/$name: ${q16:-} ${q8:-}"; continue
     fi
     # every Conv/Add/Lut on the NPU: only the float boundary on the host
-    hostops=$(grep -E '^[^ ]+ +(Conv|Add|npu.Lut|npu.Requantize|MaxPool|GlobalAveragePool) +host' $W/$name.edge-v1.a16.rep | wc -l)
+    hostops=$(grep -E '^[^ ]+ +(Conv|Gemm|Add|npu.Lut|npu.Requantize|MaxPool|GlobalAveragePool) +host' $W/$name.edge-v1.a16.rep | wc -l)
     if [ "$hostops" -ne 0 ]; then
         bad "a16/$name: $hostops int16 ops on the host on edge-v1"; continue
     fi
