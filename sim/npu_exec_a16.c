@@ -4,6 +4,8 @@
  * 2-byte aligned: tgt_sem_check), so npusim stays bit-exact with npuref.
  * Partial sums (acc_in / acc_out) have no int16 form: the tiler keeps a
  * 16-bit reduction in one instruction. */
+#include <string.h>
+
 #include "kernels/nk_q16.h"
 #include "sim/npu_internal.h"
 
@@ -89,6 +91,15 @@ static npu_status requant16(npu_model *m, const npum_insn *x, npu_err *err)
     return done(m, x, s, "nk_qrequant_x", err);
 }
 
+static npu_status quantize16(npu_model *m, const npum_insn *x, npu_err *err)
+{
+    uint32_t bits = (uint32_t)V(FSCALE);
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    const float *in = (const float *)(void *)(m->sram + x->d.v[TGT_F_SRC]); /* 4-aligned: tgt_sem_check */
+    return done(m, x, nk_quantize_f32_i16(in, S16(DST), (size_t)V(LEN), scale, 0), "nk_quantize_f32_i16", err);
+}
+
 npu_status npum_exec_a16(npu_model *m, const npum_insn *x, npu_err *err)
 {
     switch (m->isa->insns[x->d.insn].sem) {
@@ -99,6 +110,7 @@ npu_status npum_exec_a16(npu_model *m, const npum_insn *x, npu_err *err)
     case TGT_SEM_ELTWISE: return eltwise16(m, x, err);
     case TGT_SEM_LUT: nk_lut_apply_i16(S16(TABLE), S16(SRC), S16(DST), (size_t)V(LEN)); return NPU_OK;
     case TGT_SEM_REQUANT: return requant16(m, x, err);
+    case TGT_SEM_QUANTIZE: return quantize16(m, x, err);
     default:
         return npum_fault(m, err, x->index, x->word, &x->d, "%s has no int16 form (a16)",
                           m->isa->insns[x->d.insn].name);

@@ -86,9 +86,9 @@ int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt
             add(out, &n, TGT_F_QTAB, false, false, 12 * V(W));
         add(out, &n, TGT_F_DST, false, true, V(H) * V(W));
         break;
-    case TGT_SEM_QUANTIZE: /* float32 in, int8 out */
+    case TGT_SEM_QUANTIZE: /* float32 in, int8 (a16: int16) out */
         add(out, &n, TGT_F_SRC, false, false, 4 * V(LEN));
-        add(out, &n, TGT_F_DST, false, true, V(LEN));
+        add(out, &n, TGT_F_DST, false, true, es * V(LEN));
         break;
     default: break;
     }

@@ -116,7 +116,7 @@ static const tgt_sem_field f_softmax[] = {
 static const tgt_sem_field f_layernorm[] = {
     COMMON, R(SRC), R(DST), R(QTAB), R(H), R(W), O(EPS, 0), O(OUT_ZP, 0), CLAMP,
 };
-static const tgt_sem_field f_quantize[] = {COMMON, R(SRC), R(DST), R(LEN), R(FSCALE), O(OUT_ZP, 0)};
+static const tgt_sem_field f_quantize[] = {COMMON, R(SRC), R(DST), R(LEN), R(FSCALE), O(OUT_ZP, 0), O(A16, 0)};
 static const tgt_sem_field f_ctrl[] = {COMMON};
 static const tgt_sem_field f_sync[] = {COMMON, O(DRAIN, 0)};
 

@@ -113,14 +113,16 @@ static bool quantize_ok(const tgt_target *t, const ir_graph *g, const ir_node *n
     const ir_tensor *x = n->inputs[0], *y = n->outputs[0];
     if (tgt_insn_for_sem(t->isa, TGT_SEM_QUANTIZE) < 0)
         return no(g, reason, "the ISA has no quantize instruction");
-    if (x->dtype != IR_F32 || x->data || y->dtype != IR_I8 || !y->quant || y->quant->count != 1 ||
+    bool a16 = y->dtype == IR_I16 && tgt_insn_field(t->isa, tgt_insn_for_sem(t->isa, TGT_SEM_QUANTIZE), TGT_F_A16);
+    if (x->dtype != IR_F32 || x->data || (y->dtype != IR_I8 && !a16) || !y->quant || y->quant->count != 1 ||
         y->quant->axis >= 0 || (y->flags & IR_TENSOR_INT4_CODES))
-        return no(g, reason, "quantize on the NPU: float32 to int8 per tensor only");
+        return no(g, reason, "quantize on the NPU: float32 to int8 (or, with a16, int16) per tensor only");
     const ir_tensor *s = n->n_inputs > 1 ? n->inputs[1] : NULL, *z = n->n_inputs > 2 ? n->inputs[2] : NULL;
     bool s_ok = s && s->data && s->dtype == IR_F32 && ir_tensor_numel(s) == 1 &&
                 *(const float *)s->data == y->quant->scale[0];
     bool z_ok = !z || (z->data && z->dtype == IR_I8 && ir_tensor_numel(z) == 1 &&
-                       *(const int8_t *)z->data == y->quant->zero_point[0]);
+                       *(const int8_t *)z->data == y->quant->zero_point[0]) ||
+                (z->data && z->dtype == IR_I16 && ir_tensor_numel(z) == 1 && *(const int16_t *)z->data == 0);
     if (!s_ok || !z_ok)
         return no(g, reason, "quantize on the NPU: scale and zero point must be the output's, as constants");
     return true;
@@ -306,6 +308,7 @@ static bool a16_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, con
     case IR_OP_MIN:
     case IR_OP_MAX: s = TGT_SEM_ELTWISE; break;
     case IR_OP_LUT: s = TGT_SEM_LUT; break;
+    case IR_OP_QUANTIZE_LINEAR: s = TGT_SEM_QUANTIZE; break;
     case IR_OP_REQUANTIZE: s = TGT_SEM_REQUANT; break;
     case IR_OP_RESHAPE:
     case IR_OP_FLATTEN:

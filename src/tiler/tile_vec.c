@@ -290,11 +290,12 @@ npu_status tile_quantize(tile_ctx *c, const ir_node *n)
         return tile_fail(c, "quantize: to int8 per tensor only");
     uint32_t bits;
     memcpy(&bits, &y->quant->scale[0], sizeof bits);
-    int64_t T = flat_tile(c, L, 5, 0, tile_fmax(c, TGT_SEM_QUANTIZE, TGT_F_LEN)) & ~(int64_t)3;
+    int64_t es = y->dtype == IR_I16 ? 2 : 1; /* int16 output (A16W8) */
+    int64_t T = flat_tile(c, L, 4 + (int)es, 0, tile_fmax(c, TGT_SEM_QUANTIZE, TGT_F_LEN)) & ~(int64_t)3;
     if (T < 1)
         return tile_fail(c, "no quantize tile fits the SRAM");
     int64_t s[2][2];
-    tile_sram_req rq[4] = {{4 * T, &s[0][0]}, {T, &s[0][1]}, {4 * T, &s[1][0]}, {T, &s[1][1]}};
+    tile_sram_req rq[4] = {{4 * T, &s[0][0]}, {es * T, &s[0][1]}, {4 * T, &s[1][0]}, {es * T, &s[1][1]}};
     if ((st = tile_sram_place(c, rq, 4, "no quantize tile fits the SRAM")) != NPU_OK)
         return st;
     int j = 0;
@@ -307,7 +308,8 @@ npu_status tile_quantize(tile_ctx *c, const ir_node *n)
         tile_load_flat(c, wk, xr, xo + 4 * e0, s[j % 2][0], 4 * cnt);
         cp->v[TGT_F_SRC] = s[j % 2][0], cp->v[TGT_F_DST] = s[j % 2][1], cp->v[TGT_F_LEN] = cnt;
         cp->v[TGT_F_FSCALE] = (int32_t)bits, cp->v[TGT_F_OUT_ZP] = y->quant->zero_point[0];
-        tile_store_flat(c, wk, yr, yo + e0, s[j % 2][1], cnt);
+        cp->v[TGT_F_A16] = es == 2;
+        tile_store_flat(c, wk, yr, yo + e0 * es, s[j % 2][1], cnt * es);
     }
     return tile_pipeline(c);
 }
