@@ -56,12 +56,11 @@ static geom geometry(const nk_qconv2d_params *p)
     return g;
 }
 
-/* wsum, packed weights, packed block of x, pixel coordinates, one tile. */
+/* wsum, packed weights, packed block of x, one tile. */
 size_t nk_qfast_vnni_scratch(const nk_qconv2d_params *p)
 {
     geom g = geometry(p);
-    return al64(g.cout_g * 4) + al64(g.panels * MR * g.K4 * 4) + al64(g.nb_max * g.K4 * 4) +
-           2 * al64(g.nb_max * 4) + MR * NR * 4 + 64;
+    return al64(g.cout_g * 4) + al64(g.panels * MR * g.K4 * 4) + al64(g.nb_max * g.K4 * 4) + MR * NR * 4 + 64;
 }
 
 static int8_t wget(const nk_qconv2d_params *p, const void *w, size_t idx)
@@ -69,8 +68,32 @@ static int8_t wget(const nk_qconv2d_params *p, const void *w, size_t idx)
     return p->w_format == NK_W_I4 ? nk_int4_get(w, idx) : ((const int8_t *)w)[idx];
 }
 
+/* One int8 weight row into its panel (4-byte groups MR * 4 bytes apart),
+ * 64 bytes a pass by a scatter; returns the row's sum (vpdpbusd with ones).
+ * The NPU model packs each conv instruction's weights, so this is hot when
+ * the pixels per instruction are few. */
+VNNI static int32_t pack_row_i8(const int8_t *src, size_t K, int8_t *row)
+{
+    const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                           _mm512_set1_epi32(MR * 4));
+    const __m512i ones = _mm512_set1_epi8(1);
+    __m512i acc = _mm512_setzero_si512();
+    size_t k = 0;
+    for (; k + 64 <= K; k += 64) {
+        __m512i v = _mm512_loadu_si512((const void *)(src + k));
+        acc = _mm512_dpbusd_epi32(acc, ones, v);
+        _mm512_i32scatter_epi32((void *)(row + k / 4 * MR * 4), idx, v, 1);
+    }
+    int32_t s = _mm512_reduce_add_epi32(acc);
+    for (; k < K; k++) {
+        row[(k / 4) * MR * 4 + k % 4] = src[k];
+        s += src[k];
+    }
+    return s;
+}
+
 /* a[((panel * K4 + k / 4) * MR + row) * 4 + k % 4], zero rows and depth past the ends. */
-static void pack_a(const nk_qconv2d_params *p, const geom *g, const void *w, size_t grp, int8_t *a, int32_t *wsum)
+VNNI static void pack_a(const nk_qconv2d_params *p, const geom *g, const void *w, size_t grp, int8_t *a, int32_t *wsum)
 {
     memset(a, 0, g->panels * MR * g->K4 * 4);
     for (size_t o = 0; o < g->cout_g; o++) {
@@ -78,13 +101,7 @@ static void pack_a(const nk_qconv2d_params *p, const geom *g, const void *w, siz
         int8_t *row = a + (o / MR) * g->K4 * MR * 4 + (o % MR) * 4;
         int32_t s = 0;
         if (p->w_format == NK_W_I8) {
-            const int8_t *src = (const int8_t *)w + base;
-            for (size_t k = 0; k < g->K; k++)
-                s += src[k];
-            for (size_t k4 = 0; k4 < g->K / 4; k4++)
-                memcpy(row + k4 * MR * 4, src + 4 * k4, 4);
-            for (size_t k = g->K / 4 * 4; k < g->K; k++)
-                row[(k / 4) * MR * 4 + k % 4] = src[k];
+            s = pack_row_i8((const int8_t *)w + base, g->K, row);
         } else {
             for (size_t k = 0; k < g->K; k++) {
                 int8_t v = wget(p, w, base + k);
@@ -119,8 +136,48 @@ VNNI static void interleave4(const uint8_t *s0, const uint8_t *s1, const uint8_t
 }
 
 /* b[(k / 4) * nb * 4 + j * 4 + k % 4] = x + 128 for pixels p0 + j of one group's channels. */
+/* One depth of the im2col matrix: its input plane and tap offsets, or none
+ * (depth past K: its weights are 0). */
+typedef struct tap {
+    const int8_t *plane;
+    int64_t dy, dx;
+} tap;
+
+/* Tap t's n pixels of output row oy from column x0 on, as raw int8 (padding
+ * as in_zp, real 0): a run of an input row, so the inside columns are one
+ * copy at stride 1 with no bounds checks. */
+static void im2col_run(const nk_qconv2d_params *p, const tap *t, size_t oy, size_t x0, size_t n, int8_t *row)
+{
+    const int8_t zp = (int8_t)p->in_zp;
+    int64_t iy = (int64_t)oy * p->stride_h - p->pad_top + t->dy;
+    if (!t->plane || iy < 0 || iy >= p->h_in) {
+        memset(row, zp, n);
+        return;
+    }
+    const int8_t *src = t->plane + (size_t)iy * (size_t)p->w_in;
+    int64_t sw = p->stride_w, first = (int64_t)x0 * sw - p->pad_left + t->dx, w = p->w_in;
+    /* pixels i with 0 <= first + i * sw < w_in */
+    int64_t lo, hi;
+    if (sw == 1) /* the common case, without divisions */
+        lo = first >= 0 ? 0 : -first, hi = w - first;
+    else
+        lo = first >= 0 ? 0 : (-first + sw - 1) / sw, hi = first > w - 1 ? 0 : (w - 1 - first) / sw + 1;
+    lo = lo < (int64_t)n ? lo : (int64_t)n;
+    hi = hi < (int64_t)n ? hi : (int64_t)n;
+    hi = hi > lo ? hi : lo;
+    for (int64_t i = 0; i < lo; i++)
+        row[i] = zp;
+    if (sw == 1)
+        memcpy(row + lo, src + (first + lo), (size_t)(hi - lo));
+    else
+        for (int64_t i = lo; i < hi; i++)
+            row[i] = src[first + i * sw];
+    for (int64_t i = hi; i < (int64_t)n; i++)
+        row[i] = zp;
+}
+
 VNNI static void pack_b(const nk_qconv2d_params *p, const geom *g, const int8_t *in, size_t p0, size_t nb,
-                        uint8_t *b, int32_t *iy0, int32_t *ix0)
+                        uint8_t *b)
 {
     const size_t valid = g->P - p0 < nb ? g->P - p0 : nb;
     const uint8_t pad = (uint8_t)(p->in_zp + 128);
@@ -145,24 +202,27 @@ VNNI static void pack_b(const nk_qconv2d_params *p, const geom *g, const int8_t 
         }
         return;
     }
-    for (size_t j = 0; j < nb; j++) {
-        size_t px = p0 + j;
-        iy0[j] = j < valid ? (int32_t)(px / (size_t)p->w_out) * p->stride_h - p->pad_top : INT32_MIN / 2;
-        ix0[j] = j < valid ? (int32_t)(px % (size_t)p->w_out) * p->stride_w - p->pad_left : INT32_MIN / 2;
-    }
-    size_t k = 0;
-    for (size_t ic = 0; ic < g->cin_g; ic++) {
-        const int8_t *plane = in + ic * g->hw;
-        for (int32_t ky = 0; ky < p->k_h; ky++)
-            for (int32_t kx = 0; kx < p->k_w; kx++, k++) {
-                uint8_t *dst = b + (k / 4) * nb * 4 + k % 4;
-                int32_t dy = ky * p->dil_h, dx = kx * p->dil_w;
-                for (size_t j = 0; j < nb; j++) {
-                    int32_t iy = iy0[j] + dy, ix = ix0[j] + dx;
-                    int inside = (uint32_t)iy < (uint32_t)p->h_in && (uint32_t)ix < (uint32_t)p->w_in;
-                    dst[j * 4] = inside ? (uint8_t)(plane[(size_t)iy * (size_t)p->w_in + (size_t)ix] ^ 0x80) : pad;
-                }
-            }
+    size_t ic = 0, ky = 0, kx = 0; /* depth k = (ic * k_h + ky) * k_w + kx, stepped without divisions */
+    for (size_t k4 = 0; k4 < g->K4; k4++) {
+        uint8_t *dst = b + k4 * nb * 4;
+        tap t[4];
+        for (size_t i = 0; i < 4; i++) {
+            t[i] = 4 * k4 + i >= g->K ? (tap){NULL, 0, 0}
+                                      : (tap){in + ic * g->hw, (int64_t)ky * p->dil_h, (int64_t)kx * p->dil_w};
+            if (++kx == (size_t)p->k_w && (kx = 0, ++ky == (size_t)p->k_h))
+                ky = 0, ic++;
+        }
+        size_t oy = p0 / (size_t)p->w_out, x0 = p0 % (size_t)p->w_out;
+        for (size_t j0 = 0; j0 < valid; oy++, x0 = 0) {
+            size_t n = (size_t)p->w_out - x0 < valid - j0 ? (size_t)p->w_out - x0 : valid - j0;
+            int8_t rows[4][NB_MAX];
+            for (size_t i = 0; i < 4; i++)
+                im2col_run(p, &t[i], oy, x0, n, rows[i]);
+            interleave4((const uint8_t *)rows[0], (const uint8_t *)rows[1], (const uint8_t *)rows[2],
+                        (const uint8_t *)rows[3], n, dst + 4 * j0);
+            j0 += n;
+        }
+        memset(dst + 4 * valid, pad, 4 * (nb - valid));
     }
 }
 
@@ -279,7 +339,7 @@ void nk_qfast_requant_row(const int32_t *acc, size_t n, int32_t bias, int32_t mu
 }
 
 typedef struct bufs {
-    int32_t *wsum, *iy0, *ix0, *tile;
+    int32_t *wsum, *tile;
     int8_t *a;
     uint8_t *b;
 } bufs;
@@ -294,10 +354,6 @@ static bufs carve(const geom *g, void *scratch)
     s += al64(g->panels * MR * g->K4 * 4);
     u.b = s;
     s += al64(g->nb_max * g->K4 * 4);
-    u.iy0 = (int32_t *)(void *)s;
-    s += al64(g->nb_max * 4);
-    u.ix0 = (int32_t *)(void *)s;
-    s += al64(g->nb_max * 4);
     u.tile = (int32_t *)(void *)s;
     return u;
 }
@@ -308,7 +364,7 @@ static void conv_group(const nk_qconv2d_params *p, const geom *g, const bufs *u,
     for (size_t p0 = 0; p0 < g->P; p0 += g->nb_max) {
         size_t valid = g->P - p0 < g->nb_max ? g->P - p0 : g->nb_max;
         size_t nb = (valid + NR - 1) / NR * NR;
-        pack_b(p, g, gin, p0, nb, u->b, u->iy0, u->ix0);
+        pack_b(p, g, gin, p0, nb, u->b);
         for (size_t pa = 0; pa < g->panels; pa++) {
             size_t rows = g->cout_g - pa * MR < MR ? g->cout_g - pa * MR : MR;
             for (size_t j = 0; j < nb; j += NR) {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__OPTIMIZE_SIZE__)
-#pragma GCC optimize("O3")
+#pragma GCC optimize("O3", "no-loop-unroll-and-jam", "no-loop-interchange")
 #endif
 
 /* The padded plane split by row phase (row mod stride_h) and column phase:
@@ -20,8 +20,16 @@
  * h_out rows of wq (the columns past w_out are discarded) and each tap is
  * one contiguous run of h_out * wq. */
 typedef struct dw_geom {
-    size_t sh, sw, hq, wq, planes_len; /* planes_len: all planes plus one row of slack */
+    size_t sh, sw, hq, wq, planes_len; /* planes_len: all planes plus one row and a block of slack */
+    size_t len;                        /* sums computed: h_out rows of wq, rounded up to whole blocks */
 } dw_geom;
+
+/* Outputs per block: the sums of a block stay in registers over all taps
+ * (two 512-bit or four 256-bit vectors), so each tap costs a load of its
+ * int16 run and a multiply-add, not a load and store of the sums. The sums
+ * are computed in whole blocks; those past h_out x wq read the zero slack
+ * and are discarded. */
+enum { DW_BLOCK = 32, DW_MAX_TAPS = 64 };
 
 static dw_geom dw_geometry(const nk_qconv2d_params *p)
 {
@@ -30,7 +38,8 @@ static dw_geom dw_geometry(const nk_qconv2d_params *p)
     size_t hp = (size_t)p->h_in + (size_t)p->pad_top + (size_t)p->pad_bottom;
     g.sh = (size_t)p->stride_h, g.sw = (size_t)p->stride_w;
     g.hq = (hp + g.sh - 1) / g.sh, g.wq = (wp + g.sw - 1) / g.sw;
-    g.planes_len = g.sh * g.sw * g.hq * g.wq + g.wq;
+    g.planes_len = g.sh * g.sw * g.hq * g.wq + g.wq + DW_BLOCK;
+    g.len = ((size_t)p->h_out * g.wq + DW_BLOCK - 1) / DW_BLOCK * DW_BLOCK;
     return g;
 }
 
@@ -38,13 +47,14 @@ static dw_geom dw_geometry(const nk_qconv2d_params *p)
 size_t nk_qfast_dw_scratch(const nk_qconv2d_params *p)
 {
     dw_geom g = dw_geometry(p);
-    return (size_t)p->h_out * g.wq * sizeof(int32_t) + g.planes_len * sizeof(int16_t) + 16;
+    return g.len * sizeof(int32_t) + g.planes_len * sizeof(int16_t) + 16;
 }
 
 NK_HOT_CLONES static void widen_plane(const nk_qconv2d_params *p, const dw_geom *g, const int8_t *plane,
                                       int16_t *buf)
 {
     memset(buf, 0, g->planes_len * sizeof *buf);
+    const int16_t zp = (int16_t)p->in_zp;
     for (int32_t y = 0; y < p->h_in; y++) {
         const int8_t *row = plane + (size_t)y * (size_t)p->w_in;
         size_t r = (size_t)(y + p->pad_top);
@@ -53,30 +63,65 @@ NK_HOT_CLONES static void widen_plane(const nk_qconv2d_params *p, const dw_geom 
             /* column ci holds input column x = ci * sw + ph - pad_left */
             int64_t first = (int64_t)ph - p->pad_left;
             size_t i0 = first >= 0 ? 0 : (size_t)((-first + (int64_t)g->sw - 1) / (int64_t)g->sw);
-            for (size_t i = i0; i < g->wq; i++) {
-                int64_t x = (int64_t)(i * g->sw) + first;
-                if (x >= p->w_in)
-                    break;
-                dst[i] = (int16_t)(row[x] - p->in_zp);
-            }
+            /* the columns up to the last inside: i * sw + first <= w_in - 1 */
+            int64_t last = ((int64_t)p->w_in - 1 - first) / (int64_t)g->sw;
+            size_t i1 = last < 0 ? 0 : (size_t)last + 1;
+            i1 = i1 < g->wq ? i1 : g->wq;
+            if (i0 >= i1)
+                continue;
+            const int8_t *src = row + ((int64_t)(i0 * g->sw) + first); /* column i0 + j reads src[j * sw] */
+            int16_t *d = dst + i0;
+            size_t n = i1 - i0;
+            if (g->sw == 1)
+                for (size_t j = 0; j < n; j++)
+                    d[j] = (int16_t)(src[j] - zp);
+            else
+                for (size_t j = 0; j < n; j++)
+                    d[j] = (int16_t)(src[j * g->sw] - zp);
         }
     }
+}
+
+static inline void taps_block(size_t n_taps, const int16_t *const *src, const int32_t *wv, size_t at,
+                              int32_t *restrict acc)
+{
+    int32_t a[DW_BLOCK] = {0};
+    for (size_t t = 0; t < n_taps; t++) {
+        const int16_t *restrict s = src[t] + at;
+        int32_t w = wv[t];
+        for (size_t i = 0; i < DW_BLOCK; i++)
+            a[i] += w * s[i];
+    }
+    memcpy(acc + at, a, sizeof a);
+}
+
+/* The start of tap t's run in the planes. */
+static const int16_t *tap_src(const nk_qconv2d_params *p, const dw_geom *g, const int16_t *buf, size_t t)
+{
+    size_t ry = t / (size_t)p->k_w * (size_t)p->dil_h, cx = t % (size_t)p->k_w * (size_t)p->dil_w;
+    return buf + (((ry % g->sh) * g->sw + cx % g->sw) * g->hq + ry / g->sh) * g->wq + cx / g->sw;
 }
 
 NK_HOT_CLONES static void taps(const nk_qconv2d_params *p, const dw_geom *g, const int16_t *buf, const int8_t *wk,
                                int32_t *restrict acc)
 {
-    const size_t len = (size_t)p->h_out * g->wq;
-    memset(acc, 0, len * sizeof *acc);
-    for (int32_t ky = 0; ky < p->k_h; ky++)
-        for (int32_t kx = 0; kx < p->k_w; kx++) {
-            int32_t wv = wk[ky * p->k_w + kx];
-            size_t ry = (size_t)ky * (size_t)p->dil_h, cx = (size_t)kx * (size_t)p->dil_w;
-            const int16_t *restrict src =
-                buf + (((ry % g->sh) * g->sw + cx % g->sw) * g->hq + ry / g->sh) * g->wq + cx / g->sw;
-            for (size_t i = 0; i < len; i++)
-                acc[i] += wv * src[i];
+    const size_t n_taps = (size_t)p->k_h * (size_t)p->k_w;
+    if (n_taps <= DW_MAX_TAPS) {
+        const int16_t *src[DW_MAX_TAPS];
+        int32_t wv[DW_MAX_TAPS];
+        for (size_t t = 0; t < n_taps; t++)
+            src[t] = tap_src(p, g, buf, t), wv[t] = wk[t];
+        for (size_t at = 0; at < g->len; at += DW_BLOCK)
+            taps_block(n_taps, src, wv, at, acc);
+    } else { /* a window this wide: one pass over the sums per tap */
+        memset(acc, 0, g->len * sizeof *acc);
+        for (size_t t = 0; t < n_taps; t++) {
+            const int16_t *restrict s = tap_src(p, g, buf, t);
+            int32_t w = wk[t];
+            for (size_t i = 0; i < g->len; i++)
+                acc[i] += w * s[i];
         }
+    }
     /* the rows packed to w_out for one requantization pass (forward moves: memmove) */
     for (int32_t oy = 1; oy < p->h_out; oy++)
         memmove(acc + (size_t)oy * (size_t)p->w_out, acc + (size_t)oy * g->wq, (size_t)p->w_out * sizeof *acc);
@@ -90,7 +135,7 @@ void nk_qfast_dw(const nk_qconv2d_params *p, const int8_t *in, const int8_t *w8,
     const size_t K = (size_t)p->k_h * (size_t)p->k_w;
     const int32_t mult_per_in = p->c_out / p->groups;
     int32_t *acc = scratch;
-    int16_t *buf = (int16_t *)(void *)(acc + (size_t)p->h_out * g.wq);
+    int16_t *buf = (int16_t *)(void *)(acc + g.len);
     for (int32_t b = 0; b < p->n; b++)
         for (int32_t oc = 0; oc < p->c_out; oc++) {
             int32_t ic = oc / mult_per_in;

@@ -149,6 +149,26 @@ static int make_bcast(const nk_qbinary_params *p, bcast *bc)
     return 1;
 }
 
+/* Add/sub of two dense rows, the residual connections' case: the same
+ * arithmetic as row's, in a loop of unit strides that vectorizes (int64
+ * lanes, exact). Host builds only: the firmware keeps the one loop (its
+ * size, and the simulated cycles of its host steps). */
+#ifndef __riscv
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("O3")))
+#endif
+NK_HOT_CLONES static void add_dense(const nk_qbinary_params *p, int64_t ma, int64_t mb, int e, const int8_t *a,
+                                    const int8_t *b, int8_t *o, int64_t len)
+{
+    const int64_t az = p->a_zp, bz = p->b_zp, oz = p->out_zp, lo = p->act_min, hi = p->act_max;
+    for (int64_t i = 0; i < len; i++) {
+        int64_t v = ((int64_t)a[i] - az) * ma + ((int64_t)b[i] - bz) * mb;
+        int64_t q = (int64_t)nk_sat_i64_i32(nk_round_shift_even(v, 31 - e, 0)) + oz;
+        o[i] = (int8_t)(q < lo ? lo : (q > hi ? hi : q));
+    }
+}
+#endif
+
 /* One row of len outputs; a and b advance by sa and sb (0 or 1). */
 static void row(const nk_qbinary_params *p, const int8_t *a, int64_t sa, const int8_t *b, int64_t sb, int8_t *o,
                 int64_t len)
@@ -160,6 +180,12 @@ static void row(const nk_qbinary_params *p, const int8_t *a, int64_t sa, const i
         int e = p->a_shift < p->b_shift ? p->a_shift : p->b_shift;
         int64_t ma = (int64_t)p->a_mult * ((int64_t)1 << (p->a_shift - e));
         int64_t mb = (int64_t)p->b_mult * ((int64_t)1 << (p->b_shift - e)) * (p->op == NK_QSUB ? -1 : 1);
+#ifndef __riscv
+        if (sa == 1 && sb == 1) {
+            add_dense(p, ma, mb, e, a, b, o, len);
+            break;
+        }
+#endif
         for (int64_t i = 0; i < len; i++) {
             int64_t v = ((int64_t)a[i * sa] - p->a_zp) * ma + ((int64_t)b[i * sb] - p->b_zp) * mb;
             int64_t q = (int64_t)nk_sat_i64_i32(nk_round_shift_even(v, 31 - e, 0)) + p->out_zp;

@@ -20,9 +20,11 @@
 #define FW_CTL_INSNS_LO 0x018u  /* RO  host instructions so far; reading LO latches HI */
 #define FW_CTL_INSNS_HI 0x01Cu  /* RO */
 #define FW_CTL_REQ_ADDR 0x020u  /* RO  guest address of the fw_request block, 0: none */
+#define FW_CTL_SERVE 0x024u     /* RO  1: after answering a request, wait (FW_CTL_WAIT) for the next instead of exiting */
+#define FW_CTL_WAIT 0x028u      /* WO  the request is answered: the run pauses until the host places the next one */
 
 #define FW_CTL_MAGIC_VALUE 0x5355504Eu /* "NPUS" little-endian */
-#define FW_CTL_VERSION_VALUE 1u
+#define FW_CTL_VERSION_VALUE 2u /* 2: FW_CTL_SERVE and FW_CTL_WAIT */
 
 /* ---- NPU register block ------------------------------------------------- */
 #define FW_NPU_ID 0x000u          /* RO  FW_NPU_ID_VALUE */

@@ -38,6 +38,19 @@ _Noreturn void fw_exit(int code)
         ;
 }
 
+int fw_serving(void)
+{
+    return fw_ctl_read(FW_CTL_VERSION) >= 2u && fw_ctl_read(FW_CTL_SERVE) != 0;
+}
+
+/* The simulator stops at the write but finishes the translation block, so
+ * the wfi follows at once: nothing of the next request is read before the
+ * host has written it. The run resumes after the wfi. */
+void fw_wait_next(void)
+{
+    __asm__ volatile("sw %1, 0(%0)\n\twfi" : : "r"(&__fw_ctl_base[FW_CTL_WAIT / 4u]), "r"(1u) : "memory");
+}
+
 /* picolibc's exit()/abort() end in _exit: make them end the run too. */
 _Noreturn void _exit(int code);
 _Noreturn void _exit(int code)

@@ -40,6 +40,13 @@ void fw_put_hex(uint32_t v);  /* 0x%08x */
 /* Ends the run with this exit code (the simulator stops at once). */
 _Noreturn void fw_exit(int code);
 
+/* Whether the host asks to serve several requests in one boot (sim-control
+ * version 2 and FW_CTL_SERVE set). */
+int fw_serving(void);
+/* Answered: pause until the host has placed the next request (a real SoC
+ * would sleep until a host interrupt). */
+void fw_wait_next(void);
+
 /* Host time as the simulator accounts it (guest rdcycle/rdtime are unusable). */
 uint64_t fw_host_cycles(void);
 uint64_t fw_host_insns(void);

@@ -164,40 +164,62 @@ static void fw_npub_on_step(void *ud, uint32_t step, int done)
     }
 }
 
-static int cmd_run_npub(volatile fw_request *req)
-{
-    const void *blob = (const void *)(uintptr_t)req->arg[FW_NPUB_ARG_BLOB];
+/* The binary opened since boot. npurt_open validates a blob (header, section
+ * table, every section's CRC, each host record) when the firmware first
+ * meets it; a later request for the same blob at the same address and size
+ * reuses the view. The blob lies in flash, which neither the host CPU nor the
+ * NPU can write, so what was checked is what runs (docs/runtime.md). */
+typedef struct fw_opened {
+    uint32_t addr, size;
+    int valid;
     npub_view v;
+} fw_opened;
+
+static int open_npub(volatile fw_request *req, fw_opened *o, npub_error *err)
+{
+    uint32_t addr = req->arg[FW_NPUB_ARG_BLOB], size = req->arg[FW_NPUB_ARG_BLOB_SIZE];
+    if (o->valid && o->addr == addr && o->size == size)
+        return 0;
+    o->valid = 0;
+    if (npurt_open((const void *)(uintptr_t)addr, size, &o->v, err))
+        return -1;
+    o->addr = addr, o->size = size, o->valid = 1;
+    return 0;
+}
+
+static int cmd_run_npub(volatile fw_request *req, fw_opened *o)
+{
     npub_error err;
     for (int i = 0; i < 8; i++)
         req->result[i] = 0;
     req->result[FW_NPUB_RES_STEP] = NPUB_NONE;
-    if (npurt_open(blob, req->arg[FW_NPUB_ARG_BLOB_SIZE], &v, &err)) {
+    if (open_npub(req, o, &err)) {
         printf("npurt: the binary at 0x%08x is rejected: %s\n", (unsigned)req->arg[FW_NPUB_ARG_BLOB], err.msg);
         req->result[FW_NPUB_RES_OFFSET] = err.offset;
         return req->result[FW_NPUB_RES_STATUS] = FW_EXIT_NPUB_BAD;
     }
+    const npub_view *v = &o->v;
     fw_npub_ctx c = {0};
     /* NPU steps through the reference driver (rt/npurt_hal.h), as a customer firmware's */
     npurt_env env = {.npu_launch = npurt_npu_launch, .on_step = fw_npub_on_step, .step_ud = &c};
     env.region[NPUB_REGION_ARENA] = (uint8_t *)(uintptr_t)req->arg[FW_NPUB_ARG_ARENA];
     env.region_size[NPUB_REGION_ARENA] = req->arg[FW_NPUB_ARG_ARENA_SIZE];
     env.region[NPUB_REGION_INPUT] = (uint8_t *)(uintptr_t)req->arg[FW_NPUB_ARG_INPUT];
-    env.region_size[NPUB_REGION_INPUT] = v.memory->region_bytes[NPUB_REGION_INPUT];
+    env.region_size[NPUB_REGION_INPUT] = v->memory->region_bytes[NPUB_REGION_INPUT];
     env.region[NPUB_REGION_OUTPUT] = (uint8_t *)(uintptr_t)req->arg[FW_NPUB_ARG_OUTPUT];
-    env.region_size[NPUB_REGION_OUTPUT] = v.memory->region_bytes[NPUB_REGION_OUTPUT];
+    env.region_size[NPUB_REGION_OUTPUT] = v->memory->region_bytes[NPUB_REGION_OUTPUT];
     env.scratch = (void *)(uintptr_t)req->arg[FW_NPUB_ARG_SCRATCH];
     env.scratch_size = req->arg[FW_NPUB_ARG_SCRATCH_SIZE];
     /* the step-cycle table takes the end of the scratch area when it fits */
-    uint32_t need = (v.memory->scratch_bytes + 7u) & ~7u, table = 8u * v.n_steps;
+    uint32_t need = (v->memory->scratch_bytes + 7u) & ~7u, table = 8u * v->n_steps;
     if (env.scratch && env.scratch_size >= need + table && table) {
         c.step_cycles = (uint32_t *)((uint8_t *)env.scratch + need);
         req->result[FW_NPUB_RES_STEP_TABLE] = (uint32_t)(uintptr_t)c.step_cycles;
     }
-    req->result[FW_NPUB_RES_STEPS] = v.n_steps;
+    req->result[FW_NPUB_RES_STEPS] = v->n_steps;
     uint32_t jobs0 = npurt_hal_read(NPURT_NPU_JOBS);
     uint64_t t0 = fw_host_cycles();
-    int rc = npurt_run(&v, &env, &err);
+    int rc = npurt_run(v, &env, &err);
     uint64_t t1 = fw_host_cycles();
     req->result[FW_NPUB_RES_CYCLES_LO] = (uint32_t)(t1 - t0);
     req->result[FW_NPUB_RES_CYCLES_HI] = (uint32_t)((t1 - t0) >> 32);
@@ -210,7 +232,7 @@ static int cmd_run_npub(volatile fw_request *req)
     return FW_EXIT_OK;
 }
 
-static int run_request(volatile fw_request *req)
+static int run_request(volatile fw_request *req, fw_opened *o)
 {
     switch (req->command) {
     case FW_CMD_SELFCHECK: return cmd_selfcheck(req);
@@ -224,7 +246,7 @@ static int run_request(volatile fw_request *req)
     case FW_CMD_ILLEGAL: return cmd_illegal(req);
     case FW_CMD_EXIT: return cmd_exit(req);
     case FW_CMD_WFI: __asm__ volatile("wfi"); return FW_EXIT_OK;
-    case FW_CMD_RUN_NPUB: return cmd_run_npub(req);
+    case FW_CMD_RUN_NPUB: return cmd_run_npub(req, o);
     default:
         fw_puts("fw: unknown command ");
         fw_put_u32(req->command);
@@ -233,23 +255,36 @@ static int run_request(volatile fw_request *req)
     }
 }
 
-int main(void)
+static void check_request(volatile fw_request *req)
 {
-    if (fw_ctl_read(FW_CTL_MAGIC) != FW_CTL_MAGIC_VALUE)
-        fw_exit(FW_EXIT_NO_SIM);
-    volatile fw_request *req = fw_request_get();
-    if (!req) {
-        static fw_request dflt = {.magic = FW_REQ_MAGIC, .version = FW_REQ_VERSION, .command = FW_CMD_SELFCHECK};
-        req = &dflt;
-    }
     if (req->magic != FW_REQ_MAGIC || req->version != FW_REQ_VERSION) {
         fw_puts("fw: bad request block at ");
         fw_put_hex((uint32_t)(uintptr_t)req);
         fw_putc('\n');
         fw_exit(FW_EXIT_BAD_REQUEST);
     }
-    req->status = FW_REQ_ST_RUNNING;
-    int rc = run_request(req);
-    req->status = rc == FW_EXIT_OK ? FW_REQ_ST_DONE : FW_REQ_ST_FAILED;
-    fw_exit(rc);
+}
+
+/* One request per boot, or, when the host asks to be served (FW_CTL_SERVE),
+ * one after another until one fails: the host places the next request while
+ * the firmware waits. A failure always ends the run with its exit code. */
+int main(void)
+{
+    if (fw_ctl_read(FW_CTL_MAGIC) != FW_CTL_MAGIC_VALUE)
+        fw_exit(FW_EXIT_NO_SIM);
+    fw_opened opened = {0};
+    for (;;) {
+        volatile fw_request *req = fw_request_get();
+        if (!req) {
+            static fw_request dflt = {.magic = FW_REQ_MAGIC, .version = FW_REQ_VERSION, .command = FW_CMD_SELFCHECK};
+            req = &dflt;
+        }
+        check_request(req);
+        req->status = FW_REQ_ST_RUNNING;
+        int rc = run_request(req, &opened);
+        req->status = rc == FW_EXIT_OK ? FW_REQ_ST_DONE : FW_REQ_ST_FAILED;
+        if (rc != FW_EXIT_OK || !fw_serving())
+            fw_exit(rc);
+        fw_wait_next();
+    }
 }

@@ -36,6 +36,7 @@ const char *sim_stop_name(sim_stop stop)
     case SIM_STOP_FAULT: return "fault";
     case SIM_STOP_LIMIT: return "limit";
     case SIM_STOP_NPU_FAULT: return "npu-fault";
+    case SIM_STOP_WAIT: return "wait";
     }
     return "?";
 }
@@ -137,7 +138,7 @@ static void on_block(uc_engine *uc, uint64_t address, uint32_t size, void *ud)
     s->cur_block_size = size;
     s->insns += block_count(s, a, size);
     s->blocks++;
-    if (s->cfg.max_insns && s->insns > s->cfg.max_insns)
+    if (s->cfg.max_insns && s->insns - s->base_insns > s->cfg.max_insns)
         sim_stop_run(s, SIM_STOP_LIMIT, a, 0,
                      "instruction limit of %llu reached at pc 0x%08x: the firmware does not finish",
                      (unsigned long long)s->cfg.max_insns, a);
@@ -333,12 +334,27 @@ static npu_status reset_cpu(sim_ctx *s, npu_err *err)
     return NPU_OK;
 }
 
+/* Where a firmware waiting at the store at pc goes on: past the store and
+ * past the wfi that follows it (fw_wait_next). Unicorn stops at the MMIO
+ * store itself and leaves the pc register at the block's start, so the pc
+ * is decoded, not read. */
+uint32_t sim_wait_resume_pc(sim_ctx *s, uint32_t pc)
+{
+    const uint8_t *p = sim_mem_ptr(s, pc, 2, 0);
+    pc += p && (p[0] & 3u) != 3u ? 2u : 4u;
+    p = sim_mem_ptr(s, pc, 4, 0);
+    if (p && ((uint32_t)p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24) == RV_WFI)
+        pc += 4;
+    return pc;
+}
+
 static int after_wfi(sim_ctx *s, uint32_t pc)
 {
     const uint8_t *p = sim_mem_ptr(s, pc - 4u, 4, 0);
     return p && ((uint32_t)p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24) == RV_WFI;
 }
 
+/* Counts of this run: since boot, or since the resume. */
 static void fill_result(sim_ctx *s, sim_result *res)
 {
     res->stop = s->stop;
@@ -347,37 +363,33 @@ static void fill_result(sim_ctx *s, sim_result *res)
     res->addr = s->fault_addr;
     snprintf(res->msg, sizeof res->msg, "%s", s->msg);
     sim_stats *t = &res->stats;
-    t->insns = s->insns;
-    t->host_cycles = sim_now(s) - s->stall;
-    t->stall_cycles = s->stall;
-    t->total_cycles = sim_now(s);
-    if (s->npu_busy && s->npu_done_at > t->total_cycles)
-        t->total_cycles = s->npu_done_at;
-    t->npu_cycles = s->npu_total;
-    t->npu_jobs = s->npu_jobs;
-    t->blocks = s->blocks;
+    uint64_t base = (uint64_t)llround((double)s->base_insns * s->cfg.host_cpi) + s->base_stall;
+    t->insns = s->insns - s->base_insns;
+    t->stall_cycles = s->stall - s->base_stall;
+    t->total_cycles = sim_now(s) - base;
+    t->host_cycles = t->total_cycles - t->stall_cycles;
+    if (s->npu_busy && s->npu_done_at > sim_now(s))
+        t->total_cycles = s->npu_done_at - base;
+    t->npu_cycles = s->npu_total - s->base_npu_total;
+    t->npu_jobs = s->npu_jobs - s->base_npu_jobs;
+    t->blocks = s->blocks - s->base_blocks;
     t->block_kinds = s->bc_used;
     t->time_s = (double)t->total_cycles / s->cfg.host_hz;
 }
 
-npu_status sim_run(sim_ctx *s, sim_result *res, npu_err *err)
+static void clear_stop(sim_ctx *s)
 {
-    memset(res, 0, sizeof *res);
-    if (!s->have_fw)
-        return npu_fail(err, NPU_EUSAGE, "sim: no firmware loaded");
-    s->insns = s->stall = s->blocks = 0;
     s->stop = SIM_STOP_NONE;
     s->exit_code = 0;
     s->fault_pc = s->fault_addr = 0;
     s->msg[0] = '\0';
     s->con_len = 0;
-    s->cur_block = s->fw.entry;
-    s->cur_block_size = 0;
-    sim_npu_reset(s);
-    npu_status st = reset_cpu(s, err);
-    if (st != NPU_OK)
-        return st;
-    uint32_t pc = s->fw.entry;
+    s->waiting = 0;
+}
+
+/* Emulates from pc until a stop; a wfi waits for the running NPU job. */
+static npu_status run_from(sim_ctx *s, uint32_t pc, sim_result *res, npu_err *err)
+{
     s->ran = 1;
     for (;;) {
         uc_err ue = uc_emu_start(s->uc, pc, SIM_UNTIL, 0, 0);
@@ -403,10 +415,51 @@ npu_status sim_run(sim_ctx *s, sim_result *res, npu_err *err)
         break;
     }
     sim_console_flush(s);
-    if (s->stop == SIM_STOP_EXIT)
+    if (s->stop == SIM_STOP_WAIT)
+        s->waiting = 1; /* resume_pc: set at the FW_CTL_WAIT store */
+    if (s->stop == SIM_STOP_EXIT || s->stop == SIM_STOP_WAIT)
         s->fault_pc = s->cur_block;
     fill_result(s, res);
-    if (s->stop == SIM_STOP_EXIT)
+    if (s->stop == SIM_STOP_EXIT || s->stop == SIM_STOP_WAIT)
         return NPU_OK;
     return npu_fail(err, NPU_EUSER, "%s", s->msg);
+}
+
+npu_status sim_run(sim_ctx *s, sim_result *res, npu_err *err)
+{
+    memset(res, 0, sizeof *res);
+    if (!s->have_fw)
+        return npu_fail(err, NPU_EUSAGE, "sim: no firmware loaded");
+    s->insns = s->stall = s->blocks = 0;
+    s->base_insns = s->base_stall = s->base_blocks = s->base_npu_total = s->base_npu_jobs = 0;
+    clear_stop(s);
+    s->cur_block = s->fw.entry;
+    s->cur_block_size = 0;
+    sim_npu_reset(s);
+    npu_status st = reset_cpu(s, err);
+    if (st != NPU_OK)
+        return st;
+    return run_from(s, s->fw.entry, res, err);
+}
+
+void sim_set_serve(sim_ctx *s, int serve)
+{
+    s->serve = serve != 0;
+}
+
+int sim_waiting(const sim_ctx *s)
+{
+    return s->waiting;
+}
+
+npu_status sim_resume(sim_ctx *s, sim_result *res, npu_err *err)
+{
+    memset(res, 0, sizeof *res);
+    if (!s->waiting)
+        return npu_fail(err, NPU_EUSAGE, "sim: no firmware waits for a request");
+    uint32_t pc = s->resume_pc;
+    clear_stop(s);
+    s->base_insns = s->insns, s->base_stall = s->stall, s->base_blocks = s->blocks;
+    s->base_npu_total = s->npu_total, s->base_npu_jobs = s->npu_jobs;
+    return run_from(s, pc, res, err);
 }

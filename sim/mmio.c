@@ -79,7 +79,9 @@ uint64_t sim_ctl_read(uc_engine *uc, uint64_t off, unsigned size, void *ud)
         return (uint32_t)s->insns;
     case FW_CTL_INSNS_HI: return s->ctl_hi_latch[1];
     case FW_CTL_REQ_ADDR: return s->req_addr;
+    case FW_CTL_SERVE: return s->serve ? 1u : 0u;
     case FW_CTL_PUTC:
+    case FW_CTL_WAIT:
     case FW_CTL_EXIT: reg_fault(s, "sim-control", base, off, 0, "is write-only"); return 0;
     default: reg_fault(s, "sim-control", base, off, 0, "is not a register"); return 0;
     }
@@ -98,12 +100,21 @@ void sim_ctl_write(uc_engine *uc, uint64_t off, unsigned size, uint64_t value, v
         s->exit_code = (int32_t)(uint32_t)value;
         sim_stop_run(s, SIM_STOP_EXIT, s->cur_block, 0, "firmware exited with code %d", (int)s->exit_code);
         return;
+    case FW_CTL_WAIT:
+        if (!s->serve) {
+            reg_fault(s, "sim-control", base, off, 1, "(wait) is only for a host that serves requests (FW_CTL_SERVE 0)");
+            return;
+        }
+        s->resume_pc = sim_wait_resume_pc(s, sim_access_pc(s, base + (uint32_t)off, 1));
+        sim_stop_run(s, SIM_STOP_WAIT, s->cur_block, 0, "firmware waits for the next request");
+        return;
     case FW_CTL_MAGIC:
     case FW_CTL_VERSION:
     case FW_CTL_CYCLES_LO:
     case FW_CTL_CYCLES_HI:
     case FW_CTL_INSNS_LO:
     case FW_CTL_INSNS_HI:
+    case FW_CTL_SERVE:
     case FW_CTL_REQ_ADDR: reg_fault(s, "sim-control", base, off, 1, "is read-only"); return;
     default: reg_fault(s, "sim-control", base, off, 1, "is not a register"); return;
     }

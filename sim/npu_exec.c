@@ -12,6 +12,21 @@
 
 #define V(f) ((int32_t)x->d.v[TGT_F_##f])
 
+/* SRAM words are little-endian; on a little-endian host one unaligned copy
+ * (the partial-sum loops are hot on convs split over input channels). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static int32_t rd32(const uint8_t *p)
+{
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static void wr32(uint8_t *p, int32_t v)
+{
+    memcpy(p, &v, 4);
+}
+#else
 static int32_t rd32(const uint8_t *p)
 {
     return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
@@ -25,6 +40,7 @@ static void wr32(uint8_t *p, int32_t v)
     p[2] = (uint8_t)(u >> 16);
     p[3] = (uint8_t)(u >> 24);
 }
+#endif
 
 static int32_t sat32(int64_t v)
 {
@@ -163,7 +179,10 @@ static const int32_t unit_mult = 1 << 30, unit_shift = 1;
 
 /* conv with partial sums from the fast kernel's exact int32 window sums:
  * acc = (acc_in ? psum : bias) + sum in int64, as conv_accumulate. */
-static void conv_partial(npu_model *m, const npum_insn *x, const qtab *q, int32_t *raw)
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("O3")))
+#endif
+NK_HOT_CLONES static void conv_partial(npu_model *m, const npum_insn *x, const qtab *q, int32_t *raw)
 {
     uint8_t *psum = m->sram + V(PSUM);
     int8_t *out = (int8_t *)m->sram + V(DST);

@@ -1,7 +1,7 @@
 /* The model path of the simulator: lays the binary and its regions out in
- * the SoC's memory, runs the firmware once per inference, and attributes
- * the NPU model's instruction events to layers through the binary's debug
- * section. */
+ * the SoC's memory, boots the firmware once and hands it one request per
+ * inference, and attributes the NPU model's instruction events to layers
+ * through the binary's debug section. */
 #include "sim/npub_run.h"
 
 #include <inttypes.h>
@@ -13,6 +13,7 @@
 #include "format/npub_sign.h"
 #include "rt/npurt_ops.h"
 #include "sim/npu.h"
+#include "sim/npub_trace.h"
 #include "target/target.h"
 
 typedef struct layer_acc {
@@ -46,14 +47,22 @@ struct simrun {
     layer_acc *layers;      /* one per debug range */
     uint32_t base_word;     /* first word of the running job */
     uint64_t job_host_start;
-    FILE *trace;
-    bool trace_open;
+    simtrace *tr;                 /* --trace: NULL when not tracing */
+    bool trace_all;
+    uint64_t trace_inference;
+    uint64_t *step_last;          /* host cycles per step of the last inference */
+    bool trace_oom;
     npu_stats_layer *stat_layers; /* filled by simrun_stats */
     uint64_t *step_host;          /* host cycles per step (NPU waits included), summed */
     const char **step_op;         /* op type per step (host steps; static strings) */
     uint64_t run_host;            /* host cycles of npurt_run, summed (boot and open excluded) */
     uint64_t sram_peak_merged;    /* the highest SRAM peak of contexts merged in (simrun_merge) */
 };
+
+static bool traced(const simrun *r)
+{
+    return r->tr && (r->trace_all || r->inferences == r->trace_inference);
+}
 
 static void on_event(void *ud, const npu_insn_event *e)
 {
@@ -79,18 +88,9 @@ static void on_event(void *ud, const npu_insn_event *e)
         L->dram += e->dram_read + e->dram_write;
         L->flash += e->flash_read;
     }
-    if (r->trace && r->inferences == 0) {
-        /* timestamps in microseconds: the job's start on the host clock plus NPU time */
-        double t0 = (double)r->job_host_start / r->cfg.host_hz * 1e6;
-        double ts = t0 + (double)e->start / r->cfg.npu_hz * 1e6, dur = (double)(e->end - e->start) / r->cfg.npu_hz * 1e6;
-        const char *name = r->t->isa->insns[e->insn].name;
-        fprintf(r->trace, "%s{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":\"%s%d\",\"ts\":%.4f,"
-                          "\"dur\":%.4f,\"args\":{\"word\":%" PRIu32 ",\"layer\":",
-                r->trace_open ? ",\n" : "", name, tgt_unit_name(e->unit), tgt_unit_name(e->unit), e->queue, ts, dur, w);
-        npu_json_string(r->trace, li >= 0 ? npub_string(&r->v, r->v.debug[li].name) : "");
-        fprintf(r->trace, "}}");
-        r->trace_open = true;
-    }
+    if (traced(r) && !simtrace_event(r->tr, r->job_host_start, e, li >= 0 ? npub_string(&r->v, r->v.debug[li].name)
+                                                                           : NULL))
+        r->trace_oom = true;
 }
 
 /* Wraps the model's seam to learn where each job's stream starts. */
@@ -154,7 +154,8 @@ static npu_status make_device_blob(simrun *r, npu_err *err)
     int n = 0;
     for (uint32_t i = 0; i < r->v.header->section_count; i++) {
         const npub_section *sec = &r->v.sections[i];
-        if (sec->kind != NPUB_SEC_DEBUG && sec->kind != NPUB_SEC_GRAPH && n < NPUB_SEC_KIND_MAX)
+        if (sec->kind != NPUB_SEC_DEBUG && sec->kind != NPUB_SEC_GRAPH && sec->kind != NPUB_SEC_TARGET &&
+            n < NPUB_SEC_KIND_MAX)
             secs[n++] = (fmt_section){(npub_section_kind)sec->kind, r->v.base + sec->offset, sec->size};
     }
     char name[FMT_TARGET_NAME_CAP];
@@ -235,7 +236,8 @@ static npu_status index_layers(simrun *r, npu_err *err)
     r->stat_layers = npu_malloc(r->alloc, sizeof(npu_stats_layer) * (nd + ns));
     r->step_host = npu_malloc(r->alloc, sizeof(uint64_t) * ns);
     r->step_op = npu_malloc(r->alloc, sizeof(const char *) * ns);
-    if (!r->layer_of_word || !r->layers || !r->stat_layers || !r->step_host || !r->step_op)
+    r->step_last = npu_malloc(r->alloc, sizeof(uint64_t) * ns);
+    if (!r->layer_of_word || !r->layers || !r->stat_layers || !r->step_host || !r->step_op || !r->step_last)
         return npu_fail(err, NPU_EINTERNAL, "out of memory");
     memset(r->layers, 0, sizeof(layer_acc) * nd);
     memset(r->step_host, 0, sizeof(uint64_t) * ns);
@@ -257,14 +259,20 @@ npu_status simrun_open(const char *npub_path, const simrun_options *o, simrun **
     memset(r, 0, sizeof *r);
     r->alloc = a;
     r->path = npub_path;
-    r->trace = o->trace;
+    r->trace_all = o->trace_all;
+    r->trace_inference = o->trace_inference;
+    if (o->trace && !(r->tr = simtrace_new(a, o->trace, NULL, 0, 0))) {
+        simrun_free(r);
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    }
     npu_status st = fmt_npub_read_ex(npub_path, &o->files, a, &r->blob, &r->size, &r->v, err);
     if (st == NPU_OK && o->verify_key)
         st = fmt_npub_verify_key(npub_path, &r->v, o->verify_key, err);
     if (st == NPU_OK && !r->v.memory)
         st = npu_fail(err, NPU_EUSER, "%s: no memory section", npub_path);
     if (st == NPU_OK)
-        st = fmt_npub_target(&r->v, r->path, o->target, !o->any_target, &r->t, err);
+        st = fmt_npub_target_ex(&r->v, r->path, o->target, &(tgt_opts){.sets = o->sets, .nsets = o->nsets},
+                                !o->any_target && !o->nsets, &r->t, err);
     if (st == NPU_OK)
         st = make_device_blob(r, err);
     if (st == NPU_OK) {
@@ -288,8 +296,12 @@ npu_status simrun_open(const char *npub_path, const simrun_options *o, simrun **
         simrun_free(r);
         return st;
     }
+    if (r->tr)
+        simtrace_bind(r->tr, r->t, r->cfg.host_hz, r->cfg.npu_hz);
     npu_model_set_events(r->npu, on_event, r);
     sim_attach_npu(r->sim, &run_ops, r);
+    /* boot and validate once, then one request per inference (docs/runtime.md) */
+    sim_set_serve(r->sim, 1);
     *out = r;
     return NPU_OK;
 }
@@ -309,6 +321,8 @@ void simrun_free(simrun *r)
     size_t ns = r->v.n_steps ? r->v.n_steps : 1;
     npu_free(r->alloc, r->stat_layers, sizeof(npu_stats_layer) * ((r->v.n_debug ? r->v.n_debug : 1) + ns));
     npu_free(r->alloc, r->step_host, sizeof(uint64_t) * ns);
+    npu_free(r->alloc, r->step_last, sizeof(uint64_t) * ns);
+    simtrace_free(r->tr);
     npu_free(r->alloc, r->step_op, sizeof(const char *) * ns);
     if (r->blob)
         npu_free_file(r->alloc, r->blob, r->size);
@@ -355,9 +369,32 @@ static npu_status read_results(simrun *r, npu_err *err)
     for (uint32_t i = 0; table && i < n && st == NPU_OK; i++) {
         uint32_t c[2];
         if ((st = sim_mem_read(r->sim, table + 8 * i, c, sizeof c, err)) == NPU_OK)
-            r->step_host[i] += (uint64_t)c[1] << 32 | c[0];
+            r->step_host[i] += r->step_last[i] = (uint64_t)c[1] << 32 | c[0];
     }
     return st;
+}
+
+/* The traced inference's steps with this inference's host cycles. */
+static npu_status trace_inference(simrun *r, npu_err *err)
+{
+    uint32_t n = r->v.n_steps;
+    simtrace_step *s = npu_malloc(r->alloc, sizeof *s * (n ? n : 1));
+    if (!s || r->trace_oom) {
+        npu_free(r->alloc, s, sizeof *s * (n ? n : 1));
+        return npu_fail(err, NPU_EINTERNAL, "%s: out of memory for the trace", r->path);
+    }
+    for (uint32_t i = 0; i < n; i++)
+        s[i] = (simtrace_step){npub_string(&r->v, r->v.steps[i].name), r->step_op[i],
+                               r->v.steps[i].kind == NPUB_STEP_NPU, r->step_last[i]};
+    simtrace_inference(r->tr, r->inferences, s, n);
+    npu_free(r->alloc, s, sizeof *s * (n ? n : 1));
+    return NPU_OK;
+}
+
+void simrun_trace_end(simrun *r)
+{
+    simtrace_finish(r->tr);
+    r->tr = NULL;
 }
 
 npu_status simrun_infer(simrun *r, const void *const *inputs, void *const *outputs, npu_err *err)
@@ -370,19 +407,17 @@ npu_status simrun_infer(simrun *r, const void *const *inputs, void *const *outpu
     }
     if (st == NPU_OK)
         st = write_request(r, err);
-    if (st == NPU_OK && r->trace && r->inferences == 0)
-        fputs("{\"traceEvents\":[\n", r->trace);
     sim_result res;
     if (st == NPU_OK)
-        st = sim_run(r->sim, &res, err);
-    if (r->trace && r->inferences == 0)
-        fputs("\n]}\n", r->trace);
+        st = sim_waiting(r->sim) ? sim_resume(r->sim, &res, err) : sim_run(r->sim, &res, err);
     if (st != NPU_OK)
         return npu_err_prefix(err, "%s", r->path);
     if (res.exit_code != 0)
         return npu_fail(err, NPU_EUSER, "%s: the runtime failed on the simulated host (exit code %d): %s", r->path,
                         (int)res.exit_code, res.msg);
     if ((st = read_results(r, err)) != NPU_OK)
+        return st;
+    if (traced(r) && (st = trace_inference(r, err)) != NPU_OK)
         return st;
     for (uint32_t j = 0; st == NPU_OK && j < v->io->n_outputs; j++) {
         const npub_tensor *t = &v->tensors[v->outputs[j]];
@@ -449,6 +484,7 @@ void simrun_stats(simrun *r, npu_stats *s)
 {
     memset(s, 0, sizeof *s);
     s->target = r->t->name;
+    s->target_config = r->t->config_json;
     s->model = r->path;
     uint64_t n = r->inferences ? r->inferences : 1;
     /* per inference: the figures an architect compares */

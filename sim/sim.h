@@ -147,6 +147,7 @@ typedef enum sim_stop {
     SIM_STOP_FAULT,     /* host CPU fault: unmapped/protected access, illegal instruction, ... */
     SIM_STOP_LIMIT,     /* max_insns reached */
     SIM_STOP_NPU_FAULT, /* the NPU model reported a fault */
+    SIM_STOP_WAIT,      /* the firmware answered and waits for the next request (FW_CTL_WAIT): sim_resume */
 } sim_stop;
 
 typedef struct sim_stats {
@@ -176,6 +177,18 @@ typedef struct sim_result {
  * (err and res->msg say which, with pc and address); NPU_EINTERNAL if the
  * emulator fails. res is filled in every case. */
 npu_status sim_run(sim_ctx *s, sim_result *res, npu_err *err);
+
+/* FW_CTL_SERVE: 1 asks the firmware to wait for the next request after
+ * answering one (SIM_STOP_WAIT) instead of exiting; a firmware that does not
+ * know the register exits as before. */
+void sim_set_serve(sim_ctx *s, int serve);
+/* True after a run stopped with SIM_STOP_WAIT. */
+int sim_waiting(const sim_ctx *s);
+/* Continues a waiting firmware where it stopped (place the next request
+ * first): no reboot, memory and the host clock go on; res counts from the
+ * resume (instructions, cycles, NPU jobs of this part only). Results as
+ * sim_run's; NPU_EUSAGE when nothing waits. */
+npu_status sim_resume(sim_ctx *s, sim_result *res, npu_err *err);
 const char *sim_stop_name(sim_stop stop);
 
 /* Host clock now, in host cycles (for the NPU model and tests). */

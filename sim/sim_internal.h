@@ -34,12 +34,16 @@ struct sim_ctx {
     int placed;
     int ran; /* translated blocks may exist */
     uint32_t req_addr;
+    int serve;     /* FW_CTL_SERVE */
+    int waiting;   /* stopped at FW_CTL_WAIT: sim_resume continues at resume_pc */
+    uint32_t resume_pc;
 
     sim_bc_entry *bc;
     size_t bc_cap, bc_used;
 
-    /* per run */
+    /* since boot (the host clock); a resumed run counts from base_* */
     uint64_t insns, stall, blocks;
+    uint64_t base_insns, base_stall, base_blocks, base_npu_total, base_npu_jobs;
     uint32_t cur_block, cur_block_size; /* the block now executing (set by the block hook) */
     sim_stop stop;
     int32_t exit_code;
@@ -76,6 +80,8 @@ void sim_console_flush(sim_ctx *s);
 void sim_npu_reset(sim_ctx *s);
 void sim_npu_sync(sim_ctx *s); /* host waits for the running job */
 
+/* host.c: the pc after a FW_CTL_WAIT store at pc (and its wfi) */
+uint32_t sim_wait_resume_pc(sim_ctx *s, uint32_t pc);
 /* host.c: stop the run (the first reason wins); pc/addr for the message */
 void sim_stop_run(sim_ctx *s, sim_stop why, uint32_t pc, uint32_t addr, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));

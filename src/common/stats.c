@@ -45,6 +45,8 @@ void npu_stats_write_json(const npu_stats *s, FILE *out)
     npu_json_string(out, s->target);
     fprintf(out, ",\n  \"model\": ");
     npu_json_string(out, s->model);
+    if (s->target_config)
+        fprintf(out, ",\n  \"target_config\": %s", s->target_config);
     fprintf(out,
             ",\n  \"cycles\": {\"total\": %" PRIu64 ", \"npu\": %" PRIu64 ", \"host\": %" PRIu64 "},\n"
             "  \"time_ms\": %.6f,\n  \"macs\": %" PRIu64 ",\n  \"mac_utilization\": %.6f,\n"

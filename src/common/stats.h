@@ -42,6 +42,7 @@ typedef struct npu_stats_io {
 typedef struct npu_stats {
     const char *target;
     const char *model;
+    const char *target_config; /* JSON object: the effective target (tgt_target.config_json), or NULL */
     uint64_t cycles_total, cycles_npu, cycles_host;
     double clock_mhz;      /* time_ms = cycles_total / clock */
     uint64_t macs;

@@ -258,10 +258,11 @@ npu_status drv_compile(const drv_options *o, FILE *out, npu_err *err)
 npu_status drv_compile_alloc(const drv_options *o, FILE *out, npu_alloc alloc, npu_err *err)
 {
     drv_ctx c = {.o = o, .out = out, .alloc = alloc};
-    tgt_opts to = {.alloc = alloc};
+    tgt_opts to = {.alloc = alloc, .sets = o->sets, .nsets = o->nsets};
     npu_status st = tgt_load(o->target, &to, &c.target, err);
     if (st == NPU_OK && o->validate) {
         tgt_print_summary(c.target, out);
+        tgt_check_description(c.target, out);
         tgt_free(c.target);
         return NPU_OK;
     }

@@ -59,6 +59,7 @@ npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph 
     npu_stats s;
     memset(&s, 0, sizeof s);
     s.target = t->name;
+    s.target_config = t->config_json;
     s.model = o->model;
     s.clock_mhz = t->npu_clock_mhz;
     s.peak_macs_per_cycle = (double)(t->p[TGT_P_MAC_ROWS] * t->p[TGT_P_MAC_COLS]);

@@ -337,8 +337,9 @@ npu_status emit_npub(const emit_model *m, npu_alloc alloc, void **out, size_t *s
             {NPUB_SEC_MEMORY, &mem, sizeof mem},
             {NPUB_SEC_DEBUG, e.debug.data, e.debug.size},
             {NPUB_SEC_GRAPH, graph, graph_size},
+            {NPUB_SEC_TARGET, m->target->embed_json, m->target->embed_json ? strlen(m->target->embed_json) : 0},
         };
-        int n_secs = m->strip ? 8 : 10;
+        int n_secs = m->strip ? 8 : m->target->embed_json ? 11 : 10;
         e.st = fmt_npub_assemble(m->target->name, m->target->hash, m->strip ? NPUB_F_STRIPPED : 0, secs, n_secs,
                                   alloc, out, size, err);
     }

@@ -178,6 +178,10 @@ typedef struct tgt_target {
     int nconstraints;
     const tgt_constraint *constraints;
     uint64_t hash; /* of the target's canonical form, which includes the ISA's hash */
+    int nsets;                 /* --set overrides applied (tgt_opts.sets) */
+    const char *const *sets;
+    const char *config_json;   /* {"name", "hash", "file", "sets", "params": {"npu.mac.rows": 16, ...}} */
+    const char *embed_json;    /* the effective description as JSON, which tgt_parse reads back */
     /* private */
     const tgt_expr **timing; /* per instruction, target parameters folded in */
     tgt_isa *own_isa;
@@ -191,6 +195,14 @@ typedef struct tgt_opts {
     npu_alloc alloc;         /* .fn NULL: malloc */
     const char *search_path; /* ':'-separated directories; NULL: $NPUCC_TARGET_PATH */
     const char *exe_dir;     /* NULL: the directory of /proc/self/exe */
+    const char *const *sets; /* "PATH=VALUE" overrides (npu.mac.cols=32), applied to the YAML before it is
+                              * checked; errors name "--set PATH=VALUE" */
+    int nsets;
+    /* An ISA already loaded (tgt_isa_load), used instead of reading and
+     * parsing again for a target whose ISA resolves to its file: many
+     * targets of one ISA (a sweep, a fuzzer) share it. The caller keeps it
+     * alive as long as the targets. NULL: each target parses its own. */
+    const tgt_isa *isa;
 } tgt_opts;
 
 /* name_or_path: a path (contains '/' or ends in .yaml) or a target name,
@@ -217,6 +229,10 @@ void tgt_isa_free(tgt_isa *isa);
 
 /* Units, sizes, peak MACs/cycle, bandwidths, instructions (npucc --validate). */
 void tgt_print_summary(const tgt_target *t, FILE *out);
+/* Where the free-text description contradicts the numbers ("16x16" against a
+ * 16x32 array, "512 KiB SRAM", "8 B/cycle DRAM"): one "warning: ..." line
+ * each to out; returns how many. */
+int tgt_check_description(const tgt_target *t, FILE *out);
 
 /* ---- instructions ------------------------------------------------------------------ */
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/stats.h"
 #include "target/tgt_internal.h"
 
 static const char *const top_keys[] = {"target", "description", "isa", "npu", "host", "memory_map", "dtypes",
@@ -343,10 +344,13 @@ static npu_status load(tgt_ld *L, const tgt_opts *opts, const char *dir)
         return yfail(y, v, "target names ISA '%s' that cannot be found: %s", isa_name, sub.msg);
     char *text;
     size_t len;
-    if ((st = tgt_read_file(L->a, path, &text, &len, y->err)) ||
-        (st = tgt_isa_parse_in(L->a, t->alloc, path, text, len, &t->own_isa, y->err)))
+    if (opts && opts->isa && opts->isa->file && !strcmp(opts->isa->file, path))
+        t->isa = opts->isa;
+    else if ((st = tgt_read_file(L->a, path, &text, &len, y->err)) ||
+             (st = tgt_isa_parse_in(L->a, t->alloc, path, text, len, &t->own_isa, y->err)))
         return st;
-    t->isa = t->own_isa;
+    else
+        t->isa = t->own_isa;
     yaml_node_t *n;
     if ((st = yreq(y, root, "npu", "the target", &n)) || (st = parse_npu(L, n)) ||
         (st = yreq(y, root, "host", "the target", &n)) || (st = parse_host(L, n)) ||
@@ -366,6 +370,49 @@ static npu_status load(tgt_ld *L, const tgt_opts *opts, const char *dir)
             return oom(L);
     t->hash = target_hash(t, roots);
     return NPU_OK;
+}
+
+/* The overrides first, so that the loader checks them as it checks the file;
+ * then the effective description, recorded for stats and embedding. */
+static npu_status load_doc(tgt_ld *L, const tgt_opts *opts, const char *dir)
+{
+    int nsets = opts ? opts->nsets : 0;
+    npu_status st = ydoc_apply_sets(&L->y, nsets ? opts->sets : NULL, nsets);
+    if (!st)
+        st = load(L, opts, dir);
+    if (st)
+        return st;
+    tgt_target *t = L->t;
+    const char **sets = npu_arena_alloc(L->a, sizeof *sets * (size_t)(nsets + 1));
+    for (int i = 0; sets && i < nsets; i++)
+        if (!(sets[i] = npu_arena_strdup(L->a, opts->sets[i])))
+            sets = NULL;
+    char *flat = ydoc_json(&L->y, L->a, true);
+    t->embed_json = ydoc_json(&L->y, L->a, false);
+    if (!sets || !flat || !t->embed_json)
+        return npu_fail(L->y.err, NPU_EUSER, "%s: out of memory writing the description (or too many nodes)",
+                        L->y.file);
+    t->sets = sets;
+    t->nsets = nsets;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return oom(L);
+    fputs("{\"name\": ", f);
+    npu_json_string(f, t->name);
+    fprintf(f, ", \"hash\": \"%016llx\", \"file\": ", (unsigned long long)t->hash);
+    npu_json_string(f, t->file);
+    fputs(", \"sets\": [", f);
+    for (int i = 0; i < nsets; i++) {
+        fputs(i ? ", " : "", f);
+        npu_json_string(f, sets[i]);
+    }
+    fprintf(f, "], \"params\": %s}", flat);
+    fclose(f);
+    t->config_json = buf ? npu_arena_strndup(L->a, buf, len) : NULL;
+    free(buf);
+    return t->config_json ? NPU_OK : oom(L);
 }
 
 npu_status tgt_find(const char *name_or_path, const tgt_opts *opts, char *path, size_t cap, npu_err *err)
@@ -422,7 +469,7 @@ npu_status tgt_load(const char *name_or_path, const tgt_opts *opts, tgt_target *
     if (!st)
         st = ydoc_load(&L.y, L.t->file, text, len, err);
     if (!st)
-        st = load(&L, opts, dir);
+        st = load_doc(&L, opts, dir);
     return finish(&L, st, out);
 }
 
@@ -437,7 +484,7 @@ npu_status tgt_parse(const char *file, const char *text, size_t len, const tgt_o
         return st;
     st = ydoc_load(&L.y, L.t->file, text, len, err);
     if (!st)
-        st = load(&L, opts, dir);
+        st = load_doc(&L, opts, dir);
     return finish(&L, st, out);
 }
 

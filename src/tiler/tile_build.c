@@ -143,7 +143,8 @@ static void scratch_free(scratch *s, npu_alloc a, int n_tensors)
  * whatever tile_build would refuse for it, with the message, and the
  * static schedule's cycles of its instructions. tile_supports and
  * tile_estimate ask this of quantized nodes. */
-bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason)
+npu_status tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles,
+                         const char **reason, npu_err *err)
 {
     npu_alloc a = g->alloc.fn ? g->alloc : npu_alloc_default();
     scratch s;
@@ -156,12 +157,14 @@ bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, int
     }
     scratch_free(&s, a, g->n_tensors);
     if (st == NPU_OK)
-        return true;
+        return NPU_OK;
+    if (st != NPU_EUSER) /* out of memory or a tiler bug: the compile's failure, not the node's */
+        return npu_fail(err, st, "node '%s' (%s): %s", n->name, ir_op_name(n->op), s.err.msg);
     if (reason) {
         const char *m = npu_arena_strdup(g->arena, s.err.msg);
         *reason = m ? m : "no legal NPU tile";
     }
-    return false;
+    return NPU_EUSER;
 }
 
 static bool same_place(const mp_plan *p, const ir_tensor *a, const ir_tensor *b)

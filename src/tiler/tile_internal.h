@@ -155,9 +155,12 @@ bool tile_node_a16(const ir_node *n);
 /* int4 weights run packed (w4) when the target has them and a filter fills whole bytes. */
 bool tile_w4_ok(const tgt_target *t, int64_t elems_per_filter);
 
-/* tile_build.c: lowers n alone (a quantized node); false with the reason when it cannot.
- * *cycles (when non-NULL): the static schedule's end. */
-bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason);
+/* tile_build.c: lowers n alone (a quantized node). NPU_OK when it can,
+ * *cycles (when non-NULL) the static schedule's end; NPU_EUSER with *reason
+ * when no legal tile exists; NPU_EINTERNAL in err when memory runs out or
+ * the tiler has a bug (never taken as "the NPU cannot run it"). */
+npu_status tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles,
+                         const char **reason, npu_err *err);
 
 /* ---- per op: tile_conv.c, tile_cascade.c, tile_fc.c, tile_vec.c ---- */
 /* A conv as one weight block (all output channels, one reduction chunk):

@@ -619,58 +619,78 @@ typedef struct fw_run {
     console con;
 } fw_run;
 
-/* Places blob, inputs, arena and scratch, runs FW_CMD_RUN_NPUB (with an NPU
- * model attached when npu is non-NULL). */
-static inline void run_firmware_npu(const void *blob, size_t size, const void *const *inputs, npu_model *npu,
-                                    fw_run *run)
-{
+/* A firmware with a binary, its inputs, arena and scratch placed and a
+ * FW_CMD_RUN_NPUB request for it in DRAM (not run yet). */
+typedef struct fw_session {
+    sim_ctx *s;
     npub_view v;
+    fw_request req;
+    uint32_t req_at, out_at;
+} fw_session;
+
+static inline void fw_session_open(const void *blob, size_t size, const void *const *inputs, npu_model *npu,
+                                   console *con, fw_session *fs)
+{
     npub_error pe;
-    cr_assert_eq(npub_open(blob, size, &v, &pe), 0, "%s", pe.msg);
-    memset(run, 0, sizeof *run);
+    cr_assert_eq(npub_open(blob, size, &fs->v, &pe), 0, "%s", pe.msg);
     sim_config cfg;
     sim_config_default(&cfg);
     cfg.console_fn = console_fn;
-    cfg.console_ud = &run->con;
-    sim_ctx *s;
+    cfg.console_ud = con;
     npu_err e;
-    cr_assert_eq(sim_new(&cfg, &s, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(sim_new(&cfg, &fs->s, &e), NPU_OK, "%s", e.msg);
+    sim_ctx *s = fs->s;
     cr_assert_eq(sim_load_elf_file(s, fw_path(), &e), NPU_OK, "%s (run make first)", e.msg);
     if (npu)
         sim_attach_npu(s, npu_model_sim_ops(), npu);
-    uint32_t blob_at, in_at, out_at, arena_at, scratch_at;
+    uint32_t blob_at, in_at, arena_at, scratch_at;
     cr_assert_eq(sim_place_flash(s, blob, size, 64, &blob_at, &e), NPU_OK, "%s", e.msg);
-    const uint32_t *rb = v.memory->region_bytes;
-    uint32_t scratch = v.memory->scratch_bytes + 8 * v.n_steps + 16;
+    const npub_view *v = &fs->v;
+    const uint32_t *rb = v->memory->region_bytes;
+    uint32_t scratch = v->memory->scratch_bytes + 8 * v->n_steps + 16;
     uint8_t *in = calloc(1, rb[NPUB_REGION_INPUT] + 1), *zeros = calloc(1, scratch + rb[1] + rb[3] + 16);
-    for (uint32_t i = 0; i < v.io->n_inputs; i++)
-        memcpy(in + v.tensors[v.inputs[i]].offset, inputs[i], v.tensors[v.inputs[i]].size);
+    for (uint32_t i = 0; inputs && i < v->io->n_inputs; i++)
+        memcpy(in + v->tensors[v->inputs[i]].offset, inputs[i], v->tensors[v->inputs[i]].size);
     cr_assert_eq(sim_place_dram(s, in, rb[NPUB_REGION_INPUT], 16, &in_at, &e), NPU_OK, "%s", e.msg);
-    cr_assert_eq(sim_place_dram(s, zeros, rb[NPUB_REGION_OUTPUT], 16, &out_at, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(sim_place_dram(s, zeros, rb[NPUB_REGION_OUTPUT], 16, &fs->out_at, &e), NPU_OK, "%s", e.msg);
     cr_assert_eq(sim_place_dram(s, zeros, rb[NPUB_REGION_ARENA] + 1, 16, &arena_at, &e), NPU_OK, "%s", e.msg);
     cr_assert_eq(sim_place_dram(s, zeros, scratch, 16, &scratch_at, &e), NPU_OK, "%s", e.msg);
     fw_request req = {.magic = FW_REQ_MAGIC, .version = FW_REQ_VERSION, .command = FW_CMD_RUN_NPUB};
     req.arg[FW_NPUB_ARG_BLOB] = blob_at;
     req.arg[FW_NPUB_ARG_BLOB_SIZE] = (uint32_t)size;
     req.arg[FW_NPUB_ARG_INPUT] = in_at;
-    req.arg[FW_NPUB_ARG_OUTPUT] = out_at;
+    req.arg[FW_NPUB_ARG_OUTPUT] = fs->out_at;
     req.arg[FW_NPUB_ARG_ARENA] = arena_at;
     req.arg[FW_NPUB_ARG_ARENA_SIZE] = rb[NPUB_REGION_ARENA] + 1;
     req.arg[FW_NPUB_ARG_SCRATCH] = scratch_at;
     req.arg[FW_NPUB_ARG_SCRATCH_SIZE] = scratch;
-    uint32_t req_at;
-    cr_assert_eq(sim_place_request(s, &req, &req_at, &e), NPU_OK, "%s", e.msg);
-    cr_assert_eq(sim_run(s, &run->r, &e), NPU_OK, "%s", e.msg);
-    cr_assert_eq(sim_mem_read(s, req_at, &run->back, sizeof run->back, &e), NPU_OK, "%s", e.msg);
-    run->out = malloc(rb[NPUB_REGION_OUTPUT] + 1);
-    cr_assert_eq(sim_mem_read(s, out_at, run->out, rb[NPUB_REGION_OUTPUT], &e), NPU_OK, "%s", e.msg);
-    if (run->back.result[FW_NPUB_RES_STEP_TABLE]) {
-        run->steps = malloc(8 * v.n_steps);
-        cr_assert_eq(sim_mem_read(s, run->back.result[FW_NPUB_RES_STEP_TABLE], run->steps, 8 * v.n_steps, &e),
-                     NPU_OK, "%s", e.msg);
-    }
+    fs->req = req;
+    cr_assert_eq(sim_place_request(s, &req, &fs->req_at, &e), NPU_OK, "%s", e.msg);
     free(in);
     free(zeros);
+}
+
+/* Places blob, inputs, arena and scratch, runs FW_CMD_RUN_NPUB (with an NPU
+ * model attached when npu is non-NULL). */
+static inline void run_firmware_npu(const void *blob, size_t size, const void *const *inputs, npu_model *npu,
+                                    fw_run *run)
+{
+    memset(run, 0, sizeof *run);
+    fw_session fs;
+    fw_session_open(blob, size, inputs, npu, &run->con, &fs);
+    sim_ctx *s = fs.s;
+    const npub_view *v = &fs.v;
+    const uint32_t *rb = v->memory->region_bytes;
+    npu_err e;
+    cr_assert_eq(sim_run(s, &run->r, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(sim_mem_read(s, fs.req_at, &run->back, sizeof run->back, &e), NPU_OK, "%s", e.msg);
+    run->out = malloc(rb[NPUB_REGION_OUTPUT] + 1);
+    cr_assert_eq(sim_mem_read(s, fs.out_at, run->out, rb[NPUB_REGION_OUTPUT], &e), NPU_OK, "%s", e.msg);
+    if (run->back.result[FW_NPUB_RES_STEP_TABLE]) {
+        run->steps = malloc(8 * v->n_steps);
+        cr_assert_eq(sim_mem_read(s, run->back.result[FW_NPUB_RES_STEP_TABLE], run->steps, 8 * v->n_steps, &e),
+                     NPU_OK, "%s", e.msg);
+    }
     sim_free(s);
 }
 

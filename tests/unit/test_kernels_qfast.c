@@ -45,7 +45,12 @@ static void make(layer *L, uint32_t *s)
     p->pad_left = range(s, 0, 2), p->pad_right = range(s, 0, 2);
     if (range(s, 0, 2) == 0) /* the 1x1 stride-1 fast packing */
         p->k_h = p->k_w = p->stride_h = p->stride_w = 1, p->pad_top = p->pad_bottom = p->pad_left = p->pad_right = 0;
-    p->h_in = range(s, 5, 20), p->w_in = range(s, 5, 40); /* >= the widest window, 3 taps dilated by 2 */
+    /* a depthwise window of more taps (81) than the register-blocked path takes */
+    int wide = kind == 2 && range(s, 0, 4) == 0;
+    if (wide)
+        p->k_h = p->k_w = 9, p->dil_h = p->dil_w = 1;
+    /* >= the widest window, 3 taps dilated by 2 (9 for the wide one) */
+    p->h_in = range(s, wide ? 9 : 5, 20), p->w_in = range(s, wide ? 9 : 5, 40);
     p->h_out = (p->h_in + p->pad_top + p->pad_bottom - p->dil_h * (p->k_h - 1) - 1) / p->stride_h + 1;
     p->w_out = (p->w_in + p->pad_left + p->pad_right - p->dil_w * (p->k_w - 1) - 1) / p->stride_w + 1;
     p->in_zp = range(s, -128, 127), p->out_zp = range(s, -128, 127);
@@ -100,7 +105,7 @@ static int64_t window_sum(const layer *L, int32_t b, int32_t oc, int32_t oy, int
 Test(qfast, conv_matches_portable_and_plain_sums)
 {
     uint32_t seed = 12345;
-    int checked_raw = 0, depthwise = 0;
+    int checked_raw = 0, depthwise = 0, wide = 0;
     for (int t = 0; t < 300; t++) {
         layer L;
         make(&L, &seed);
@@ -120,6 +125,7 @@ Test(qfast, conv_matches_portable_and_plain_sums)
         if (p->c_in == p->groups) {
             cr_assert_eq(rs, NK_EUNSUPPORTED, "layer %d: depthwise raw sums are refused", t);
             depthwise++;
+            wide += p->k_h * p->k_w > 64;
         } else {
             cr_assert_eq(rs, NK_OK);
             size_t i = 0;
@@ -135,6 +141,7 @@ Test(qfast, conv_matches_portable_and_plain_sums)
     }
     cr_assert_gt(checked_raw, 100);
     cr_assert_gt(depthwise, 50);
+    cr_assert_gt(wide, 5);
 }
 
 Test(qfast, refuses_what_the_portable_kernel_refuses)

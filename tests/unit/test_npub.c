@@ -187,3 +187,24 @@ Test(npub, bad_magic_and_version)
     cr_assert(strstr(e.msg, "version 9"), "%s", e.msg);
     free(buf);
 }
+
+/* The native slicing path (large buffers) and the nibble path (small ones,
+ * the firmware's) are the same CRC-32: the check value, and one large call
+ * equal to a chain of small ones from every alignment. */
+Test(npub, crc32_paths_agree)
+{
+    cr_assert_eq(npub_crc32(0, "123456789", 9), 0xCBF43926u);
+    enum { N = 300000 };
+    uint8_t *buf = malloc(N + 8);
+    cr_assert_not_null(buf);
+    uint32_t x = 1;
+    for (size_t i = 0; i < N + 8; i++)
+        buf[i] = (uint8_t)((x = x * 1103515245u + 12345u) >> 24);
+    for (size_t off = 0; off < 8; off += 3) {
+        uint32_t chained = 0;
+        for (size_t at = 0; at < N; at += 1000)
+            chained = npub_crc32(chained, buf + off + at, N - at < 1000 ? N - at : 1000);
+        cr_assert_eq(npub_crc32(0, buf + off, N), chained, "offset %zu", off);
+    }
+    free(buf);
+}

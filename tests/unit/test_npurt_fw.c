@@ -53,6 +53,71 @@ Test(npurt, firmware_runs_the_binary_bit_exactly)
     ir_graph_free(g);
 }
 
+/* Resumes the waiting firmware on the request in fs->req; back gets the block. */
+static void serve_next(fw_session *fs, sim_result *r, fw_request *back)
+{
+    npu_err e;
+    cr_assert(sim_waiting(fs->s));
+    cr_assert_eq(sim_mem_write(fs->s, fs->req_at, &fs->req, sizeof fs->req, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(sim_resume(fs->s, r, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(sim_mem_read(fs->s, fs->req_at, back, sizeof *back, &e), NPU_OK, "%s", e.msg);
+}
+
+/* FW_CTL_SERVE: one boot answers request after request; the binary is
+ * validated when first opened, not again for the same blob, and again for
+ * another one (here: the same address with another size, which fails). */
+Test(npurt, firmware_serves_requests_and_validates_a_binary_once)
+{
+    ir_graph *g = cnn_graph();
+    float *x = random_input(3 * 8 * 8, 7);
+    const void *in[1] = {x};
+    size_t out_bytes;
+    uint8_t *want = reference_output(g, in, &out_bytes);
+    asm_state *a = asm_new(g);
+    size_t size;
+    void *blob = assemble(a, &size);
+    console con = {0};
+    fw_session fs;
+    fw_session_open(blob, size, in, NULL, &con, &fs);
+    sim_set_serve(fs.s, 1);
+    sim_result r1, r2;
+    fw_request b1, b2;
+    npu_err e;
+    cr_assert_eq(sim_run(fs.s, &r1, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(r1.stop, SIM_STOP_WAIT, "%s %s", r1.msg, con.text);
+    cr_assert_eq(sim_mem_read(fs.s, fs.req_at, &b1, sizeof b1, &e), NPU_OK);
+    cr_assert_eq(b1.status, FW_REQ_ST_DONE);
+    uint32_t y_off = a->tensors[a->io[2 + a->io[0]]].offset;
+    uint8_t *out = malloc(fs.v.memory->region_bytes[NPUB_REGION_OUTPUT]);
+    for (int k = 0; k < 3; k++) {
+        cr_assert_eq(sim_mem_read(fs.s, fs.out_at, out, fs.v.memory->region_bytes[NPUB_REGION_OUTPUT], &e), NPU_OK);
+        compare_bytes(out + y_off, want, out_bytes, "served firmware");
+        memset(out, 0, fs.v.memory->region_bytes[NPUB_REGION_OUTPUT]);
+        sim_mem_write(fs.s, fs.out_at, out, fs.v.memory->region_bytes[NPUB_REGION_OUTPUT], &e);
+        serve_next(&fs, &r2, &b2);
+        cr_assert_eq(r2.stop, SIM_STOP_WAIT, "%s %s", r2.msg, con.text);
+        cr_assert_eq(b2.status, FW_REQ_ST_DONE);
+        cr_assert_eq(b2.result[FW_NPUB_RES_CYCLES_LO], b1.result[FW_NPUB_RES_CYCLES_LO], "the same run, the same cycles");
+        /* no boot and no CRC over the blob (several instructions a byte) */
+        cr_assert_lt(r2.stats.insns + size, r1.stats.insns, "%llu vs %llu", (unsigned long long)r2.stats.insns,
+                     (unsigned long long)r1.stats.insns);
+    }
+    fs.req.arg[FW_NPUB_ARG_BLOB_SIZE] = (uint32_t)size - 8;
+    serve_next(&fs, &r2, &b2);
+    cr_assert_eq(r2.stop, SIM_STOP_EXIT);
+    cr_assert_eq(r2.exit_code, FW_EXIT_NPUB_BAD, "another size is another binary: validated again");
+    cr_assert(strstr(con.text, "truncated"), "%s", con.text);
+    cr_assert(!sim_waiting(fs.s));
+    cr_assert_eq(sim_resume(fs.s, &r2, &e), NPU_EUSAGE, "nothing waits after an exit");
+    sim_free(fs.s);
+    free(out);
+    free(blob);
+    asm_delete(a);
+    free(want);
+    free(x);
+    ir_graph_free(g);
+}
+
 /* A dense DMA of n bytes between SRAM 0 and offset dram of a region; the words it took. */
 static size_t dma(const tgt_target *t, const char *name, int ch, int region, uint32_t dram, int n, int wait,
                   int signal, uint32_t *words, size_t cap)
