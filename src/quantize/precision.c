@@ -211,12 +211,6 @@ static npu_status try_plan(prec_ctx *p, const prec_plan *pl, int64_t budget, boo
     if (st != NPU_OK)
         return st;
     out->evaluated++;
-    if (getenv("PREC_DEBUG")) {
-        fprintf(stderr, "plan pred n %g c %lld: measured %.2f dB %lld cyc:", pl->noise, (long long)pl->cyc, s, (long long)c);
-        for (int i = 0; i < p->n_cand; i++)
-            fprintf(stderr, " %d", pl->choice[i]);
-        fprintf(stderr, "\n");
-    }
     bool ok = budget > 0 ? c <= budget : s >= p->in->target_sqnr_db;
     bool take = ok ? !*have || (budget > 0 ? s > out->sqnr : c < out->cycles)
                    : !*have && (budget > 0 ? c < out->cycles : s > out->sqnr);
