@@ -53,7 +53,7 @@ static npu_status eval(prec_ctx *p, const int *choice, double *sqnr, int64_t *cy
         p->bits[nb++] = base->layer_bits[i];
     for (int i = 0; i < p->n_cand; i++) {
         q_prec_opt o = p->opt[choice ? choice[i] : 0];
-        p->bits[nb++] = (q_layer_bits){p->cand[i], o.wbits};
+        p->bits[nb++] = (q_layer_bits){.node = p->cand[i], .wbits = o.wbits};
     }
     q_options qo = *base;
     qo.n_layer_bits = nb;
@@ -259,7 +259,7 @@ static npu_status fill_out(prec_ctx *p, const int *best, q_prec_out *out)
             l->gain_db[k] = p->gain[i * p->n_opt + k];
             l->dcycles[k] = p->dcyc[i * p->n_opt + k];
         }
-        out->bits[i] = (q_layer_bits){p->cand[i], p->opt[o].wbits};
+        out->bits[i] = (q_layer_bits){.node = p->cand[i], .wbits = p->opt[o].wbits};
     }
     return NPU_OK;
 }
