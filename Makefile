@@ -190,6 +190,7 @@ test-e2e: all fixtures
 	tests/e2e/firmware.sh $(BUILD)
 	tests/e2e/hostile.sh $(BUILD)
 	@if [ -x tests/qdq/run.sh ]; then tests/qdq/run.sh $(BUILD); fi
+	@if [ -x tests/e2e/a16.sh ]; then tests/e2e/a16.sh $(BUILD); fi
 	@if [ -x tests/e2e/precision.sh ]; then tests/e2e/precision.sh $(BUILD); fi
 
 test-asan:

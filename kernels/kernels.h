@@ -11,6 +11,7 @@
 #include "kernels/nk_elem.h"
 #include "kernels/nk_shape.h"
 #include "kernels/nk_quant.h"
+#include "kernels/nk_q16.h"
 #include "kernels/nk_norm.h"
 
 #endif

@@ -78,6 +78,30 @@ static inline int32_t nk_requantize_div(int32_t acc, int32_t mult, int shift, in
     return nk_sat_i64_i32(nk_round_shift_even(q, 31 - shift, r != 0));
 }
 
+/* nk_requantize of an int64 accumulator (A16W8: int16 activations times
+ * int8 weights overflow int32 sums): the same single half-to-even rounding
+ * of the exact acc * mult * 2^(shift - 31), saturated to int32. The product
+ * (up to 2^94) is formed exactly as two 64-bit halves, without __int128
+ * (the rv32 firmware has none); half to even is symmetric, so the rounding
+ * runs on the magnitude. Equals nk_requantize for every int32 acc. */
+static inline int32_t nk_requantize64(int64_t acc, int32_t mult, int shift)
+{
+    if (acc >= INT32_MIN && acc <= INT32_MAX)
+        return nk_requantize((int32_t)acc, mult, shift);
+    int neg = acc < 0, e = 31 - shift; /* e in [1, 62] */
+    uint64_t a = neg ? (uint64_t)0 - (uint64_t)acc : (uint64_t)acc, m = (uint64_t)(uint32_t)mult;
+    uint64_t lo = (a & 0xffffffffu) * m, mid = (a >> 32) * m; /* a * m = mid * 2^32 + lo */
+    uint64_t l = lo + (mid << 32), h = (mid >> 32) + (l < lo);
+    if ((h >> e) != 0)
+        return neg ? INT32_MIN : INT32_MAX;
+    uint64_t q = (h << (64 - e)) | (l >> e), rem = l & (((uint64_t)1 << e) - 1), half = (uint64_t)1 << (e - 1);
+    if (q > ((uint64_t)1 << 32))
+        return neg ? INT32_MIN : INT32_MAX;
+    q += rem > half || (rem == half && (q & 1));
+    int64_t v = neg ? -(int64_t)q : (int64_t)q;
+    return nk_sat_i64_i32(v);
+}
+
 static inline int32_t nk_clamp_i32(int32_t v, int32_t lo, int32_t hi)
 {
     return v < lo ? lo : (v > hi ? hi : v);

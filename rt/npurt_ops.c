@@ -144,6 +144,12 @@ static int check_qconv(const npurt_p_qconv *r, uint32_t at, uint32_t *scratch, n
         return npurt_fault_at(f, at, "%d multipliers for %d output channels", r->n_mults, r->c_out);
     npurt_to_qconv(r, &k);
     size_t need = nk_qconv2d_scratch_size(&k); /* 0: nk_qconv2d rejects the parameters */
+    if (!need && k.in_zp == 0 && k.out_zp == 0) {
+        /* an int16 clamp (A16W8): the geometry as the int8 form takes it; nk_qconv2d_a16 needs no
+         * scratch and checks its clamp itself */
+        k.act_min = -128, k.act_max = 127;
+        need = nk_qconv2d_scratch_size(&k);
+    }
     if (!need || need > 0x7fffffffu)
         return npurt_fault_at(f, at, "convolution parameters the kernel rejects", 0, 0);
     *scratch = (uint32_t)need;
@@ -349,6 +355,7 @@ int npurt_rec_check_fixed(const void *rec, uint32_t size, uint32_t *scratch, npu
 /* ---- against the tensor table ---------------------------------------------- */
 
 #define DT(x) (1u << NPURT_DT_##x)
+#define A16OK (DT(I8) | DT(I16)) /* an activation slot: int8, or int16 (A16W8, rt/npurt_ops_run.c checks the widths agree) */
 
 /* What one tensor slot must be: a dtype out of a set, and either an element
  * count or (bytes_exact) a byte size. */
@@ -375,10 +382,10 @@ static int quant_requirements(const npurt_rec_header *h, const void *p, slot_req
     switch (h->kernel) {
     case NPURT_K_QUANTIZE:
         req(&r[0], DT(F32), ((const npurt_p_qdq *)p)->count);
-        req(&r[1], DT(I8) | DT(U8), ((const npurt_p_qdq *)p)->count);
+        req(&r[1], DT(I8) | DT(U8) | DT(I16), ((const npurt_p_qdq *)p)->count);
         break;
     case NPURT_K_DEQUANTIZE:
-        req(&r[0], DT(I8) | DT(U8) | DT(I32), ((const npurt_p_qdq *)p)->count);
+        req(&r[0], DT(I8) | DT(U8) | DT(I16) | DT(I32), ((const npurt_p_qdq *)p)->count);
         req(&r[1], DT(F32), ((const npurt_p_qdq *)p)->count);
         break;
     case NPURT_K_QCONV: {
@@ -386,21 +393,21 @@ static int quant_requirements(const npurt_rec_header *h, const void *p, slot_req
         uint64_t hw_in = npurt_mul((uint64_t)c->h_in, (uint64_t)c->w_in),
                  hw_out = npurt_mul((uint64_t)c->h_out, (uint64_t)c->w_out);
         uint64_t kk = npurt_mul(npurt_mul((uint64_t)(c->c_in / c->groups), (uint64_t)c->k_h), (uint64_t)c->k_w);
-        req(&r[0], DT(I8), npurt_mul(npurt_mul((uint64_t)c->n, (uint64_t)c->c_in), hw_in));
+        req(&r[0], A16OK, npurt_mul(npurt_mul((uint64_t)c->n, (uint64_t)c->c_in), hw_in));
         req(&r[1], c->w_format == NK_W_I4 ? DT(I4) : DT(I8), npurt_mul((uint64_t)c->c_out, kk));
         req(&r[2], DT(I32), (uint64_t)c->c_out);
         r[2].optional = 1;
-        req(&r[3], DT(I8), npurt_mul(npurt_mul((uint64_t)c->n, (uint64_t)c->c_out), hw_out));
+        req(&r[3], A16OK, npurt_mul(npurt_mul((uint64_t)c->n, (uint64_t)c->c_out), hw_out));
         break;
     }
     case NPURT_K_QFC: {
         const npurt_p_qfc *c = p;
         uint64_t K = (uint64_t)c->in_features, N = (uint64_t)c->out_features, M = (uint64_t)c->batch;
-        req(&r[0], DT(I8), npurt_mul(M, K));
+        req(&r[0], A16OK, npurt_mul(M, K));
         req(&r[1], (c->transpose ? c->w_i4 : c->w_format == NK_W_I4) ? DT(I4) : DT(I8), npurt_mul(K, N));
         req(&r[2], DT(I32), N);
         r[2].optional = 1;
-        req(&r[3], DT(I8), npurt_mul(M, N));
+        req(&r[3], A16OK, npurt_mul(M, N));
         break;
     }
     case NPURT_K_QBMM: {
@@ -415,32 +422,32 @@ static int quant_requirements(const npurt_rec_header *h, const void *p, slot_req
     case NPURT_K_QGLOBALAVGPOOL: {
         const npurt_p_qpool *c = p;
         uint64_t nc = npurt_mul((uint64_t)c->n, (uint64_t)c->c);
-        req(&r[0], DT(I8), npurt_mul(nc, npurt_mul((uint64_t)c->h_in, (uint64_t)c->w_in)));
-        req(&r[1], DT(I8), npurt_mul(nc, npurt_mul((uint64_t)c->h_out, (uint64_t)c->w_out)));
+        req(&r[0], A16OK, npurt_mul(nc, npurt_mul((uint64_t)c->h_in, (uint64_t)c->w_in)));
+        req(&r[1], A16OK, npurt_mul(nc, npurt_mul((uint64_t)c->h_out, (uint64_t)c->w_out)));
         break;
     }
     case NPURT_K_QBINARY: {
         const npurt_p_qbinary *c = p;
-        req(&r[0], DT(I8), npurt_shape_numel(&c->a_shape));
-        req(&r[1], DT(I8), npurt_shape_numel(&c->b_shape));
-        req(&r[2], DT(I8), npurt_shape_numel(&c->out_shape));
+        req(&r[0], A16OK, npurt_shape_numel(&c->a_shape));
+        req(&r[1], A16OK, npurt_shape_numel(&c->b_shape));
+        req(&r[2], A16OK, npurt_shape_numel(&c->out_shape));
         break;
     }
     case NPURT_K_QREQUANT:
-        req(&r[0], DT(I8), (uint64_t)((const npurt_p_qrequant *)p)->count);
-        req(&r[1], DT(I8), (uint64_t)((const npurt_p_qrequant *)p)->count);
+        req(&r[0], A16OK, (uint64_t)((const npurt_p_qrequant *)p)->count);
+        req(&r[1], A16OK, (uint64_t)((const npurt_p_qrequant *)p)->count);
         break;
     case NPURT_K_QLUT:
-        req(&r[0], DT(I8), (uint64_t)((const npurt_p_qlut *)p)->count);
-        req(&r[1], DT(I8), 256);
-        req(&r[2], DT(I8), (uint64_t)((const npurt_p_qlut *)p)->count);
+        req(&r[0], A16OK, (uint64_t)((const npurt_p_qlut *)p)->count);
+        req(&r[1], A16OK, 256);
+        req(&r[2], A16OK, (uint64_t)((const npurt_p_qlut *)p)->count);
         break;
     case NPURT_K_QCONCAT: {
         const npurt_p_qconcat *c = p;
         const npurt_p_qconcat_in *in = (const npurt_p_qconcat_in *)(c + 1);
         for (uint32_t i = 0; i < ni; i++)
-            req(&r[i], DT(I8), npurt_mul((uint64_t)c->outer, (uint64_t)in[i].chunk));
-        req(&r[ni], DT(I8), npurt_mul((uint64_t)c->outer, (uint64_t)c->row));
+            req(&r[i], A16OK, npurt_mul((uint64_t)c->outer, (uint64_t)in[i].chunk));
+        req(&r[ni], A16OK, npurt_mul((uint64_t)c->outer, (uint64_t)c->row));
         break;
     }
     default: return 0;
@@ -554,6 +561,8 @@ int npurt_rec_check_tensors_fixed(const npub_view *v, const void *rec, npurt_fau
     /* only the slots in use: the whole table is 3 KB, a byte loop on the host CPU */
     memset(r, 0, sizeof r[0] * n);
     requirements(h, npurt_rec_params(rec), r);
+    if (h->kernel == NPURT_K_QLUT && n == 3 && slot[0] < v->n_tensors && v->tensors[slot[0]].dtype == NPURT_DT_I16)
+        r[1].n = NK_LUT16_SIZE, r[1].dtypes = DT(I16); /* the interpolated int16 table */
     for (uint32_t i = 0; i < n; i++) {
         uint32_t at = (uint32_t)sizeof *h + 4u * i;
         int32_t si = (int32_t)i;

@@ -117,9 +117,13 @@ static inline void npurt_to_qrequant(int32_t in_zp, int32_t out_zp, int32_t mult
 static inline nk_status npurt_qdq_span(int quantize, uint32_t in_dt, uint32_t out_dt, const void *x, void *y,
                                        size_t start, size_t n, float s, int32_t z)
 {
+    if (quantize && out_dt == NPURT_DT_I16)
+        return nk_quantize_f32_i16((const float *)x + start, (int16_t *)y + start, n, s, z);
     if (quantize)
         return out_dt == NPURT_DT_I8 ? nk_quantize_f32_i8((const float *)x + start, (int8_t *)y + start, n, s, z)
                                      : nk_quantize_f32_u8((const float *)x + start, (uint8_t *)y + start, n, s, z);
+    if (in_dt == NPURT_DT_I16)
+        return nk_dequantize_i16_f32((const int16_t *)x + start, (float *)y + start, n, s, z);
     if (in_dt == NPURT_DT_I8)
         return nk_dequantize_i8_f32((const int8_t *)x + start, (float *)y + start, n, s, z);
     if (in_dt == NPURT_DT_U8)

@@ -22,7 +22,19 @@ static int run_qdq(uint32_t kernel, const npurt_p_qdq *p, uint32_t in_dt, uint32
     return 0;
 }
 
-static int run_qfc(const npurt_p_qfc *r, void *const *d, void *scratch, npurt_fault *f)
+/* An int16 (A16W8) kernel call: the activation slots a and b (b < 0: none) are
+ * all int16 (1), all int8 (0), or mixed (-1: a fault, the widths would overrun). */
+static int a16_of(const uint8_t *dtypes, int a, int b)
+{
+    int x = dtypes[a] == NPURT_DT_I16, y = b < 0 ? x : dtypes[b] == NPURT_DT_I16;
+    return x == y ? x : -1;
+}
+
+#define A16_CHECK(w) \
+    if ((w) < 0)     \
+    return npurt_fault_at(f, 0, "int8 and int16 activations in one integer kernel", 0, 0)
+
+static int run_qfc(const npurt_p_qfc *r, void *const *d, int a16, void *scratch, npurt_fault *f)
 {
     nk_qfc_params p;
     npurt_to_qfc(r, &p);
@@ -37,18 +49,21 @@ static int run_qfc(const npurt_p_qfc *r, void *const *d, void *scratch, npurt_fa
         w = t;
         rest += npurt_qfc_transposed_bytes(r);
     }
-    nk_status st = nk_qfc(&p, d[0], w, d[2], d[3], rest);
+    nk_status st = a16 ? nk_qfc_a16(&p, d[0], w, d[2], d[3]) : nk_qfc(&p, d[0], w, d[2], d[3], rest);
     return st == NK_OK ? 0 : npurt_kernel_fault(f, st, 0);
 }
 
-static int run_qconcat(const npurt_rec_header *h, const npurt_p_qconcat *r, void *const *d, npurt_fault *f)
+static int run_qconcat(const npurt_rec_header *h, const npurt_p_qconcat *r, void *const *d, const uint8_t *dtypes,
+                       npurt_fault *f)
 {
     const npurt_p_qconcat_in *in = (const npurt_p_qconcat_in *)(r + 1);
     int8_t *dst = d[h->n_inputs];
-    size_t off = 0, row = (size_t)r->row;
+    int es = dtypes[h->n_inputs] == NPURT_DT_I16 ? 2 : 1; /* bytes per element: int16 (A16W8) or int8 */
+    size_t off = 0, row = (size_t)r->row * (size_t)es;
     for (uint32_t i = 0; i < h->n_inputs; i++) {
         const int8_t *src = d[i];
-        size_t chunk = (size_t)in[i].chunk;
+        size_t chunk = (size_t)in[i].chunk * (size_t)es;
+        A16_CHECK(a16_of(dtypes, (int)i, (int)h->n_inputs));
         nk_qrequant_params p;
         npurt_to_qrequant(in[i].in_zp, in[i].out_zp, in[i].mult, in[i].shift, in[i].act_min, in[i].act_max,
                           &p);
@@ -56,7 +71,7 @@ static int run_qconcat(const npurt_rec_header *h, const npurt_p_qconcat *r, void
             int8_t *to = dst + o * row + off;
             if (in[i].same)
                 memcpy(to, src + o * chunk, chunk);
-            else if (nk_qrequant(&p, src + o * chunk, to, chunk) != NK_OK)
+            else if (nk_qrequant_x(&p, src + o * chunk, es, to, es, chunk / (size_t)es) != NK_OK)
                 return npurt_kernel_fault(f, NK_EARG, 0);
         }
         off += chunk;
@@ -89,16 +104,18 @@ static int k_qdq(KSIG)
 
 static int k_qconv(KSIG)
 {
-    (void)dtypes;
     nk_qconv2d_params k;
     npurt_to_qconv(npurt_rec_params(rec), &k);
-    KDONE(nk_qconv2d(&k, d[0], d[1], d[2], d[3], scratch));
+    int a16 = a16_of(dtypes, 0, 3);
+    A16_CHECK(a16);
+    KDONE(a16 ? nk_qconv2d_a16(&k, d[0], d[1], d[2], d[3]) : nk_qconv2d(&k, d[0], d[1], d[2], d[3], scratch));
 }
 
 static int k_qfc(KSIG)
 {
-    (void)dtypes;
-    return run_qfc(npurt_rec_params(rec), d, scratch, f);
+    int a16 = a16_of(dtypes, 0, 3);
+    A16_CHECK(a16);
+    return run_qfc(npurt_rec_params(rec), d, a16, scratch, f);
 }
 
 static int k_qbmm(KSIG)
@@ -111,10 +128,16 @@ static int k_qbmm(KSIG)
 
 static int k_qpool(KSIG)
 {
-    (void)dtypes, (void)scratch;
+    (void)scratch;
     const npurt_rec_header *h = rec;
     nk_qpool_params k;
     npurt_to_qpool(npurt_rec_params(rec), &k);
+    int a16 = a16_of(dtypes, 0, 1);
+    A16_CHECK(a16);
+    if (a16)
+        KDONE(h->kernel == NPURT_K_QMAXPOOL   ? nk_qmaxpool_a16(&k, d[0], d[1])
+              : h->kernel == NPURT_K_QAVGPOOL ? nk_qavgpool_a16(&k, d[0], d[1])
+                                              : nk_qglobal_avgpool_a16(&k, d[0], d[1]));
     KDONE(h->kernel == NPURT_K_QMAXPOOL   ? nk_qmaxpool(&k, d[0], d[1])
           : h->kernel == NPURT_K_QAVGPOOL ? nk_qavgpool(&k, d[0], d[1])
                                           : nk_qglobal_avgpool(&k, d[0], d[1]));
@@ -122,32 +145,42 @@ static int k_qpool(KSIG)
 
 static int k_qbinary(KSIG)
 {
-    (void)dtypes, (void)scratch;
+    (void)scratch;
     nk_qbinary_params k;
     npurt_to_qbinary(npurt_rec_params(rec), &k);
-    KDONE(nk_qbinary(&k, d[0], d[1], d[2]));
+    int a16 = a16_of(dtypes, 0, 1) == a16_of(dtypes, 0, 2) ? a16_of(dtypes, 0, 1) : -1;
+    A16_CHECK(a16);
+    KDONE(a16 ? nk_qbinary_a16(&k, d[0], d[1], d[2]) : nk_qbinary(&k, d[0], d[1], d[2]));
 }
 
 static int k_qrequant(KSIG)
 {
-    (void)dtypes, (void)scratch;
+    (void)scratch;
     const npurt_p_qrequant *r = npurt_rec_params(rec);
     nk_qrequant_params k;
     npurt_to_qrequant(r->in_zp, r->out_zp, r->mult, r->shift, r->act_min, r->act_max, &k);
-    KDONE(nk_qrequant(&k, d[0], d[1], (size_t)r->count));
+    /* the one kernel between widths: int8 <-> int16 (A16W8 layer boundaries) */
+    KDONE(nk_qrequant_x(&k, d[0], dtypes[0] == NPURT_DT_I16 ? 2 : 1, d[1], dtypes[1] == NPURT_DT_I16 ? 2 : 1,
+                        (size_t)r->count));
 }
 
 static int k_qlut(KSIG)
 {
-    (void)dtypes, (void)scratch, (void)f;
-    nk_lut_apply_i8(d[1], d[0], d[2], (size_t)((const npurt_p_qlut *)npurt_rec_params(rec))->count);
+    (void)scratch;
+    size_t count = (size_t)((const npurt_p_qlut *)npurt_rec_params(rec))->count;
+    int a16 = a16_of(dtypes, 0, 2);
+    A16_CHECK(a16);
+    if (a16) /* the checker tied an int16 input to the 513-entry int16 table */
+        nk_lut_apply_i16(d[1], d[0], d[2], count);
+    else
+        nk_lut_apply_i8(d[1], d[0], d[2], count);
     return 0;
 }
 
 static int k_qconcat(KSIG)
 {
-    (void)dtypes, (void)scratch;
-    return run_qconcat(rec, npurt_rec_params(rec), d, f);
+    (void)scratch;
+    return run_qconcat(rec, npurt_rec_params(rec), d, dtypes, f);
 }
 
 static int k_copy(KSIG)

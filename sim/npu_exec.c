@@ -44,14 +44,7 @@ static npu_status kernel_status(npu_model *m, const npum_insn *x, nk_status s, c
                       s == NK_EUNSUPPORTED ? "unsupported" : "invalid");
 }
 
-/* The per-channel table: {int32 bias, mult, shift} little-endian per channel,
- * unpacked into int32 arrays behind the kernel's scratch. */
-typedef struct qtab {
-    int32_t *bias, *mult, *shift;
-    void *kscratch;
-} qtab;
-
-static npu_status load_qtab(npu_model *m, const npum_insn *x, int32_t n, size_t kscratch, bool need_mult, qtab *q,
+npu_status npum_load_qtab(npu_model *m, const npum_insn *x, int32_t n, size_t kscratch, bool need_mult, qtab *q,
                             npu_err *err)
 {
     size_t arr = align16((size_t)n * sizeof(int32_t));
@@ -206,7 +199,7 @@ static npu_status conv(npu_model *m, const npum_insn *x, bool depthwise, npu_err
     size_t ks = acc ? (fast && align16(fast) + sums > direct ? align16(fast) + sums : direct) : fast;
     qtab q = {0};
     if (!(acc && V(ACC_IN) && V(ACC_OUT))) {
-        npu_status st = load_qtab(m, x, cout, ks, !(acc && V(ACC_OUT)), &q, err);
+        npu_status st = npum_load_qtab(m, x, cout, ks, !(acc && V(ACC_OUT)), &q, err);
         if (st)
             return st;
     } else if (!(q.kscratch = npum_scratch(m, ks))) {
@@ -263,7 +256,7 @@ static npu_status matmul(npu_model *m, const npum_insn *x, npu_err *err)
     size_t ks = direct ? 0 : nk_qfc_scratch_size(&p);
     qtab q = {0};
     if (!(V(ACC_IN) && V(ACC_OUT))) {
-        npu_status st = load_qtab(m, x, V(N), ks, !V(ACC_OUT), &q, err);
+        npu_status st = npum_load_qtab(m, x, V(N), ks, !V(ACC_OUT), &q, err);
         if (st)
             return st;
     }
@@ -304,7 +297,7 @@ static npu_status eltwise(npu_model *m, const npum_insn *x, npu_err *err)
     };
     nk_qbinary_params p = {.op = ops[V(OP)], .a_shape = chw(x, V(A_BC)), .b_shape = chw(x, V(B_BC)),
                            .out_shape = chw(x, 0), .a_zp = V(A_ZP), .b_zp = V(B_ZP), .out_zp = V(OUT_ZP),
-                           .left_shift = V(PRE_SHIFT), .a_mult = V(A_MULT), .a_shift = V(A_SHIFT),
+                           .a_mult = V(A_MULT), .a_shift = V(A_SHIFT),
                            .b_mult = V(B_MULT), .b_shift = V(B_SHIFT), .out_mult = V(OUT_MULT),
                            .out_shift = V(OUT_SHIFT), .act_min = V(CLAMP_LO), .act_max = V(CLAMP_HI)};
     nk_status s = nk_qbinary(&p, (const int8_t *)m->sram + V(A), (const int8_t *)m->sram + V(B),
@@ -338,6 +331,8 @@ static npu_status quantize(npu_model *m, const npum_insn *x, npu_err *err)
 
 npu_status npum_execute(npu_model *m, const npum_insn *x, npu_err *err)
 {
+    if (V(A16) || V(IN16))
+        return npum_exec_a16(m, x, err);
     switch (m->isa->insns[x->d.insn].sem) {
     case TGT_SEM_DMA_LOAD: dma(m, x, true); return NPU_OK;
     case TGT_SEM_DMA_STORE: dma(m, x, false); return NPU_OK;

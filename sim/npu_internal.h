@@ -135,6 +135,16 @@ void npum_where(const npu_model *m, int64_t addr, char *buf, size_t cap);
 npu_status npum_execute(npu_model *m, const npum_insn *x, npu_err *err);
 /* npu_exec_norm.c: the row-wise softmax and layernorm */
 npu_status npum_exec_softmax(npu_model *m, const npum_insn *x, npu_err *err);
+/* The per-channel table: {int32 bias, mult, shift} little-endian per channel,
+ * unpacked into int32 arrays behind kscratch bytes of kernel scratch (npu_exec.c). */
+typedef struct qtab {
+    int32_t *bias, *mult, *shift;
+    void *kscratch;
+} qtab;
+npu_status npum_load_qtab(npu_model *m, const npum_insn *x, int32_t n, size_t kscratch, bool need_mult, qtab *q,
+                          npu_err *err);
+/* An instruction with int16 activations (a16 / in16; npu_exec_a16.c). */
+npu_status npum_exec_a16(npu_model *m, const npum_insn *x, npu_err *err);
 npu_status npum_exec_layernorm(npu_model *m, const npum_insn *x, npu_err *err);
 
 /* npu_timing.c: the event loop over the stream set up in m. */

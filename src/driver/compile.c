@@ -92,7 +92,7 @@ static npu_status stage_quantize(drv_ctx *c, npu_err *err)
 {
     q_layer_bits lb[DRV_MAX_LAYER_BITS];
     for (int i = 0; i < c->o->n_layer_bits; i++)
-        lb[i] = (q_layer_bits){c->o->layer_bits[i].name, c->o->layer_bits[i].bits};
+        lb[i] = (q_layer_bits){c->o->layer_bits[i].name, c->o->layer_bits[i].bits, c->o->layer_bits[i].abits};
     q_ptq_options po = {
         .model = c->o->model,
         .calib_dir = c->o->calib_dir,

@@ -6,7 +6,7 @@
 void drv_print_usage(FILE *out)
 {
     fputs("usage: npucc --target NAME|FILE.yaml [--calib DIR] [-o OUT] [--emit npub|c|qdq|listing]\n"
-          "             [--wbits 8|4] [--abits 8|4] [--calib-method minmax|percentile|kl|mse]\n"
+          "             [--wbits 8|4] [--abits 8|4|16] [--calib-method minmax|percentile|kl|mse]\n"
           "             [--percentile P] [--layer-bits NAME=8] [--accuracy-budget DB]\n"
           "             [--precision auto [--budget-cycles N|--budget-ratio R|--target-sqnr DB]]\n"
           "             [--mean M[,M..]] [--std S[,S..]] [--layout nchw|nhwc] [--resize error|nearest|bilinear]\n"
@@ -199,13 +199,32 @@ static npu_status calib_option(arg_cursor *c, bool *matched)
     return NPU_OK;
 }
 
-/* --layer-bits NAME=8|4: one more per-layer override. */
+/* The value of --layer-bits: 8 or 4 (weights), or [w8|w4][a8|a16]. */
+static bool parse_layer_value(const char *v, int *wbits, int *abits)
+{
+    *wbits = *abits = 0;
+    if (parse_bits(v, wbits))
+        return true;
+    if (v[0] == 'w' && (v[1] == '8' || v[1] == '4')) {
+        *wbits = v[1] - '0';
+        v += 2;
+    }
+    if (strcmp(v, "a8") == 0)
+        *abits = 8;
+    else if (strcmp(v, "a16") == 0)
+        *abits = 16;
+    else if (*v)
+        return false;
+    return *wbits || *abits;
+}
+
+/* --layer-bits NAME=8|4|a16|a8|w4a16|...: one more per-layer override. */
 static npu_status add_layer_bits(drv_options *o, const char *v, npu_err *err)
 {
     const char *eq = strrchr(v, '=');
-    int bits;
-    if (!eq || eq == v || !parse_bits(eq + 1, &bits))
-        return npu_fail(err, NPU_EUSAGE, "--layer-bits: '%s' is not NAME=8 or NAME=4", v);
+    int bits, abits;
+    if (!eq || eq == v || !parse_layer_value(eq + 1, &bits, &abits))
+        return npu_fail(err, NPU_EUSAGE, "--layer-bits: '%s' is not NAME=8|4|a8|a16|w8a16|w4a16|...", v);
     if (o->n_layer_bits == DRV_MAX_LAYER_BITS)
         return npu_fail(err, NPU_EUSAGE, "--layer-bits: more than %d layers", DRV_MAX_LAYER_BITS);
     size_t len = (size_t)(eq - v);
@@ -215,6 +234,7 @@ static npu_status add_layer_bits(drv_options *o, const char *v, npu_err *err)
     memcpy(lb->name, v, len);
     lb->name[len] = '\0';
     lb->bits = bits;
+    lb->abits = abits;
     return NPU_OK;
 }
 
@@ -231,8 +251,10 @@ static npu_status quant_option(arg_cursor *c, bool *matched)
         if (!parse_bits(v, &o->wbits))
             return npu_fail(c->err, NPU_EUSAGE, "--wbits: '%s' is not 8 or 4", v);
     } else if (VALUE("--abits")) {
-        if (!parse_bits(v, &o->abits))
-            return npu_fail(c->err, NPU_EUSAGE, "--abits: '%s' is not 8 or 4", v);
+        if (strcmp(v, "16") == 0)
+            o->abits = 16;
+        else if (!parse_bits(v, &o->abits))
+            return npu_fail(c->err, NPU_EUSAGE, "--abits: '%s' is not 8, 4 or 16", v);
     } else if (VALUE("--accuracy-budget")) {
         char *end;
         double db = strtod(v, &end);

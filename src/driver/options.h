@@ -21,7 +21,8 @@ enum { DRV_MAX_INPUT_SHAPES = 16, DRV_MAX_LAYER_BITS = 64 };
 
 typedef struct drv_layer_bits {
     char name[256];
-    int bits;
+    int bits;  /* weights: 8, 4, or 0 (--wbits) */
+    int abits; /* activations: 8, 16, or 0 (--abits) */
 } drv_layer_bits;
 
 typedef struct drv_options {
@@ -31,7 +32,7 @@ typedef struct drv_options {
     drv_emit emit;
     const char *c_section;   /* --section: the --emit c array's section; NULL: .rodata */
     unsigned c_align;        /* --align: the --emit c array's alignment; 0: 16 */
-    int wbits, abits;        /* 8 or 4 */
+    int wbits, abits;        /* 8 or 4; abits also 16 (A16W8) */
     drv_calib_method calib_method;
     float percentile;        /* --percentile, for the percentile method */
     bool report;

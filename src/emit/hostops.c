@@ -89,6 +89,7 @@ static int32_t zp_value(const ir_tensor *z, int64_t k)
     switch (z->dtype) {
     case IR_I8: return ((const int8_t *)z->data)[k];
     case IR_U8: return ((const uint8_t *)z->data)[k];
+    case IR_I16: return ((const int16_t *)z->data)[k];
     case IR_I32: return ((const int32_t *)z->data)[k];
     default: return 0;
     }
@@ -106,13 +107,14 @@ static npu_status build_qdq(emit_hop *b, bool quantize)
         return emit_hop_qdq_runtime(b, quantize);
     if (s->dtype != IR_F32)
         return emit_hop_unsupported(b, "the scale must be float32");
-    if (z && z->dtype != IR_I8 && z->dtype != IR_U8 && z->dtype != IR_I32)
+    if (z && z->dtype != IR_I8 && z->dtype != IR_U8 && z->dtype != IR_I16 && z->dtype != IR_I32)
         return emit_hop_unsupported(b, "zero points of this dtype have no host kernel");
-    if (quantize ? (x->dtype != IR_F32 || (y->dtype != IR_I8 && y->dtype != IR_U8))
-                 : (y->dtype != IR_F32 || (x->dtype != IR_I8 && x->dtype != IR_U8 && x->dtype != IR_I32)))
+    if (quantize ? (x->dtype != IR_F32 || (y->dtype != IR_I8 && y->dtype != IR_U8 && y->dtype != IR_I16))
+                 : (y->dtype != IR_F32 ||
+                    (x->dtype != IR_I8 && x->dtype != IR_U8 && x->dtype != IR_I16 && x->dtype != IR_I32)))
         return emit_hop_unsupported(
-            b, quantize ? "QuantizeLinear runs on the host from f32 to int8 or uint8"
-                        : "DequantizeLinear runs on the host from int8, uint8, int32 to f32");
+            b, quantize ? "QuantizeLinear runs on the host from f32 to int8, uint8 or int16"
+                        : "DequantizeLinear runs on the host from int8, uint8, int16, int32 to f32");
     int64_t total = ir_tensor_numel(x), count = ir_tensor_numel(s), inner = 1;
     if (count > 1) {
         int64_t axis = ir_attr_int(n, "axis", 1);

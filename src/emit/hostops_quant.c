@@ -152,9 +152,12 @@ npu_status emit_hop_qlut(emit_hop *b)
     const ir_node *n = b->n;
     const ir_tensor *x = n->inputs[0], *tab = n->n_inputs > 1 ? n->inputs[1] : NULL, *y = n->outputs[0];
     int64_t count = ir_tensor_numel(y);
-    if (x->dtype != IR_I8 || y->dtype != IR_I8 || !tab || tab->dtype != IR_I8 ||
-        ir_tensor_numel(tab) != 256 || ir_tensor_numel(x) != count || !emit_hop_fits_i32(count))
-        return emit_hop_unsupported(b, "npu.Lut needs int8 data and an int8 table of 256 entries");
+    bool a16 = x->dtype == IR_I16; /* A16W8: the interpolated 513-entry int16 table */
+    if (x->dtype != (a16 ? IR_I16 : IR_I8) || y->dtype != x->dtype || !tab || tab->dtype != x->dtype ||
+        ir_tensor_numel(tab) != (a16 ? NK_LUT16_SIZE : 256) || ir_tensor_numel(x) != count ||
+        !emit_hop_fits_i32(count))
+        return emit_hop_unsupported(b, "npu.Lut needs int8 data and an int8 table of 256 entries "
+                                       "(int16: an int16 table of 513)");
     const ir_tensor *t[3] = {x, tab, y};
     npurt_p_qlut r = {(int32_t)count};
     npu_status st = emit_hop_begin(b, NPURT_K_QLUT, 2, 1, t);

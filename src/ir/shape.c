@@ -88,6 +88,15 @@ npu_status sh_same_dtype(sctx *c, const ir_tensor *a, const ir_tensor *b)
     return NPU_OK;
 }
 
+/* Conv/Gemm operands: one dtype, or a quantized graph's int8/int16
+ * activation with int8/int4 weights (int4 is packed, A16W8 is int16 x int8). */
+static npu_status sh_weight_dtype(sctx *c, const ir_tensor *x, const ir_tensor *w)
+{
+    if ((x->dtype == IR_I8 || x->dtype == IR_I16) && (w->dtype == IR_I8 || w->dtype == IR_I4) && w->quant)
+        return NPU_OK;
+    return sh_same_dtype(c, x, w);
+}
+
 npu_status sh_axis(sctx *c, const char *what, int64_t axis, int rank, bool inclusive, int64_t *out)
 {
     int64_t hi = inclusive ? rank : rank - 1;
@@ -490,7 +499,7 @@ static npu_status infer_gemm(sctx *c)
 {
     ir_tensor *a = NULL, *b = NULL;
     npu_status st;
-    if ((st = sh_need(c, 0, &a)) || (st = sh_need(c, 1, &b)) || (st = sh_same_dtype(c, a, b)))
+    if ((st = sh_need(c, 0, &a)) || (st = sh_need(c, 1, &b)) || (st = sh_weight_dtype(c, a, b)))
         return st;
     char ba[160], bb[160];
     if (a->rank != 2 || b->rank != 2)
@@ -695,8 +704,9 @@ static npu_status infer_qdq(sctx *c, bool quantize)
     ir_dtype out = IR_F32;
     if (quantize) {
         out = zp ? zp->dtype : IR_U8;
-        if (out != IR_U8 && out != IR_I8)
-            return sh_fail(c, "zero point '%s' must be uint8 or int8, not %s", zp->name, ir_dtype_name(out));
+        if (out != IR_U8 && out != IR_I8 && out != IR_I16) /* int16: A16W8 (ONNX opset 21) */
+            return sh_fail(c, "zero point '%s' must be uint8, int8 or int16, not %s", zp->name,
+                           ir_dtype_name(out));
     }
     return sh_set(c, 0, out, x->rank, x->dims);
 }
@@ -743,7 +753,14 @@ npu_status ir_infer_node(ir_graph *g, ir_node *n, npu_err *err)
         if (c->n->op == IR_OP_CLIP)
             return infer_clip(c);
         return infer_same(c);
-    case IR_OP_IDENTITY: case IR_OP_REQUANTIZE: case IR_OP_LUT:
+    case IR_OP_REQUANTIZE: { /* the one op between widths: int8 <-> int16 (A16W8) keeps its output's type */
+        ir_tensor *x = NULL, *y = c->n->outputs[0];
+        if ((st = sh_need(c, 0, &x)))
+            return st;
+        bool wid = (x->dtype == IR_I8 || x->dtype == IR_I16) && (y->dtype == IR_I8 || y->dtype == IR_I16);
+        return sh_set(c, 0, wid ? y->dtype : x->dtype, x->rank, x->dims);
+    }
+    case IR_OP_IDENTITY: case IR_OP_LUT:
     case IR_OP_GELU: case IR_OP_QSOFTMAX: case IR_OP_QLAYER_NORM:
         return infer_same(c);
     case IR_OP_LAYER_NORM: return infer_layer_norm(c);
@@ -756,7 +773,7 @@ npu_status ir_infer_node(ir_graph *g, ir_node *n, npu_err *err)
     case IR_OP_CAST: return infer_cast(c);
     case IR_OP_CONV: {
         ir_tensor *x = NULL, *w = NULL;
-        if ((st = sh_need(c, 0, &x)) || (st = sh_need(c, 1, &w)) || (st = sh_same_dtype(c, x, w)))
+        if ((st = sh_need(c, 0, &x)) || (st = sh_need(c, 1, &w)) || (st = sh_weight_dtype(c, x, w)))
             return st;
         return infer_conv(c, 0, 1, 2, IR_F32, true);
     }

@@ -115,6 +115,8 @@ npu_status ref_pad_params(const ir_node *n, const void *const *in, size_t es, nk
 /* The codes an int8 activation may hold: -128..127, or -8..7 for int4
  * activations (IR_TENSOR_INT4_CODES: int4 codes held one per byte). */
 void ref_act_code_range(const ir_tensor *t, int32_t *qmin, int32_t *qmax);
+/* An int16 activation (A16W8, kernels/nk_q16.h): the node runs the _a16 kernels. */
+bool ref_is_a16(const ir_tensor *t);
 
 /* Geometry, zero points and clamp of a quantized Conv; p->q is the per-tensor
  * identity (fill real multipliers with ref_qmults). */

@@ -16,15 +16,17 @@ static npu_status kfail(nk_status st, npu_err *err, const char *what)
                                           : "rejected its parameters");
 }
 
-/* Per-tensor quantization of an int8 activation. */
+/* Per-tensor quantization of an int8 activation, or of an int16 one (A16W8:
+ * symmetric, zero point 0). */
 static npu_status act_quant(const ir_tensor *t, float *scale, int32_t *zp, npu_err *err)
 {
-    if (!t || t->dtype != IR_I8 || !t->quant || t->quant->count != 1 || !t->quant->scale || !t->quant->zero_point)
-        return npu_fail(err, NPU_EUSER, "tensor '%s': expected int8 with per-tensor quantization",
+    if (!t || (t->dtype != IR_I8 && t->dtype != IR_I16) || !t->quant || t->quant->count != 1 || !t->quant->scale ||
+        !t->quant->zero_point)
+        return npu_fail(err, NPU_EUSER, "tensor '%s': expected int8 or int16 with per-tensor quantization",
                         t ? t->name : "(none)");
     *scale = t->quant->scale[0];
     *zp = t->quant->zero_point[0];
-    if (!(*scale > 0.0f) || *zp < -128 || *zp > 127)
+    if (!(*scale > 0.0f) || (t->dtype == IR_I8 ? (*zp < -128 || *zp > 127) : *zp != 0))
         return npu_fail(err, NPU_EUSER, "tensor '%s': bad scale %g or zero point %d", t->name, (double)*scale,
                         (int)*zp);
     return NPU_OK;
@@ -44,9 +46,14 @@ _Static_assert((int)NK_ACT_RELU == (int)IR_ACT_RELU && (int)NK_ACT_CLIP == (int)
 
 void ref_act_code_range(const ir_tensor *t, int32_t *qmin, int32_t *qmax)
 {
-    bool i4 = t && (t->flags & IR_TENSOR_INT4_CODES);
-    *qmin = i4 ? -8 : -128;
-    *qmax = i4 ? 7 : 127;
+    bool i4 = t && (t->flags & IR_TENSOR_INT4_CODES), i16 = t && t->dtype == IR_I16;
+    *qmin = i4 ? -8 : i16 ? -32768 : -128;
+    *qmax = i4 ? 7 : i16 ? 32767 : 127;
+}
+
+bool ref_is_a16(const ir_tensor *t)
+{
+    return t && t->dtype == IR_I16 && t->quant;
 }
 
 /* The fused activation as a clamp on the quantized output y, within y's
@@ -342,7 +349,10 @@ npu_status ref_qbinary_params(const ir_node *n, nk_qbinary_params *p, npu_err *e
         st = act_clamp(n, n->outputs[0], ys, p->out_zp, &p->act_min, &p->act_max, err);
     if (st != NPU_OK)
         return st;
-    nk_status ks = nk_qbinary_prepare(p, as, bs, ys);
+    bool a16 = ref_is_a16(n->inputs[0]);
+    if (a16 != ref_is_a16(n->inputs[1]) || a16 != ref_is_a16(n->outputs[0]))
+        return npu_fail(err, NPU_EUSER, "integer %s mixes int8 and int16 operands", ir_op_name(n->op));
+    nk_status ks = a16 ? nk_qbinary_prepare_a16(p, as, bs, ys) : nk_qbinary_prepare(p, as, bs, ys);
     return ks == NK_OK ? NPU_OK : kfail(ks, err, ir_op_name(n->op));
 }
 
@@ -363,6 +373,7 @@ bool ref_qrequant_is_copy(const ir_tensor *x, const ir_tensor *y, const nk_qrequ
 {
     int32_t qmin, qmax;
     ref_act_code_range(y, &qmin, &qmax);
-    return x->quant->scale[0] == y->quant->scale[0] && p->in_zp == p->out_zp && p->act_min == qmin &&
+    return x->dtype == y->dtype && x->quant->scale[0] == y->quant->scale[0] && p->in_zp == p->out_zp &&
+           p->act_min == qmin &&
            p->act_max == qmax && (x->flags & IR_TENSOR_INT4_CODES) == (y->flags & IR_TENSOR_INT4_CODES);
 }

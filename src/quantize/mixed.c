@@ -34,7 +34,7 @@ static npu_status trial(trial_ctx *t, const int *keep8, int n, double *sqnr)
     for (int i = 0; i < in->base->n_layer_bits; i++)
         t->bits[nb++] = in->base->layer_bits[i];
     for (int i = 0; i < n; i++)
-        t->bits[nb++] = (q_layer_bits){t->cand[keep8[i]], 8};
+        t->bits[nb++] = (q_layer_bits){t->cand[keep8[i]], 8, 0};
     q_options qo = *in->base;
     qo.n_layer_bits = nb;
     qo.layer_bits = t->bits;
@@ -71,7 +71,7 @@ static npu_status trial(trial_ctx *t, const int *keep8, int n, double *sqnr)
 static bool overridden(const q_options *o, const char *name)
 {
     for (int i = 0; i < o->n_layer_bits; i++)
-        if (!strcmp(o->layer_bits[i].node, name))
+        if (o->layer_bits[i].wbits && !strcmp(o->layer_bits[i].node, name))
             return true;
     return false;
 }
@@ -150,7 +150,7 @@ static npu_status keep_at_8(trial_ctx *t, const double *gain, const int *order, 
             snprintf(why, sizeof why,
                      "kept at 8 bits: rank %d of %d by sensitivity (alone at 4 bits it costs %.2f dB); output %.2f dB %s %.2f dB budget",
                      r + 1, t->n_cand, gain[c], *s, *s >= in->budget_db ? ">=" : "<", in->budget_db);
-            out->bits[out->n] = (q_layer_bits){t->cand[c], 8};
+            out->bits[out->n] = (q_layer_bits){t->cand[c], 8, 0};
             if (!(out->why[out->n] = dup_str(t->alloc, why)))
                 st = npu_fail(t->err, NPU_EINTERNAL, "out of memory");
             else

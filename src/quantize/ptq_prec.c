@@ -25,8 +25,8 @@ npu_status q_ptq_precision_check(const q_ptq_options *o, const char *model, npu_
 
 npu_status q_ptq_precision(const q_mixed_in *mi, const q_ptq_options *o, q_prec_out *out, npu_err *err)
 {
-    /* activation bits to choose from: 8 only until the quantizer has 16 */
-    static const int abits[] = {8};
+    /* activation bits to choose from: int8, or A16W8 */
+    static const int abits[] = {8, 16};
     q_prec_in in = {.m = *mi, .cycles = o->cycles, .ud = o->cycles_ud, .budget_cycles = o->budget_cycles,
                     .budget_ratio = o->budget_ratio, .target_sqnr_db = o->target_sqnr_db,
                     .n_abits = (int)(sizeof abits / sizeof abits[0]), .abits = abits};
@@ -43,9 +43,10 @@ npu_status q_prec_annotate(ir_graph *g, const q_prec_out *p, q_report *r, npu_er
             if (strcmp(c->node, l->node))
                 continue;
             /* the choice, then what each option does alone against all-int8 */
-            int len = snprintf(buf, sizeof buf, "auto: w%d a%d; alone:", p->opt[c->chosen].wbits,
-                               p->opt[c->chosen].abits);
-            for (int o = 1; o < p->n_opt && len < (int)sizeof buf; o++)
+            int len = snprintf(buf, sizeof buf, "auto: w%d a%d; alone among w%da%d:", p->opt[c->chosen].wbits,
+                               p->opt[c->chosen].abits, p->opt[p->base].wbits, p->opt[p->base].abits);
+            for (int o = 0; o < p->n_opt && len < (int)sizeof buf; o++)
+                if (o != p->base)
                 len += snprintf(buf + len, sizeof buf - (size_t)len, " w%da%d %+.2f dB %+lld cyc", p->opt[o].wbits,
                                 p->opt[o].abits, c->gain_db[o], (long long)c->dcycles[o]);
             if (!(l->why8 = npu_arena_strdup(g->arena, buf)))
@@ -61,11 +62,15 @@ npu_status q_prec_annotate(ir_graph *g, const q_prec_out *p, q_report *r, npu_er
                  (double)p->budget / (double)(p->cycles_int8 ? p->cycles_int8 : 1));
     else
         snprintf(goal, sizeof goal, "target %.2f dB", p->target_db);
+    char base[128] = "";
+    if (p->base)
+        snprintf(base, sizeof base, "; all-w%da%d: %lld cycles, %.2f dB", p->opt[p->base].wbits, p->opt[p->base].abits,
+                 (long long)p->cycles_base, p->sqnr_base);
     snprintf(buf, sizeof buf,
              "precision auto: %s; chosen: %d of %d layers w4, %d a16; estimated %lld cycles (%.3fx all-int8 %lld), "
-             "output SQNR %.2f dB on %s (all-int8 %.2f dB)%s",
+             "output SQNR %.2f dB on %s (all-int8 %.2f dB)%s%s",
              goal, n4, p->n, n16, (long long)p->cycles, (double)p->cycles / (double)(p->cycles_int8 ? p->cycles_int8 : 1),
-             (long long)p->cycles_int8, p->sqnr, "the search's samples", p->sqnr_int8, p->met ? "" : "; NOT MET");
+             (long long)p->cycles_int8, p->sqnr, "the search's samples", p->sqnr_int8, base, p->met ? "" : "; NOT MET");
     if (!(r->note = npu_arena_strdup(g->arena, buf)))
         return npu_fail(err, NPU_EINTERNAL, "out of memory");
     return NPU_OK;

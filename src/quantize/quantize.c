@@ -9,6 +9,12 @@
 
 void q_params_from_range(float lo, float hi, int bits, float *scale, int32_t *zero_point)
 {
+    if (bits == 16) { /* A16W8: symmetric, zero point 0, codes -32767..32767 cover the range (TFLite 16x8) */
+        float m = fmaxf(fabsf(lo), fabsf(hi));
+        *scale = (m < 1e-8f ? 1e-8f : m) / 32767.0f;
+        *zero_point = 0;
+        return;
+    }
     int qmin = -(1 << (bits - 1)), qmax = (1 << (bits - 1)) - 1;
     lo = fminf(lo, 0.0f);
     hi = fmaxf(hi, 0.0f);
@@ -151,6 +157,12 @@ q_kind q_classify(const ir_node *n)
 static bool fixed_output(ir_op op, int bits, float *scale, int32_t *zp)
 {
     float levels = (float)(1 << bits);
+    if (bits == 16) { /* TFLite's int16 logistic and tanh: 1/32768, zero point 0 */
+        bool fixed = op == IR_OP_SIGMOID || op == IR_OP_HARD_SIGMOID || op == IR_OP_TANH;
+        *scale = 1.0f / 32768.0f;
+        *zp = 0;
+        return fixed;
+    }
     switch (op) {
     case IR_OP_SIGMOID:
     case IR_OP_HARD_SIGMOID:
@@ -169,6 +181,10 @@ static bool fixed_output(ir_op op, int bits, float *scale, int32_t *zp)
 
 int q_act_bits(const q_ctx *c, const ir_tensor *y)
 {
+    if (c->a16 && y->id < c->n_orig_tensors && c->a16[y->id])
+        return 16;
+    if (c->opts->abits == 16)
+        return 8; /* an op without an int16 form */
     if (c->opts->abits == 8 || c->opts->int4_io)
         return c->opts->abits;
     for (int i = 0; i < c->g->n_outputs; i++)
@@ -243,6 +259,8 @@ static npu_status rewrite_node(q_ctx *c, ir_node *n)
             continue;
         ir_tensor *xq;
         npu_status st = q_int_version(c, x, n->unit, &xq);
+        if (st == NPU_OK)
+            st = q_width_version(c, n, x, xq, &xq);
         if (st != NPU_OK)
             return st;
         n->inputs[i] = xq;
@@ -331,8 +349,16 @@ npu_status q_check_bits(const q_options *o, npu_err *err)
 {
     if (o->wbits != 8 && o->wbits != 4)
         return npu_fail(err, NPU_EUSER, "--wbits %d: supported are 8 and 4", o->wbits);
-    if (o->abits != 8 && o->abits != 4)
-        return npu_fail(err, NPU_EUSER, "--abits %d: supported are 8 and 4", o->abits);
+    if (o->abits != 8 && o->abits != 4 && o->abits != 16)
+        return npu_fail(err, NPU_EUSER, "--abits %d: supported are 8, 4 and 16", o->abits);
+    for (int i = 0; i < o->n_layer_bits; i++) {
+        int a = o->layer_bits[i].abits, w = o->layer_bits[i].wbits;
+        if ((a && a != 8 && a != 16) || (w && w != 8 && w != 4))
+            return npu_fail(err, NPU_EUSER, "--layer-bits %s: weights 8|4, activations 8|16", o->layer_bits[i].node);
+        if (a && o->abits == 4)
+            return npu_fail(err, NPU_EUSER, "--layer-bits %s: per-layer activation bits do not mix with --abits 4",
+                            o->layer_bits[i].node);
+    }
     if (o->abits == 4 && !o->target_int4_acts)
         return npu_fail(err, NPU_EUSER, "%s: --abits 4: the target declares no int4 activations "
                         "(dtypes.activations lists no int4)", o->target_file ? o->target_file : "the target");
@@ -352,6 +378,8 @@ npu_status q_quantize(ir_graph *g, const float *lo, const float *hi, const q_opt
     c.qver = npu_arena_alloc(g->arena, sizeof *c.qver * (size_t)(g->n_tensors + 1));
     if (!c.qver)
         return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    if ((st0 = q_a16_plan(&c)) != NPU_OK)
+        return st0;
     int n_orig = g->n_nodes;
     for (int i = 0; i < n_orig; i++) {
         ir_node *n = g->nodes[i];

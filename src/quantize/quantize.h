@@ -37,9 +37,14 @@ void q_calib_ranges(const q_calib *c, const cal_range_opts *o, float *lo, float 
 /* The range of one tensor id. */
 void q_calib_range(const q_calib *c, int id, const cal_range_opts *o, float *lo, float *hi);
 
+/* A per-layer override (--layer-bits NAME=8|4|a16|w4a16 ...): wbits of the
+ * node's weights, abits of its activations (16: the node runs A16W8, its
+ * inputs requantized to int16 where they are int8). 0 leaves a width to the
+ * global --wbits / --abits; the first entry naming a node with a width set wins. */
 typedef struct q_layer_bits {
     const char *node; /* node name */
-    int wbits;
+    int wbits;        /* 8, 4, or 0 */
+    int abits;        /* 8, 16, or 0 */
 } q_layer_bits;
 
 typedef enum q_rounding {
@@ -62,7 +67,8 @@ typedef struct q_layer_stats {
 
 typedef struct q_options {
     int wbits;        /* 8 or 4 */
-    int abits;        /* 8, or 4: int4 activations (codes -8..7 held one per byte), on targets that declare them */
+    int abits;        /* 8, or 4: int4 activations (codes -8..7 held one per byte), on targets that declare them,
+                       * or 16: int16 activations (A16W8, symmetric; ops without an int16 form stay int8) */
     const char *target_file; /* the target's file, for messages */
     bool target_int4_acts;   /* the target declares int4 activations (dtypes.activations) */
     bool int4_io;            /* with abits 4: the graph inputs' and outputs' integer versions hold int4 codes

@@ -23,6 +23,8 @@ typedef struct q_ctx {
     int n_ranges;
     int n_orig_tensors;
     ir_tensor **qver;     /* per original tensor id: its integer version */
+    bool *a16;            /* per original tensor id: its integer version is int16 (A16W8) */
+    ir_tensor **qalt;     /* per original tensor id: its version of the other width (npu.Requantize) */
 } q_ctx;
 
 q_kind q_classify(const ir_node *n);
@@ -35,6 +37,16 @@ bool q_same_quant(const ir_quant *a, const ir_quant *b);
 
 /* rewrite.c: boundaries between the float and the integer graph */
 npu_status q_new_int_tensor(q_ctx *c, const ir_tensor *like, ir_quant *q, ir_tensor **out);
+/* The same with the bits given (16: IR_I16, 4: int4 codes, else int8). */
+npu_status q_new_int_tensor_bits(q_ctx *c, const ir_tensor *like, ir_quant *q, int bits, ir_tensor **out);
+/* a16.c: activation widths of A16W8 (docs/numerics.md) */
+/* Which original tensors get int16 versions: c->a16 from the nodes' widths. */
+npu_status q_a16_plan(q_ctx *c);
+/* The activations' bits node n runs at: 16 or 8 (abits 4 keeps its own rule). */
+int q_node_abits(const q_ctx *c, const ir_node *n);
+/* xq (the integer version of float x) as a tensor of node n's width: itself,
+ * or an npu.Requantize of it into the other width (one per tensor). */
+npu_status q_width_version(q_ctx *c, const ir_node *n, ir_tensor *x, ir_tensor *xq, ir_tensor **out);
 npu_status q_int_version(q_ctx *c, ir_tensor *x, ir_unit unit, ir_tensor **out);
 npu_status q_float_version(q_ctx *c, ir_tensor *x, ir_unit unit);
 npu_status q_make_float_island(q_ctx *c, ir_node *n);
@@ -161,12 +173,16 @@ typedef struct q_prec_in {
 typedef struct q_prec_layer {
     const char *node;
     int chosen;                          /* index into q_prec_out.opt */
-    double gain_db[Q_PREC_MAX_OPTS];     /* per option: output SQNR with this layer alone so, minus all-int8's */
-    int64_t dcycles[Q_PREC_MAX_OPTS];    /* per option: the estimate's cycles, minus all-int8's */
+    double gain_db[Q_PREC_MAX_OPTS];     /* per option: output SQNR with this layer alone so, the others at
+                                          * the base option, minus the all-base SQNR */
+    int64_t dcycles[Q_PREC_MAX_OPTS];    /* per option: the estimate's cycles, minus the all-base cycles */
 } q_prec_layer;
 typedef struct q_prec_out {
     int n, n_opt;
     q_prec_opt opt[Q_PREC_MAX_OPTS]; /* the options, the first all-int8's */
+    int base;                /* the option every single-layer trial starts from (w8 a16 when offered) */
+    double sqnr_base;        /* with every candidate at the base option */
+    int64_t cycles_base;
     q_prec_layer *layers;    /* per candidate layer, its choice */
     q_layer_bits *bits;      /* the same as --layer-bits */
     int64_t budget, cycles, cycles_int8;

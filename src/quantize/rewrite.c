@@ -5,22 +5,33 @@
 #include "kernels/kernels.h"
 #include "quantize/quantize_internal.h"
 
-npu_status q_new_int_tensor(q_ctx *c, const ir_tensor *like, ir_quant *q, ir_tensor **out)
+npu_status q_new_int_tensor_bits(q_ctx *c, const ir_tensor *like, ir_quant *q, int bits, ir_tensor **out)
 {
     char name[512];
     ir_tensor *t = NULL;
     for (int k = 0; !t && k < 100; k++) {
         snprintf(name, sizeof name, k ? "%s:q%d" : "%s:q", like->name, k);
         if (!ir_graph_find(c->g, name))
-            t = ir_tensor_new(c->g, name, IR_I8, like->rank, like->dims);
+            t = ir_tensor_new(c->g, name, bits == 16 ? IR_I16 : IR_I8, like->rank, like->dims);
     }
     if (!t)
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory (or names) quantizing '%s'", like->name);
     t->quant = q;
-    if (q_act_bits(c, like) == 4)
+    if (bits == 4)
         t->flags |= IR_TENSOR_INT4_CODES;
     *out = t;
     return NPU_OK;
+}
+
+npu_status q_new_int_tensor(q_ctx *c, const ir_tensor *like, ir_quant *q, ir_tensor **out)
+{
+    return q_new_int_tensor_bits(c, like, q, q_act_bits(c, like), out);
+}
+
+/* The bits of an integer activation. */
+static int int_bits(const ir_tensor *t)
+{
+    return t->dtype == IR_I16 ? 16 : (t->flags & IR_TENSOR_INT4_CODES) ? 4 : 8;
 }
 
 static ir_tensor *scalar_const(ir_graph *g, ir_dtype dt, const void *v)
@@ -34,7 +45,10 @@ static npu_status boundary(q_ctx *c, ir_op op, ir_tensor *in, ir_tensor *out, co
 {
     float s = q->scale[0];
     int8_t zp = (int8_t)q->zero_point[0];
-    ir_tensor *ins[3] = {in, scalar_const(c->g, IR_F32, &s), scalar_const(c->g, IR_I8, &zp)};
+    int16_t zp16 = (int16_t)q->zero_point[0]; /* ONNX: the zero point has the integer side's type */
+    bool i16 = (op == IR_OP_QUANTIZE_LINEAR ? out : in)->dtype == IR_I16;
+    ir_tensor *ins[3] = {in, scalar_const(c->g, IR_F32, &s),
+                         i16 ? scalar_const(c->g, IR_I16, &zp16) : scalar_const(c->g, IR_I8, &zp)};
     if (!ins[1] || !ins[2])
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
     char name[512];
@@ -123,7 +137,7 @@ npu_status q_concat_inputs(q_ctx *c, ir_node *n)
                    (x->flags & IR_TENSOR_INT4_CODES) == (n->outputs[0]->flags & IR_TENSOR_INT4_CODES)))
             continue;
         ir_tensor *xr;
-        npu_status st = q_new_int_tensor(c, x, yq, &xr);
+        npu_status st = q_new_int_tensor_bits(c, x, yq, int_bits(n->outputs[0]), &xr);
         if (st != NPU_OK)
             return st;
         char name[512];
@@ -153,12 +167,16 @@ npu_status q_binary_consts(q_ctx *c, ir_node *n)
         }
         float s;
         int32_t zp;
-        q_params_from_range(lo, hi, 8, &s, &zp);
+        bool a16 = n->outputs[0]->dtype == IR_I16; /* the operands of an int16 op are int16 too */
+        q_params_from_range(lo, hi, a16 ? 16 : 8, &s, &zp);
         ir_quant *q = q_quant_tensor(c->g, s, zp);
-        ir_tensor *kq = q ? ir_const_new(c->g, NULL, IR_I8, k->rank, k->dims, NULL) : NULL;
+        ir_tensor *kq = q ? ir_const_new(c->g, NULL, a16 ? IR_I16 : IR_I8, k->rank, k->dims, NULL) : NULL;
         if (!kq)
             return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
-        nk_quantize_f32_i8(v, kq->data, (size_t)cnt, s, zp);
+        if (a16)
+            nk_quantize_f32_i16(v, kq->data, (size_t)cnt, s, zp);
+        else
+            nk_quantize_f32_i8(v, kq->data, (size_t)cnt, s, zp);
         kq->quant = q;
         n->inputs[i] = kq;
     }

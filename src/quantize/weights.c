@@ -128,7 +128,7 @@ static const q_layer_stats *stats_for(const q_ctx *c, const ir_node *n)
 static int wbits_for(const q_ctx *c, const ir_node *n)
 {
     for (int i = 0; i < c->opts->n_layer_bits; i++)
-        if (strcmp(c->opts->layer_bits[i].node, n->name) == 0)
+        if (c->opts->layer_bits[i].wbits && strcmp(c->opts->layer_bits[i].node, n->name) == 0)
             return c->opts->layer_bits[i].wbits;
     return c->opts->wbits;
 }

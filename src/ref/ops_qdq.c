@@ -44,6 +44,7 @@ static int32_t zp_at(const qdq_params *p, int64_t k)
         return 0;
     switch (p->zp_dtype) {
     case IR_I8: return ((const int8_t *)p->zp)[k];
+    case IR_I16: return ((const int16_t *)p->zp)[k];
     case IR_U8: return ((const uint8_t *)p->zp)[k];
     case IR_I32: return ((const int32_t *)p->zp)[k];
     default: return 0;
@@ -70,8 +71,11 @@ static npu_status run_quantize(const ir_node *n, const void *const *in, void *co
             ks = nk_quantize_f32_i8(x + start, (int8_t *)out[0] + start, (size_t)chunk, s, zp);
         else if (y->dtype == IR_U8)
             ks = nk_quantize_f32_u8(x + start, (uint8_t *)out[0] + start, (size_t)chunk, s, zp);
+        else if (y->dtype == IR_I16)
+            ks = nk_quantize_f32_i16(x + start, (int16_t *)out[0] + start, (size_t)chunk, s, zp);
         else
-            return npu_fail(err, NPU_EUSER, "output type %s: supported are int8 and uint8", ir_dtype_name(y->dtype));
+            return npu_fail(err, NPU_EUSER, "output type %s: supported are int8, uint8 and int16",
+                            ir_dtype_name(y->dtype));
         if (ks != NK_OK)
             return npu_fail(err, NPU_EUSER, "bad scale %g or zero point %d", (double)s, (int)zp);
     }
@@ -98,12 +102,14 @@ static npu_status run_dequantize(const ir_node *n, const void *const *in, void *
             ks = nk_dequantize_i8_f32((const int8_t *)in[0] + start, y + start, (size_t)chunk, s, zp);
         else if (x->dtype == IR_U8)
             ks = nk_dequantize_u8_f32((const uint8_t *)in[0] + start, y + start, (size_t)chunk, s, zp);
+        else if (x->dtype == IR_I16)
+            ks = nk_dequantize_i16_f32((const int16_t *)in[0] + start, y + start, (size_t)chunk, s, zp);
         else if (x->dtype == IR_I32) {
             for (int64_t i = 0; i < chunk; i++)
                 y[start + i] = (float)((double)(((const int32_t *)in[0])[start + i] - zp) * s);
             ks = NK_OK;
         } else
-            return npu_fail(err, NPU_EUSER, "input type %s: supported are int8, uint8 and int32",
+            return npu_fail(err, NPU_EUSER, "input type %s: supported are int8, uint8, int16 and int32",
                             ir_dtype_name(x->dtype));
         if (ks != NK_OK)
             return npu_fail(err, NPU_EUSER, "bad scale %g or zero point %d", (double)s, (int)zp);

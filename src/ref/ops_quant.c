@@ -38,6 +38,19 @@ static npu_status fill_mults(const ir_tensor *x, const ir_tensor *w, const ir_te
     return ref_qmults(x, w, y, m, s, err);
 }
 
+/* Whether n runs the int16 (A16W8) kernels: its activations are all int16 or all int8. */
+static npu_status width(const ir_node *n, bool *a16, npu_err *err)
+{
+    *a16 = ref_is_a16(n->inputs[0]);
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] && !n->inputs[i]->data && n->inputs[i]->quant && ref_is_a16(n->inputs[i]) != *a16)
+            return npu_fail(err, NPU_EUSER, "%s mixes int8 and int16 activations", ir_op_name(n->op));
+    if (ref_is_a16(n->outputs[0]) != *a16)
+        return npu_fail(err, NPU_EUSER, "%s: int%d input, int%d output (needs an npu.Requantize)", ir_op_name(n->op),
+                        *a16 ? 16 : 8, *a16 ? 8 : 16);
+    return NPU_OK;
+}
+
 static size_t conv_scratch(const ir_node *n)
 {
     nk_qconv2d_params p;
@@ -50,13 +63,17 @@ static size_t conv_scratch(const ir_node *n)
 static npu_status run_conv(const ir_node *n, const void *const *in, void *const *out, void *scratch, npu_err *err)
 {
     nk_qconv2d_params p;
-    npu_status st = ref_qconv_params(n, &p, err);
+    bool a16;
+    npu_status st = width(n, &a16, err);
+    if (st == NPU_OK)
+        st = ref_qconv_params(n, &p, err);
     if (st == NPU_OK)
         st = fill_mults(n->inputs[0], n->inputs[1], n->outputs[0], p.c_out, scratch, &p.q, err);
     if (st != NPU_OK)
         return st;
-    nk_status ks = nk_qconv2d_fast(&p, in[0], in[1], n->n_inputs > 2 ? in[2] : NULL, out[0], NULL,
-                                   (char *)scratch + mults_bytes(p.c_out));
+    const int32_t *bias = n->n_inputs > 2 ? in[2] : NULL;
+    nk_status ks = a16 ? nk_qconv2d_a16(&p, in[0], in[1], bias, out[0])
+                       : nk_qconv2d_fast(&p, in[0], in[1], bias, out[0], NULL, (char *)scratch + mults_bytes(p.c_out));
     return ks == NK_OK ? NPU_OK : kfail(ks, err, "Conv");
 }
 
@@ -89,7 +106,10 @@ static npu_status run_gemm(const ir_node *n, const void *const *in, void *const 
         return ks == NK_OK ? NPU_OK : kfail(ks, err, "MatMul");
     }
     ref_qfc_setup f;
-    npu_status st = ref_qfc_params(n, &f, err);
+    bool a16;
+    npu_status st = width(n, &a16, err);
+    if (st == NPU_OK)
+        st = ref_qfc_params(n, &f, err);
     if (st == NPU_OK)
         st = fill_mults(n->inputs[0], n->inputs[1], n->outputs[0], f.p.out_features, scratch, &f.p.q, err);
     if (st != NPU_OK)
@@ -106,7 +126,8 @@ static npu_status run_gemm(const ir_node *n, const void *const *in, void *const 
         w = t;
         rest += align16(K * N);
     }
-    ks = nk_qfc(&f.p, in[0], w, n->n_inputs > 2 ? in[2] : NULL, out[0], rest);
+    const int32_t *bias = n->n_inputs > 2 ? in[2] : NULL;
+    ks = a16 ? nk_qfc_a16(&f.p, in[0], w, bias, out[0]) : nk_qfc(&f.p, in[0], w, bias, out[0], rest);
     return ks == NK_OK ? NPU_OK : kfail(ks, err, ir_op_name(n->op));
 }
 
@@ -114,11 +135,18 @@ static npu_status run_pool(const ir_node *n, const void *const *in, void *const 
 {
     (void)scratch;
     nk_qpool_params p;
-    npu_status st = ref_qpool_params(n, &p, err);
+    bool a16;
+    npu_status st = width(n, &a16, err);
+    if (st == NPU_OK)
+        st = ref_qpool_params(n, &p, err);
     if (st != NPU_OK)
         return st;
     nk_status ks;
-    if (n->op == IR_OP_MAX_POOL || n->op == IR_OP_GLOBAL_MAX_POOL)
+    if (a16)
+        ks = n->op == IR_OP_MAX_POOL || n->op == IR_OP_GLOBAL_MAX_POOL ? nk_qmaxpool_a16(&p, in[0], out[0])
+             : n->op == IR_OP_AVERAGE_POOL                          ? nk_qavgpool_a16(&p, in[0], out[0])
+                                                                    : nk_qglobal_avgpool_a16(&p, in[0], out[0]);
+    else if (n->op == IR_OP_MAX_POOL || n->op == IR_OP_GLOBAL_MAX_POOL)
         ks = nk_qmaxpool(&p, in[0], out[0]);
     else if (n->op == IR_OP_AVERAGE_POOL)
         ks = nk_qavgpool(&p, in[0], out[0]);
@@ -134,7 +162,8 @@ static npu_status run_binary(const ir_node *n, const void *const *in, void *cons
     npu_status st = ref_qbinary_params(n, &p, err);
     if (st != NPU_OK)
         return st;
-    nk_status ks = nk_qbinary(&p, in[0], in[1], out[0]);
+    nk_status ks = ref_is_a16(n->outputs[0]) ? nk_qbinary_a16(&p, in[0], in[1], out[0])
+                                             : nk_qbinary(&p, in[0], in[1], out[0]);
     return ks == NK_OK ? NPU_OK : kfail(ks, err, ir_op_name(n->op));
 }
 
@@ -148,7 +177,8 @@ static npu_status run_requantize(const ir_node *n, const void *const *in, void *
         return st;
     if (ir_tensor_numel(n->inputs[0]) != ir_tensor_numel(n->outputs[0]))
         return npu_fail(err, NPU_EUSER, "npu.Requantize changes the element count");
-    nk_status ks = nk_qrequant(&p, in[0], out[0], (size_t)ir_tensor_numel(n->outputs[0]));
+    nk_status ks = nk_qrequant_x(&p, in[0], ref_is_a16(n->inputs[0]) ? 2 : 1, out[0],
+                                 ref_is_a16(n->outputs[0]) ? 2 : 1, (size_t)ir_tensor_numel(n->outputs[0]));
     return ks == NK_OK ? NPU_OK : kfail(ks, err, "npu.Requantize");
 }
 
@@ -156,6 +186,13 @@ static npu_status run_lut(const ir_node *n, const void *const *in, void *const *
 {
     (void)scratch;
     const ir_tensor *x = n->inputs[0], *t = n->n_inputs > 1 ? n->inputs[1] : NULL, *y = n->outputs[0];
+    if (t && ref_is_a16(x)) {
+        if (!ref_is_a16(y) || t->dtype != IR_I16 || ir_tensor_numel(t) != NK_LUT16_SIZE ||
+            ir_tensor_numel(x) != ir_tensor_numel(y))
+            return npu_fail(err, NPU_EUSER, "npu.Lut of int16 data needs an int16 output and table of 513 entries");
+        nk_lut_apply_i16(in[1], in[0], out[0], (size_t)ir_tensor_numel(y));
+        return NPU_OK;
+    }
     /* uint8 data (a model's uint8 input or output) is looked up by its bytes, as the NPU reads them */
     if ((x->dtype != IR_I8 && x->dtype != IR_U8) || (y->dtype != IR_I8 && y->dtype != IR_U8) || !t ||
         t->dtype != IR_I8 || ir_tensor_numel(t) != 256 || ir_tensor_numel(x) != ir_tensor_numel(y))
@@ -189,11 +226,14 @@ static npu_status run_concat(const ir_node *n, const void *const *in, void *cons
     if (total != y->dims[axis])
         return npu_fail(err, NPU_EUSER, "Concat input sizes do not add up to the output");
     int8_t *dst = out[0];
-    int64_t row = y->dims[axis] * inner, off = 0;
+    int es = ref_is_a16(y) ? 2 : 1;
+    int64_t row = y->dims[axis] * inner * es, off = 0;
     for (int i = 0; i < n->n_inputs; i++) {
         const ir_tensor *x = n->inputs[i];
         const int8_t *src = in[i];
-        int64_t chunk = x->dims[axis] * inner;
+        int64_t chunk = x->dims[axis] * inner * es;
+        if (ref_is_a16(x) != (es == 2))
+            return npu_fail(err, NPU_EUSER, "Concat mixes int8 and int16 inputs");
         nk_qrequant_params p;
         npu_status st = ref_qrequant_params(n, x, y, &p, err);
         if (st != NPU_OK)
@@ -203,7 +243,7 @@ static npu_status run_concat(const ir_node *n, const void *const *in, void *cons
             int8_t *d = dst + o * row + off;
             if (same)
                 memcpy(d, src + o * chunk, (size_t)chunk);
-            else if (nk_qrequant(&p, src + o * chunk, d, (size_t)chunk) != NK_OK)
+            else if (nk_qrequant_x(&p, src + o * chunk, es, d, es, (size_t)(chunk / es)) != NK_OK)
                 return kfail(NK_EARG, err, "Concat");
         }
         off += chunk;
@@ -219,7 +259,7 @@ static npu_status run_copy(const ir_node *n, const void *const *in, void *const 
     const ir_tensor *x = n->inputs[0], *y = n->outputs[0];
     if (x->dtype != y->dtype || ir_tensor_numel(x) != ir_tensor_numel(y))
         return npu_fail(err, NPU_EUSER, "a reshape must keep the element type and count");
-    if (y->dtype == IR_I8 && y->quant && !(y->quant->count == 1 && x->quant->count == 1 &&
+    if ((y->dtype == IR_I8 || y->dtype == IR_I16) && y->quant && !(y->quant->count == 1 && x->quant->count == 1 &&
                                            y->quant->scale[0] == x->quant->scale[0] &&
                                            y->quant->zero_point[0] == x->quant->zero_point[0]))
         return npu_fail(err, NPU_EUSER, "a reshape cannot change quantization parameters");

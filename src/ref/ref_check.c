@@ -239,7 +239,9 @@ static npu_status check_conv(const chk *c, const ir_node *n, npu_err *e)
         return size_fail(c, n, y, ny);
     if (nw != ir_tensor_numel(w))
         return size_fail(c, n, w, nw);
-    if (!nk_qconv2d_scratch_size(&p))
+    if (ref_is_a16(x)) /* int16 clamps: the geometry as the int8 form takes it */
+        p.act_min = -128, p.act_max = 127;
+    if (!nk_qconv2d_scratch_size(&p) || ref_is_a16(x) != ref_is_a16(y))
         return npu_fail(e, NPU_EUSER, "the integer Conv kernel rejects its geometry");
     return NPU_OK;
 }
@@ -266,7 +268,7 @@ static npu_status check_matmul(const chk *c, const ir_node *n, npu_err *e)
     int64_t ny = mul_cap(f.p.batch, f.p.out_features);
     if (nx != ir_tensor_numel(a))
         return size_fail(c, n, a, nx);
-    if (ny != ir_tensor_numel(y) || y->dtype != IR_I8)
+    if (ny != ir_tensor_numel(y) || y->dtype != a->dtype)
         return size_fail(c, n, y, ny);
     return nw != ir_tensor_numel(b) ? size_fail(c, n, b, nw) : NPU_OK;
 }
@@ -289,8 +291,8 @@ static npu_status check_qdq(const chk *c, const ir_node *n)
 {
     const ir_tensor *s = n->n_inputs > 1 ? n->inputs[1] : NULL, *z = n->n_inputs > 2 ? n->inputs[2] : NULL;
     if (!n->inputs[0] || !s || s->dtype != IR_F32 || ir_tensor_numel(s) < 1 ||
-        (z && z->dtype != IR_I8 && z->dtype != IR_U8 && z->dtype != IR_I32))
-        return at_fail(c, node_at(c, n), "node '%s' (%s): needs an input, a float scale and an int8, uint8 or int32 "
+        (z && z->dtype != IR_I8 && z->dtype != IR_U8 && z->dtype != IR_I16 && z->dtype != IR_I32))
+        return at_fail(c, node_at(c, n), "node '%s' (%s): needs an input, a float scale and an int8, uint8, int16 or int32 "
                        "zero point", n->name, ir_op_name(n->op));
     return NPU_OK;
 }

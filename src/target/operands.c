@@ -21,6 +21,8 @@ int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt
     int n = 0;
     const tgt_sem s = isa->insns[insn].sem;
 #define V(f) v[TGT_F_##f]
+    /* bytes per activation element: 2 with a16 (requant: in16 for its input) */
+    const int64_t es = V(A16) ? 2 : 1, es_in = s == TGT_SEM_REQUANT ? (V(IN16) ? 2 : 1) : es;
     switch (s) {
     case TGT_SEM_DMA_LOAD:
     case TGT_SEM_DMA_STORE: {
@@ -35,7 +37,7 @@ int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt
     case TGT_SEM_MATMUL: {
         bool conv = s == TGT_SEM_CONV;
         int64_t rows = conv ? V(OC) : V(N);
-        add(out, &n, TGT_F_SRC, false, false, conv ? V(IC) * V(IH) * V(IW) : V(M) * V(K));
+        add(out, &n, TGT_F_SRC, false, false, es * (conv ? V(IC) * V(IH) * V(IW) : V(M) * V(K)));
         add(out, &n, TGT_F_WGT, false, false, wbytes(conv ? V(OC) * V(IC) * V(KH) * V(KW) : V(N) * V(K), V(W4)));
         if (!(V(ACC_IN) && V(ACC_OUT))) /* bias or requantization */
             add(out, &n, TGT_F_QTAB, false, false, 12 * rows);
@@ -45,35 +47,35 @@ int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt
         if (V(ACC_OUT))
             add(out, &n, TGT_F_PSUM, false, true, 4 * outs);
         else
-            add(out, &n, TGT_F_DST, false, true, outs);
+            add(out, &n, TGT_F_DST, false, true, es * outs);
         break;
     }
     case TGT_SEM_DWCONV:
-        add(out, &n, TGT_F_SRC, false, false, V(C) * V(IH) * V(IW));
+        add(out, &n, TGT_F_SRC, false, false, es * V(C) * V(IH) * V(IW));
         add(out, &n, TGT_F_WGT, false, false, wbytes(V(C) * V(KH) * V(KW), V(W4)));
         add(out, &n, TGT_F_QTAB, false, false, 12 * V(C));
-        add(out, &n, TGT_F_DST, false, true, V(C) * V(OH) * V(OW));
+        add(out, &n, TGT_F_DST, false, true, es * V(C) * V(OH) * V(OW));
         break;
     case TGT_SEM_POOL:
-        add(out, &n, TGT_F_SRC, false, false, V(C) * V(IH) * V(IW));
-        add(out, &n, TGT_F_DST, false, true, V(C) * V(OH) * V(OW));
+        add(out, &n, TGT_F_SRC, false, false, es * V(C) * V(IH) * V(IW));
+        add(out, &n, TGT_F_DST, false, true, es * V(C) * V(OH) * V(OW));
         break;
     case TGT_SEM_ELTWISE: {
         int64_t a = (V(A_BC) & TGT_BC_C ? 1 : V(C)) * (V(A_BC) & TGT_BC_H ? 1 : V(H)) * (V(A_BC) & TGT_BC_W ? 1 : V(W));
         int64_t b = (V(B_BC) & TGT_BC_C ? 1 : V(C)) * (V(B_BC) & TGT_BC_H ? 1 : V(H)) * (V(B_BC) & TGT_BC_W ? 1 : V(W));
-        add(out, &n, TGT_F_A, false, false, a);
-        add(out, &n, TGT_F_B, false, false, b);
-        add(out, &n, TGT_F_DST, false, true, V(C) * V(H) * V(W));
+        add(out, &n, TGT_F_A, false, false, es * a);
+        add(out, &n, TGT_F_B, false, false, es * b);
+        add(out, &n, TGT_F_DST, false, true, es * V(C) * V(H) * V(W));
         break;
     }
     case TGT_SEM_LUT:
-        add(out, &n, TGT_F_SRC, false, false, V(LEN));
-        add(out, &n, TGT_F_TABLE, false, false, 256);
-        add(out, &n, TGT_F_DST, false, true, V(LEN));
+        add(out, &n, TGT_F_SRC, false, false, es * V(LEN));
+        add(out, &n, TGT_F_TABLE, false, false, es == 2 ? 2 * 513 : 256); /* int16: the interpolated table */
+        add(out, &n, TGT_F_DST, false, true, es * V(LEN));
         break;
     case TGT_SEM_REQUANT:
-        add(out, &n, TGT_F_SRC, false, false, V(LEN));
-        add(out, &n, TGT_F_DST, false, true, V(LEN));
+        add(out, &n, TGT_F_SRC, false, false, es_in * V(LEN));
+        add(out, &n, TGT_F_DST, false, true, es * V(LEN));
         break;
     case TGT_SEM_SOFTMAX:
     case TGT_SEM_LAYERNORM:
@@ -84,9 +86,9 @@ int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt
             add(out, &n, TGT_F_QTAB, false, false, 12 * V(W));
         add(out, &n, TGT_F_DST, false, true, V(H) * V(W));
         break;
-    case TGT_SEM_QUANTIZE: /* float32 in, int8 out */
+    case TGT_SEM_QUANTIZE: /* float32 in, int8 (a16: int16) out */
         add(out, &n, TGT_F_SRC, false, false, 4 * V(LEN));
-        add(out, &n, TGT_F_DST, false, true, V(LEN));
+        add(out, &n, TGT_F_DST, false, true, es * V(LEN));
         break;
     default: break;
     }
@@ -130,6 +132,14 @@ npu_status tgt_sem_check(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COU
     }
     default: break;
     }
+    if (V(A16) && V(CLAMP16_LO) > V(CLAMP16_HI))
+        return npu_fail(err, NPU_EUSER, "%s: clamp16_lo %lld > clamp16_hi %lld", in->name, (long long)V(CLAMP16_LO),
+                        (long long)V(CLAMP16_HI));
+    bool in16 = in->sem == TGT_SEM_REQUANT ? V(IN16) : V(A16), out16 = V(A16);
+    if ((in16 && (V(IN_ZP) || V(A_ZP) || V(B_ZP) || V(SRC) % 2 || V(A) % 2 || V(B) % 2)) ||
+        (out16 && (V(OUT_ZP) || V(DST) % 2)))
+        return npu_fail(err, NPU_EUSER, "%s: int16 activations need zero points 0 and 2-byte aligned operands",
+                        in->name);
     if (V(CLAMP_LO) > V(CLAMP_HI))
         return npu_fail(err, NPU_EUSER, "%s: clamp_lo %lld > clamp_hi %lld", in->name, (long long)V(CLAMP_LO),
                         (long long)V(CLAMP_HI));

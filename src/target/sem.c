@@ -77,6 +77,8 @@ int tgt_enum_count(tgt_fid f)
 #define WINDOW O(SH, 1), O(SW, 1), O(PT, 0), O(PL, 0), O(PB, 0), O(PR, 0)
 #define CLAMP O(CLAMP_LO, -128), O(CLAMP_HI, 127)
 #define ACCUM O(ACC_IN, 0), O(ACC_OUT, 0), O(PSUM, 0)
+/* A16W8 (optional: an ISA without them has no int16 activations) */
+#define A16 O(A16, 0), O(CLAMP16_LO, 0), O(CLAMP16_HI, 0)
 
 static const tgt_sem_field f_dma[] = {
     COMMON, R(REGION), R(DRAM), R(SRAM), R(C), R(H), R(W), R(DRAM_HS), R(DRAM_CS), R(SRAM_HS), R(SRAM_CS),
@@ -84,28 +86,28 @@ static const tgt_sem_field f_dma[] = {
 };
 static const tgt_sem_field f_conv[] = {
     COMMON, R(SRC), R(DST), R(WGT), R(QTAB), R(IC), R(OC), R(IH), R(IW), R(OH), R(OW), R(KH), R(KW),
-    WINDOW, O(DH, 1), O(DW, 1), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(W4, 0), ACCUM,
+    WINDOW, O(DH, 1), O(DW, 1), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(W4, 0), ACCUM, A16,
 };
 static const tgt_sem_field f_dwconv[] = {
     COMMON, R(SRC), R(DST), R(WGT), R(QTAB), R(C), R(IH), R(IW), R(OH), R(OW), R(KH), R(KW),
-    WINDOW, O(DH, 1), O(DW, 1), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(W4, 0),
+    WINDOW, O(DH, 1), O(DW, 1), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(W4, 0), A16,
 };
 static const tgt_sem_field f_matmul[] = {
     COMMON, R(SRC), R(DST), R(WGT), R(QTAB), R(M), R(K), R(N),
-    O(IN_ZP, 0), O(W_ZP, 0), O(OUT_ZP, 0), CLAMP, O(W4, 0), ACCUM, O(BT, 0),
+    O(IN_ZP, 0), O(W_ZP, 0), O(OUT_ZP, 0), CLAMP, O(W4, 0), ACCUM, O(BT, 0), A16,
 };
 static const tgt_sem_field f_pool[] = {
     COMMON, R(SRC), R(DST), R(C), R(IH), R(IW), R(OH), R(OW), R(KH), R(KW), R(MODE),
-    WINDOW, CLAMP, O(COUNT_PAD, 0), O(IN_ZP, 0), O(OUT_ZP, 0), O(MULT, 1 << 30), O(SHIFT, 1),
+    WINDOW, CLAMP, O(COUNT_PAD, 0), O(IN_ZP, 0), O(OUT_ZP, 0), O(MULT, 1 << 30), O(SHIFT, 1), A16,
 };
 static const tgt_sem_field f_eltwise[] = {
     COMMON, R(A), R(B), R(DST), R(C), R(H), R(W), R(OP), R(A_MULT), R(B_MULT), R(OUT_MULT), R(OUT_SHIFT),
-    O(A_SHIFT, 0), O(B_SHIFT, 0), O(PRE_SHIFT, 0), O(A_ZP, 0), O(B_ZP, 0), O(OUT_ZP, 0), CLAMP,
-    O(A_BC, 0), O(B_BC, 0),
+    O(A_SHIFT, 0), O(B_SHIFT, 0), O(A_ZP, 0), O(B_ZP, 0), O(OUT_ZP, 0), CLAMP,
+    O(A_BC, 0), O(B_BC, 0), A16,
 };
-static const tgt_sem_field f_lut[] = {COMMON, R(SRC), R(DST), R(LEN), R(TABLE)};
+static const tgt_sem_field f_lut[] = {COMMON, R(SRC), R(DST), R(LEN), R(TABLE), O(A16, 0)};
 static const tgt_sem_field f_requant[] = {
-    COMMON, R(SRC), R(DST), R(LEN), R(MULT), O(SHIFT, 0), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(COPY, 0),
+    COMMON, R(SRC), R(DST), R(LEN), R(MULT), O(SHIFT, 0), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(COPY, 0), A16, O(IN16, 0),
 };
 /* rows h of w elements: softmax's 256 int32 exp table, layernorm's per-column qtab */
 static const tgt_sem_field f_softmax[] = {
@@ -114,7 +116,7 @@ static const tgt_sem_field f_softmax[] = {
 static const tgt_sem_field f_layernorm[] = {
     COMMON, R(SRC), R(DST), R(QTAB), R(H), R(W), O(EPS, 0), O(OUT_ZP, 0), CLAMP,
 };
-static const tgt_sem_field f_quantize[] = {COMMON, R(SRC), R(DST), R(LEN), R(FSCALE), O(OUT_ZP, 0)};
+static const tgt_sem_field f_quantize[] = {COMMON, R(SRC), R(DST), R(LEN), R(FSCALE), O(OUT_ZP, 0), O(A16, 0)};
 static const tgt_sem_field f_ctrl[] = {COMMON};
 static const tgt_sem_field f_sync[] = {COMMON, O(DRAIN, 0)};
 

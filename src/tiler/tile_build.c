@@ -202,6 +202,10 @@ static bool dw_pw_shape(const tile_ctx *c, const ir_node *n, const ir_node *m)
  * depthwise + 1x1 pair; *done false (nothing emitted) when it does not apply. */
 static npu_status lower_cascade(tile_ctx *c, const ir_node *const *nd, int len, bool *done)
 {
+    *done = false;
+    for (int i = 0; i < len; i++)
+        if (tile_node_a16(nd[i]))
+            return NPU_OK; /* int16 layers run one by one (no int16 cascade) */
     npu_status st = tile_chain(c, nd, len, done);
     if (st == NPU_OK && !*done && len == 2 && dw_pw_shape(c, nd[0], nd[1]))
         st = tile_dw_pw(c, nd[0], nd[1], done);

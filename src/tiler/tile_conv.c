@@ -18,6 +18,8 @@ typedef struct win {
     int64_t wbytes_el2; /* weight bytes per two elements: 1 (int4) or 2 (int8) */
     const ir_node *fuse; /* an eltwise node applied to each output tile (tile_conv_fused), or NULL */
     bool in_place;       /* fused, and the output overwrites the conv's own input (same shape, stride 1) */
+    bool a16;            /* int16 activations (A16W8): es = 2 bytes per element, no partial sums */
+    int64_t es;
 } win;
 
 typedef struct plan {
@@ -64,10 +66,10 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
     int64_t in_loads = p->sp_outer ? n_sp * (in_per_ct ? p->n_ct : 1)
                                    : (n_sp > 1 || in_per_ct ? tiles : 1);
     int64_t w_loads = p->sp_outer ? (p->n_ct > 1 ? tiles : 1) : p->n_ct;
-    p->in_slot = cin * ih * iw;
+    p->in_slot = cin * ih * iw * w->es;
     p->w_slot = block_bytes(w, p->ct, p->icc);
-    p->out_slot = p->ct * p->oht * p->owt;
-    p->psum = p->n_chunks > 1 ? 4 * p->out_slot : 0;
+    p->out_slot = p->ct * p->oht * p->owt * w->es;
+    p->psum = p->n_chunks > 1 ? 4 * p->ct * p->oht * p->owt : 0;
     p->in_slots = in_loads > 1 ? 2 : 1;
     p->w_slots = w_loads > 1 ? 2 : 1;
     p->out_slots = tiles > 1 ? 2 : 1;
@@ -82,16 +84,19 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
     v[TGT_F_IC] = tile_min(p->icc, w->icg), v[TGT_F_OC] = p->ct, v[TGT_F_C] = p->ct;
     v[TGT_F_KH] = w->kh, v[TGT_F_KW] = w->kw, v[TGT_F_OH] = p->oht, v[TGT_F_OW] = p->owt;
     v[TGT_F_W4] = w->w4;
+    v[TGT_F_A16] = w->a16;
     int64_t comp = 0, ld = 0, stc = 0, wl = 0;
     npu_err e;
     if (tgt_timing(c->t, ci, v, &comp, &e) != NPU_OK)
         return false;
     comp *= p->n_chunks;
     tgt_defaults(c->t->isa, di, v);
-    v[TGT_F_C] = cin, v[TGT_F_H] = ih, v[TGT_F_W] = iw, v[TGT_F_DRAM_HS] = w->W, v[TGT_F_SRAM_HS] = iw;
+    v[TGT_F_C] = cin, v[TGT_F_H] = ih, v[TGT_F_W] = iw * w->es, v[TGT_F_DRAM_HS] = w->W * w->es;
+    v[TGT_F_SRAM_HS] = iw * w->es;
     if (tgt_timing(c->t, di, v, &ld, &e) != NPU_OK)
         return false;
-    v[TGT_F_C] = p->ct, v[TGT_F_H] = p->oht, v[TGT_F_W] = p->owt, v[TGT_F_DRAM_HS] = w->OW, v[TGT_F_SRAM_HS] = p->owt;
+    v[TGT_F_C] = p->ct, v[TGT_F_H] = p->oht, v[TGT_F_W] = p->owt * w->es, v[TGT_F_DRAM_HS] = w->OW * w->es;
+    v[TGT_F_SRAM_HS] = p->owt * w->es;
     if (tgt_timing(c->t, di, v, &stc, &e) != NPU_OK)
         return false;
     if (p->w_slot) {
@@ -103,7 +108,7 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
     q = q > loads ? q : loads;
     q = q > tiles * stc ? q : tiles * stc;
     p->cost = q + ld + wl + stc;
-    p->traffic = in_loads * p->in_slot + w_loads * p->w_slot + w->N * w->OC * w->OH * w->OW;
+    p->traffic = in_loads * p->in_slot + w_loads * p->w_slot + w->N * w->OC * w->OH * w->OW * w->es;
     return true;
 }
 
@@ -133,6 +138,8 @@ static void consider(const tile_ctx *c, const win *w, plan cand, search *s)
 {
     if (cand.ct < 1 || cand.icc < 1 || cand.oht < 1 || cand.owt < 1 || !fields_ok(c, w, &cand))
         return;
+    if (w->a16 && w->sem == TGT_SEM_CONV && cand.icc < w->icg)
+        return; /* a16 conv has no partial-sum form: the whole reduction in one instruction */
     /* in place: one pass over the input in row order (all channels, whole rows), and a tile at least as
      * tall as the top padding, so that tile j+2 never reads rows tile j has overwritten */
     if (w->in_place && (cand.ct != w->ocg || cand.owt != w->OW || !cand.sp_outer || cand.oht < w->pt))
@@ -355,13 +362,16 @@ static npu_status emit_chunks(tile_ctx *c, tile_work *wk, const win *w, const pl
         if (!cp)
             return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
         int64_t *v = cp->v;
-        v[TGT_F_SRC] = cur_in + (w->sem == TGT_SEM_CONV ? i0 * g->ih * g->iw : 0);
+        v[TGT_F_SRC] = cur_in + (w->sem == TGT_SEM_CONV ? i0 * g->ih * g->iw * w->es : 0);
         v[TGT_F_DST] = dst;
         v[TGT_F_IH] = g->ih, v[TGT_F_IW] = g->iw, v[TGT_F_OH] = g->y1 - g->y0, v[TGT_F_OW] = g->x1 - g->x0;
         v[TGT_F_KH] = w->kh, v[TGT_F_KW] = w->kw, v[TGT_F_SH] = w->sh, v[TGT_F_SW] = w->sw;
         v[TGT_F_PT] = g->ay.p0, v[TGT_F_PB] = g->ay.p1, v[TGT_F_PL] = g->ax.p0, v[TGT_F_PR] = g->ax.p1;
         v[TGT_F_IN_ZP] = q->in_zp, v[TGT_F_OUT_ZP] = q->out_zp;
         v[TGT_F_CLAMP_LO] = q->lo, v[TGT_F_CLAMP_HI] = q->hi;
+        if (w->a16) /* the int16 bounds live in their own word; the 8-bit ones keep their defaults */
+            v[TGT_F_A16] = 1, v[TGT_F_CLAMP16_LO] = q->lo, v[TGT_F_CLAMP16_HI] = q->hi, v[TGT_F_CLAMP_LO] = -128,
+            v[TGT_F_CLAMP_HI] = 127;
         if (w->sem == TGT_SEM_POOL) {
             v[TGT_F_C] = ct, v[TGT_F_MODE] = q->mode, v[TGT_F_COUNT_PAD] = q->count_pad;
             v[TGT_F_MULT] = q->mult, v[TGT_F_SHIFT] = q->shift;
@@ -440,8 +450,8 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
         }
         if (in_key != prev_in) {
             cur_in = io.in_s[in_loads++ % p->in_slots];
-            tile_load(wk, tile_box_chw(io.xr, io.xoff + ((g.b * w->C + cin0) * w->H + g.ay.i0) * w->W + g.ax.i0, w->H,
-                                       w->W, cur_in, cin, g.ih, g.iw));
+            tile_load(wk, tile_box_chw(io.xr, io.xoff + (((g.b * w->C + cin0) * w->H + g.ay.i0) * w->W + g.ax.i0) * w->es,
+                                       w->H, w->W * w->es, cur_in, cin, g.ih, g.iw * w->es));
             prev_in = in_key;
         }
         if (blk && g.ct_i != prev_w) {
@@ -455,8 +465,8 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
             st = emit_fused(c, wk, w, &io, &g, io.f_s[t % p->out_slots], dst);
         if (st != NPU_OK)
             break;
-        tile_store(wk, tile_box_chw(io.yr, io.yoff + ((g.b * w->OC + g.oc_glob) * w->OH + g.y0) * w->OW + g.x0, w->OH,
-                                    w->OW, dst, g.ct, g.y1 - g.y0, g.x1 - g.x0));
+        tile_store(wk, tile_box_chw(io.yr, io.yoff + (((g.b * w->OC + g.oc_glob) * w->OH + g.y0) * w->OW + g.x0) * w->es,
+                                    w->OH, w->OW * w->es, dst, g.ct, g.y1 - g.y0, (g.x1 - g.x0) * w->es));
     }
     npu_free(c->alloc, blk, sizeof(int64_t) * (size_t)p->n_ct);
     c->gate_next = w->in_place; /* store j waits until the rows tile j+1 reads are loaded */
@@ -500,7 +510,9 @@ static npu_status conv_win(tile_ctx *c, const ir_node *n, const ir_node *fuse, b
     win w = {.sem = TGT_SEM_CONV, .N = k.n, .C = k.c_in, .H = k.h_in, .W = k.w_in, .OC = k.c_out, .OH = k.h_out,
              .OW = k.w_out, .kh = k.k_h, .kw = k.k_w, .sh = k.stride_h, .sw = k.stride_w, .dh = k.dil_h,
              .dw = k.dil_w, .pt = k.pad_top, .pl = k.pad_left, .G = k.groups, .wt = n->inputs[1], .fuse = fuse,
-             .in_place = in_place};
+             .in_place = in_place, .a16 = ref_is_a16(n->inputs[0]), .es = ref_is_a16(n->inputs[0]) ? 2 : 1};
+    if (w.a16 && fuse)
+        return tile_fail(c, "an int16 conv has no fused eltwise");
     w.icg = w.C / w.G, w.ocg = w.OC / w.G;
     if (w.G > 1 && w.G == w.C && w.OC == w.C && dwconv_ok(c, &w)) {
         w.sem = TGT_SEM_DWCONV;
@@ -581,7 +593,8 @@ npu_status tile_pool(tile_ctx *c, const ir_node *n)
         return npu_err_prefix(c->err, "node '%s'", n->name);
     win w = {.sem = TGT_SEM_POOL, .N = k.n, .C = k.c, .H = k.h_in, .W = k.w_in, .OC = k.c, .OH = k.h_out,
              .OW = k.w_out, .kh = k.k_h, .kw = k.k_w, .sh = k.stride_h, .sw = k.stride_w, .dh = 1, .dw = 1,
-             .pt = k.pad_top, .pl = k.pad_left, .G = 1, .icg = k.c, .ocg = k.c, .wbytes_el2 = 2};
+             .pt = k.pad_top, .pl = k.pad_left, .G = 1, .icg = k.c, .ocg = k.c, .wbytes_el2 = 2,
+             .a16 = ref_is_a16(n->inputs[0]), .es = ref_is_a16(n->inputs[0]) ? 2 : 1};
     bool max = n->op == IR_OP_MAX_POOL || n->op == IR_OP_GLOBAL_MAX_POOL;
     qfields q = {k.in_zp, k.out_zp, k.act_min, k.act_max, k.mult, k.shift, k.count_include_pad,
                  max ? TGT_POOL_MAX : TGT_POOL_AVG};

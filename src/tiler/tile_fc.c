@@ -16,6 +16,7 @@ static int64_t al16(int64_t v)
 typedef struct fc {
     int64_t M, K, N;
     bool transpose, w4;
+    int64_t es; /* activation bytes: 2 for int16 (A16W8: no partial sums) */
     const ir_tensor *wt;
     int64_t mt, nt, kc, n_k;
 } fc;
@@ -37,7 +38,9 @@ static bool fits(const tile_ctx *c, fc *f)
 {
     f->n_k = tile_cdiv(f->K, f->kc);
     int64_t n_m = tile_cdiv(f->M, f->mt), n_n = tile_cdiv(f->N, f->nt);
-    int64_t in = f->mt * f->K, wb = block_bytes(f, f->nt), out = f->mt * f->nt;
+    int64_t in = f->mt * f->K * f->es, wb = block_bytes(f, f->nt), out = f->mt * f->nt * f->es;
+    if (f->es == 2 && f->n_k > 1)
+        return false;
     int64_t total = 64 + (n_m > 1 ? 2 : 1) * in + (n_n > 1 ? 2 : 1) * wb + (n_m * n_n > 1 ? 2 : 1) * out +
                     (f->n_k > 1 ? 4 * out : 0);
     return total <= c->t->p[TGT_P_SRAM_BYTES];
@@ -110,6 +113,7 @@ npu_status tile_matmul(tile_ctx *c, const ir_node *n)
         return npu_err_prefix(c->err, "node '%s'", n->name);
     fc f = {.M = s.p.batch, .K = s.p.in_features, .N = s.p.out_features, .transpose = s.transpose,
             .wt = n->inputs[1]};
+    f.es = ref_is_a16(n->inputs[0]) ? 2 : 1;
     f.w4 = f.wt->dtype == IR_I4 && tile_w4_ok(c->t, 2) && f.K % 2 == 0 &&
            tgt_insn_field(c->t->isa, tile_insn(c, TGT_SEM_MATMUL), TGT_F_W4);
     if (!choose(c, &f))
@@ -130,11 +134,11 @@ npu_status tile_matmul(tile_ctx *c, const ir_node *n)
     tile_sram_req rq[7];
     int nr = 0;
     for (int i = 0; i < in_slots; i++)
-        rq[nr++] = (tile_sram_req){f.mt * f.K, &in_s[i]};
+        rq[nr++] = (tile_sram_req){f.mt * f.K * f.es, &in_s[i]};
     for (int i = 0; i < w_slots; i++)
         rq[nr++] = (tile_sram_req){wb, &w_s[i]};
     for (int i = 0; i < out_slots; i++)
-        rq[nr++] = (tile_sram_req){f.mt * f.nt, &out_s[i]};
+        rq[nr++] = (tile_sram_req){f.mt * f.nt * f.es, &out_s[i]};
     if (f.n_k > 1)
         rq[nr++] = (tile_sram_req){4 * f.mt * f.nt, &psum};
     if (st == NPU_OK)
@@ -150,9 +154,10 @@ npu_status tile_matmul(tile_ctx *c, const ir_node *n)
         }
         if (mi != prev_m) {
             cur_in = in_s[in_loads++ % in_slots];
-            int64_t full = f.K / f.kc, last = f.K - full * f.kc;
+            int64_t full = f.K / f.kc, last = f.K - full * f.kc, e = f.es;
             if (full)
-                tile_load(wk, (tile_box){xr, xoff + m0 * f.K, cur_in, full, mt, f.kc, f.K, f.kc, f.kc, mt * f.kc});
+                tile_load(wk, (tile_box){xr, xoff + m0 * f.K * e, cur_in, full, mt, f.kc * e, f.K * e, f.kc * e,
+                                         f.kc * e, mt * f.kc * e});
             if (last)
                 tile_load(wk, (tile_box){xr, xoff + m0 * f.K + full * f.kc, cur_in + full * mt * f.kc, 1, mt, last,
                                          f.K, last, last, mt * last});
@@ -175,12 +180,16 @@ npu_status tile_matmul(tile_ctx *c, const ir_node *n)
             v[TGT_F_M] = mt, v[TGT_F_K] = kc, v[TGT_F_N] = nt, v[TGT_F_W4] = f.w4;
             v[TGT_F_IN_ZP] = s.p.in_zp, v[TGT_F_OUT_ZP] = s.p.out_zp;
             v[TGT_F_CLAMP_LO] = s.p.act_min, v[TGT_F_CLAMP_HI] = s.p.act_max;
+            if (f.es == 2) /* int16 bounds in their own word */
+                v[TGT_F_A16] = 1, v[TGT_F_CLAMP16_LO] = s.p.act_min, v[TGT_F_CLAMP16_HI] = s.p.act_max,
+                v[TGT_F_CLAMP_LO] = -128, v[TGT_F_CLAMP_HI] = 127;
             if (f.n_k > 1) {
                 v[TGT_F_PSUM] = psum, v[TGT_F_ACC_IN] = k > 0, v[TGT_F_ACC_OUT] = k < f.n_k - 1;
             }
             wpos += chunk_bytes(&f, nt, kc);
         }
-        tile_store(wk, (tile_box){yr, yoff + m0 * f.N + n0, dst, 1, mt, nt, f.N, 0, nt, 0});
+        tile_store(wk, (tile_box){yr, yoff + (m0 * f.N + n0) * f.es, dst, 1, mt, nt * f.es, f.N * f.es, 0, nt * f.es,
+                                  0});
     }
     npu_free(c->alloc, blk, sizeof(int64_t) * (size_t)n_n);
     return st == NPU_OK ? tile_pipeline(c) : st;

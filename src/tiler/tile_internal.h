@@ -149,6 +149,9 @@ int64_t tile_fmax(const tile_ctx *c, tgt_sem sem, tgt_fid f);
  * "tiler bug". */
 npu_status tile_fail(tile_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The node reads or writes int16 activations (A16W8). */
+bool tile_node_a16(const ir_node *n);
+
 /* int4 weights run packed (w4) when the target has them and a filter fills whole bytes. */
 bool tile_w4_ok(const tgt_target *t, int64_t elems_per_filter);
 
@@ -198,6 +201,8 @@ npu_status tile_eltwise(tile_ctx *c, const ir_node *n);
 /* The eltwise fields of a quantized binary node, addresses and sizes left to the caller. */
 npu_status tile_eltwise_fields(tile_ctx *c, const ir_node *n, int64_t base[TGT_F_COUNT]);
 npu_status tile_unary(tile_ctx *c, const ir_node *n); /* npu.Lut, npu.Requantize */
+/* Their int16 forms (tile_a16.c): input at (xr, xo), output at (yr, yo). */
+npu_status tile_unary_a16(tile_ctx *c, const ir_node *n, int xr, int64_t xo, int yr, int64_t yo);
 npu_status tile_concat(tile_ctx *c, const ir_node *n);
 npu_status tile_rownorm(tile_ctx *c, const ir_node *n); /* npu.Softmax, npu.LayerNorm: tile_norm.c */
 npu_status tile_view(tile_ctx *c, const ir_node *n);

@@ -113,14 +113,16 @@ static bool quantize_ok(const tgt_target *t, const ir_graph *g, const ir_node *n
     const ir_tensor *x = n->inputs[0], *y = n->outputs[0];
     if (tgt_insn_for_sem(t->isa, TGT_SEM_QUANTIZE) < 0)
         return no(g, reason, "the ISA has no quantize instruction");
-    if (x->dtype != IR_F32 || x->data || y->dtype != IR_I8 || !y->quant || y->quant->count != 1 ||
+    bool a16 = y->dtype == IR_I16 && tgt_insn_field(t->isa, tgt_insn_for_sem(t->isa, TGT_SEM_QUANTIZE), TGT_F_A16);
+    if (x->dtype != IR_F32 || x->data || (y->dtype != IR_I8 && !a16) || !y->quant || y->quant->count != 1 ||
         y->quant->axis >= 0 || (y->flags & IR_TENSOR_INT4_CODES))
-        return no(g, reason, "quantize on the NPU: float32 to int8 per tensor only");
+        return no(g, reason, "quantize on the NPU: float32 to int8 (or, with a16, int16) per tensor only");
     const ir_tensor *s = n->n_inputs > 1 ? n->inputs[1] : NULL, *z = n->n_inputs > 2 ? n->inputs[2] : NULL;
     bool s_ok = s && s->data && s->dtype == IR_F32 && ir_tensor_numel(s) == 1 &&
                 *(const float *)s->data == y->quant->scale[0];
     bool z_ok = !z || (z->data && z->dtype == IR_I8 && ir_tensor_numel(z) == 1 &&
-                       *(const int8_t *)z->data == y->quant->zero_point[0]);
+                       *(const int8_t *)z->data == y->quant->zero_point[0]) ||
+                (z->data && z->dtype == IR_I16 && ir_tensor_numel(z) == 1 && *(const int16_t *)z->data == 0);
     if (!s_ok || !z_ok)
         return no(g, reason, "quantize on the NPU: scale and zero point must be the output's, as constants");
     return true;
@@ -266,14 +268,66 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
  * input's QuantizeLinear. */
 static bool tile_quantized_input(const ir_node *n, const ir_tensor *x)
 {
-    return x && ((x->quant && (x->dtype == IR_I8 || (x->dtype == IR_U8 && n->op == IR_OP_LUT))) ||
+    return x && ((x->quant && (x->dtype == IR_I8 || x->dtype == IR_I16 || (x->dtype == IR_U8 && n->op == IR_OP_LUT))) ||
                  n->op == IR_OP_QUANTIZE_LINEAR);
+}
+
+/* int16 activations (A16W8) anywhere in the node. */
+bool tile_node_a16(const ir_node *n)
+{
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] && !n->inputs[i]->data && n->inputs[i]->dtype == IR_I16)
+            return true;
+    for (int i = 0; i < n->n_outputs; i++)
+        if (n->outputs[i] && n->outputs[i]->dtype == IR_I16)
+            return true;
+    return false;
+}
+
+/* The ops with an a16 lowering, on an ISA whose instruction has the a16 field. */
+static bool a16_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
+{
+    if (!tile_node_a16(n))
+        return true;
+    tgt_sem s;
+    switch (n->op) {
+    case IR_OP_CONV: s = TGT_SEM_CONV; break;
+    case IR_OP_GEMM:
+    case IR_OP_MATMUL:
+        if (ref_q_is_bmm(n))
+            return no(g, reason, "int16 activations (A16W8): no NPU lowering of a MatMul of two activations");
+        s = TGT_SEM_MATMUL;
+        break;
+    case IR_OP_MAX_POOL:
+    case IR_OP_AVERAGE_POOL:
+    case IR_OP_GLOBAL_AVERAGE_POOL:
+    case IR_OP_GLOBAL_MAX_POOL: s = TGT_SEM_POOL; break;
+    case IR_OP_ADD:
+    case IR_OP_SUB:
+    case IR_OP_MUL:
+    case IR_OP_MIN:
+    case IR_OP_MAX: s = TGT_SEM_ELTWISE; break;
+    case IR_OP_LUT: s = TGT_SEM_LUT; break;
+    case IR_OP_QUANTIZE_LINEAR: s = TGT_SEM_QUANTIZE; break;
+    case IR_OP_REQUANTIZE: s = TGT_SEM_REQUANT; break;
+    case IR_OP_RESHAPE:
+    case IR_OP_FLATTEN:
+    case IR_OP_SQUEEZE:
+    case IR_OP_UNSQUEEZE:
+    case IR_OP_IDENTITY: return true; /* views: the same bytes */
+    default: return no(g, reason, "int16 activations (A16W8): no NPU lowering of this op");
+    }
+    int i = tgt_insn_for_sem(t->isa, s);
+    if (i < 0 || !tgt_insn_field(t->isa, i, TGT_F_A16) ||
+        (n->op == IR_OP_CONV && !tgt_insn_field(t->isa, i, TGT_F_CLAMP16_LO)))
+        NO("int16 activations (A16W8): %s's %s has no a16 field", t->isa->name, tgt_sem_name(s));
+    return true;
 }
 
 bool tile_supports(void *target, const ir_graph *g, const ir_node *n, const char **reason)
 {
     const tgt_target *t = target;
-    if (!supports_shape(t, g, n, reason))
+    if (!a16_ok(t, g, n, reason) || !supports_shape(t, g, n, reason))
         return false;
     const ir_tensor *x = n->n_inputs ? n->inputs[0] : NULL;
     bool quantized = tile_quantized_input(n, x);
@@ -286,7 +340,7 @@ bool tile_estimate(void *target, const ir_graph *g, const ir_node *n, int64_t *c
 {
     const tgt_target *t = target;
     *cycles = 0;
-    if (!supports_shape(t, g, n, reason))
+    if (!a16_ok(t, g, n, reason) || !supports_shape(t, g, n, reason))
         return false;
     const ir_tensor *x = n->n_inputs ? n->inputs[0] : NULL;
     if (tile_quantized_input(n, x))

@@ -88,9 +88,11 @@ npu_status tile_eltwise_fields(tile_ctx *c, const ir_node *n, int64_t base[TGT_F
     base[TGT_F_B_MULT] = p.b_mult, base[TGT_F_B_SHIFT] = p.b_shift;
     /* min/max compare in the output scale already: the output stage is the identity */
     base[TGT_F_OUT_MULT] = minmax ? 1 << 30 : p.out_mult, base[TGT_F_OUT_SHIFT] = minmax ? 1 : p.out_shift;
-    base[TGT_F_PRE_SHIFT] = p.left_shift;
     base[TGT_F_A_ZP] = p.a_zp, base[TGT_F_B_ZP] = p.b_zp, base[TGT_F_OUT_ZP] = p.out_zp;
     base[TGT_F_CLAMP_LO] = p.act_min, base[TGT_F_CLAMP_HI] = p.act_max;
+    if (ref_is_a16(n->outputs[0])) /* int16 bounds in their own word */
+        base[TGT_F_A16] = 1, base[TGT_F_CLAMP16_LO] = p.act_min, base[TGT_F_CLAMP16_HI] = p.act_max,
+        base[TGT_F_CLAMP_LO] = -128, base[TGT_F_CLAMP_HI] = 127;
     return NPU_OK;
 }
 
@@ -107,16 +109,19 @@ npu_status tile_eltwise(tile_ctx *c, const ir_node *n)
         return st;
     int abc = bc_bits(&a, o.d), bbc = bc_bits(&b, o.d);
     bool flat = !abc && !bbc && a.d[0] == o.d[0] && b.d[0] == o.d[0];
+    int64_t es = base[TGT_F_A16] ? 2 : 1; /* bytes per element */
+    if (es == 2 && !flat)
+        return tile_fail(c, "a broadcast int16 eltwise has no NPU lowering");
     int64_t N = o.d[0], C = o.d[1], H = o.d[2], W = o.d[3];
     int64_t cmax = tile_fmax(c, TGT_SEM_ELTWISE, TGT_F_C), hmax = tile_fmax(c, TGT_SEM_ELTWISE, TGT_F_H);
     int64_t wmax = tile_fmax(c, TGT_SEM_ELTWISE, TGT_F_W);
     if (flat) { /* tiles of whole rows of R elements; a shorter tail as its own tile */
         int64_t L = N * C * H * W, R = tile_min(L, wmax);
-        int64_t T = flat_tile(c, L, 3, 0, R * hmax);
+        int64_t T = flat_tile(c, L, 3 * (int)es, 0, R * hmax);
         int64_t rows = T / R ? T / R : 1;
         int64_t ts = rows * R;
         int64_t s[2][3];
-        npu_status sp = slots_place(c, &s[0][0], 6, ts, "no eltwise tile fits the SRAM");
+        npu_status sp = slots_place(c, &s[0][0], 6, ts * es, "no eltwise tile fits the SRAM");
         if (sp != NPU_OK)
             return sp;
         int j = 0;
@@ -127,12 +132,12 @@ npu_status tile_eltwise(tile_ctx *c, const ir_node *n)
             tile_comp *cp = wk ? tile_comp_new(c, wk, TGT_SEM_ELTWISE) : NULL;
             if (!cp)
                 return oom(c);
-            tile_load_flat(c, wk, a.region, a.off + e0, s[j % 2][0], cnt);
-            tile_load_flat(c, wk, b.region, b.off + e0, s[j % 2][1], cnt);
+            tile_load_flat(c, wk, a.region, a.off + e0 * es, s[j % 2][0], cnt * es);
+            tile_load_flat(c, wk, b.region, b.off + e0 * es, s[j % 2][1], cnt * es);
             memcpy(cp->v, base, sizeof base);
             cp->v[TGT_F_A] = s[j % 2][0], cp->v[TGT_F_B] = s[j % 2][1], cp->v[TGT_F_DST] = s[j % 2][2];
             cp->v[TGT_F_C] = 1, cp->v[TGT_F_H] = hh, cp->v[TGT_F_W] = ww;
-            tile_store_flat(c, wk, o.region, o.off + e0, s[j % 2][2], cnt);
+            tile_store_flat(c, wk, o.region, o.off + e0 * es, s[j % 2][2], cnt * es);
             e0 += cnt;
         }
         return tile_pipeline(c);
@@ -234,6 +239,8 @@ npu_status tile_unary(tile_ctx *c, const ir_node *n)
     npu_status st = unary_homes(c, n, &xr, &xo, &yr, &yo);
     if (st != NPU_OK)
         return st;
+    if (tile_node_a16(n))
+        return tile_unary_a16(c, n, xr, xo, yr, yo);
     if (n->op == IR_OP_REQUANTIZE) {
         nk_qrequant_params q;
         if ((st = ref_qrequant_params(n, x, y, &q, c->err)) != NPU_OK)
@@ -283,11 +290,12 @@ npu_status tile_quantize(tile_ctx *c, const ir_node *n)
         return tile_fail(c, "quantize: to int8 per tensor only");
     uint32_t bits;
     memcpy(&bits, &y->quant->scale[0], sizeof bits);
-    int64_t T = flat_tile(c, L, 5, 0, tile_fmax(c, TGT_SEM_QUANTIZE, TGT_F_LEN)) & ~(int64_t)3;
+    int64_t es = y->dtype == IR_I16 ? 2 : 1; /* int16 output (A16W8) */
+    int64_t T = flat_tile(c, L, 4 + (int)es, 0, tile_fmax(c, TGT_SEM_QUANTIZE, TGT_F_LEN)) & ~(int64_t)3;
     if (T < 1)
         return tile_fail(c, "no quantize tile fits the SRAM");
     int64_t s[2][2];
-    tile_sram_req rq[4] = {{4 * T, &s[0][0]}, {T, &s[0][1]}, {4 * T, &s[1][0]}, {T, &s[1][1]}};
+    tile_sram_req rq[4] = {{4 * T, &s[0][0]}, {es * T, &s[0][1]}, {4 * T, &s[1][0]}, {es * T, &s[1][1]}};
     if ((st = tile_sram_place(c, rq, 4, "no quantize tile fits the SRAM")) != NPU_OK)
         return st;
     int j = 0;
@@ -300,7 +308,8 @@ npu_status tile_quantize(tile_ctx *c, const ir_node *n)
         tile_load_flat(c, wk, xr, xo + 4 * e0, s[j % 2][0], 4 * cnt);
         cp->v[TGT_F_SRC] = s[j % 2][0], cp->v[TGT_F_DST] = s[j % 2][1], cp->v[TGT_F_LEN] = cnt;
         cp->v[TGT_F_FSCALE] = (int32_t)bits, cp->v[TGT_F_OUT_ZP] = y->quant->zero_point[0];
-        tile_store_flat(c, wk, yr, yo + e0, s[j % 2][1], cnt);
+        cp->v[TGT_F_A16] = es == 2;
+        tile_store_flat(c, wk, yr, yo + e0 * es, s[j % 2][1], cnt * es);
     }
     return tile_pipeline(c);
 }

@@ -546,7 +546,7 @@ Test(npu, eltwise_add_with_broadcast)
     uint8_t *s0 = snapshot(r);
     emit(r, "eltwise", KV({"a", 0x100}, {"b", 0x200}, {"dst", DST}, {"c", 4}, {"h", 3}, {"w", 5},
                           {"op", TGT_ELT_ADD}, {"b_bc", TGT_BC_H | TGT_BC_W}, {"a_zp", 3}, {"b_zp", -7},
-                          {"out_zp", 2}, {"pre_shift", p.left_shift}, {"a_mult", p.a_mult}, {"a_shift", p.a_shift},
+                          {"out_zp", 2}, {"a_mult", p.a_mult}, {"a_shift", p.a_shift},
                           {"b_mult", p.b_mult}, {"b_shift", p.b_shift}, {"out_mult", p.out_mult},
                           {"out_shift", p.out_shift}));
     END(r, 0);

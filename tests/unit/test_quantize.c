@@ -171,7 +171,7 @@ Test(quantize, per_layer_bits_override)
     float lo[16] = {0}, hi[16];
     for (int i = 0; i < 16; i++)
         hi[i] = 1.0f;
-    q_layer_bits lb = {"conv", 8};
+    q_layer_bits lb = {"conv", 8, 0};
     q_options o = {.wbits = 4, .abits = 8, .n_layer_bits = 1, .layer_bits = &lb};
     npu_err e;
     cr_assert_eq(q_quantize(s.g, lo, hi, &o, &e), NPU_OK, "%s", e.msg);
