@@ -200,6 +200,7 @@ test-e2e: all fixtures
 	@if [ -x tests/e2e/memlevels.sh ]; then tests/e2e/memlevels.sh $(BUILD); fi
 	tests/e2e/fuse.sh $(BUILD)
 	@if [ -x tests/e2e/a16.sh ]; then tests/e2e/a16.sh $(BUILD); fi
+	@if [ -x tests/e2e/precision.sh ]; then tests/e2e/precision.sh $(BUILD); fi
 
 test-asan:
 	$(MAKE) BUILD=build/asan SAN=1 OPT=-O1 test-unit

@@ -81,6 +81,12 @@ static cal_method calib_method(drv_calib_method m)
     }
 }
 
+/* --precision auto's cost of a quantized node: the tiler's estimate. */
+static bool npu_node_cycles(void *target, const ir_graph *g, const ir_node *n, int64_t *cycles)
+{
+    return tile_estimate(target, g, n, cycles, NULL);
+}
+
 /* Runs the float graph over the calibration set, then rewrites it into the
  * quantized graph (src/quantize/ptq.c). */
 static npu_status stage_quantize(drv_ctx *c, npu_err *err)
@@ -101,6 +107,12 @@ static npu_status stage_quantize(drv_ctx *c, npu_err *err)
         .int4_rounding = c->o->int4_rounding,
         .int8_rounding = c->o->int8_rounding,
         .accuracy_budget_db = c->o->accuracy_budget_db,
+        .precision_auto = c->o->precision_auto,
+        .budget_cycles = c->o->budget_cycles,
+        .budget_ratio = c->o->budget_ratio,
+        .target_sqnr_db = c->o->target_sqnr_db,
+        .cycles = npu_node_cycles,
+        .cycles_ud = c->target,
         .report = c->o->report,
         .progress = isatty(fileno(stderr)) ? stderr : NULL, /* a bar only where someone watches */
     };

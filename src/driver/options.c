@@ -8,6 +8,7 @@ void drv_print_usage(FILE *out)
     fputs("usage: npucc --target NAME|FILE.yaml [--set PATH=VALUE] [--calib DIR] [-o OUT] [--emit npub|c|qdq|listing]\n"
           "             [--wbits 8|4] [--abits 8|4|16] [--calib-method minmax|percentile|kl|mse]\n"
           "             [--percentile P] [--layer-bits NAME=8] [--accuracy-budget DB]\n"
+          "             [--precision auto [--budget-cycles N|--budget-ratio R|--target-sqnr DB]]\n"
           "             [--mean M[,M..]] [--std S[,S..]] [--layout nchw|nhwc] [--resize error|nearest|bilinear]\n"
           "             [--[no-]bias-correction] [--cle] [--weight-rounding|--int4-rounding nearest|adaptive|gptq]\n"
           "             [--input-shape NAME=1x3x224x224] [--report] [--stats-json FILE]\n"
@@ -285,6 +286,39 @@ static npu_status quant_option(arg_cursor *c, bool *matched)
     return NPU_OK;
 }
 
+/* --precision auto and its goal: --budget-cycles, --budget-ratio, --target-sqnr. */
+static npu_status precision_option(arg_cursor *c, bool *matched)
+{
+    drv_options *o = c->o;
+    bool m;
+    const char *v;
+    char *end = NULL;
+    *matched = true;
+    if (VALUE("--precision")) {
+        if (strcmp(v, "auto") && strcmp(v, "fixed"))
+            return npu_fail(c->err, NPU_EUSAGE, "--precision: '%s' is not auto or fixed", v);
+        o->precision_auto = !strcmp(v, "auto");
+    } else if (VALUE("--budget-cycles")) {
+        long long n = strtoll(v, &end, 10);
+        if (*end || n <= 0)
+            return npu_fail(c->err, NPU_EUSAGE, "--budget-cycles: '%s' is not a positive cycle count", v);
+        o->budget_cycles = n;
+    } else if (VALUE("--budget-ratio")) {
+        double r = strtod(v, &end);
+        if (*end || !(r > 0.0) || r > 1e6)
+            return npu_fail(c->err, NPU_EUSAGE, "--budget-ratio: '%s' is not a positive ratio", v);
+        o->budget_ratio = r;
+    } else if (VALUE("--target-sqnr")) {
+        double db = strtod(v, &end);
+        if (*end || !(db > 0.0) || db > 1000)
+            return npu_fail(c->err, NPU_EUSAGE, "--target-sqnr: '%s' is not a positive SQNR in dB", v);
+        o->target_sqnr_db = db;
+    } else {
+        *matched = false;
+    }
+    return NPU_OK;
+}
+
 /* The model's interface: --input-shape, --input-type/--output-type. */
 static npu_status io_option(arg_cursor *c, bool *matched)
 {
@@ -367,6 +401,8 @@ static npu_status finish(drv_options *o, bool method_given, npu_err *err)
         o->calib_method = DRV_CALIB_MSE;
     if (o->help)
         return NPU_OK;
+    if (!o->precision_auto && (o->budget_cycles > 0 || o->budget_ratio > 0 || o->target_sqnr_db > 0))
+        return npu_fail(err, NPU_EUSAGE, "--budget-cycles, --budget-ratio and --target-sqnr go with --precision auto");
     if (!o->target)
         return npu_fail(err, NPU_EUSAGE, "--target is required");
     if (!o->validate && !o->model)
@@ -377,7 +413,7 @@ static npu_status finish(drv_options *o, bool method_given, npu_err *err)
 npu_status drv_parse_args(int argc, char **argv, drv_options *o, npu_err *err)
 {
     static npu_status (*const groups[])(arg_cursor *, bool *) = {
-        output_option, calib_option, quant_option, io_option, debug_option,
+        output_option, calib_option, quant_option, precision_option, io_option, debug_option,
     };
     set_defaults(o);
     arg_cursor c = {.argc = argc, .argv = argv, .o = o, .err = err};

@@ -46,6 +46,10 @@ typedef struct drv_options {
     bool strip;              /* leave the debug and graph sections out */
     bool verbose;
     double accuracy_budget_db; /* --accuracy-budget; 0: none */
+    bool precision_auto;       /* --precision auto */
+    int64_t budget_cycles;     /* --budget-cycles; 0: none */
+    double budget_ratio;       /* --budget-ratio; 0: none */
+    double target_sqnr_db;     /* --target-sqnr; 0: none */
     cal_read_opts calib_read;  /* --mean, --std, --layout, --resize */
     int bias_correction;       /* --bias-correction 1, --no-bias-correction 0 (the default) */
     bool cle;                  /* --cle */

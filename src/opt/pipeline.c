@@ -17,6 +17,7 @@ enum { MAX_ROUNDS = 16 }; /* a guard only: real graphs settle in two or three */
  *   cse             equal constants, then equal nodes, merged
  *   dce             unused nodes and tensors dropped
  *   fuse_norm       GELU and LayerNorm as PyTorch exports them into Gelu, LayerNormalization
+ *   fuse_hswish     Mul(x, HardSigmoid(x)) with HardSwish's constants into HardSwish
  *   reduce_gap      ReduceMean over H and W of NCHW becomes GlobalAveragePool
  *   padfold         a zero Pad on H/W into the Conv/AveragePool reading it
  *   bnfold          BatchNormalization into the Conv/ConvTranspose/Gemm before it
@@ -29,6 +30,7 @@ enum { MAX_ROUNDS = 16 }; /* a guard only: real graphs settle in two or three */
     X(cse, GROUP_CLEANUP)                                                                                  \
     X(dce, GROUP_CLEANUP)                                                                                  \
     X(fuse_norm, GROUP_FUSE)                                                                               \
+    X(fuse_hswish, GROUP_FUSE)                                                                             \
     X(reduce_gap, GROUP_FUSE)                                                                              \
     X(padfold, GROUP_FUSE)                                                                                 \
     X(bnfold, GROUP_FUSE)                                                                                  \

@@ -176,7 +176,9 @@ q_lstats *q_lstats_new(const ir_graph *g, bool gram, bool means, int64_t n_sampl
             l.groups = ge.groups;
             l.k = ge.c / ge.groups * ge.kh * ge.kw;
         } else {
-            l.k = n->inputs[0]->dims[1];
+            /* Gemm [M, K], or a MatMul by a constant on [..., K] (a transformer's
+             * tokens): the rows of the last axis are the patches */
+            l.k = n->inputs[0]->dims[n->inputs[0]->rank - 1];
         }
         size_t nm = (size_t)(l.groups * l.k);
         l.mean = npu_malloc(alloc, sizeof(double) * nm);

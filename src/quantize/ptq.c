@@ -161,6 +161,7 @@ typedef struct ptq_state {
     size_t ser_size;
     ir_graph *float_copy;
     q_mixed_out mixed;
+    q_prec_out prec;
     q_layer_bits *bits;
 } ptq_state;
 
@@ -172,6 +173,7 @@ static void state_free(ptq_state *s, npu_alloc a, int n_bits)
     npu_free(a, s->bits, sizeof *s->bits * (size_t)(n_bits ? n_bits : 1));
     ir_graph_free(s->float_copy);
     q_mixed_free(&s->mixed, a);
+    q_prec_free(&s->prec, a);
     q_lstats_free(s->ls);
     q_calib_free(s->qc);
     cal_dataset_close(s->ds);
@@ -181,7 +183,7 @@ static npu_status calibrate(ir_graph *g, ptq_state *s, const q_ptq_options *o, q
 {
     /* second moments only for weights that will be rounded by them: npucc
      * always asks GPTQ for int4, which an all-int8 compile never uses */
-    bool any4 = o->q.wbits == 4;
+    bool any4 = o->q.wbits == 4 || o->precision_auto;
     for (int i = 0; i < o->q.n_layer_bits; i++)
         any4 |= o->q.layer_bits[i].wbits == 4;
     bool gram = (any4 && o->int4_rounding != Q_ROUND_NEAREST) || o->int8_rounding != Q_ROUND_NEAREST;
@@ -224,6 +226,21 @@ static npu_status calibrate(ir_graph *g, ptq_state *s, const q_ptq_options *o, q
     return NPU_OK;
 }
 
+/* The user's --layer-bits, then a search's choices (names from g, which the rewrite keeps). */
+static npu_status add_bits(ir_graph *g, ptq_state *s, q_options *qo, const q_layer_bits *more, int n, npu_err *err)
+{
+    int nb = qo->n_layer_bits + n;
+    if (!(s->bits = npu_malloc(g->alloc, sizeof *s->bits * (size_t)(nb ? nb : 1))))
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    for (int i = 0; i < qo->n_layer_bits; i++)
+        s->bits[i] = qo->layer_bits[i];
+    for (int i = 0; i < n; i++)
+        s->bits[qo->n_layer_bits + i] = more[i];
+    qo->layer_bits = s->bits;
+    qo->n_layer_bits = nb;
+    return NPU_OK;
+}
+
 npu_status q_ptq(ir_graph *g, const q_ptq_options *o, q_ptq_result *res, npu_err *err)
 {
     const char *model = o->model ? o->model : "model";
@@ -250,6 +267,8 @@ npu_status q_ptq(ir_graph *g, const q_ptq_options *o, q_ptq_result *res, npu_err
     npu_status bits_st = q_check_bits(&o->q, err);
     if (bits_st != NPU_OK)
         return bits_st;
+    if (o->precision_auto && q_ptq_precision_check(o, model, err) != NPU_OK)
+        return err->code;
     if (o->accuracy_budget_db > 0 && o->q.wbits != 4)
         return npu_fail(err, NPU_EUSER, "%s: --accuracy-budget chooses which layers keep 8 of 4 weight bits: "
                         "it needs --wbits 4", model);
@@ -268,23 +287,17 @@ npu_status q_ptq(ir_graph *g, const q_ptq_options *o, q_ptq_result *res, npu_err
         qo.stats = q_lstats_items(s.ls);
     }
     bool mixed = o->accuracy_budget_db > 0;
-    if (st == NPU_OK && (mixed || o->report))
+    if (st == NPU_OK && (mixed || o->precision_auto || o->report))
         st = ir_serialize(g, g->alloc, &s.ser, &s.ser_size, err);
-    if (st == NPU_OK && mixed) {
-        q_mixed_in mi = {s.ser, s.ser_size, g, s.lo, s.hi, (int)s.nt, &qo, s.ds, o->accuracy_budget_db};
+    q_mixed_in mi = {s.ser, s.ser_size, g, s.lo, s.hi, (int)s.nt, &qo, s.ds, o->accuracy_budget_db};
+    if (st == NPU_OK && mixed)
         st = q_mixed_search(&mi, g->alloc, &s.mixed, err);
-        int nb = qo.n_layer_bits + s.mixed.n;
-        if (st == NPU_OK && !(s.bits = npu_malloc(g->alloc, sizeof *s.bits * (size_t)(nb ? nb : 1))))
-            st = npu_fail(err, NPU_EINTERNAL, "out of memory");
-        if (st == NPU_OK) {
-            for (int i = 0; i < qo.n_layer_bits; i++)
-                s.bits[i] = qo.layer_bits[i];
-            for (int i = 0; i < s.mixed.n; i++)
-                s.bits[qo.n_layer_bits + i] = s.mixed.bits[i];
-            qo.layer_bits = s.bits;
-            qo.n_layer_bits = nb;
-        }
-    }
+    if (st == NPU_OK && mixed)
+        st = add_bits(g, &s, &qo, s.mixed.bits, s.mixed.n, err);
+    if (st == NPU_OK && o->precision_auto)
+        st = q_ptq_precision(&mi, o, &s.prec, err);
+    if (st == NPU_OK && o->precision_auto)
+        st = add_bits(g, &s, &qo, s.prec.bits, s.prec.n, err);
     /* names of kept layers point into g, which the rewrite keeps */
     if (st == NPU_OK)
         st = q_quantize(g, s.lo, s.hi, &qo, err);
@@ -300,6 +313,8 @@ npu_status q_ptq(ir_graph *g, const q_ptq_options *o, q_ptq_result *res, npu_err
         }
         if (st == NPU_OK && mixed)
             res->report->budget_db = o->accuracy_budget_db;
+        if (st == NPU_OK && o->precision_auto)
+            st = q_prec_annotate(g, &s.prec, res->report, err);
     }
     state_free(&s, g->alloc, qo.n_layer_bits);
     return st;

@@ -112,6 +112,15 @@ typedef struct q_ptq_options {
     q_rounding int4_rounding;
     q_rounding int8_rounding;
     double accuracy_budget_db; /* > 0 (with wbits 4): keep layers at 8 bits until the output SQNR meets it */
+    /* --precision auto (precision.c): per layer weight bits 4/8 and activation
+     * bits under budget_cycles, or budget_ratio times all-int8's cycles, or
+     * the fewest cycles reaching target_sqnr_db; cycles: the tiler's estimate
+     * of a quantized node (false: not an NPU node) */
+    bool precision_auto;
+    int64_t budget_cycles;
+    double budget_ratio, target_sqnr_db;
+    bool (*cycles)(void *ud, const ir_graph *g, const ir_node *n, int64_t *cycles);
+    void *cycles_ud;
     bool report;            /* fill q_ptq_result.report */
     FILE *progress;         /* a progress bar (a terminal), or NULL */
 } q_ptq_options;
@@ -155,6 +164,7 @@ struct q_report {
     int64_t samples;
     double out_cosine, out_sqnr_db; /* over every graph output value of every sample */
     double budget_db;               /* 0: no mixed precision */
+    const char *note;               /* --precision auto: the budget and the choice's totals, or NULL */
     int n_layers;
     q_layer_sqnr *layers;
     size_t rows_cap;                /* allocated rows */

@@ -150,4 +150,54 @@ typedef struct q_mixed_out {
 npu_status q_mixed_search(const q_mixed_in *in, npu_alloc alloc, q_mixed_out *out, npu_err *err);
 void q_mixed_free(q_mixed_out *out, npu_alloc alloc);
 
+/* trial.c: a copy of in->float_ser quantized with in's ranges and qo */
+npu_status q_quantize_copy(const q_mixed_in *in, const q_options *qo, npu_alloc alloc, ir_graph **out, npu_err *err);
+
+/* precision.c: --precision auto, each layer's weight and activation bits
+ * under a cycle budget or an SQNR target */
+enum { Q_PREC_MAX_OPTS = 4 };
+typedef struct q_prec_opt {
+    int wbits, abits;
+} q_prec_opt;
+typedef struct q_prec_in {
+    q_mixed_in m;            /* graph, ranges, base options (all-int8 plus repairs), calibration set */
+    /* the tiler's estimate of one quantized node; false: not an NPU node (no cycles) */
+    bool (*cycles)(void *ud, const ir_graph *g, const ir_node *n, int64_t *cycles);
+    void *ud;
+    int64_t budget_cycles;   /* > 0: the budget */
+    double budget_ratio;     /* > 0: the budget relative to all-int8's estimate */
+    double target_sqnr_db;   /* without a budget: the fewest cycles with at least this output SQNR */
+    int n_abits;
+    const int *abits;        /* the activation bits to choose from, the first the default */
+} q_prec_in;
+typedef struct q_prec_layer {
+    const char *node;
+    int chosen;                          /* index into q_prec_out.opt */
+    double gain_db[Q_PREC_MAX_OPTS];     /* per option: output SQNR with this layer alone so, the others at
+                                          * the base option, minus the all-base SQNR */
+    int64_t dcycles[Q_PREC_MAX_OPTS];    /* per option: the estimate's cycles, minus the all-base cycles */
+} q_prec_layer;
+typedef struct q_prec_out {
+    int n, n_opt;
+    q_prec_opt opt[Q_PREC_MAX_OPTS]; /* the options, the first all-int8's */
+    int base;                /* the option every single-layer trial starts from (w8 a16 when offered) */
+    double sqnr_base;        /* with every candidate at the base option */
+    int64_t cycles_base;
+    q_prec_layer *layers;    /* per candidate layer, its choice */
+    q_layer_bits *bits;      /* the same as --layer-bits */
+    int64_t budget, cycles, cycles_int8;
+    double target_db;        /* without a budget: the SQNR target */
+    double sqnr, sqnr_int8;  /* output SQNR of the choice and of all-int8 (calibration set) */
+    int evaluated;           /* whole configurations quantized and costed after the trials */
+    bool met;                /* the budget or target is met */
+} q_prec_out;
+npu_status q_precision_search(const q_prec_in *in, npu_alloc alloc, q_prec_out *out, npu_err *err);
+void q_prec_free(q_prec_out *out, npu_alloc alloc);
+
+/* ptq_prec.c: --precision auto inside q_ptq */
+npu_status q_ptq_precision_check(const q_ptq_options *o, const char *model, npu_err *err);
+npu_status q_ptq_precision(const q_mixed_in *mi, const q_ptq_options *o, q_prec_out *out, npu_err *err);
+/* Each chosen layer's row gets its choice, the report the totals. */
+npu_status q_prec_annotate(ir_graph *g, const q_prec_out *p, q_report *r, npu_err *err);
+
 #endif

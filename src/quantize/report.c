@@ -278,6 +278,8 @@ void q_report_print(const q_report *r, FILE *out)
     fprintf(out, "output: cosine %.6f  SQNR ", r->out_cosine);
     print_db(out, r->out_sqnr_db);
     fprintf(out, " dB\n");
+    if (r->note)
+        fprintf(out, "%s\n", r->note);
     if (r->budget_db > 0)
         fprintf(out, "mixed precision: budget %.2f dB output SQNR\n", r->budget_db);
     fprintf(out, "%-40s %-18s %5s %10s  %s\n", "layer", "op", "wbits", "SQNR dB", "note");

@@ -34,7 +34,7 @@ cos_of() {
     esac
 }
 RANDOM_MODELS="dense_block densenet121 vit efficientnet_b0 shufflenet_v2 googlenet mnasnet"
-TRAINED_MODELS="fmnist_dense fmnist_vit"
+TRAINED_MODELS="fmnist_dense fmnist_vit fmnist_mbv2 fmnist_se"
 NAMES=${*:-$RANDOM_MODELS $TRAINED_MODELS}
 
 res() { # PASS|FAIL, name, message (one line, the tool's own "npucc: " prefix dropped)

@@ -101,3 +101,58 @@ class ViT(nn.Module):
         x = self.embed(x).flatten(2).transpose(1, 2) + self.pos
         x = self.ln(self.blocks(x))
         return self.head(x.mean(1))
+
+
+class InvertedResidual(nn.Module):
+    """MobileNetV2's block: 1x1 expand, depthwise 3x3, 1x1 linear project;
+    `act` builds the activation (ReLU6 for MobileNetV2, Hardswish for V3),
+    `se` adds a squeeze-excite gate after the depthwise conv."""
+
+    def __init__(self, cin, cout, stride, expand, act=nn.ReLU6, se=False):
+        super().__init__()
+        mid = cin * expand
+        mods = [nn.Conv2d(cin, mid, 1, bias=False), nn.BatchNorm2d(mid), act(),
+                nn.Conv2d(mid, mid, 3, stride=stride, padding=1, groups=mid, bias=False), nn.BatchNorm2d(mid), act()]
+        if se:
+            mods.append(SqueezeExcite(mid, max(8, mid // 4)))
+        mods += [nn.Conv2d(mid, cout, 1, bias=False), nn.BatchNorm2d(cout)]
+        self.body = nn.Sequential(*mods)
+        self.res = stride == 1 and cin == cout
+
+    def forward(self, x):
+        y = self.body(x)
+        return x + y if self.res else y
+
+
+class SqueezeExcite(nn.Module):
+    """MobileNetV3's gate: global average pool, 1x1 reduce, ReLU, 1x1
+    expand, Hardsigmoid, times the input."""
+
+    def __init__(self, c, mid):
+        super().__init__()
+        self.gate = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(c, mid, 1), nn.ReLU(),
+                                  nn.Conv2d(mid, c, 1), nn.Hardsigmoid())
+
+    def forward(self, x):
+        return x * self.gate(x)
+
+
+class MobileNetLike(nn.Module):
+    """stride-2 stem, inverted residuals (cout, stride, expand) per entry of
+    `blocks`, a 1x1 head conv, global average pool, classifier. With
+    act=nn.Hardswish and se=True it is the MobileNetV3 kind."""
+
+    def __init__(self, cin=1, classes=10, stem=8, blocks=((12, 2, 3), (12, 1, 3), (20, 2, 3), (20, 1, 3)), head=48,
+                 act=nn.ReLU6, se=False):
+        super().__init__()
+        mods = [nn.Conv2d(cin, stem, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(stem), act()]
+        c = stem
+        for cout, stride, expand in blocks:
+            mods.append(InvertedResidual(c, cout, stride, expand, act, se))
+            c = cout
+        mods += [nn.Conv2d(c, head, 1, bias=False), nn.BatchNorm2d(head), act(), nn.AdaptiveAvgPool2d(1),
+                 nn.Flatten(), nn.Linear(head, classes)]
+        self.net = nn.Sequential(*mods)
+
+    def forward(self, x):
+        return self.net(x)

@@ -297,3 +297,56 @@ Test(fuse_norm, layernorm_near_misses_stay)
         ir_graph_free(b.g);
     }
 }
+
+/* ---- fuse_hswish: Mul(x, HardSigmoid(x)) as PyTorch exports Hardswish at opset 13 ---- */
+
+/* x * HardSigmoid(x) (gate first when swap), alpha/beta given; leak: the gate is an output too */
+static gb hswish(float alpha, float beta, bool swap, bool leak)
+{
+    gb b = mk();
+    ir_tensor *x = input(&b, SHP(1, 8));
+    ir_tensor *h = op2(&b, IR_OP_HARD_SIGMOID, x, NULL, NULL);
+    ir_node *hn = h->producer;
+    cr_assert(ir_set_float(b.g, hn, "alpha", alpha) && ir_set_float(b.g, hn, "beta", beta));
+    output(&b, swap ? op2(&b, IR_OP_MUL, h, x, NULL) : op2(&b, IR_OP_MUL, x, h, NULL));
+    if (leak)
+        output(&b, h);
+    return b;
+}
+
+static void fuse_hs(ir_graph *g)
+{
+    npu_err e = {0};
+    opt_options o = {.verify = true};
+    bool changed;
+    cr_assert_eq(opt_run_pass(g, "fuse_hswish", &o, &changed, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(ir_graph_verify(g, &e), NPU_OK, "%s", e.msg);
+}
+
+Test(fuse_hswish, mul_by_own_hardsigmoid_becomes_hardswish)
+{
+    for (int swap = 0; swap < 2; swap++) {
+        gb b = hswish(1.0f / 6.0f, 0.5f, swap, false);
+        fuse_hs(b.g);
+        cr_assert_str_eq(ops(b.g), "HardSwish", "swap %d", swap);
+        cr_assert_str_eq(b.g->nodes[0]->outputs[0]->name, b.g->outputs[0]->name);
+        float y[8];
+        run(b.g, xs, y);
+        for (int i = 0; i < 8; i++) {
+            double x = xs[i], want = x * fmin(1.0, fmax(0.0, x / 6.0 + 0.5));
+            cr_assert(fabs(y[i] - want) < 1e-6, "x=%g: %g, want %g", x, y[i], want);
+        }
+        ir_graph_free(b.g);
+    }
+}
+
+Test(fuse_hswish, near_misses_stay)
+{
+    gb cases[] = {hswish(0.2f, 0.5f, false, false), hswish(1.0f / 6.0f, 0.4f, false, false),
+                  hswish(1.0f / 6.0f, 0.5f, false, true)};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fuse_hs(cases[i].g);
+        cr_assert_str_eq(ops(cases[i].g), "HardSigmoid,Mul", "case %zu", i);
+        ir_graph_free(cases[i].g);
+    }
+}
