@@ -82,9 +82,9 @@ static cal_method calib_method(drv_calib_method m)
 }
 
 /* --precision auto's cost of a quantized node: the tiler's estimate. */
-static bool npu_node_cycles(void *target, const ir_graph *g, const ir_node *n, int64_t *cycles)
+static npu_status npu_node_cycles(void *target, const ir_graph *g, const ir_node *n, int64_t *cycles, npu_err *err)
 {
-    return tile_estimate(target, g, n, cycles, NULL);
+    return tile_estimate(target, g, n, cycles, NULL, err);
 }
 
 /* Runs the float graph over the calibration set, then rewrites it into the

@@ -72,10 +72,13 @@ static npu_status eval(prec_ctx *p, const int *choice, double *sqnr, int64_t *cy
     if (st == NPU_OK) {
         *sqnr = r->out_sqnr_db;
         *cycles = 0;
-        for (int i = 0; i < g->n_nodes; i++) {
+        for (int i = 0; i < g->n_nodes && st == NPU_OK; i++) {
             int64_t c = 0;
-            if (!g->nodes[i]->dead && in->cycles(in->ud, g, g->nodes[i], &c))
+            npu_status cs = g->nodes[i]->dead ? NPU_EUSER : in->cycles(in->ud, g, g->nodes[i], &c, p->err);
+            if (cs == NPU_OK)
                 *cycles += c;
+            else if (cs != NPU_EUSER)
+                st = cs;
             for (int k = 0; p->node_cyc && k < p->n_cand; k++)
                 if (!strcmp(p->cand[k], g->nodes[i]->name))
                     p->node_cyc[k] = c;

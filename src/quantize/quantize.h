@@ -115,11 +115,12 @@ typedef struct q_ptq_options {
     /* --precision auto (precision.c): per layer weight bits 4/8 and activation
      * bits under budget_cycles, or budget_ratio times all-int8's cycles, or
      * the fewest cycles reaching target_sqnr_db; cycles: the tiler's estimate
-     * of a quantized node (false: not an NPU node) */
+     * of a quantized node (NPU_EUSER: not an NPU node; another failure, in
+     * err, fails the compile) */
     bool precision_auto;
     int64_t budget_cycles;
     double budget_ratio, target_sqnr_db;
-    bool (*cycles)(void *ud, const ir_graph *g, const ir_node *n, int64_t *cycles);
+    npu_status (*cycles)(void *ud, const ir_graph *g, const ir_node *n, int64_t *cycles, npu_err *err);
     void *cycles_ud;
     bool report;            /* fill q_ptq_result.report */
     FILE *progress;         /* a progress bar (a terminal), or NULL */

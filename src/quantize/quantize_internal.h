@@ -161,8 +161,9 @@ typedef struct q_prec_opt {
 } q_prec_opt;
 typedef struct q_prec_in {
     q_mixed_in m;            /* graph, ranges, base options (all-int8 plus repairs), calibration set */
-    /* the tiler's estimate of one quantized node; false: not an NPU node (no cycles) */
-    bool (*cycles)(void *ud, const ir_graph *g, const ir_node *n, int64_t *cycles);
+    /* the tiler's estimate of one quantized node; NPU_EUSER: not an NPU node
+     * (no cycles); another status: a failure of the estimate, in err */
+    npu_status (*cycles)(void *ud, const ir_graph *g, const ir_node *n, int64_t *cycles, npu_err *err);
     void *ud;
     int64_t budget_cycles;   /* > 0: the budget */
     double budget_ratio;     /* > 0: the budget relative to all-int8's estimate */
