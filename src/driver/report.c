@@ -68,6 +68,25 @@ static double layer_energy(const tgt_target *t, const tile_program *prog, const 
     return e.total;
 }
 
+/* memory.plan: every arena buffer with its steps, positions and level. */
+static void plan_stats(const ir_graph *g, const mp_plan *plan, npu_stats_buffer *bufs, npu_stats *s)
+{
+    int n_plan = 0;
+    for (int i = 0; i < plan->n_tensors; i++) {
+        const mp_tensor *p = &plan->t[i];
+        if (p->region != MP_REGION_ARENA || p->offset < 0)
+            continue;
+        bufs[n_plan++] = (npu_stats_buffer){g->tensors[i]->name, (uint64_t)p->offset, (uint64_t)p->size, p->first,
+                                            p->last, p->alias_of >= 0 ? g->tensors[p->alias_of]->name : NULL,
+                                            p->first_pos, p->last_pos, p->level == MP_LEVEL_SRAM ? "sram" : "dram"};
+    }
+    s->n_plan = n_plan, s->plan = bufs;
+    s->arena_bytes = (uint64_t)plan->region_bytes[MP_REGION_ARENA];
+    s->arena_lower_bound_bytes = (uint64_t)plan->arena_lower_bound;
+    s->sram_resident_bytes = (uint64_t)plan->sram_bytes;
+    s->sram_resident_lower_bound_bytes = (uint64_t)plan->sram_lower_bound;
+}
+
 npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph *g, const part_result *part,
                       const part_schedule *sched, const mp_plan *plan,
                       const tile_program *prog, const emit_info *info, FILE *out, npu_err *err)
@@ -121,22 +140,9 @@ npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph 
     all.seconds = (double)s.cycles_total / (t->npu_clock_mhz * 1e6);
     tgt_energy(t, &all, &s.energy);
     tgt_area(t, &s.area);
-    int n_plan = 0;
-    for (int i = 0; i < plan->n_tensors; i++) {
-        const mp_tensor *p = &plan->t[i];
-        if (p->region != MP_REGION_ARENA || p->offset < 0)
-            continue;
-        bufs[n_plan++] = (npu_stats_buffer){g->tensors[i]->name, (uint64_t)p->offset, (uint64_t)p->size, p->first,
-                                            p->last, p->alias_of >= 0 ? g->tensors[p->alias_of]->name : NULL,
-                                            p->first_pos, p->last_pos, p->level == MP_LEVEL_SRAM ? "sram" : "dram"};
-    }
-    s.arena_bytes = (uint64_t)plan->region_bytes[MP_REGION_ARENA];
-    s.arena_lower_bound_bytes = (uint64_t)plan->arena_lower_bound;
-    s.sram_resident_bytes = (uint64_t)plan->sram_bytes;
-    s.sram_resident_lower_bound_bytes = (uint64_t)plan->sram_lower_bound;
+    plan_stats(g, plan, bufs, &s);
     s.sram_peak_bytes = prog ? (uint64_t)prog->sram_peak : 0;
     s.weights_bytes = info->weights_bytes;
-    s.n_plan = n_plan, s.plan = bufs;
     s.n_layers = n_layers, s.layers = layers;
     part_json pj = {g, part};
     if (part && part->info) {
