@@ -65,7 +65,8 @@ all: $(TOOLS) $(UNIT_BINS) $(if $(wildcard rt/fw.ld),$(FW_ELF)) man
 DEB_PKGS = build-essential libunicorn-dev libprotobuf-c-dev protobuf-c-compiler libyaml-dev \
            libcriterion-dev libonnx-dev gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf \
            python3-onnx python3-numpy libpng-dev dataset-fashion-mnist \
-           python3-torch python3-torchvision nodejs cmake pkg-config clang libclang-rt-14-dev
+           python3-torch python3-torchvision nodejs cmake pkg-config clang libclang-rt-14-dev afl++ \
+           python3-yaml gnuplot-nox slurmctld slurmd slurm-client munge
 # npm only without an npm command (NodeSource's nodejs ships one and conflicts
 # with Debian's npm). onnxruntime-node (tests/e2e/qdq.sh, bench --ort) lives in tools/ort/node_modules,
 # the one place tools/ort/run.js loads it from; setup.sh skips it when present.
@@ -139,7 +140,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT_OBJS) $(if $(HAVE_S
 	$(CC) $(LDFLAGS) $(filter %.o,$^) $(if $(HAVE_SIM),$(LIBNPUSIM)) $(LIBNPUCC) $(LIBNPURT) $(LDLIBS) \
 	  -lcriterion $(if $(HAVE_SIM),-lunicorn -lpthread) -o $@
 
-$(FW_ELF): $(FW_SRCS) $(wildcard rt/*.h kernels/*.h) rt/fw.ld
+$(FW_ELF): $(FW_SRCS) $(wildcard rt/*.h kernels/*.h kernels/*.inc) rt/fw.ld
 	@mkdir -p $(dir $@)
 	$(FW_CC) $(FW_CFLAGS) -T rt/fw.ld -Wl,--no-relax $(FW_SRCS) -lm -o $@
 fw: $(FW_ELF)
@@ -190,6 +191,13 @@ test-e2e: all fixtures
 	tests/e2e/firmware.sh $(BUILD)
 	tests/e2e/hostile.sh $(BUILD)
 	@if [ -x tests/qdq/run.sh ]; then tests/qdq/run.sh $(BUILD); fi
+	tests/e2e/ref_threads.sh $(BUILD)
+	tests/e2e/sweep_set.sh $(BUILD)
+	tests/e2e/sweep.sh $(BUILD)
+	tests/e2e/slurm.sh $(BUILD)
+	tests/e2e/trace.sh $(BUILD)
+	tests/e2e/timing.sh $(BUILD)
+	@if [ -x tests/e2e/memlevels.sh ]; then tests/e2e/memlevels.sh $(BUILD); fi
 
 test-asan:
 	$(MAKE) BUILD=build/asan SAN=1 OPT=-O1 test-unit
@@ -222,6 +230,15 @@ fuzz: fuzz-build
 	FUZZ_TIME=$(FUZZ_TIME) tests/fuzz/run.sh fuzz $(FUZZ_DIR) $(FUZZ_NAMES)
 test-fuzz: fuzz-build
 	tests/fuzz/run.sh test $(FUZZ_DIR) $(FUZZ_NAMES)
+# AFL++ (Debian's afl++): the same harnesses through fuzz_driver.c's persistent
+# loop, built with afl-clang-fast and ASan+UBSan into build/afl/replay/NAME;
+# `make fuzz-afl` runs afl-fuzz on each (AFL_NAMES, default all) for FUZZ_TIME s.
+AFL_CC    ?= afl-clang-fast
+AFL_NAMES ?= $(FUZZ_NAMES)
+afl-build:
+	$(MAKE) BUILD=build/afl CC=$(AFL_CC) SAN=1 OPT=-O1 $(AFL_NAMES:%=build/afl/replay/%)
+fuzz-afl: afl-build
+	FUZZ_TIME=$(FUZZ_TIME) tests/fuzz/afl.sh build/afl $(AFL_NAMES)
 
 demo: deps
 	$(MAKE) all

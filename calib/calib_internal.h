@@ -20,6 +20,12 @@ void cal_file_list_free(cal_file_list *l);
 /* Every sample file of dir (by extension), sorted by name. */
 npu_status cal_list_dir(const char *dir, cal_file_list *l, npu_err *err);
 
+/* image.c: the pixel cap, from the header alone (CAL_IMAGE_MAX_PIXELS). */
+npu_status cal_check_pixels(const char *name, uint64_t w, uint64_t h, npu_err *err);
+/* image_png.c: a PNG image, every libpng allocation through alloc. */
+npu_status cal_parse_png(const void *buf, size_t size, const char *name, npu_alloc alloc, cal_image *out,
+                         npu_err *err);
+
 #define CAL_MANIFEST "calib.yaml"
 /* Reads dir/calib.yaml when it exists: its file list (left empty when the
  * manifest lists none) and preprocessing. No manifest is not an error. */

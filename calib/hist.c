@@ -1,5 +1,7 @@
 #include "calib/calib.h"
 
+#include "kernels/nk_common.h"
+
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -84,20 +86,54 @@ static void hist_cover(cal_hist *h, double lo, double hi)
     }
 }
 
-static size_t finite_range(const float *x, size_t n, float *plo, float *phi)
+/* Min, max and count of the finite values: it sees every activation of
+ * every calibration sample, so it runs in 16 lanes of constant length
+ * (vector compares and blends; finite = exponent not all ones) and folds
+ * the lanes at the end. */
+NK_HOT_CLONES static size_t finite_range(const float *x, size_t n, float *plo, float *phi)
 {
-    float lo = INFINITY, hi = -INFINITY;
-    size_t finite = 0;
-    for (size_t i = 0; i < n; i++) {
+    enum { L = 16 };
+    float lo[L], hi[L];
+    uint32_t cnt[L];
+    for (int j = 0; j < L; j++) {
+        lo[j] = INFINITY;
+        hi[j] = -INFINITY;
+        cnt[j] = 0;
+    }
+    size_t finite = 0, i = 0;
+    while (i + L <= n) {
+        /* blocks of at most 2^20 values: the lane counts cannot overflow */
+        size_t left = n - i, stop = i + (left < ((size_t)1 << 20) ? left : ((size_t)1 << 20)) / L * L;
+        for (; i < stop; i += L)
+            for (int j = 0; j < L; j++) {
+                float v = x[i + j];
+                uint32_t b;
+                memcpy(&b, &v, sizeof b);
+                uint32_t fin = (b & 0x7f800000u) != 0x7f800000u;
+                lo[j] = fin && v < lo[j] ? v : lo[j];
+                hi[j] = fin && v > hi[j] ? v : hi[j];
+                cnt[j] += fin;
+            }
+        for (int j = 0; j < L; j++) {
+            finite += cnt[j];
+            cnt[j] = 0;
+        }
+    }
+    float l = INFINITY, h = -INFINITY;
+    for (int j = 0; j < L; j++) {
+        l = lo[j] < l ? lo[j] : l;
+        h = hi[j] > h ? hi[j] : h;
+    }
+    for (; i < n; i++) {
         float v = x[i];
         if (!isfinite(v))
             continue;
         finite++;
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
+        l = v < l ? v : l;
+        h = v > h ? v : h;
     }
-    *plo = lo;
-    *phi = hi;
+    *plo = l;
+    *phi = h;
     return finite;
 }
 

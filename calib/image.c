@@ -2,11 +2,10 @@
  * (layout, resize policy, mean / std). */
 #include <ctype.h>
 #include <math.h>
-#include <png.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "calib/dataset.h"
+#include "calib/calib_internal.h"
 
 size_t cal_image_bytes(const cal_image *im)
 {
@@ -37,52 +36,12 @@ static bool header_int(const unsigned char *b, size_t size, size_t *at, long *v)
 
 /* The pixel cap, from the header alone (a PNG declaring 20000x20000 made
  * calibration take 2 GB). */
-static npu_status check_pixels(const char *name, uint64_t w, uint64_t h, npu_err *err)
+npu_status cal_check_pixels(const char *name, uint64_t w, uint64_t h, npu_err *err)
 {
     if (w * h > (uint64_t)CAL_IMAGE_MAX_PIXELS)
         return npu_fail(err, NPU_EUSER, "%s: image %llux%llu (%llu pixels), over the limit of %lld pixels per "
                         "calibration image (CAL_IMAGE_MAX_PIXELS)", name, (unsigned long long)w,
                         (unsigned long long)h, (unsigned long long)(w * h), (long long)CAL_IMAGE_MAX_PIXELS);
-    return NPU_OK;
-}
-
-/* PNG through libpng's simplified API: gray stays one channel, anything in
- * colour becomes RGB; alpha is composited onto black. */
-static npu_status parse_png(const void *buf, size_t size, const char *name, npu_alloc alloc, cal_image *out,
-                            npu_err *err)
-{
-    png_image im;
-    memset(&im, 0, sizeof im);
-    im.version = PNG_IMAGE_VERSION;
-    if (!png_image_begin_read_from_memory(&im, buf, size))
-        return npu_fail(err, NPU_EUSER, "%s: expected a PNG image: %s", name, im.message);
-    npu_status st = check_pixels(name, im.width, im.height, err);
-    if (st != NPU_OK) {
-        png_image_free(&im);
-        return st;
-    }
-    int channels = im.format & PNG_FORMAT_FLAG_COLOR ? 3 : 1;
-    im.format = channels == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY;
-    size_t n = PNG_IMAGE_SIZE(im);
-    unsigned char *px = npu_malloc(alloc, n);
-    if (!px) {
-        png_image_free(&im);
-        return npu_fail(err, NPU_EINTERNAL, "out of memory");
-    }
-    memset(px, 0, n); /* without a background colour libpng composites alpha onto the buffer: black */
-    if (!png_image_finish_read(&im, NULL, px, 0, NULL)) {
-        npu_status st = npu_fail(err, NPU_EUSER, "%s: unreadable PNG: %s", name, im.message);
-        npu_free(alloc, px, n);
-        return st;
-    }
-    out->width = (int)im.width, out->height = (int)im.height, out->channels = channels;
-    if (!(out->pixels = npu_malloc(alloc, cal_image_bytes(out)))) {
-        npu_free(alloc, px, n);
-        return npu_fail(err, NPU_EINTERNAL, "out of memory");
-    }
-    for (size_t i = 0, m = (size_t)out->width * (size_t)out->height * (size_t)channels; i < m; i++)
-        out->pixels[i] = (float)px[i] / 255.0f;
-    npu_free(alloc, px, n);
     return NPU_OK;
 }
 
@@ -92,7 +51,7 @@ npu_status cal_image_parse(const void *buf, size_t size, const char *name, npu_a
     const unsigned char *b = buf;
     memset(out, 0, sizeof *out);
     if (size >= 8 && !memcmp(b, "\x89PNG\r\n\x1a\n", 8))
-        return parse_png(buf, size, name, alloc, out, err);
+        return cal_parse_png(buf, size, name, alloc, out, err);
     if (size < 2 || b[0] != 'P' || (b[1] != '5' && b[1] != '6'))
         return npu_fail(err, NPU_EUSER, "%s: expected a binary PGM (P5), PPM (P6) or PNG image", name);
     int channels = b[1] == '5' ? 1 : 3;
@@ -104,7 +63,7 @@ npu_status cal_image_parse(const void *buf, size_t size, const char *name, npu_a
     if (w <= 0 || h <= 0 || w > 65536 || h > 65536 || maxval <= 0 || maxval > 65535)
         return npu_fail(err, NPU_EUSER, "%s: image %ldx%ld maxval %ld: expected sizes in 1..65536 and maxval in 1..65535",
                         name, w, h, maxval);
-    npu_status st = check_pixels(name, (uint64_t)w, (uint64_t)h, err);
+    npu_status st = cal_check_pixels(name, (uint64_t)w, (uint64_t)h, err);
     if (st != NPU_OK)
         return st;
     if (at >= size || !isspace(b[at]))

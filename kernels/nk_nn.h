@@ -8,7 +8,9 @@
  * size functions return 0 for invalid parameters (the kernel then reports
  * the error). Convolutions and matrix products share one register-tiled,
  * cache-blocked SGEMM that accumulates in float; results do not depend on
- * the SIMD width the build chose (no FMA contraction, fixed summation order). */
+ * the SIMD width the build chose: a fixed summation order, and the GEMM
+ * multiply-adds are explicit fmaf (exactly rounded on every target) with no
+ * other contraction. */
 #ifndef NK_NN_H
 #define NK_NN_H
 
@@ -39,6 +41,11 @@ typedef struct nk_gemm_params {
 
 size_t nk_gemm_scratch_size(const nk_gemm_params *p);
 nk_status nk_gemm(const nk_gemm_params *p, const float *a, const float *b, const float *c, float *y, void *scratch);
+/* Part `part` of `parts` (0 <= part < parts) of nk_gemm's outputs: the parts
+ * together write every output once, each bit for bit as nk_gemm does, so
+ * that threads can take one each (src/ref). Each needs its own scratch. */
+nk_status nk_gemm_part(const nk_gemm_params *p, const float *a, const float *b, const float *c, float *y,
+                       void *scratch, int part, int parts);
 
 /* ---- MatMul (numpy): batch dims broadcast, rank >= 2 ----------------------- */
 /* 1-D operands are the caller's business: (K) becomes (1, K) for A, (K, 1)
@@ -67,6 +74,14 @@ typedef struct nk_conv_params {
 size_t nk_conv_scratch_size(const nk_conv_params *p);
 nk_status nk_conv(const nk_conv_params *p, const float *x, const float *w, const float *bias, float *y,
                   void *scratch);
+/* Part `part` of `parts` of nk_conv's outputs, as nk_gemm_part. wpack:
+ * NULL, or w packed ahead by nk_conv_wpack (then the weights are not
+ * repacked on every call; the outputs are the same bits either way). */
+nk_status nk_conv_part(const nk_conv_params *p, const float *x, const float *w, const float *wpack,
+                       const float *bias, float *y, void *scratch, int part, int parts);
+/* Bytes of w packed ahead (0: the layer does not use it, e.g. depthwise). */
+size_t nk_conv_wpack_size(const nk_conv_params *p);
+void nk_conv_wpack(const nk_conv_params *p, const float *w, float *dst);
 
 /* ConvTranspose: x (n, c, h, w), w (c, m/group, kh, kw), bias (m) or NULL.
  * oh = stride_h * (h - 1) + out_pad_h + ((kh - 1) * dil_h + 1) - pad_top - pad_bottom

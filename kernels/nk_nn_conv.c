@@ -136,41 +136,91 @@ static void pack_im2col(const void *ctx, int32_t p0, int32_t kc, int32_t j0, int
     }
 }
 
+/* Rows [r0, r1) x columns [j0, j1) of the GEMM of one (image, group). */
+static void conv_gemm(const nk_conv_params *p, const float *x, const float *w, const float *wpack,
+                      const float *bias, float *y, void *scratch, int32_t n, int32_t g, int32_t r0, int32_t r1,
+                      int32_t j0, int32_t j1)
+{
+    const int32_t cg = p->c / p->group, mg = p->m / p->group, kg = cg * p->kh * p->kw;
+    const int32_t cols = p->oh * p->ow;
+    const ptrdiff_t iplane = (ptrdiff_t)p->h * p->w;
+    if (r1 <= r0 || j1 <= j0)
+        return;
+    const float *xg = x + ((ptrdiff_t)n * p->c + (ptrdiff_t)g * cg) * iplane;
+    nk_mat_src as = {w + ((ptrdiff_t)g * mg + r0) * kg, kg, 0}, bs = {xg, cols, 0};
+    im2col_src is = {xg, p};
+    nk_gemm_core core = {.m = r1 - r0, .n = j1 - j0, .k = kg, .pack_a = nk_nn_pack_a_mat, .a_ctx = &as,
+                         .j_off = j0, .c = y + ((ptrdiff_t)n * p->m + (ptrdiff_t)g * mg + r0) * cols + j0,
+                         .ldc = cols, .alpha = 1.0f, .row_bias = bias ? bias + (ptrdiff_t)g * mg + r0 : NULL,
+                         .act = p->act};
+    if (wpack) {
+        core.a_rows_up = (int32_t)(nk_nn_prepack_a_floats(mg, kg) / (size_t)kg);
+        core.a_packed = wpack + (size_t)g * nk_nn_prepack_a_floats(mg, kg);
+        core.a_row0 = r0;
+    }
+    if (is_pointwise(p)) {
+        core.pack_b = nk_nn_pack_b_mat;
+        core.b_ctx = &bs;
+        core.b_direct = xg + j0;
+        core.ldb_direct = cols;
+    } else {
+        core.pack_b = pack_im2col;
+        core.b_ctx = &is;
+    }
+    nk_nn_gemm_run(&core, scratch);
+}
+
 nk_status nk_conv(const nk_conv_params *p, const float *x, const float *w, const float *bias, float *y,
                   void *scratch)
 {
-    if (!conv_valid(p))
+    return nk_conv_part(p, x, w, NULL, bias, y, scratch, 0, 1);
+}
+
+size_t nk_conv_wpack_size(const nk_conv_params *p)
+{
+    if (!conv_valid(p) || is_depthwise(p))
+        return 0;
+    return (size_t)p->group * nk_nn_prepack_a_floats(p->m / p->group, (p->c / p->group) * p->kh * p->kw) *
+           sizeof(float);
+}
+
+void nk_conv_wpack(const nk_conv_params *p, const float *w, float *dst)
+{
+    if (!nk_conv_wpack_size(p))
+        return;
+    const int32_t mg = p->m / p->group, kg = (p->c / p->group) * p->kh * p->kw;
+    for (int32_t g = 0; g < p->group; g++) {
+        nk_mat_src as = {w + (ptrdiff_t)g * mg * kg, kg, 0};
+        nk_nn_prepack_a(nk_nn_pack_a_mat, &as, mg, kg, dst + (size_t)g * nk_nn_prepack_a_floats(mg, kg));
+    }
+}
+
+nk_status nk_conv_part(const nk_conv_params *p, const float *x, const float *w, const float *wpack,
+                       const float *bias, float *y, void *scratch, int part, int parts)
+{
+    if (!conv_valid(p) || parts < 1 || part < 0 || part >= parts)
         return NK_EARG;
     if (p->n == 0)
         return NK_OK;
     if (!x || !w || !y || (!scratch && nk_conv_scratch_size(p)))
         return NK_EARG;
-    if (is_depthwise(p)) {
-        nk_nn_conv_depthwise(p, x, w, bias, y, scratch);
+    const int64_t jobs = (int64_t)p->n * p->group;
+    if (is_depthwise(p)) { /* whole channels: a slice of the (image, group) pairs */
+        nk_nn_conv_depthwise(p, x, w, bias, y, scratch, jobs * part / parts, jobs * (part + 1) / parts);
         return NK_OK;
     }
-    const int32_t cg = p->c / p->group, mg = p->m / p->group, kg = cg * p->kh * p->kw;
-    const int32_t cols = p->oh * p->ow;
-    const ptrdiff_t iplane = (ptrdiff_t)p->h * p->w;
-    for (int32_t n = 0; n < p->n; n++)
-        for (int32_t g = 0; g < p->group; g++) {
-            const float *xg = x + ((ptrdiff_t)n * p->c + (ptrdiff_t)g * cg) * iplane;
-            nk_mat_src as = {w + (ptrdiff_t)g * mg * kg, kg, 0}, bs = {xg, cols, 0};
-            im2col_src is = {xg, p};
-            nk_gemm_core core = {.m = mg, .n = cols, .k = kg, .pack_a = nk_nn_pack_a_mat, .a_ctx = &as,
-                                 .c = y + ((ptrdiff_t)n * p->m + (ptrdiff_t)g * mg) * cols, .ldc = cols,
-                                 .alpha = 1.0f, .row_bias = bias ? bias + (ptrdiff_t)g * mg : NULL, .act = p->act};
-            if (is_pointwise(p)) {
-                core.pack_b = nk_nn_pack_b_mat;
-                core.b_ctx = &bs;
-                core.b_direct = xg;
-                core.ldb_direct = cols;
-            } else {
-                core.pack_b = pack_im2col;
-                core.b_ctx = &is;
-            }
-            nk_nn_gemm_run(&core, scratch);
-        }
+    const int32_t mg = p->m / p->group, cols = p->oh * p->ow;
+    int64_t q0 = 0, q1 = jobs;
+    nk_range rows = {0, mg}, cr = {0, cols};
+    if (parts > 1 && jobs >= 2 * parts) { /* many GEMMs: whole ones */
+        q0 = jobs * part / parts;
+        q1 = jobs * (part + 1) / parts;
+    } else if (parts > 1) { /* few large GEMMs: a slice of each */
+        nk_nn_split(mg, cols, part, parts, &rows, &cr);
+    }
+    for (int64_t q = q0; q < q1; q++)
+        conv_gemm(p, x, w, wpack, bias, y, scratch, (int32_t)(q / p->group), (int32_t)(q % p->group), rows.lo,
+                  rows.hi, cr.lo, cr.hi);
     return NK_OK;
 }
 

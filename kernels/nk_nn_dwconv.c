@@ -85,7 +85,6 @@ static void dw_row(const nk_conv_params *p, const dw_taps *t, float b, float *or
     }
     for (int32_t ox = hi; ox < p->ow; ox++)
         orow[ox] = dw_one(p, t, ox, b);
-    nk_nn_act_inplace(orow, p->ow, p->act);
 }
 
 /* Kernels with more than DW_MAX_TAPS taps: plain loops, same order. */
@@ -107,7 +106,6 @@ static void dw_plane_big(const nk_conv_params *p, const float *xin, const float 
             }
             orow[ox] = acc;
         }
-        nk_nn_act_inplace(orow, p->ow, p->act);
     }
 }
 
@@ -135,64 +133,79 @@ static void split_plane(const nk_conv_params *p, const float *xin, float *dst)
     }
 }
 
+static void dw_plane(const nk_conv_params *p, const float *xin, const float *wk, float b, float *yo,
+                     const float *half);
+
+/* The activation goes over whole planes once they are done: rows are too
+ * short (7 to 112) for its vector loop. */
 void nk_nn_conv_depthwise(const nk_conv_params *p, const float *x, const float *w, const float *bias, float *y,
-                          void *scratch)
+                          void *scratch, int64_t u0, int64_t u1)
 {
-    const int32_t mg = p->m / p->group, ne = (p->w + 1) / 2;
+    const int32_t mg = p->m / p->group;
     const ptrdiff_t iplane = (ptrdiff_t)p->h * p->w, oplane = (ptrdiff_t)p->oh * p->ow;
-    const int split = use_split(p);
     float *half = scratch;
-    for (int32_t n = 0; n < p->n; n++)
-        for (int32_t oc = 0; oc < p->m; oc++) {
-            const float *xin = x + ((ptrdiff_t)n * p->c + oc / mg) * iplane;
+    for (int64_t u = u0; u < u1; u++) {
+        const int32_t n = (int32_t)(u / p->group), g = (int32_t)(u % p->group);
+        const float *xin = x + ((ptrdiff_t)n * p->c + g) * iplane;
+        if (use_split(p)) /* once per input channel */
+            split_plane(p, xin, half);
+        for (int32_t oc = g * mg; oc < (g + 1) * mg; oc++) {
             const float *wk = w + (ptrdiff_t)oc * p->kh * p->kw;
             float *yo = y + ((ptrdiff_t)n * p->m + oc) * oplane;
             float b = bias ? bias[oc] : 0.0f;
-            if (p->kh * p->kw > DW_MAX_TAPS) {
+            if (p->kh * p->kw > DW_MAX_TAPS)
                 dw_plane_big(p, xin, wk, b, yo);
-                continue;
+            else
+                dw_plane(p, xin, wk, b, yo, half);
+            nk_nn_act_inplace(yo, oplane, p->act);
+        }
+    }
+}
+
+/* One output plane from one input plane (half: its split copy, for stride 2). */
+static void dw_plane(const nk_conv_params *p, const float *xin, const float *wk, float b, float *yo,
+                     const float *half)
+{
+    const int32_t ne = (p->w + 1) / 2;
+    const int split = use_split(p);
+    dw_taps t;
+    int32_t ky0 = -1, ky1 = -1; /* the taps' ky range, valid for the previous row */
+    for (int32_t oy = 0; oy < p->oh; oy++) {
+        int32_t top = oy * p->stride_h - p->pad_top, a = 0, e = p->kh;
+        while (a < e && top + a * p->dil_h < 0)
+            a++;
+        while (e > a && top + (e - 1) * p->dil_h >= p->h)
+            e--;
+        if (a == ky0 && e == ky1) { /* same taps one output row down */
+            ptrdiff_t step = (ptrdiff_t)p->stride_h * p->w;
+            for (int q = 0; q < t.n; q++) {
+                t.row[q] += step;
+                t.plain[q] += step;
             }
-            if (split && oc % mg == 0) /* once per input channel */
-                split_plane(p, xin, half);
-            dw_taps t;
-            int32_t ky0 = -1, ky1 = -1; /* the taps' ky range, valid for the previous row */
-            for (int32_t oy = 0; oy < p->oh; oy++) {
-                int32_t top = oy * p->stride_h - p->pad_top, a = 0, e = p->kh;
-                while (a < e && top + a * p->dil_h < 0)
-                    a++;
-                while (e > a && top + (e - 1) * p->dil_h >= p->h)
-                    e--;
-                if (a == ky0 && e == ky1) { /* same taps one output row down */
-                    ptrdiff_t step = (ptrdiff_t)p->stride_h * p->w;
-                    for (int q = 0; q < t.n; q++) {
-                        t.row[q] += step;
-                        t.plain[q] += step;
-                    }
-                    dw_row(p, &t, b, yo + (ptrdiff_t)oy * p->ow);
-                    continue;
+            dw_row(p, &t, b, yo + (ptrdiff_t)oy * p->ow);
+            continue;
+        }
+        ky0 = a;
+        ky1 = e;
+        t.n = 0;
+        for (int32_t ky = a; ky < e; ky++) {
+            int32_t iy = top + ky * p->dil_h;
+            for (int32_t kx = 0; kx < p->kw; kx++) {
+                int32_t ix0 = kx * p->dil_w - p->pad_left; /* input column of output 0 */
+                t.plain[t.n] = xin + (ptrdiff_t)iy * p->w;
+                t.kx[t.n] = kx;
+                t.w[t.n] = wk[ky * p->kw + kx];
+                if (split) {
+                    int32_t odd = ix0 & 1; /* two's complement: also right for negative ix0 */
+                    t.row[t.n] = half + (ptrdiff_t)iy * p->w + (odd ? ne : 0);
+                    t.off[t.n] = (ix0 - odd) / 2;
+                } else {
+                    t.row[t.n] = t.plain[t.n];
+                    t.off[t.n] = ix0;
                 }
-                ky0 = a;
-                ky1 = e;
-                t.n = 0;
-                for (int32_t ky = a; ky < e; ky++) {
-                    int32_t iy = top + ky * p->dil_h;
-                    for (int32_t kx = 0; kx < p->kw; kx++) {
-                        int32_t ix0 = kx * p->dil_w - p->pad_left; /* input column of output 0 */
-                        t.plain[t.n] = xin + (ptrdiff_t)iy * p->w;
-                        t.kx[t.n] = kx;
-                        t.w[t.n] = wk[ky * p->kw + kx];
-                        if (split) {
-                            int32_t odd = ix0 & 1; /* two's complement: also right for negative ix0 */
-                            t.row[t.n] = half + (ptrdiff_t)iy * p->w + (odd ? ne : 0);
-                            t.off[t.n] = (ix0 - odd) / 2;
-                        } else {
-                            t.row[t.n] = t.plain[t.n];
-                            t.off[t.n] = ix0;
-                        }
-                        t.n++;
-                    }
-                }
-                dw_row(p, &t, b, yo + (ptrdiff_t)oy * p->ow);
+                t.n++;
             }
         }
+        dw_row(p, &t, b, yo + (ptrdiff_t)oy * p->ow);
+    }
 }

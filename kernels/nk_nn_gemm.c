@@ -1,5 +1,6 @@
 /* Blocked SGEMM (GotoBLAS/BLIS loop order: NC columns of B, KC depth,
  * MC rows of A, then NR x MR register tiles), and Gemm / MatMul on it. */
+#include <math.h>
 #include <string.h>
 
 #include "kernels/nk_nn_internal.h"
@@ -158,10 +159,14 @@ void nk_nn_gemm_run(const nk_gemm_core *g, void *scratch)
             /* A plain B is read in place; only a partial last panel is packed */
             int32_t full = g->b_direct ? nc / NK_NR * NK_NR : 0;
             if (full < nc)
-                g->pack_b(g->b_ctx, pc, kc, jc + full, nc - full, bp);
+                g->pack_b(g->b_ctx, pc, kc, g->j_off + jc + full, nc - full, bp);
             for (int32_t ic = 0; ic < g->m; ic += NK_MC) {
                 int32_t mc = min32(g->m - ic, NK_MC);
-                g->pack_a(g->a_ctx, ic, mc, pc, kc, ap);
+                const float *apan = ap;
+                if (g->a_packed)
+                    apan = g->a_packed + (ptrdiff_t)pc * g->a_rows_up + (ptrdiff_t)(g->a_row0 + ic) * kc;
+                else
+                    g->pack_a(g->a_ctx, ic, mc, pc, kc, ap);
                 for (int32_t jr = 0; jr < nc; jr += NK_NR) {
                     const float *bpanel = bp + (ptrdiff_t)(jr - full) * kc;
                     ptrdiff_t ldb = NK_NR;
@@ -171,12 +176,43 @@ void nk_nn_gemm_run(const nk_gemm_core *g, void *scratch)
                     }
                     int nr = (int)min32(nc - jr, NK_NR);
                     for (int32_t ir = 0; ir < mc; ir += NK_MR)
-                        do_tile(g, kc, ap + (ptrdiff_t)ir * kc, bpanel, ldb, ic + ir, jc + jr,
+                        do_tile(g, kc, apan + (ptrdiff_t)ir * kc, bpanel, ldb, ic + ir, jc + jr,
                                 (int)min32(mc - ir, NK_MR), nr, add, last);
                 }
             }
         }
     }
+}
+
+size_t nk_nn_prepack_a_floats(int32_t m, int32_t k)
+{
+    return m > 0 && k > 0 ? (size_t)round_up(m, NK_MR) * (size_t)k : 0;
+}
+
+void nk_nn_prepack_a(nk_pack_a_fn pack_a, const void *ctx, int32_t m, int32_t k, float *dst)
+{
+    for (int32_t pc = 0; pc < k; pc += NK_KC)
+        pack_a(ctx, 0, m, pc, min32(k - pc, NK_KC), dst + (ptrdiff_t)pc * round_up(m, NK_MR));
+}
+
+/* Splits `units` blocks of `unit` items evenly: items [lo, hi) of part. */
+static nk_range split_units(int32_t total, int32_t unit, int part, int parts)
+{
+    int64_t units = (total + unit - 1) / unit;
+    int64_t lo = units * part / parts * unit, hi = units * (part + 1) / parts * unit;
+    nk_range r = {(int32_t)(lo < total ? lo : total), (int32_t)(hi < total ? hi : total)};
+    return r;
+}
+
+void nk_nn_split(int32_t m, int32_t n, int part, int parts, nk_range *rows, nk_range *cols)
+{
+    *rows = (nk_range){0, m};
+    *cols = (nk_range){0, n};
+    /* columns while every part gets a few panels: they keep the full tile height */
+    if (n >= (int64_t)parts * 4 * NK_NR || m < (int64_t)parts * NK_MR)
+        *cols = split_units(n, NK_NR, part, parts);
+    else
+        *rows = split_units(m, NK_MR, part, parts);
 }
 
 void nk_nn_pack_a_mat(const void *ctx, int32_t i0, int32_t mc, int32_t p0, int32_t kc, float *dst)
@@ -232,6 +268,15 @@ void nk_nn_pack_b_mat(const void *ctx, int32_t p0, int32_t kc, int32_t j0, int32
                 for (; j < NK_NR; j++)
                     d[j] = 0.0f;
             }
+        } else if (cols == NK_NR) {
+            /* NR sequential read streams, contiguous writes (a column at a
+             * time would write with a stride of NR floats) */
+            const float *src[NK_NR];
+            for (int j = 0; j < NK_NR; j++)
+                src[j] = s->p + (ptrdiff_t)(j0 + jb + j) * s->ld + p0;
+            for (int32_t p = 0; p < kc; p++)
+                for (int j = 0; j < NK_NR; j++)
+                    dst[(ptrdiff_t)p * NK_NR + j] = src[j][p];
         } else {
             for (int j = 0; j < NK_NR; j++) {
                 if (j >= cols) {
@@ -290,24 +335,40 @@ size_t nk_gemm_scratch_size(const nk_gemm_params *p)
 
 nk_status nk_gemm(const nk_gemm_params *p, const float *a, const float *b, const float *c, float *y, void *scratch)
 {
-    if (!gemm_valid(p) || (p->m && p->n && (!y || (p->k && (!a || !b || !scratch)))))
+    return nk_gemm_part(p, a, b, c, y, scratch, 0, 1);
+}
+
+nk_status nk_gemm_part(const nk_gemm_params *p, const float *a, const float *b, const float *c, float *y,
+                       void *scratch, int part, int parts)
+{
+    if (!gemm_valid(p) || parts < 1 || part < 0 || part >= parts ||
+        (p->m && p->n && (!y || (p->k && (!a || !b || !scratch)))))
         return NK_EARG;
+    nk_range rows, cols;
+    nk_nn_split(p->m, p->n, part, parts, &rows, &cols);
+    if (rows.hi <= rows.lo || cols.hi <= cols.lo)
+        return NK_OK;
     int with_c = c && p->beta != 0.0f;
     if (with_c) /* Y = beta * C first; the product is then added to it, as onnxruntime does */
-        for (int32_t i = 0; i < p->m; i++) {
+        for (int32_t i = rows.lo; i < rows.hi; i++) {
             const float *cr = c + (ptrdiff_t)(p->c_rows == 1 ? 0 : i) * p->c_cols;
             float *yr = y + (ptrdiff_t)i * p->n;
             if (p->c_cols == 1)
-                for (int32_t j = 0; j < p->n; j++)
+                for (int32_t j = cols.lo; j < cols.hi; j++)
                     yr[j] = p->beta * cr[0];
             else
-                for (int32_t j = 0; j < p->n; j++)
+                for (int32_t j = cols.lo; j < cols.hi; j++)
                     yr[j] = p->beta * cr[j];
         }
-    nk_mat_src as = {a, p->trans_a ? p->m : p->k, p->trans_a}, bs = {b, p->trans_b ? p->k : p->n, p->trans_b};
-    nk_gemm_core g = {.m = p->m, .n = p->n, .k = p->k, .pack_a = nk_nn_pack_a_mat, .a_ctx = &as,
-                      .pack_b = nk_nn_pack_b_mat, .b_ctx = &bs, .c = y, .ldc = p->n, .alpha = p->alpha,
-                      .accumulate = with_c, .act = p->act, .b_direct = p->trans_b ? NULL : b, .ldb_direct = p->n};
+    /* op(A)'s rows from rows.lo: A advances by rows (plain) or columns (transposed) */
+    ptrdiff_t lda = p->trans_a ? p->m : p->k, ldb = p->trans_b ? p->k : p->n;
+    nk_mat_src as = {a + (p->trans_a ? rows.lo : (ptrdiff_t)rows.lo * lda), lda, p->trans_a},
+               bs = {b, ldb, p->trans_b};
+    nk_gemm_core g = {.m = rows.hi - rows.lo, .n = cols.hi - cols.lo, .k = p->k, .pack_a = nk_nn_pack_a_mat,
+                      .a_ctx = &as, .pack_b = nk_nn_pack_b_mat, .b_ctx = &bs, .j_off = cols.lo,
+                      .c = y + (ptrdiff_t)rows.lo * p->n + cols.lo, .ldc = p->n, .alpha = p->alpha,
+                      .accumulate = with_c, .act = p->act, .b_direct = p->trans_b ? NULL : b + cols.lo,
+                      .ldb_direct = p->n};
     nk_nn_gemm_run(&g, scratch);
     return NK_OK;
 }

@@ -38,8 +38,13 @@ typedef struct nk_gemm_core {
     int32_t m, n, k;
     nk_pack_a_fn pack_a;
     const void *a_ctx;
+    /* op(A) packed ahead (nk_nn_prepack_a of a matrix with a_rows_up rows
+     * rounded up to MR), this GEMM's row 0 at its row a_row0; or NULL */
+    const float *a_packed;
+    int32_t a_rows_up, a_row0;
     nk_pack_b_fn pack_b;
     const void *b_ctx;
+    int32_t j_off;           /* column j of C is column j_off + j of op(B) for pack_b */
     const float *b_direct;   /* op(B) as a plain k x n matrix to read in place, or NULL */
     ptrdiff_t ldb_direct;
     float *c;
@@ -61,15 +66,30 @@ void nk_nn_pack_a_mat(const void *ctx, int32_t i0, int32_t mc, int32_t p0, int32
 void nk_nn_pack_b_mat(const void *ctx, int32_t p0, int32_t kc, int32_t j0, int32_t nc, float *dst);
 
 size_t nk_nn_gemm_scratch(int32_t m, int32_t n, int32_t k);
+/* Floats of an m x k op(A) packed ahead: every depth block's MR-row panels
+ * as nk_nn_gemm_run would pack them, block after block. */
+size_t nk_nn_prepack_a_floats(int32_t m, int32_t k);
+void nk_nn_prepack_a(nk_pack_a_fn pack_a, const void *ctx, int32_t m, int32_t k, float *dst);
 void nk_nn_gemm_run(const nk_gemm_core *g, void *scratch);
 
 /* Applies act to n floats in place. */
 void nk_nn_act_inplace(float *v, ptrdiff_t n, nk_act act);
 
-/* Depthwise Conv (c == group), parameters already checked (nk_nn_dwconv.c). */
+/* Depthwise Conv (c == group), parameters already checked (nk_nn_dwconv.c):
+ * the (image, group) pairs u = n * group + g in [u0, u1). */
 size_t nk_nn_dw_scratch(const nk_conv_params *p);
 void nk_nn_conv_depthwise(const nk_conv_params *p, const float *x, const float *w, const float *bias, float *y,
-                          void *scratch);
+                          void *scratch, int64_t u0, int64_t u1);
+
+/* A half-open range of rows or columns. */
+typedef struct nk_range {
+    int32_t lo, hi;
+} nk_range;
+
+/* Part `part` of `parts` of an m x n output: a band of columns (whole
+ * NR-column panels) when there are enough of them, else of rows (whole
+ * MR-row tiles); parts beyond the panels or tiles get an empty range. */
+void nk_nn_split(int32_t m, int32_t n, int part, int parts, nk_range *rows, nk_range *cols);
 
 static inline int32_t nk_nn_min32(int32_t a, int32_t b)
 {

@@ -49,7 +49,8 @@ typedef enum npub_section_kind {
     NPUB_SEC_DEBUG = 9,     /* npub_debug[]: command ranges -> source node names */
     NPUB_SEC_GRAPH = 10,    /* the quantized graph (ir_serialize) that npuref runs */
     NPUB_SEC_MAC = 11,      /* npub_mac: keyed tags (npucc --sign-key), optional */
-    NPUB_SEC_KIND_MAX = 11
+    NPUB_SEC_TARGET = 12,   /* the effective target description (JSON text), optional; npusim's */
+    NPUB_SEC_KIND_MAX = 12
 } npub_section_kind;
 
 typedef struct npub_section {

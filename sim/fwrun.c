@@ -72,6 +72,8 @@ static void fill_stats(const fwrun *r, const simfw_options *o, simfw_result *res
     npu_stats *s = &res->stats;
     memset(s, 0, sizeof *s);
     snprintf(res->target, sizeof res->target, "%s", r->t->name);
+    if (r->t->config_json && strlen(r->t->config_json) < sizeof res->target_config)
+        memcpy(res->target_config, r->t->config_json, strlen(r->t->config_json) + 1);
     s->model = o->firmware;
     /* NPU clock cycles, as every figure of npusim */
     s->cycles_total = (uint64_t)((double)t->total_cycles * r->cfg.npu_hz / r->cfg.host_hz + 0.5);
@@ -89,7 +91,8 @@ npu_status simfw_run(const simfw_options *o, simfw_result *res, npu_err *err)
 {
     memset(res, 0, sizeof *res);
     tgt_target *t = NULL;
-    npu_status st = tgt_load(o->target ? o->target : "edge-v1", NULL, &t, err);
+    npu_status st = tgt_load(o->target ? o->target : "edge-v1", &(tgt_opts){.sets = o->sets, .nsets = o->nsets}, &t,
+                             err);
     if (st != NPU_OK)
         return st;
     fwrun r = {.t = t, .trace = o->trace};
@@ -99,18 +102,19 @@ npu_status simfw_run(const simfw_options *o, simfw_result *res, npu_err *err)
         fputs("{\"traceEvents\":[\n", o->trace);
     if (st == NPU_OK) {
         st = sim_run(s, &res->run, err);
+        if (st != NPU_OK) /* a guest fault: name the firmware (boot errors name their file already) */
+            npu_err_prefix(err, "%s", o->firmware);
         if (o->trace)
             fputs("\n]}\n", o->trace);
     }
     res->cfg = r.cfg;
     if (r.npu)
         fill_stats(&r, o, res);
-    if (st != NPU_OK)
-        npu_err_prefix(err, "%s", o->firmware);
     if (r.npu)
         npu_model_free(r.npu);
     sim_free(s);
     tgt_free(t);
     res->stats.target = res->target;
+    res->stats.target_config = res->target_config[0] ? res->target_config : NULL;
     return st;
 }

@@ -15,6 +15,8 @@
 typedef struct simfw_options {
     const char *firmware;
     const char *target;       /* NAME or FILE.yaml; NULL: edge-v1 */
+    const char *const *sets;  /* --set PATH=VALUE overrides of the target */
+    int nsets;
     uint64_t max_insns;       /* 0: the default limit */
     FILE *console;
     FILE *trace;              /* Chrome trace JSON of the NPU jobs (NULL: none) */
@@ -26,6 +28,7 @@ typedef struct simfw_result {
     sim_result run;
     npu_stats stats; /* cycles of the whole run (boot included), NPU jobs, MACs, DRAM bytes */
     char target[64]; /* the target's name (stats.target) */
+    char target_config[16384]; /* stats.target_config (empty when it would not fit) */
 } simfw_result;
 
 /* Boots the firmware and runs it to its EXIT write. NPU_OK when it exited

@@ -47,6 +47,8 @@ typedef struct npu_insn_event {
     uint64_t macs, dram_read, dram_write;
     uint64_t flash_read; /* a dma_load from the flash region counts here, not in dram_read */
     uint64_t int4_macs;  /* the part of macs with int4 weights (the array's int4 rate) */
+    uint64_t sram_read, sram_write; /* SRAM bytes its operands read and write */
+    uint64_t bank_stall;            /* cycles of end - start lost to SRAM bank conflicts */
 } npu_insn_event;
 
 typedef void (*npu_event_fn)(void *ud, const npu_insn_event *e);
@@ -57,6 +59,8 @@ typedef struct npu_run_stats {
     uint64_t macs, dram_read, dram_write, flash_read; /* MACs; bytes moved by DMA per side */
     uint64_t sram_peak;            /* one past the highest SRAM byte touched */
     uint64_t insns;
+    uint64_t sram_read, sram_write; /* SRAM bytes of every operand */
+    uint64_t bank_stall;            /* cycles instructions lost to SRAM bank conflicts */
 } npu_run_stats;
 
 /* The target must outlive the model. NPU_EUSER for a target the model cannot

@@ -43,6 +43,10 @@ typedef struct npum_insn {
     int64_t bus_latency; /* the part of dur before the transfer */
     uint64_t macs, dram_read, dram_write, flash_read, sram_end;
     uint64_t int4_macs; /* macs at the int4 rate (w4 set) */
+    uint64_t banks;     /* SRAM banks its operands touch, a bit each */
+    uint64_t sram_read, sram_write; /* SRAM bytes (energy) */
+    uint64_t bank_stall; /* cycles lost to bank conflicts */
+    uint64_t act;        /* when it starts using SRAM: start, or a DMA's transfer start */
     uint64_t start, end;
     uint32_t *vc; /* vector clock (nq entries): at fetch, then at start */
 } npum_insn;

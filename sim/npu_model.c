@@ -212,7 +212,7 @@ static npu_status dma_dram(npu_model *m, npum_insn *x, const tgt_operand *op, np
     a->write = op->write;
     a->sram = false;
     a->field = op->addr;
-    x->bus = r == TGT_REGION_FLASH ? NPUM_BUS_FLASH : NPUM_BUS_DRAM;
+    x->bus = tgt_region_bus(m->t, r) == TGT_BUS_FLASH ? NPUM_BUS_FLASH : NPUM_BUS_DRAM;
     uint64_t bytes = (uint64_t)(v[TGT_F_C] * v[TGT_F_H] * v[TGT_F_W]);
     if (op->write)
         x->dram_write = bytes;
@@ -230,6 +230,24 @@ static bool in_place_ok(tgt_sem s, const npum_access *w, const npum_access *r)
     if (s == TGT_SEM_ELTWISE || s == TGT_SEM_LUT || s == TGT_SEM_REQUANT)
         return same && r->field != TGT_F_TABLE;
     return same && w->field == TGT_F_PSUM && r->field == TGT_F_PSUM; /* accumulating partial sums */
+}
+
+/* The banks an SRAM box spans (contiguous banks of sram.bytes / banks) and
+ * its bytes, for the conflict model and the energy. */
+static void note_sram(const npu_model *m, npum_insn *x, const npum_access *a)
+{
+    const npum_box *b = &a->box;
+    int64_t lo = b->base - (int64_t)(intptr_t)m->sram, bytes = b->c * b->h * b->w;
+    int64_t hi = lo + (b->c - 1) * b->cs + (b->h - 1) * b->hs + b->w; /* one past the last byte */
+    int64_t nb = m->t->p[TGT_P_SRAM_BANKS], bank = m->t->p[TGT_P_SRAM_BYTES] / nb;
+    if (bytes <= 0 || hi <= lo)
+        return;
+    for (int64_t k = lo / bank; k <= (hi - 1) / bank && k < nb; k++)
+        x->banks |= 1ull << k;
+    if (a->write)
+        x->sram_write += (uint64_t)bytes;
+    else
+        x->sram_read += (uint64_t)bytes;
 }
 
 static npu_status resolve_operands(npu_model *m, npum_insn *x, npu_err *err)
@@ -261,6 +279,7 @@ static npu_status resolve_operands(npu_model *m, npum_insn *x, npu_err *err)
         a->field = ops[i].addr;
         if ((uint64_t)(at + ops[i].bytes) > x->sram_end)
             x->sram_end = (uint64_t)(at + ops[i].bytes);
+        note_sram(m, x, a);
     }
     /* a unit reading what it is overwriting gives whatever its datapath order gives: refuse it */
     for (int i = 0; i < x->nacc; i++)
@@ -359,6 +378,9 @@ static void add_stats(npu_run_stats *to, const npu_run_stats *s)
     to->dram_read += s->dram_read;
     to->dram_write += s->dram_write;
     to->flash_read += s->flash_read;
+    to->sram_read += s->sram_read;
+    to->sram_write += s->sram_write;
+    to->bank_stall += s->bank_stall;
     to->insns += s->insns;
     if (s->sram_peak > to->sram_peak)
         to->sram_peak = s->sram_peak;

@@ -103,6 +103,37 @@ static bool drains(const npu_model *m, const npum_insn *x)
 
 /* ---- start and completion ------------------------------------------------------------ */
 
+/* How often x uses each bank it touches while it is active (a DMA during its
+ * transfer): its SRAM bytes over those cycles and the ports of its banks
+ * (sram.port_bytes each per cycle), at most 1. */
+static double bank_duty(const npu_model *m, const npum_insn *x, uint64_t cycles)
+{
+    double nb = (double)__builtin_popcountll(x->banks), port = (double)m->t->p[TGT_P_SRAM_PORT_BYTES];
+    double d = (double)(x->sram_read + x->sram_write) / ((double)(cycles ? cycles : 1) * port * nb);
+    return d < 1.0 ? d : 1.0;
+}
+
+/* SRAM bank conflicts: while another unit is active on a bank r also uses,
+ * the two hit it in the same cycle with the product of their duties
+ * (accesses spread evenly over each one's banks and cycles), and r, the
+ * later one, stalls a cycle each time. r is active over [r->act, r->end). */
+static uint64_t bank_stall(const npu_model *m, const npum_insn *r)
+{
+    if (!r->banks)
+        return 0;
+    double stall = 0, dr = bank_duty(m, r, r->end - r->act);
+    for (int q = 0; q < m->nq; q++) {
+        const npum_insn *o = &m->run[q];
+        if (q == r->queue || !m->running[q] || !(o->banks & r->banks))
+            continue;
+        uint64_t lo = o->act > r->act ? o->act : r->act, hi = o->end < r->end ? o->end : r->end;
+        if (hi > lo)
+            stall += (double)(hi - lo) * (double)__builtin_popcountll(o->banks & r->banks) * dr *
+                     bank_duty(m, o, o->end - o->act - o->bank_stall);
+    }
+    return (uint64_t)stall;
+}
+
 static npu_status start(npu_model *m, const npum_insn *x, npu_err *err)
 {
     const int q = x->queue, nq = m->nq;
@@ -121,19 +152,27 @@ static npu_status start(npu_model *m, const npum_insn *x, npu_err *err)
     npu_status st = npum_hazard_check(m, r, err);
     if (st || (st = npum_execute(m, r, err)))
         return st;
+    r->act = m->now;
     r->end = m->now + (uint64_t)r->dur;
     if (r->bus != NPUM_BUS_NONE) { /* latency on the channel, then the transfer on the shared bus */
         uint64_t b = m->now + (uint64_t)r->bus_latency;
         if (m->bus_free[r->bus] > b)
             b = m->bus_free[r->bus];
+        r->act = b;
         r->end = b + (uint64_t)(r->dur - r->bus_latency);
-        m->bus_free[r->bus] = r->end;
     }
+    r->bank_stall = bank_stall(m, r);
+    r->end += r->bank_stall;
+    if (r->bus != NPUM_BUS_NONE)
+        m->bus_free[r->bus] = r->end; /* a stalled transfer holds the bus */
     m->running[q] = true;
     m->st.macs += r->macs;
     m->st.dram_read += r->dram_read;
     m->st.dram_write += r->dram_write;
     m->st.flash_read += r->flash_read;
+    m->st.sram_read += r->sram_read;
+    m->st.sram_write += r->sram_write;
+    m->st.bank_stall += r->bank_stall;
     if (r->sram_end > m->st.sram_peak)
         m->st.sram_peak = r->sram_end;
     return NPU_OK;
@@ -156,7 +195,8 @@ static npu_status complete(npu_model *m, int q, npu_err *err)
         npu_insn_event e = {.word = r->word, .index = r->index, .insn = r->d.insn, .unit = r->unit,
                             .queue = r->unit == TGT_UNIT_DMA ? q : 0, .start = r->start, .end = r->end,
                             .macs = r->macs, .dram_read = r->dram_read, .dram_write = r->dram_write,
-                            .flash_read = r->flash_read, .int4_macs = r->int4_macs};
+                            .flash_read = r->flash_read, .int4_macs = r->int4_macs,
+                            .sram_read = r->sram_read, .sram_write = r->sram_write, .bank_stall = r->bank_stall};
         m->event_fn(m->event_ud, &e);
     }
     return NPU_OK;

@@ -13,11 +13,13 @@
 #include "format/npub_sign.h"
 #include "rt/npurt_ops.h"
 #include "sim/npu.h"
+#include "sim/npub_trace.h"
 #include "target/target.h"
 
 typedef struct layer_acc {
     uint64_t cycles, macs, dram;
     uint64_t int4_macs, flash; /* for the layer's bound */
+    uint64_t sram_read, sram_write, vector; /* for its energy */
     const char *op;            /* from the graph section (fmt_op_name: static) */
     uint64_t job_start, job_end; /* span inside the current job */
     uint64_t job;                /* job number the span belongs to, +1 (0: none yet) */
@@ -42,18 +44,28 @@ struct simrun {
     uint64_t inferences, jobs;
     uint64_t host_cycles, npu_cycles, total_cycles;
     uint64_t dram_read, dram_write, macs;
+    npu_energy_counts use; /* every inference's accesses (seconds and host_insns unused) */
+    uint64_t load_cycles;  /* the constants' copy to DRAM at load, NPU cycles */
     int32_t *layer_of_word; /* debug range of each command word, -1 for none */
     layer_acc *layers;      /* one per debug range */
     uint32_t base_word;     /* first word of the running job */
     uint64_t job_host_start;
-    FILE *trace;
-    bool trace_open;
+    simtrace *tr;                 /* --trace: NULL when not tracing */
+    bool trace_all;
+    uint64_t trace_inference;
+    uint64_t *step_last;          /* host cycles per step of the last inference */
+    bool trace_oom;
     npu_stats_layer *stat_layers; /* filled by simrun_stats */
     uint64_t *step_host;          /* host cycles per step (NPU waits included), summed */
     const char **step_op;         /* op type per step (host steps; static strings) */
     uint64_t run_host;            /* host cycles of npurt_run, summed (boot and open excluded) */
     uint64_t sram_peak_merged;    /* the highest SRAM peak of contexts merged in (simrun_merge) */
 };
+
+static bool traced(const simrun *r)
+{
+    return r->tr && (r->trace_all || r->inferences == r->trace_inference);
+}
 
 static void on_event(void *ud, const npu_insn_event *e)
 {
@@ -63,6 +75,10 @@ static void on_event(void *ud, const npu_insn_event *e)
     r->macs += e->macs;
     r->dram_read += e->dram_read;
     r->dram_write += e->dram_write;
+    uint64_t vec = e->unit == TGT_UNIT_VECTOR ? e->sram_write : 0;
+    r->use.macs_int8 += e->macs - e->int4_macs, r->use.macs_int4 += e->int4_macs;
+    r->use.sram_read += e->sram_read, r->use.sram_write += e->sram_write, r->use.vector += vec;
+    r->use.dram += e->dram_read + e->dram_write, r->use.flash += e->flash_read;
     if (li >= 0) {
         layer_acc *L = &r->layers[li];
         if (L->job != r->jobs + 1) {
@@ -78,19 +94,11 @@ static void on_event(void *ud, const npu_insn_event *e)
         L->int4_macs += e->int4_macs;
         L->dram += e->dram_read + e->dram_write;
         L->flash += e->flash_read;
+        L->sram_read += e->sram_read, L->sram_write += e->sram_write, L->vector += vec;
     }
-    if (r->trace && r->inferences == 0) {
-        /* timestamps in microseconds: the job's start on the host clock plus NPU time */
-        double t0 = (double)r->job_host_start / r->cfg.host_hz * 1e6;
-        double ts = t0 + (double)e->start / r->cfg.npu_hz * 1e6, dur = (double)(e->end - e->start) / r->cfg.npu_hz * 1e6;
-        const char *name = r->t->isa->insns[e->insn].name;
-        fprintf(r->trace, "%s{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":\"%s%d\",\"ts\":%.4f,"
-                          "\"dur\":%.4f,\"args\":{\"word\":%" PRIu32 ",\"layer\":",
-                r->trace_open ? ",\n" : "", name, tgt_unit_name(e->unit), tgt_unit_name(e->unit), e->queue, ts, dur, w);
-        npu_json_string(r->trace, li >= 0 ? npub_string(&r->v, r->v.debug[li].name) : "");
-        fprintf(r->trace, "}}");
-        r->trace_open = true;
-    }
+    if (traced(r) && !simtrace_event(r->tr, r->job_host_start, e, li >= 0 ? npub_string(&r->v, r->v.debug[li].name)
+                                                                           : NULL))
+        r->trace_oom = true;
 }
 
 /* Wraps the model's seam to learn where each job's stream starts. */
@@ -140,6 +148,14 @@ static npu_status place(simrun *r, npu_err *err)
         st = sim_place_request(r->sim, &req, &r->req_addr, err);
     if (st != NPU_OK)
         return npu_err_prefix(err, "%s: does not fit the target's memory", r->path);
+    if (r->t->p[TGT_P_PLACEMENT_CONSTANTS] == TGT_PLACE_DRAM) {
+        /* the loader copies the binary from flash to DRAM once, over the flash bus; the NPU then reads the
+         * constants (and the runtime the commands) there */
+        if ((st = sim_place_dram(r->sim, r->dev, r->dev_size, 64, &r->blob_addr, err)) != NPU_OK)
+            return npu_err_prefix(err, "%s: the copy of the binary to DRAM does not fit", r->path);
+        r->load_cycles = (uint64_t)ceil((double)r->dev_size / tgt_bus_bytes_per_cycle(r->t, TGT_BUS_FLASH)) +
+                         (uint64_t)r->t->p[TGT_P_FLASH_LATENCY];
+    }
     r->region_addr[NPUB_REGION_CONST] = r->blob_addr + (uint32_t)(r->dv.constants - r->dv.base);
     r->cmd_addr = r->blob_addr + (uint32_t)((const uint8_t *)r->dv.commands - r->dv.base);
     return NPU_OK;
@@ -154,7 +170,8 @@ static npu_status make_device_blob(simrun *r, npu_err *err)
     int n = 0;
     for (uint32_t i = 0; i < r->v.header->section_count; i++) {
         const npub_section *sec = &r->v.sections[i];
-        if (sec->kind != NPUB_SEC_DEBUG && sec->kind != NPUB_SEC_GRAPH && n < NPUB_SEC_KIND_MAX)
+        if (sec->kind != NPUB_SEC_DEBUG && sec->kind != NPUB_SEC_GRAPH && sec->kind != NPUB_SEC_TARGET &&
+            n < NPUB_SEC_KIND_MAX)
             secs[n++] = (fmt_section){(npub_section_kind)sec->kind, r->v.base + sec->offset, sec->size};
     }
     char name[FMT_TARGET_NAME_CAP];
@@ -226,6 +243,43 @@ static uint64_t layer_bound(const tgt_target *t, const layer_acc *L, uint64_t n)
     return (uint64_t)ceil(b / (double)n);
 }
 
+/* Energy of n inferences' worth of a layer's accesses, per inference, with
+ * the static power over its cycles. */
+static double layer_energy(const simrun *r, const layer_acc *L, uint64_t n)
+{
+    npu_energy_counts c = {(L->macs - L->int4_macs) / n, L->int4_macs / n, L->sram_read / n, L->sram_write / n,
+                           L->dram / n, L->flash / n, L->vector / n, 0, (double)L->cycles / (double)n / r->cfg.npu_hz};
+    npu_energy e;
+    tgt_energy(r->t, &c, &e);
+    return e.total;
+}
+
+/* A host step: its instructions (cycles over the CPI) and its time. */
+static double host_energy(const simrun *r, uint64_t host_cycles)
+{
+    npu_energy_counts c = {.host_insns = (uint64_t)((double)host_cycles / r->t->host_cpi),
+                           .seconds = (double)host_cycles / r->cfg.host_hz};
+    npu_energy e;
+    tgt_energy(r->t, &c, &e);
+    return e.total;
+}
+
+/* Per inference: every NPU access counted, the host's instructions outside
+ * the NPU's time, the static power over the whole inference. */
+static void total_energy(const simrun *r, npu_stats *s, uint64_t n)
+{
+    const npu_energy_counts *u = &r->use;
+    double host_per_npu = r->cfg.host_hz / r->cfg.npu_hz;
+    npu_energy_counts c = {u->macs_int8 / n, u->macs_int4 / n, u->sram_read / n, u->sram_write / n, u->dram / n,
+                           u->flash / n, u->vector / n,
+                           (uint64_t)((double)s->cycles_host * host_per_npu / r->t->host_cpi),
+                           (double)s->cycles_total / r->cfg.npu_hz};
+    tgt_energy(r->t, &c, &s->energy);
+    tgt_area(r->t, &s->area);
+    s->flash_read_bytes = u->flash / n;
+    s->load_cycles = r->load_cycles;
+}
+
 static npu_status index_layers(simrun *r, npu_err *err)
 {
     size_t nw = r->v.n_commands ? r->v.n_commands : 1, nd = r->v.n_debug ? r->v.n_debug : 1;
@@ -235,7 +289,8 @@ static npu_status index_layers(simrun *r, npu_err *err)
     r->stat_layers = npu_malloc(r->alloc, sizeof(npu_stats_layer) * (nd + ns));
     r->step_host = npu_malloc(r->alloc, sizeof(uint64_t) * ns);
     r->step_op = npu_malloc(r->alloc, sizeof(const char *) * ns);
-    if (!r->layer_of_word || !r->layers || !r->stat_layers || !r->step_host || !r->step_op)
+    r->step_last = npu_malloc(r->alloc, sizeof(uint64_t) * ns);
+    if (!r->layer_of_word || !r->layers || !r->stat_layers || !r->step_host || !r->step_op || !r->step_last)
         return npu_fail(err, NPU_EINTERNAL, "out of memory");
     memset(r->layers, 0, sizeof(layer_acc) * nd);
     memset(r->step_host, 0, sizeof(uint64_t) * ns);
@@ -257,14 +312,20 @@ npu_status simrun_open(const char *npub_path, const simrun_options *o, simrun **
     memset(r, 0, sizeof *r);
     r->alloc = a;
     r->path = npub_path;
-    r->trace = o->trace;
+    r->trace_all = o->trace_all;
+    r->trace_inference = o->trace_inference;
+    if (o->trace && !(r->tr = simtrace_new(a, o->trace, NULL, 0, 0))) {
+        simrun_free(r);
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    }
     npu_status st = fmt_npub_read_ex(npub_path, &o->files, a, &r->blob, &r->size, &r->v, err);
     if (st == NPU_OK && o->verify_key)
         st = fmt_npub_verify_key(npub_path, &r->v, o->verify_key, err);
     if (st == NPU_OK && !r->v.memory)
         st = npu_fail(err, NPU_EUSER, "%s: no memory section", npub_path);
     if (st == NPU_OK)
-        st = fmt_npub_target(&r->v, r->path, o->target, !o->any_target, &r->t, err);
+        st = fmt_npub_target_ex(&r->v, r->path, o->target, &(tgt_opts){.sets = o->sets, .nsets = o->nsets},
+                                !o->any_target && !o->nsets, &r->t, err);
     if (st == NPU_OK)
         st = make_device_blob(r, err);
     if (st == NPU_OK) {
@@ -288,6 +349,8 @@ npu_status simrun_open(const char *npub_path, const simrun_options *o, simrun **
         simrun_free(r);
         return st;
     }
+    if (r->tr)
+        simtrace_bind(r->tr, r->t, r->cfg.host_hz, r->cfg.npu_hz);
     npu_model_set_events(r->npu, on_event, r);
     sim_attach_npu(r->sim, &run_ops, r);
     /* boot and validate once, then one request per inference (docs/runtime.md) */
@@ -311,6 +374,8 @@ void simrun_free(simrun *r)
     size_t ns = r->v.n_steps ? r->v.n_steps : 1;
     npu_free(r->alloc, r->stat_layers, sizeof(npu_stats_layer) * ((r->v.n_debug ? r->v.n_debug : 1) + ns));
     npu_free(r->alloc, r->step_host, sizeof(uint64_t) * ns);
+    npu_free(r->alloc, r->step_last, sizeof(uint64_t) * ns);
+    simtrace_free(r->tr);
     npu_free(r->alloc, r->step_op, sizeof(const char *) * ns);
     if (r->blob)
         npu_free_file(r->alloc, r->blob, r->size);
@@ -357,9 +422,32 @@ static npu_status read_results(simrun *r, npu_err *err)
     for (uint32_t i = 0; table && i < n && st == NPU_OK; i++) {
         uint32_t c[2];
         if ((st = sim_mem_read(r->sim, table + 8 * i, c, sizeof c, err)) == NPU_OK)
-            r->step_host[i] += (uint64_t)c[1] << 32 | c[0];
+            r->step_host[i] += r->step_last[i] = (uint64_t)c[1] << 32 | c[0];
     }
     return st;
+}
+
+/* The traced inference's steps with this inference's host cycles. */
+static npu_status trace_inference(simrun *r, npu_err *err)
+{
+    uint32_t n = r->v.n_steps;
+    simtrace_step *s = npu_malloc(r->alloc, sizeof *s * (n ? n : 1));
+    if (!s || r->trace_oom) {
+        npu_free(r->alloc, s, sizeof *s * (n ? n : 1));
+        return npu_fail(err, NPU_EINTERNAL, "%s: out of memory for the trace", r->path);
+    }
+    for (uint32_t i = 0; i < n; i++)
+        s[i] = (simtrace_step){npub_string(&r->v, r->v.steps[i].name), r->step_op[i],
+                               r->v.steps[i].kind == NPUB_STEP_NPU, r->step_last[i]};
+    simtrace_inference(r->tr, r->inferences, s, n);
+    npu_free(r->alloc, s, sizeof *s * (n ? n : 1));
+    return NPU_OK;
+}
+
+void simrun_trace_end(simrun *r)
+{
+    simtrace_finish(r->tr);
+    r->tr = NULL;
 }
 
 npu_status simrun_infer(simrun *r, const void *const *inputs, void *const *outputs, npu_err *err)
@@ -372,19 +460,17 @@ npu_status simrun_infer(simrun *r, const void *const *inputs, void *const *outpu
     }
     if (st == NPU_OK)
         st = write_request(r, err);
-    if (st == NPU_OK && r->trace && r->inferences == 0)
-        fputs("{\"traceEvents\":[\n", r->trace);
     sim_result res;
     if (st == NPU_OK)
         st = sim_waiting(r->sim) ? sim_resume(r->sim, &res, err) : sim_run(r->sim, &res, err);
-    if (r->trace && r->inferences == 0)
-        fputs("\n]}\n", r->trace);
     if (st != NPU_OK)
         return npu_err_prefix(err, "%s", r->path);
     if (res.exit_code != 0)
         return npu_fail(err, NPU_EUSER, "%s: the runtime failed on the simulated host (exit code %d): %s", r->path,
                         (int)res.exit_code, res.msg);
     if ((st = read_results(r, err)) != NPU_OK)
+        return st;
+    if (traced(r) && (st = trace_inference(r, err)) != NPU_OK)
         return st;
     for (uint32_t j = 0; st == NPU_OK && j < v->io->n_outputs; j++) {
         const npub_tensor *t = &v->tensors[v->outputs[j]];
@@ -437,7 +523,12 @@ void simrun_merge(simrun *dst, const simrun *src)
         const layer_acc *b = &src->layers[i];
         a->cycles += b->cycles, a->macs += b->macs, a->dram += b->dram;
         a->int4_macs += b->int4_macs, a->flash += b->flash;
+        a->sram_read += b->sram_read, a->sram_write += b->sram_write, a->vector += b->vector;
     }
+    npu_energy_counts *u = &dst->use;
+    const npu_energy_counts *v = &src->use;
+    u->macs_int8 += v->macs_int8, u->macs_int4 += v->macs_int4, u->sram_read += v->sram_read;
+    u->sram_write += v->sram_write, u->dram += v->dram, u->flash += v->flash, u->vector += v->vector;
     for (uint32_t i = 0; i < dst->v.n_steps && i < src->v.n_steps; i++)
         dst->step_host[i] += src->step_host[i];
     uint64_t peak = npu_model_totals(src->npu)->sram_peak;
@@ -451,6 +542,7 @@ void simrun_stats(simrun *r, npu_stats *s)
 {
     memset(s, 0, sizeof *s);
     s->target = r->t->name;
+    s->target_config = r->t->config_json;
     s->model = r->path;
     uint64_t n = r->inferences ? r->inferences : 1;
     /* per inference: the figures an architect compares */
@@ -475,7 +567,8 @@ void simrun_stats(simrun *r, npu_stats *s)
         const npub_step *st = &r->v.steps[i];
         if (st->kind == NPUB_STEP_HOST) {
             uint64_t c = (uint64_t)((double)r->step_host[i] / (double)n * host_per_npu + 0.5);
-            r->stat_layers[nl++] = (npu_stats_layer){npub_string(&r->v, st->name), r->step_op[i], "host", c, 0, 0, 0};
+            r->stat_layers[nl++] = (npu_stats_layer){npub_string(&r->v, st->name), r->step_op[i], "host", c, 0, 0, 0,
+                                                     host_energy(r, r->step_host[i] / n), 0};
             continue;
         }
         for (uint32_t d = 0; d < r->v.n_debug; d++) {
@@ -483,11 +576,13 @@ void simrun_stats(simrun *r, npu_stats *s)
             if (r->v.debug[d].step == i)
                 r->stat_layers[nl++] = (npu_stats_layer){npub_string(&r->v, r->v.debug[d].name), L->op, "npu",
                                                          L->cycles / n, L->macs / n, L->dram / n,
-                                                         layer_bound(r->t, L, n)};
+                                                         layer_bound(r->t, L, n), layer_energy(r, L, n),
+                                                         L->flash / n};
         }
     }
     s->n_layers = nl;
     s->layers = r->stat_layers;
+    total_energy(r, s, n);
     s->extra = write_steps;
     s->extra_ud = r;
 }

@@ -18,10 +18,14 @@ typedef struct simrun_options {
     const char *firmware;  /* the firmware ELF (fw/npurt.elf) */
     const char *target;    /* NULL: the target named in the binary */
     bool any_target;       /* run even when the target's hash differs from the binary's */
+    const char *const *sets; /* --set PATH=VALUE overrides of the target (imply any_target) */
+    int nsets;
     const char *verify_key; /* --verify-key FILE: refuse a binary whose full tag does not hold (NULL: no check) */
     uint64_t max_insns;    /* 0: the default limit */
     FILE *console;         /* firmware console (NULL: discarded) */
-    FILE *trace;           /* Chrome trace JSON of the first inference (NULL: none) */
+    FILE *trace;           /* Chrome trace JSON (NULL: none): of inference trace_inference, or all */
+    bool trace_all;        /* --trace-all */
+    uint64_t trace_inference; /* --trace-inference N (0: the first) */
     npu_alloc alloc;       /* .fn NULL: the default */
     npu_read_opts files;   /* reading the .npub: regular files only unless allowed, the read cap */
 } simrun_options;
@@ -32,6 +36,8 @@ typedef struct simrun simrun;
  * places everything. Errors name the file. */
 npu_status simrun_open(const char *npub_path, const simrun_options *o, simrun **out, npu_err *err);
 void simrun_free(simrun *r);
+/* Completes the trace document (metadata, closing brackets); call before closing o->trace. */
+void simrun_trace_end(simrun *r);
 
 /* The validated binary (tensor table, IO) of the run. */
 const npub_view *simrun_view(const simrun *r);

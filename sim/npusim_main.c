@@ -26,7 +26,7 @@
 #include "target/target.h"
 #include "man/npusim_help.h" /* build/gen: docs/cli.md, "## npusim" */
 
-enum { MAX_INPUTS = 16 };
+enum { MAX_INPUTS = 16, MAX_SETS = 64 };
 
 typedef struct opts {
     const char *firmware, *target;
@@ -36,6 +36,8 @@ typedef struct opts {
     const char *outputs[MAX_INPUTS]; /* graph outputs in order; the rest are not written */
     int noutputs;
     const char *stats_json, *trace;
+    int trace_all;          /* --trace-all */
+    uint64_t trace_inference; /* --trace-inference N */
     uint64_t max_insns;
     int have_max_insns;
     uint32_t iters;
@@ -45,6 +47,8 @@ typedef struct opts {
     int strict;             /* --strict: NaN/Inf in a float input is an error, not a warning */
     npu_read_opts files;    /* --allow-special-files */
     int threads;            /* -j N; 0: simrun_default_threads */
+    int nsets;              /* --set PATH=VALUE target overrides */
+    const char *sets[MAX_SETS];
 } opts;
 
 static void usage(FILE *f)
@@ -53,7 +57,7 @@ static void usage(FILE *f)
                "              [--stats-json FILE] [--trace FILE.json]\n"
                "       npusim MODEL.npub --input X.npy [--input ...] [--output Y.npy ...] [--stats]\n"
                "              [--stats-json FILE] [--trace FILE.json] [--firmware ELF] [--max-insns N]\n"
-               "              [--target NAME|FILE.yaml] [--any-target] [--verify-key FILE]\n");
+               "              [--target NAME|FILE.yaml] [--set PATH=VALUE] [--any-target] [--verify-key FILE]\n");
 }
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -89,6 +93,11 @@ static int parse_args(int argc, char **argv, opts *o)
             o->stats = 1;
         } else if (!strcmp(a, "--any-target")) {
             o->any_target = 1;
+        } else if (!strcmp(a, "--trace-all")) {
+            o->trace_all = 1;
+        } else if ((v = opt_value(argc, argv, &i, "--trace-inference"))) {
+            if (!parse_u64(v, &o->trace_inference))
+                return fprintf(stderr, "npusim: --trace-inference: '%s' is not an inference index\n", v), 0;
         } else if (!strcmp(a, "--strict")) {
             o->strict = 1;
         } else if (!strcmp(a, "--allow-special-files")) {
@@ -100,6 +109,10 @@ static int parse_args(int argc, char **argv, opts *o)
             o->firmware = v;
         } else if ((v = opt_value(argc, argv, &i, "--target"))) {
             o->target = v;
+        } else if ((v = opt_value(argc, argv, &i, "--set"))) {
+            if (o->nsets == MAX_SETS)
+                return fprintf(stderr, "npusim: more than %d --set overrides\n", MAX_SETS), 0;
+            o->sets[o->nsets++] = v;
         } else if ((v = opt_value(argc, argv, &i, "--verify-key"))) {
             o->verify_key = v;
         } else if ((v = opt_value(argc, argv, &i, "--max-insns"))) {
@@ -191,7 +204,7 @@ static int run_firmware(const opts *o, const char *fw)
         if (!(trace = fopen(tmp, "w")))
             return fprintf(stderr, "npusim: %s: cannot write: %s\n", o->trace, strerror(errno)), 1;
     }
-    simfw_options so = {.firmware = fw, .target = o->target, .max_insns = o->have_max_insns ? o->max_insns : 0,
+    simfw_options so = {.firmware = fw, .target = o->target, .sets = o->sets, .nsets = o->nsets, .max_insns = o->have_max_insns ? o->max_insns : 0,
                         .console = stdout, .trace = trace, .selfcheck_iters = o->iters};
     static simfw_result r; /* large: not on the stack */
     npu_status st = simfw_run(&so, &r, &err);
@@ -304,18 +317,25 @@ static void print_model_stats(const npu_stats *s, uint64_t n)
            100.0 * npu_stats_mac_utilization(s), s->peak_macs_per_cycle);
     printf("DRAM:       %" PRIu64 " B read, %" PRIu64 " B written per inference\n", s->dram_read_bytes,
            s->dram_write_bytes);
+    printf("flash:      %" PRIu64 " B read per inference; %" PRIu64 " NPU cycles at load\n", s->flash_read_bytes,
+           s->load_cycles);
     printf("memory:     arena %" PRIu64 " B (lower bound %" PRIu64 " B), weights %" PRIu64 " B, SRAM peak %" PRIu64
            " B\n", s->arena_bytes, s->arena_lower_bound_bytes, s->weights_bytes, s->sram_peak_bytes);
+    const npu_energy *e = &s->energy;
+    printf("energy:     %.1f nJ per inference (MAC %.1f, SRAM %.1f, DRAM %.1f, flash %.1f, vector %.1f, host %.1f, "
+           "static %.1f)\n", e->total, e->mac, e->sram, e->dram, e->flash, e->vector, e->host, e->leak);
+    printf("area:       %.3f mm^2 (MAC %.3f, SRAM %.3f, vector %.3f, DMA %.3f, control %.3f, host %.3f)\n",
+           s->area.total, s->area.mac, s->area.sram, s->area.vector, s->area.dma, s->area.ctrl, s->area.host);
     uint64_t bound = 0;
     for (int i = 0; i < s->n_layers; i++)
         bound += s->layers[i].bound_cycles;
     printf("bound:      %" PRIu64 " NPU cycles at peak MAC or DRAM rate, per layer summed (NPU time %.2fx)\n", bound,
            bound ? (double)s->cycles_npu / (double)bound : 0.0);
-    printf("%-40s %-16s %12s %12s %12s %12s\n", "layer", "op", "cycles", "bound", "MACs", "DRAM B");
+    printf("%-40s %-16s %12s %12s %12s %12s %12s\n", "layer", "op", "cycles", "bound", "MACs", "DRAM B", "energy nJ");
     for (int i = 0; i < s->n_layers; i++) {
         const npu_stats_layer *L = &s->layers[i];
-        printf("%-40.40s %-16.16s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", L->name, L->op,
-               L->cycles, L->bound_cycles, L->macs, L->dram_bytes);
+        printf("%-40.40s %-16.16s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12.1f\n", L->name, L->op,
+               L->cycles, L->bound_cycles, L->macs, L->dram_bytes, L->energy_nj);
     }
 }
 
@@ -355,6 +375,8 @@ static npu_status run_model_inner(const opts *o, const char *fw, model_run *m, n
             return npu_fail(err, NPU_EUSER, "%s: cannot write: %s", o->trace, strerror(errno));
     }
     simrun_options so = {.firmware = fw, .target = o->target, .any_target = o->any_target, .verify_key = o->verify_key,
+                         .sets = o->sets, .nsets = o->nsets, .trace_all = o->trace_all,
+                         .trace_inference = o->trace_inference,
                          .files = o->files, .alloc = a,
                          .max_insns = o->have_max_insns ? o->max_insns : 0, .console = stdout, .trace = m->trace};
     npu_status st = simrun_open(o->model, &so, &m->r, err);
@@ -390,8 +412,13 @@ static npu_status run_model_inner(const opts *o, const char *fw, model_run *m, n
             return npu_fail(err, NPU_EINTERNAL, "out of memory");
     }
     batch_io bio = {o, v, m, k};
-    st = simrun_batch(m->r, o->model, &so, o->threads ? o->threads : simrun_default_threads(), runs, infer_io, &bio,
-                      err);
+    /* the trace is context 0's: a trace past the first inference needs every inference there */
+    int threads = o->trace && (o->trace_all || o->trace_inference) ? 1 : o->threads ? o->threads
+                                                                               : simrun_default_threads();
+    if (o->trace && o->trace_inference >= (uint64_t)runs)
+        return npu_fail(err, NPU_EUSAGE, "npusim: --trace-inference %" PRIu64 ": the input holds %lld inferences",
+                        o->trace_inference, (long long)runs);
+    st = simrun_batch(m->r, o->model, &so, threads, runs, infer_io, &bio, err);
     if (st != NPU_OK)
         return st;
     npu_stats s;
@@ -419,6 +446,7 @@ static npu_status run_model_inner(const opts *o, const char *fw, model_run *m, n
     if (o->stats_json && (st = npu_stats_save_json(&s, o->stats_json, err)) != NPU_OK)
         return st;
     if (m->trace) {
+        simrun_trace_end(m->r);
         bool bad = fclose(m->trace) != 0;
         m->trace = NULL;
         if (bad || rename(m->trace_tmp, o->trace) != 0)

@@ -49,7 +49,7 @@ npu_status npu_open_read(const char *path, const npu_read_opts *o, FILE **out, s
     if (S_ISDIR(sb.st_mode) || (!S_ISREG(sb.st_mode) && !(o && o->allow_special))) {
         close(fd);
         return npu_fail(err, NPU_EUSER, "%s: %s, expected a regular file%s", path, kind_of(sb.st_mode),
-                        S_ISDIR(sb.st_mode) ? "" : " (--allow-special-files reads it)");
+                        S_ISDIR(sb.st_mode) || !o || o->regular_only ? "" : " (--allow-special-files reads it)");
     }
     if (S_ISREG(sb.st_mode) && (uintmax_t)sb.st_size > (uintmax_t)cap) {
         close(fd);

@@ -19,12 +19,14 @@
 typedef struct npu_read_opts {
     size_t max_bytes;   /* 0: NPU_READ_MAX_DEFAULT */
     bool allow_special; /* FIFOs, devices, sockets: read to the end, at most max_bytes (--allow-special-files) */
+    bool regular_only;  /* the read has no --allow-special-files: its refusal does not suggest the option */
 } npu_read_opts;
 
 /* Opens path for reading without blocking on a FIFO; refuses a directory,
  * and anything but a regular file unless o->allow_special; *size is the
  * regular file's size (checked against the cap), or 0 for others. o may be
- * NULL (the defaults). */
+ * NULL (the defaults, for a read no option governs: the refusal then does not
+ * suggest --allow-special-files). */
 npu_status npu_open_read(const char *path, const npu_read_opts *o, FILE **f, size_t *size, npu_err *err);
 /* The cap o gives (NPU_READ_MAX_DEFAULT for NULL or 0). */
 size_t npu_read_cap(const npu_read_opts *o);

@@ -45,6 +45,8 @@ void npu_stats_write_json(const npu_stats *s, FILE *out)
     npu_json_string(out, s->target);
     fprintf(out, ",\n  \"model\": ");
     npu_json_string(out, s->model);
+    if (s->target_config)
+        fprintf(out, ",\n  \"target_config\": %s", s->target_config);
     fprintf(out,
             ",\n  \"cycles\": {\"total\": %" PRIu64 ", \"npu\": %" PRIu64 ", \"host\": %" PRIu64 "},\n"
             "  \"time_ms\": %.6f,\n  \"macs\": %" PRIu64 ",\n  \"mac_utilization\": %.6f,\n"
@@ -53,8 +55,10 @@ void npu_stats_write_json(const npu_stats *s, FILE *out)
             npu_stats_mac_utilization(s), s->dram_read_bytes, s->dram_write_bytes);
     fprintf(out,
             "  \"memory\": {\"arena_bytes\": %" PRIu64 ", \"arena_lower_bound_bytes\": %" PRIu64
-            ", \"sram_peak_bytes\": %" PRIu64 ", \"weights_bytes\": %" PRIu64 ",\n    \"plan\": [",
-            s->arena_bytes, s->arena_lower_bound_bytes, s->sram_peak_bytes, s->weights_bytes);
+            ", \"sram_peak_bytes\": %" PRIu64 ", \"weights_bytes\": %" PRIu64 ",\n    \"sram_resident_bytes\": %" PRIu64
+            ", \"sram_resident_lower_bound_bytes\": %" PRIu64 ",\n    \"plan\": [",
+            s->arena_bytes, s->arena_lower_bound_bytes, s->sram_peak_bytes, s->weights_bytes, s->sram_resident_bytes,
+            s->sram_resident_lower_bound_bytes);
     for (int i = 0; i < s->n_plan; i++) {
         const npu_stats_buffer *b = &s->plan[i];
         fprintf(out, "%s\n      {\"tensor\": ", i ? "," : "");
@@ -65,6 +69,9 @@ void npu_stats_write_json(const npu_stats *s, FILE *out)
             fprintf(out, ", \"alias_of\": ");
             npu_json_string(out, b->alias_of);
         }
+        if (b->level)
+            fprintf(out, ", \"first_pos\": %d, \"last_pos\": %d, \"level\": \"%s\"", b->first_pos, b->last_pos,
+                    b->level);
         fputc('}', out);
     }
     fprintf(out, "%s]},\n  \"io\": [", s->n_plan ? "\n    " : "");
@@ -91,10 +98,20 @@ void npu_stats_write_json(const npu_stats *s, FILE *out)
         npu_json_string(out, l->unit);
         fprintf(out,
                 ", \"cycles\": %" PRIu64 ", \"macs\": %" PRIu64 ", \"dram_bytes\": %" PRIu64
-                ", \"bound_cycles\": %" PRIu64 "}",
-                l->cycles, l->macs, l->dram_bytes, l->bound_cycles);
+                ", \"bound_cycles\": %" PRIu64 ", \"flash_bytes\": %" PRIu64 ", \"energy_nj\": %.3f}",
+                l->cycles, l->macs, l->dram_bytes, l->bound_cycles, l->flash_bytes, l->energy_nj);
     }
     fprintf(out, "%s]", s->n_layers ? "\n  " : "");
+    const npu_energy *e = &s->energy;
+    const npu_area *a = &s->area;
+    fprintf(out,
+            ",\n  \"flash\": {\"read_bytes\": %" PRIu64 "},\n  \"load_cycles\": %" PRIu64 ",\n"
+            "  \"energy\": {\"total_nj\": %.3f, \"mac_nj\": %.3f, \"sram_nj\": %.3f, \"dram_nj\": %.3f, "
+            "\"flash_nj\": %.3f, \"vector_nj\": %.3f, \"host_nj\": %.3f, \"leak_nj\": %.3f},\n"
+            "  \"area\": {\"total_mm2\": %.6f, \"mac_mm2\": %.6f, \"sram_mm2\": %.6f, \"vector_mm2\": %.6f, "
+            "\"dma_mm2\": %.6f, \"ctrl_mm2\": %.6f, \"host_mm2\": %.6f}",
+            s->flash_read_bytes, s->load_cycles, e->total, e->mac, e->sram, e->dram, e->flash, e->vector, e->host,
+            e->leak, a->total, a->mac, a->sram, a->vector, a->dma, a->ctrl, a->host);
     if (s->extra) {
         fprintf(out, ",\n  ");
         s->extra(s->extra_ud, out);

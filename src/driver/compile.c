@@ -7,6 +7,7 @@
 
 #include "common/file.h"
 #include "common/key.h"
+#include "driver/estimate.h"
 #include "driver/report.h"
 #include "emit/emit.h"
 #include "format/npub_sign.h"
@@ -142,8 +143,7 @@ _Static_assert(PART_COST == 0 && PART_FIRST_FIT == 1 && PART_HOST == 2, "--parti
 static npu_status stage_partition(drv_ctx *c, npu_err *err)
 {
     const tgt_target *t = c->target;
-    part_host_model hm = {t->npu_clock_mhz / t->host_clock_mhz, t->host_cpi,
-                          (double)t->p[TGT_P_DRAM_BYTES_PER_CYCLE]};
+    part_host_model hm = drv_host_model(t);
     mp_options order_mo = {.align = 16};
     part_caps caps = {.npu_supports = tile_supports, .ud = c->target, .host_supports = emit_host_caps,
                       .npu_cost = tile_estimate, .host = &hm, .arena = mp_order_arena, .arena_ud = &order_mo,
@@ -258,10 +258,11 @@ npu_status drv_compile(const drv_options *o, FILE *out, npu_err *err)
 npu_status drv_compile_alloc(const drv_options *o, FILE *out, npu_alloc alloc, npu_err *err)
 {
     drv_ctx c = {.o = o, .out = out, .alloc = alloc};
-    tgt_opts to = {.alloc = alloc};
+    tgt_opts to = {.alloc = alloc, .sets = o->sets, .nsets = o->nsets};
     npu_status st = tgt_load(o->target, &to, &c.target, err);
     if (st == NPU_OK && o->validate) {
         tgt_print_summary(c.target, out);
+        tgt_check_description(c.target, out);
         tgt_free(c.target);
         return NPU_OK;
     }
@@ -282,7 +283,7 @@ npu_status drv_compile_alloc(const drv_options *o, FILE *out, npu_alloc alloc, n
     if (st == NPU_OK)
         st = stage_emit(&c, err);
     if (st == NPU_OK && (o->stats_json || o->report))
-        st = drv_report(c.o, c.target, c.g, &c.part, &c.plan, &c.prog, &c.info, out, err);
+        st = drv_report(c.o, c.target, c.g, &c.part, &c.sched, &c.plan, &c.prog, &c.info, out, err);
 done:
     if (c.have_prog)
         tile_program_free(&c.prog, c.alloc);

@@ -1,10 +1,11 @@
 /* npuref: runs a model on the reference kernels (docs/cli.md).
  *   npuref MODEL.onnx --input X.npy [--input ...] [--output Y.npy ...]
- *          [--input-shape NAME=1x3x224x224] [--no-opt]
+ *          [--input-shape NAME=1x3x224x224] [--no-opt] [-j N]
  * Inputs bind to the graph inputs in order (or by name: --input NAME=X.npy).
  * An input whose first dimension is k times the model's batch runs k
  * inferences (inputs with k = 1 are reused by every run) and the outputs are
- * stacked along dimension 0. Outputs bind in order to --output files; the
+ * stacked along dimension 0; -j N runs them on N threads (each inference
+ * whole on one context, so the outputs do not depend on N). Outputs bind in order to --output files; the
  * others are summarized on stdout. Every output is written to a temporary
  * file first and renamed only when all are written, so a failed run leaves
  * none. Exit codes: 0 ok, 1 user error, 2 usage, 3 internal. */
@@ -34,6 +35,7 @@ typedef struct args {
     const char *verify_key; /* --verify-key FILE: the .npub's full tag must hold */
     bool strict;            /* --strict: non-finite float inputs are an error, not a warning */
     npu_read_opts files;    /* --allow-special-files */
+    int threads;            /* -j N; 0: ref_default_threads() */
 } args;
 
 static void usage(FILE *f)
@@ -44,6 +46,7 @@ static void usage(FILE *f)
           "  --output [NAME=]Y.npy  graph outputs, in order (or by name); the rest are summarized\n"
           "  --input-shape N=DxD..  fixes the dynamic dimensions of input N\n"
           "  --no-opt               skip the graph rewrites\n"
+          "  -j N                   N threads (default: NPUCC_THREADS, else all cores)\n"
           "  --verify-key FILE      refuse a .npub not signed with this key (npucc --sign-key)\n"
           "  --strict               refuse NaN/Inf in float inputs (default: a warning)\n"
           "  --allow-special-files  read FIFOs and devices too (default: regular files only)\n",
@@ -56,7 +59,7 @@ static npu_status parse_args(int argc, char **argv, args *a, npu_err *err)
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         int takes = !strcmp(s, "--input") || !strcmp(s, "--output") || !strcmp(s, "--input-shape") ||
-                    !strcmp(s, "--verify-key");
+                    !strcmp(s, "--verify-key") || !strcmp(s, "-j");
         if (takes && i + 1 >= argc)
             return npu_fail(err, NPU_EUSAGE, "npuref: %s needs a value", s);
         if (!strcmp(s, "--input") || !strcmp(s, "--output")) {
@@ -72,6 +75,12 @@ static npu_status parse_args(int argc, char **argv, args *a, npu_err *err)
                 npu_err_prefix(err, "npuref"); /* the message names --input-shape */
                 return err->code = NPU_EUSAGE;
             }
+        } else if (!strcmp(s, "-j")) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || end == argv[i] || v < 1 || v > 64)
+                return npu_fail(err, NPU_EUSAGE, "npuref: -j needs a thread count 1..64, got '%s'", argv[i]);
+            a->threads = (int)v;
         } else if (!strcmp(s, "--verify-key")) {
             a->verify_key = argv[++i];
         } else if (!strcmp(s, "--no-opt")) {
@@ -210,7 +219,6 @@ static void summarize(const ir_tensor *t, int rank, const int64_t *dims, const v
 typedef struct run {
     npu_alloc alloc;
     ir_graph *g;
-    ref_ctx *ctx;
     npy_array in[MAX_FILES];
     void *out[MAX_FILES];
     size_t out_bytes[MAX_FILES];
@@ -225,7 +233,6 @@ static void run_free(run *r)
             npu_free(r->alloc, r->out[i], r->out_bytes[i]);
         npy_discard(&r->pend[i]);
     }
-    ref_ctx_free(r->ctx);
     if (r->g)
         ir_graph_free(r->g);
 }
@@ -263,6 +270,22 @@ static npu_status check_finite(const args *a, const char *file, const npy_array 
         return npu_fail(err, NPU_EUSER, "%s (--strict)", msg);
     fprintf(stderr, "npuref: warning: %s\n", msg);
     return NPU_OK;
+}
+
+/* Inference n's slices of the input and output arrays (ref_batch_io_fn). */
+typedef struct batch_io {
+    const ir_graph *g;
+    run *r;
+    const int64_t *k; /* per input: the inferences its file holds */
+} batch_io;
+
+static void batch_buffers(void *ud, int64_t n, const void **ins, void **outs)
+{
+    const batch_io *b = ud;
+    for (int i = 0; i < b->g->n_inputs; i++)
+        ins[i] = (const uint8_t *)b->r->in[i].data + (b->k[i] > 1 ? (size_t)n * ir_tensor_bytes(b->g->inputs[i]) : 0);
+    for (int j = 0; j < b->g->n_outputs; j++)
+        outs[j] = (uint8_t *)b->r->out[j] + (size_t)n * ir_tensor_bytes(b->g->outputs[j]);
 }
 
 static npu_status run_model(const args *a, run *r, npu_err *err)
@@ -312,19 +335,10 @@ static npu_status run_model(const args *a, run *r, npu_err *err)
         if (!r->out_bytes[j])
             r->out_bytes[j] = 1;
     }
-    if (!(r->ctx = ref_ctx_new(g, r->alloc, err)))
+    batch_io bio = {g, r, k};
+    if ((st = ref_run_batch(g, r->alloc, a->threads ? a->threads : ref_default_threads(), runs, batch_buffers, &bio,
+                            err)))
         return npu_err_prefix(err, "%s", a->model);
-    for (int64_t n = 0; n < runs; n++) {
-        const void *ins[MAX_FILES];
-        void *outs[MAX_FILES];
-        for (int i = 0; i < g->n_inputs; i++)
-            ins[i] = (const uint8_t *)r->in[i].data + (k[i] > 1 ? (size_t)n * ir_tensor_bytes(g->inputs[i]) : 0);
-        for (int j = 0; j < g->n_outputs; j++)
-            outs[j] = (uint8_t *)r->out[j] + (size_t)n * ir_tensor_bytes(g->outputs[j]);
-        if ((st = ref_ctx_run(r->ctx, ins, outs, err)))
-            return runs > 1 ? npu_err_prefix(err, "%s: inference %lld", a->model, (long long)n)
-                            : npu_err_prefix(err, "%s", a->model);
-    }
     /* stage every output, then move them all in place */
     for (int j = 0; j < g->n_outputs; j++) {
         const ir_tensor *t = g->outputs[j];

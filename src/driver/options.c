@@ -5,7 +5,7 @@
 
 void drv_print_usage(FILE *out)
 {
-    fputs("usage: npucc --target NAME|FILE.yaml [--calib DIR] [-o OUT] [--emit npub|c|qdq|listing]\n"
+    fputs("usage: npucc --target NAME|FILE.yaml [--set PATH=VALUE] [--calib DIR] [-o OUT] [--emit npub|c|qdq|listing]\n"
           "             [--wbits 8|4] [--abits 8|4] [--calib-method minmax|percentile|kl|mse]\n"
           "             [--percentile P] [--layer-bits NAME=8] [--accuracy-budget DB]\n"
           "             [--mean M[,M..]] [--std S[,S..]] [--layout nchw|nhwc] [--resize error|nearest|bilinear]\n"
@@ -14,7 +14,7 @@ void drv_print_usage(FILE *out)
           "             [--input-type float32|int8|uint8] [--output-type float32|int8|uint8]\n"
           "             [--partition cost|first-fit|host] [--sign-key FILE]\n"
           "             [--dump-ir] [--dump-after=PASS|all] [--strip] MODEL.onnx\n"
-          "       npucc --target NAME|FILE.yaml --validate\n",
+          "       npucc --target NAME|FILE.yaml [--set PATH=VALUE ...] --validate\n",
           out);
 }
 
@@ -100,6 +100,10 @@ static npu_status output_option(arg_cursor *c, bool *matched)
     *matched = true;
     if (VALUE("--target")) {
         o->target = v;
+    } else if (VALUE("--set")) {
+        if (o->nsets == DRV_MAX_SETS)
+            return npu_fail(c->err, NPU_EUSAGE, "--set: more than %d overrides", DRV_MAX_SETS);
+        o->sets[o->nsets++] = v;
     } else if (strcmp(a, "-o") == 0 || VALUE("--output")) {
         if (strcmp(a, "-o") == 0) {
             if (c->i + 1 >= c->argc)

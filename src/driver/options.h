@@ -17,7 +17,7 @@ typedef enum drv_calib_method {
     DRV_CALIB_MSE
 } drv_calib_method;
 
-enum { DRV_MAX_INPUT_SHAPES = 16, DRV_MAX_LAYER_BITS = 64 };
+enum { DRV_MAX_INPUT_SHAPES = 16, DRV_MAX_LAYER_BITS = 64, DRV_MAX_SETS = 64 };
 
 typedef struct drv_layer_bits {
     char name[256];
@@ -26,6 +26,8 @@ typedef struct drv_layer_bits {
 
 typedef struct drv_options {
     const char *target;      /* NAME or FILE.yaml */
+    int nsets;               /* --set PATH=VALUE: target overrides, in order */
+    const char *sets[DRV_MAX_SETS];
     const char *calib_dir;
     const char *output;      /* -o; NULL: derived from the model name */
     drv_emit emit;

@@ -8,7 +8,7 @@
 #include "emit/emit.h"
 
 npu_status drv_report(const drv_options *o, const tgt_target *t, const ir_graph *g, const part_result *part,
-                      const mp_plan *plan,
+                      const part_schedule *sched, const mp_plan *plan,
                       const tile_program *prog, const emit_info *info, FILE *out, npu_err *err);
 
 #endif

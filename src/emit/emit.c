@@ -90,6 +90,11 @@ static uint32_t register_tensor(emitter *e, const ir_tensor *t)
             e->st = npu_fail(e->err, NPU_EINTERNAL, "tensor '%s' has no place in the memory plan", t->name);
             return NPUB_NONE;
         }
+        if (p->level == MP_LEVEL_SRAM) { /* the host cannot reach the NPU's SRAM */
+            e->st = npu_fail(e->err, NPU_EINTERNAL, "tensor '%s' is SRAM-resident, yet the binary refers to it",
+                             t->name);
+            return NPUB_NONE;
+        }
         nt.region = (uint8_t)p->region;
         nt.offset = (uint32_t)p->offset;
         if (p->alias_of >= 0 && p->alias_of != t->id)
@@ -337,8 +342,9 @@ npu_status emit_npub(const emit_model *m, npu_alloc alloc, void **out, size_t *s
             {NPUB_SEC_MEMORY, &mem, sizeof mem},
             {NPUB_SEC_DEBUG, e.debug.data, e.debug.size},
             {NPUB_SEC_GRAPH, graph, graph_size},
+            {NPUB_SEC_TARGET, m->target->embed_json, m->target->embed_json ? strlen(m->target->embed_json) : 0},
         };
-        int n_secs = m->strip ? 8 : 10;
+        int n_secs = m->strip ? 8 : m->target->embed_json ? 11 : 10;
         e.st = fmt_npub_assemble(m->target->name, m->target->hash, m->strip ? NPUB_F_STRIPPED : 0, secs, n_secs,
                                   alloc, out, size, err);
     }

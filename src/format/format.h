@@ -43,6 +43,11 @@ void fmt_npub_target_name(const npub_view *v, char name[FMT_TARGET_NAME_CAP]);
  * an error naming both. */
 npu_status fmt_npub_target(const npub_view *v, const char *path, const char *override, bool check_hash,
                            tgt_target **t, npu_err *err);
+/* The same with load options (--set overrides, search path). Without an
+ * override, a binary that embeds its target description (NPUB_SEC_TARGET)
+ * uses it, else the target its header names is searched for. */
+npu_status fmt_npub_target_ex(const npub_view *v, const char *path, const char *override, const tgt_opts *to,
+                              bool check_hash, tgt_target **t, npu_err *err);
 
 /* The graph section (ir_serialize's layout, src/ir/serial.c) read for its
  * nodes only: fn gets each node's name (name_len bytes, not NUL-terminated)

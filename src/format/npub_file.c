@@ -1,6 +1,8 @@
 /* Reading a .npub back: what npudis, npuref and npusim share before each
  * does its own work with the binary. */
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/file.h"
@@ -31,12 +33,28 @@ void fmt_npub_target_name(const npub_view *v, char name[FMT_TARGET_NAME_CAP])
     name[sizeof v->header->target] = 0;
 }
 
-npu_status fmt_npub_target(const npub_view *v, const char *path, const char *override, bool check_hash,
-                            tgt_target **t, npu_err *err)
+/* The description the binary carries (npucc writes the effective one unless
+ * --strip); its ISA is found like a file's, from the binary's directory on. */
+static npu_status embedded_target(const npub_view *v, const char *path, const tgt_opts *to, tgt_target **t,
+                                  npu_err *err)
+{
+    const npub_section *s = v->sec[NPUB_SEC_TARGET];
+    char label[4200];
+    snprintf(label, sizeof label, "%s:target", path);
+    return tgt_parse(label, (const char *)v->base + s->offset, s->size, to, t, err);
+}
+
+npu_status fmt_npub_target_ex(const npub_view *v, const char *path, const char *override, const tgt_opts *to,
+                              bool check_hash, tgt_target **t, npu_err *err)
 {
     char name[FMT_TARGET_NAME_CAP];
     fmt_npub_target_name(v, name);
-    npu_status st = tgt_load(override ? override : name, NULL, t, err);
+    bool embedded = !override && v->sec[NPUB_SEC_TARGET];
+    npu_status st = embedded ? embedded_target(v, path, to, t, err) : tgt_load(override ? override : name, to, t, err);
+    if (st != NPU_OK && !override && !embedded)
+        return npu_err_prefix(err, "%s: no target description inside (--strip); give --target FILE.yaml or "
+                              "add its directory to NPUCC_TARGET_PATH (now %s)", path,
+                              getenv("NPUCC_TARGET_PATH") ? getenv("NPUCC_TARGET_PATH") : "unset");
     if (st != NPU_OK)
         return npu_err_prefix(err, "%s: target of the binary", path);
     if (check_hash && (*t)->hash != v->header->target_hash) {
@@ -48,4 +66,10 @@ npu_status fmt_npub_target(const npub_view *v, const char *path, const char *ove
         *t = NULL;
     }
     return st;
+}
+
+npu_status fmt_npub_target(const npub_view *v, const char *path, const char *override, bool check_hash,
+                           tgt_target **t, npu_err *err)
+{
+    return fmt_npub_target_ex(v, path, override, NULL, check_hash, t, err);
 }

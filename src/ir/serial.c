@@ -266,9 +266,10 @@ static ir_tensor *get_tensor(reader *r, ir_graph *g, bool registered)
             reader_fail(r, at, "bad dimension of tensor ", name);
             return NULL;
         }
-        /* bounded as shape inference bounds it: sizes never overflow */
-        numel *= dims[i] ? dims[i] : 1;
-        if (numel > SHAPE_MAX_NUMEL) {
+        /* bounded as shape inference bounds it: sizes never overflow (checked
+         * before the product, which can pass int64 with dims up to 2^32) */
+        int64_t d = dims[i] ? dims[i] : 1;
+        if (numel > SHAPE_MAX_NUMEL / d || (numel *= d) > SHAPE_MAX_NUMEL) {
             reader_fail(r, at, "too many elements in tensor ", name);
             return NULL;
         }

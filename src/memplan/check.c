@@ -134,9 +134,14 @@ static npu_status check_tensor(const checker *c, int t, npu_err *err)
         if (m->region != expected_region(c->g, x))
             return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' is in region %d, not %d", x->name, m->region,
                             expected_region(c->g, x));
-        if (m->offset + m->size > c->p->region_bytes[m->region])
-            return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' ends at %lld, past its region's %lld bytes",
-                            x->name, (long long)(m->offset + m->size), (long long)c->p->region_bytes[m->region]);
+        int64_t bytes = m->level == MP_LEVEL_SRAM ? c->p->sram_bytes : c->p->region_bytes[m->region];
+        if (m->offset + m->size > bytes)
+            return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' ends at %lld, past its %s's %lld bytes",
+                            x->name, (long long)(m->offset + m->size), m->level ? "SRAM level" : "region",
+                            (long long)bytes);
+        if (m->level == MP_LEVEL_SRAM && (m->region != MP_REGION_ARENA || m->first != m->last))
+            return npu_fail(err, NPU_EINTERNAL, "memplan check: SRAM-resident '%s' is not an arena buffer of one step",
+                            x->name);
         return NPU_OK;
     }
     int r = m->alias_of;
@@ -149,7 +154,7 @@ static npu_status check_tensor(const checker *c, int t, npu_err *err)
     if (want != MP_REGION_ARENA && want != rm->region)
         return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' belongs in region %d but lies in '%s' (region %d)",
                         x->name, want, tname(c, r), rm->region);
-    if (m->region != rm->region || m->offset < rm->offset || m->offset + m->size > rm->offset + rm->size)
+    if (m->region != rm->region || m->level != rm->level || m->offset < rm->offset || m->offset + m->size > rm->offset + rm->size)
         return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' [%lld, %lld) is not inside its root '%s' [%lld, %lld)",
                         x->name, (long long)m->offset, (long long)(m->offset + m->size), tname(c, r),
                         (long long)rm->offset, (long long)(rm->offset + rm->size));
@@ -331,9 +336,10 @@ static bool overlap_root(const checker *c, int a)
     return !c->g->tensors[a]->data && t[a].alias_of < 0 && t[a].first_pos >= 0 && t[a].size != 0;
 }
 
+/* Bytes shared at the same level (DRAM and the SRAM level are apart). */
 static bool bytes_overlap(const mp_tensor *a, const mp_tensor *b)
 {
-    return a->offset < b->offset + b->size && b->offset < a->offset + a->size;
+    return a->level == b->level && a->offset < b->offset + b->size && b->offset < a->offset + a->size;
 }
 
 /* Root buffers of one region never share bytes while both are live (input

@@ -19,6 +19,12 @@ typedef enum mp_region {
     MP_REGION_COUNT = 4
 } mp_region;
 
+/* The memory level of an arena tensor (docs/memplan.md "Two levels"):
+ * DRAM (its offset is in the DRAM arena region) or resident in the NPU's
+ * SRAM (its offset is in the SRAM level, which the tiler puts at the top of
+ * the SRAM; no DMA ever moves it). */
+typedef enum mp_level { MP_LEVEL_DRAM = 0, MP_LEVEL_SRAM = 1 } mp_level;
+
 /* One buffer to place: live from time first (its write) to time last (its
  * last read), inclusive. Time is whatever axis the caller uses (node
  * positions for mp_plan_graph, steps, instruction indices for SRAM). */
@@ -60,6 +66,7 @@ typedef struct mp_tensor {
      * lifetime covers those of all tensors aliased into it. */
     int first_pos, last_pos;
     bool in_sram;       /* a cascade's intermediate: only in NPU SRAM, no DRAM home (offset -1) */
+    mp_level level;     /* arena tensors: DRAM, or SRAM-resident (offset then in the SRAM level) */
 } mp_tensor;
 
 typedef struct mp_plan {
@@ -78,6 +85,9 @@ typedef struct mp_plan {
     int *node_pos;    /* per index into g->nodes: its position, -1 when not scheduled */
     int *pos_step;    /* per position: the step holding that node */
     int *pos_group;   /* per position: the position of its cascade's first node (mp_options.group), or NULL */
+    int64_t sram_bytes;       /* the SRAM level: bytes of the SRAM-resident arena tensors (placed) */
+    int64_t sram_lower_bound; /* its max-live bound */
+    int sram_tensors;         /* roots resident in SRAM */
 } mp_plan;
 
 typedef struct mp_options {
@@ -96,6 +106,13 @@ typedef struct mp_options {
      * read or write is live across the whole group, and the outputs of all
      * but the group's last node live in NPU SRAM only (in_sram, no DRAM home). */
     const int *group;
+    /* The two-level plan: at most sram_bytes (<= 0: none) of arena roots are
+     * made SRAM-resident, the ones that avoid the most DMA traffic per byte
+     * (a write and each read), among roots live within one NPU step and not
+     * excluded by no_sram (per tensor id, or NULL): the tiler's verdict on
+     * tensors it cannot read or write in place. */
+    int64_t sram_bytes;
+    const char *no_sram;
 } mp_options;
 
 /* Plans the quantized graph g along the schedule. */
@@ -118,6 +135,8 @@ npu_status mp_check(const ir_graph *g, const mp_plan *p, npu_err *err);
 /* The --report lines: arena and bound, concat bytes copied with and
  * without elision, splits read in place. */
 void mp_report(const mp_plan *p, FILE *out);
+/* One line: every arena tensor's home ("dram", "sram", "sram (cascade)"). */
+void mp_report_homes(const mp_plan *p, const ir_graph *g, FILE *out);
 
 /* Split outputs, or a contiguous Slice's one output (one axis, step 1, the
  * dims before it 1), as byte ranges of the input: prefix[j] is output j's

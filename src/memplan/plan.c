@@ -17,6 +17,8 @@ typedef struct planner {
     const int *group;         /* mp_options.group, or NULL */
     int *pos_group, *pos_gend; /* per position: its cascade's first and last positions */
     char *in_sram;            /* per tensor: a cascade's intermediate, not placed */
+    char *level;              /* per root: MP_LEVEL_* (the two-level plan) */
+    int *cand, *chosen;       /* choose_sram's scratch */
     int *first, *last;        /* own lifetime per tensor, positions; -1 unused */
     unsigned *pin;            /* IR_TENSOR_INPUT / OUTPUT, from flags and the graph's lists */
     int *parent;
@@ -466,13 +468,14 @@ static void split_in_place(planner *pl)
     }
 }
 
-/* Places the arena roots of the current aliasing; *total is the arena size. */
-static npu_status place_arena(planner *pl, const mp_options *o, int64_t *total, int64_t *lower, npu_err *err)
+/* Places the arena roots of the current aliasing at one level; *total is its size. */
+static npu_status place_level(planner *pl, const mp_options *o, int level, int64_t *total, int64_t *lower,
+                              npu_err *err)
 {
     group_lifetimes(pl);
     int n = 0;
     for (int t = 0; t < pl->nt; t++) {
-        if (pl->gfirst[t] < 0 || own_region(pl, pl->g->tensors[t]) != MP_REGION_ARENA)
+        if (pl->gfirst[t] < 0 || own_region(pl, pl->g->tensors[t]) != MP_REGION_ARENA || pl->level[t] != level)
             continue;
         pl->items[n] = (mp_item){root_size(pl, t), pl->gfirst[t], pl->glast[t], 0};
         pl->item_tensor[n++] = t;
@@ -485,6 +488,97 @@ static npu_status place_arena(planner *pl, const mp_options *o, int64_t *total, 
     for (int k = 0; k < n; k++)
         pl->root_off[pl->item_tensor[k]] = pl->items[k].offset;
     return NPU_OK;
+}
+
+static npu_status place_arena(planner *pl, const mp_options *o, int64_t *total, int64_t *lower, npu_err *err)
+{
+    return place_level(pl, o, MP_LEVEL_DRAM, total, lower, err);
+}
+
+static int step_of(const planner *pl, int time)
+{
+    return time < 0 ? -1 : pl->by_step ? time : pl->pos_step[time];
+}
+
+/* DMA bytes a root's SRAM residency avoids: each tensor of its group is
+ * written once and read by each reading node (a tile may reload more; this
+ * is the floor). */
+static void residency_gain(planner *pl, int64_t *gain)
+{
+    const ir_graph *g = pl->g;
+    for (int t = 0; t < pl->nt; t++)
+        gain[t] = 0;
+    for (int pos = 0; pos < pl->np; pos++) {
+        const ir_node *n = g->nodes[pl->pos_node[pos]];
+        for (int j = 0; j < n->n_inputs + n->n_outputs; j++) {
+            const ir_tensor *x = j < n->n_inputs ? n->inputs[j] : n->outputs[j - n->n_inputs];
+            if (x && !is_const(x) && pl->first[x->id] >= 0)
+                gain[pl->root[x->id]] += (int64_t)ir_tensor_bytes(x);
+        }
+    }
+}
+
+/* May root t live in SRAM? An arena buffer whose whole group lives inside
+ * one NPU step (no host node touches it, and the SRAM holds nothing across
+ * a host step), not a cascade's intermediate, not refused by the tiler. */
+static bool sram_candidate(const planner *pl, const mp_options *o, const part_schedule *sched, int t)
+{
+    if (pl->gfirst[t] < 0 || pl->root[t] != t || own_region(pl, pl->g->tensors[t]) != MP_REGION_ARENA ||
+        pl->in_sram[t] || (o->no_sram && o->no_sram[t]))
+        return false;
+    int s0 = step_of(pl, pl->gfirst[t]), s1 = step_of(pl, pl->glast[t]);
+    return s0 == s1 && s0 >= 0 && s0 < sched->n_steps && sched->steps[s0].unit == IR_UNIT_NPU;
+}
+
+/* The two-level plan: candidates by avoided traffic per byte (ties: the
+ * earlier root), taken greedily while the max-live bytes stay within
+ * o->sram_bytes, then placed by mp_place; while the placement exceeds the
+ * capacity the least dense is given back to DRAM. */
+static npu_status choose_sram(planner *pl, const mp_options *o, const part_schedule *sched, int64_t *sram_total, int64_t *sram_lower, npu_err *err)
+{
+    *sram_total = *sram_lower = 0;
+    memset(pl->level, MP_LEVEL_DRAM, (size_t)pl->nt);
+    if (o->sram_bytes <= 0)
+        return NPU_OK;
+    group_lifetimes(pl);
+    int64_t *gain = pl->best_off, *live = pl->diff;
+    int *cand = pl->cand, nc = 0, *chosen = pl->chosen, nch = 0;
+    residency_gain(pl, gain);
+    for (int t = 0; t < pl->nt; t++)
+        if (sram_candidate(pl, o, sched, t) && gain[t] > 0)
+            cand[nc++] = t;
+    for (int i = 1; i < nc; i++) { /* insertion sort by density, descending; stable */
+        int t = cand[i], j = i;
+        for (; j > 0; j--) {
+            int u = cand[j - 1];
+            if (gain[u] * root_size(pl, t) >= gain[t] * root_size(pl, u))
+                break;
+            cand[j] = u;
+        }
+        cand[j] = t;
+    }
+    memset(live, 0, sizeof *live * (size_t)(pl->np + 1));
+    for (int i = 0; i < nc; i++) {
+        int t = cand[i];
+        int64_t sz = root_size(pl, t), peak = 0;
+        for (int k = pl->gfirst[t]; k <= pl->glast[t]; k++)
+            peak = live[k] > peak ? live[k] : peak;
+        if (peak + sz > o->sram_bytes)
+            continue;
+        for (int k = pl->gfirst[t]; k <= pl->glast[t]; k++)
+            live[k] += sz;
+        pl->level[t] = MP_LEVEL_SRAM;
+        chosen[nch++] = t;
+    }
+    npu_status st = NPU_OK;
+    while (nch > 0 && st == NPU_OK) {
+        st = place_level(pl, o, MP_LEVEL_SRAM, sram_total, sram_lower, err);
+        if (st != NPU_OK || *sram_total <= o->sram_bytes)
+            break;
+        pl->level[chosen[--nch]] = MP_LEVEL_DRAM;
+        *sram_total = *sram_lower = 0;
+    }
+    return st;
 }
 
 /* Graph inputs and outputs each get their own region, packed in the order of
@@ -507,10 +601,6 @@ static int64_t place_dense(planner *pl, mp_region region)
     return cursor;
 }
 
-static int step_of(const planner *pl, int time)
-{
-    return time < 0 ? -1 : pl->by_step ? time : pl->pos_step[time];
-}
 
 static void fill_tensors(planner *pl, mp_plan *out)
 {
@@ -518,7 +608,7 @@ static void fill_tensors(planner *pl, mp_plan *out)
     for (int t = 0; t < pl->nt; t++) {
         const ir_tensor *x = pl->g->tensors[t];
         mp_tensor *m = &out->t[t];
-        *m = (mp_tensor){own_region(pl, x), -1, root_size(pl, t), -1, -1, -1, -1, -1, pl->in_sram[t] != 0};
+        *m = (mp_tensor){own_region(pl, x), -1, root_size(pl, t), -1, -1, -1, -1, -1, pl->in_sram[t] != 0, MP_LEVEL_DRAM};
         if (pl->first[t] < 0)
             continue;
         if (is_const(x)) {
@@ -527,6 +617,7 @@ static void fill_tensors(planner *pl, mp_plan *out)
         } else {
             int64_t off = pl->root_rel[t]; /* resolved by group_lifetimes */
             int r = pl->root[t];
+            m->level = (mp_level)pl->level[r];
             if (r == t) {
                 m->offset = pl->root_off[t];
                 m->first_pos = pl->gfirst[t];
@@ -578,6 +669,19 @@ static void concat_stats(planner *pl, mp_plan *out)
     }
 }
 
+/* The SRAM level (choose_sram) into out, and the DRAM arena placed again
+ * without it (*total, *lower). */
+static npu_status plan_sram_level(planner *pl, const mp_options *o, const part_schedule *sched, mp_plan *out,
+                                  int64_t *total, int64_t *lower, npu_err *err)
+{
+    npu_status st = choose_sram(pl, o, sched, &out->sram_bytes, &out->sram_lower_bound, err);
+    if (st == NPU_OK && out->sram_bytes > 0)
+        st = place_arena(pl, o, total, lower, err);
+    for (int t = 0; t < pl->nt; t++)
+        out->sram_tensors += pl->level[t] == MP_LEVEL_SRAM;
+    return st;
+}
+
 #define SCRATCH(ptr, count) ((ptr) = npu_arena_alloc(tmp, sizeof *(ptr) * (size_t)((count) > 0 ? (count) : 1)))
 
 npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_options *opts, mp_plan *out,
@@ -608,7 +712,7 @@ npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_optio
         !SCRATCH(pl.concat_uses, nt) || !SCRATCH(pl.inplace, nt) || !SCRATCH(pl.diff, nn + 1) || !SCRATCH(pl.prefix, max_in) ||
         !SCRATCH(pl.root_off, nt) || !SCRATCH(pl.best_off, nt) || !SCRATCH(pl.items, nt) ||
         !SCRATCH(pl.item_tensor, nt) || !SCRATCH(pl.root, nt) || !SCRATCH(pl.root_rel, nt) || !SCRATCH(pl.chain, nt) ||
-        !SCRATCH(pl.glast_pos, nt) || !SCRATCH(pl.pos_gend, nn) || !SCRATCH(pl.in_sram, nt) ||
+        !SCRATCH(pl.glast_pos, nt) || !SCRATCH(pl.pos_gend, nn) || !SCRATCH(pl.in_sram, nt) || !SCRATCH(pl.level, nt) || !SCRATCH(pl.cand, nt) || !SCRATCH(pl.chosen, nt) ||
         !(pl.pos_group = npu_arena_alloc(g->arena, sizeof(int) * (size_t)(nn ? nn : 1)))) {
         npu_arena_free(tmp);
         return npu_fail(err, NPU_EINTERNAL, "memplan: out of memory for %d tensors", nt);
@@ -623,6 +727,7 @@ npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_optio
             pl.root_off[t] = -1;
         }
         alias_views(&pl);
+        memset(pl.level, MP_LEVEL_DRAM, (size_t)nt);
         if (!o->no_inplace && !o->by_step)
             out->inplace_ops = write_in_place(&pl);
         memcpy(par_views, pl.parent, sizeof(int) * (size_t)nt);
@@ -652,6 +757,8 @@ npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_optio
             }
         }
     }
+    if (st == NPU_OK && o->sram_bytes > 0)
+        st = plan_sram_level(&pl, o, sched, out, &total, &lower, err);
     if (st == NPU_OK) {
         out->n_tensors = nt;
         out->by_step = pl.by_step;

@@ -70,9 +70,12 @@ static npu_status probe(ir_graph *g, const part_caps *caps, ir_node *n, part_nod
         in->npu_ok = in->host_ok = true;
         return NPU_OK;
     }
-    if (caps && caps->npu_cost && caps->host)
-        in->npu_ok = caps->npu_cost(caps->ud, g, n, &in->npu_cycles, &reason);
-    else if (caps && caps->npu_supports)
+    if (caps && caps->npu_cost && caps->host) {
+        npu_status st = caps->npu_cost(caps->ud, g, n, &in->npu_cycles, &reason, err);
+        if (st != NPU_OK && st != NPU_EUSER)
+            return st;
+        in->npu_ok = st == NPU_OK;
+    } else if (caps && caps->npu_supports)
         in->npu_ok = caps->npu_supports(caps->ud, g, n, &reason);
     in->npu_reason = in->npu_ok ? NULL : reason ? reason : "not supported by the NPU";
     const char *why = NULL;

@@ -37,9 +37,11 @@ typedef struct part_caps {
     /* true when the host runtime can run n (NULL: it runs everything);
      * otherwise *reason says why not */
     bool (*host_supports)(void *ud, const ir_graph *g, const ir_node *n, const char **reason);
-    /* NPU cycles of n alone, and whether the NPU can run it (replaces
-     * npu_supports when set; *reason as there) */
-    bool (*npu_cost)(void *ud, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason);
+    /* NPU cycles of n alone (replaces npu_supports when set): NPU_OK when the
+     * NPU can run it, NPU_EUSER with *reason as there when not; any other
+     * status is a failure of the probe itself (err), which fails the compile */
+    npu_status (*npu_cost)(void *ud, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason,
+                           npu_err *err);
     const part_host_model *host; /* NULL: no costs, first fit */
     /* The arena bytes of g along the schedule s, for the order search (the
      * memory planner answers: mp_order_arena, arena_ud its mp_options);

@@ -32,6 +32,44 @@ static npu_status conv_run(const ir_node *n, const void *const *in, void *const 
     return kernel_status(nk_conv(&p, in[0], in[1], n->n_inputs > 2 ? in[2] : NULL, out[0], scratch), err);
 }
 
+static npu_status conv_part(const ir_node *n, const void *const *in, void *const *out, void *scratch,
+                            const void *pack, int part, int parts, npu_err *err)
+{
+    nk_conv_params p;
+    npu_status st = ref_conv_params(n, false, &p, err);
+    if (st)
+        return st;
+    return kernel_status(
+        nk_conv_part(&p, in[0], in[1], pack, n->n_inputs > 2 ? in[2] : NULL, out[0], scratch, part, parts), err);
+}
+
+/* Constant weights are packed once per context, not per inference. */
+static size_t conv_pack_size(const ir_node *n)
+{
+    nk_conv_params p;
+    npu_err e;
+    if (n->n_inputs < 2 || !n->inputs[1] || !n->inputs[1]->data || ref_conv_params(n, false, &p, &e) != NPU_OK)
+        return 0;
+    return nk_conv_wpack_size(&p);
+}
+
+static void conv_pack(const ir_node *n, void *dst)
+{
+    nk_conv_params p;
+    npu_err e;
+    if (ref_conv_params(n, false, &p, &e) == NPU_OK)
+        nk_conv_wpack(&p, n->inputs[1]->data, dst);
+}
+
+static int64_t conv_work(const ir_node *n)
+{
+    nk_conv_params p;
+    npu_err e;
+    if (ref_conv_params(n, false, &p, &e) != NPU_OK)
+        return 0;
+    return (int64_t)p.n * p.m * p.oh * p.ow * (p.c / p.group) * p.kh * p.kw;
+}
+
 static size_t conv_transpose_scratch(const ir_node *n)
 {
     nk_conv_params p;
@@ -66,6 +104,25 @@ static npu_status gemm_run(const ir_node *n, const void *const *in, void *const 
     if (st)
         return st;
     return kernel_status(nk_gemm(&p, in[0], in[1], n->n_inputs > 2 ? in[2] : NULL, out[0], scratch), err);
+}
+
+static npu_status gemm_part(const ir_node *n, const void *const *in, void *const *out, void *scratch,
+                            const void *pack, int part, int parts, npu_err *err)
+{
+    (void)pack;
+    nk_gemm_params p;
+    npu_status st = ref_gemm_params(n, &p, err);
+    if (st)
+        return st;
+    return kernel_status(
+        nk_gemm_part(&p, in[0], in[1], n->n_inputs > 2 ? in[2] : NULL, out[0], scratch, part, parts), err);
+}
+
+static int64_t gemm_work(const ir_node *n)
+{
+    nk_gemm_params p;
+    npu_err e;
+    return ref_gemm_params(n, &p, &e) == NPU_OK ? (int64_t)p.m * p.n * p.k : 0;
 }
 
 static size_t matmul_scratch(const ir_node *n)
@@ -171,4 +228,10 @@ const ref_op_entry ref_ops_nn[] = {
     {IR_OP_RESIZE, resize_run, resize_scratch},
     {IR_OP_UPSAMPLE, resize_run, resize_scratch},
     {IR_OP_COUNT, NULL, NULL},
+};
+
+const ref_split_entry ref_split_nn[] = {
+    {conv_run, conv_part, conv_work, conv_pack_size, conv_pack},
+    {gemm_run, gemm_part, gemm_work, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };

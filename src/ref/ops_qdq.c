@@ -59,6 +59,8 @@ static npu_status run_quantize(const ir_node *n, const void *const *in, void *co
     if (st != NPU_OK)
         return st;
     const ir_tensor *y = n->outputs[0];
+    if (n->inputs[0]->dtype != IR_F32)
+        return npu_fail(err, NPU_EUSER, "input type %s: expected float32", ir_dtype_name(n->inputs[0]->dtype));
     const float *x = in[0];
     int64_t total = ir_tensor_numel(n->inputs[0]);
     int64_t chunk = p.count > 1 ? p.inner : total;

@@ -14,12 +14,32 @@
 typedef npu_status (*ref_kernel_fn)(const ir_node *n, const void *const *in, void *const *out, void *scratch,
                                     npu_err *err);
 typedef size_t (*ref_scratch_fn)(const ir_node *n);
+/* Part `part` of `parts` of run's outputs (a layer split across threads):
+ * the parts together write what run writes, bit for bit, each with its own
+ * scratch of scratch_bytes(n). */
+typedef npu_status (*ref_part_fn)(const ir_node *n, const void *const *in, void *const *out, void *scratch,
+                                  const void *pack, int part, int parts, npu_err *err);
+/* Bytes of the node's constant weights packed ahead once per context (0:
+ * none), and the packing; run_part then gets them as `pack`. */
+typedef size_t (*ref_pack_size_fn)(const ir_node *n);
+typedef void (*ref_pack_fn)(const ir_node *n, void *dst);
+/* The node's multiply-accumulates: whether splitting it pays. */
+typedef int64_t (*ref_work_fn)(const ir_node *n);
 
 typedef struct ref_op_entry {
     ir_op op;
     ref_kernel_fn run;
     ref_scratch_fn scratch_bytes; /* NULL: needs none */
 } ref_op_entry;
+
+/* The entries whose run can be split across threads: by their run. */
+typedef struct ref_split_entry {
+    ref_kernel_fn run;
+    ref_part_fn run_part;
+    ref_work_fn work;
+    ref_pack_size_fn pack_size; /* NULL: nothing to pack */
+    ref_pack_fn pack;
+} ref_split_entry;
 
 /* Entry tables, one per family file, each ended by {IR_OP_COUNT}. */
 extern const ref_op_entry ref_ops_nn[];    /* src/ref/ops_nn.c: conv, gemm, matmul, pools, bn, resize */
@@ -29,6 +49,7 @@ extern const ref_op_entry ref_ops_quant[]; /* src/ref/ops_quant.c: integer ops o
 extern const ref_op_entry ref_ops_norm[];  /* src/ref/ops_norm.c: Gelu, LayerNormalization, npu.Softmax, npu.LayerNorm */
 extern const ref_op_entry ref_ops_qnorm[]; /* src/ref/ops_norm.c: integer ReduceMean */
 extern const ref_op_entry ref_ops_qdq[];   /* src/ref/ops_qdq.c: QuantizeLinear, DequantizeLinear */
+extern const ref_split_entry ref_split_nn[]; /* src/ref/ops_nn.c: Conv, Gemm; ended by {NULL} */
 
 /* The float (or dtype-generic) entry for an op, or NULL. */
 const ref_op_entry *ref_lookup(ir_op op);
@@ -46,12 +67,28 @@ typedef void (*ref_observer_fn)(void *ud, const ir_node *n, const ir_tensor *t, 
 
 typedef struct ref_ctx ref_ctx;
 
-/* Prepares buffers for every activation of g (g must outlive the context). */
+/* Prepares buffers for every activation of g and packs its constant Conv
+ * weights (g must outlive the context; its constants must not change while
+ * the context lives). */
 ref_ctx *ref_ctx_new(const ir_graph *g, npu_alloc alloc, npu_err *err);
 void ref_ctx_free(ref_ctx *ctx);
 void ref_ctx_set_observer(ref_ctx *ctx, ref_observer_fn fn, void *ud);
+/* Threads that large layers are split across (default ref_default_threads();
+ * 1: none). Outputs are bit for bit the same for any count. */
+npu_status ref_ctx_set_threads(ref_ctx *ctx, int threads, npu_err *err);
+/* NPUCC_THREADS when it is a positive count, else the online processors. */
+int ref_default_threads(void);
 /* One inference: inputs[i] holds g->inputs[i] data, outputs[i] receives
  * g->outputs[i] (both dense, C order, tensor dtype). */
 npu_status ref_ctx_run(ref_ctx *ctx, const void *const *inputs, void *const *outputs, npu_err *err);
+
+/* Gives inference k's input and output buffers (as ref_ctx_run takes them). */
+typedef void (*ref_batch_io_fn)(void *ud, int64_t k, const void **inputs, void **outputs);
+/* Inferences 0 .. runs-1 on up to `threads` contexts side by side (src/ref/
+ * ref_batch.c), each inference whole on one context: the outputs are those
+ * of one ref_ctx_run each, whatever the thread count. On failure, the first
+ * failing inference's error. */
+npu_status ref_run_batch(const ir_graph *g, npu_alloc alloc, int threads, int64_t runs, ref_batch_io_fn io,
+                         void *ud, npu_err *err);
 
 #endif

@@ -284,14 +284,21 @@ static npu_status check_pool(const chk *c, const ir_node *n, npu_err *e)
 }
 
 /* QuantizeLinear / DequantizeLinear: the scale is float with at least one
- * value, the zero point one of the dtypes the reference reads. */
+ * value, the zero point one of the dtypes the reference reads, and the
+ * input of the dtype the kernel reads (shape inference passes any: a
+ * QuantizeLinear of int8 codes read them as floats past their end). */
 static npu_status check_qdq(const chk *c, const ir_node *n)
 {
-    const ir_tensor *s = n->n_inputs > 1 ? n->inputs[1] : NULL, *z = n->n_inputs > 2 ? n->inputs[2] : NULL;
-    if (!n->inputs[0] || !s || s->dtype != IR_F32 || ir_tensor_numel(s) < 1 ||
+    const ir_tensor *x = n->inputs[0], *s = n->n_inputs > 1 ? n->inputs[1] : NULL;
+    const ir_tensor *z = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    if (!x || !s || s->dtype != IR_F32 || ir_tensor_numel(s) < 1 ||
         (z && z->dtype != IR_I8 && z->dtype != IR_U8 && z->dtype != IR_I32))
         return at_fail(c, node_at(c, n), "node '%s' (%s): needs an input, a float scale and an int8, uint8 or int32 "
                        "zero point", n->name, ir_op_name(n->op));
+    bool q = n->op == IR_OP_QUANTIZE_LINEAR;
+    if (q ? x->dtype != IR_F32 : x->dtype != IR_I8 && x->dtype != IR_U8 && x->dtype != IR_I32)
+        return at_fail(c, node_at(c, n), "node '%s' (%s): input '%s' is %s, expected %s", n->name, ir_op_name(n->op),
+                       x->name, ir_dtype_name(x->dtype), q ? "float32" : "int8, uint8 or int32");
     return NPU_OK;
 }
 

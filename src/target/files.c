@@ -16,7 +16,7 @@ npu_status tgt_read_file(npu_arena *a, const char *path, char **text, size_t *le
 {
     FILE *f;
     size_t regular;
-    npu_read_opts ro = {.max_bytes = MAX_FILE};
+    npu_read_opts ro = {.max_bytes = MAX_FILE, .regular_only = true};
     npu_status st = npu_open_read(path, &ro, &f, &regular, err); /* a regular file, not a FIFO */
     if (st != NPU_OK)
         return st;

@@ -167,11 +167,19 @@ const char *tgt_unit_name(tgt_unit u)
 
 static const struct {
     const char *name;
-    int64_t min;
+    int64_t min, def;
+    tgt_param_kind kind;
+    const char *names; /* an enum's values, '|'-separated */
 } params[TGT_P_COUNT] = {
-#define TGT_PARAM(id, name, min, doc) [TGT_P_##id] = {name, min},
+#define TGT_PARAM(id, name, min, doc) [TGT_P_##id] = {name, min, 0, TGT_PK_REQUIRED, NULL},
+#define TGT_PARAM_OPT(id, name, min, def, doc) [TGT_P_##id] = {name, min, def, TGT_PK_OPTIONAL, NULL},
+#define TGT_PARAM_ENUM(id, name, names, def, doc) [TGT_P_##id] = {name, 0, def, TGT_PK_ENUM, names},
+#define TGT_PARAM_DERIVED(id, name, doc) [TGT_P_##id] = {name, 0, 0, TGT_PK_DERIVED, NULL},
 #include "target/params.def"
 #undef TGT_PARAM
+#undef TGT_PARAM_OPT
+#undef TGT_PARAM_ENUM
+#undef TGT_PARAM_DERIVED
 };
 
 const char *tgt_param_name(tgt_param p)
@@ -182,6 +190,34 @@ const char *tgt_param_name(tgt_param p)
 int64_t tgt_param_min(tgt_param p)
 {
     return params[p].min;
+}
+
+tgt_param_kind tgt_param_kind_of(tgt_param p)
+{
+    return params[p].kind;
+}
+
+int64_t tgt_param_default(tgt_param p)
+{
+    return params[p].def;
+}
+
+const char *tgt_param_enum_names(tgt_param p)
+{
+    return params[p].names;
+}
+
+int64_t tgt_param_enum_value(tgt_param p, const char *s)
+{
+    const char *n = params[p].names;
+    size_t len = strlen(s);
+    for (int64_t i = 0; n && *n; i++) {
+        size_t k = strcspn(n, "|");
+        if (k == len && strncmp(n, s, k) == 0)
+            return i;
+        n += k + (n[k] == '|');
+    }
+    return -1;
 }
 
 tgt_param tgt_param_from_name(const char *name)
@@ -236,4 +272,17 @@ void hsh_printf(hsh *h, const char *fmt, ...)
     va_end(ap);
     /* canonical pieces are short; a longer one is hashed truncated, still deterministic */
     hsh_bytes(h, buf, n < 0 ? 0 : (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+tgt_bus tgt_region_bus(const tgt_target *t, int64_t region)
+{
+    if (region == TGT_REGION_FLASH || (region == TGT_REGION_CONSTANTS && t->p[TGT_P_PLACEMENT_CONSTANTS] == TGT_PLACE_FLASH))
+        return TGT_BUS_FLASH;
+    return TGT_BUS_DRAM;
+}
+
+double tgt_bus_bytes_per_cycle(const tgt_target *t, tgt_bus b)
+{
+    int64_t kbps = t->p[b == TGT_BUS_FLASH ? TGT_P_FLASH_KB_PER_S : TGT_P_DRAM_KB_PER_S];
+    return (double)kbps / (double)t->p[TGT_P_CLOCK_KHZ];
 }

@@ -45,14 +45,24 @@ void tgt_print_summary(const tgt_target *t, FILE *out)
     size_str(p[TGT_P_SRAM_BYTES] / p[TGT_P_SRAM_BANKS], s2, sizeof s2);
     fprintf(out, "  sram        %s in %lld banks of %s\n", s1, (long long)p[TGT_P_SRAM_BANKS], s2);
     fprintf(out, "  dma         %lld channels\n", (long long)p[TGT_P_DMA_CHANNELS]);
-    fprintf(out, "  dram        %lld B/cycle (%.2f GB/s), latency %lld cycles\n",
-            (long long)p[TGT_P_DRAM_BYTES_PER_CYCLE], (double)p[TGT_P_DRAM_BYTES_PER_CYCLE] * ghz,
-            (long long)p[TGT_P_DRAM_LATENCY]);
-    fprintf(out, "  flash       %lld B/cycle (%.2f GB/s), latency %lld cycles\n",
-            (long long)p[TGT_P_FLASH_BYTES_PER_CYCLE], (double)p[TGT_P_FLASH_BYTES_PER_CYCLE] * ghz,
-            (long long)p[TGT_P_FLASH_LATENCY]);
-    fprintf(out, "  ops/byte    %.1f MACs per DRAM byte at peak\n",
-            (double)macs / (double)p[TGT_P_DRAM_BYTES_PER_CYCLE]);
+    double dram = tgt_bus_bytes_per_cycle(t, TGT_BUS_DRAM), flash = tgt_bus_bytes_per_cycle(t, TGT_BUS_FLASH);
+    fprintf(out, "  dram        %g B/cycle (%.2f GB/s), latency %lld cycles\n", dram,
+            (double)p[TGT_P_DRAM_KB_PER_S] * 1e-6, (long long)p[TGT_P_DRAM_LATENCY]);
+    fprintf(out, "  flash       %g B/cycle (%.2f GB/s), latency %lld cycles\n", flash,
+            (double)p[TGT_P_FLASH_KB_PER_S] * 1e-6, (long long)p[TGT_P_FLASH_LATENCY]);
+    fprintf(out, "  constants   in %s\n", p[TGT_P_PLACEMENT_CONSTANTS] == TGT_PLACE_FLASH
+                                           ? "flash, read in place over the flash bus"
+                                           : "DRAM, copied from flash at load");
+    fprintf(out, "  ops/byte    %.1f MACs per DRAM byte at peak\n", (double)macs / dram);
+    npu_area a;
+    tgt_area(t, &a);
+    fprintf(out, "  area        %.3f mm^2 (MAC %.3f, SRAM %.3f, vector %.3f, DMA %.3f, control %.3f, host %.3f)\n",
+            a.total, a.mac, a.sram, a.vector, a.dma, a.ctrl, a.host);
+    fprintf(out, "  energy      MAC %lld/%lld fJ (int8/int4), SRAM %lld/%lld fJ/B (read/write), DRAM %lld fJ/B, "
+            "flash %lld fJ/B, vector %lld fJ, host %lld fJ/insn, static %lld uW/mm^2\n",
+            (long long)p[TGT_P_E_MAC_INT8], (long long)p[TGT_P_E_MAC_INT4], (long long)p[TGT_P_E_SRAM_READ],
+            (long long)p[TGT_P_E_SRAM_WRITE], (long long)p[TGT_P_E_DRAM], (long long)p[TGT_P_E_FLASH],
+            (long long)p[TGT_P_E_VECTOR], (long long)p[TGT_P_E_HOST_INSN], (long long)p[TGT_P_E_LEAK]);
     fprintf(out, "  host        %s at %g MHz, CPI %g\n", t->host_isa, t->host_clock_mhz, t->host_cpi);
     dtypes_str(t->act_dtypes, s1, sizeof s1);
     dtypes_str(t->weight_dtypes, s2, sizeof s2);

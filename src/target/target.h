@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "common/alloc.h"
+#include "common/stats.h"
 #include "common/status.h"
 
 /* ---- vocabulary ------------------------------------------------------------ */
@@ -102,6 +103,14 @@ typedef enum tgt_param {
 
 const char *tgt_param_name(tgt_param p); /* "mac.rows" */
 
+/* How a parameter is given (target/params.def). */
+typedef enum tgt_param_kind { TGT_PK_REQUIRED, TGT_PK_OPTIONAL, TGT_PK_ENUM, TGT_PK_DERIVED } tgt_param_kind;
+tgt_param_kind tgt_param_kind_of(tgt_param p);
+int64_t tgt_param_default(tgt_param p);          /* an optional or enum key's value when absent */
+const char *tgt_param_enum_names(tgt_param p);   /* "dram|flash"; NULL for other kinds */
+int64_t tgt_param_enum_value(tgt_param p, const char *name); /* index of name, -1 when none */
+
+
 /* ---- the ISA ----------------------------------------------------------------- */
 
 typedef struct tgt_expr tgt_expr; /* a compiled integer expression */
@@ -178,6 +187,10 @@ typedef struct tgt_target {
     int nconstraints;
     const tgt_constraint *constraints;
     uint64_t hash; /* of the target's canonical form, which includes the ISA's hash */
+    int nsets;                 /* --set overrides applied (tgt_opts.sets) */
+    const char *const *sets;
+    const char *config_json;   /* {"name", "hash", "file", "sets", "params": {"npu.mac.rows": 16, ...}} */
+    const char *embed_json;    /* the effective description as JSON, which tgt_parse reads back */
     /* private */
     const tgt_expr **timing; /* per instruction, target parameters folded in */
     tgt_isa *own_isa;
@@ -185,12 +198,35 @@ typedef struct tgt_target {
     npu_alloc alloc;
 } tgt_target;
 
+/* The buses the NPU's DMA and the host use (docs/npu-model.md "Buses"). */
+typedef enum tgt_bus { TGT_BUS_DRAM, TGT_BUS_FLASH, TGT_BUS_COUNT } tgt_bus;
+enum { TGT_PLACE_DRAM = 0, TGT_PLACE_FLASH = 1 }; /* placement.constants */
+/* The bus a DMA of a region (TGT_REGION_*) uses: flash for the flash region
+ * and for the constants when the target leaves them in flash, else DRAM. */
+tgt_bus tgt_region_bus(const tgt_target *t, int64_t region);
+/* A bus's bandwidth in bytes per NPU cycle, exactly what the ISA's timing
+ * uses (kb_per_s / clock_khz), as a double. */
+double tgt_bus_bytes_per_cycle(const tgt_target *t, tgt_bus b);
+
+/* Area of the target's components and the energy of counted accesses, from
+ * its energy.* and area.* parameters (target/energy.c, docs/npu-model.md). */
+void tgt_area(const tgt_target *t, npu_area *a);
+void tgt_energy(const tgt_target *t, const npu_energy_counts *c, npu_energy *e);
+
 /* ---- loading --------------------------------------------------------------------- */
 
 typedef struct tgt_opts {
     npu_alloc alloc;         /* .fn NULL: malloc */
     const char *search_path; /* ':'-separated directories; NULL: $NPUCC_TARGET_PATH */
     const char *exe_dir;     /* NULL: the directory of /proc/self/exe */
+    const char *const *sets; /* "PATH=VALUE" overrides (npu.mac.cols=32), applied to the YAML before it is
+                              * checked; errors name "--set PATH=VALUE" */
+    int nsets;
+    /* An ISA already loaded (tgt_isa_load), used instead of reading and
+     * parsing again for a target whose ISA resolves to its file: many
+     * targets of one ISA (a sweep, a fuzzer) share it. The caller keeps it
+     * alive as long as the targets. NULL: each target parses its own. */
+    const tgt_isa *isa;
 } tgt_opts;
 
 /* name_or_path: a path (contains '/' or ends in .yaml) or a target name,
@@ -217,6 +253,10 @@ void tgt_isa_free(tgt_isa *isa);
 
 /* Units, sizes, peak MACs/cycle, bandwidths, instructions (npucc --validate). */
 void tgt_print_summary(const tgt_target *t, FILE *out);
+/* Where the free-text description contradicts the numbers ("16x16" against a
+ * 16x32 array, "512 KiB SRAM", "8 B/cycle DRAM"): one "warning: ..." line
+ * each to out; returns how many. */
+int tgt_check_description(const tgt_target *t, FILE *out);
 
 /* ---- instructions ------------------------------------------------------------------ */
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/stats.h"
 #include "target/tgt_internal.h"
 
 static const char *const top_keys[] = {"target", "description", "isa", "npu", "host", "memory_map", "dtypes",
@@ -35,8 +36,130 @@ static size_t group_len(const char *name)
     return dot ? (size_t)(dot - name) : strlen(name);
 }
 
-/* The `npu:` section: clock_mhz, then every parameter of params.def, the
- * dotted ones as keys of their group's mapping. */
+/* One parameter's value: an integer in range, or for an enum one of its names. */
+static npu_status param_value(tgt_ld *L, yaml_node_t *v, tgt_param p, const char *what)
+{
+    ydoc *y = &L->y;
+    const char *names = tgt_param_enum_names(p);
+    if (names && v->type == YAML_SCALAR_NODE) {
+        int64_t i = tgt_param_enum_value(p, (const char *)v->data.scalar.value);
+        if (i >= 0) {
+            L->t->p[p] = i;
+            return NPU_OK;
+        }
+        if (!strspn((const char *)v->data.scalar.value, "0123456789"))
+            return yfail(y, v, "unknown %s '%s'; expected one of %s", what, (const char *)v->data.scalar.value,
+                         names);
+    }
+    int64_t hi = 1ll << 40;
+    if (names) { /* the last index */
+        hi = 0;
+        for (const char *c = names; *c; c++)
+            hi += *c == '|';
+    }
+    return yint_range(y, v, what, tgt_param_min(p), hi, &L->t->p[p]);
+}
+
+/* One bus's bandwidth and latency from whichever of each pair is given:
+ * kb_per_s is what the timing uses, so a bus given in bytes per second keeps
+ * its speed when the NPU clock changes. */
+static npu_status derive_bus(tgt_ld *L, const char *bus, int bpc, int mbps, int kbps, int lat, int ns)
+{
+    ydoc *y = &L->y;
+    int64_t *p = L->t->p, khz = p[TGT_P_CLOCK_KHZ];
+    if (!p[bpc] && !p[mbps])
+        return yfail(y, L->param_node[bpc], "npu.%s has no bandwidth; expected bytes_per_cycle or mb_per_s", bus);
+    p[kbps] = p[mbps] ? p[mbps] * 1000 : p[bpc] * khz;
+    if (p[bpc] && p[mbps] && p[bpc] * khz != p[kbps])
+        return yfail(y, L->param_node[bpc], "npu.%s.bytes_per_cycle %lld and mb_per_s %lld disagree at %g MHz "
+                     "(%.3f bytes per cycle); expected one of them", bus, (long long)p[bpc], (long long)p[mbps],
+                     L->t->npu_clock_mhz, (double)p[kbps] / (double)khz);
+    if (!p[bpc]) /* the integer approximation C code may read; the timing uses kb_per_s */
+        p[bpc] = p[kbps] / khz > 0 ? p[kbps] / khz : 1;
+    if (p[lat] < 0 && p[ns] < 0)
+        return yfail(y, L->param_node[lat], "npu.%s has no latency; expected latency or latency_ns", bus);
+    int64_t from_ns = p[ns] >= 0 ? (p[ns] * khz + 999999) / 1000000 : -1;
+    if (p[lat] >= 0 && from_ns >= 0 && p[lat] != from_ns)
+        return yfail(y, L->param_node[lat], "npu.%s.latency %lld cycles and latency_ns %lld (%lld cycles at %g MHz) "
+                     "disagree; expected one of them", bus, (long long)p[lat], (long long)p[ns], (long long)from_ns,
+                     L->t->npu_clock_mhz);
+    if (p[lat] < 0)
+        p[lat] = from_ns;
+    return NPU_OK;
+}
+
+static npu_status derive_buses(tgt_ld *L)
+{
+    L->t->p[TGT_P_CLOCK_KHZ] = (int64_t)(L->t->npu_clock_mhz * 1000.0 + 0.5);
+    if (L->t->p[TGT_P_CLOCK_KHZ] < 1)
+        return yfail(&L->y, L->param_node[TGT_P_CLOCK_KHZ], "npu.clock_mhz %g is below 1 kHz",
+                     L->t->npu_clock_mhz);
+    npu_status st = derive_bus(L, "dram", TGT_P_DRAM_BYTES_PER_CYCLE, TGT_P_DRAM_MB_PER_S, TGT_P_DRAM_KB_PER_S,
+                               TGT_P_DRAM_LATENCY, TGT_P_DRAM_LATENCY_NS);
+    return st ? st : derive_bus(L, "flash", TGT_P_FLASH_BYTES_PER_CYCLE, TGT_P_FLASH_MB_PER_S,
+                                TGT_P_FLASH_KB_PER_S, TGT_P_FLASH_LATENCY, TGT_P_FLASH_LATENCY_NS);
+}
+
+/* Whether parameter p is a YAML key and whether its group may be absent. */
+static bool is_key(int p)
+{
+    return tgt_param_kind_of((tgt_param)p) != TGT_PK_DERIVED;
+}
+
+/* A group is optional when every key of it is, except the buses: a target
+ * says what its memories are. */
+static bool group_optional(const char *group, size_t gl)
+{
+    if ((gl == 4 && strncmp(group, "dram", 4) == 0) || (gl == 5 && strncmp(group, "flash", 5) == 0))
+        return false;
+    for (int p = 0; p < TGT_P_COUNT; p++) {
+        const char *name = tgt_param_name((tgt_param)p);
+        if (is_key(p) && group_len(name) == gl && strncmp(name, group, gl) == 0 &&
+            tgt_param_kind_of((tgt_param)p) == TGT_PK_REQUIRED)
+            return false;
+    }
+    return true;
+}
+
+/* The parameters of one group ("mac", or a dotless name): its mapping's keys. */
+static npu_status parse_group(tgt_ld *L, yaml_node_t *n, const char *group)
+{
+    ydoc *y = &L->y;
+    size_t gl = strlen(group);
+    const char *sub[TGT_P_COUNT + 1];
+    int ns = 0;
+    for (int p = 0; p < TGT_P_COUNT; p++) {
+        const char *name = tgt_param_name((tgt_param)p);
+        if (is_key(p) && strncmp(name, group, gl) == 0 && name[gl] == '.')
+            sub[ns++] = name + gl + 1;
+    }
+    sub[ns] = NULL;
+    char what[64];
+    snprintf(what, sizeof what, "npu.%s", group);
+    yaml_node_t *g = yget(y, n, group);
+    npu_status st;
+    if (!g && !group_optional(group, gl))
+        return yreq(y, n, group, "npu", &g);
+    if (g && ns && (st = ymap(y, g, what, sub)))
+        return st;
+    for (int p = 0; p < TGT_P_COUNT; p++) {
+        const char *name = tgt_param_name((tgt_param)p);
+        if (!is_key(p) || group_len(name) != gl || strncmp(name, group, gl) != 0)
+            continue;
+        snprintf(what, sizeof what, "npu.%s", name);
+        yaml_node_t *v = g && ns ? yget(y, g, name + gl + 1) : g;
+        L->t->p[p] = tgt_param_default((tgt_param)p);
+        if (!v && tgt_param_kind_of((tgt_param)p) == TGT_PK_REQUIRED)
+            return yreq(y, g, name + gl + 1, what, &v);
+        if (v && (st = param_value(L, v, (tgt_param)p, what)))
+            return st;
+        L->param_node[p] = v ? v : g ? g : n;
+    }
+    return NPU_OK;
+}
+
+/* The `npu:` section: clock_mhz, then every key of params.def, the dotted
+ * ones as keys of their group's mapping. */
 static npu_status parse_npu(tgt_ld *L, yaml_node_t *n)
 {
     ydoc *y = &L->y;
@@ -46,7 +169,7 @@ static npu_status parse_npu(tgt_ld *L, yaml_node_t *n)
     for (int p = 0; p < TGT_P_COUNT; p++) {
         const char *name = tgt_param_name((tgt_param)p);
         size_t gl = group_len(name);
-        bool seen = false;
+        bool seen = !is_key(p);
         for (int k = 1; k < nk; k++)
             seen |= strlen(keys[k]) == gl && strncmp(keys[k], name, gl) == 0;
         if (!seen && !(keys[nk++] = npu_arena_strndup(L->a, name, gl)))
@@ -59,42 +182,21 @@ static npu_status parse_npu(tgt_ld *L, yaml_node_t *n)
     yaml_node_t *v;
     if ((st = yreq(y, n, "clock_mhz", "npu", &v)) || (st = ynum(y, v, "npu.clock_mhz", &L->t->npu_clock_mhz)))
         return st;
-    if (L->t->npu_clock_mhz <= 0)
-        return yfail(y, v, "expected a positive npu.clock_mhz");
-    for (int k = 1; k < nk; k++) {
-        size_t gl = strlen(keys[k]);
-        const char *sub[TGT_P_COUNT + 1];
-        int ns = 0;
-        for (int p = 0; p < TGT_P_COUNT; p++) {
-            const char *name = tgt_param_name((tgt_param)p);
-            if (strncmp(name, keys[k], gl) == 0 && name[gl] == '.')
-                sub[ns++] = name + gl + 1;
-        }
-        sub[ns] = NULL;
-        char what[64];
-        snprintf(what, sizeof what, "npu.%s", keys[k]);
-        yaml_node_t *g;
-        if ((st = yreq(y, n, keys[k], "npu", &g)) || (ns && (st = ymap(y, g, what, sub))))
+    if (L->t->npu_clock_mhz <= 0 || L->t->npu_clock_mhz > 1e6)
+        return yfail(y, v, "expected a positive npu.clock_mhz up to 10^6");
+    L->param_node[TGT_P_CLOCK_KHZ] = v;
+    for (int k = 1; k < nk; k++)
+        if ((st = parse_group(L, n, keys[k])))
             return st;
-        for (int p = 0; p < TGT_P_COUNT; p++) {
-            const char *name = tgt_param_name((tgt_param)p);
-            if (group_len(name) != gl || strncmp(name, keys[k], gl) != 0)
-                continue;
-            snprintf(what, sizeof what, "npu.%s", name);
-            v = g;
-            if (ns && (st = yreq(y, g, name + gl + 1, what, &v)))
-                return st;
-            if ((st = yint_range(y, v, what, tgt_param_min((tgt_param)p), 1ll << 40, &L->t->p[p])))
-                return st;
-            L->param_node[p] = v;
-        }
-    }
     const int64_t *p = L->t->p;
     if (p[TGT_P_SRAM_BYTES] % p[TGT_P_SRAM_BANKS])
         return yfail(y, L->param_node[TGT_P_SRAM_BANKS], "sram.bytes (%lld) is not a multiple of sram.banks "
                      "(%lld); expected equal banks", (long long)p[TGT_P_SRAM_BYTES],
                      (long long)p[TGT_P_SRAM_BANKS]);
-    return NPU_OK;
+    if (p[TGT_P_SRAM_BANKS] > 64)
+        return yfail(y, L->param_node[TGT_P_SRAM_BANKS], "sram.banks %lld; expected at most 64",
+                     (long long)p[TGT_P_SRAM_BANKS]);
+    return derive_buses(L);
 }
 
 static npu_status parse_host(tgt_ld *L, yaml_node_t *n)
@@ -343,10 +445,13 @@ static npu_status load(tgt_ld *L, const tgt_opts *opts, const char *dir)
         return yfail(y, v, "target names ISA '%s' that cannot be found: %s", isa_name, sub.msg);
     char *text;
     size_t len;
-    if ((st = tgt_read_file(L->a, path, &text, &len, y->err)) ||
-        (st = tgt_isa_parse_in(L->a, t->alloc, path, text, len, &t->own_isa, y->err)))
+    if (opts && opts->isa && opts->isa->file && !strcmp(opts->isa->file, path))
+        t->isa = opts->isa;
+    else if ((st = tgt_read_file(L->a, path, &text, &len, y->err)) ||
+             (st = tgt_isa_parse_in(L->a, t->alloc, path, text, len, &t->own_isa, y->err)))
         return st;
-    t->isa = t->own_isa;
+    else
+        t->isa = t->own_isa;
     yaml_node_t *n;
     if ((st = yreq(y, root, "npu", "the target", &n)) || (st = parse_npu(L, n)) ||
         (st = yreq(y, root, "host", "the target", &n)) || (st = parse_host(L, n)) ||
@@ -366,6 +471,49 @@ static npu_status load(tgt_ld *L, const tgt_opts *opts, const char *dir)
             return oom(L);
     t->hash = target_hash(t, roots);
     return NPU_OK;
+}
+
+/* The overrides first, so that the loader checks them as it checks the file;
+ * then the effective description, recorded for stats and embedding. */
+static npu_status load_doc(tgt_ld *L, const tgt_opts *opts, const char *dir)
+{
+    int nsets = opts ? opts->nsets : 0;
+    npu_status st = ydoc_apply_sets(&L->y, nsets ? opts->sets : NULL, nsets);
+    if (!st)
+        st = load(L, opts, dir);
+    if (st)
+        return st;
+    tgt_target *t = L->t;
+    const char **sets = npu_arena_alloc(L->a, sizeof *sets * (size_t)(nsets + 1));
+    for (int i = 0; sets && i < nsets; i++)
+        if (!(sets[i] = npu_arena_strdup(L->a, opts->sets[i])))
+            sets = NULL;
+    char *flat = ydoc_json(&L->y, L->a, true);
+    t->embed_json = ydoc_json(&L->y, L->a, false);
+    if (!sets || !flat || !t->embed_json)
+        return npu_fail(L->y.err, NPU_EUSER, "%s: out of memory writing the description (or too many nodes)",
+                        L->y.file);
+    t->sets = sets;
+    t->nsets = nsets;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return oom(L);
+    fputs("{\"name\": ", f);
+    npu_json_string(f, t->name);
+    fprintf(f, ", \"hash\": \"%016llx\", \"file\": ", (unsigned long long)t->hash);
+    npu_json_string(f, t->file);
+    fputs(", \"sets\": [", f);
+    for (int i = 0; i < nsets; i++) {
+        fputs(i ? ", " : "", f);
+        npu_json_string(f, sets[i]);
+    }
+    fprintf(f, "], \"params\": %s}", flat);
+    fclose(f);
+    t->config_json = buf ? npu_arena_strndup(L->a, buf, len) : NULL;
+    free(buf);
+    return t->config_json ? NPU_OK : oom(L);
 }
 
 npu_status tgt_find(const char *name_or_path, const tgt_opts *opts, char *path, size_t cap, npu_err *err)
@@ -422,7 +570,7 @@ npu_status tgt_load(const char *name_or_path, const tgt_opts *opts, tgt_target *
     if (!st)
         st = ydoc_load(&L.y, L.t->file, text, len, err);
     if (!st)
-        st = load(&L, opts, dir);
+        st = load_doc(&L, opts, dir);
     return finish(&L, st, out);
 }
 
@@ -437,7 +585,7 @@ npu_status tgt_parse(const char *file, const char *text, size_t len, const tgt_o
         return st;
     st = ydoc_load(&L.y, L.t->file, text, len, err);
     if (!st)
-        st = load(&L, opts, dir);
+        st = load_doc(&L, opts, dir);
     return finish(&L, st, out);
 }
 

@@ -15,7 +15,13 @@ typedef struct ydoc {
     yaml_document_t doc;
     bool loaded;
     npu_err *err;
+    const char *const *sets; /* the --set PATH=VALUE texts applied (ydoc_apply_sets) */
+    int nsets;
 } ydoc;
+
+/* Nodes a --set made carry this mark line minus the index of their --set, so
+ * that messages about them name the override instead of a file position. */
+#define YSET_LINE ((size_t)-1 - 4096)
 
 npu_status ydoc_load(ydoc *y, const char *file, const char *text, size_t len, npu_err *err);
 void ydoc_free(ydoc *y);
@@ -47,6 +53,22 @@ npu_status ynum(ydoc *y, yaml_node_t *n, const char *what, double *out);
 npu_status ybool(ydoc *y, yaml_node_t *n, const char *what, bool *out);
 npu_status ystr(ydoc *y, yaml_node_t *n, const char *what, npu_arena *a, const char **out);
 bool yscalar_is(const yaml_node_t *n, const char *s);
+/* The integer literal rule of yint on a string. */
+bool yparse_int(const char *s, int64_t *out);
+/* "--set PATH=VALUE" when n was made by an override, else NULL. */
+const char *yset_of(const ydoc *y, const yaml_node_t *n);
+
+/* ---- overrides and the effective description (override.c) ---------------------- */
+
+/* Applies each "PATH=VALUE" (PATH the dotted keys from the root, e.g.
+ * npu.mac.cols) to the document: the scalar at PATH is replaced, a missing
+ * key added, so the loader then checks the value as it checks the file's. */
+npu_status ydoc_apply_sets(ydoc *y, const char *const *sets, int n);
+/* The document as JSON (YAML flow, so tgt_parse reads it back): integers in
+ * decimal, numbers and true/false plain, other scalars as strings. flat:
+ * one object of "a.b.c": leaf for every scalar or list of scalars outside
+ * `constraints`. Arena text; NULL when out of memory or too large. */
+char *ydoc_json(ydoc *y, npu_arena *a, bool flat);
 
 /* ---- expressions ------------------------------------------------------------------ */
 

@@ -54,10 +54,20 @@ yaml_node_t *ynode(ydoc *y, int id)
     return yaml_document_get_node(&y->doc, id);
 }
 
+const char *yset_of(const ydoc *y, const yaml_node_t *n)
+{
+    if (!n || n->start_mark.line < YSET_LINE)
+        return NULL;
+    size_t k = (size_t)-1 - n->start_mark.line;
+    return (int)k < y->nsets ? y->sets[k] : NULL;
+}
+
 void ywhere(const ydoc *y, const yaml_node_t *n, char *buf, size_t cap)
 {
-    (void)y;
-    if (n)
+    const char *set = yset_of(y, n);
+    if (set)
+        snprintf(buf, cap, "--set %s", set);
+    else if (n)
         snprintf(buf, cap, "%zu:%zu", n->start_mark.line + 1, n->start_mark.column + 1);
     else
         snprintf(buf, cap, "1:1");
@@ -69,6 +79,9 @@ static npu_status vfail(ydoc *y, const yaml_node_t *n, bool inside, size_t offse
     vsnprintf(msg, sizeof msg, fmt, ap);
     if (!n)
         return npu_fail(y->err, NPU_EUSER, "%s: %s", y->file, msg);
+    const char *set = yset_of(y, n);
+    if (set)
+        return npu_fail(y->err, NPU_EUSER, "%s: --set %s: %s", y->file, set, msg);
     size_t col = n->start_mark.column + 1 + offset;
     /* a quoted scalar's text starts after the quote */
     if (inside && n->type == YAML_SCALAR_NODE &&
@@ -190,7 +203,7 @@ static bool plain(const yaml_node_t *n)
 }
 
 /* Parses an integer literal (see yint); false when s is not one. */
-static bool parse_int(const char *s, int64_t *out)
+bool yparse_int(const char *s, int64_t *out)
 {
     const char *p = s;
     bool neg = false;
@@ -246,7 +259,7 @@ npu_status yint(ydoc *y, yaml_node_t *n, const char *what, int64_t *out)
 {
     if (n->type != YAML_SCALAR_NODE)
         return yfail(y, n, "expected an integer for %s, got %s", what, kind_name(n));
-    if (!plain(n) || !parse_int((const char *)n->data.scalar.value, out))
+    if (!plain(n) || !yparse_int((const char *)n->data.scalar.value, out))
         return yfail(y, n, "expected an integer for %s, got '%s'", what, (const char *)n->data.scalar.value);
     return NPU_OK;
 }

@@ -143,7 +143,8 @@ static void scratch_free(scratch *s, npu_alloc a, int n_tensors)
  * whatever tile_build would refuse for it, with the message, and the
  * static schedule's cycles of its instructions. tile_supports and
  * tile_estimate ask this of quantized nodes. */
-bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason)
+npu_status tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles,
+                         const char **reason, npu_err *err)
 {
     npu_alloc a = g->alloc.fn ? g->alloc : npu_alloc_default();
     scratch s;
@@ -156,23 +157,26 @@ bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, int
     }
     scratch_free(&s, a, g->n_tensors);
     if (st == NPU_OK)
-        return true;
+        return NPU_OK;
+    if (st != NPU_EUSER) /* out of memory or a tiler bug: the compile's failure, not the node's */
+        return npu_fail(err, st, "node '%s' (%s): %s", n->name, ir_op_name(n->op), s.err.msg);
     if (reason) {
         const char *m = npu_arena_strdup(g->arena, s.err.msg);
         *reason = m ? m : "no legal NPU tile";
     }
-    return false;
+    return NPU_EUSER;
 }
 
 static bool same_place(const mp_plan *p, const ir_tensor *a, const ir_tensor *b)
 {
-    return p->t[a->id].region == p->t[b->id].region && p->t[a->id].offset == p->t[b->id].offset;
+    return p->t[a->id].region == p->t[b->id].region && p->t[a->id].level == p->t[b->id].level &&
+           p->t[a->id].offset == p->t[b->id].offset;
 }
 
 static bool overlap(const mp_plan *p, const ir_tensor *a, const ir_tensor *b)
 {
     const mp_tensor *x = &p->t[a->id], *y = &p->t[b->id];
-    return x->region == y->region && x->offset < y->offset + y->size && y->offset < x->offset + x->size;
+    return x->region == y->region && x->level == y->level && x->offset < y->offset + y->size && y->offset < x->offset + x->size;
 }
 
 /* A depthwise conv n whose output only the 1x1 conv m reads (stride 1, no
@@ -484,8 +488,22 @@ static npu_status exact_sizes(tile_ctx *c, tile_program *out, int *cap_layers, i
 npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedule *sched, const mp_plan *plan,
                       emit_blob *consts, npu_alloc alloc, tile_program *out, npu_err *err)
 {
+    return tile_build_ex(t, g, sched, plan, consts, alloc, NULL, out, err);
+}
+
+npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_schedule *sched, const mp_plan *plan,
+                         emit_blob *consts, npu_alloc alloc, char *miss, tile_program *out, npu_err *err)
+{
     memset(out, 0, sizeof *out);
-    tile_ctx c = {.t = t, .g = g, .plan = plan, .consts = consts, .alloc = alloc, .err = err};
+    /* the SRAM level sits at the top of the SRAM; the tiles get what lies below it */
+    tgt_target below = *t;
+    int64_t level = (plan->sram_bytes + 15) & ~(int64_t)15;
+    below.p[TGT_P_SRAM_BYTES] = (t->p[TGT_P_SRAM_BYTES] - level) & ~(int64_t)15;
+    if (level > 0 && below.p[TGT_P_SRAM_BYTES] <= 0)
+        return npu_fail(err, NPU_EINTERNAL, "tiler: the SRAM level (%lld bytes) leaves no SRAM for tiles",
+                        (long long)level);
+    tile_ctx c = {.t = &below, .t_full = t, .g = g, .plan = plan, .consts = consts, .alloc = alloc, .err = err,
+                  .sram_base = below.p[TGT_P_SRAM_BYTES], .miss = miss};
     c.const_off = npu_malloc(alloc, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
     int *group = npu_malloc(alloc, sizeof(int) * (size_t)(g->n_nodes + 1));
     int n_npu = 0;
@@ -522,7 +540,7 @@ npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedul
     }
     out->words = c.words;
     out->n_words = c.n_words;
-    out->sram_peak = c.sram_peak;
+    out->sram_peak = c.sram_peak + (level > 0 ? t->p[TGT_P_SRAM_BYTES] - c.sram_base : 0);
     return NPU_OK;
 }
 

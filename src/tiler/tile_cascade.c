@@ -77,13 +77,15 @@ static int64_t cost(const tile_ctx *c, const cascade *q)
 }
 
 /* Largest fitting rows, and halvings of it, by the cost above. */
-static bool choose(const tile_ctx *c, cascade *q)
+static bool choose(const tile_ctx *c, cascade *q, bool whole)
 {
     int64_t best = 0, best_cost = INT64_MAX;
     int64_t hi = q->OH;
     while (hi > 0 && !(fields_ok(c, q, hi) && sizes(c, q, hi)))
         hi = hi > 8 ? hi - hi / 8 : hi - 1;
     for (int64_t r = hi, k = 0; r >= 1 && k < 6; r = tile_cdiv(r, 2), k++) {
+        if (whole && r != q->OH)
+            break; /* SRAM-resident operands are read in place as whole planes */
         if (fields_ok(c, q, r) && sizes(c, q, r)) {
             int64_t cst = cost(c, q);
             if (cst < best_cost)
@@ -109,7 +111,7 @@ npu_status tile_dw_pw(tile_ctx *c, const ir_node *n, const ir_node *m, bool *don
     if (q.d.sem != TGT_SEM_DWCONV || q.p.sem != TGT_SEM_CONV || k->n != 1)
         return NPU_OK;
     q.C = k->c_in, q.H = k->h_in, q.W = k->w_in, q.OH = k->h_out, q.OW = k->w_out, q.OC = k2->c_out;
-    if (!choose(c, &q))
+    if (!choose(c, &q, tile_resident_io(c, n) || tile_resident_io(c, m)) && !choose(c, &q, false))
         return NPU_OK; /* the caller lowers the two apart */
     *done = true;
     if ((st = tile_conv_info(c, n, true, &q.d)) != NPU_OK || (st = tile_conv_info(c, m, true, &q.p)) != NPU_OK)

@@ -266,7 +266,7 @@ static int64_t cost(const tile_ctx *c, const chain *q)
 /* For each chunk width (all the channels, then halving in multiples of
  * mac.cols), the largest fitting band and halvings of it, by the cost
  * above; q is left with the best plan. */
-static npu_status choose(tile_ctx *c, chain *q, bool *found)
+static npu_status choose_once(tile_ctx *c, chain *q, bool whole, bool *found)
 {
     *found = false;
     int64_t cols = c->t->p[TGT_P_MAC_COLS], best_ec = 0, best = 0, best_cost = INT64_MAX;
@@ -281,6 +281,8 @@ static npu_status choose(tile_ctx *c, chain *q, bool *found)
         while (hi > 0 && !(fields_ok(c, q, ec, hi) && sizes(c, q, hi)))
             hi = hi > 8 ? hi - hi / 8 : hi - 1;
         for (int64_t r = hi, k = 0; r >= 1 && k < 6; r = tile_cdiv(r, 2), k++) {
+            if (whole && r != q->OH)
+                break; /* SRAM-resident operands are read in place as whole planes */
             if (fields_ok(c, q, ec, r) && sizes(c, q, r)) {
                 int64_t cst = cost(c, q);
                 if (cst < best_cost)
@@ -302,6 +304,19 @@ static npu_status choose(tile_ctx *c, chain *q, bool *found)
         return NPU_OK;
     npu_status st = weights_for(c, q, best_ec);
     *found = st == NPU_OK && sizes(c, q, best);
+    return st;
+}
+
+/* Whole planes (one band) first where an operand is SRAM-resident, so that
+ * it is read in place; else any band (it then goes back to DRAM). */
+static npu_status choose(tile_ctx *c, chain *q, bool *found)
+{
+    bool whole = tile_resident_io(c, q->e) || tile_resident_io(c, q->d) || (q->p && tile_resident_io(c, q->p)) ||
+                 (q->a && tile_resident_io(c, q->a));
+    *found = false;
+    npu_status st = whole ? choose_once(c, q, true, found) : NPU_OK;
+    if (st == NPU_OK && !*found)
+        st = choose_once(c, q, false, found);
     return st;
 }
 

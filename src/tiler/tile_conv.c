@@ -18,6 +18,7 @@ typedef struct win {
     int64_t wbytes_el2; /* weight bytes per two elements: 1 (int4) or 2 (int8) */
     const ir_node *fuse; /* an eltwise node applied to each output tile (tile_conv_fused), or NULL */
     bool in_place;       /* fused, and the output overwrites the conv's own input (same shape, stride 1) */
+    bool resident;       /* its input or output is SRAM-resident: tiles of whole planes read it in place */
 } win;
 
 typedef struct plan {
@@ -137,6 +138,8 @@ static void consider(const tile_ctx *c, const win *w, plan cand, search *s)
      * tall as the top padding, so that tile j+2 never reads rows tile j has overwritten */
     if (w->in_place && (cand.ct != w->ocg || cand.owt != w->OW || !cand.sp_outer || cand.oht < w->pt))
         return;
+    if (w->resident && (cand.oht != w->OH || cand.owt != w->OW))
+        return;
     if (!size_plan(c, w, &cand))
         return;
     bool better;
@@ -200,7 +203,7 @@ static void search_plans(const tile_ctx *c, const win *w, search *s)
     }
 }
 
-static bool choose_plan(const tile_ctx *c, const win *w, plan *best)
+static bool choose_plan_once(const tile_ctx *c, const win *w, plan *best)
 {
     search s = {0};
     search_plans(c, w, &s);
@@ -212,6 +215,17 @@ static bool choose_plan(const tile_ctx *c, const win *w, plan *best)
     search_plans(c, w, &s);
     *best = s.best;
     return true;
+}
+
+/* Whole planes first where an operand is SRAM-resident; when none fits,
+ * any tile (the operand then goes back to DRAM: tile_memplan). */
+static bool choose_plan(const tile_ctx *c, const win *w, plan *best)
+{
+    if (w->resident && choose_plan_once(c, w, best))
+        return true;
+    win any = *w;
+    any.resident = false;
+    return choose_plan_once(c, &any, best);
 }
 
 /* Element (o, i, ky, kx) of the OIHW weights as int8. */
@@ -501,6 +515,7 @@ static npu_status conv_win(tile_ctx *c, const ir_node *n, const ir_node *fuse, b
              .OW = k.w_out, .kh = k.k_h, .kw = k.k_w, .sh = k.stride_h, .sw = k.stride_w, .dh = k.dil_h,
              .dw = k.dil_w, .pt = k.pad_top, .pl = k.pad_left, .G = k.groups, .wt = n->inputs[1], .fuse = fuse,
              .in_place = in_place};
+    w.resident = tile_resident_io(c, n) || (fuse && tile_resident_io(c, fuse));
     w.icg = w.C / w.G, w.ocg = w.OC / w.G;
     if (w.G > 1 && w.G == w.C && w.OC == w.C && dwconv_ok(c, &w)) {
         w.sem = TGT_SEM_DWCONV;
@@ -581,7 +596,8 @@ npu_status tile_pool(tile_ctx *c, const ir_node *n)
         return npu_err_prefix(c->err, "node '%s'", n->name);
     win w = {.sem = TGT_SEM_POOL, .N = k.n, .C = k.c, .H = k.h_in, .W = k.w_in, .OC = k.c, .OH = k.h_out,
              .OW = k.w_out, .kh = k.k_h, .kw = k.k_w, .sh = k.stride_h, .sw = k.stride_w, .dh = 1, .dw = 1,
-             .pt = k.pad_top, .pl = k.pad_left, .G = 1, .icg = k.c, .ocg = k.c, .wbytes_el2 = 2};
+             .pt = k.pad_top, .pl = k.pad_left, .G = 1, .icg = k.c, .ocg = k.c, .wbytes_el2 = 2,
+             .resident = tile_resident_io(c, n)};
     bool max = n->op == IR_OP_MAX_POOL || n->op == IR_OP_GLOBAL_MAX_POOL;
     qfields q = {k.in_zp, k.out_zp, k.act_min, k.act_max, k.mult, k.shift, k.count_include_pad,
                  max ? TGT_POOL_MAX : TGT_POOL_AVG};

@@ -74,7 +74,7 @@ static npu_status sched_issue(tile_ctx *c, int insn, const int64_t *v, int64_t c
     }
     int64_t end = start + cycles;
     if (in->unit == TGT_UNIT_DMA) { /* latency on the channel, then the transfer on the shared bus */
-        bool flash = v[TGT_F_REGION] == TGT_REGION_FLASH;
+        bool flash = tgt_region_bus(c->t, v[TGT_F_REGION]) == TGT_BUS_FLASH;
         int64_t lat = c->t->p[flash ? TGT_P_FLASH_LATENCY : TGT_P_DRAM_LATENCY];
         lat = lat < cycles ? lat : cycles;
         int64_t b0 = start + lat > s->bus_free[flash] ? start + lat : s->bus_free[flash];
@@ -102,10 +102,11 @@ npu_status tile_emit(tile_ctx *c, tgt_sem sem, const int64_t v[TGT_F_COUNT])
     if (insn < 0)
         return tile_fail(c, "the ISA %s has no %s instruction", c->t->isa->name, tgt_sem_name(sem));
     npu_err e;
-    if (tgt_check(c->t, insn, v, &e) != NPU_OK)
+    const tgt_target *tf = c->t_full ? c->t_full : c->t; /* resident operands lie above c->t's SRAM */
+    if (tgt_check(tf, insn, v, &e) != NPU_OK)
         return tile_fail(c, "no legal tile: %s", e.msg);
     int64_t cycles = 0;
-    if (tgt_timing(c->t, insn, v, &cycles, &e) != NPU_OK)
+    if (tgt_timing(tf, insn, v, &cycles, &e) != NPU_OK)
         return tile_fail(c, "timing: %s", e.msg);
     size_t need = c->n_words + (size_t)c->t->isa->max_words;
     if (need > c->cap_words) {
@@ -430,11 +431,26 @@ npu_status tile_pipeline(tile_ctx *c)
     tile_work *w = c->work;
     if (n == 0)
         return NPU_OK;
+    c->n_missed = 0;
+    npu_status st = tile_resident(c);
+    if (st != NPU_OK || c->n_missed) { /* a trial that found operands it cannot read in place: not emitted */
+        c->lay_tiles += n;
+        c->n_work = c->n_comp = 0;
+        return st;
+    }
+    /* Resident operands (tile_resident) leave works without loads, and a
+     * layer writing a resident tensor has no stores at all: its computes
+     * then free the slots (FREE) and end the pipeline (BAR). */
+    bool stores = w[0].n_store > 0;
+    /* Work j+2 writes the output slot store j reads: without loads of its
+     * own to wait for FREE, its first compute does (works >= 2 all alike) */
+    bool free_to_comp = stores && n > 2 && !w[2].n_load;
     for (int j = 0; j < n; j++)
-        if (w[j].n_store == 0 || (w[j].n_comp == 0) != (w[0].n_comp == 0) || (w[j].n_load == 0 && (j == 0 || j >= 2)) ||
-            !splits_ok(&w[j]))
-            return tile_fail(c, "tiler bug: tile %d has no store or no load, mixes copies and compute, or splits its "
-                             "loads wrongly", j);
+        if ((w[j].n_store > 0) != stores || (w[j].n_comp == 0) != (w[0].n_comp == 0) ||
+            (j > 2 && (w[j].n_load > 0) != (w[2].n_load > 0)) ||
+            (w[j].n_comp == 0 && !w[j].n_store) || !splits_ok(&w[j]))
+            return tile_fail(c, "tiler bug: tile %d mixes stores and none, loads and none, copies and compute, or "
+                             "splits its loads wrongly", j);
     /* Fetch runs ahead: when this pipeline's LOADED consumer is another queue
      * than the last one's, it could take that pipeline's tokens, so fetch
      * holds (sync) until the last pipeline is done. On the same queue, FIFO
@@ -448,8 +464,7 @@ npu_status tile_pipeline(tile_ctx *c)
     for (int j = 1; gate && j < n; j++)
         if (!w[j].n_load)
             return tile_fail(c, "tiler bug: an in-place tile %d loads nothing", j);
-    npu_status st = NPU_OK;
-    if (barrier && !same) {
+    if (barrier && (!same || !w[0].n_load)) {
         int64_t v[TGT_F_COUNT];
         tgt_defaults(c->t->isa, tile_insn(c, TGT_SEM_SYNC), v);
         v[TGT_F_WAIT] = TILE_T_BAR;
@@ -461,12 +476,12 @@ npu_status tile_pipeline(tile_ctx *c)
     c->pending_barrier = false;
     c->last_kind = kind;
     if (st == NPU_OK)
-        st = emit_loads(c, 0, barrier && same ? TILE_T_BAR : 0, gate);
+        st = emit_loads(c, 0, barrier && same && w[0].n_load ? TILE_T_BAR : 0, gate);
     for (int j = 0; j < n && st == NPU_OK; j++) {
         if (j + 1 < n && (st = emit_loads(c, j + 1, 0, gate)) != NPU_OK)
             break;
         int64_t gate_wait = gate && j + 1 < n ? TILE_T_NEXT : 0;
-        int64_t sig = (j + 2 < n ? TILE_T_FREE : 0) | (j == n - 1 ? TILE_T_BAR : 0);
+        int64_t sig = (j + 2 < n && (w[j + 2].n_load || stores) ? TILE_T_FREE : 0) | (j == n - 1 ? TILE_T_BAR : 0);
         if (w[j].n_comp == 0) { /* a copy: the store waits for its load */
             st = emit_group(c, w[j].store, w[j].n_store, true, w[j].n_load ? TILE_T_LOADED : 0, sig);
             continue;
@@ -475,13 +490,15 @@ npu_status tile_pipeline(tile_ctx *c)
             tile_comp *cp = &c->comp[w[j].first_comp + k];
             int q = comp_queue(c, cp), qn = k + 1 < w[j].n_comp ? comp_queue(c, cp + 1) : q;
             int qp = k > 0 ? comp_queue(c, cp - 1) : q;
-            cp->v[TGT_F_WAIT] = (waits_loaded(&w[j], k) ? TILE_T_LOADED : 0) | (qp != q ? TILE_T_CHAIN : 0);
-            cp->v[TGT_F_SIGNAL] = (k == w[j].n_comp - 1 ? TILE_T_DONE : 0) | (qn != q ? TILE_T_CHAIN : 0);
+            cp->v[TGT_F_WAIT] = (waits_loaded(&w[j], k) ? TILE_T_LOADED : 0) | (qp != q ? TILE_T_CHAIN : 0) |
+                                (free_to_comp && j >= 2 && k == 0 ? TILE_T_FREE : 0);
+            bool last = k == w[j].n_comp - 1;
+            cp->v[TGT_F_SIGNAL] = (last ? (stores ? TILE_T_DONE : sig) : 0) | (qn != q ? TILE_T_CHAIN : 0);
             if ((qp != q || qn != q) && tile_tokens(c->t) < 5)
                 return tile_fail(c, "tiler bug: a chained tile needs a fifth token");
             st = tile_emit(c, cp->sem, cp->v);
         }
-        if (st == NPU_OK)
+        if (st == NPU_OK && stores)
             st = emit_group(c, w[j].store, w[j].n_store, true, TILE_T_DONE | gate_wait, sig);
     }
     if (st == NPU_OK)
@@ -520,6 +537,8 @@ npu_status tile_tensor_addr(tile_ctx *c, const ir_tensor *t, int *region, int64_
         return tile_fail(c, "tensor '%s' has no place in the memory plan", t->name);
     *region = (int)c->plan->t[t->id].region;
     *off = c->plan->t[t->id].offset;
+    if (c->plan->t[t->id].level == MP_LEVEL_SRAM)
+        *region = TILE_REGION_SRAM, *off += c->sram_base;
     return NPU_OK;
 }
 

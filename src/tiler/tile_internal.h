@@ -21,6 +21,11 @@ enum {
     TILE_T_NEXT = 1 << 5,   /* in place over its input: the loads of work j+1 -> the store of work j */
 };
 
+/* The region of a box on an SRAM-resident tensor (mp_tensor.level): its
+ * `dram` is then an SRAM address. Never encoded: tile_pipeline reads such an
+ * operand in place (tile_resident.c). */
+enum { TILE_REGION_SRAM = 99 };
+
 typedef struct tile_box {
     int region;
     int64_t dram, sram;
@@ -62,7 +67,11 @@ typedef struct tile_sched {
 } tile_sched;
 
 typedef struct tile_ctx {
-    const tgt_target *t;
+    const tgt_target *t;      /* the target, its SRAM cut to what lies below the SRAM level */
+    const tgt_target *t_full; /* the target as it is (encoding, checks, timing); NULL: t */
+    int64_t sram_base;        /* SRAM address of the SRAM level (the resident tensors) */
+    char *miss;               /* per tensor id, or NULL: resident tensors that could not be used in place */
+    int n_missed;             /* misses in the current pipeline (then not emitted: a trial) */
     const ir_graph *g;
     const mp_plan *plan;
     emit_blob *consts;
@@ -136,6 +145,19 @@ void tile_store_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram,
 /* Emits every work of the layer with the token scheme and resets the list. */
 npu_status tile_pipeline(tile_ctx *c);
 
+/* tile_resident.c: the works' boxes on SRAM-resident tensors become the
+ * computes' own addresses (no DMA). A box that is not a dense byte range, or
+ * a copy between two such tensors, cannot: with c->miss the tensor is
+ * marked (the box moves to a dummy DRAM place; the program is only a trial),
+ * else it is a tiler bug. */
+npu_status tile_resident(tile_ctx *c);
+/* Does node n read or write an SRAM-resident tensor? (Tile choices then
+ * prefer boxes that are whole planes.) */
+bool tile_resident_io(const tile_ctx *c, const ir_node *n);
+/* tile_build with c->miss set (tile_memplan's trial builds). */
+npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_schedule *sched, const mp_plan *plan,
+                         emit_blob *consts, npu_alloc alloc, char *miss, tile_program *out, npu_err *err);
+
 /* Where a tensor lives: its plan entry, or constant data copied into consts. */
 npu_status tile_tensor_addr(tile_ctx *c, const ir_tensor *t, int *region, int64_t *off);
 npu_status tile_const_add(tile_ctx *c, const void *data, size_t size, int64_t *off);
@@ -152,9 +174,12 @@ npu_status tile_fail(tile_ctx *c, const char *fmt, ...) __attribute__((format(pr
 /* int4 weights run packed (w4) when the target has them and a filter fills whole bytes. */
 bool tile_w4_ok(const tgt_target *t, int64_t elems_per_filter);
 
-/* tile_build.c: lowers n alone (a quantized node); false with the reason when it cannot.
- * *cycles (when non-NULL): the static schedule's end. */
-bool tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason);
+/* tile_build.c: lowers n alone (a quantized node). NPU_OK when it can,
+ * *cycles (when non-NULL) the static schedule's end; NPU_EUSER with *reason
+ * when no legal tile exists; NPU_EINTERNAL in err when memory runs out or
+ * the tiler has a bug (never taken as "the NPU cannot run it"). */
+npu_status tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles,
+                         const char **reason, npu_err *err);
 
 /* ---- per op: tile_conv.c, tile_cascade.c, tile_fc.c, tile_vec.c ---- */
 /* A conv as one weight block (all output channels, one reduction chunk):

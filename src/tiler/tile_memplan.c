@@ -1,7 +1,116 @@
 /* The memory-plan stage, the tiler's entry to it: the planner must know
  * which nodes the tiler cascades, because a cascade keeps its intermediates
- * in SRAM and the planner then gives them no DRAM home. */
-#include "tiler/tiler.h"
+ * in SRAM and the planner then gives them no DRAM home.
+ *
+ * The two-level plan (docs/memplan.md "Two levels"): the SRAM the tiles of
+ * a one-level plan leave free is offered to the planner for resident
+ * tensors; a trial build then finds the ones the tiles cannot read or write
+ * in place (a strided box, a DMA copy), which go back to DRAM, until a
+ * trial finds none. */
+#include <string.h>
+
+#include "tiler/tile_internal.h"
+
+enum { TRIALS = 4 };
+
+/* Builds plan's program into scratch buffers: the SRAM its tiles use, the
+ * static cycles of its layers, the resident tensors it could not use in
+ * place (miss, when non-NULL). */
+static npu_status trial(const tgt_target *t, ir_graph *g, const part_schedule *sched, const mp_plan *plan,
+                        npu_alloc alloc, char *miss, int64_t *sram_peak, int64_t *cycles, npu_err *err)
+{
+    emit_blob consts;
+    emit_blob_init(&consts, alloc);
+    tile_program prog;
+    npu_status st = tile_build_ex(t, g, sched, plan, &consts, alloc, miss, &prog, err);
+    if (st == NPU_OK) {
+        *sram_peak = prog.sram_peak;
+        *cycles = 0;
+        for (int i = 0; i < prog.n_layers; i++)
+            *cycles += prog.layers[i].cycles;
+    }
+    tile_program_free(&prog, alloc);
+    emit_blob_free(&consts);
+    return st;
+}
+
+static bool has_npu_step(const part_schedule *sched)
+{
+    for (int s = 0; s < sched->n_steps; s++)
+        if (sched->steps[s].unit == IR_UNIT_NPU)
+            return true;
+    return false;
+}
+
+/* The two-level plan for a capacity of cap bytes into *best when it
+ * checks, builds with every resident tensor in place and takes fewer static
+ * cycles than *best_cycles. The cascades are decided again for the SRAM
+ * the residents leave (a cascade chosen for the whole SRAM may not fit
+ * below them). */
+static npu_status at_capacity(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc,
+                              mp_options mo, int64_t cap, mp_plan *best, int64_t *best_cycles, npu_err *err)
+{
+    int64_t peak = 0, cycles = 0;
+    npu_err e;
+    tgt_target below = *t;
+    below.p[TGT_P_SRAM_BYTES] -= cap;
+    int *group = npu_arena_alloc(g->arena, sizeof(int) * (size_t)(g->n_nodes + 1));
+    char *no = npu_arena_alloc(g->arena, (size_t)g->n_tensors + 1);
+    char *miss = npu_arena_alloc(g->arena, (size_t)g->n_tensors + 1);
+    if (!group || !no || !miss)
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    if (tile_cascades(&below, g, sched, alloc, group, &e) != NPU_OK)
+        return NPU_OK;
+    memset(no, 0, (size_t)g->n_tensors + 1);
+    mo.group = group, mo.no_sram = no, mo.sram_bytes = cap;
+    for (int k = 0; k < TRIALS; k++) {
+        mp_plan p2;
+        npu_status st = mp_plan_graph(g, sched, &mo, &p2, err);
+        if (st == NPU_OK)
+            st = mp_check(g, &p2, err);
+        if (st != NPU_OK || p2.sram_tensors == 0)
+            return st;
+        memset(miss, 0, (size_t)g->n_tensors + 1);
+        if (trial(t, g, sched, &p2, alloc, miss, &peak, &cycles, &e) != NPU_OK)
+            return NPU_OK; /* not at this capacity */
+        int fresh = 0;
+        for (int i = 0; i < g->n_tensors; i++) {
+            fresh += miss[i] && !no[i];
+            no[i] |= miss[i];
+        }
+        if (!miss[g->n_tensors]) { /* every resident tensor in place */
+            if (cycles < *best_cycles)
+                *best = p2, *best_cycles = cycles;
+            return NPU_OK;
+        }
+        if (!fresh)
+            return NPU_OK; /* a miss no tensor can be blamed for */
+    }
+    return NPU_OK;
+}
+
+/* The two-level plan into *plan when one beats the one-level plan's static
+ * cycles; *plan is left alone otherwise. Capacities tried: what the
+ * one-level tiles leave, and half and a quarter of the SRAM (smaller tiles,
+ * more residents), the fewest cycles winning. */
+static npu_status two_level(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc,
+                            mp_options mo, mp_plan *plan, npu_err *err)
+{
+    int64_t peak = 0, cycles = 0, sram = t->p[TGT_P_SRAM_BYTES];
+    npu_err e;
+    if (trial(t, g, sched, plan, alloc, NULL, &peak, &cycles, &e) != NPU_OK)
+        return NPU_OK; /* the real build will say why */
+    int64_t caps[3] = {(sram - peak - 16) & ~(int64_t)15, sram / 2, sram / 4};
+    npu_status st = NPU_OK;
+    for (int i = 0; i < 3 && st == NPU_OK; i++) {
+        bool again = caps[i] <= 0;
+        for (int k = 0; k < i; k++)
+            again |= caps[k] == caps[i];
+        if (!again)
+            st = at_capacity(t, g, sched, alloc, mo, caps[i], plan, &cycles, err);
+    }
+    return st;
+}
 
 npu_status tile_memplan(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc, mp_plan *plan,
                         npu_err *err)
@@ -14,5 +123,7 @@ npu_status tile_memplan(const tgt_target *t, ir_graph *g, const part_schedule *s
         st = mp_plan_graph(g, sched, &mo, plan, err);
     if (st == NPU_OK)
         st = mp_check(g, plan, err);
+    if (st == NPU_OK && has_npu_step(sched))
+        st = two_level(t, g, sched, alloc, mo, plan, err);
     return st;
 }

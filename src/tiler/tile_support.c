@@ -279,20 +279,31 @@ bool tile_supports(void *target, const ir_graph *g, const ir_node *n, const char
     bool quantized = tile_quantized_input(n, x);
     if (!quantized && x && !x->data && x->dtype != IR_F32)
         return no(g, reason, "integer or bool data without quantization (the NPU computes on int8 codes)");
-    return !quantized || tile_try_node(t, g, n, NULL, reason);
+    if (!quantized)
+        return true;
+    npu_err err;
+    npu_status st = tile_try_node(t, g, n, NULL, reason, &err);
+    if (st != NPU_OK && st != NPU_EUSER && reason) { /* a fault: still a reason, for callers without a status */
+        const char *m = npu_arena_strdup(g->arena, err.msg);
+        *reason = m ? m : "out of memory";
+    }
+    return st == NPU_OK;
 }
 
-bool tile_estimate(void *target, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason)
+npu_status tile_estimate(void *target, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason,
+                         npu_err *err)
 {
     const tgt_target *t = target;
     *cycles = 0;
     if (!supports_shape(t, g, n, reason))
-        return false;
+        return NPU_EUSER;
     const ir_tensor *x = n->n_inputs ? n->inputs[0] : NULL;
     if (tile_quantized_input(n, x))
-        return tile_try_node(t, g, n, cycles, reason);
-    if (x && !x->data && x->dtype != IR_F32)
-        return no(g, reason, "integer or bool data without quantization (the NPU computes on int8 codes)");
+        return tile_try_node(t, g, n, cycles, reason, err);
+    if (x && !x->data && x->dtype != IR_F32) {
+        no(g, reason, "integer or bool data without quantization (the NPU computes on int8 codes)");
+        return NPU_EUSER;
+    }
     /* not yet quantized: no instructions to time, the peak-throughput bound of its bytes instead */
     int64_t bytes = 0;
     for (int i = 0; i < n->n_inputs; i++)
@@ -300,7 +311,7 @@ bool tile_estimate(void *target, const ir_graph *g, const ir_node *n, int64_t *c
             bytes += ir_tensor_numel(n->inputs[i]);
     bytes += ir_tensor_numel(n->outputs[0]);
     *cycles = tile_cdiv(bytes, t->p[TGT_P_DRAM_BYTES_PER_CYCLE]);
-    return true;
+    return NPU_OK;
 }
 
 static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)

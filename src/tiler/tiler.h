@@ -24,9 +24,11 @@ bool tile_int_supported(void *target, const ir_graph *g, const ir_node *n);
 /* part_caps.npu_cost (ud: the tgt_target): the NPU cost of n alone, *cycles
  * from the static schedule of n's own instructions (lowered into a
  * throw-away context, as tile_supports does; no program is built, no
- * cascade or fusion with its neighbours). false, with the reason, when the
- * NPU cannot run it. */
-bool tile_estimate(void *target, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason);
+ * cascade or fusion with its neighbours). NPU_EUSER, with the reason, when
+ * the NPU cannot run it; NPU_EINTERNAL in err when the tiler runs out of
+ * memory or has a bug. */
+npu_status tile_estimate(void *target, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason,
+                         npu_err *err);
 
 /* The NPU pipelines the tiler cascades (docs/tiler.md): per index into
  * g->nodes, the index of the first node of the cascade it runs in (itself

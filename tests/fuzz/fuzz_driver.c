@@ -4,8 +4,14 @@
  * afl-clang-fast (persistent mode when its macros are present). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "tests/fuzz/fuzz.h"
+
+#ifdef __AFL_FUZZ_TESTCASE_LEN
+/* AFL++'s shared-memory test case buffer: its macro defines file-scope objects */
+__AFL_FUZZ_INIT();
+#endif
 
 static int run_file(const char *path)
 {
@@ -43,8 +49,8 @@ static int run_file(const char *path)
 int main(int argc, char **argv)
 {
 #ifdef __AFL_FUZZ_TESTCASE_LEN
-    __AFL_FUZZ_INIT();
     if (argc < 2) {
+        __AFL_INIT();
         unsigned char *buf = __AFL_FUZZ_TESTCASE_BUF;
         while (__AFL_LOOP(10000))
             LLVMFuzzerTestOneInput(buf, (size_t)__AFL_FUZZ_TESTCASE_LEN);

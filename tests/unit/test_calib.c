@@ -421,3 +421,76 @@ Test(calib_readers, cli_flags)
     cr_assert_eq(drv_parse_args(6, bad2, &o, &e), NPU_EUSAGE);
     cr_assert(strstr(e.msg, "--resize: 'cubic'"), "%s", e.msg);
 }
+
+static void *png_of(const void *px, int w, int h, png_uint_32 format, size_t *n)
+{
+    png_image im;
+    memset(&im, 0, sizeof im);
+    im.version = PNG_IMAGE_VERSION;
+    im.width = (png_uint_32)w, im.height = (png_uint_32)h;
+    im.format = format;
+    *n = 0;
+    cr_assert(png_image_write_to_memory(&im, NULL, n, 0, px, 0, NULL));
+    void *buf = malloc(*n);
+    cr_assert(png_image_write_to_memory(&im, buf, n, 0, px, 0, NULL), "%s", im.message);
+    return buf;
+}
+
+/* RGBA composites onto black (value x alpha); 16-bit gray keeps its 16 bits
+ * (v / 65535, no gamma); a truncated file names its byte. */
+Test(calib_readers, png_alpha_16bit_and_truncation)
+{
+    uint8_t rgba[8] = {200, 100, 50, 255, 200, 100, 50, 51};
+    size_t n;
+    void *buf = png_of(rgba, 2, 1, PNG_FORMAT_RGBA, &n);
+    cal_image im;
+    npu_err e;
+    cr_assert_eq(cal_image_parse(buf, n, "a.png", npu_alloc_default(), &im, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(im.channels, 3);
+    for (int c = 0; c < 3; c++) {
+        cr_assert_float_eq(im.pixels[c], rgba[c] / 255.0f, 1e-6);
+        cr_assert_float_eq(im.pixels[3 + c], rgba[4 + c] / 255.0f * (51 / 255.0f), 1e-6);
+    }
+    npu_free(npu_alloc_default(), im.pixels, cal_image_bytes(&im));
+    /* cut inside the image data: an error at a byte, nothing allocated */
+    npu_alloc_counter ctr = {0};
+    cr_assert_eq(cal_image_parse(buf, n - 20, "cut.png", npu_alloc_counting(&ctr), &im, &e), NPU_EUSER);
+    cr_assert(strstr(e.msg, "cut.png: byte ") && strstr(e.msg, "PNG"), "%s", e.msg);
+    cr_assert_eq(ctr.live_bytes, 0);
+    free(buf);
+    uint16_t g16[3] = {0, 1, 65535};
+    buf = png_of(g16, 3, 1, PNG_FORMAT_LINEAR_Y, &n);
+    cr_assert_eq(cal_image_parse(buf, n, "b.png", npu_alloc_default(), &im, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(im.channels, 1);
+    for (int i = 0; i < 3; i++)
+        cr_assert_float_eq(im.pixels[i], g16[i] / 65535.0f, 1e-9, "[%d] %g", i, (double)im.pixels[i]);
+    npu_free(npu_alloc_default(), im.pixels, cal_image_bytes(&im));
+    free(buf);
+}
+
+/* libpng allocates through the caller's hook (png_create_read_struct_2):
+ * failing each allocation in turn gives "out of memory" and leaves nothing. */
+Test(calib_readers, png_allocations_go_through_the_hook)
+{
+    uint8_t px[16 * 16 * 3];
+    for (size_t i = 0; i < sizeof px; i++)
+        px[i] = (uint8_t)(i * 7);
+    size_t n;
+    void *buf = png_of(px, 16, 16, PNG_FORMAT_RGB, &n);
+    npu_alloc_counter all = {0};
+    cal_image im;
+    npu_err e;
+    cr_assert_eq(cal_image_parse(buf, n, "a.png", npu_alloc_counting(&all), &im, &e), NPU_OK, "%s", e.msg);
+    npu_free(npu_alloc_counting(&all), im.pixels, cal_image_bytes(&im));
+    cr_assert_eq(all.live_bytes, 0);
+    /* ours are the pixel rows, the row pointers and the image: libpng's are the rest */
+    cr_assert_gt(all.count, 3, "only %zu allocations seen: libpng's own bypass the hook", all.count);
+    for (size_t k = 1; k <= all.count; k++) {
+        npu_alloc_counter c = {.fail_at = k};
+        cr_assert_eq(cal_image_parse(buf, n, "a.png", npu_alloc_counting(&c), &im, &e), NPU_EINTERNAL,
+                     "allocation %zu", k);
+        cr_assert(strstr(e.msg, "out of memory"), "%s", e.msg);
+        cr_assert_eq(c.live_bytes, 0, "allocation %zu: %zu bytes left", k, c.live_bytes);
+    }
+    free(buf);
+}

@@ -91,17 +91,18 @@ typedef struct cost_table {
     int64_t npu[16];
 } cost_table;
 
-static bool table_cost(void *ud, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason)
+static npu_status table_cost(void *ud, const ir_graph *g, const ir_node *n, int64_t *cycles, const char **reason,
+                             npu_err *err)
 {
-    (void)g;
+    (void)g, (void)err;
     const cost_table *t = ud;
     for (int i = 0; i < t->n; i++)
         if (strcmp(t->name[i], n->name) == 0) {
             *cycles = t->npu[i];
-            return true;
+            return NPU_OK;
         }
     *reason = "not in the table";
-    return false;
+    return NPU_EUSER;
 }
 
 static bool no_host_for_conv(void *ud, const ir_graph *g, const ir_node *n, const char **reason)

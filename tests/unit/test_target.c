@@ -916,7 +916,7 @@ Test(hash, target_hash_covers_numbers_and_isa)
     cr_assert_eq(t2->hash, t->hash);
     tgt_free(t2);
     /* one number changes it */
-    char *h = replace(c, "latency: 100", "latency: 101");
+    char *h = replace(c, "latency_ns: 200", "latency_ns: 202");
     spit(f, h);
     cr_assert_eq(tgt_load(f, NULL, &t2, &err), NPU_OK, "%s", err.msg);
     cr_assert_neq(t2->hash, t->hash);
@@ -1405,4 +1405,32 @@ Test(parse, from_memory_equals_from_file_and_names_the_file)
     cr_assert_eq(tgt_parse(path, bad, strlen(bad), NULL, &b, &err), NPU_EUSER);
     cr_assert_null(b);
     cr_assert(strstr(err.msg, "edge-v1.yaml:4:") || strstr(err.msg, "edge-v1.yaml:3:"), "%s", err.msg);
+}
+
+/* tgt_opts.isa: targets of one ISA share an ISA loaded once, with the same
+ * hash as when each parses its own; a target of another ISA still parses its
+ * own. */
+Test(parse, shared_isa_is_used_when_the_path_matches)
+{
+    char tpath[1024], ipath[1024], npath[1024];
+    at_root(tpath, sizeof tpath, "targets/edge-v1.yaml");
+    at_root(npath, sizeof npath, "targets/edge-v1-narrow.yaml");
+    at_root(ipath, sizeof ipath, "targets/../isa/npu-v1.yaml");
+    npu_err err;
+    tgt_isa *isa = NULL;
+    cr_assert_eq(tgt_isa_load(ipath, NULL, &isa, &err), NPU_OK, "%s", err.msg);
+    tgt_opts o = {.isa = isa};
+    tgt_target *own = NULL, *shared = NULL, *other = NULL;
+    cr_assert_eq(tgt_load(tpath, NULL, &own, &err), NPU_OK, "%s", err.msg);
+    cr_assert_eq(tgt_load(tpath, &o, &shared, &err), NPU_OK, "%s", err.msg);
+    cr_assert_eq(tgt_load(npath, &o, &other, &err), NPU_OK, "%s", err.msg);
+    cr_assert_str_eq(own->isa->file, ipath, "the cache keys on this path form");
+    cr_assert(shared->isa == isa, "the shared ISA is used");
+    cr_assert(own->isa != isa);
+    cr_assert_eq(shared->hash, own->hash);
+    cr_assert(other->isa != isa && strcmp(other->isa->name, isa->name) != 0, "another ISA: its own");
+    tgt_free(shared);
+    tgt_free(own);
+    tgt_free(other);
+    tgt_isa_free(isa);
 }

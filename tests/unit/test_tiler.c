@@ -463,3 +463,27 @@ Test(tiler, depthwise_then_pointwise_cascaded)
         }
     }
 }
+
+/* A failure of the probe itself (memory runs out while lowering the node
+ * alone) is the compile's failure, NPU_EINTERNAL naming the node: it used to
+ * read as "the NPU cannot run it" and move the node to the host silently. */
+Test(tiler, estimate_reports_faults)
+{
+    tgt_target *v1 = load_target("edge-v1");
+    ir_graph *g = conv_graph(&conv_specs[0]);
+    const char *why = NULL;
+    int64_t cycles = 0;
+    npu_err e;
+    cr_assert_eq(tile_estimate(v1, g, g->nodes[0], &cycles, &why, &e), NPU_OK, "%s", why ? why : "");
+    cr_assert_gt(cycles, 0);
+    npu_alloc_counter ctr = {.fail_at = 1};
+    npu_alloc keep = g->alloc;
+    g->alloc = npu_alloc_counting(&ctr);
+    why = NULL;
+    npu_status st = tile_estimate(v1, g, g->nodes[0], &cycles, &why, &e);
+    g->alloc = keep;
+    cr_assert_eq(st, NPU_EINTERNAL, "status %d, reason %s", st, why ? why : "(none)");
+    cr_assert(strstr(e.msg, "out of memory") && strstr(e.msg, g->nodes[0]->name), "%s", e.msg);
+    cr_assert_eq(ctr.live_bytes, 0);
+    tgt_free(v1);
+}

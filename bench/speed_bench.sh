@@ -1,0 +1,131 @@
+#!/bin/sh
+# Speed against onnxruntime (issue 15), measured in one run: per-inference
+# time of onnxruntime (tools/ort/run.js, CPU, the faster of 1 and all-cores
+# intra-op threads: on a loaded machine one thread often wins), npuref on
+# the float model and npusim on the compiled one (a batch, -j = cores), and
+# the compile with calibration on 32 samples against onnxruntime's float
+# inference over the same 32 samples.
+#   per inference = (t(K items) - t(1 item)) / (K - 1) of whole processes,
+#   each t the best of 3; compile = a whole `npucc --calib` process, against
+#   a whole onnxruntime process over the 32 calibration samples.
+# Targets: npuref <= 1.5x, npusim <= 2x, compile+calib <= 2x onnxruntime.
+# Uses ../shared/models/zoo when present (it is not part of a clone); the
+# Fashion-MNIST CNN of examples/ is always there.
+# usage: bench/speed_bench.sh BUILD   (SPEED_MODELS="cnn mbv2 r18" picks some)
+set -u
+B=$1
+here=$(dirname "$0")
+S=${SHARED:-$here/../../shared/models}
+[ -d "$S" ] || S=/work/shared/models
+W=$B/bench/speed
+PY=${PYTHON:-/usr/bin/python3}
+mkdir -p "$W"
+echo "== speed vs onnxruntime: per inference (best of 3), npuref / npusim on $(nproc) threads"
+if ! (cd "$here/../tools/ort" && node -e "require('onnxruntime-node')") >/dev/null 2>&1; then
+    echo "speed: onnxruntime-node is missing (run tools/ort/setup.sh, or make deps): skipped"
+    exit 0
+fi
+exec "$PY" - "$B" "$S" "$W" "$here/.." <<'PY'
+import os, subprocess, sys, time
+import numpy as np
+
+B, S, W, ROOT = sys.argv[1:5]
+J = os.cpu_count() or 1
+ENV = dict(os.environ, NPUCC_THREADS=str(J))
+RUNJS = os.path.join(ROOT, "tools/ort/run.js")
+status = 0
+
+def t_proc(cmd, reps=3):
+    """Best wall time of reps runs of a whole process (s); None if it fails."""
+    best = None
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        r = subprocess.run(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        dt = time.perf_counter() - t0
+        if r.returncode:
+            sys.stderr.write(f"speed: {' '.join(cmd)} failed: {r.stderr.decode()[:400]}\n")
+            return None
+        best = dt if best is None else min(best, dt)
+    return best
+
+def per_inf(mk, k):
+    """(t(k items) - t(1 item)) / (k - 1) in ms; mk(n) gives the command for n items."""
+    t1, tk = t_proc(mk(1)), t_proc(mk(k))
+    if t1 is None or tk is None:
+        return None
+    return max(tk - t1, 0.0) / (k - 1) * 1e3
+
+def batch(name, x1, k):
+    """Input files of 1 and k items (k copies of the samples, cycled)."""
+    paths = {}
+    for n in (1, k):
+        p = f"{W}/{name}.x{n}.npy"
+        reps = -(-n // x1.shape[0])
+        np.save(p, np.concatenate([x1] * reps)[:n])
+        paths[n] = p
+    return paths
+
+def calib_dir(name, samples):
+    d = f"{W}/{name}.calib32"
+    os.makedirs(d, exist_ok=True)
+    for f in os.listdir(d):
+        os.remove(os.path.join(d, f))
+    for i, s in enumerate(samples[:32]):
+        np.save(f"{d}/{i:03d}.npy", s[None])
+    np.save(f"{W}/{name}.c32.npy", samples[:32])
+    return d
+
+def models():
+    fm = np.stack([np.load(f"{ROOT}/examples/fmnist/calib/{f}")[0]
+                   for f in sorted(os.listdir(f"{ROOT}/examples/fmnist/calib"))[:32]])
+    yield "Fashion-MNIST CNN", "cnn", f"{ROOT}/examples/fmnist/fmnist_cnn.onnx", fm, 401, 201
+    zoo = f"{S}/zoo"
+    x = np.load(f"{zoo}/in224.npy") if os.path.exists(f"{zoo}/in224.npy") else None
+    for label, key, f in (("MobileNetV2-224", "mbv2", "mobilenet_v2.onnx"), ("ResNet-18", "r18", "resnet18.onnx")):
+        if x is None or not os.path.exists(f"{zoo}/{f}"):
+            print(f"speed: {label}: {zoo}/{f} not found: skipped")
+            continue
+        # 32 calibration samples: the two images, flipped and scaled
+        rng = np.random.default_rng(0)
+        cal = np.stack([(x[i % 2] if i % 4 < 2 else x[i % 2, :, :, ::-1]) * np.float32(0.8 + 0.4 * rng.random())
+                        for i in range(32)]).astype(np.float32)
+        yield label, key, f"{zoo}/{f}", cal, 17, 9
+
+def mark(r, target):
+    return "-" if r is None else f"{r:5.2f}x {'ok' if r <= target else 'MISS'}"
+
+def fmt(v, w=9, d=3):
+    return f"{'n/a':>{w}s}" if v is None else f"{v:{w}.{d}f}"
+
+pick = os.environ.get("SPEED_MODELS", "").split()
+rows = []
+for label, key, onnx, samples, k, ksim in models():
+    if pick and key not in pick:
+        continue
+    xs = batch(key, samples, k)
+    xsim = batch(key + "_sim", samples, ksim)
+    out = f"{W}/{key}.out.npy"
+    orts = [per_inf(lambda n: ["node", RUNJS, "--threads", str(t), onnx, xs[n], out], k) for t in sorted({1, J})]
+    ort = None if None in orts else min(orts)
+    ref = per_inf(lambda n: [f"{B}/npuref", onnx, "--input", xs[n], "--output", out], k)
+    cdir = calib_dir(key, samples)
+    npub = f"{W}/{key}.npub"
+    t_cc = t_proc([f"{B}/npucc", "--target", "edge-v1", "--calib", cdir, "-o", npub, onnx])
+    t_ort32 = min(t_proc(["node", RUNJS, "--threads", str(t), onnx, f"{W}/{key}.c32.npy", out]) or 1e9
+                  for t in sorted({1, J}))
+    sim = None
+    if t_cc is not None:
+        sim = per_inf(lambda n: [f"{B}/npusim", npub, "--input", xsim[n], "--output", out, "-j", str(J)], ksim)
+    rows.append((label, ort, ref, sim, t_cc, t_ort32))
+    if None in (ort, ref, sim, t_cc, t_ort32):
+        status = 1
+
+ratio = lambda a, b: None if a is None or b is None or b <= 0 else a / b
+print(f"| model | onnxruntime ms | npuref float ms | npuref / ort (<= 1.5x) | npusim ms | npusim / ort (<= 2x) "
+      f"| compile+calib(32) s | ort over 32 s | compile / ort (<= 2x) |")
+print("|---|---|---|---|---|---|---|---|---|")
+for label, ort, ref, sim, t_cc, t_ort32 in rows:
+    print(f"| {label} | {fmt(ort)} | {fmt(ref)} | {mark(ratio(ref, ort), 1.5)} | {fmt(sim)} | "
+          f"{mark(ratio(sim, ort), 2.0)} | {fmt(t_cc, 6, 2)} | {fmt(t_ort32, 6, 2)} | {mark(ratio(t_cc, t_ort32), 2.0)} |")
+sys.exit(status)
+PY

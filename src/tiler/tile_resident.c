@@ -1,0 +1,355 @@
+/* SRAM-resident operands (docs/tiler.md "SRAM-resident tensors"): a box
+ * between a work's SRAM slot and a tensor the memory plan keeps in SRAM
+ * (TILE_REGION_SRAM) is not transferred; the computes that would read the
+ * slot after the load, or write it before the store, take the tensor's own
+ * SRAM address instead. That needs the box to be one dense byte range on
+ * both sides (a whole tensor, whole planes, a flat chunk), so that the
+ * slot's byte i is the tensor's byte dram + i. */
+#include <string.h>
+
+#include "tiler/tile_internal.h"
+
+enum { MAX_SEGS = 32 };
+
+/* Slot bytes [s0, s1) are the resident bytes [s0 + delta, s1 + delta) of tensor t. */
+typedef struct seg {
+    int64_t s0, s1, delta;
+    int t;
+} seg;
+
+typedef struct segs {
+    int n;
+    seg s[MAX_SEGS];
+} segs;
+
+static bool box_dense(const tile_box *b)
+{
+    bool src = (b->h == 1 || b->dram_hs == b->w) && (b->c == 1 || b->dram_cs == b->h * b->w);
+    bool dst = (b->h == 1 || b->sram_hs == b->w) && (b->c == 1 || b->sram_cs == b->h * b->w);
+    return src && dst;
+}
+
+static int64_t box_extent(const tile_box *b)
+{
+    return (b->c - 1) * b->sram_cs + (b->h - 1) * b->sram_hs + b->w;
+}
+
+/* The resident root whose SRAM bytes hold address a while the current node
+ * runs (the SRAM level reuses bytes over time), or -1. */
+static int tensor_at(const tile_ctx *c, int64_t a)
+{
+    const mp_plan *p = c->plan;
+    int pos = -1;
+    for (int i = 0; p->node_pos && i < c->g->n_nodes; i++)
+        if (c->g->nodes[i] == c->node)
+            pos = p->node_pos[i];
+    for (int t = 0; t < p->n_tensors; t++) {
+        const mp_tensor *m = &p->t[t];
+        if (m->level == MP_LEVEL_SRAM && m->alias_of < 0 && m->offset >= 0 && a >= c->sram_base + m->offset &&
+            a < c->sram_base + m->offset + m->size && (pos < 0 || (m->first_pos <= pos && pos <= m->last_pos)))
+            return t;
+    }
+    return -1;
+}
+
+/* A resident operand that cannot be used in place: in a trial, mark its
+ * tensor (the pipeline is then dropped); otherwise the plan was not made
+ * for these tiles. */
+static npu_status miss(tile_ctx *c, int t, const char *why)
+{
+    if (c->miss) {
+        if (t >= 0)
+            c->miss[t] = 1;
+        c->miss[c->g->n_tensors] = 1; /* any miss at all */
+        c->n_missed++;
+        return NPU_OK;
+    }
+    return tile_fail(c, "tiler bug: SRAM-resident '%s' %s", t >= 0 ? c->g->tensors[t]->name : "?", why);
+}
+
+static void drop_overlaps(segs *a, int64_t s0, int64_t s1)
+{
+    int k = 0;
+    for (int i = 0; i < a->n; i++)
+        if (a->s[i].s1 <= s0 || a->s[i].s0 >= s1)
+            a->s[k++] = a->s[i];
+    a->n = k;
+}
+
+static npu_status add_seg(tile_ctx *c, segs *a, const tile_box *b)
+{
+    int t = tensor_at(c, b->dram);
+    if (a->n == MAX_SEGS)
+        return miss(c, t, "is read or written in too many pieces at once");
+    int64_t bytes = b->c * b->h * b->w, delta = b->dram - b->sram;
+    drop_overlaps(a, b->sram, b->sram + bytes);
+    for (int i = 0; i < a->n; i++)
+        if (a->s[i].delta == delta && a->s[i].t == t && a->s[i].s1 == b->sram) { /* the rest of a flat copy */
+            a->s[i].s1 += bytes;
+            return NPU_OK;
+        }
+    a->s[a->n++] = (seg){b->sram, b->sram + bytes, delta, t};
+    return NPU_OK;
+}
+
+/* The segment holding [a0, a1): 1 inside one, 0 clear of all, -1 partly (its tensor in *t). */
+static int find_seg(const segs *a, int64_t a0, int64_t a1, int64_t *delta, int *t)
+{
+    for (int i = a->n - 1; i >= 0; i--) {
+        const seg *s = &a->s[i];
+        if (a1 <= s->s0 || a0 >= s->s1)
+            continue;
+        *t = s->t;
+        if (a0 >= s->s0 && a1 <= s->s1) {
+            *delta = s->delta;
+            return 1;
+        }
+        return -1;
+    }
+    return 0;
+}
+
+/* The work's loads: resident ones become segments of `in` (removed), the
+ * others clear the segments their slot bytes overwrite. */
+static npu_status rewrite_loads(tile_ctx *c, tile_work *w, segs *in)
+{
+    int k = 0;
+    npu_status st = NPU_OK;
+    for (int i = 0; i < w->n_load && st == NPU_OK; i++) {
+        tile_box *b = &w->load[i];
+        if (b->region != TILE_REGION_SRAM) {
+            drop_overlaps(in, b->sram, b->sram + box_extent(b));
+            w->load[k++] = *b;
+            continue;
+        }
+        if (!box_dense(b) || c->gate_next) {
+            st = miss(c, tensor_at(c, b->dram), "is read as a strided box");
+            w->load[k++] = *b;
+            continue;
+        }
+        st = add_seg(c, in, b);
+        for (int s = 0; s < w->n_split; s++) /* the group boundaries after it move down */
+            if (w->split_load[s] > k)
+                w->split_load[s]--;
+    }
+    w->n_load = k;
+    /* groups left empty by the removal merge into the one before */
+    int ns = 0;
+    for (int s = 0; s < w->n_split; s++) {
+        int prev = ns ? w->split_load[ns - 1] : 0;
+        if (w->split_load[s] > prev && w->split_load[s] < w->n_load)
+            w->split_load[ns] = w->split_load[s], w->split_comp[ns++] = w->split_comp[s];
+    }
+    w->n_split = ns;
+    return st;
+}
+
+static npu_status rewrite_stores(tile_ctx *c, tile_work *w, segs *out)
+{
+    int k = 0;
+    npu_status st = NPU_OK;
+    out->n = 0;
+    for (int i = 0; i < w->n_store && st == NPU_OK; i++) {
+        tile_box *b = &w->store[i];
+        if (b->region != TILE_REGION_SRAM) {
+            w->store[k++] = *b;
+        } else if (!box_dense(b) || w->n_comp == 0 || c->gate_next) {
+            st = miss(c, tensor_at(c, b->dram), "is written as a strided box or by a copy");
+            w->store[k++] = *b;
+        } else {
+            st = add_seg(c, out, b);
+        }
+    }
+    w->n_store = k;
+    return st;
+}
+
+/* Every byte of a store segment must be written by this work's computes. */
+static bool covered(const seg *s, const segs *written);
+
+/* A read of [a0, a1) against this work's writes: 0 clear of them; 1 all
+ * of them one delta (a resident one covering it); -1 otherwise. */
+static int written_delta(const segs *w, int64_t a0, int64_t a1, int64_t *delta, int *t)
+{
+    bool any = false, mixed = false;
+    int64_t d = 0;
+    for (int i = 0; i < w->n; i++) {
+        if (a1 <= w->s[i].s0 || a0 >= w->s[i].s1)
+            continue;
+        if (!any)
+            d = w->s[i].delta, *t = w->s[i].t, any = true;
+        mixed |= w->s[i].delta != d;
+    }
+    if (!any)
+        return 0;
+    seg want = {a0, a1, d, *t};
+    if (mixed || (d != 0 && !covered(&want, w)))
+        return -1;
+    *delta = d;
+    return 1;
+}
+
+/* The new address of one operand [a0, a1): writes go to a store segment;
+ * reads see this work's earlier writes, else a load segment. */
+static npu_status operand_delta(tile_ctx *c, const tgt_operand *op, int64_t a0, segs *in, const segs *out,
+                                segs *written, int64_t *delta)
+{
+    int64_t a1 = a0 + op->bytes;
+    int t = -1, r;
+    *delta = 0;
+    if (op->write) {
+        if ((r = find_seg(out, a0, a1, delta, &t)) < 0)
+            return miss(c, t, "is written in part by one instruction");
+        if (written->n < MAX_SEGS)
+            written->s[written->n++] = (seg){a0, a1, *delta, t};
+        return NPU_OK;
+    }
+    if ((r = written_delta(written, a0, a1, delta, &t)) != 0)
+        return r < 0 ? miss(c, t, "is read in part by one instruction") : NPU_OK;
+    if ((r = find_seg(in, a0, a1, delta, &t)) < 0)
+        return miss(c, t, "is read in part by one instruction");
+    return NPU_OK;
+}
+
+static bool covered(const seg *s, const segs *written)
+{
+    int64_t at = s->s0;
+    for (bool grew = true; grew && at < s->s1;) {
+        grew = false;
+        for (int i = 0; i < written->n; i++)
+            if (written->s[i].delta == s->delta && written->s[i].s0 <= at && written->s[i].s1 > at)
+                at = written->s[i].s1, grew = true;
+    }
+    return at >= s->s1;
+}
+
+/* Is [a0, a1) written again by a compute of w after its k-th? Only the
+ * last write of a byte goes to a resident tensor: an earlier one (a conv's
+ * tile that an eltwise then rewrites in place) stays in the slot, so that
+ * the resident bytes it would land on (the eltwise's other operand) are
+ * still there when read. */
+static bool written_later(const tile_ctx *c, const tile_work *w, int k, int64_t a0, int64_t a1)
+{
+    for (int k2 = k + 1; k2 < w->n_comp; k2++) {
+        const tile_comp *cp = &c->comp[w->first_comp + k2];
+        tgt_operand ops[TGT_MAX_OPERANDS];
+        int nop = tgt_operands(c->t->isa, tile_insn(c, cp->sem), cp->v, ops);
+        for (int i = 0; i < nop; i++)
+            if (ops[i].write && !ops[i].dram && cp->v[ops[i].addr] < a1 && cp->v[ops[i].addr] + ops[i].bytes > a0)
+                return true;
+    }
+    return false;
+}
+
+/* After the rewrite: a compute's resident write must not meet a resident
+ * read of a later compute of the work, nor one of its own unless both are
+ * the same bytes of an elementwise op (each element read before written). */
+static npu_status check_hazards(tile_ctx *c, const tile_work *w)
+{
+    for (int k = 0; k < w->n_comp; k++) {
+        const tile_comp *cp = &c->comp[w->first_comp + k];
+        tgt_operand ops[TGT_MAX_OPERANDS];
+        int nop = tgt_operands(c->t->isa, tile_insn(c, cp->sem), cp->v, ops);
+        bool elementwise = cp->sem == TGT_SEM_ELTWISE || cp->sem == TGT_SEM_LUT || cp->sem == TGT_SEM_REQUANT;
+        for (int i = 0; i < nop; i++) {
+            int64_t a0 = cp->v[ops[i].addr], a1 = a0 + ops[i].bytes;
+            if (!ops[i].write || ops[i].dram || a0 < c->sram_base)
+                continue;
+            for (int k2 = k; k2 < w->n_comp; k2++) {
+                const tile_comp *cq = &c->comp[w->first_comp + k2];
+                tgt_operand rq[TGT_MAX_OPERANDS];
+                int nr = tgt_operands(c->t->isa, tile_insn(c, cq->sem), cq->v, rq);
+                for (int r = 0; r < nr; r++) {
+                    int64_t b0 = cq->v[rq[r].addr], b1 = b0 + rq[r].bytes;
+                    if (rq[r].write || rq[r].dram || b1 <= a0 || b0 >= a1)
+                        continue;
+                    if (k2 > k || !elementwise || b0 != a0 || b1 != a1)
+                        return miss(c, tensor_at(c, a0), "would be overwritten while a tile still reads it");
+                }
+            }
+        }
+    }
+    return NPU_OK;
+}
+
+static npu_status rewrite_comps(tile_ctx *c, tile_work *w, segs *in, const segs *out)
+{
+    segs written = {0};
+    npu_status st = NPU_OK;
+    for (int k = 0; k < w->n_comp && st == NPU_OK; k++) {
+        tile_comp *cp = &c->comp[w->first_comp + k];
+        tgt_operand ops[TGT_MAX_OPERANDS];
+        int nop = tgt_operands(c->t->isa, tile_insn(c, cp->sem), cp->v, ops);
+        int64_t nv[TGT_F_COUNT];
+        memcpy(nv, cp->v, sizeof nv);
+        for (int i = 0; i < nop && st == NPU_OK; i++) {
+            int64_t d = 0, a0 = cp->v[ops[i].addr];
+            if (ops[i].dram || ops[i].bytes <= 0)
+                continue;
+            bool final = ops[i].write && !written_later(c, w, k, a0, a0 + ops[i].bytes);
+            static const segs none = {0};
+            st = operand_delta(c, &ops[i], a0, in, final || !ops[i].write ? out : &none, &written, &d);
+            if (st == NPU_OK && d && nv[ops[i].addr] != a0 && nv[ops[i].addr] != a0 + d)
+                st = miss(c, tensor_at(c, a0 + d), "is read and written through one field");
+            if (d)
+                nv[ops[i].addr] = a0 + d;
+        }
+        memcpy(cp->v, nv, sizeof nv);
+    }
+    for (int i = 0; i < out->n && st == NPU_OK; i++)
+        if (!covered(&out->s[i], &written))
+            st = miss(c, out->s[i].t, "is stored from bytes another tile wrote");
+    return st == NPU_OK ? check_hazards(c, w) : st;
+}
+
+bool tile_resident_io(const tile_ctx *c, const ir_node *n)
+{
+    const mp_plan *p = c->plan;
+    for (int j = 0; p->sram_bytes > 0 && j < n->n_inputs + n->n_outputs; j++) {
+        const ir_tensor *x = j < n->n_inputs ? n->inputs[j] : n->outputs[j - n->n_inputs];
+        if (x && !x->data && x->id >= 0 && x->id < p->n_tensors && p->t[x->id].level == MP_LEVEL_SRAM)
+            return true;
+    }
+    return false;
+}
+
+/* The resident tensor of a work's first box on one (loads or stores), or -1. */
+static int resident_of(const tile_ctx *c, const tile_box *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (b[i].region == TILE_REGION_SRAM)
+            return tensor_at(c, b[i].dram);
+    return -1;
+}
+
+npu_status tile_resident(tile_ctx *c)
+{
+    if (c->plan->sram_bytes <= 0)
+        return NPU_OK;
+    segs in = {0}, out;
+    npu_status st = NPU_OK;
+    int in_t = -1, out_t = -1; /* a resident tensor the layer reads, writes */
+    for (int j = 0; j < c->n_work && st == NPU_OK; j++) {
+        tile_work *w = &c->work[j];
+        int lt = resident_of(c, w->load, w->n_load), stt = resident_of(c, w->store, w->n_store);
+        in_t = lt >= 0 ? lt : in_t, out_t = stt >= 0 ? stt : out_t;
+        if (w->n_comp == 0 && (lt >= 0 || stt >= 0)) { /* a copy has no compute to read or write in place */
+            st = miss(c, lt >= 0 ? lt : stt, "is copied by DMA");
+            continue;
+        }
+        if (st == NPU_OK)
+            st = rewrite_loads(c, w, &in);
+        if (st == NPU_OK)
+            st = rewrite_stores(c, w, &out);
+        if (st == NPU_OK)
+            st = rewrite_comps(c, w, &in, &out);
+    }
+    /* the pipeline wants every work storing or none, and works >= 2 all loading or none */
+    for (int j = 1; j < c->n_work && st == NPU_OK; j++) {
+        if ((c->work[j].n_store > 0) != (c->work[0].n_store > 0))
+            st = miss(c, out_t, "is stored by some tiles of a layer and not others");
+        else if (j > 2 && (c->work[j].n_load > 0) != (c->work[2].n_load > 0))
+            st = miss(c, in_t, "is read in place by some tiles of a layer and not others");
+    }
+    return st;
+}

@@ -1,0 +1,127 @@
+/* nk_conv_part and nk_gemm_part (kernels/nk_nn.h): for any number of parts,
+ * with or without weights packed ahead, the parts together write every
+ * output exactly once and bit for bit as the whole kernel, which is what lets src/ref split a layer across
+ * threads without the outputs depending on the thread count. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/nk_nn.h"
+
+static float *rand_buf(size_t n, uint32_t seed)
+{
+    float *p = malloc(n ? n * sizeof(float) : 1);
+    uint32_t s = seed * 2654435761u + 1;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        p[i] = (float)((s >> 8) / 16777216.0 * 2.0 - 1.0);
+    }
+    return p;
+}
+
+/* An output the parts never write keeps this NaN pattern (and fails memcmp). */
+static void poison(float *y, size_t n)
+{
+    memset(y, 0xff, n * sizeof(float));
+}
+
+/* Outputs still poisoned: part 0 of 2 alone must leave some (a real split). */
+static size_t unwritten(const float *y, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += isnan(y[i]);
+    return k;
+}
+
+static void check_conv(nk_conv_params p, uint32_t seed)
+{
+    p.oh = (p.h + p.pad_top + p.pad_bottom - ((p.kh - 1) * p.dil_h + 1)) / p.stride_h + 1;
+    p.ow = (p.w + p.pad_left + p.pad_right - ((p.kw - 1) * p.dil_w + 1)) / p.stride_w + 1;
+    size_t nx = (size_t)p.n * p.c * p.h * p.w, nw = (size_t)p.m * (p.c / p.group) * p.kh * p.kw;
+    size_t ny = (size_t)p.n * p.m * p.oh * p.ow, ns = nk_conv_scratch_size(&p);
+    cr_assert(nx && nw && ny);
+    float *x = rand_buf(nx, seed), *w = rand_buf(nw, seed + 1), *b = rand_buf((size_t)p.m, seed + 2);
+    float *whole = malloc(ny * sizeof(float)), *split = malloc(ny * sizeof(float));
+    void *scratch = malloc(ns + 1);
+    /* weights packed ahead (none for depthwise) */
+    size_t np = nk_conv_wpack_size(&p);
+    cr_assert_eq(np == 0, p.c == p.group);
+    float *wpack = malloc(np + 1);
+    nk_conv_wpack(&p, w, wpack);
+    cr_assert_eq(nk_conv(&p, x, w, b, whole, scratch), NK_OK);
+    for (int packed = 0; packed < 2; packed++)
+        for (int parts = 1 + !packed; parts <= 5; parts++) {
+            poison(split, ny);
+            for (int part = parts - 1; part >= 0; part--) /* any order */
+                cr_assert_eq(nk_conv_part(&p, x, w, packed && np ? wpack : NULL, b, split, scratch, part, parts),
+                             NK_OK);
+            cr_assert(!memcmp(whole, split, ny * sizeof(float)),
+                      "conv c%d m%d g%d k%dx%d s%d %dx%d: %d parts (packed %d) differ", p.c, p.m, p.group, p.kh, p.kw,
+                      p.stride_h, p.h, p.w, parts, packed);
+        }
+    poison(split, ny);
+    cr_assert_eq(nk_conv_part(&p, x, w, NULL, b, split, scratch, 0, 2), NK_OK);
+    size_t left = unwritten(split, ny);
+    if (ny >= 1000) /* below that one panel or tile may be all there is */
+        cr_assert(left > 0 && left < ny, "conv c%d m%d: part 0 of 2 wrote %zu of %zu", p.c, p.m, ny - left, ny);
+    cr_assert_eq(nk_conv_part(&p, x, w, NULL, b, split, scratch, 2, 2), NK_EARG);
+    free(x), free(w), free(b), free(whole), free(split), free(scratch), free(wpack);
+}
+
+static nk_conv_params conv(int32_t n, int32_t c, int32_t hw, int32_t m, int32_t k, int32_t group, int32_t stride,
+                           int32_t pad)
+{
+    nk_conv_params p = {.n = n, .c = c, .h = hw, .w = hw, .m = m, .kh = k, .kw = k, .group = group,
+                        .stride_h = stride, .stride_w = stride, .dil_h = 1, .dil_w = 1, .pad_top = pad,
+                        .pad_left = pad, .pad_bottom = pad, .pad_right = pad};
+    p.act.kind = NK_ACT_CLIP;
+    p.act.lo = 0.0f;
+    p.act.hi = 0.5f;
+    return p;
+}
+
+Test(nn_part, conv_splits_bit_exact)
+{
+    check_conv(conv(1, 3, 37, 16, 3, 1, 2, 1), 1);    /* wide output: split by columns */
+    check_conv(conv(1, 64, 5, 100, 3, 1, 1, 1), 2);   /* narrow output, many rows: by rows */
+    check_conv(conv(1, 40, 9, 72, 1, 1, 1, 0), 3);    /* pointwise: B read in place */
+    check_conv(conv(1, 24, 17, 24, 3, 24, 1, 1), 4);  /* depthwise: by channels */
+    check_conv(conv(1, 16, 20, 32, 3, 16, 2, 1), 5);  /* depthwise, channel multiplier 2, stride 2 */
+    check_conv(conv(2, 32, 11, 48, 3, 4, 1, 1), 6);   /* grouped, two images: whole GEMMs */
+    check_conv(conv(1, 8, 6, 13, 3, 1, 1, 0), 7);     /* tiny: most parts empty */
+}
+
+static void check_gemm(nk_gemm_params p, int with_c, uint32_t seed)
+{
+    size_t na = (size_t)p.m * p.k, nb = (size_t)p.k * p.n, ny = (size_t)p.m * p.n;
+    float *a = rand_buf(na, seed), *b = rand_buf(nb, seed + 1), *c = rand_buf((size_t)p.c_rows * p.c_cols, seed + 2);
+    float *whole = malloc(ny * sizeof(float)), *split = malloc(ny * sizeof(float));
+    void *scratch = malloc(nk_gemm_scratch_size(&p) + 1);
+    cr_assert_eq(nk_gemm(&p, a, b, with_c ? c : NULL, whole, scratch), NK_OK);
+    for (int parts = 2; parts <= 4; parts++) {
+        poison(split, ny);
+        for (int part = 0; part < parts; part++)
+            cr_assert_eq(nk_gemm_part(&p, a, b, with_c ? c : NULL, split, scratch, part, parts), NK_OK);
+        cr_assert(!memcmp(whole, split, ny * sizeof(float)), "gemm %dx%dx%d ta%d tb%d: %d parts differ", p.m, p.n,
+                  p.k, p.trans_a, p.trans_b, parts);
+    }
+    poison(split, ny);
+    cr_assert_eq(nk_gemm_part(&p, a, b, with_c ? c : NULL, split, scratch, 0, 2), NK_OK);
+    size_t left = unwritten(split, ny);
+    cr_assert(left > 0 && left < ny, "gemm %dx%d: part 0 of 2 wrote %zu of %zu", p.m, p.n, ny - left, ny);
+    free(a), free(b), free(c), free(whole), free(split), free(scratch);
+}
+
+Test(nn_part, gemm_splits_bit_exact)
+{
+    nk_gemm_params fc = {.m = 1, .n = 1000, .k = 300, .trans_b = 1, .alpha = 1.0f, .beta = 1.0f, .c_rows = 1,
+                         .c_cols = 1000};
+    check_gemm(fc, 1, 10); /* a classifier: one row, columns split */
+    nk_gemm_params tall = {.m = 90, .n = 20, .k = 40, .trans_a = 1, .alpha = 0.5f, .beta = 2.0f, .c_rows = 90,
+                           .c_cols = 1};
+    check_gemm(tall, 1, 11); /* few columns: rows split, A transposed */
+    nk_gemm_params sq = {.m = 50, .n = 300, .k = 70, .alpha = 1.0f, .c_rows = 1, .c_cols = 1};
+    check_gemm(sq, 0, 12);
+}
