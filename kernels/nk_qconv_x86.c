@@ -145,14 +145,16 @@ typedef struct tap {
 
 /* Tap t's n pixels of output row oy from column x0 on, as raw int8 (padding
  * as in_zp, real 0): a run of an input row, so the inside columns are one
- * copy at stride 1 with no bounds checks. */
-static void im2col_run(const nk_qconv2d_params *p, const tap *t, size_t oy, size_t x0, size_t n, int8_t *row)
+ * copy at stride 1 with no bounds checks, or none at all when the whole run
+ * is inside (the input row itself is returned). Else returns row. */
+static const int8_t *im2col_run(const nk_qconv2d_params *p, const tap *t, size_t oy, size_t x0, size_t n,
+                                int8_t *row)
 {
     const int8_t zp = (int8_t)p->in_zp;
     int64_t iy = (int64_t)oy * p->stride_h - p->pad_top + t->dy;
     if (!t->plane || iy < 0 || iy >= p->h_in) {
         memset(row, zp, n);
-        return;
+        return row;
     }
     const int8_t *src = t->plane + (size_t)iy * (size_t)p->w_in;
     int64_t sw = p->stride_w, first = (int64_t)x0 * sw - p->pad_left + t->dx, w = p->w_in;
@@ -165,6 +167,8 @@ static void im2col_run(const nk_qconv2d_params *p, const tap *t, size_t oy, size
     lo = lo < (int64_t)n ? lo : (int64_t)n;
     hi = hi < (int64_t)n ? hi : (int64_t)n;
     hi = hi > lo ? hi : lo;
+    if (sw == 1 && lo == 0 && hi == (int64_t)n)
+        return src + first;
     for (int64_t i = 0; i < lo; i++)
         row[i] = zp;
     if (sw == 1)
@@ -174,6 +178,7 @@ static void im2col_run(const nk_qconv2d_params *p, const tap *t, size_t oy, size
             row[i] = src[first + i * sw];
     for (int64_t i = hi; i < (int64_t)n; i++)
         row[i] = zp;
+    return row;
 }
 
 VNNI static void pack_b(const nk_qconv2d_params *p, const geom *g, const int8_t *in, size_t p0, size_t nb,
@@ -216,10 +221,11 @@ VNNI static void pack_b(const nk_qconv2d_params *p, const geom *g, const int8_t 
         for (size_t j0 = 0; j0 < valid; oy++, x0 = 0) {
             size_t n = (size_t)p->w_out - x0 < valid - j0 ? (size_t)p->w_out - x0 : valid - j0;
             int8_t rows[4][NB_MAX];
+            const int8_t *r[4];
             for (size_t i = 0; i < 4; i++)
-                im2col_run(p, &t[i], oy, x0, n, rows[i]);
-            interleave4((const uint8_t *)rows[0], (const uint8_t *)rows[1], (const uint8_t *)rows[2],
-                        (const uint8_t *)rows[3], n, dst + 4 * j0);
+                r[i] = im2col_run(p, &t[i], oy, x0, n, rows[i]);
+            interleave4((const uint8_t *)r[0], (const uint8_t *)r[1], (const uint8_t *)r[2], (const uint8_t *)r[3], n,
+                        dst + 4 * j0);
             j0 += n;
         }
         memset(dst + 4 * valid, pad, 4 * (nb - valid));
@@ -358,17 +364,22 @@ static bufs carve(const geom *g, void *scratch)
     return u;
 }
 
-/* One image and group: every pixel block against every weight panel. */
-static void conv_group(const nk_qconv2d_params *p, const geom *g, const bufs *u, const int8_t *gin, const outp *d)
+/* One image and group: every pixel block against every weight panel. With
+ * packed, block i's im2col lies at packed + i * nb_max * K4 * 4, written
+ * there unless reuse says it already is. */
+static void conv_group(const nk_qconv2d_params *p, const geom *g, const bufs *u, const int8_t *gin, const outp *d,
+                       uint8_t *packed, int reuse)
 {
     for (size_t p0 = 0; p0 < g->P; p0 += g->nb_max) {
         size_t valid = g->P - p0 < g->nb_max ? g->P - p0 : g->nb_max;
         size_t nb = (valid + NR - 1) / NR * NR;
-        pack_b(p, g, gin, p0, nb, u->b);
+        uint8_t *b = packed ? packed + p0 / g->nb_max * g->nb_max * g->K4 * 4 : u->b;
+        if (!packed || !reuse)
+            pack_b(p, g, gin, p0, nb, b);
         for (size_t pa = 0; pa < g->panels; pa++) {
             size_t rows = g->cout_g - pa * MR < MR ? g->cout_g - pa * MR : MR;
             for (size_t j = 0; j < nb; j += NR) {
-                kernel(g->K4, u->a + pa * MR * g->K4 * 4, u->b + j * 4, nb * 4, u->tile);
+                kernel(g->K4, u->a + pa * MR * g->K4 * 4, b + j * 4, nb * 4, u->tile);
                 size_t n = valid - j < NR ? valid - j : NR;
                 epilogue(d, u->tile, pa * MR, rows, p0 + j, n);
             }
@@ -376,8 +387,16 @@ static void conv_group(const nk_qconv2d_params *p, const geom *g, const bufs *u,
     }
 }
 
+size_t nk_qfast_vnni_packed_size(const nk_qconv2d_params *p)
+{
+    if (p->groups != 1 || p->n != 1)
+        return 0;
+    geom g = geometry(p);
+    return (g.P + g.nb_max - 1) / g.nb_max * g.nb_max * g.K4 * 4;
+}
+
 void nk_qfast_vnni_conv(const nk_qconv2d_params *p, const int8_t *in, const void *w, const int32_t *bias,
-                        int8_t *out, int32_t *raw, void *scratch)
+                        int8_t *out, int32_t *raw, void *scratch, uint8_t *packed, int reuse)
 {
     geom g = geometry(p);
     bufs u = carve(&g, scratch);
@@ -387,7 +406,7 @@ void nk_qfast_vnni_conv(const nk_qconv2d_params *p, const int8_t *in, const void
             size_t oc0 = grp * g.cout_g, img = b * (size_t)p->c_out + oc0;
             outp d = {p, bias, u.wsum, out ? out + img * g.P : NULL, raw ? raw + img * g.P : NULL, g.P, oc0};
             const int8_t *gin = in + (b * (size_t)p->c_in + grp * g.cin_g) * g.hw;
-            conv_group(p, &g, &u, gin, &d);
+            conv_group(p, &g, &u, gin, &d, packed, reuse);
         }
     }
 }
@@ -412,10 +431,16 @@ size_t nk_qfast_vnni_scratch(const nk_qconv2d_params *p)
     return 0;
 }
 
-void nk_qfast_vnni_conv(const nk_qconv2d_params *p, const int8_t *in, const void *w, const int32_t *bias,
-                        int8_t *out, int32_t *raw, void *scratch)
+size_t nk_qfast_vnni_packed_size(const nk_qconv2d_params *p)
 {
-    (void)p, (void)in, (void)w, (void)bias, (void)out, (void)raw, (void)scratch;
+    (void)p;
+    return 0;
+}
+
+void nk_qfast_vnni_conv(const nk_qconv2d_params *p, const int8_t *in, const void *w, const int32_t *bias,
+                        int8_t *out, int32_t *raw, void *scratch, uint8_t *packed, int reuse)
+{
+    (void)p, (void)in, (void)w, (void)bias, (void)out, (void)raw, (void)scratch, (void)packed, (void)reuse;
 }
 
 #endif

@@ -50,31 +50,48 @@ size_t nk_qfast_dw_scratch(const nk_qconv2d_params *p)
     return g.len * sizeof(int32_t) + g.planes_len * sizeof(int16_t) + 16;
 }
 
+/* Input columns [i0, i1) of phase ph's plane row are inside: column i holds
+ * input column i * sw + first. */
+typedef struct dw_phase {
+    int64_t first;
+    size_t i0, i1;
+} dw_phase;
+
+enum { DW_MAX_STRIDE = 16 };
+
+static dw_phase phase_of(const nk_qconv2d_params *p, const dw_geom *g, size_t c)
+{
+    int64_t first = (int64_t)c - p->pad_left, last = ((int64_t)p->w_in - 1 - first) / (int64_t)g->sw;
+    size_t i0 = first >= 0 ? 0 : (size_t)((-first + (int64_t)g->sw - 1) / (int64_t)g->sw);
+    size_t i1 = last < 0 ? 0 : (size_t)last + 1;
+    return (dw_phase){first, i0, i1 < g->wq ? i1 : g->wq};
+}
+
 NK_HOT_CLONES static void widen_plane(const nk_qconv2d_params *p, const dw_geom *g, const int8_t *plane,
                                       int16_t *buf)
 {
     memset(buf, 0, g->planes_len * sizeof *buf);
     const int16_t zp = (int16_t)p->in_zp;
+    dw_phase ph[DW_MAX_STRIDE];
+    const size_t nph = g->sw < DW_MAX_STRIDE ? g->sw : DW_MAX_STRIDE;
+    for (size_t c = 0; c < nph; c++) /* the same for every row: computed once */
+        ph[c] = phase_of(p, g, c);
     for (int32_t y = 0; y < p->h_in; y++) {
         const int8_t *row = plane + (size_t)y * (size_t)p->w_in;
         size_t r = (size_t)(y + p->pad_top);
-        for (size_t ph = 0; ph < g->sw; ph++) {
-            int16_t *dst = buf + (((r % g->sh) * g->sw + ph) * g->hq + r / g->sh) * g->wq;
-            /* column ci holds input column x = ci * sw + ph - pad_left */
-            int64_t first = (int64_t)ph - p->pad_left;
-            size_t i0 = first >= 0 ? 0 : (size_t)((-first + (int64_t)g->sw - 1) / (int64_t)g->sw);
-            /* the columns up to the last inside: i * sw + first <= w_in - 1 */
-            int64_t last = ((int64_t)p->w_in - 1 - first) / (int64_t)g->sw;
-            size_t i1 = last < 0 ? 0 : (size_t)last + 1;
-            i1 = i1 < g->wq ? i1 : g->wq;
-            if (i0 >= i1)
+        for (size_t c = 0; c < g->sw; c++) {
+            dw_phase f = c < nph ? ph[c] : phase_of(p, g, c);
+            if (f.i0 >= f.i1)
                 continue;
-            const int8_t *src = row + ((int64_t)(i0 * g->sw) + first); /* column i0 + j reads src[j * sw] */
-            int16_t *d = dst + i0;
-            size_t n = i1 - i0;
+            int16_t *d = buf + (((r % g->sh) * g->sw + c) * g->hq + r / g->sh) * g->wq + f.i0;
+            const int8_t *src = row + ((int64_t)(f.i0 * g->sw) + f.first); /* column i0 + j reads src[j * sw] */
+            size_t n = f.i1 - f.i0;
             if (g->sw == 1)
                 for (size_t j = 0; j < n; j++)
                     d[j] = (int16_t)(src[j] - zp);
+            else if (g->sw == 2) /* a constant stride, which vectorizes */
+                for (size_t j = 0; j < n; j++)
+                    d[j] = (int16_t)(src[2 * j] - zp);
             else
                 for (size_t j = 0; j < n; j++)
                     d[j] = (int16_t)(src[j * g->sw] - zp);

@@ -20,11 +20,23 @@ size_t nk_qconv2d_fast_scratch_size(const nk_qconv2d_params *p);
 nk_status nk_qconv2d_fast(const nk_qconv2d_params *p, const int8_t *in, const void *w, const int32_t *bias,
                           int8_t *out, int32_t *raw, void *scratch);
 
+/* A run of convolutions over one input (the NPU model's conv instructions
+ * split over output channels) need not rebuild the same im2col matrix:
+ * nk_qconv2d_fast_packed keeps it in packed (nk_qconv2d_fast_packed_size
+ * bytes, 64-byte aligned; 0: this layer or host has no packed form, use
+ * nk_qconv2d_fast) and, with reuse, uses it as it is. The caller guarantees
+ * that a reuse sees the same input bytes and the same parameters except
+ * c_out, the requantization and the clamp as the call that packed. */
+size_t nk_qconv2d_fast_packed_size(const nk_qconv2d_params *p);
+nk_status nk_qconv2d_fast_packed(const nk_qconv2d_params *p, const int8_t *in, const void *w, const int32_t *bias,
+                                 int8_t *out, int32_t *raw, void *scratch, void *packed, int reuse);
+
 /* Internal to kernels/nk_qconv*.c: the AVX-512 VNNI path (nk_qconv_x86.c). */
 int nk_qfast_vnni(void);
 size_t nk_qfast_vnni_scratch(const nk_qconv2d_params *p);
+size_t nk_qfast_vnni_packed_size(const nk_qconv2d_params *p);
 void nk_qfast_vnni_conv(const nk_qconv2d_params *p, const int8_t *in, const void *w, const int32_t *bias,
-                        int8_t *out, int32_t *raw, void *scratch);
+                        int8_t *out, int32_t *raw, void *scratch, uint8_t *packed, int reuse);
 /* nk_requant_out(nk_sat_add_i32(acc[i], bias), mult, shift, zp, lo, hi) for i < n. */
 void nk_qfast_requant_row(const int32_t *acc, size_t n, int32_t bias, int32_t mult, int32_t shift, int32_t zp,
                           int32_t lo, int32_t hi, int8_t *out);

@@ -204,6 +204,46 @@ NK_HOT_CLONES static void conv_partial(npu_model *m, const npum_insn *x, const q
     }
 }
 
+/* Parameters under which two convs read the same im2col matrix. */
+static bool same_window(const nk_qconv2d_params *a, const nk_qconv2d_params *b)
+{
+    return a->n == b->n && a->c_in == b->c_in && a->h_in == b->h_in && a->w_in == b->w_in && a->h_out == b->h_out &&
+           a->w_out == b->w_out && a->k_h == b->k_h && a->k_w == b->k_w && a->stride_h == b->stride_h &&
+           a->stride_w == b->stride_w && a->dil_h == b->dil_h && a->dil_w == b->dil_w && a->pad_top == b->pad_top &&
+           a->pad_left == b->pad_left && a->pad_bottom == b->pad_bottom && a->pad_right == b->pad_right &&
+           a->groups == b->groups && a->in_zp == b->in_zp;
+}
+
+/* The im2col buffer for p, and whether the last conv left it valid: same
+ * window, same SRAM source, same source bytes (compared, so any write in
+ * between, by DMA or a unit, invalidates it). NULL: none (the kernel packs
+ * its own). Exact either way: only the packing is skipped. */
+static void *packed_for(npu_model *m, const npum_insn *x, const nk_qconv2d_params *p, int *reuse)
+{
+    *reuse = 0;
+    size_t need = nk_qconv2d_fast_packed_size(p), len = (size_t)p->c_in * (size_t)p->h_in * (size_t)p->w_in;
+    const int8_t *src = (const int8_t *)m->sram + V(SRC);
+    if (need == 0)
+        return NULL;
+    if (m->pk_valid && m->pk_src == V(SRC) && same_window(&m->pk_p, p) && m->pk_in_len == len &&
+        memcmp(m->pk_in, src, len) == 0) {
+        *reuse = 1;
+        return (void *)(((uintptr_t)m->pk + 63) & ~(uintptr_t)63);
+    }
+    m->pk_valid = false;
+    void *pk = npum_grow(m, m->pk, &m->pk_cap, 1, need + 64, 65536);
+    if (pk)
+        m->pk = pk;
+    int8_t *in = npum_grow(m, m->pk_in, &m->pk_in_cap, 1, len, 4096);
+    if (in)
+        m->pk_in = in;
+    if (!pk || !in)
+        return NULL;
+    memcpy(m->pk_in, src, len);
+    m->pk_in_len = len, m->pk_src = V(SRC), m->pk_p = *p, m->pk_valid = true;
+    return (void *)(((uintptr_t)m->pk + 63) & ~(uintptr_t)63);
+}
+
 static npu_status conv(npu_model *m, const npum_insn *x, bool depthwise, npu_err *err)
 {
     int32_t cin = depthwise ? V(C) : V(IC), cout = depthwise ? V(C) : V(OC);
@@ -224,18 +264,20 @@ static npu_status conv(npu_model *m, const npum_insn *x, bool depthwise, npu_err
     } else if (!(q.kscratch = npum_scratch(m, ks))) {
         return npu_fail(err, NPU_EINTERNAL, "npu: out of memory for kernel scratch");
     }
+    int reuse = 0;
+    void *pk = depthwise ? NULL : packed_for(m, x, &p, &reuse);
     if (acc) {
         int32_t *raw = (int32_t *)(void *)((uint8_t *)q.kscratch + align16(fast));
-        if (fast && nk_qconv2d_fast(&p, (const int8_t *)m->sram + V(SRC), m->sram + V(WGT), NULL, NULL, raw,
-                                    q.kscratch) == NK_OK)
+        if (fast && nk_qconv2d_fast_packed(&p, (const int8_t *)m->sram + V(SRC), m->sram + V(WGT), NULL, NULL, raw,
+                                           q.kscratch, pk, reuse) == NK_OK)
             conv_partial(m, x, &q, raw);
         else
             conv_accumulate(m, x, &q, q.kscratch);
         return NPU_OK;
     }
     p.q = (nk_qmults){cout, q.mult, q.shift};
-    nk_status s = nk_qconv2d_fast(&p, (const int8_t *)m->sram + V(SRC), m->sram + V(WGT), q.bias,
-                                  (int8_t *)m->sram + V(DST), NULL, q.kscratch);
+    nk_status s = nk_qconv2d_fast_packed(&p, (const int8_t *)m->sram + V(SRC), m->sram + V(WGT), q.bias,
+                                         (int8_t *)m->sram + V(DST), NULL, q.kscratch, pk, reuse);
     return kernel_status(m, x, s, "nk_qconv2d", err);
 }
 

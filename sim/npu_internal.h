@@ -7,6 +7,7 @@
 #ifndef SIM_NPU_INTERNAL_H
 #define SIM_NPU_INTERNAL_H
 
+#include "kernels/nk_quant.h"
 #include "sim/npu.h"
 
 enum { NPUM_MAX_TOKENS = 64 };
@@ -88,6 +89,16 @@ struct npu_model {
     int nch, nq, q_mac, q_vec, q_ctrl, depth, ntok;
     void *scratch; /* kernel scratch, grown to the largest need */
     size_t scratch_size;
+    /* the last conv's im2col, kept for the next conv over the same input
+     * (nk_qconv2d_fast_packed): its parameters, SRAM source and a copy of
+     * the source bytes, which a reuse must match */
+    void *pk;
+    size_t pk_cap;
+    int8_t *pk_in;
+    size_t pk_in_cap, pk_in_len;
+    nk_qconv2d_params pk_p;
+    int64_t pk_src;
+    bool pk_valid;
     uint32_t *words_buf; /* the sim seam's copy of a command stream */
     size_t words_cap;
     npu_run_stats totals;

@@ -29,5 +29,21 @@ $PY -c "
 import numpy as np, sys
 y = np.load('$W/y1.npy')
 sys.exit(0 if y.shape[0] == 5 and not np.array_equal(y[0], y[1]) else 1)" || { echo "FAIL threads: degenerate outputs"; fail=1; }
-[ $fail = 0 ] && echo "ok   threads: npusim -j 1/2/3 and NPUCC_THREADS: identical outputs and stats on 5 inferences"
+# one boot serves a context's inferences (FW_CTL_SERVE): an input run 4 times
+# in one process (the boot, then 3 resumed requests) reports what a single
+# run reports, and gives its output each time
+$PY -c "
+import numpy as np
+x = np.load('$W/x.npy')
+np.save('$W/x1.npy', x[1:2]); np.save('$W/x4.npy', np.concatenate([x[1:2]] * 4))" || exit 1
+$B/npusim $W/cnn.npub --input $W/x1.npy --output $W/z1.npy --stats-json $W/z1.json -j 1 >/dev/null &&
+    $B/npusim $W/cnn.npub --input $W/x4.npy --output $W/z4.npy --stats-json $W/z4.json -j 1 >/dev/null ||
+    { echo "FAIL threads: npusim on the repeated input"; fail=1; }
+cmp -s $W/z1.json $W/z4.json || { echo "FAIL threads: resumed inferences report other figures than a booted one"; fail=1; }
+$PY -c "
+import numpy as np, sys
+a, b, y = np.load('$W/z1.npy'), np.load('$W/z4.npy'), np.load('$W/y1.npy')
+sys.exit(0 if all(np.array_equal(b[i], a[0]) for i in range(4)) and np.array_equal(a[0], y[1]) else 1)" ||
+    { echo "FAIL threads: resumed inferences give other outputs"; fail=1; }
+[ $fail = 0 ] && echo "ok   threads: npusim -j 1/2/3 and NPUCC_THREADS: identical outputs and stats on 5 inferences; resumed = booted"
 exit $fail

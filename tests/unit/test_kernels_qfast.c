@@ -158,3 +158,47 @@ Test(qfast, refuses_what_the_portable_kernel_refuses)
     cr_assert_eq(nk_qconv2d_fast(&p, buf, buf, NULL, NULL, NULL, buf), NK_EARG, "no output");
     cr_assert_eq(nk_qconv2d_fast(&p, buf, buf, NULL, NULL, raw, NULL), NK_EARG, "no scratch");
 }
+
+/* nk_qconv2d_fast_packed: the im2col built by one call and reused by the
+ * next over the same input, for the second half of the output channels
+ * (as the NPU model's convs split over channels), gives the portable
+ * kernel's outputs for those channels. */
+Test(qfast, packed_reuse_matches_portable)
+{
+    uint32_t seed = 777;
+    int reused = 0;
+    for (int t = 0; t < 300; t++) {
+        layer L;
+        make(&L, &seed);
+        nk_qconv2d_params p = L.p;
+        size_t need = nk_qconv2d_fast_packed_size(&p);
+        if (need == 0 || p.c_out < 2) {
+            drop(&L);
+            continue;
+        }
+        const void *w = p.w_format == NK_W_I4 ? (const void *)L.w4 : (const void *)L.w8;
+        size_t P = (size_t)p.h_out * p.w_out, kf = nk_qconv2d_fast_scratch_size(&p);
+        void *scr = malloc(kf), *pk = aligned_alloc(64, (need + 63) / 64 * 64);
+        cr_assert_eq(nk_qconv2d(&p, L.in, w, L.bias, L.out_ref, scr), NK_OK);
+        cr_assert_eq(nk_qconv2d_fast_packed(&p, L.in, w, L.bias, L.out_fast, NULL, scr, pk, 0), NK_OK);
+        cr_assert_eq(memcmp(L.out_fast, L.out_ref, (size_t)p.c_out * P), 0, "layer %d: packing call", t);
+        /* the second half of the channels; int8 weights only (int4 rows need not start on a byte) */
+        if (p.w_format == NK_W_I8) {
+            int32_t h = p.c_out / 2, K = p.c_in * p.k_h * p.k_w;
+            nk_qconv2d_params q = p;
+            q.c_out = p.c_out - h;
+            if (p.q.n > 1)
+                q.q = (nk_qmults){q.c_out, L.mult + h, L.shift + h};
+            memset(L.out_fast, 0x55, (size_t)q.c_out * P);
+            cr_assert_eq(nk_qconv2d_fast_packed(&q, L.in, L.w8 + (size_t)h * K, L.bias + h, L.out_fast, NULL, scr, pk, 1),
+                         NK_OK);
+            cr_assert_eq(memcmp(L.out_fast, L.out_ref + (size_t)h * P, (size_t)q.c_out * P), 0, "layer %d: reuse", t);
+            reused++;
+        }
+        free(pk);
+        free(scr);
+        drop(&L);
+    }
+    if (nk_qfast_vnni())
+        cr_assert_gt(reused, 15, "only %d layers reused", reused);
+}
