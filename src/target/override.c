@@ -37,6 +37,28 @@ static yaml_node_pair_t *find_pair(ydoc *y, yaml_node_t *map, const char *key, s
     return NULL;
 }
 
+/* Keys that say one thing two ways (a bus's bandwidth per NPU cycle or per
+ * second, its latency in cycles or ns): overriding one drops the other from
+ * its mapping, so that --set npu.dram.bytes_per_cycle=16 replaces the
+ * description's mb_per_s instead of contradicting it. */
+static const char *const alternative[][2] = {{"bytes_per_cycle", "mb_per_s"}, {"latency", "latency_ns"}};
+
+static void drop_alternative(ydoc *y, int map_id, const char *key, size_t n)
+{
+    for (size_t i = 0; i < sizeof alternative / sizeof alternative[0]; i++)
+        for (int side = 0; side < 2; side++) {
+            if (strlen(alternative[i][side]) != n || memcmp(alternative[i][side], key, n))
+                continue;
+            const char *other = alternative[i][!side];
+            yaml_node_t *map = ynode(y, map_id);
+            yaml_node_pair_t *p = find_pair(y, map, other, strlen(other));
+            if (p) {
+                memmove(p, p + 1, sizeof *p * (size_t)(map->data.mapping.pairs.top - p - 1));
+                map->data.mapping.pairs.top--;
+            }
+        }
+}
+
 static npu_status set_one(ydoc *y, const char *spec, int k)
 {
     const char *eq = strchr(spec, '=');
@@ -65,6 +87,7 @@ static npu_status set_one(ydoc *y, const char *spec, int k)
                 return npu_fail(y->err, NPU_EINTERNAL, "%s: out of memory", y->file);
             /* adding a node may move the node array, not the mapping's pairs */
             ynode(y, cur)->data.mapping.pairs.start[off].value = v;
+            drop_alternative(y, cur, seg, n);
         } else if (p) {
             cur = p->value;
         } else {
@@ -75,6 +98,8 @@ static npu_status set_one(ydoc *y, const char *spec, int k)
             if (!v || !yaml_document_append_mapping_pair(&y->doc, cur, key, v))
                 return npu_fail(y->err, NPU_EINTERNAL, "%s: out of memory", y->file);
             ynode(y, v)->start_mark.line = (size_t)-1 - (size_t)k;
+            if (last)
+                drop_alternative(y, cur, seg, n);
             cur = v;
         }
         seg += n + (last ? 0 : 1);
