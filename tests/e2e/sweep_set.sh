@@ -19,10 +19,10 @@ M=examples/fmnist/fmnist_cnn.onnx
 C=examples/fmnist/calib
 cp $C/000.npy $W/x.npy
 # the edited copy: another name, a 16x32 array, twice the DRAM bandwidth
-sed 's/cols: 16/cols: 32/; s/dram: {bytes_per_cycle: 8,/dram: {bytes_per_cycle: 16,/; s/^target: edge-v1$/target: edge-v1-q1/' \
+sed 's/cols: 16/cols: 32/; s/dram: {mb_per_s: 4000,/dram: {mb_per_s: 8000,/; s/^target: edge-v1$/target: edge-v1-q1/' \
     targets/edge-v1.yaml > $W/v/edge-v1-q1.yaml
-grep -q "cols: 32" $W/v/edge-v1-q1.yaml && grep -q "bytes_per_cycle: 16" $W/v/edge-v1-q1.yaml || bad "sed did not edit the copy"
-SETS="--set target=edge-v1-q1 --set npu.mac.cols=32 --set npu.dram.bytes_per_cycle=16"
+grep -q "cols: 32" $W/v/edge-v1-q1.yaml && grep -q "mb_per_s: 8000" $W/v/edge-v1-q1.yaml || bad "sed did not edit the copy"
+SETS="--set target=edge-v1-q1 --set npu.mac.cols=32 --set npu.dram.mb_per_s=8000"
 $B/npucc --target edge-v1 $SETS --calib $C $M -o $W/set.npub --stats-json $W/cset.json >/dev/null || bad "npucc --set"
 $B/npucc --target $W/v/edge-v1-q1.yaml --calib $C $M -o $W/copy.npub --stats-json $W/ccopy.json >/dev/null ||
     bad "npucc on the copy"
@@ -34,9 +34,9 @@ $B/npusim $W/copy.npub --input $W/x.npy --output $W/ycopy.npy --stats-json $W/sc
 $B/npusim $W/base.npub --input $W/x.npy --stats-json $W/sbase.json >/dev/null || bad "npusim base"
 # npusim's own --set on the stripped base-target binary, against the copy given as --target
 $B/npucc --target edge-v1 --calib $C $M -o $W/strip.npub --strip >/dev/null || bad "npucc --strip"
-$B/npusim $W/strip.npub --input $W/x.npy --set npu.dram.bytes_per_cycle=4 --stats-json $W/ssimset.json >/dev/null ||
+$B/npusim $W/strip.npub --input $W/x.npy --set npu.dram.mb_per_s=2000 --stats-json $W/ssimset.json >/dev/null ||
     bad "npusim --set"
-sed 's/dram: {bytes_per_cycle: 8,/dram: {bytes_per_cycle: 4,/' targets/edge-v1.yaml > $W/v/edge-v1.yaml
+sed 's/dram: {mb_per_s: 4000,/dram: {mb_per_s: 2000,/' targets/edge-v1.yaml > $W/v/edge-v1.yaml
 $B/npusim $W/strip.npub --input $W/x.npy --target $W/v/edge-v1.yaml --any-target --stats-json $W/ssimcopy.json \
     >/dev/null || bad "npusim --target copy"
 $PY - $W <<'EOF' || fail=1
@@ -56,9 +56,9 @@ okay &= same_but_source(load("sset"), load("scopy"), "npusim")
 okay &= same_but_source(load("ssimset"), load("ssimcopy"), "npusim --set")
 s, base = load("sset"), load("sbase")
 p = s["target_config"]["params"]
-if p.get("npu.mac.cols") != 32 or p.get("npu.dram.bytes_per_cycle") != 16 or p.get("target") != "edge-v1-q1":
+if p.get("npu.mac.cols") != 32 or p.get("npu.dram.mb_per_s") != 8000 or p.get("target") != "edge-v1-q1":
     print("FAIL sweep_set: target_config.params lacks the overrides:", p); okay = False
-if load("cset")["target_config"]["sets"] != ["target=edge-v1-q1", "npu.mac.cols=32", "npu.dram.bytes_per_cycle=16"]:
+if load("cset")["target_config"]["sets"] != ["target=edge-v1-q1", "npu.mac.cols=32", "npu.dram.mb_per_s=8000"]:
     print("FAIL sweep_set: npucc's target_config lacks the --set list"); okay = False
 if not s["target_config"]["file"].endswith("set.npub:target"):
     print("FAIL sweep_set: npusim did not use the embedded target:", s["target_config"]["file"]); okay = False
@@ -95,9 +95,9 @@ NPUCC_TARGET_PATH=$W/v $B/npusim $W/q1s.npub --input $W/x.npy --output $W/yq1s.n
 $PY -c "
 import sys
 b = bytearray(open(sys.argv[1], 'rb').read())
-i = b.find(b'\"latency\": 100')
+i = b.find(b'\"latency_ns\": 200')
 assert i > 0
-b[i + 12] = ord('9')
+b[i + 15] = ord('9')
 import struct, zlib
 n = struct.unpack_from('<I', b, 48)[0]; off = struct.unpack_from('<I', b, 52)[0]
 for k in range(n):

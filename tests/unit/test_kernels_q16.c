@@ -15,7 +15,7 @@ static int32_t ref_requant64(int64_t acc, int32_t mult, int shift)
 {
     i128 p = (i128)acc * mult;
     int e = 31 - shift;
-    i128 q = p >> e, rem = p - (q << e), half = (i128)1 << (e - 1);
+    i128 q = p >> e, rem = p - q * ((i128)1 << e), half = (i128)1 << (e - 1);
     if (rem > half || (rem == half && (q & 1)))
         q += 1;
     return q > INT32_MAX ? INT32_MAX : q < INT32_MIN ? INT32_MIN : (int32_t)q;
