@@ -11,7 +11,8 @@
 #         a time, growing BUILD_DIR/corpus/NAME; new crashes land in
 #         BUILD_DIR/crashes/NAME/; prints the executions of each harness
 #         (libFuzzer's stat::number_of_executed_units) and appends them to
-#         BUILD_DIR/execs.tsv.
+#         BUILD_DIR/execs.tsv. FUZZ_MAX_RUNS stops a harness after that many
+#         executions, FUZZ_NICE sets its niceness.
 set -u
 mode=$1 B=$2
 shift 2
@@ -66,7 +67,11 @@ fuzz_one() {
     n=$1
     mkdir -p $B/corpus/$n $B/crashes/$n $B/log
     log=$B/log/$n.log
-    nice -n 19 $B/fz/$n -max_total_time=${FUZZ_TIME:-600} -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
+    # a small quarantine and short malloc stacks double the executions of the
+    # allocation-heavy harnesses (isa, target); replay/NAME gives full stacks
+    ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=1:malloc_context_size=2} \
+    nice -n ${FUZZ_NICE:-19} $B/fz/$n -max_total_time=${FUZZ_TIME:-600} -runs=${FUZZ_MAX_RUNS:--1} \
+        -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix=$B/crashes/$n/ $(dict_of $n) $B/corpus/$n $(seeds_of $n) >$log 2>&1
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' $log | tail -1)
