@@ -3,7 +3,8 @@
 # every #include "M/..." in src/, rt/, sim/, kernels/ and calib/ must name the
 # file's own module or one its row allows; the known exceptions listed there
 # (file and header) pass until they are fixed, and one that no longer exists
-# must be struck from the list. Usage: tests/layering.sh
+# must be struck from the list. No raw malloc/calloc/realloc outside the
+# allocator. Usage: tests/layering.sh
 set -u
 exec /usr/bin/python3 - "$@" <<'EOF_PY'
 import glob, os, re, sys
@@ -44,6 +45,17 @@ for f in sorted(files):
         bad.append(f"{f}:{line_no}: {m} includes {h}: '{to}' is not below '{m}' (docs/architecture.md, Layering)")
 bad += [f"{f}: no longer includes {h}: strike it from the exceptions in docs/architecture.md"
         for f, h in sorted(known - seen)]
+# every allocation goes through the hook (src/common/alloc.c), so that
+# NPUCC_FAIL_ALLOC and the fault-injection tests reach it (issue 19 item 6);
+# free() stays for what libc allocates itself (open_memstream, scandir)
+raw = re.compile(r"(^|[^_\w.>])(malloc|calloc|realloc|strdup|strndup|aligned_alloc|posix_memalign)\s*\(")
+for f in sorted(files + glob.glob("tools/*/*.c")):
+    if f == "src/common/alloc.c":
+        continue
+    for line_no, line in enumerate(open(f), 1):
+        code = line.split("//")[0]
+        if raw.search(code) and not code.lstrip().startswith(("*", "/*")):
+            bad.append(f"{f}:{line_no}: a raw allocation; use npu_malloc and friends (src/common/alloc.h)")
 for b in bad:
     print("FAIL " + b)
 print(f"layering: {n - len(bad)} passed, {len(bad)} failed, 0 skipped ({n} includes, {len(seen)} known exceptions)")
