@@ -27,8 +27,8 @@ if len(pts) != 9: bad.append(f"{len(pts)} points, expected 9")
 if {r["point"] for r in rows} != {str(i) for i in range(9)}: bad.append("not every point has rows")
 for r in rows:
     if r["variant"] == "mac2x" and r["npu.mac.cols"] != "32": bad.append("mac2x row without npu.mac.cols=32")
-    if r["variant"] == "bw0.5x" and r["npu.dram.bytes_per_cycle"] != "4": bad.append("bw0.5x row without bw 4")
-    if r["variant"] == "base" and (r["npu.mac.cols"], r["npu.dram.bytes_per_cycle"]) != ("16", "8"):
+    if r["variant"] == "bw0.5x" and r["npu.dram.mb_per_s"] != "2000": bad.append("bw0.5x row without 2000 MB/s")
+    if r["variant"] == "base" and (r["npu.mac.cols"], r["npu.dram.mb_per_s"]) != ("16", "4000"):
         bad.append("base row without edge-v1's values")
     if not r["layer"]: bad.append("a row without its layer")
 # per model: the totals move the way the hardware does
@@ -59,7 +59,7 @@ grep -q "6 done before, 3 to run" $W/res.log && ok "an interrupted sweep resumes
     bad "resume did not skip the finished points: $(head -1 $W/res.log)"
 cmp -s $W/res/sweep.csv $W/j2/sweep.csv && ok "the resumed sweep's CSV is the full one" || bad "resumed CSV differs"
 # a changed sweep reruns what changed only (the point's key holds its whole spec)
-sed 's/npu.dram.bytes_per_cycle: 4/npu.dram.bytes_per_cycle: 2/' $W/small.yaml > $W/changed.yaml
+sed "s/npu.dram.mb_per_s: 2000/npu.dram.mb_per_s: 1000/" $W/small.yaml > $W/changed.yaml
 $S --build $B -j 2 --no-plots $W/changed.yaml -o $W/res >$W/ch.log 2>&1 || bad "changed: $(tail -3 $W/ch.log)"
 grep -q "6 done before, 3 to run" $W/ch.log && ok "a changed variant reruns only its points" || bad "changed: $(head -1 $W/ch.log)"
 # errors name the key

@@ -11,7 +11,7 @@ base: edge-v1
 variants:
   - {name: base, set: {}}
   - {name: mac2x, set: {npu.mac.cols: 32}}
-  - {name: bw0.5x, set: {npu.dram.bytes_per_cycle: 4}}
+  - {name: bw0.5x, set: {npu.dram.mb_per_s: 2000}}
 models:
   - {name: cnn, onnx: $R/examples/fmnist/fmnist_cnn.onnx, calib: $R/examples/fmnist/calib, input: $R/examples/fmnist/calib/000.npy}
   - {name: conv, onnx: $MA/conv.onnx, calib: $MA/conv_calib, input: $MA/conv_input.npy}
