@@ -730,6 +730,10 @@ npu_status ir_infer_node(ir_graph *g, ir_node *n, npu_err *err)
     sctx ctx = {g, n, err}, *c = &ctx;
     ir_dtype dt;
     npu_status st;
+    /* every op's first output is required (ONNX); the kernels write it
+     * unchecked, and a stored graph need not say so (the graph fuzzer's Gelu) */
+    if (n->n_outputs < 1 || !n->outputs[0])
+        return npu_fail(err, NPU_EUSER, "node '%s' (%s): its first output is missing", n->name, ir_op_name(n->op));
     switch (n->op) {
     case IR_OP_ADD: case IR_OP_SUB: case IR_OP_MUL: case IR_OP_DIV: case IR_OP_MAX: case IR_OP_MIN:
         return infer_broadcast(c, 0, false, IR_F32, true);
