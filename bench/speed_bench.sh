@@ -8,7 +8,7 @@
 #   per inference = (t(K items) - t(B items)) / (K - B) of whole processes
 #   (B = 1 for onnxruntime, one session; B = the thread count for ours,
 #   which set up that many contexts for a batch),
-#   each t the best of 3 (SPEED_REPS); compile = a whole `npucc --calib`
+#   each t the best of 3 (SPEED_REPS), the two alternating; compile = a whole `npucc --calib`
 #   process, against a whole onnxruntime process over the 32 calibration
 #   samples. Two tables: wall time, and CPU time (user + sys of all threads),
 #   the steadier one when other jobs share the machine (the load average at
@@ -64,10 +64,16 @@ def per_inf(mk, k, base=1):
     """(t(k items) - t(base items)) / (k - base) in ms, as (wall, CPU); mk(n)
     gives the command for n items. Ours run base = J items for the baseline:
     a batch on J threads sets up J contexts (a boot, packed weights each),
-    and J items set up as many, so the difference is the inferences alone."""
-    t1, tk = t_proc(mk(base), REPS), t_proc(mk(k), REPS)
-    if t1 is None or tk is None:
-        return None
+    and J items set up as many, so the difference is the inferences alone.
+    The two alternate, each the best of REPS, so that a change of the
+    machine's load during the measurement weighs on both alike."""
+    t1 = tk = None
+    for _ in range(REPS):
+        a, b = t_proc(mk(base), 1), t_proc(mk(k), 1)
+        if a is None or b is None:
+            return None
+        t1 = a if t1 is None else tuple(map(min, t1, a))
+        tk = b if tk is None else tuple(map(min, tk, b))
     return tuple(max(b - a, 0.0) / (k - base) * 1e3 for a, b in zip(t1, tk))
 
 def best_of(ts):
@@ -114,7 +120,7 @@ def models():
         rng = np.random.default_rng(0)
         cal = np.stack([(x[i % 2] if i % 4 < 2 else x[i % 2, :, :, ::-1]) * np.float32(0.8 + 0.4 * rng.random())
                         for i in range(32)]).astype(np.float32)
-        yield label, key, f"{zoo}/{f}", cal, 17, 9
+        yield label, key, f"{zoo}/{f}", cal, 33, 17
 
 def mark(r, target):
     return "-" if r is None else f"{r:5.2f}x {'ok' if r <= target else 'MISS'}"
