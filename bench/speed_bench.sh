@@ -26,7 +26,7 @@ S=${SHARED:-$here/../../shared/models}
 W=$B/bench/speed
 PY=${PYTHON:-/usr/bin/python3}
 mkdir -p "$W"
-echo "== speed vs onnxruntime: per inference (best of 3), npuref / npusim on $(nproc) threads"
+echo "== speed vs onnxruntime: per inference (best of ${SPEED_REPS:-3}), npuref / npusim on $(nproc) threads"
 if ! (cd "$here/../tools/ort" && node -e "require('onnxruntime-node')") >/dev/null 2>&1; then
     echo "speed: onnxruntime-node is missing (run tools/ort/setup.sh, or make deps): skipped"
     exit 0
