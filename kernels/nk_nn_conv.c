@@ -61,20 +61,32 @@ typedef struct im2col_src {
     const nk_conv_params *p;
 } im2col_src;
 
-/* A write cursor over NR-column panels for one depth row. */
+/* A write cursor over NR-column panels for one depth row. On hosts the row
+ * is built whole in a line (CUR_LANES unbounded: one copy per input row
+ * run, not one per 16 columns) and then cut into the panels with copies of
+ * constant size; the rv32 firmware writes the panels directly, as before
+ * (its stack is small and its simulated cycles stay as they were). */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define IM2COL_LINE 1
+#define CUR_LANES INT32_MAX
+#else
+#define IM2COL_LINE 0
+#define CUR_LANES NK_NR
+#endif
+
 typedef struct panel_cursor {
     float *d;
-    int lane;
+    int32_t lane;
     ptrdiff_t step; /* kc * NR: from one panel to the next */
 } panel_cursor;
 
 static void put_zeros(panel_cursor *c, int32_t n)
 {
     while (n > 0) {
-        int k = (int)min32(n, NK_NR - c->lane);
+        int32_t k = min32(n, CUR_LANES - c->lane);
         memset(c->d + c->lane, 0, sizeof(float) * (size_t)k);
         n -= k;
-        if ((c->lane += k) == NK_NR) {
+        if ((c->lane += k) == CUR_LANES) {
             c->lane = 0;
             c->d += c->step;
         }
@@ -84,24 +96,37 @@ static void put_zeros(panel_cursor *c, int32_t n)
 static void put_run(panel_cursor *c, const float *src, int32_t n, int32_t stride)
 {
     while (n > 0) {
-        int k = (int)min32(n, NK_NR - c->lane);
+        int32_t k = min32(n, CUR_LANES - c->lane);
         float *d = c->d + c->lane;
         if (stride == 1)
             memcpy(d, src, sizeof(float) * (size_t)k);
         else
-            for (int t = 0; t < k; t++)
+            for (int32_t t = 0; t < k; t++)
                 d[t] = src[(ptrdiff_t)t * stride];
         src += (ptrdiff_t)k * stride;
         n -= k;
-        if ((c->lane += k) == NK_NR) {
+        if ((c->lane += k) == CUR_LANES) {
             c->lane = 0;
             c->d += c->step;
         }
     }
 }
 
+static void pack_im2col_cols(const void *ctx, int32_t p0, int32_t kc, int32_t j0, int32_t nc, float *dst);
+
+/* Columns [j0, j0 + nc) of depth rows [p0, p0 + kc) into NR-column panels
+ * (the line holds at most NK_NC columns: wider ranges go in pieces). */
 static void pack_im2col(const void *ctx, int32_t p0, int32_t kc, int32_t j0, int32_t nc, float *dst)
 {
+    for (int32_t j = 0; j < nc; j += NK_NC)
+        pack_im2col_cols(ctx, p0, kc, j0 + j, min32(nc - j, NK_NC), dst + (ptrdiff_t)(j / NK_NR) * kc * NK_NR);
+}
+
+static void pack_im2col_cols(const void *ctx, int32_t p0, int32_t kc, int32_t j0, int32_t nc, float *dst)
+{
+#if IM2COL_LINE
+    float line[NK_NC + NK_NR];
+#endif
     const im2col_src *s = ctx;
     const nk_conv_params *p = s->p;
     const int32_t khw = p->kh * p->kw, ow = p->ow;
@@ -115,7 +140,11 @@ static void pack_im2col(const void *ctx, int32_t p0, int32_t kc, int32_t j0, int
         int32_t hi = ceil_div(p->w - xoff, p->stride_w);
         lo = min32(lo, ow);
         hi = hi < lo ? lo : min32(hi, ow);
+#if IM2COL_LINE
+        panel_cursor cur = {line, 0, 0};
+#else
         panel_cursor cur = {dst + (ptrdiff_t)q * NK_NR, 0, (ptrdiff_t)kc * NK_NR};
+#endif
         int32_t j = j0, end = j0 + nc;
         while (j < end) {
             int32_t oy = j / ow, ox = j % ow, seg_end = min32(ow, ox + (end - j));
@@ -133,6 +162,10 @@ static void pack_im2col(const void *ctx, int32_t p0, int32_t kc, int32_t j0, int
             j += seg_end - ox;
         }
         put_zeros(&cur, tail);
+#if IM2COL_LINE
+        for (int32_t b = 0; b * NK_NR < nc; b++)
+            memcpy(dst + ((ptrdiff_t)b * kc + q) * NK_NR, line + (ptrdiff_t)b * NK_NR, sizeof(float) * NK_NR);
+#endif
     }
 }
 

@@ -2,9 +2,14 @@
  * the taps inside the input are listed once, then blocks of 16 or 8
  * interior outputs are summed in registers and the borders one by one.
  * For stride 2 each input plane is first split into even and odd columns
- * (in scratch) so that every tap reads contiguous memory.
- * Every output sums bias, then the taps in order of ky then kx (taps
- * outside the input skipped), in every path. */
+ * (in scratch) so that every tap reads contiguous memory. For stride 1
+ * the plane is copied zero-padded into scratch instead and summed as one
+ * run (dw_plane_pad): narrow planes (7 to 28 columns) have too few interior
+ * outputs for the blocks otherwise.
+ * Every output sums bias, then the taps in order of ky then kx, in every
+ * path; taps outside the input are skipped, or on the padded copy add
+ * w * 0, which leaves every sum the same up to the sign of an exact zero
+ * (weights that are not finite take the skipping path). */
 #include <string.h>
 
 #include "kernels/nk_nn_internal.h"
@@ -55,6 +60,23 @@ static float dw_one(const nk_conv_params *p, const dw_taps *t, int32_t ox, float
     return acc;
 }
 
+/* Outputs [lo, hi) in blocks of 16 or 8; the last block is shifted back to
+ * end at hi: it recomputes a few outputs bit for bit instead of leaving a
+ * scalar remainder. 0: fewer than 8 outputs, none done. */
+static int dw_blocks(const dw_taps *t, int32_t lo, int32_t hi, float b, float *out)
+{
+    int32_t nb = hi - lo >= 16 ? 16 : hi - lo >= 8 ? 8 : 0;
+    for (int32_t o = lo; nb && o < hi; o += nb) {
+        if (o + nb > hi)
+            o = hi - nb;
+        if (nb == 16)
+            dw_block16(t, o, b, out + o);
+        else
+            dw_block8(t, o, b, out + o);
+    }
+    return nb != 0;
+}
+
 static void dw_row(const nk_conv_params *p, const dw_taps *t, float b, float *orow)
 {
     const int32_t sw = p->stride_w, pl = p->pad_left, span = (p->kw - 1) * p->dil_w;
@@ -65,24 +87,9 @@ static void dw_row(const nk_conv_params *p, const dw_taps *t, float b, float *or
         hi = lo;
     for (int32_t ox = 0; ox < lo; ox++)
         orow[ox] = dw_one(p, t, ox, b);
-    int32_t nb = hi - lo >= 16 ? 16 : hi - lo >= 8 ? 8 : 0;
-    if (nb) {
-        /* the last block is shifted back to end at hi: it recomputes a few
-         * outputs bit for bit instead of leaving a scalar remainder */
-        for (int32_t ox = lo;; ox += nb) {
-            if (ox + nb > hi)
-                ox = hi - nb;
-            if (nb == 16)
-                dw_block16(t, ox, b, orow + ox);
-            else
-                dw_block8(t, ox, b, orow + ox);
-            if (ox + nb >= hi)
-                break;
-        }
-    } else {
+    if (!dw_blocks(t, lo, hi, b, orow))
         for (int32_t ox = lo; ox < hi; ox++)
             orow[ox] = dw_one(p, t, ox, b);
-    }
     for (int32_t ox = hi; ox < p->ow; ox++)
         orow[ox] = dw_one(p, t, ox, b);
 }
@@ -114,9 +121,89 @@ static int use_split(const nk_conv_params *p)
     return p->stride_w == 2 && p->kh * p->kw <= DW_MAX_TAPS;
 }
 
+/* Host builds only: the firmware keeps its smaller scratch and its
+ * simulated cycles (the blocks are sized for hosts too, nk_nn_internal.h). */
+static int use_pad(const nk_conv_params *p)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+    return p->stride_w == 1 && p->stride_h == 1 && p->kh * p->kw <= DW_MAX_TAPS;
+#else
+    (void)p;
+    return 0;
+#endif
+}
+
+/* The padded plane's width and height, and the run of outputs over it:
+ * output (oy, ox) at oy * wp + ox. */
+static int32_t pad_w(const nk_conv_params *p)
+{
+    return p->w + p->pad_left + p->pad_right;
+}
+
+static size_t pad_plane(const nk_conv_params *p)
+{
+    return (size_t)(p->h + p->pad_top + p->pad_bottom) * (size_t)pad_w(p);
+}
+
+static size_t pad_run(const nk_conv_params *p)
+{
+    return (size_t)(p->oh - 1) * (size_t)pad_w(p) + (size_t)p->ow;
+}
+
 size_t nk_nn_dw_scratch(const nk_conv_params *p)
 {
+    if (use_pad(p))
+        return (pad_plane(p) + pad_run(p)) * sizeof(float);
     return use_split(p) ? (size_t)p->h * (size_t)p->w * sizeof(float) : 0;
+}
+
+/* The input plane with its zero border, row stride pad_w. */
+static void pad_copy(const nk_conv_params *p, const float *xin, float *dst)
+{
+    const int32_t wp = pad_w(p);
+    memset(dst, 0, pad_plane(p) * sizeof(float));
+    for (int32_t iy = 0; iy < p->h; iy++)
+        memcpy(dst + (ptrdiff_t)(iy + p->pad_top) * wp + p->pad_left, xin + (ptrdiff_t)iy * p->w,
+               sizeof(float) * (size_t)p->w);
+}
+
+static int finite_taps(const nk_conv_params *p, const float *wk)
+{
+    for (int32_t i = 0; i < p->kh * p->kw; i++)
+        if (!(wk[i] - wk[i] == 0.0f)) /* false for inf and NaN */
+            return 0;
+    return 1;
+}
+
+/* Outputs [0, len) of the run, in blocks or one by one. */
+static void dw_run(const dw_taps *t, int32_t len, float b, float *run)
+{
+    if (dw_blocks(t, 0, len, b, run))
+        return;
+    for (int32_t o = 0; o < len; o++) {
+        float acc = b;
+        for (int q = 0; q < t->n; q++)
+            acc += t->w[q] * t->row[q][t->off[q] + o];
+        run[o] = acc;
+    }
+}
+
+/* Stride 1 on the padded plane: every output is interior. */
+static void dw_plane_pad(const nk_conv_params *p, const float *padded, const float *wk, float b, float *yo,
+                         float *run)
+{
+    const int32_t wp = pad_w(p);
+    dw_taps t;
+    t.n = 0;
+    for (int32_t ky = 0; ky < p->kh; ky++)
+        for (int32_t kx = 0; kx < p->kw; kx++, t.n++) {
+            t.row[t.n] = padded;
+            t.off[t.n] = ky * p->dil_h * wp + kx * p->dil_w;
+            t.w[t.n] = wk[ky * p->kw + kx];
+        }
+    dw_run(&t, (int32_t)pad_run(p), b, run);
+    for (int32_t oy = 0; oy < p->oh; oy++)
+        memcpy(yo + (ptrdiff_t)oy * p->ow, run + (ptrdiff_t)oy * wp, sizeof(float) * (size_t)p->ow);
 }
 
 /* Each row becomes its even columns, then its odd columns. */
@@ -149,11 +236,15 @@ void nk_nn_conv_depthwise(const nk_conv_params *p, const float *x, const float *
         const float *xin = x + ((ptrdiff_t)n * p->c + g) * iplane;
         if (use_split(p)) /* once per input channel */
             split_plane(p, xin, half);
+        if (use_pad(p))
+            pad_copy(p, xin, half);
         for (int32_t oc = g * mg; oc < (g + 1) * mg; oc++) {
             const float *wk = w + (ptrdiff_t)oc * p->kh * p->kw;
             float *yo = y + ((ptrdiff_t)n * p->m + oc) * oplane;
             float b = bias ? bias[oc] : 0.0f;
-            if (p->kh * p->kw > DW_MAX_TAPS)
+            if (use_pad(p) && finite_taps(p, wk))
+                dw_plane_pad(p, half, wk, b, yo, half + pad_plane(p));
+            else if (p->kh * p->kw > DW_MAX_TAPS)
                 dw_plane_big(p, xin, wk, b, yo);
             else
                 dw_plane(p, xin, wk, b, yo, half);

@@ -106,16 +106,47 @@ static npu_status gemm_run(const ir_node *n, const void *const *in, void *const 
     return kernel_status(nk_gemm(&p, in[0], in[1], n->n_inputs > 2 ? in[2] : NULL, out[0], scratch), err);
 }
 
+/* pack: NULL, or a constant B stored n x k (transB, as fully connected
+ * layers come) transposed once to k x n, which the GEMM reads in place
+ * instead of gathering it into panels on every call. The same products
+ * summed in the same order: the same bits. */
 static npu_status gemm_part(const ir_node *n, const void *const *in, void *const *out, void *scratch,
                             const void *pack, int part, int parts, npu_err *err)
 {
-    (void)pack;
     nk_gemm_params p;
     npu_status st = ref_gemm_params(n, &p, err);
     if (st)
         return st;
-    return kernel_status(
-        nk_gemm_part(&p, in[0], in[1], n->n_inputs > 2 ? in[2] : NULL, out[0], scratch, part, parts), err);
+    const void *b = in[1];
+    if (pack) {
+        p.trans_b = 0;
+        b = pack;
+    }
+    return kernel_status(nk_gemm_part(&p, in[0], b, n->n_inputs > 2 ? in[2] : NULL, out[0], scratch, part, parts),
+                         err);
+}
+
+static size_t gemm_pack_size(const ir_node *n)
+{
+    nk_gemm_params p;
+    npu_err e;
+    if (n->n_inputs < 2 || !n->inputs[1] || !n->inputs[1]->data || ref_gemm_params(n, &p, &e) != NPU_OK ||
+        !p.trans_b)
+        return 0;
+    return (size_t)p.n * (size_t)p.k * sizeof(float);
+}
+
+static void gemm_pack(const ir_node *n, void *dst)
+{
+    nk_gemm_params p;
+    npu_err e;
+    if (ref_gemm_params(n, &p, &e) != NPU_OK)
+        return;
+    const float *b = n->inputs[1]->data;
+    float *d = dst;
+    for (int32_t j = 0; j < p.n; j++)
+        for (int32_t q = 0; q < p.k; q++)
+            d[(size_t)q * (size_t)p.n + (size_t)j] = b[(size_t)j * (size_t)p.k + (size_t)q];
 }
 
 static int64_t gemm_work(const ir_node *n)
@@ -232,6 +263,6 @@ const ref_op_entry ref_ops_nn[] = {
 
 const ref_split_entry ref_split_nn[] = {
     {conv_run, conv_part, conv_work, conv_pack_size, conv_pack},
-    {gemm_run, gemm_part, gemm_work, NULL, NULL},
+    {gemm_run, gemm_part, gemm_work, gemm_pack_size, gemm_pack},
     {NULL, NULL, NULL, NULL, NULL},
 };

@@ -1,7 +1,9 @@
 #!/bin/sh
 # npusim -j: a batch of inferences on 1 and on 2 (and 3) threads gives
 # bit-identical outputs and an identical --stats-json (cycles per layer, MACs,
-# DRAM bytes, host steps), and the default (NPUCC_THREADS) agrees too.
+# DRAM bytes, host steps), and the default (NPUCC_THREADS) agrees too; so do
+# the traces (--trace, --trace-all, --trace-inference of a later context's
+# inference).
 # Usage: tests/e2e/threads.sh [BUILD]
 set -u
 B=${1:-build}
@@ -24,6 +26,21 @@ for j in 2 3 env; do
     cmp -s $W/y1.npy $W/y$j.npy || { echo "FAIL threads: outputs of -j 1 and -j $j differ"; fail=1; }
     cmp -s $W/s1.json $W/s$j.json || { echo "FAIL threads: stats of -j 1 and -j $j differ"; fail=1; }
 done
+for j in 1 2 3; do
+    for t in first:--trace-inference=0 all:--trace-all third:--trace-inference=3; do
+        name=${t%%:*} opt=$(echo "${t#*:}" | tr = ' ')
+        $B/npusim $W/cnn.npub --input $W/x.npy --output $W/t.npy --trace $W/tr_${name}_$j.json $opt -j $j >/dev/null ||
+            { echo "FAIL threads: npusim --trace $opt -j $j"; fail=1; }
+    done
+done
+for name in first all third; do
+    for j in 2 3; do
+        cmp -s $W/tr_${name}_1.json $W/tr_${name}_$j.json ||
+            { echo "FAIL threads: the $name trace of -j 1 and -j $j differ"; fail=1; }
+    done
+done
+# the trace check bites: all inferences' trace is not the first one's
+cmp -s $W/tr_first_1.json $W/tr_all_1.json && { echo "FAIL threads: --trace-all wrote one inference"; fail=1; }
 # the check bites: a different batch gives other outputs
 $PY -c "
 import numpy as np, sys
@@ -45,5 +62,5 @@ import numpy as np, sys
 a, b, y = np.load('$W/z1.npy'), np.load('$W/z4.npy'), np.load('$W/y1.npy')
 sys.exit(0 if all(np.array_equal(b[i], a[0]) for i in range(4)) and np.array_equal(a[0], y[1]) else 1)" ||
     { echo "FAIL threads: resumed inferences give other outputs"; fail=1; }
-[ $fail = 0 ] && echo "ok   threads: npusim -j 1/2/3 and NPUCC_THREADS: identical outputs and stats on 5 inferences; resumed = booted"
+[ $fail = 0 ] && echo "ok   threads: npusim -j 1/2/3 and NPUCC_THREADS: identical outputs, stats and traces on 5 inferences; resumed = booted"
 exit $fail

@@ -92,6 +92,10 @@ static const conv_case conv_cases[] = {
     {"depthwise stride 2 dilated", 1, 2, 6, 41, 2, 2, 3, 2, 1, 2, 1, 3, 0, 1, 1, 0, 1, NK_ACT_NONE},
     {"depthwise stride 3", 1, 2, 8, 31, 2, 3, 3, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, NK_ACT_NONE},
     {"depthwise 9x9", 1, 2, 12, 30, 2, 9, 9, 2, 1, 2, 1, 1, 4, 4, 4, 4, 1, NK_ACT_NONE},
+    /* stride 1 on the zero-padded plane: a narrow dilated one with uneven
+     * pads (runs of 16 and a shifted last block), a run shorter than 8 */
+    {"depthwise narrow dilated", 1, 3, 7, 7, 3, 3, 3, 3, 1, 1, 2, 2, 2, 1, 2, 3, 1, NK_ACT_CLIP},
+    {"depthwise short run", 1, 2, 2, 3, 2, 3, 3, 2, 1, 1, 1, 1, 1, 1, 0, 0, 0, NK_ACT_NONE},
     {"7x7 stride 2 pad 3", 1, 3, 23, 23, 8, 7, 7, 1, 2, 2, 1, 1, 3, 3, 3, 3, 1, NK_ACT_RELU},
     {"kernel larger than input", 1, 2, 3, 3, 2, 5, 5, 1, 1, 1, 1, 1, 2, 2, 2, 2, 1, NK_ACT_NONE},
     {"1-D as h=1", 2, 4, 1, 17, 5, 1, 3, 1, 1, 2, 1, 2, 0, 2, 0, 1, 1, NK_ACT_NONE},
