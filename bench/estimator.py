@@ -16,7 +16,10 @@ YAML's numbers only:
   uses, weights over flash when the target leaves them there, activation
   rows rounded up to whole bus beats; what a layer fused into its
   producer's tiles (no cycles of its own in the stats' layer list) passes
-  on stays on chip;
+  on stays on chip, and so does every intermediate activation the SRAM can
+  hold for its lifetime (a greedy first-fit in production order, against
+  the SRAM less the largest layer's weights; graph outputs and what the
+  host reads go to DRAM);
 - the layer: a roofline max(compute, memory), plus the part that cannot
   overlap: the first load's latency and the last store's.
 
@@ -55,6 +58,7 @@ class Target:
         self.flash_lat = self.lat(n["flash"])
         place = n.get("placement", {}).get("constants", "dram")
         self.wbus = self.flash if place == "flash" else self.dram
+        self.sram = size_of(n["sram"]["bytes"])
 
     def bw(self, b):  # bytes per NPU cycle
         return b["mb_per_s"] / self.mhz if "mb_per_s" in b else float(b["bytes_per_cycle"])
@@ -139,24 +143,55 @@ def groups(stats, nodes):
     return [g for g in out if g]
 
 
+def resident(t, model, sh, consts, stats):
+    """The intermediate activations (int8, one byte an element) that stay in
+    SRAM: each, in production order, if at every step of its lifetime the
+    ones already kept plus it fit in the SRAM less the largest layer's
+    weights. Graph outputs and the inputs of host layers live in DRAM."""
+    nodes = list(model.graph.node)
+    host = {L["name"] for L in stats["layers"] if L["unit"] != "npu"}
+    dram = {o.name for o in model.graph.output}
+    dram |= {i for n in nodes if n.name in host for i in n.input}
+    budget = t.sram - max((sum(numel(sh.get(i, [])) for i in n.input if i in consts) for n in nodes), default=0)
+    last = {}
+    for k, n in enumerate(nodes):
+        for i in n.input:
+            last[i] = k
+    gin = [i.name for i in model.graph.input if i.name not in consts]
+    spans = [(i, -1, last.get(i, -1)) for i in gin]  # the quantized input, written before the first layer
+    spans += [(o, k, last.get(o, k)) for k, n in enumerate(nodes) for o in n.output if o not in dram]
+    load = [0] * (len(nodes) + 1)
+    keep = set()
+    for name, a, b in spans:
+        size = numel(sh.get(name, []))
+        if all(load[j + 1] + size <= budget for j in range(a, b + 1)):
+            keep.add(name)
+            for j in range(a, b + 1):
+                load[j + 1] += size
+    return keep
+
+
 def group_cycles(t, g, nodes, sh, consts, stats):
     """Roofline of a group: its compute against the compulsory bytes of what
     enters it (activations over DRAM, weights over their bus) and leaves it,
     plus one load's and one store's latency that double buffering cannot hide."""
     members = [nodes[n] for n in g["names"] if n in nodes]
-    if not members:  # npucc's own layers (quantize:X): the float input in, int8 out
+    if not members:  # npucc's own layers (quantize:X): the float input in, int8 out (to SRAM if kept there)
         n = sum(numel(i["shape"]) for i in stats["io"] if i["kind"] == "input")
-        return n * (4 + 1) / t.dram + t.dram_lat
+        return n * (4 + (0 if g["in_sram"] else 1)) / t.dram + t.dram_lat
     alias = g["alias"]
     root = lambda x: root(alias[x]) if x in alias else x
     produced = {root(o) for m in members for o in m.output}
     comp = sum(c for c in (compute_cycles(t, m, sh) for m in members) if c)
+    kept = g["kept"]
     act = sum(burst_bytes(t, sh.get(i, [])) for m in members for i in m.input
-              if i and i not in consts and root(i) not in produced)
+              if i and i not in consts and root(i) not in produced and root(i) not in kept)
     wts = sum(numel(sh.get(i, [])) for m in members for i in m.input if i in consts)
-    out = burst_bytes(t, sh.get(members[-1].output[0], []))
+    o = members[-1].output[0]
+    out = 0 if o in kept else burst_bytes(t, sh.get(o, []))
     mem = (act + out) / t.dram + wts / t.wbus
-    lat = t.dram_lat + (t.flash_lat if wts and t.wbus == t.flash else t.dram_lat)
+    # the latencies double buffering cannot hide: the first load's (its bus) and the last store's
+    lat = (t.flash_lat if wts and t.wbus == t.flash else t.dram_lat if wts or act else 0) + (t.dram_lat if out else 0)
     return max(comp, mem) + lat
 
 
@@ -169,8 +204,11 @@ def estimate(model_path, stats, t):
     alias = {n.output[0]: n.input[0] for n in model.graph.node
              if n.name not in listed and n.input and n.output and n.input[0] not in consts}
     gs = groups(stats, nodes)
+    kept = resident(t, model, sh, consts, stats)
+    kept |= {a for a, b in alias.items() if b in kept}  # a folded node's output is where its input is
     for g in gs:
-        g["alias"] = alias
+        g["alias"], g["kept"] = alias, kept
+        g["in_sram"] = all(i.name in kept for i in model.graph.input if i.name not in consts)
     rows = [(g["names"][0], group_cycles(t, g, nodes, sh, consts, stats), g["sim"]) for g in gs]
     return sum(c for _, c, _ in rows), rows
 

@@ -74,5 +74,5 @@ for v in variants:
         row += f"{t['cycles.total']:>14d} ({t['cycles.total'] / b['cycles.total']:5.2f}x){t['cycles.npu'] / b['cycles.npu']:9.2f}x"
     print(row)
 PY
-echo "plots: $W/local/plots/{cycles,roofline,pareto}.png"
+echo "plots: $W/local/plots/{cycles,energy,roofline,pareto,pareto_energy}.png"
 exit $status

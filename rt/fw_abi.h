@@ -68,7 +68,9 @@ enum fw_cmd {
     FW_CMD_STORE = 4,     /* store arg1 to arg0; result0 = pc of the store (stored before it) */
     FW_CMD_HANG = 5,      /* spin forever (tests the instruction limit) */
     FW_CMD_NPU_KICK = 6,  /* arg0 cmd base, arg1 cmd len, arg2 region table (fw_npu_region_desc[8]) or 0,
-                           * arg3 doorbell value, arg4 1: wait with wfi instead of a status read;
+                           * arg3 doorbell value, arg4 1: wait with wfi instead of a status read,
+                           * arg5/arg6 address and bytes the host increments word by word between
+                           * the doorbell and the wait (host work overlapping the job);
                            * result0 cycles before doorbell, result1 cycles after wait, result2 status,
                            * result3 last job NPU cycles (low 32), result4 jobs */
     FW_CMD_ILLEGAL = 7,   /* execute an illegal instruction; result0 = its pc */

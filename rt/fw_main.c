@@ -121,6 +121,10 @@ static int cmd_npu_kick(volatile fw_request *req)
     }
     uint64_t t0 = fw_host_cycles();
     npurt_npu_start(req->arg[0], req->arg[1], req->arg[3]);
+    /* host work overlapping the job: read-modify-write arg6 bytes at arg5 */
+    volatile uint32_t *busy = (volatile uint32_t *)(uintptr_t)req->arg[5];
+    for (uint32_t i = 0; i < req->arg[6] / 4; i++)
+        busy[i] += 1;
     uint32_t st;
     if (req->arg[4] == 1) {
         __asm__ volatile("wfi");

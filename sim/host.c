@@ -144,6 +144,34 @@ static void on_block(uc_engine *uc, uint64_t address, uint32_t size, void *ud)
                      (unsigned long long)s->cfg.max_insns, a);
 }
 
+/* ---- host DRAM traffic (host_dram_timing) ------------------------------- */
+void sim_host_dram_access(sim_ctx *s, uint32_t bytes)
+{
+    if (s->hdram_len == s->hdram_cap) {
+        size_t cap = s->hdram_cap ? 2 * s->hdram_cap : 1024;
+        sim_bus_use *p = npu_realloc(s->cfg.alloc, s->hdram, s->hdram_cap * sizeof *p, cap * sizeof *p);
+        if (!p) {
+            sim_stop_run(s, SIM_STOP_FAULT, s->cur_block, 0, "sim: out of memory recording host DRAM traffic");
+            return;
+        }
+        s->hdram = p;
+        s->hdram_cap = cap;
+    }
+    /* the block's instructions are counted at its start: the access is timed
+     * at most one block late */
+    uint64_t host = sim_now(s) - s->npu_job.start_cycle;
+    uint64_t npu = (uint64_t)((double)host * s->cfg.npu_hz / s->cfg.host_hz);
+    s->hdram[s->hdram_len++] = (sim_bus_use){npu, bytes};
+}
+
+static void on_dram(uc_engine *uc, uc_mem_type type, uint64_t address, int size, int64_t value, void *ud)
+{
+    (void)uc, (void)type, (void)address, (void)value;
+    sim_ctx *s = ud;
+    if (s->npu_pending)
+        sim_host_dram_access(s, (uint32_t)size);
+}
+
 /* ---- faults ------------------------------------------------------------ */
 static uint32_t reg_read32(uc_engine *uc, int reg)
 {
@@ -282,6 +310,11 @@ npu_status sim_new(const sim_config *cfg, sim_ctx **out, npu_err *err)
         sim_free(s);
         return npu_fail(err, NPU_EINTERNAL, "sim: emulator set-up: %s", uc_strerror(ue));
     }
+    if (cfg->host_dram_timing && (ue = uc_hook_add(s->uc, &h, UC_HOOK_MEM_READ | UC_HOOK_MEM_WRITE, (void *)on_dram, s,
+                                                  m->dram.base, (uint64_t)m->dram.base + m->dram.size - 1))) {
+        sim_free(s);
+        return npu_fail(err, NPU_EINTERNAL, "sim: emulator set-up (DRAM hook): %s", uc_strerror(ue));
+    }
     *out = s;
     return NPU_OK;
 }
@@ -294,6 +327,7 @@ void sim_free(sim_ctx *s)
         uc_close(s->uc);
     sim_mem_teardown(s);
     npu_free(s->cfg.alloc, s->bc, s->bc_cap * sizeof *s->bc);
+    npu_free(s->cfg.alloc, s->hdram, s->hdram_cap * sizeof *s->hdram);
     npu_free(s->cfg.alloc, s, sizeof *s);
 }
 
@@ -414,6 +448,7 @@ static npu_status run_from(sim_ctx *s, uint32_t pc, sim_result *res, npu_err *er
         sim_stop_run(s, SIM_STOP_FAULT, pc, 0, "the emulator stopped at pc 0x%08x for no known reason", pc);
         break;
     }
+    sim_npu_run_pending(s); /* a job rung and never waited for still runs */
     sim_console_flush(s);
     if (s->stop == SIM_STOP_WAIT)
         s->waiting = 1; /* resume_pc: set at the FW_CTL_WAIT store */

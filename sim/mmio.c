@@ -128,10 +128,13 @@ void sim_npu_reset(sim_ctx *s)
     s->npu_busy = s->npu_done = 0;
     s->npu_done_at = s->npu_last = s->npu_total = 0;
     s->npu_jobs = 0;
+    s->npu_pending = 0;
+    s->hdram_len = 0;
 }
 
 void sim_npu_sync(sim_ctx *s)
 {
+    sim_npu_run_pending(s);
     if (!s->npu_busy)
         return;
     uint64_t now = sim_now(s);
@@ -139,6 +142,35 @@ void sim_npu_sync(sim_ctx *s)
         s->stall += s->npu_done_at - now;
     s->npu_busy = 0;
     s->npu_done = 1;
+}
+
+/* Runs one job; pc is its doorbell's (for the fault message). */
+static void npu_run_job(sim_ctx *s, const sim_npu_job *job, uint32_t pc)
+{
+    uint64_t cycles = 0;
+    npu_err e;
+    npu_err_clear(&e);
+    npu_status st = s->npu_ops.run(s->npu_ctx, s, job, &cycles, &e);
+    if (st != NPU_OK) {
+        sim_stop_run(s, SIM_STOP_NPU_FAULT, pc, job->cmd_base, "NPU job %u (doorbell at pc 0x%08x): %s", job->seq, pc,
+                     e.msg[0] ? e.msg : "fault without a message");
+        return;
+    }
+    s->npu_busy = 1;
+    s->npu_done_at = job->start_cycle + sim_npu_to_host_cycles(s, cycles);
+    s->npu_last = cycles;
+    s->npu_total += cycles;
+}
+
+void sim_npu_run_pending(sim_ctx *s)
+{
+    if (!s->npu_pending)
+        return;
+    s->npu_pending = 0;
+    s->npu_job.host_dram = s->hdram;
+    s->npu_job.n_host_dram = s->hdram_len;
+    npu_run_job(s, &s->npu_job, s->npu_job_pc);
+    s->hdram_len = 0;
 }
 
 static void npu_doorbell(sim_ctx *s, uint32_t off, uint32_t value)
@@ -153,21 +185,17 @@ static void npu_doorbell(sim_ctx *s, uint32_t off, uint32_t value)
     sim_npu_job job = {.cmd_base = s->npu_cmd_base, .cmd_len = s->npu_cmd_len, .doorbell = value,
                        .seq = s->npu_jobs, .start_cycle = sim_now(s)};
     memcpy(job.region, s->npu_region, sizeof job.region);
-    uint64_t cycles = 0;
-    npu_err e;
-    npu_err_clear(&e);
-    npu_status st = s->npu_ops.run(s->npu_ctx, s, &job, &cycles, &e);
     s->npu_jobs++;
-    if (st != NPU_OK) {
-        uint32_t pc = sim_access_pc(s, a, 1);
-        sim_stop_run(s, SIM_STOP_NPU_FAULT, pc, job.cmd_base, "NPU job %u (doorbell at pc 0x%08x): %s", job.seq, pc,
-                     e.msg[0] ? e.msg : "fault without a message");
+    if (!s->cfg.host_dram_timing) {
+        npu_run_job(s, &job, sim_access_pc(s, a, 1));
         return;
     }
-    s->npu_busy = 1;
-    s->npu_done_at = job.start_cycle + sim_npu_to_host_cycles(s, cycles);
-    s->npu_last = cycles;
-    s->npu_total += cycles;
+    /* The host's accesses until it waits share the job's DRAM bus, so the
+     * job runs then: a race-free firmware reads no output before it waits. */
+    s->npu_job = job;
+    s->npu_job_pc = sim_access_pc(s, a, 1);
+    s->npu_pending = 1;
+    s->hdram_len = 0;
 }
 
 static uint32_t *npu_rw_reg(sim_ctx *s, uint64_t off)

@@ -33,6 +33,11 @@ typedef struct npu_mem_region {
 /* Indexed by TGT_REGION_*: constants, arena, inputs, outputs, flash. */
 typedef struct npu_mem {
     npu_mem_region region[TGT_REGION_COUNT];
+    /* Other masters' traffic on the DRAM bus during the job (the host's),
+     * sorted by time: each occupies the bus for its bytes at the bus's rate
+     * from when it arrives, delaying the DMA transfers that want it later. */
+    const sim_bus_use *dram_foreign;
+    size_t n_dram_foreign;
 } npu_mem;
 
 /* One per executed instruction (sync and end included), delivered when it
@@ -61,6 +66,7 @@ typedef struct npu_run_stats {
     uint64_t insns;
     uint64_t sram_read, sram_write; /* SRAM bytes of every operand */
     uint64_t bank_stall;            /* cycles instructions lost to SRAM bank conflicts */
+    uint64_t foreign_dram;          /* bytes of other masters' DRAM traffic the bus served before a DMA */
 } npu_run_stats;
 
 /* The target must outlive the model. NPU_EUSER for a target the model cannot

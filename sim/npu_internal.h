@@ -119,6 +119,7 @@ struct npu_model {
     bool have_fetch, done;
     uint32_t fetch_index, fetch_word, n_insns;
     uint64_t bus_free[NPUM_BUS_COUNT];
+    size_t foreign_next; /* the first of mem->dram_foreign not yet on the bus */
     npum_token tok[NPUM_MAX_TOKENS];
     uint32_t *vc_pool;  /* clocks of ring, run and fetch slots */
     uint32_t *queue_vc; /* nq x nq: clock of the last instruction started on each queue */

@@ -381,6 +381,7 @@ static void add_stats(npu_run_stats *to, const npu_run_stats *s)
     to->sram_read += s->sram_read;
     to->sram_write += s->sram_write;
     to->bank_stall += s->bank_stall;
+    to->foreign_dram += s->foreign_dram;
     to->insns += s->insns;
     if (s->sram_peak > to->sram_peak)
         to->sram_peak = s->sram_peak;
@@ -446,6 +447,8 @@ static npu_status sim_run_job(void *ctx, sim_ctx *sim, const sim_npu_job *job, u
         mem.region[r].ptr = p;
         mem.region[r].size = g->size;
     }
+    mem.dram_foreign = job->host_dram;
+    mem.n_dram_foreign = job->n_host_dram;
     npu_run_stats st;
     npu_status s = npu_model_exec(m, &mem, m->words_buf, n, &st, err);
     *npu_cycles = st.cycles;

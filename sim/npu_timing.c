@@ -8,6 +8,7 @@
  * then fetch. An instruction executes functionally when it starts, so the
  * functional order is the timed order; the race check (npu_hazard.c) makes
  * sure that order is one the tokens guarantee. */
+#include <math.h>
 #include <string.h>
 
 #include "sim/npu_internal.h"
@@ -134,6 +135,26 @@ static uint64_t bank_stall(const npu_model *m, const npum_insn *r)
     return (uint64_t)stall;
 }
 
+/* The other masters' DRAM accesses that reached the bus by cycle until go
+ * first, in arrival order (first come, first served; an access arriving
+ * while a DMA transfers waits behind it): each holds the bus for its bytes
+ * at the bus's rate. */
+static void foreign_serve(npu_model *m, uint64_t until)
+{
+    const npu_mem *mem = m->mem;
+    if (!mem || m->foreign_next >= mem->n_dram_foreign)
+        return;
+    double bpc = tgt_bus_bytes_per_cycle(m->t, TGT_BUS_DRAM);
+    uint64_t *free_at = &m->bus_free[NPUM_BUS_DRAM];
+    while (m->foreign_next < mem->n_dram_foreign && mem->dram_foreign[m->foreign_next].at <= until) {
+        const sim_bus_use *u = &mem->dram_foreign[m->foreign_next++];
+        if (*free_at < u->at)
+            *free_at = u->at;
+        *free_at += (uint64_t)ceil((double)u->bytes / bpc);
+        m->st.foreign_dram += u->bytes;
+    }
+}
+
 static npu_status start(npu_model *m, const npum_insn *x, npu_err *err)
 {
     const int q = x->queue, nq = m->nq;
@@ -156,6 +177,8 @@ static npu_status start(npu_model *m, const npum_insn *x, npu_err *err)
     r->end = m->now + (uint64_t)r->dur;
     if (r->bus != NPUM_BUS_NONE) { /* latency on the channel, then the transfer on the shared bus */
         uint64_t b = m->now + (uint64_t)r->bus_latency;
+        if (r->bus == NPUM_BUS_DRAM)
+            foreign_serve(m, b);
         if (m->bus_free[r->bus] > b)
             b = m->bus_free[r->bus];
         r->act = b;
@@ -256,6 +279,7 @@ static void reset(npu_model *m)
     memset(m->ring_len, 0, nq * sizeof *m->ring_len);
     memset(m->running, 0, nq * sizeof *m->running);
     memset(m->bus_free, 0, sizeof m->bus_free);
+    m->foreign_next = 0;
     memset(m->queue_vc, 0, nq * nq * sizeof *m->queue_vc);
     memset(m->fetch_vc, 0, nq * sizeof *m->fetch_vc);
     memset(m->tok_cum, 0, (size_t)m->ntok * nq * sizeof *m->tok_cum);

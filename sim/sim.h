@@ -62,6 +62,11 @@ typedef struct sim_config {
     void *console_ud;
     FILE *console;
     npu_alloc alloc;
+    /* Time the host's DRAM loads and stores on the NPU's DRAM bus: while a job
+     * runs, every host access to DRAM is recorded and the job (run when the
+     * host waits for it, not at the doorbell) sees them as bus traffic. Off
+     * by default: the memory hook costs host speed (docs/npu-model.md). */
+    int host_dram_timing;
 } sim_config;
 
 /* edge-v1's numbers: its map, 400 MHz host at CPI 1.0, 500 MHz NPU; a 2e9
@@ -119,6 +124,13 @@ npu_status sim_place_request(sim_ctx *s, const fw_request *req, uint32_t *addr, 
 void sim_set_request_addr(sim_ctx *s, uint32_t addr);
 
 /* ---- NPU model seam ------------------------------------------------------ */
+/* A host access on the DRAM bus while a job runs: its time in NPU cycles
+ * from the job's start and its bytes (sim_config.host_dram_timing). */
+typedef struct sim_bus_use {
+    uint64_t at;
+    uint32_t bytes;
+} sim_bus_use;
+
 /* The register values at the doorbell write, handed to the model. */
 typedef struct sim_npu_job {
     uint32_t cmd_base, cmd_len;
@@ -126,6 +138,8 @@ typedef struct sim_npu_job {
     uint32_t doorbell;                  /* the value written to FW_NPU_DOORBELL */
     uint32_t seq;                       /* 0 for the first job of a run */
     uint64_t start_cycle;               /* host cycles (sim_now) when the job starts */
+    const sim_bus_use *host_dram;       /* the host's DRAM traffic during the job, by time */
+    size_t n_host_dram;
 } sim_npu_job;
 
 typedef struct sim_npu_ops {

@@ -64,6 +64,13 @@ struct sim_ctx {
     uint64_t npu_last, npu_total; /* NPU cycles */
     uint32_t npu_jobs;
     uint32_t npu_hi_latch[2];   /* last, total */
+    /* host_dram_timing: the job rung but not yet run, its doorbell's pc, and
+     * the host's DRAM accesses since the doorbell */
+    int npu_pending;
+    sim_npu_job npu_job;
+    uint32_t npu_job_pc;
+    sim_bus_use *hdram;
+    size_t hdram_len, hdram_cap;
 };
 
 /* memmap.c */
@@ -79,6 +86,9 @@ void sim_npu_write(uc_engine *uc, uint64_t off, unsigned size, uint64_t value, v
 void sim_console_flush(sim_ctx *s);
 void sim_npu_reset(sim_ctx *s);
 void sim_npu_sync(sim_ctx *s); /* host waits for the running job */
+void sim_npu_run_pending(sim_ctx *s); /* host_dram_timing: runs the rung job now */
+/* host.c: records a host DRAM access while a job is pending */
+void sim_host_dram_access(sim_ctx *s, uint32_t bytes);
 
 /* host.c: the pc after a FW_CTL_WAIT store at pc (and its wfi) */
 uint32_t sim_wait_resume_pc(sim_ctx *s, uint32_t pc);

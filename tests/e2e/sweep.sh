@@ -45,10 +45,31 @@ for b in bad: print("FAIL sweep:", b)
 if not bad: print("ok   sweep: 9 points, rows per layer with their parameters; cycles move with MACs and bandwidth")
 sys.exit(1 if bad else 0)
 PYEOF
-for p in cycles roofline pareto; do
+for p in cycles energy roofline pareto pareto_energy; do
     [ -s $W/j2/plots/$p.png ] || bad "no $p.png ($(tail -1 $W/j2.log))"
 done
-[ $fail = 0 ] && ok "plots drawn: cycles, roofline, pareto"
+[ $fail = 0 ] && ok "plots drawn: cycles, energy, roofline, pareto (area), pareto_energy"
+# the Pareto x axis is each point's area from its stats: mac2x is larger, bw0.5x the base's
+$PY - $W/j2/plots/pareto.dat $W/j2/sweep.json <<'PYEOF' || fail=1
+import json, shlex, sys
+pts = json.load(open(sys.argv[2]))["points"]
+area = {(p["model"], p["variant"]): p["totals"]["area.total_mm2"] for p in pts}
+xs = {}
+model = None
+for line in open(sys.argv[1]):
+    if line.startswith("# "):
+        model = line[2:].split(":")[0]
+    elif line.strip() and model:
+        x, _, lab = shlex.split(line)
+        xs[(model, lab)] = float(x)
+bad = [k for k, a in area.items() if abs(xs.get(k, -1) - a) > 1e-9]
+if not area[("cnn", "mac2x")] > area[("cnn", "base")] == area[("cnn", "bw0.5x")]:
+    bad.append("areas do not follow the MAC array")
+print(("FAIL sweep: pareto x is not the stats' area: %s" % bad[:3]) if bad else
+      "ok   sweep: pareto.png's x axis is each point's area.total_mm2 (mac2x %.3f > base %.3f mm^2)" %
+      (area[("cnn", "mac2x")], area[("cnn", "base")]))
+sys.exit(1 if bad else 0)
+PYEOF
 # resume: two points lost (as if the sweep was killed), a third half written
 cp -r $W/j2 $W/res
 rm $W/res/sweep.csv

@@ -1056,3 +1056,66 @@ Test(npu, through_the_simulator_seam)
     sim_free(s);
     rig_close(r);
 }
+
+/* One NPU job through the firmware (FW_CMD_NPU_KICK), the host incrementing
+ * host_bytes of DRAM word by word between the doorbell and the wait; returns
+ * the job's NPU cycles and checks that the host's work was done. */
+static uint64_t kick_with_host_traffic(rig *r, const uint8_t *in, size_t in_len, int timing, uint32_t host_bytes)
+{
+    sim_config cfg;
+    sim_config_default(&cfg);
+    sim_ctx *s;
+    npu_err err;
+    cr_assert_eq(sim_config_from_target(r->t, &cfg, &err), NPU_OK, "%s", err.msg);
+    cfg.host_dram_timing = timing;
+    cr_assert_eq(sim_new(&cfg, &s, &err), NPU_OK, "%s", err.msg);
+    cr_assert_eq(sim_load_elf_file(s, fw_path(), &err), NPU_OK, "%s", err.msg);
+    uint32_t cmd_at, in_at, busy_at, tab_at, req_at;
+    cr_assert_eq(sim_place_dram(s, r->w, 4 * r->n, 4, &cmd_at, &err), NPU_OK);
+    cr_assert_eq(sim_place_dram(s, in, in_len, 64, &in_at, &err), NPU_OK);
+    cr_assert_eq(sim_place_dram(s, NULL, host_bytes + 4, 64, &busy_at, &err), NPU_OK);
+    fw_npu_region_desc regs[FW_NPU_NREGIONS] = {{0}};
+    regs[FW_NPU_REGION_INPUT] = (fw_npu_region_desc){in_at, (uint32_t)in_len};
+    cr_assert_eq(sim_place_dram(s, regs, sizeof regs, 8, &tab_at, &err), NPU_OK);
+    sim_attach_npu(s, npu_model_sim_ops(), r->m);
+    fw_request req = {.magic = FW_REQ_MAGIC, .version = FW_REQ_VERSION, .command = FW_CMD_NPU_KICK,
+                      .arg = {cmd_at, (uint32_t)(4 * r->n), tab_at, 1, 0, busy_at, host_bytes}};
+    cr_assert_eq(sim_place_request(s, &req, &req_at, &err), NPU_OK);
+    sim_result res;
+    cr_assert_eq(sim_run(s, &res, &err), NPU_OK, "%s", err.msg);
+    cr_assert_eq(res.exit_code, 0, "%s", res.msg);
+    uint32_t last = 0;
+    if (host_bytes)
+        cr_assert_eq(sim_mem_read(s, busy_at + host_bytes - 4, &last, 4, &err), NPU_OK);
+    cr_assert_eq(last, host_bytes ? 1u : 0u, "the host's work ran");
+    uint64_t c = res.stats.npu_cycles;
+    sim_free(s);
+    return c;
+}
+
+/* DRAM shared with the host: the host's loads and stores while a job runs
+ * take the DRAM bus from the job's DMA transfers (sim_config.host_dram_timing). */
+Test(npu, host_traffic_slows_a_concurrent_dma)
+{
+    rig *r = rig_open("edge-v1");
+    enum { N = 16, BYTES = 2048 };
+    for (int i = 0; i < N; i++)
+        dma1(r, "dma_load", i % 2, TGT_REGION_INPUTS, i * BYTES, i * BYTES, BYTES, 0, 0); /* two channels keep the bus busy */
+    END(r, 0);
+    static uint8_t in[N * BYTES];
+    fill(in, sizeof in, 5);
+    run_ok(r); /* the job alone */
+    uint64_t alone = r->st.cycles;
+    uint64_t quiet = kick_with_host_traffic(r, in, sizeof in, 1, 0);
+    uint64_t busy = kick_with_host_traffic(r, in, sizeof in, 1, 16384);
+    uint64_t untimed = kick_with_host_traffic(r, in, sizeof in, 0, 16384);
+    cr_assert_eq(quiet, alone, "a quiet host leaves the job as it is (%llu, %llu)", (unsigned long long)quiet,
+                 (unsigned long long)alone);
+    cr_assert_eq(untimed, alone, "without host_dram_timing the host's traffic is not on the bus");
+    cr_assert_gt(busy, alone + alone / 10, "host traffic slows the job's DMA: %llu cycles against %llu alone",
+                 (unsigned long long)busy, (unsigned long long)alone);
+    cr_assert_gt(npu_model_totals(r->m)->foreign_dram, 0, "the bus served the host's bytes");
+    cr_log_info("NPU cycles alone %llu, with the host's traffic %llu", (unsigned long long)alone,
+                (unsigned long long)busy);
+    rig_close(r);
+}

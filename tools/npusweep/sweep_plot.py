@@ -1,8 +1,8 @@
 """npusweep's plots through gnuplot (Debian's gnuplot-nox): data files and a
 script per plot in the plots folder, so a plot can be redrawn or restyled by
-hand. Energy and area come from whatever the stats and the target carry:
-any total whose key contains "energy", any target parameter whose key
-contains "area"."""
+hand. Energy and area come from whatever the stats carry: any total whose
+key contains "energy", the total whose key contains "area" (npusim's
+area.total_mm2, computed from the target's area figures)."""
 import os
 import shutil
 import subprocess
@@ -26,10 +26,12 @@ def energy_key(summary):
     return (total or keys or [None])[0]
 
 
-def area_of(params):
-    vals = [v for k, v in params.items() if "area" in k.lower() and isinstance(v, (int, float))
-            and not isinstance(v, bool)]
-    return sum(vals) if vals else None
+def area_key(summary):
+    """The stats' total area: the target's area figures are per unit (per
+    MAC, per KiB), so only the stats' sum over the components is an area."""
+    keys = _ordered(k for p in summary for k in p["totals"] if "area" in k.lower())
+    total = [k for k in keys if "total" in k.lower()]
+    return (total or [None])[0]
 
 
 def peak_and_bw(params):
@@ -64,21 +66,30 @@ def pareto(pts):
     return front
 
 
-def _per_variant(summary, key, d, stem, ylabel, title):
+def _per_variant(summary, key, d, stem, ylabel, title, relative=False):
+    """One line per model over the variants; relative: each model's values
+    over its first variant's, on a linear axis (a few percent stay visible)."""
     variants = _ordered(p["variant"] for p in summary)
     models = _ordered(p["model"] for p in summary)
     dat = os.path.join(d, stem + ".dat")
+    titles = []
     with open(dat, "w") as f:
         for m in models:
             f.write(f"# {m}\n")
+            ref = None
             for i, v in enumerate(variants):
                 p = next((p for p in summary if p["variant"] == v and p["model"] == m), None)
-                if p and p["totals"].get(key) is not None:
-                    f.write(f"{i} {p['totals'][key]} {_q(v)}\n")
+                if not p or p["totals"].get(key) is None:
+                    continue
+                val = p["totals"][key]
+                ref = val if ref is None else ref
+                f.write(f"{i} {val / ref if relative and ref else val} {_q(v)}\n")
             f.write("\n\n")
-    plots = ", ".join(f"{_q(dat)} index {k} using 1:2:xtic(3) with linespoints lw 2 pt 7 title {_q(m)}"
-                      for k, m in enumerate(models))
-    return (f"set output {_q(os.path.join(d, stem + '.png'))}\nset title {_q(title)}\nset logscale y\n"
+            titles.append(f"{m} ({variants[0]}: {ref:.6g})" if relative and ref is not None else m)
+    plots = ", ".join(f"{_q(dat)} index {k} using 1:2:xtic(3) with linespoints lw 2 pt 7 title {_q(t)}"
+                      for k, t in enumerate(titles))
+    scale = "unset logscale\n" if relative else "set logscale y\n"
+    return (f"set output {_q(os.path.join(d, stem + '.png'))}\nset title {_q(title)}\n{scale}"
             f"set ylabel {_q(ylabel)}\nset xlabel 'variant'\nset xtics rotate by -30\nset grid ytics\n"
             f"set key outside right\nplot {plots}\nunset logscale\nunset xtics\nset xtics\n")
 
@@ -119,19 +130,9 @@ def _roofline(summary, d):
             f"set grid\nset key outside right\nplot {', '.join(plots)}\nunset logscale\nset xrange [*:*]\n")
 
 
-def _pareto(summary, d, ekey):
-    have_area = all(area_of(p["params"]) is not None for p in summary)
-    if have_area:
-        xof, xlabel = (lambda p: area_of(p["params"])), "area (sum of the target's area figures)"
-    elif ekey:
-        xof, xlabel = (lambda p: p["totals"].get(ekey)), f"energy ({ekey})"
-    else:
-        ref = summary[0]["params"]
-        xof = lambda p: resource_index(p["params"], ref)  # noqa: E731
-        xlabel = (f"resource index: mean of MACs, SRAM and DRAM bandwidth relative to '{summary[0]['variant']}' "
-                  "(no area figures in the target)")
+def _pareto(summary, d, stem, xof, xlabel):
     models = _ordered(p["model"] for p in summary)
-    dat = os.path.join(d, "pareto.dat")
+    dat = os.path.join(d, stem + ".dat")
     with open(dat, "w") as f:
         for m in models:
             pts = [(xof(p), p["totals"].get("cycles.total"), p["variant"]) for p in summary if p["model"] == m]
@@ -149,10 +150,27 @@ def _pareto(summary, d, ekey):
         plots.append(f"{_q(dat)} index {2 * k + 1} using 1:2 with lines lw 2 lc {k + 1} notitle")
         plots.append(f"{_q(dat)} index {2 * k + 1} using 1:2:3 with labels offset 0,0.8 font ',7' "
                      f"tc lt {k + 1} notitle")
-    return (f"set output {_q(os.path.join(d, 'pareto.png'))}\n"
+    return (f"set output {_q(os.path.join(d, stem + '.png'))}\n"
             "set title 'cycles against cost: every variant (dots) and the Pareto front (line, labelled)'\n"
             f"set logscale y\nset xlabel {_q(xlabel)}\nset ylabel 'cycles per inference'\nset grid\n"
             f"set key outside right\nplot {', '.join(plots)}\nunset logscale\n")
+
+
+def _paretos(summary, d, ekey):
+    """pareto.png against the area (else the energy, else a resource index);
+    pareto_energy.png against the energy when there is an area too."""
+    akey = area_key(summary)
+    if akey:
+        gp = _pareto(summary, d, "pareto", lambda p: p["totals"].get(akey), f"area ({akey})")
+        if ekey:
+            gp += _pareto(summary, d, "pareto_energy", lambda p: p["totals"].get(ekey), f"energy per inference ({ekey})")
+        return gp
+    if ekey:
+        return _pareto(summary, d, "pareto", lambda p: p["totals"].get(ekey), f"energy per inference ({ekey})")
+    ref = summary[0]["params"]
+    return _pareto(summary, d, "pareto", lambda p: resource_index(p["params"], ref),
+                   f"resource index: mean of MACs, SRAM and DRAM bandwidth relative to '{summary[0]['variant']}' "
+                   "(no area or energy in the stats)")
 
 
 def plot_all(summary, d):
@@ -163,9 +181,11 @@ def plot_all(summary, d):
     gp += _per_variant(summary, "cycles.total", d, "cycles", "cycles per inference (NPU clock)",
                        "cycles per variant (total: NPU and host)")
     if ekey:
-        gp += _per_variant(summary, ekey, d, "energy", ekey, "energy per inference per variant")
+        gp += _per_variant(summary, ekey, d, "energy", f"{ekey} relative to the first variant",
+                           "energy per inference per variant (relative; the legend gives the first variant's)",
+                           relative=True)
     gp += _roofline(summary, d)
-    gp += _pareto(summary, d, ekey)
+    gp += _paretos(summary, d, ekey)
     script = os.path.join(d, "plots.gp")
     with open(script, "w") as f:
         f.write(gp)
