@@ -175,6 +175,13 @@ static void free_parts(ref_ctx *ctx)
     ctx->part_err = NULL;
 }
 
+/* The per-tensor tables have one slot at least (a graph may have no
+ * tensors), and are freed with the size they were allocated with. */
+static size_t tensor_slots(int n_tensors)
+{
+    return (size_t)(n_tensors ? n_tensors : 1);
+}
+
 void ref_ctx_free(ref_ctx *ctx)
 {
     if (!ctx)
@@ -185,14 +192,14 @@ void ref_ctx_free(ref_ctx *ctx)
             npu_free(ctx->alloc, ctx->packs[k], ctx->pack_bytes[k]);
     npu_free(ctx->alloc, ctx->packs, sizeof(void *) * (size_t)(ctx->n_nodes + 1));
     npu_free(ctx->alloc, ctx->pack_bytes, sizeof(size_t) * (size_t)(ctx->n_nodes + 1));
-    int n = ctx->n_tensors;
     if (ctx->bufs)
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < ctx->n_tensors; i++)
             if (ctx->owned[i])
                 npu_free(ctx->alloc, ctx->bufs[i], ctx->sizes[i]);
-    npu_free(ctx->alloc, ctx->bufs, sizeof(void *) * (size_t)n);
-    npu_free(ctx->alloc, ctx->owned, sizeof(bool) * (size_t)n);
-    npu_free(ctx->alloc, ctx->sizes, sizeof(size_t) * (size_t)n);
+    size_t n = tensor_slots(ctx->n_tensors);
+    npu_free(ctx->alloc, ctx->bufs, sizeof(void *) * n);
+    npu_free(ctx->alloc, ctx->owned, sizeof(bool) * n);
+    npu_free(ctx->alloc, ctx->sizes, sizeof(size_t) * n);
     npu_free(ctx->alloc, ctx->scratch, ctx->scratch_cap);
     npu_free(ctx->alloc, ctx, sizeof *ctx);
 }
@@ -241,7 +248,7 @@ npu_status ref_ctx_set_threads(ref_ctx *ctx, int threads, npu_err *err)
 static npu_status ctx_buffers(ref_ctx *ctx, npu_err *err)
 {
     const ir_graph *g = ctx->g;
-    size_t n = (size_t)(g->n_tensors ? g->n_tensors : 1);
+    size_t n = tensor_slots(g->n_tensors);
     ctx->bufs = npu_malloc(ctx->alloc, sizeof(void *) * n);
     ctx->owned = npu_malloc(ctx->alloc, sizeof(bool) * n);
     ctx->sizes = npu_malloc(ctx->alloc, sizeof(size_t) * n);
