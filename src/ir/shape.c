@@ -420,6 +420,10 @@ static npu_status infer_conv_transpose(sctx *c)
     bool same = !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER");
     if (!same && strcmp(ap, "NOTSET") && strcmp(ap, "VALID"))
         return sh_fail(c, "auto_pad '%s' is not supported (NOTSET, SAME_UPPER, SAME_LOWER, VALID)", ap);
+    /* every factor bounded before a product, so that no size overflows */
+    if (w->dims[1] > SHAPE_MAX_NUMEL / group)
+        return sh_fail(c, "group %lld times weight %s is too many channels", (long long)group,
+                       sh_fmt(bw, sizeof bw, w->rank, w->dims));
     int64_t d[IR_MAX_RANK] = {x->dims[0], w->dims[1] * group};
     for (int i = 0; i < nsp; i++) {
         if (given && ks[i] != w->dims[2 + i])
@@ -427,6 +431,10 @@ static npu_status infer_conv_transpose(sctx *c)
         ks[i] = w->dims[2 + i];
         if (strides[i] < 1 || dil[i] < 1 || ks[i] < 1 || opad[i] < 0 || pads[i] < 0 || pads[i + nsp] < 0)
             return sh_fail(c, "strides, dilations and kernel must be positive, pads non-negative");
+        if (x->dims[2 + i] - 1 > SHAPE_MAX_NUMEL / strides[i] || ks[i] - 1 > SHAPE_MAX_NUMEL / dil[i] ||
+            opad[i] > SHAPE_MAX_NUMEL || pads[i] > SHAPE_MAX_NUMEL || pads[i + nsp] > SHAPE_MAX_NUMEL ||
+            (have_oshape && (oshape[i] < 0 || oshape[i] > SHAPE_MAX_NUMEL)))
+            return sh_fail(c, "strides, dilations, kernel, pads or output_shape are too large");
         int64_t full = strides[i] * (x->dims[2 + i] - 1) + opad[i] + (ks[i] - 1) * dil[i] + 1;
         if (have_oshape || same) {
             int64_t want = have_oshape ? oshape[i] : x->dims[2 + i] * strides[i];
