@@ -516,9 +516,26 @@ static int in_place_ok(uint32_t kernel)
            kernel == NPURT_K_UNARY_F32 || kernel == NPURT_K_BINARY_F32;
 }
 
+/* A concat input that the memory plan wrote straight into its slice of the
+ * output (docs/memplan.md, concat elision): one row, and the input's bytes
+ * are exactly those at its prefix, counted in the output's element size
+ * (2 bytes for int16, A16W8). run_qconcat then leaves it where it is. */
+static int qconcat_in_slice(const npurt_rec_header *h, const npub_tensor *x, const npub_tensor *y, uint32_t i)
+{
+    const npurt_p_qconcat *r = npurt_rec_params(h);
+    const npurt_p_qconcat_in *in = (const npurt_p_qconcat_in *)(r + 1);
+    if (h->kernel != NPURT_K_QCONCAT || r->outer != 1)
+        return 0;
+    uint64_t es = npurt_qconcat_elem_bytes(y->dtype), prefix = 0;
+    for (uint32_t j = 0; j < i; j++)
+        prefix += (uint64_t)in[j].chunk * es;
+    return (uint64_t)x->offset == (uint64_t)y->offset + prefix && (uint64_t)x->size == (uint64_t)in[i].chunk * es;
+}
+
 /* An output may share an input's bytes only exactly and only where the
- * kernel allows it; any other overlap would make the kernel read what it
- * has already written (and memcpy undefined). */
+ * kernel allows it (or, for a concat, as its slice); any other overlap
+ * would make the kernel read what it has already written (and memcpy
+ * undefined). */
 static int check_overlap(const npub_view *v, const npurt_rec_header *h, const uint32_t *slot, npurt_fault *f)
 {
     for (uint32_t o = h->n_inputs; o < h->n_inputs + h->n_outputs; o++) {
@@ -531,6 +548,8 @@ static int check_overlap(const npub_view *v, const npurt_rec_header *h, const ui
             const npub_tensor *x = &v->tensors[slot[i]];
             if (x->region != y->region || (uint64_t)x->offset >= (uint64_t)y->offset + y->size ||
                 (uint64_t)y->offset >= (uint64_t)x->offset + x->size || !x->size || !y->size)
+                continue;
+            if (qconcat_in_slice(h, x, y, i))
                 continue;
             if (!in_place_ok(h->kernel) || x->offset != y->offset || x->size != y->size)
                 return npurt_fault_at(f, (uint32_t)sizeof *h + 4u * o,

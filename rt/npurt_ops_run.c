@@ -58,7 +58,7 @@ static int run_qconcat(const npurt_rec_header *h, const npurt_p_qconcat *r, void
 {
     const npurt_p_qconcat_in *in = (const npurt_p_qconcat_in *)(r + 1);
     int8_t *dst = d[h->n_inputs];
-    int es = dtypes[h->n_inputs] == NPURT_DT_I16 ? 2 : 1; /* bytes per element: int16 (A16W8) or int8 */
+    int es = (int)npurt_qconcat_elem_bytes(dtypes[h->n_inputs]);
     size_t off = 0, row = (size_t)r->row * (size_t)es;
     for (uint32_t i = 0; i < h->n_inputs; i++) {
         const int8_t *src = d[i];
@@ -69,6 +69,9 @@ static int run_qconcat(const npurt_rec_header *h, const npurt_p_qconcat *r, void
                           &p);
         for (size_t o = 0; o < (size_t)r->outer; o++) {
             int8_t *to = dst + o * row + off;
+            if (in[i].same && to == src + o * chunk)
+                continue; /* written in its slice by the memory plan: nothing to copy (a
+                             * requantization there runs in place, element by element) */
             if (in[i].same)
                 memcpy(to, src + o * chunk, chunk);
             else if (nk_qrequant_x(&p, src + o * chunk, es, to, es, chunk / (size_t)es) != NK_OK)

@@ -5,7 +5,9 @@
 # output SQNR against the float model beats the same model at int8: by
 # 15 dB on tests/e2e/gen_a16.py's wide-range fixture (a16net), by 2 dB on
 # the random-weight models, where the int8 weights bound it; per-layer --layer-bits NAME=a16 mixes widths through
-# npu.Requantize; npu-v1-narrow (no a16 fields) runs the int16 ops on the host.
+# npu.Requantize; npu-v1-narrow (no a16 fields) runs the int16 ops on the host;
+# host concats whose inputs the memory plan wrote in place (a16dense of
+# gen_a16.py, concat) run and are bit-exact.
 # Usage: tests/e2e/a16.sh [BUILD]
 set -u
 B=${1:-build}
@@ -69,6 +71,28 @@ if q=$(run invres edge-v1 mixed --layer-bits conv3=a16); then
 else
     bad "a16/invres --layer-bits conv3=a16: $q"
 fi
+
+# concats written in place (docs/memplan.md "Concat elision") run on the
+# host at A16W8: QCONCAT must take each input already in its slice of the
+# output, at byte offsets of 2-byte elements (issue 18: the runtime refused
+# the DenseNet kind's binary, "output slot 2 overlaps input slot 0"); at
+# int8 the same on the host with --partition host
+for c in a16dense:a16:--abits_16 concat:a16:--abits_16 a16dense:host8:--partition_host; do
+    name=${c%%:*} rest=${c#*:}
+    tag=${rest%%:*} flags=$(echo ${rest#*:} | tr _ ' ')
+    # shellcheck disable=SC2086
+    if ! q=$(run $name edge-v1 $tag $flags); then
+        bad "a16/$name $flags, concats in place: $q"; continue
+    fi
+    el=$(grep -o 'concats: [0-9]* of [0-9]* written in place' $W/$name.edge-v1.$tag.rep)
+    n=$(echo "$el" | awk '{print $2}')
+    hosts=$(grep -cE '^[^ ]+ +Concat +host' $W/$name.edge-v1.$tag.rep)
+    if [ "${n:-0}" -ge 1 ] && [ "$hosts" -ge 1 ]; then
+        ok "a16/$name $flags: bit-exact, ${el#concats: }, $hosts on the host, SQNR $q dB"
+    else
+        bad "a16/$name $flags: no host concat written in place (${el:-no report line}, $hosts on the host)"
+    fi
+done
 
 # an ISA without a16 fields: the int16 ops on the host, still bit-exact
 if q=$(run conv edge-v1-narrow a16 --abits 16); then

@@ -4,7 +4,8 @@ conv / depthwise / LUT network whose activations have a wide dynamic range
 (inputs with rare large values, as real images' bright pixels or a
 transformer's outlier channels), where 8-bit activations lose most and
 16-bit ones keep the weights' precision. Seeded; writes a16net.onnx, its
-calibration set a16net_calib/ and a16net_input.npy into DIR.
+calibration set a16net_calib/ and a16net_input.npy into DIR, and the same
+three of a16dense (a DenseNet block of nested concats, below).
 
     /usr/bin/python3 tests/e2e/gen_a16.py DIR
 """
@@ -38,7 +39,6 @@ def sample(shape):
 
 
 def main(d):
-    os.makedirs(os.path.join(d, "a16net_calib"), exist_ok=True)
     shape = [1, 4, 16, 16]
     nodes, inits = [], []
     y = conv(nodes, inits, "x", 4, 16, 3, 1, "conv1")
@@ -48,15 +48,40 @@ def main(d):
     nodes.append(helper.make_node("Add", [y, "act1"], ["add4"], name="add4"))
     nodes.append(helper.make_node("Tanh", ["add4"], ["tanh5"], name="tanh5"))
     y = conv(nodes, inits, "tanh5", 16, 8, 1, 1, "conv6")
-    graph = helper.make_graph(nodes, "a16net", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
-                              [helper.make_tensor_value_info(y, TensorProto.FLOAT, [1, 8, 16, 16])], inits)
+    save(d, "a16net", nodes, inits, shape, y, [1, 8, 16, 16], 4)
+    dense(d)
+
+
+def save(d, name, nodes, inits, shape, y, out_shape, n_inputs):
+    """Checks and writes NAME.onnx, NAME_calib/ (8 samples) and NAME_input.npy."""
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info(y, TensorProto.FLOAT, out_shape)], inits)
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 7
     onnx.checker.check_model(m)
-    onnx.save(m, os.path.join(d, "a16net.onnx"))
+    onnx.save(m, os.path.join(d, name + ".onnx"))
+    os.makedirs(os.path.join(d, name + "_calib"), exist_ok=True)
     for i in range(8):
-        np.save(os.path.join(d, "a16net_calib", f"{i:03d}.npy"), sample(shape))
-    np.save(os.path.join(d, "a16net_input.npy"), np.concatenate([sample(shape) for _ in range(4)]))
+        np.save(os.path.join(d, name + "_calib", f"{i:03d}.npy"), sample(shape))
+    np.save(os.path.join(d, name + "_input.npy"), np.concatenate([sample(shape) for _ in range(n_inputs)]))
+
+
+def dense(d):
+    """a16dense: a DenseNet block (each layer's input the concat of all the
+    earlier outputs, as tests/models/fmnist_dense), whose concats the memory
+    plan writes in place, nested; at A16W8 they run on the host (QCONCAT with
+    int16 elements, issue 18)."""
+    shape = [1, 2, 8, 8]
+    nodes, inits = [], []
+    c = conv(nodes, inits, "x", 2, 4, 3, 1, "stem")
+    for i in range(3):
+        r = f"relu{i}"
+        nodes.append(helper.make_node("Relu", [c], [r], name=r))
+        f = conv(nodes, inits, r, 4 + 2 * i, 2, 3, 1, f"grow{i}")
+        nodes.append(helper.make_node("Concat", [c, f], [f"cat{i}"], name=f"cat{i}", axis=1))
+        c = f"cat{i}"
+    y = conv(nodes, inits, c, 10, 4, 1, 1, "head")
+    save(d, "a16dense", nodes, inits, shape, y, [1, 4, 8, 8], 2)
 
 
 if __name__ == "__main__":

@@ -82,6 +82,70 @@ Test(npurt, concat_requant_lut_and_float_ops_match_reference)
     ir_graph_free(g);
 }
 
+/* An int16 (A16W8) activation of zero point 0. */
+static ir_tensor *act16(ir_graph *g, const char *name, int rank, const int64_t *dims, float scale)
+{
+    ir_tensor *t = act(g, name, rank, dims, scale, 0);
+    t->dtype = IR_I16;
+    return t;
+}
+
+/* An int16 concat whose inputs the memory plan wrote into their slices of
+ * the output (docs/memplan.md, concat elision; the DenseNet kind at A16W8,
+ * issue 18): a copied in place, b requantized in place. The slices are at
+ * byte prefixes of 2-byte elements: b at a's element count (1-byte
+ * elements) overlaps a's slice and is refused. */
+static void int16_concat_in_place(bool byte_prefix)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[4] = {1, 3, 2, 2}, od[4] = {1, 6, 2, 2};
+    ir_tensor *x = act16(g, "x", 4, xd, 1.0f / 4096), *a = act16(g, "a", 4, xd, 1.0f / 2048);
+    ir_tensor *b = act16(g, "b", 4, xd, 1.0f / 1024), *cat = act16(g, "cat", 4, od, 1.0f / 2048);
+    node(g, IR_OP_REQUANTIZE, "ra", 1, &x, a);
+    node(g, IR_OP_REQUANTIZE, "rb", 1, &x, b);
+    ir_tensor *cat_in[2] = {a, b};
+    ir_set_int(g, node(g, IR_OP_CONCAT, "concat", 2, cat_in, cat), "axis", 1);
+    tg_set_io(g, 1, &x, cat);
+    int16_t xv[12];
+    for (int i = 0; i < 12; i++)
+        xv[i] = (int16_t)(i * 2731 - 15000);
+    const void *in[1] = {xv};
+    size_t out_bytes;
+    uint8_t *want = reference_output(g, in, &out_bytes);
+    asm_state *s = asm_new(g);
+    npub_tensor *ta = &s->tensors[s->index[a->id]], *tb = &s->tensors[s->index[b->id]];
+    const npub_tensor *tc = &s->tensors[s->index[cat->id]];
+    ta->region = tb->region = tc->region;
+    ta->offset = tc->offset;
+    tb->offset = tc->offset + (byte_prefix ? 12u : ta->size);
+    size_t size;
+    void *blob = assemble(s, &size);
+    npub_view v;
+    npub_error pe;
+    if (byte_prefix) {
+        cr_assert_eq(npurt_open(blob, size, &v, &pe), -1, "an input over another's slice was accepted");
+        cr_assert(strstr(pe.msg, "node 'concat'") && strstr(pe.msg, "overlaps input slot 1"), "%s", pe.msg);
+    } else {
+        cr_assert_eq(npurt_open(blob, size, &v, &pe), 0, "%s", pe.msg);
+        npurt_env env;
+        env_alloc(&v, &env);
+        memcpy(env.region[NPUB_REGION_INPUT] + v.tensors[v.inputs[0]].offset, xv, sizeof xv);
+        cr_assert_eq(npurt_run(&v, &env, &pe), 0, "%s", pe.msg);
+        compare_bytes(env.region[tc->region] + tc->offset, want, out_bytes, "runtime");
+        env_free(&env);
+    }
+    free(blob);
+    asm_delete(s);
+    free(want);
+    ir_graph_free(g);
+}
+
+Test(npurt, int16_concat_inputs_in_their_slices_match_reference)
+{
+    int16_concat_in_place(false);
+    int16_concat_in_place(true);
+}
+
 /* A matmul of two activations (QBMM). */
 Test(npurt, matmul_of_activations_matches_reference)
 {
