@@ -519,14 +519,15 @@ static int in_place_ok(uint32_t kernel)
 /* A concat input that the memory plan wrote straight into its slice of the
  * output (docs/memplan.md, concat elision): one row, and the input's bytes
  * are exactly those at its prefix, counted in the output's element size
- * (2 bytes for int16, A16W8). run_qconcat then leaves it where it is. */
+ * (2 bytes for int16, A16W8). run_qconcat then copies nothing for it, or
+ * requantizes it in place. */
 static int qconcat_in_slice(const npurt_rec_header *h, const npub_tensor *x, const npub_tensor *y, uint32_t i)
 {
     const npurt_p_qconcat *r = npurt_rec_params(h);
     const npurt_p_qconcat_in *in = (const npurt_p_qconcat_in *)(r + 1);
     if (h->kernel != NPURT_K_QCONCAT || r->outer != 1)
         return 0;
-    uint64_t es = npurt_qconcat_elem_bytes(y->dtype), prefix = 0;
+    uint64_t es = npurt_qact_bytes(y->dtype), prefix = 0;
     for (uint32_t j = 0; j < i; j++)
         prefix += (uint64_t)in[j].chunk * es;
     return (uint64_t)x->offset == (uint64_t)y->offset + prefix && (uint64_t)x->size == (uint64_t)in[i].chunk * es;

@@ -21,9 +21,9 @@ int npurt_shape_ok(const npurt_p_shape *s);
 /* a and b broadcast (numpy) exactly to out. */
 int npurt_broadcasts(const npurt_p_shape *a, const npurt_p_shape *b, const npurt_p_shape *out);
 
-/* QCONCAT's element size, from the output's dtype: int16 (A16W8) or int8.
- * The kernel's byte offsets and the overlap check's slices both use it. */
-static inline uint32_t npurt_qconcat_elem_bytes(uint32_t dtype)
+/* Bytes per element of a quantized activation: int16 (A16W8) or int8. The
+ * kernels' byte offsets and the overlap check's concat slices use it. */
+static inline uint32_t npurt_qact_bytes(uint32_t dtype)
 {
     return dtype == NPURT_DT_I16 ? 2u : 1u;
 }

@@ -58,7 +58,7 @@ static int run_qconcat(const npurt_rec_header *h, const npurt_p_qconcat *r, void
 {
     const npurt_p_qconcat_in *in = (const npurt_p_qconcat_in *)(r + 1);
     int8_t *dst = d[h->n_inputs];
-    int es = (int)npurt_qconcat_elem_bytes(dtypes[h->n_inputs]);
+    int es = (int)npurt_qact_bytes(dtypes[h->n_inputs]);
     size_t off = 0, row = (size_t)r->row * (size_t)es;
     for (uint32_t i = 0; i < h->n_inputs; i++) {
         const int8_t *src = d[i];
@@ -163,7 +163,7 @@ static int k_qrequant(KSIG)
     nk_qrequant_params k;
     npurt_to_qrequant(r->in_zp, r->out_zp, r->mult, r->shift, r->act_min, r->act_max, &k);
     /* the one kernel between widths: int8 <-> int16 (A16W8 layer boundaries) */
-    KDONE(nk_qrequant_x(&k, d[0], dtypes[0] == NPURT_DT_I16 ? 2 : 1, d[1], dtypes[1] == NPURT_DT_I16 ? 2 : 1,
+    KDONE(nk_qrequant_x(&k, d[0], (int)npurt_qact_bytes(dtypes[0]), d[1], (int)npurt_qact_bytes(dtypes[1]),
                         (size_t)r->count));
 }
 
