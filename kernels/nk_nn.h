@@ -79,6 +79,13 @@ nk_status nk_conv(const nk_conv_params *p, const float *x, const float *w, const
  * repacked on every call; the outputs are the same bits either way). */
 nk_status nk_conv_part(const nk_conv_params *p, const float *x, const float *w, const float *wpack,
                        const float *bias, float *y, void *scratch, int part, int parts);
+/* The same outputs, bit for bit, faster on host builds: stride-1 convs
+ * with more than one tap run without im2col (nk_nn_conv_shift.c) when
+ * scratch holds nk_conv_fast_scratch_size bytes (>= nk_conv_scratch_size;
+ * the firmware keeps the smaller scratch and im2col). */
+size_t nk_conv_fast_scratch_size(const nk_conv_params *p);
+nk_status nk_conv_part_fast(const nk_conv_params *p, const float *x, const float *w, const float *wpack,
+                            const float *bias, float *y, void *scratch, int part, int parts);
 /* Bytes of w packed ahead (0: the layer does not use it, e.g. depthwise). */
 size_t nk_conv_wpack_size(const nk_conv_params *p);
 void nk_conv_wpack(const nk_conv_params *p, const float *w, float *dst);

@@ -9,6 +9,7 @@
 #include "kernels/nk_nn_internal.h"
 
 #define min32 nk_nn_min32
+#define conv_valid nk_nn_conv_valid
 #define ceil_div nk_nn_ceil_div
 
 /* Shared checks; on success *cg, *mg, *kg hold the per-group sizes. */
@@ -25,7 +26,7 @@ static int conv_common_valid(const nk_conv_params *p)
            (int64_t)p->h * p->w <= INT32_MAX;
 }
 
-static int conv_valid(const nk_conv_params *p)
+int nk_nn_conv_valid(const nk_conv_params *p)
 {
     if (!conv_common_valid(p) || p->pad_top < 0 || p->pad_left < 0 || p->pad_bottom < 0 || p->pad_right < 0)
         return 0;
@@ -169,28 +170,41 @@ static void pack_im2col_cols(const void *ctx, int32_t p0, int32_t kc, int32_t j0
     }
 }
 
+/* The A side (weights, bias, activation) of rows [r0, r1) of group g's GEMM;
+ * the caller sets the columns and C. as must outlive the core. */
+void nk_nn_conv_core_a(const nk_conv_params *p, const float *w, const float *wpack, const float *bias, int32_t g,
+                       int32_t r0, int32_t r1, nk_mat_src *as, nk_gemm_core *core)
+{
+    const int32_t mg = p->m / p->group, kg = (p->c / p->group) * p->kh * p->kw;
+    *as = (nk_mat_src){w + ((ptrdiff_t)g * mg + r0) * kg, kg, 0};
+    *core = (nk_gemm_core){.m = r1 - r0, .k = kg, .pack_a = nk_nn_pack_a_mat, .a_ctx = as, .alpha = 1.0f,
+                           .row_bias = bias ? bias + (ptrdiff_t)g * mg + r0 : NULL, .act = p->act};
+    if (wpack) {
+        core->a_rows_up = (int32_t)(nk_nn_prepack_a_floats(mg, kg) / (size_t)kg);
+        core->a_packed = wpack + (size_t)g * nk_nn_prepack_a_floats(mg, kg);
+        core->a_row0 = r0;
+    }
+}
+
 /* Rows [r0, r1) x columns [j0, j1) of the GEMM of one (image, group). */
 static void conv_gemm(const nk_conv_params *p, const float *x, const float *w, const float *wpack,
                       const float *bias, float *y, void *scratch, int32_t n, int32_t g, int32_t r0, int32_t r1,
                       int32_t j0, int32_t j1)
 {
-    const int32_t cg = p->c / p->group, mg = p->m / p->group, kg = cg * p->kh * p->kw;
+    const int32_t cg = p->c / p->group, mg = p->m / p->group;
     const int32_t cols = p->oh * p->ow;
     const ptrdiff_t iplane = (ptrdiff_t)p->h * p->w;
     if (r1 <= r0 || j1 <= j0)
         return;
     const float *xg = x + ((ptrdiff_t)n * p->c + (ptrdiff_t)g * cg) * iplane;
-    nk_mat_src as = {w + ((ptrdiff_t)g * mg + r0) * kg, kg, 0}, bs = {xg, cols, 0};
+    nk_mat_src as, bs = {xg, cols, 0};
     im2col_src is = {xg, p};
-    nk_gemm_core core = {.m = r1 - r0, .n = j1 - j0, .k = kg, .pack_a = nk_nn_pack_a_mat, .a_ctx = &as,
-                         .j_off = j0, .c = y + ((ptrdiff_t)n * p->m + (ptrdiff_t)g * mg + r0) * cols + j0,
-                         .ldc = cols, .alpha = 1.0f, .row_bias = bias ? bias + (ptrdiff_t)g * mg + r0 : NULL,
-                         .act = p->act};
-    if (wpack) {
-        core.a_rows_up = (int32_t)(nk_nn_prepack_a_floats(mg, kg) / (size_t)kg);
-        core.a_packed = wpack + (size_t)g * nk_nn_prepack_a_floats(mg, kg);
-        core.a_row0 = r0;
-    }
+    nk_gemm_core core;
+    nk_nn_conv_core_a(p, w, wpack, bias, g, r0, r1, &as, &core);
+    core.n = j1 - j0;
+    core.j_off = j0;
+    core.c = y + ((ptrdiff_t)n * p->m + (ptrdiff_t)g * mg + r0) * cols + j0;
+    core.ldc = cols;
     if (is_pointwise(p)) {
         core.pack_b = nk_nn_pack_b_mat;
         core.b_ctx = &bs;
@@ -228,8 +242,10 @@ void nk_conv_wpack(const nk_conv_params *p, const float *w, float *dst)
     }
 }
 
-nk_status nk_conv_part(const nk_conv_params *p, const float *x, const float *w, const float *wpack,
-                       const float *bias, float *y, void *scratch, int part, int parts)
+/* Part `part` of `parts`, each GEMM by im2col or, with shift, by the
+ * padded-plane route of nk_nn_conv_shift.c. */
+static nk_status conv_part_run(const nk_conv_params *p, const float *x, const float *w, const float *wpack,
+                               const float *bias, float *y, void *scratch, int part, int parts, int shift)
 {
     if (!conv_valid(p) || parts < 1 || part < 0 || part >= parts)
         return NK_EARG;
@@ -251,10 +267,32 @@ nk_status nk_conv_part(const nk_conv_params *p, const float *x, const float *w, 
     } else if (parts > 1) { /* few large GEMMs: a slice of each */
         nk_nn_split(mg, cols, part, parts, &rows, &cr);
     }
-    for (int64_t q = q0; q < q1; q++)
-        conv_gemm(p, x, w, wpack, bias, y, scratch, (int32_t)(q / p->group), (int32_t)(q % p->group), rows.lo,
-                  rows.hi, cr.lo, cr.hi);
+    for (int64_t q = q0; q < q1; q++) {
+        int32_t n = (int32_t)(q / p->group), g = (int32_t)(q % p->group);
+        if (shift)
+            nk_nn_conv_shift_gemm(p, x, w, wpack, bias, y, scratch, n, g, rows.lo, rows.hi, cr.lo, cr.hi);
+        else
+            conv_gemm(p, x, w, wpack, bias, y, scratch, n, g, rows.lo, rows.hi, cr.lo, cr.hi);
+    }
     return NK_OK;
+}
+
+nk_status nk_conv_part(const nk_conv_params *p, const float *x, const float *w, const float *wpack,
+                       const float *bias, float *y, void *scratch, int part, int parts)
+{
+    return conv_part_run(p, x, w, wpack, bias, y, scratch, part, parts, 0);
+}
+
+size_t nk_conv_fast_scratch_size(const nk_conv_params *p)
+{
+    size_t im2col = nk_conv_scratch_size(p), shift = nk_nn_conv_shift_scratch(p);
+    return shift > im2col ? shift : im2col;
+}
+
+nk_status nk_conv_part_fast(const nk_conv_params *p, const float *x, const float *w, const float *wpack,
+                            const float *bias, float *y, void *scratch, int part, int parts)
+{
+    return conv_part_run(p, x, w, wpack, bias, y, scratch, part, parts, nk_nn_conv_shift_scratch(p) > 0);
 }
 
 /* ---- ConvTranspose -------------------------------------------------------------- */

@@ -81,6 +81,16 @@ size_t nk_nn_dw_scratch(const nk_conv_params *p);
 void nk_nn_conv_depthwise(const nk_conv_params *p, const float *x, const float *w, const float *bias, float *y,
                           void *scratch, int64_t u0, int64_t u1);
 
+/* Conv internals shared by nk_nn_conv.c and nk_nn_conv_shift.c. */
+int nk_nn_conv_valid(const nk_conv_params *p);
+void nk_nn_conv_core_a(const nk_conv_params *p, const float *w, const float *wpack, const float *bias, int32_t g,
+                       int32_t r0, int32_t r1, nk_mat_src *as, nk_gemm_core *core);
+/* Scratch bytes of the im2col-free route, 0 where it does not apply. */
+size_t nk_nn_conv_shift_scratch(const nk_conv_params *p);
+void nk_nn_conv_shift_gemm(const nk_conv_params *p, const float *x, const float *w, const float *wpack,
+                           const float *bias, float *y, void *scratch, int32_t n, int32_t g, int32_t r0, int32_t r1,
+                           int32_t j0, int32_t j1);
+
 /* A half-open range of rows or columns. */
 typedef struct nk_range {
     int32_t lo, hi;

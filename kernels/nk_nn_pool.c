@@ -50,6 +50,49 @@ static void taps(const pool3 *g, int dim, int32_t o, int32_t lo, int32_t hi, int
     *k1 = b > a ? b : a;
 }
 
+/* 2-D max pooling without indices or dilation, a row of outputs at a
+ * time: each kernel tap is one pass over the row's interior outputs (those
+ * whose whole window lies inside), which the compiler vectorizes; the
+ * border outputs take the general loop's taps. Maxima are exact and the
+ * NaN rule (a NaN never wins) is order-free: the same outputs. */
+NK_HOT_CLONES static void maxpool_rows(const pool3 *g, const float *xp, float *yp)
+{
+    const int32_t sw = g->s[2], kw = g->k[2], pl = g->pb[2], iw = g->in[2], ow = g->out[2];
+    /* interior: ow * sw - pl >= 0 and ow * sw - pl + kw - 1 < iw */
+    int32_t lo = (pl + sw - 1) / sw, hi = iw - kw + pl >= 0 ? (iw - kw + pl) / sw + 1 : 0;
+    lo = lo < ow ? lo : ow;
+    hi = hi < lo ? lo : hi < ow ? hi : ow;
+    for (int32_t oh = 0; oh < g->out[1]; oh++) {
+        int32_t h0, h1;
+        taps(g, 1, oh, 0, g->in[1], &h0, &h1);
+        float *yr = yp + (ptrdiff_t)oh * ow;
+        for (int32_t o = 0; o < ow; o++)
+            yr[o] = -NK_FLT_MAX;
+        for (int32_t kh = h0; kh < h1; kh++) {
+            const float *row = xp + (ptrdiff_t)(oh * g->s[1] - g->pb[1] + kh) * iw;
+            for (int32_t k = 0; k < kw; k++) {
+                const float *r = row + k - pl;
+                for (int32_t o = lo; o < hi; o++) {
+                    float v = r[(ptrdiff_t)o * sw];
+                    yr[o] = v > yr[o] ? v : yr[o];
+                }
+            }
+            for (int32_t o = 0; o < ow; o++) {
+                if (o == lo)
+                    o = hi;
+                if (o >= ow)
+                    break;
+                int32_t w0, w1;
+                taps(g, 2, o, 0, iw, &w0, &w1);
+                for (int32_t k = w0; k < w1; k++) {
+                    float v = row[o * sw - pl + k];
+                    yr[o] = v > yr[o] ? v : yr[o];
+                }
+            }
+        }
+    }
+}
+
 nk_status nk_maxpool(const nk_pool_params *p, const float *x, float *y, int64_t *indices)
 {
     pool3 g;
@@ -58,6 +101,12 @@ nk_status nk_maxpool(const nk_pool_params *p, const float *x, float *y, int64_t 
     int64_t planes = (int64_t)p->n * p->c;
     if (planes && (!x || !y))
         return NK_EARG;
+    if (!indices && g.in[0] == 1 && g.out[0] == 1 && g.k[0] == 1 && g.dil[1] == 1 && g.dil[2] == 1) {
+        const int32_t opl = g.out[1] * g.out[2];
+        for (int64_t pl = 0; pl < planes; pl++)
+            maxpool_rows(&g, x + pl * g.in[1] * g.in[2], y + pl * opl);
+        return NK_OK;
+    }
     const int32_t ipl = g.in[0] * g.in[1] * g.in[2];
     for (int64_t pl = 0; pl < planes; pl++) {
         const float *xp = x + pl * ipl;

@@ -20,7 +20,7 @@ static size_t conv_scratch(const ir_node *n)
 {
     nk_conv_params p;
     npu_err e;
-    return ref_conv_params(n, false, &p, &e) == NPU_OK ? nk_conv_scratch_size(&p) : 0;
+    return ref_conv_params(n, false, &p, &e) == NPU_OK ? nk_conv_fast_scratch_size(&p) : 0;
 }
 
 static npu_status conv_run(const ir_node *n, const void *const *in, void *const *out, void *scratch, npu_err *err)
@@ -29,7 +29,8 @@ static npu_status conv_run(const ir_node *n, const void *const *in, void *const 
     npu_status st = ref_conv_params(n, false, &p, err);
     if (st)
         return st;
-    return kernel_status(nk_conv(&p, in[0], in[1], n->n_inputs > 2 ? in[2] : NULL, out[0], scratch), err);
+    return kernel_status(
+        nk_conv_part_fast(&p, in[0], in[1], NULL, n->n_inputs > 2 ? in[2] : NULL, out[0], scratch, 0, 1), err);
 }
 
 static npu_status conv_part(const ir_node *n, const void *const *in, void *const *out, void *scratch,
@@ -40,7 +41,8 @@ static npu_status conv_part(const ir_node *n, const void *const *in, void *const
     if (st)
         return st;
     return kernel_status(
-        nk_conv_part(&p, in[0], in[1], pack, n->n_inputs > 2 ? in[2] : NULL, out[0], scratch, part, parts), err);
+        nk_conv_part_fast(&p, in[0], in[1], pack, n->n_inputs > 2 ? in[2] : NULL, out[0], scratch, part, parts),
+        err);
 }
 
 /* Constant weights are packed once per context, not per inference. */

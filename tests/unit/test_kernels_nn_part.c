@@ -1,6 +1,7 @@
-/* nk_conv_part and nk_gemm_part (kernels/nk_nn.h): for any number of parts,
- * with or without weights packed ahead, the parts together write every
- * output exactly once and bit for bit as the whole kernel, which is what lets src/ref split a layer across
+/* nk_conv_part, nk_conv_part_fast and nk_gemm_part (kernels/nk_nn.h): for
+ * any number of parts, with or without weights packed ahead, by im2col or
+ * without it, the parts together write every output exactly once and bit
+ * for bit as the whole kernel, which is what lets src/ref split a layer across
  * threads without the outputs depending on the thread count. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -51,16 +52,24 @@ static void check_conv(nk_conv_params p, uint32_t seed)
     float *wpack = malloc(np + 1);
     nk_conv_wpack(&p, w, wpack);
     cr_assert_eq(nk_conv(&p, x, w, b, whole, scratch), NK_OK);
-    for (int packed = 0; packed < 2; packed++)
-        for (int parts = 1 + !packed; parts <= 5; parts++) {
-            poison(split, ny);
-            for (int part = parts - 1; part >= 0; part--) /* any order */
-                cr_assert_eq(nk_conv_part(&p, x, w, packed && np ? wpack : NULL, b, split, scratch, part, parts),
-                             NK_OK);
-            cr_assert(!memcmp(whole, split, ny * sizeof(float)),
-                      "conv c%d m%d g%d k%dx%d s%d %dx%d: %d parts (packed %d) differ", p.c, p.m, p.group, p.kh, p.kw,
-                      p.stride_h, p.h, p.w, parts, packed);
-        }
+    size_t nfast = nk_conv_fast_scratch_size(&p);
+    cr_assert_geq(nfast, ns);
+    void *fscratch = malloc(nfast + 1);
+    for (int fast = 0; fast < 2; fast++)
+        for (int packed = 0; packed < 2; packed++)
+            for (int parts = 1 + !(packed || fast); parts <= 5; parts++) {
+                poison(split, ny);
+                for (int part = parts - 1; part >= 0; part--) { /* any order */
+                    const float *wp = packed && np ? wpack : NULL;
+                    cr_assert_eq(fast ? nk_conv_part_fast(&p, x, w, wp, b, split, fscratch, part, parts)
+                                      : nk_conv_part(&p, x, w, wp, b, split, scratch, part, parts),
+                                 NK_OK);
+                }
+                cr_assert(!memcmp(whole, split, ny * sizeof(float)),
+                          "conv c%d m%d g%d k%dx%d s%d %dx%d: %d parts (packed %d, fast %d) differ", p.c, p.m,
+                          p.group, p.kh, p.kw, p.stride_h, p.h, p.w, parts, packed, fast);
+            }
+    free(fscratch);
     poison(split, ny);
     cr_assert_eq(nk_conv_part(&p, x, w, NULL, b, split, scratch, 0, 2), NK_OK);
     size_t left = unwritten(split, ny);
@@ -91,6 +100,40 @@ Test(nn_part, conv_splits_bit_exact)
     check_conv(conv(1, 16, 20, 32, 3, 16, 2, 1), 5);  /* depthwise, channel multiplier 2, stride 2 */
     check_conv(conv(2, 32, 11, 48, 3, 4, 1, 1), 6);   /* grouped, two images: whole GEMMs */
     check_conv(conv(1, 8, 6, 13, 3, 1, 1, 0), 7);     /* tiny: most parts empty */
+}
+
+/* The im2col-free route of nk_conv_part_fast takes stride-1 convs with more
+ * than one tap (grouped too) on planes not much narrower than their padding;
+ * dilations, uneven pads and 1-D ones give the same bits as im2col. */
+Test(nn_part, conv_without_im2col_bit_exact)
+{
+    nk_conv_params taken[] = {conv(1, 64, 5, 100, 3, 1, 1, 1), conv(2, 32, 11, 48, 3, 4, 1, 1),
+                              conv(1, 8, 6, 13, 3, 1, 1, 0), conv(1, 7, 40, 19, 3, 1, 1, 1),
+                              conv(1, 5, 23, 9, 5, 1, 1, 2), conv(1, 3, 29, 40, 7, 1, 1, 3)};
+    nk_conv_params odd = conv(1, 6, 26, 10, 3, 1, 1, 0);
+    odd.kw = 2, odd.dil_h = 2, odd.dil_w = 3, odd.pad_top = 3, odd.pad_left = 0, odd.pad_bottom = 1,
+    odd.pad_right = 2, odd.h = 19;
+    nk_conv_params one_d = conv(1, 12, 1, 14, 1, 1, 1, 0);
+    one_d.w = 70, one_d.kw = 5, one_d.pad_left = 2, one_d.pad_right = 2, one_d.act.kind = NK_ACT_NONE;
+    for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++) {
+        nk_conv_params p = taken[i];
+        p.oh = p.h + 2 * p.pad_top - p.kh + 1;
+        p.ow = p.w + 2 * p.pad_left - p.kw + 1;
+        cr_assert_gt(nk_conv_fast_scratch_size(&p), nk_conv_scratch_size(&p), "case %zu not taken", i);
+        check_conv(taken[i], 20 + (uint32_t)i);
+    }
+    check_conv(odd, 30);
+    check_conv(one_d, 31);
+    /* not taken: stride 2, pointwise, depthwise, a plane narrower than twice its padding */
+    nk_conv_params not_taken[] = {conv(1, 3, 37, 16, 3, 1, 2, 1), conv(1, 40, 9, 72, 1, 1, 1, 0),
+                                  conv(1, 24, 17, 24, 3, 24, 1, 1), conv(1, 16, 3, 16, 3, 1, 1, 1)};
+    for (size_t i = 0; i < sizeof not_taken / sizeof not_taken[0]; i++) {
+        nk_conv_params p = not_taken[i];
+        p.oh = (p.h + 2 * p.pad_top - p.kh) / p.stride_h + 1;
+        p.ow = (p.w + 2 * p.pad_left - p.kw) / p.stride_w + 1;
+        cr_assert_eq(nk_conv_fast_scratch_size(&p), nk_conv_scratch_size(&p), "case %zu taken", i);
+        check_conv(not_taken[i], 40 + (uint32_t)i);
+    }
 }
 
 static void check_gemm(nk_gemm_params p, int with_c, uint32_t seed)
