@@ -20,6 +20,7 @@ typedef struct tile_epi {
 typedef void (*tile_fn)(int32_t kc, const float *restrict a, const float *restrict b, ptrdiff_t ldb,
                         float *restrict c, ptrdiff_t ldc, const tile_epi *e);
 #if NK_MR == 12
+#define NK_ROW_N (4 * NK_NR)
 #define NK_TILE_NAME tile_12
 #define NK_TILE_M 12
 #define NK_TILE_N NK_NR
@@ -31,6 +32,12 @@ typedef void (*tile_fn)(int32_t kc, const float *restrict a, const float *restri
 #define NK_TILE_NAME tile_4
 #define NK_TILE_M 4
 #define NK_TILE_N NK_NR
+#include "kernels/nk_nn_tile.inc"
+/* One row by four panels, for a GEMM of one row (a Linear on one sample)
+ * on a B read in place: tile_4 would compute three rows of padding. */
+#define NK_TILE_NAME tile_row
+#define NK_TILE_M 1
+#define NK_TILE_N NK_ROW_N
 #include "kernels/nk_nn_tile.inc"
 static tile_fn pick_tile(int mr, int *mt)
 {
@@ -107,6 +114,22 @@ static void do_tile(const nk_gemm_core *g, int32_t kc, const float *ap, const fl
         memcpy(c + (ptrdiff_t)i * g->ldc, t + i * NK_NR, sizeof(float) * (size_t)nr);
 }
 
+#ifdef NK_ROW_N
+/* Columns [j0, j0 + NK_ROW_N) of the single row i0 of C, from B in place;
+ * the same sums in the same order as do_tile's. */
+static void do_row(const nk_gemm_core *g, int32_t kc, const float *ap, const float *bp, ptrdiff_t ldb, int32_t i0,
+                   int32_t j0, int add, int last)
+{
+    float bias[1];
+    tile_epi e = {g->alpha, add, last, NULL, g->act};
+    if (g->row_bias && last) {
+        bias[0] = g->row_bias[i0];
+        e.bias = bias;
+    }
+    tile_row(kc, ap, bp, ldb, g->c + (ptrdiff_t)i0 * g->ldc + j0, g->ldc, &e);
+}
+#endif
+
 static int32_t round_up(int32_t v, int32_t to)
 {
     return (v + to - 1) / to * to;
@@ -174,6 +197,13 @@ void nk_nn_gemm_run(const nk_gemm_core *g, void *scratch)
                         bpanel = g->b_direct + (ptrdiff_t)pc * g->ldb_direct + jc + jr;
                         ldb = g->ldb_direct;
                     }
+#ifdef NK_ROW_N
+                    if (mc == 1 && jr + NK_ROW_N <= full) {
+                        do_row(g, kc, apan, bpanel, ldb, ic, jc + jr, add, last);
+                        jr += NK_ROW_N - NK_NR;
+                        continue;
+                    }
+#endif
                     int nr = (int)min32(nc - jr, NK_NR);
                     for (int32_t ir = 0; ir < mc; ir += NK_MR)
                         do_tile(g, kc, apan + (ptrdiff_t)ir * kc, bpanel, ldb, ic + ir, jc + jr,

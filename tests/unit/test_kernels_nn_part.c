@@ -168,3 +168,28 @@ Test(nn_part, gemm_splits_bit_exact)
     nk_gemm_params sq = {.m = 50, .n = 300, .k = 70, .alpha = 1.0f, .c_rows = 1, .c_cols = 1};
     check_gemm(sq, 0, 12);
 }
+
+/* A one-row GEMM on a B read in place takes the one-row tile (four panels
+ * wide): each output is the same sum as in a taller GEMM's register tile. */
+Test(nn_part, one_row_gemm_same_bits_as_in_a_tile)
+{
+    const int32_t m = 5, n = 200, k = 700; /* k over two depth blocks, n not a multiple of 64 */
+    nk_gemm_params tall = {.m = m, .n = n, .k = k, .alpha = 1.0f, .c_rows = 1, .c_cols = n, .act = {.kind = NK_ACT_RELU}};
+    nk_gemm_params row = tall;
+    row.m = 1;
+    float *a = rand_buf((size_t)m * k, 50), *b = rand_buf((size_t)k * n, 51), *c = rand_buf((size_t)n, 52);
+    float *yt = malloc(sizeof(float) * (size_t)m * n), *yr = malloc(sizeof(float) * (size_t)n);
+    size_t ns = nk_gemm_scratch_size(&tall);
+    cr_assert_gt(ns, 0);
+    void *scratch = malloc(ns);
+    for (int with_c = 0; with_c < 2; with_c++) {
+        tall.beta = row.beta = with_c ? 0.5f : 0.0f;
+        for (int32_t i = 0; i < m; i++) {
+            cr_assert_eq(nk_gemm(&tall, a, b, with_c ? c : NULL, yt, scratch), NK_OK);
+            cr_assert_eq(nk_gemm(&row, a + (ptrdiff_t)i * k, b, with_c ? c : NULL, yr, scratch), NK_OK);
+            cr_assert(!memcmp(yt + (ptrdiff_t)i * n, yr, sizeof(float) * (size_t)n), "row %d (with C %d) differs", i,
+                      with_c);
+        }
+    }
+    free(a), free(b), free(c), free(yt), free(yr), free(scratch);
+}
