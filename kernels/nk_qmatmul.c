@@ -49,6 +49,46 @@ size_t nk_qfc_scratch_size(const nk_qfc_params *p)
     return (size_t)p->in_features * (size_t)p->out_features;
 }
 
+/* Exact int32 sums, so any order gives the same result. Host builds sum
+ * 32 lanes at a time so that the loop vectorizes (GCC's -O2 cost model
+ * leaves a loop with a remainder scalar); the firmware keeps the plain
+ * loop and its simulated cycles. */
+#if defined(__x86_64__) || defined(__aarch64__)
+NK_HOT_CLONES static int32_t dot_i8(const int8_t *a, const int8_t *b, size_t k)
+{
+    int32_t lane[32] = {0}, acc = 0;
+    size_t i = 0;
+    for (; i + 32 <= k; i += 32)
+        for (int j = 0; j < 32; j++)
+            lane[j] += (int32_t)a[i + j] * (int32_t)b[i + j];
+    for (int j = 0; j < 32; j++)
+        acc += lane[j];
+    for (; i < k; i++)
+        acc += (int32_t)a[i] * (int32_t)b[i];
+    return acc;
+}
+NK_HOT_CLONES static int32_t wsum_i8(const int8_t *w, size_t k)
+{
+    int32_t lane[32] = {0}, sum = 0;
+    size_t i = 0;
+    for (; i + 32 <= k; i += 32)
+        for (int j = 0; j < 32; j++)
+            lane[j] += w[i + j];
+    for (int j = 0; j < 32; j++)
+        sum += lane[j];
+    for (; i < k; i++)
+        sum += w[i];
+    return sum;
+}
+#else
+static int32_t wsum_i8(const int8_t *w, size_t k)
+{
+    int32_t sum = 0;
+    for (size_t i = 0; i < k; i++)
+        sum += w[i];
+    return sum;
+}
+
 static int32_t dot_i8(const int8_t *a, const int8_t *b, size_t k)
 {
     int32_t acc = 0;
@@ -56,6 +96,8 @@ static int32_t dot_i8(const int8_t *a, const int8_t *b, size_t k)
         acc += (int32_t)a[i] * (int32_t)b[i];
     return acc;
 }
+#endif
+
 
 nk_status nk_qfc(const nk_qfc_params *p, const int8_t *in, const void *w, const int32_t *bias, int8_t *out,
                  void *scratch)
@@ -73,10 +115,7 @@ nk_status nk_qfc(const nk_qfc_params *p, const int8_t *in, const void *w, const 
     }
     for (size_t o = 0; o < N; o++) {
         const int8_t *wr = w8 + o * K;
-        int32_t wsum = 0;
-        for (size_t k = 0; k < K; k++)
-            wsum += wr[k];
-        int32_t zpw = p->in_zp * wsum, bv = bias ? bias[o] : 0;
+        int32_t zpw = p->in_zp ? p->in_zp * wsum_i8(wr, K) : 0, bv = bias ? bias[o] : 0;
         size_t qi = p->q.n == 1 ? 0 : o;
         int32_t m = p->q.mult[qi], s = p->q.shift[qi];
         for (int32_t b = 0; b < p->batch; b++) {

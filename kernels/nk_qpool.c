@@ -63,6 +63,17 @@ nk_status nk_qmaxpool(const nk_qpool_params *p, const int8_t *in, int8_t *out)
             for (int32_t ox = 0; ox < p->w_out; ox++) {
                 int32_t ix0 = ox * p->stride_w - p->pad_left;
                 int32_t m = -129; /* below every int8: marks an empty window */
+                if (iy0 >= 0 && iy0 + (p->k_h - 1) * p->dil_h < p->h_in && ix0 >= 0 &&
+                    ix0 + (p->k_w - 1) * p->dil_w < p->w_in) { /* inside: no bounds to check */
+                    const int8_t *win = src + (size_t)iy0 * (size_t)p->w_in + ix0;
+                    for (int32_t ky = 0; ky < p->k_h; ky++, win += (size_t)p->dil_h * (size_t)p->w_in)
+                        for (int32_t kx = 0; kx < p->k_w; kx++)
+                            m = win[kx * p->dil_w] > m ? win[kx * p->dil_w] : m;
+                    *out++ = (int8_t)nk_clamp_i32(
+                        nk_requant_out(m - p->in_zp, p->mult, p->shift, p->out_zp, -128, 127), p->act_min,
+                        p->act_max);
+                    continue;
+                }
                 for (int32_t ky = 0; ky < p->k_h; ky++) {
                     int32_t iy = iy0 + ky * p->dil_h;
                     if (iy < 0 || iy >= p->h_in)
