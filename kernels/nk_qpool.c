@@ -48,6 +48,12 @@ static nk_status check(const nk_qpool_params *p)
     return NK_OK;
 }
 
+static int8_t maxpool_out(const nk_qpool_params *p, int32_t m)
+{
+    return (int8_t)nk_clamp_i32(nk_requant_out(m - p->in_zp, p->mult, p->shift, p->out_zp, -128, 127), p->act_min,
+                                p->act_max);
+}
+
 nk_status nk_qmaxpool(const nk_qpool_params *p, const int8_t *in, int8_t *out)
 {
     nk_status st = check(p);
@@ -56,6 +62,12 @@ nk_status nk_qmaxpool(const nk_qpool_params *p, const int8_t *in, int8_t *out)
     if (!in || !out)
         return NK_EARG;
     const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
+    /* The maximum is one of 256 codes: requantize each once (the same
+     * function, so the same outputs) and look the windows' maxima up. */
+    int8_t table[256];
+    const int use_table = (int64_t)p->n * p->c * p->h_out * p->w_out >= 1024; /* else tiles: building costs more */
+    for (int32_t v = -128; v < 128 && use_table; v++)
+        table[v + 128] = maxpool_out(p, v);
     for (int64_t nc = 0; nc < (int64_t)p->n * p->c; nc++) {
         const int8_t *src = in + (size_t)nc * plane;
         for (int32_t oy = 0; oy < p->h_out; oy++) {
@@ -69,9 +81,7 @@ nk_status nk_qmaxpool(const nk_qpool_params *p, const int8_t *in, int8_t *out)
                     for (int32_t ky = 0; ky < p->k_h; ky++, win += (size_t)p->dil_h * (size_t)p->w_in)
                         for (int32_t kx = 0; kx < p->k_w; kx++)
                             m = win[kx * p->dil_w] > m ? win[kx * p->dil_w] : m;
-                    *out++ = (int8_t)nk_clamp_i32(
-                        nk_requant_out(m - p->in_zp, p->mult, p->shift, p->out_zp, -128, 127), p->act_min,
-                        p->act_max);
+                    *out++ = use_table ? table[m + 128] : maxpool_out(p, m);
                     continue;
                 }
                 for (int32_t ky = 0; ky < p->k_h; ky++) {
@@ -85,9 +95,8 @@ nk_status nk_qmaxpool(const nk_qpool_params *p, const int8_t *in, int8_t *out)
                             m = row[ix];
                     }
                 }
-                int32_t v = m == -129 ? p->out_zp /* a window wholly in padding (dilation): real 0 */
-                                      : nk_requant_out(m - p->in_zp, p->mult, p->shift, p->out_zp, -128, 127);
-                *out++ = (int8_t)nk_clamp_i32(v, p->act_min, p->act_max);
+                /* a window wholly in padding (dilation): real 0 */
+                *out++ = m == -129 ? (int8_t)nk_clamp_i32(p->out_zp, p->act_min, p->act_max) : use_table ? table[m + 128] : maxpool_out(p, m);
             }
         }
     }
