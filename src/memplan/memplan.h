@@ -39,6 +39,9 @@ typedef struct mp_item {
 npu_status mp_place(mp_item *items, int n, int64_t align, npu_alloc alloc, int64_t *total, npu_err *err);
 /* max over steps of the sum of sizes live at that step */
 int64_t mp_lower_bound(const mp_item *items, int n);
+/* the same with offsets multiples of align: at least mp_lower_bound, and no
+ * placement is below it (the search's stopping point) */
+int64_t mp_lower_bound_aligned(const mp_item *items, int n, int64_t align);
 
 /* Effort of the improvement search in work units (one unit ~ one
  * neighbour visit or one item moved, a few ns): the default costs some

@@ -147,13 +147,51 @@ static bool fields_ok(const tile_ctx *c, const win *w, const plan *p)
 }
 
 /* Pass 0 finds the fewest cycles; pass 1 takes, among plans within 3% of
- * them, the one that moves the fewest DRAM bytes (DRAM is shared with the host). */
+ * them, the one that moves the fewest DRAM bytes (DRAM is shared with the host).
+ * Pass 0 keeps the sized candidates in order (seen), so that pass 1 walks
+ * them instead of sizing them again: the search was a tenth of a compile. */
 typedef struct search {
     int pass;
     int64_t min_cost;
     plan best;
     bool found;
+    npu_alloc alloc;
+    plan *seen;
+    int n_seen, cap_seen;
+    bool seen_lost; /* out of memory keeping them: pass 1 searches again */
 } search;
+
+static void pick(search *s, const plan *cand)
+{
+    bool better;
+    if (s->pass == 0)
+        better = !s->found || cand->cost < s->best.cost;
+    else
+        better = cand->cost * 100 <= s->min_cost * 103 &&
+                 (!s->found || cand->traffic < s->best.traffic ||
+                  (cand->traffic == s->best.traffic && cand->cost < s->best.cost));
+    if (better) {
+        s->best = *cand;
+        s->found = true;
+    }
+}
+
+static void keep_seen(search *s, const plan *cand)
+{
+    if (s->seen_lost)
+        return;
+    if (s->n_seen == s->cap_seen) {
+        int ncap = s->cap_seen ? 2 * s->cap_seen : 64;
+        plan *np = npu_realloc(s->alloc, s->seen, sizeof *np * (size_t)s->cap_seen, sizeof *np * (size_t)ncap);
+        if (!np) {
+            s->seen_lost = true;
+            return;
+        }
+        s->seen = np;
+        s->cap_seen = ncap;
+    }
+    s->seen[s->n_seen++] = *cand;
+}
 
 static void consider(const tile_ctx *c, const win *w, plan cand, search *s)
 {
@@ -173,17 +211,9 @@ static void consider(const tile_ctx *c, const win *w, plan cand, search *s)
      * prologue's eltwise, one queue for the whole pipeline as tile_pipeline's token pairing needs */
     if (w->pre && !cand.reload)
         return;
-    bool better;
     if (s->pass == 0)
-        better = !s->found || cand.cost < s->best.cost;
-    else
-        better = cand.cost * 100 <= s->min_cost * 103 &&
-                 (!s->found || cand.traffic < s->best.traffic ||
-                  (cand.traffic == s->best.traffic && cand.cost < s->best.cost));
-    if (better) {
-        s->best = cand;
-        s->found = true;
-    }
+        keep_seen(s, &cand);
+    pick(s, &cand);
 }
 
 /* Largest rows-per-tile that fits, by bisection (fit is monotone in rows). */
@@ -236,16 +266,22 @@ static void search_plans(const tile_ctx *c, const win *w, search *s)
 
 static bool choose_plan_once(const tile_ctx *c, const win *w, plan *best)
 {
-    search s = {0};
+    search s = {.alloc = c->alloc};
     search_plans(c, w, &s);
-    if (!s.found)
-        return false;
-    s.min_cost = s.best.cost;
-    s.pass = 1;
-    s.found = false;
-    search_plans(c, w, &s);
-    *best = s.best;
-    return true;
+    bool found = s.found;
+    if (found) {
+        s.min_cost = s.best.cost;
+        s.pass = 1;
+        s.found = false;
+        if (s.seen_lost)
+            search_plans(c, w, &s);
+        else
+            for (int i = 0; i < s.n_seen; i++)
+                pick(&s, &s.seen[i]);
+        *best = s.best;
+    }
+    npu_free(s.alloc, s.seen, sizeof *s.seen * (size_t)s.cap_seen);
+    return found;
 }
 
 /* Whole planes first where an operand is SRAM-resident; when none fits,

@@ -182,6 +182,45 @@ Test(memplan, random_instances_against_exact_solver, .timeout = 60)
     cr_assert_eq(optimal, runs, "worst ratio %.4f", worst);
 }
 
+/* The search stops at mp_lower_bound_aligned, which keeps its result only
+ * if no placement is below the bound: checked against the exact optimum
+ * with coarse alignments, where it is tighter than the max-live bound. */
+Test(memplan, aligned_bound_never_above_the_exact_optimum, .timeout = 60)
+{
+    uint32_t seed = 7;
+    int tighter = 0;
+    for (int r = 0; r < 200; r++) {
+        int n = 2 + (int)(lcg(&seed) % 8);
+        int horizon = n + 2;
+        int64_t align = lcg(&seed) % 2 ? 16 : 4;
+        mp_item it[12];
+        for (int i = 0; i < n; i++) {
+            int f = (int)(lcg(&seed) % (uint32_t)horizon), len = 1 + (int)(lcg(&seed) % (uint32_t)(horizon / 2));
+            it[i].first = f;
+            it[i].last = f + len - 1 < horizon - 1 ? f + len - 1 : horizon - 1;
+            it[i].size = (int64_t)(lcg(&seed) % 100u);
+        }
+        int64_t lb = mp_lower_bound_aligned(it, n, align), ex = exact_total(it, n, align);
+        cr_assert_geq(lb, mp_lower_bound(it, n), "run %d", r);
+        cr_assert_leq(lb, ex, "run %d: bound %lld above the exact optimum %lld", r, (long long)lb, (long long)ex);
+        cr_assert_geq(place(it, n, align), ex, "run %d", r);
+        tighter += lb > mp_lower_bound(it, n);
+    }
+    cr_assert_gt(tighter, 50, "the aligned bound was tighter on %d of 200", tighter);
+}
+
+/* Buffers all live at once (a tile pipeline's SRAM slots): the bound is the
+ * optimum, the most wasteful size placed last. */
+Test(memplan, aligned_bound_is_reached_when_all_are_live)
+{
+    mp_item it[] = {{10, 0, 0, 0}, {33, 0, 0, 0}, {20, 0, 0, 0}, {64, 0, 0, 0}};
+    /* rounded 16 + 48 + 32 + 64 = 160, less the 33-byte buffer's 15 */
+    cr_assert_eq(mp_lower_bound_aligned(it, 4, 16), 145);
+    cr_assert_eq(mp_lower_bound(it, 4), 127);
+    cr_assert_eq(place(it, 4, 16), 145);
+    cr_assert_eq(mp_lower_bound_aligned(it, 4, 1), 127);
+}
+
 /* ---- graphs ---------------------------------------------------------------- */
 
 static void plan_graph(ir_graph *g, const mp_options *o, mp_plan *p)
