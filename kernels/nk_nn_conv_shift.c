@@ -8,7 +8,7 @@
  * of im2col's bounds checks and short runs. The GEMM writes into scratch and
  * the valid columns are copied out. Each output is the same sum of the same
  * products in the same order as by im2col (its padding entries are the same
- * zeros), so the two routes give the same bits (tests/unit/test_kernels_nn.c). */
+ * zeros), so the two routes give the same bits (tests/unit/test_kernels_nn_part.c). */
 #include <string.h>
 
 #include "kernels/nk_nn_internal.h"

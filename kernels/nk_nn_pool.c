@@ -55,6 +55,19 @@ static void taps(const pool3 *g, int dim, int32_t o, int32_t lo, int32_t hi, int
  * whose whole window lies inside), which the compiler vectorizes; the
  * border outputs take the general loop's taps. Maxima are exact and the
  * NaN rule (a NaN never wins) is order-free: the same outputs. */
+/* Border outputs [o0, o1) of one input row: only their taps inside it. */
+static void border_max(const pool3 *g, const float *row, int32_t o0, int32_t o1, float *yr)
+{
+    for (int32_t o = o0; o < o1; o++) {
+        int32_t w0, w1;
+        taps(g, 2, o, 0, g->in[2], &w0, &w1);
+        for (int32_t k = w0; k < w1; k++) {
+            float v = row[o * g->s[2] - g->pb[2] + k];
+            yr[o] = v > yr[o] ? v : yr[o];
+        }
+    }
+}
+
 NK_HOT_CLONES static void maxpool_rows(const pool3 *g, const float *xp, float *yp)
 {
     const int32_t sw = g->s[2], kw = g->k[2], pl = g->pb[2], iw = g->in[2], ow = g->out[2];
@@ -77,18 +90,8 @@ NK_HOT_CLONES static void maxpool_rows(const pool3 *g, const float *xp, float *y
                     yr[o] = v > yr[o] ? v : yr[o];
                 }
             }
-            for (int32_t o = 0; o < ow; o++) {
-                if (o == lo)
-                    o = hi;
-                if (o >= ow)
-                    break;
-                int32_t w0, w1;
-                taps(g, 2, o, 0, iw, &w0, &w1);
-                for (int32_t k = w0; k < w1; k++) {
-                    float v = row[o * sw - pl + k];
-                    yr[o] = v > yr[o] ? v : yr[o];
-                }
-            }
+            border_max(g, row, 0, lo, yr);
+            border_max(g, row, hi, ow, yr);
         }
     }
 }

@@ -98,7 +98,6 @@ static int32_t dot_i8(const int8_t *a, const int8_t *b, size_t k)
 }
 #endif
 
-
 nk_status nk_qfc(const nk_qfc_params *p, const int8_t *in, const void *w, const int32_t *bias, int8_t *out,
                  void *scratch)
 {

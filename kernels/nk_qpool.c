@@ -54,6 +54,12 @@ static int8_t maxpool_out(const nk_qpool_params *p, int32_t m)
                                 p->act_max);
 }
 
+/* The output code of window maximum m, from the table when there is one. */
+static int8_t max_code(const nk_qpool_params *p, const int8_t *table, int32_t m)
+{
+    return table ? table[m + 128] : maxpool_out(p, m);
+}
+
 nk_status nk_qmaxpool(const nk_qpool_params *p, const int8_t *in, int8_t *out)
 {
     nk_status st = check(p);
@@ -64,10 +70,13 @@ nk_status nk_qmaxpool(const nk_qpool_params *p, const int8_t *in, int8_t *out)
     const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
     /* The maximum is one of 256 codes: requantize each once (the same
      * function, so the same outputs) and look the windows' maxima up. */
-    int8_t table[256];
-    const int use_table = (int64_t)p->n * p->c * p->h_out * p->w_out >= 1024; /* else tiles: building costs more */
-    for (int32_t v = -128; v < 128 && use_table; v++)
-        table[v + 128] = maxpool_out(p, v);
+    int8_t codes[256];
+    const int8_t *table = NULL; /* below 1024 outputs (tiles) building it costs more */
+    if ((int64_t)p->n * p->c * p->h_out * p->w_out >= 1024) {
+        for (int32_t v = -128; v < 128; v++)
+            codes[v + 128] = maxpool_out(p, v);
+        table = codes;
+    }
     for (int64_t nc = 0; nc < (int64_t)p->n * p->c; nc++) {
         const int8_t *src = in + (size_t)nc * plane;
         for (int32_t oy = 0; oy < p->h_out; oy++) {
@@ -81,7 +90,7 @@ nk_status nk_qmaxpool(const nk_qpool_params *p, const int8_t *in, int8_t *out)
                     for (int32_t ky = 0; ky < p->k_h; ky++, win += (size_t)p->dil_h * (size_t)p->w_in)
                         for (int32_t kx = 0; kx < p->k_w; kx++)
                             m = win[kx * p->dil_w] > m ? win[kx * p->dil_w] : m;
-                    *out++ = use_table ? table[m + 128] : maxpool_out(p, m);
+                    *out++ = max_code(p, table, m);
                     continue;
                 }
                 for (int32_t ky = 0; ky < p->k_h; ky++) {
@@ -96,7 +105,7 @@ nk_status nk_qmaxpool(const nk_qpool_params *p, const int8_t *in, int8_t *out)
                     }
                 }
                 /* a window wholly in padding (dilation): real 0 */
-                *out++ = m == -129 ? (int8_t)nk_clamp_i32(p->out_zp, p->act_min, p->act_max) : use_table ? table[m + 128] : maxpool_out(p, m);
+                *out++ = m == -129 ? (int8_t)nk_clamp_i32(p->out_zp, p->act_min, p->act_max) : max_code(p, table, m);
             }
         }
     }
