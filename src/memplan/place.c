@@ -35,18 +35,7 @@ static int64_t align_up(int64_t v, int64_t a)
 
 int64_t mp_lower_bound(const mp_item *items, int n)
 {
-    /* a sweep over lifetime events: +size at first, -size after last */
-    int64_t best = 0;
-    for (int i = 0; i < n; i++) {
-        /* the live sum only rises at some item's first step */
-        int64_t live = 0;
-        for (int j = 0; j < n; j++)
-            if (items[j].first <= items[i].first && items[i].first <= items[j].last)
-                live += items[j].size;
-        if (live > best)
-            best = live;
-    }
-    return best;
+    return mp_lower_bound_aligned(items, n, 1);
 }
 
 /* Items live together are disjoint, so each but the highest is followed
@@ -57,7 +46,7 @@ int64_t mp_lower_bound_aligned(const mp_item *items, int n, int64_t align)
     if (align < 1)
         align = 1;
     int64_t best = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++) { /* the live sum only rises at some item's first step */
         int64_t live = 0, waste = 0;
         for (int j = 0; j < n; j++)
             if (items[j].first <= items[i].first && items[i].first <= items[j].last) {
