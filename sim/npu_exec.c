@@ -85,21 +85,6 @@ npu_status npum_load_qtab(npu_model *m, const npum_insn *x, int32_t n, size_t ks
     return NPU_OK;
 }
 
-static void dma(npu_model *m, const npum_insn *x, bool load)
-{
-    const int64_t *v = x->d.v;
-    uint8_t *d = m->mem->region[v[TGT_F_REGION]].ptr + v[TGT_F_DRAM], *s = m->sram + v[TGT_F_SRAM];
-    for (int64_t z = 0; z < v[TGT_F_C]; z++)
-        for (int64_t y = 0; y < v[TGT_F_H]; y++) {
-            uint8_t *dr = d + z * v[TGT_F_DRAM_CS] + y * v[TGT_F_DRAM_HS];
-            uint8_t *sr = s + z * v[TGT_F_SRAM_CS] + y * v[TGT_F_SRAM_HS];
-            if (load)
-                memmove(sr, dr, (size_t)v[TGT_F_W]);
-            else
-                memmove(dr, sr, (size_t)v[TGT_F_W]);
-        }
-}
-
 static int8_t weight(const uint8_t *w, size_t idx, bool w4)
 {
     return w4 ? nk_int4_get(w, idx) : (int8_t)w[idx];
@@ -407,8 +392,8 @@ npu_status npum_execute(npu_model *m, const npum_insn *x, npu_err *err)
     if (V(A16) || V(IN16))
         return npum_exec_a16(m, x, err);
     switch (m->isa->insns[x->d.insn].sem) {
-    case TGT_SEM_DMA_LOAD: dma(m, x, true); return NPU_OK;
-    case TGT_SEM_DMA_STORE: dma(m, x, false); return NPU_OK;
+    case TGT_SEM_DMA_LOAD: return npum_exec_dma(m, x, true, err);
+    case TGT_SEM_DMA_STORE: return npum_exec_dma(m, x, false, err);
     case TGT_SEM_CONV:
     case TGT_SEM_DWCONV: return conv_epilogue(m, x, err);
     case TGT_SEM_MATMUL: return matmul(m, x, err);

@@ -8,7 +8,9 @@
  * time with a conflicting one, but only by luck of the timing, is a race:
  * another target's numbers would expose it, so it faults here.
  *
- * Started instructions are kept as entries in buckets of the 4 KiB pages
+ * Boxes are in nibbles (host address x 2), so that a4 DMA boxes, whose
+ * DRAM side is int4 codes two per byte, may meet inside a byte without a
+ * race. Started instructions are kept as entries in buckets of the 4 KiB pages
  * they touch, so an instruction is compared only with what shares a page
  * with it. An entry leaves a bucket when a later instruction ordered after
  * it covers its bytes on that page (a race with the old one would be a race
@@ -18,11 +20,16 @@
 
 #include "sim/npu_internal.h"
 
-npum_box npum_box_make(int64_t base, int64_t c, int64_t cs, int64_t h, int64_t hs, int64_t w)
+npum_box npum_box_nib(int64_t base, int64_t c, int64_t cs, int64_t h, int64_t hs, int64_t w)
 {
     if ((h == 1 || hs == w) && (c == 1 || cs == h * w))
         return (npum_box){base, 1, 0, 1, 0, c * h * w};
     return (npum_box){base, c, cs, h, hs, w};
+}
+
+npum_box npum_box_make(int64_t base, int64_t c, int64_t cs, int64_t h, int64_t hs, int64_t w)
+{
+    return npum_box_nib(2 * base, c, 2 * cs, h, 2 * hs, 2 * w);
 }
 
 static int64_t box_end(const npum_box *b)
@@ -87,7 +94,7 @@ bool npum_box_overlap(const npum_box *a, const npum_box *b)
 
 /* ---- entries and page buckets ----------------------------------------------------------- */
 
-enum { PAGE_BITS = 12, ROWS_MAX = 4096 };
+enum { PAGE_BITS = 13, ROWS_MAX = 4096 }; /* 2^13 nibbles: 4 KiB pages */
 
 void npum_hazard_reset(npu_model *m)
 {
@@ -272,7 +279,7 @@ static npu_status race(npu_model *m, const npum_insn *x, const npum_entry *a, co
     if (!tgt_decode(m->isa, m->words, m->nwords, a->word, &d, &e))
         tgt_format(m->isa, &d, dis, sizeof dis);
     int64_t lo = xa->box.base > aa->box.base ? xa->box.base : aa->box.base;
-    npum_where(m, lo, where, sizeof where);
+    npum_where(m, lo / 2, where, sizeof where);
     return npum_fault(m, err, x->index, x->word, &x->d,
                       "unsynchronized access: it %s %s (%s) at cycle %llu, which instruction %u (word %u) `%s` %s "
                       "(%s), and no token or queue order puts instruction %u before it",

@@ -12,9 +12,9 @@
 
 enum { NPUM_MAX_TOKENS = 64 };
 
-/* A 3-D set of bytes in host memory: c planes of h rows of w bytes; a dense
- * range is c = h = 1. Addresses are host addresses, so aliasing regions are
- * seen as what they are. */
+/* A 3-D set of nibbles in host memory: c planes of h rows of w nibbles; a
+ * dense range is c = h = 1. Addresses are host addresses x 2, so aliasing
+ * regions are seen as what they are. */
 typedef struct npum_box {
     int64_t base, c, cs, h, hs, w;
 } npum_box;
@@ -159,6 +159,8 @@ typedef struct qtab {
 } qtab;
 npu_status npum_load_qtab(npu_model *m, const npum_insn *x, int32_t n, size_t kscratch, bool need_mult, qtab *q,
                           npu_err *err);
+/* dma_load / dma_store, a4 included (npu_exec_dma.c). */
+npu_status npum_exec_dma(npu_model *m, const npum_insn *x, bool load, npu_err *err);
 /* An instruction with int16 activations (a16 / in16; npu_exec_a16.c). */
 npu_status npum_exec_a16(npu_model *m, const npum_insn *x, npu_err *err);
 npu_status npum_exec_layernorm(npu_model *m, const npum_insn *x, npu_err *err);
@@ -167,8 +169,11 @@ npu_status npum_exec_layernorm(npu_model *m, const npum_insn *x, npu_err *err);
 npu_status npum_run(npu_model *m, npu_err *err);
 
 /* npu_hazard.c */
-/* A box, dense ones normalized to one row (so equal byte sets compare equal). */
+/* A box in nibbles (the race check's unit) from one in bytes, dense ones
+ * normalized to one row (so equal sets compare equal); npum_box_nib from
+ * one already in nibbles (an a4 DMA's DRAM side: 2 x host address + dram). */
 npum_box npum_box_make(int64_t base, int64_t c, int64_t cs, int64_t h, int64_t hs, int64_t w);
+npum_box npum_box_nib(int64_t base, int64_t c, int64_t cs, int64_t h, int64_t hs, int64_t w);
 bool npum_box_overlap(const npum_box *a, const npum_box *b);
 void npum_hazard_reset(npu_model *m);
 void npum_hazard_free(npu_model *m);

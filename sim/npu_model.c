@@ -199,7 +199,10 @@ static npu_status dma_dram(npu_model *m, npum_insn *x, const tgt_operand *op, np
         return npum_fault(m, err, x->index, x->word, &x->d, "bad region %lld", (long long)r);
     if (!g->ptr)
         return npum_fault(m, err, x->index, x->word, &x->d, "region %s is not mapped for this job", rn);
+    bool a4 = v[TGT_F_A4] != 0; /* dram and the extent in nibbles */
     uint64_t lo = (uint64_t)v[TGT_F_DRAM], hi = lo + (uint64_t)op->bytes;
+    if (a4)
+        lo /= 2, hi = (hi + 1) / 2;
     if (hi > g->size)
         return npum_fault(m, err, x->index, x->word, &x->d, "%s access [0x%llx, 0x%llx) outside region %s (size 0x%llx)",
                           side, (unsigned long long)lo, (unsigned long long)hi, rn, (unsigned long long)g->size);
@@ -207,13 +210,17 @@ static npu_status dma_dram(npu_model *m, npum_insn *x, const tgt_operand *op, np
         return npum_fault(m, err, x->index, x->word, &x->d, "write to read-only region %s at [0x%llx, 0x%llx)", rn,
                           (unsigned long long)lo, (unsigned long long)hi);
     npum_access *a = &x->acc[x->nacc++];
-    a->box = npum_box_make((int64_t)(intptr_t)(g->ptr + lo), v[TGT_F_C], v[TGT_F_DRAM_CS], v[TGT_F_H],
-                           v[TGT_F_DRAM_HS], v[TGT_F_W]);
+    if (a4)
+        a->box = npum_box_nib(2 * (int64_t)(intptr_t)g->ptr + v[TGT_F_DRAM], v[TGT_F_C], v[TGT_F_DRAM_CS],
+                              v[TGT_F_H], v[TGT_F_DRAM_HS], v[TGT_F_W]);
+    else
+        a->box = npum_box_make((int64_t)(intptr_t)(g->ptr + lo), v[TGT_F_C], v[TGT_F_DRAM_CS], v[TGT_F_H],
+                               v[TGT_F_DRAM_HS], v[TGT_F_W]);
     a->write = op->write;
     a->sram = false;
     a->field = op->addr;
     x->bus = tgt_region_bus(m->t, r) == TGT_BUS_FLASH ? NPUM_BUS_FLASH : NPUM_BUS_DRAM;
-    uint64_t bytes = (uint64_t)(v[TGT_F_C] * v[TGT_F_H] * v[TGT_F_W]);
+    uint64_t bytes = (uint64_t)tgt_dma_bus_bytes(v);
     if (op->write)
         x->dram_write = bytes;
     else if (x->bus == NPUM_BUS_FLASH)
@@ -236,9 +243,9 @@ static bool in_place_ok(tgt_sem s, const npum_access *w, const npum_access *r)
  * its bytes, for the conflict model and the energy. */
 static void note_sram(const npu_model *m, npum_insn *x, const npum_access *a)
 {
-    const npum_box *b = &a->box;
-    int64_t lo = b->base - (int64_t)(intptr_t)m->sram, bytes = b->c * b->h * b->w;
-    int64_t hi = lo + (b->c - 1) * b->cs + (b->h - 1) * b->hs + b->w; /* one past the last byte */
+    const npum_box *b = &a->box; /* in nibbles */
+    int64_t lo = b->base / 2 - (int64_t)(intptr_t)m->sram, bytes = b->c * b->h * b->w / 2;
+    int64_t hi = lo + ((b->c - 1) * b->cs + (b->h - 1) * b->hs + b->w) / 2; /* one past the last byte */
     int64_t nb = m->t->p[TGT_P_SRAM_BANKS], bank = m->t->p[TGT_P_SRAM_BYTES] / nb;
     if (bytes <= 0 || hi <= lo)
         return;
@@ -289,8 +296,8 @@ static npu_status resolve_operands(npu_model *m, npum_insn *x, npu_err *err)
                 in_place_ok(in->sem, w, r))
                 continue;
             char a[64], b[64];
-            npum_where(m, w->box.base, a, sizeof a);
-            npum_where(m, r->box.base, b, sizeof b);
+            npum_where(m, w->box.base / 2, a, sizeof a);
+            npum_where(m, r->box.base / 2, b, sizeof b);
             return npum_fault(m, err, x->index, x->word, &x->d, "output %s (%s) overlaps input %s (%s)",
                               tgt_fid_name(w->field), a, tgt_fid_name(r->field), b);
         }

@@ -72,6 +72,8 @@ void npu_stats_write_json(const npu_stats *s, FILE *out)
         if (b->level)
             fprintf(out, ", \"first_pos\": %d, \"last_pos\": %d, \"level\": \"%s\"", b->first_pos, b->last_pos,
                     b->level);
+        if (b->packed)
+            fprintf(out, ", \"packed\": true");
         fputc('}', out);
     }
     fprintf(out, "%s]},\n  \"io\": [", s->n_plan ? "\n    " : "");

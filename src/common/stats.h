@@ -50,6 +50,7 @@ typedef struct npu_stats_buffer {
      * positions of the lifetime, and the memory level ("dram", "sram") */
     int first_pos, last_pos;
     const char *level;
+    bool packed; /* int4 codes two per byte (written as "packed": true when set) */
 } npu_stats_buffer;
 
 /* A model input or output as the application sees it. */

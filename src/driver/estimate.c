@@ -14,8 +14,9 @@ void drv_count_words(const tgt_target *t, const uint32_t *words, uint32_t first,
         tgt_operand ops[TGT_MAX_OPERANDS];
         int k = tgt_operands(isa, d.insn, v, ops);
         for (int i = 0; i < k; i++) {
-            /* as the simulator counts: a DMA box is c*h*w bytes on both sides */
-            uint64_t b = dma ? (uint64_t)(v[TGT_F_C] * v[TGT_F_H] * v[TGT_F_W]) : (uint64_t)ops[i].bytes;
+            /* as the simulator counts: a DMA box is c*h*w bytes on both sides (a4: half on the bus) */
+            uint64_t b = !dma ? (uint64_t)ops[i].bytes
+                         : ops[i].dram ? (uint64_t)tgt_dma_bus_bytes(v) : (uint64_t)(v[TGT_F_C] * v[TGT_F_H] * v[TGT_F_W]);
             if (ops[i].bytes <= 0)
                 continue;
             if (ops[i].dram) {

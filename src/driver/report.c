@@ -78,7 +78,8 @@ static void plan_stats(const ir_graph *g, const mp_plan *plan, npu_stats_buffer 
             continue;
         bufs[n_plan++] = (npu_stats_buffer){g->tensors[i]->name, (uint64_t)p->offset, (uint64_t)p->size, p->first,
                                             p->last, p->alias_of >= 0 ? g->tensors[p->alias_of]->name : NULL,
-                                            p->first_pos, p->last_pos, p->level == MP_LEVEL_SRAM ? "sram" : "dram"};
+                                            p->first_pos, p->last_pos, p->level == MP_LEVEL_SRAM ? "sram" : "dram",
+                                            p->packed};
     }
     s->n_plan = n_plan, s->plan = bufs;
     s->arena_bytes = (uint64_t)plan->region_bytes[MP_REGION_ARENA];

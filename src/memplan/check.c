@@ -127,9 +127,12 @@ static npu_status check_tensor(const checker *c, int t, npu_err *err)
         m->last != step_at(c, m->last_pos))
         return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' has lifetime %d..%d (steps %d..%d)", x->name,
                         m->first_pos, m->last_pos, m->first, m->last);
-    if (m->size < (int64_t)ir_tensor_bytes(x) || m->offset < 0)
+    size_t need = m->packed ? (ir_tensor_bytes(x) + 1) / 2 : ir_tensor_bytes(x);
+    if (m->packed && (!(x->flags & IR_TENSOR_INT4_CODES) || m->level != MP_LEVEL_DRAM))
+        return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' is packed but holds no int4 codes in DRAM", x->name);
+    if (m->size < (int64_t)need || m->offset < 0)
         return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' has %lld bytes at offset %lld, needs %zu", x->name,
-                        (long long)m->size, (long long)m->offset, ir_tensor_bytes(x));
+                        (long long)m->size, (long long)m->offset, need);
     if (m->alias_of < 0) {
         if (m->region != expected_region(c->g, x))
             return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' is in region %d, not %d", x->name, m->region,
@@ -154,7 +157,8 @@ static npu_status check_tensor(const checker *c, int t, npu_err *err)
     if (want != MP_REGION_ARENA && want != rm->region)
         return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' belongs in region %d but lies in '%s' (region %d)",
                         x->name, want, tname(c, r), rm->region);
-    if (m->region != rm->region || m->level != rm->level || m->offset < rm->offset || m->offset + m->size > rm->offset + rm->size)
+    if (m->region != rm->region || m->level != rm->level || m->packed != rm->packed || m->offset < rm->offset ||
+        m->offset + m->size > rm->offset + rm->size)
         return npu_fail(err, NPU_EINTERNAL, "memplan check: '%s' [%lld, %lld) is not inside its root '%s' [%lld, %lld)",
                         x->name, (long long)m->offset, (long long)(m->offset + m->size), tname(c, r),
                         (long long)rm->offset, (long long)(rm->offset + rm->size));

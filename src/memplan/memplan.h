@@ -70,6 +70,7 @@ typedef struct mp_tensor {
     int first_pos, last_pos;
     bool in_sram;       /* a cascade's intermediate: only in NPU SRAM, no DRAM home (offset -1) */
     mp_level level;     /* arena tensors: DRAM, or SRAM-resident (offset then in the SRAM level) */
+    bool packed;        /* int4 codes two per byte, low nibble first (size: half, rounded up); DRAM only */
 } mp_tensor;
 
 typedef struct mp_plan {
@@ -116,6 +117,11 @@ typedef struct mp_options {
      * tensors it cannot read or write in place. */
     int64_t sram_bytes;
     const char *no_sram;
+    /* Per tensor id, or NULL: int4 activations to store two codes per byte
+     * while they live in DRAM (the tiler's verdict, tile_a4_packable: its
+     * DMA unpacks and packs them). An in-place output shares its input's
+     * buffer only when both are packed or neither. */
+    const char *packed;
 } mp_options;
 
 /* Plans the quantized graph g along the schedule. */

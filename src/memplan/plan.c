@@ -15,6 +15,7 @@ typedef struct planner {
     int *node_pos, *pos_step; /* the plan's, in the graph's arena */
     int *pos_node;            /* position -> index into g->nodes */
     const int *group;         /* mp_options.group, or NULL */
+    const char *packed;       /* mp_options.packed, or NULL */
     int *pos_group, *pos_gend; /* per position: its cascade's first and last positions */
     char *in_sram;            /* per tensor: a cascade's intermediate, not placed */
     char *level;              /* per root: MP_LEVEL_* (the two-level plan) */
@@ -118,7 +119,21 @@ static mp_region own_region(const planner *pl, const ir_tensor *t)
     return MP_REGION_ARENA;
 }
 
+/* Is t (a root) stored two int4 codes per byte? In DRAM only: the SRAM
+ * level holds one code per byte, as the compute instructions read them. */
+static bool root_packed(const planner *pl, int t)
+{
+    return pl->packed && pl->packed[t] && pl->level[t] == MP_LEVEL_DRAM;
+}
+
 static int64_t root_size(const planner *pl, int t)
+{
+    int64_t b = (int64_t)ir_tensor_bytes(pl->g->tensors[t]);
+    return mp_align_up(root_packed(pl, t) ? (b + 1) / 2 : b, pl->align);
+}
+
+/* Its size in the SRAM level (one code per byte). */
+static int64_t sram_size(const planner *pl, int t)
 {
     return mp_align_up((int64_t)ir_tensor_bytes(pl->g->tensors[t]), pl->align);
 }
@@ -352,8 +367,9 @@ static int write_in_place(planner *pl)
             continue;
         for (int j = 0; j < n->n_inputs; j++) {
             const ir_tensor *x = n->inputs[j];
-            if (!mp_inplace_operand(n, x) || pl->pin[x->id])
-                continue;
+            if (!mp_inplace_operand(n, x) || pl->pin[x->id] ||
+                (pl->packed && pl->packed[x->id] != pl->packed[y->id]))
+                continue; /* one buffer, one layout */
             int64_t ox;
             int r = find_root(pl, x->id, &ox);
             if (ox != 0 || is_pinned_root(pl, r) || ir_tensor_bytes(g->tensors[r]) != ir_tensor_bytes(x) ||
@@ -551,7 +567,7 @@ static npu_status choose_sram(planner *pl, const mp_options *o, const part_sched
         int t = cand[i], j = i;
         for (; j > 0; j--) {
             int u = cand[j - 1];
-            if (gain[u] * root_size(pl, t) >= gain[t] * root_size(pl, u))
+            if (gain[u] * sram_size(pl, t) >= gain[t] * sram_size(pl, u))
                 break;
             cand[j] = u;
         }
@@ -560,7 +576,7 @@ static npu_status choose_sram(planner *pl, const mp_options *o, const part_sched
     memset(live, 0, sizeof *live * (size_t)(pl->np + 1));
     for (int i = 0; i < nc; i++) {
         int t = cand[i];
-        int64_t sz = root_size(pl, t), peak = 0;
+        int64_t sz = sram_size(pl, t), peak = 0;
         for (int k = pl->gfirst[t]; k <= pl->glast[t]; k++)
             peak = live[k] > peak ? live[k] : peak;
         if (peak + sz > o->sram_bytes)
@@ -608,7 +624,7 @@ static void fill_tensors(planner *pl, mp_plan *out)
     for (int t = 0; t < pl->nt; t++) {
         const ir_tensor *x = pl->g->tensors[t];
         mp_tensor *m = &out->t[t];
-        *m = (mp_tensor){own_region(pl, x), -1, root_size(pl, t), -1, -1, -1, -1, -1, pl->in_sram[t] != 0, MP_LEVEL_DRAM};
+        *m = (mp_tensor){own_region(pl, x), -1, root_size(pl, t), -1, -1, -1, -1, -1, pl->in_sram[t] != 0, MP_LEVEL_DRAM, false};
         if (pl->first[t] < 0)
             continue;
         if (is_const(x)) {
@@ -618,6 +634,7 @@ static void fill_tensors(planner *pl, mp_plan *out)
             int64_t off = pl->root_rel[t]; /* resolved by group_lifetimes */
             int r = pl->root[t];
             m->level = (mp_level)pl->level[r];
+            m->packed = root_packed(pl, r) && !pl->in_sram[t];
             if (r == t) {
                 m->offset = pl->root_off[t];
                 m->first_pos = pl->gfirst[t];
@@ -626,6 +643,8 @@ static void fill_tensors(planner *pl, mp_plan *out)
                 m->alias_of = r;
                 m->region = own_region(pl, pl->g->tensors[r]);
                 m->size = (int64_t)ir_tensor_bytes(x); /* a slice keeps its exact bytes */
+                if (m->packed)
+                    m->size = (m->size + 1) / 2;
                 m->offset = pl->root_off[r] + off;
                 m->first_pos = time_of(pl, pl->first[t]);
                 m->last_pos = time_of(pl, pl->last[t]);
@@ -691,7 +710,7 @@ npu_status mp_plan_graph(ir_graph *g, const part_schedule *sched, const mp_optio
     const mp_options *o = opts ? opts : &defaults;
     memset(out, 0, sizeof *out);
     planner pl = {.g = g, .align = o->align > 0 ? o->align : 1, .by_step = o->by_step, .nt = g->n_tensors,
-                  .group = o->group};
+                  .group = o->group, .packed = o->packed};
     int max_in = 1, nn = g->n_nodes, nt = g->n_tensors;
     for (int i = 0; i < nn; i++) {
         if (g->nodes[i]->n_inputs > max_in)

@@ -83,7 +83,7 @@ int tgt_enum_count(tgt_fid f)
 
 static const tgt_sem_field f_dma[] = {
     COMMON, R(REGION), R(DRAM), R(SRAM), R(C), R(H), R(W), R(DRAM_HS), R(DRAM_CS), R(SRAM_HS), R(SRAM_CS),
-    O(CH, 0),
+    O(CH, 0), O(A4, 0),
 };
 static const tgt_sem_field f_conv[] = {
     COMMON, R(SRC), R(DST), R(WGT), R(QTAB), R(IC), R(OC), R(IH), R(IW), R(OH), R(OW), R(KH), R(KW),

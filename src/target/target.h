@@ -320,8 +320,17 @@ typedef struct tgt_operand {
 } tgt_operand;
 
 /* The memory an instruction with field values v reads and writes, by its
- * semantics (docs/isa.md); returns the count written to out. */
+ * semantics (docs/isa.md); returns the count written to out. A DMA with a4
+ * addresses its DRAM side in nibbles: that operand's address and extent are
+ * nibbles (int4 codes), not bytes. */
 int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt_operand out[TGT_MAX_OPERANDS]);
+/* Bytes a DMA box moves on its bus: c*h*w, half of it rounded up with a4
+ * (two int4 codes a byte); what the simulator and the estimates count. */
+static inline int64_t tgt_dma_bus_bytes(const int64_t v[TGT_F_COUNT])
+{
+    int64_t n = v[TGT_F_C] * v[TGT_F_H] * v[TGT_F_W];
+    return v[TGT_F_A4] ? (n + 1) / 2 : n;
+}
 /* Rules between fields the semantics implies: output size matches input,
  * kernel, stride, dilation and padding; padding inside the kernel's extent;
  * clamp_lo <= clamp_hi. */

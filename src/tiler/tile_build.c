@@ -170,7 +170,7 @@ npu_status tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *
 static bool same_place(const mp_plan *p, const ir_tensor *a, const ir_tensor *b)
 {
     return p->t[a->id].region == p->t[b->id].region && p->t[a->id].level == p->t[b->id].level &&
-           p->t[a->id].offset == p->t[b->id].offset;
+           p->t[a->id].offset == p->t[b->id].offset && p->t[a->id].packed == p->t[b->id].packed;
 }
 
 static bool overlap(const mp_plan *p, const ir_tensor *a, const ir_tensor *b)

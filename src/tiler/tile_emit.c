@@ -124,7 +124,7 @@ npu_status tile_emit(tile_ctx *c, tgt_sem sem, const int64_t v[TGT_F_COUNT])
         return tile_fail(c, "encoding: %s", e.msg);
     c->n_words += nw;
     if (sem == TGT_SEM_DMA_LOAD || sem == TGT_SEM_DMA_STORE)
-        c->lay_dram_bytes += v[TGT_F_C] * v[TGT_F_H] * v[TGT_F_W];
+        c->lay_dram_bytes += tgt_dma_bus_bytes(v);
     return sched_issue(c, insn, v, cycles);
 }
 
@@ -231,7 +231,8 @@ npu_status tile_dma(tile_ctx *c, bool store, int ch, const tile_box *b, int64_t 
         v[TGT_F_WAIT] = i == 0 ? wait : 0;
         v[TGT_F_SIGNAL] = i == p.n - 1 ? signal : 0;
         v[TGT_F_CH] = ch;
-        v[TGT_F_REGION] = q->region;
+        v[TGT_F_REGION] = q->region & ~TILE_REGION_A4;
+        v[TGT_F_A4] = (q->region & TILE_REGION_A4) != 0;
         v[TGT_F_DRAM] = q->dram, v[TGT_F_SRAM] = q->sram;
         v[TGT_F_C] = q->c, v[TGT_F_H] = q->h, v[TGT_F_W] = q->w;
         v[TGT_F_DRAM_HS] = q->dram_hs, v[TGT_F_DRAM_CS] = q->dram_cs;
@@ -578,7 +579,15 @@ npu_status tile_tensor_addr(tile_ctx *c, const ir_tensor *t, int *region, int64_
     *off = c->plan->t[t->id].offset;
     if (c->plan->t[t->id].level == MP_LEVEL_SRAM)
         *region = TILE_REGION_SRAM, *off += c->sram_base;
+    else if (c->plan->t[t->id].packed)
+        *region |= TILE_REGION_A4, *off *= 2;
     return NPU_OK;
+}
+
+bool tile_packed(const tile_ctx *c, const ir_tensor *t)
+{
+    return t && !t->data && t->id >= 0 && t->id < c->plan->n_tensors && c->plan->t[t->id].packed &&
+           c->plan->t[t->id].level == MP_LEVEL_DRAM;
 }
 
 tile_axis tile_axis_range(int64_t o0, int64_t o1, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad0)

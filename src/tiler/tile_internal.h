@@ -25,6 +25,11 @@ enum {
  * `dram` is then an SRAM address. Never encoded: tile_pipeline reads such an
  * operand in place (tile_resident.c). */
 enum { TILE_REGION_SRAM = 99 };
+/* Or'ed into the region of a tensor the plan stores packed (mp_tensor.packed,
+ * int4 codes two per byte): its dram offsets and strides are nibbles, one per
+ * element, so the per-op code addresses it as one byte per code; tile_dma
+ * strips the bit and sets the DMA's a4. */
+enum { TILE_REGION_A4 = 0x100 };
 
 typedef struct tile_box {
     int region;
@@ -161,6 +166,8 @@ npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_sche
 
 /* Where a tensor lives: its plan entry, or constant data copied into consts. */
 npu_status tile_tensor_addr(tile_ctx *c, const ir_tensor *t, int *region, int64_t *off);
+/* Does the plan store t packed (int4 codes two per byte in DRAM, TILE_REGION_A4)? */
+bool tile_packed(const tile_ctx *c, const ir_tensor *t);
 npu_status tile_const_add(tile_ctx *c, const void *data, size_t size, int64_t *off);
 /* A dense box of a CHW tensor region (all sizes in bytes). */
 tile_box tile_box_chw(int region, int64_t dram, int64_t H, int64_t W, int64_t sram, int64_t c, int64_t h,

@@ -112,13 +112,65 @@ static npu_status two_level(const tgt_target *t, ir_graph *g, const part_schedul
     return st;
 }
 
+/* Ops whose NPU lowering addresses every activation through
+ * tile_tensor_addr and DMA boxes in element units, so a packed tensor's
+ * nibble addresses reach it unchanged. Views, Concat, Split, Slice,
+ * Transpose, Gather (aliases and byte copies) and MatMul of two activations
+ * are left out. */
+static bool a4_op(const ir_node *n)
+{
+    switch (n->op) {
+    case IR_OP_CONV: case IR_OP_GEMM: case IR_OP_MAX_POOL: case IR_OP_AVERAGE_POOL:
+    case IR_OP_GLOBAL_AVERAGE_POOL: case IR_OP_GLOBAL_MAX_POOL: case IR_OP_ADD: case IR_OP_SUB:
+    case IR_OP_MUL: case IR_OP_MIN: case IR_OP_MAX: case IR_OP_REQUANTIZE: case IR_OP_LUT:
+        return true;
+    case IR_OP_MATMUL: return n->n_inputs >= 2 && n->inputs[1] && n->inputs[1]->data;
+    default: return false;
+    }
+}
+
+const char *tile_a4_packable(const tgt_target *t, const ir_graph *g)
+{
+    const tgt_isa *isa = t->isa;
+    if (!(t->act_dtypes & TGT_DT_INT4) ||
+        !tgt_insn_field(isa, tgt_insn_for_sem(isa, TGT_SEM_DMA_LOAD), TGT_F_A4) ||
+        !tgt_insn_field(isa, tgt_insn_for_sem(isa, TGT_SEM_DMA_STORE), TGT_F_A4))
+        return NULL;
+    char *pk = npu_arena_alloc(g->arena, (size_t)g->n_tensors + 1);
+    if (!pk)
+        return NULL; /* unpacked: still correct */
+    int n = 0;
+    for (int i = 0; i < g->n_tensors; i++) {
+        const ir_tensor *x = g->tensors[i];
+        pk[i] = (x->flags & IR_TENSOR_INT4_CODES) && x->dtype == IR_I8 && !x->data && x->producer &&
+                !(x->flags & (IR_TENSOR_INPUT | IR_TENSOR_OUTPUT));
+    }
+    for (int i = 0; i < g->n_inputs + g->n_outputs; i++) {
+        const ir_tensor *x = i < g->n_inputs ? g->inputs[i] : g->outputs[i - g->n_inputs];
+        pk[x->id] = 0; /* the application's bytes */
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const ir_node *nd = g->nodes[i];
+        if (nd->dead || (nd->unit == IR_UNIT_NPU && a4_op(nd)))
+            continue;
+        for (int j = 0; j < nd->n_inputs + nd->n_outputs; j++) { /* host kernels and byte moves read bytes */
+            const ir_tensor *x = j < nd->n_inputs ? nd->inputs[j] : nd->outputs[j - nd->n_inputs];
+            if (x)
+                pk[x->id] = 0;
+        }
+    }
+    for (int i = 0; i < g->n_tensors; i++)
+        n += pk[i];
+    return n ? pk : NULL;
+}
+
 npu_status tile_memplan(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc, mp_plan *plan,
                         npu_err *err)
 {
     int *group = npu_arena_alloc(g->arena, sizeof(int) * (size_t)(g->n_nodes + 1));
     npu_status st = group ? tile_cascades(t, g, sched, alloc, group, err)
                           : npu_fail(err, NPU_EINTERNAL, "out of memory");
-    mp_options mo = {.align = 16, .group = group};
+    mp_options mo = {.align = 16, .group = group, .packed = tile_a4_packable(t, g)};
     if (st == NPU_OK)
         st = mp_plan_graph(g, sched, &mo, plan, err);
     if (st == NPU_OK)

@@ -38,9 +38,17 @@ npu_status tile_estimate(void *target, const ir_graph *g, const ir_node *n, int6
 npu_status tile_cascades(const tgt_target *t, const ir_graph *g, const part_schedule *sched, npu_alloc alloc,
                          int *group, npu_err *err);
 
+/* The int4 activations to store packed, two codes per byte, in DRAM
+ * (mp_options.packed, per tensor id, in g's arena): on targets with int4
+ * activations whose DMA has the a4 field, those produced and read only by
+ * NPU ops that address them in DMA boxes (not views, Concat, Split, Slice,
+ * host ops, the graph's inputs and outputs). NULL when there are none. */
+const char *tile_a4_packable(const tgt_target *t, const ir_graph *g);
+
 /* The memory-plan stage: the graph planned along the schedule (align 16)
  * with the tiler's cascades kept out of DRAM (tile_cascades,
- * mp_options.group), then checked (mp_check). */
+ * mp_options.group) and the int4 activations of tile_a4_packable packed,
+ * then checked (mp_check). */
 npu_status tile_memplan(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc, mp_plan *plan,
                         npu_err *err);
 

@@ -125,6 +125,44 @@ done
 for m in conv residual bigconv; do
     check_a4 $m 0.95 --wbits 4
 done
+# packed int4 activations (A4, docs/numerics.md): on a small-SRAM variant of
+# edge-v1-wide the activations live in DRAM, and W4A4 stores those only NPU
+# ops touch two codes per byte (DMA a4). Against the same model at
+# --abits 8 (one byte per code, as every int4 code was before) the arena and
+# the DRAM traffic fall (the example CNN's arena halves), a4 DMAs are in the
+# stream, and npusim stays bit-exact with npuref.
+packed_case() { # tag, model.onnx, calib dir, input.npy, SRAM bytes, 1 when the arena must halve
+    tag=$1 onnx=$2 cal=$3 inp=$4 sram=$5 half=$6 o=$W/packed
+    mkdir -p $o
+    for ab in 4 8; do
+        if ! msg=$($B/npucc --target targets/edge-v1-wide.yaml --set npu.sram.bytes=$sram --abits $ab --calib $cal \
+                  -o $o/$tag.a$ab.npub --stats-json $o/$tag.a$ab.json $onnx 2>&1); then
+            echo "FAIL packed $tag --abits $ab: npucc: $msg"; fail=$((fail + 1)); return 1
+        fi
+    done
+    if ! msg=$($B/npusim $o/$tag.a4.npub --input $inp --output $o/$tag.sim.npy 2>&1) ||
+       ! msg=$($B/npuref $o/$tag.a4.npub --input $inp --output $o/$tag.ref.npy 2>&1); then
+        echo "FAIL packed $tag: $msg" | head -c 2000; fail=$((fail + 1)); return 1
+    fi
+    if ! cmp -s $o/$tag.sim.npy $o/$tag.ref.npy; then
+        echo "FAIL packed $tag: npusim differs from npuref"; fail=$((fail + 1)); return 1
+    fi
+    n=$($B/npudis $o/$tag.a4.npub | grep -c ' a4=1')
+    if msg=$($PY -c "import json, sys
+a4, a8 = (json.load(open(f)) for f in sys.argv[1:3])
+half, n = int(sys.argv[3]), int(sys.argv[4])
+m4, m8 = a4['memory']['arena_bytes'], a8['memory']['arena_bytes']
+d4, d8 = (j['dram']['read_bytes'] + j['dram']['write_bytes'] for j in (a4, a8))
+k = sum(1 for b in a4['memory']['plan'] if b.get('packed'))
+print(f'arena {m8} -> {m4} B, DRAM {d8} -> {d4} B, {k} packed buffers, {n} a4 DMAs')
+sys.exit(not (n > 0 and k > 0 and m4 < m8 and d4 < d8 and (not half or 2 * m4 <= m8)))" \
+        $o/$tag.a4.json $o/$tag.a8.json $half $n 2>&1); then
+        echo "ok   packed $tag: bit-exact, $msg"; pass=$((pass + 1))
+    else echo "FAIL packed $tag: $msg"; fail=$((fail + 1)); fi
+}
+packed_case example examples/fmnist/fmnist_cnn.onnx examples/fmnist/calib examples/fmnist/calib/000.npy 32Ki 1
+packed_case bigconv $W/models/bigconv.onnx $W/models/bigconv_calib $W/models/bigconv_input.npy 16Ki 0
+
 # --emit qdq has no int4 activations (opset 13): refused, naming the node
 msg=$($B/npucc --target targets/edge-v1-wide.yaml --calib $W/models/conv_calib --abits 4 --emit qdq \
       -o $W/a4_qdq.onnx $W/models/conv.onnx 2>&1); rc=$?

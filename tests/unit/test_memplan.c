@@ -882,3 +882,36 @@ Test(memplan, check_rejects_overlapping_sram_buffers)
     cr_assert_neq(mp_check(g, &p, &e), NPU_OK); /* t3 now overlaps b in SRAM and is read by the host step */
     ir_graph_free(g);
 }
+
+/* mp_options.packed: an int4 root takes half its bytes in DRAM; an in-place
+ * output shares its input's buffer only with the same packing; mp_check
+ * refuses a packed tensor without int4 codes. */
+Test(memplan, packed_int4_roots_take_half)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    ir_tensor *x = mg_input(g, 8, 4, 4);
+    ir_tensor *a = mg_conv(g, x, 8, 4, 4);
+    ir_tensor *r = mg_op(g, IR_OP_RELU, 1, &a, 8, 4, 4); /* in place over a when packed alike */
+    ir_tensor *b = mg_conv(g, r, 8, 4, 4);
+    mg_output(mg_conv(g, b, 8, 4, 4));
+    char pk[16] = {0};
+    cr_assert_lt(g->n_tensors, 16);
+    pk[a->id] = pk[r->id] = pk[b->id] = 1;
+    a->flags |= IR_TENSOR_INT4_CODES, r->flags |= IR_TENSOR_INT4_CODES, b->flags |= IR_TENSOR_INT4_CODES;
+    mp_options o = {.align = 1, .packed = pk};
+    mp_plan p;
+    plan_graph(g, &o, &p);
+    cr_assert(p.t[a->id].packed && p.t[r->id].packed && p.t[b->id].packed);
+    cr_assert_eq(p.t[a->id].size, S / 2);
+    cr_assert_eq(p.t[r->id].alias_of, a->id);
+    cr_assert_eq(p.region_bytes[MP_REGION_ARENA], S, "two half-size buffers live at once");
+    pk[r->id] = 0; /* r unpacked: not over the packed a */
+    plan_graph(g, &o, &p);
+    cr_assert_eq(p.t[r->id].alias_of, -1);
+    cr_assert(!p.t[r->id].packed && p.t[r->id].size == S);
+    b->flags &= ~(unsigned)IR_TENSOR_INT4_CODES;
+    npu_err e;
+    cr_assert_neq(mp_check(g, &p, &e), NPU_OK);
+    cr_assert(strstr(e.msg, "packed but holds no int4 codes"), "%s", e.msg);
+    ir_graph_free(g);
+}

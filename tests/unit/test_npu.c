@@ -193,6 +193,80 @@ Test(npu, dma_boxes_with_strides)
     rig_close(r);
 }
 
+/* a4: the DRAM side is int4 codes two per byte, addressed in nibbles; odd
+ * nibble origins and row lengths keep the other nibble of a shared byte. */
+Test(npu, dma_a4_unpacks_and_packs_nibbles)
+{
+    rig *r = rig_open("edge-v1");
+    uint8_t *arena = r->reg[TGT_REGION_ARENA], *out = r->reg[TGT_REGION_OUTPUTS];
+    fill(arena, RB, 11);
+    memset(out, 0xab, 64);
+    uint32_t ld = emit(r, "dma_load", KV({"region", TGT_REGION_ARENA}, {"dram", 5}, {"sram", 0x100}, {"c", 2},
+                                         {"h", 3}, {"w", 7}, {"dram_hs", 9}, {"dram_cs", 31}, {"sram_hs", 8},
+                                         {"sram_cs", 32}, {"signal", 1}, {"a4", 1}));
+    emit(r, "dma_store", KV({"ch", 1}, {"region", TGT_REGION_OUTPUTS}, {"dram", 3}, {"sram", 0x100}, {"c", 2},
+                            {"h", 3}, {"w", 7}, {"dram_hs", 7}, {"dram_cs", 21}, {"sram_hs", 8}, {"sram_cs", 32},
+                            {"wait", 1}, {"a4", 1}));
+    END(r, 0);
+    run_ok(r);
+    for (int z = 0; z < 2; z++)
+        for (int y = 0; y < 3; y++)
+            for (int x = 0; x < 7; x++) {
+                int8_t want = nk_int4_get(arena, (size_t)(5 + z * 31 + y * 9 + x));
+                cr_assert_eq((int8_t)r->sram[0x100 + z * 32 + y * 8 + x], want, "sram z%d y%d x%d", z, y, x);
+                cr_assert_eq(nk_int4_get(out, (size_t)(3 + z * 21 + y * 7 + x)), want, "outputs z%d y%d x%d", z, y, x);
+            }
+    cr_assert_eq(nk_int4_get(out, 2), -5, "the low nibble before the box is kept (0xb)");
+    cr_assert_eq(nk_int4_get(out, 45), -6, "the high nibble after the box is kept (0xa)");
+    cr_assert_eq(out[23], 0xab, "nothing past the box is written");
+    cr_assert_eq(r->st.dram_read, 21, "42 codes: 21 bytes on the bus");
+    cr_assert_eq(r->st.dram_write, 21);
+    (void)ld;
+    rig_close(r);
+
+    /* a4 moves half the bytes on the bus; a byte that is no int4 code cannot be stored */
+    r = rig_open("edge-v1");
+    uint32_t l8 = dma1(r, "dma_load", 0, TGT_REGION_ARENA, 0, 0x1000, 4096, 0, 0);
+    uint32_t l4 = emit(r, "dma_load", KV({"region", TGT_REGION_ARENA}, {"dram", 0}, {"sram", 0x2000}, {"c", 1},
+                                         {"h", 1}, {"w", 4096}, {"dram_hs", 4096}, {"dram_cs", 4096},
+                                         {"sram_hs", 4096}, {"sram_cs", 4096}, {"a4", 1}));
+    int64_t lat = r->t->p[TGT_P_DRAM_LATENCY];
+    cr_assert_eq(dur(r, l4) - lat, (dur(r, l8) - lat + 1) / 2, "%lld vs %lld", (long long)dur(r, l4),
+                 (long long)dur(r, l8));
+    r->sram[0x200] = 8;
+    uint32_t bad = dma1(r, "dma_store", 0, TGT_REGION_ARENA, 0, 0x200, 4, 0, 0);
+    END(r, 0);
+    run_ok(r);
+    r->n = r->off[bad];
+    r->ninsn = bad;
+    bad = emit(r, "dma_store", KV({"region", TGT_REGION_ARENA}, {"dram", 0}, {"sram", 0x200}, {"c", 1}, {"h", 1},
+                                  {"w", 4}, {"dram_hs", 4}, {"dram_cs", 4}, {"sram_hs", 4}, {"sram_cs", 4}, {"a4", 1}));
+    END(r, 0);
+    expect_fault(r, "no int4 code", bad);
+    rig_close(r);
+}
+
+/* Two a4 stores on two channels without a token: nibbles [0, 3) and [3, 6)
+ * share a byte and do not conflict; [0, 4) and [3, 6) do. */
+Test(npu, dma_a4_race_check_in_nibbles)
+{
+    for (int overlap = 0; overlap < 2; overlap++) {
+        rig *r = rig_open("edge-v1");
+        emit(r, "dma_store", KV({"region", TGT_REGION_ARENA}, {"dram", 0}, {"sram", 0x0}, {"c", 1}, {"h", 1},
+                                {"w", 3 + overlap}, {"dram_hs", 3 + overlap}, {"dram_cs", 3 + overlap},
+                                {"sram_hs", 3 + overlap}, {"sram_cs", 3 + overlap}, {"a4", 1}));
+        uint32_t b = emit(r, "dma_store", KV({"ch", 1}, {"region", TGT_REGION_ARENA}, {"dram", 3}, {"sram", 0x10},
+                                             {"c", 1}, {"h", 1}, {"w", 3}, {"dram_hs", 3}, {"dram_cs", 3},
+                                             {"sram_hs", 3}, {"sram_cs", 3}, {"a4", 1}));
+        END(r, 0);
+        if (overlap)
+            expect_fault(r, "unsynchronized access", b);
+        else
+            run_ok(r);
+        rig_close(r);
+    }
+}
+
 /* ---- compute against the kernels ----------------------------------------------------- */
 
 enum { SRC = 0x0, WGT = 0x10000, QT = 0x20000, DST = 0x30000, PSUM = 0x40000 };

@@ -21,7 +21,7 @@ Test(stats, json_has_contract_fields_and_derived_values)
 {
     npu_stats_layer layers[2] = {{"conv1", "Conv", "npu", 1000, 256000, 4096, 900, 0, 0},
                                  {"sm\"x", "Softmax", "host", 50, 0, 0, 0, 0, 0}};
-    npu_stats_buffer plan[2] = {{"a", 0, 64, 0, 1, NULL, 0, 3, "dram"}, {"b", 64, 32, 1, 2, "c", 3, 4, "sram"}};
+    npu_stats_buffer plan[2] = {{"a", 0, 64, 0, 1, NULL, 0, 3, "dram", true}, {"b", 64, 32, 1, 2, "c", 3, 4, "sram", false}};
     npu_stats s = {.target = "edge-v1", .model = "m", .cycles_total = 2000, .cycles_npu = 1000,
                    .cycles_host = 1000, .clock_mhz = 500, .macs = 128000, .peak_macs_per_cycle = 256,
                    .dram_read_bytes = 10, .dram_write_bytes = 20, .arena_bytes = 96,
@@ -33,8 +33,8 @@ Test(stats, json_has_contract_fields_and_derived_values)
     const char *want[] = {"\"target\": \"edge-v1\"", "\"cycles\": {\"total\": 2000, \"npu\": 1000, \"host\": 1000}",
                           "\"time_ms\": 0.004000", "\"mac_utilization\": 0.500000",
                           "\"dram\": {\"read_bytes\": 10, \"write_bytes\": 20}", "\"arena_lower_bound_bytes\": 96",
-                          "\"alias_of\": \"c\"", "\"first_pos\": 0, \"last_pos\": 3, \"level\": \"dram\"",
-                          "\"first_pos\": 3, \"last_pos\": 4, \"level\": \"sram\"", "\"name\": \"sm\\\"x\"", "\"bound_cycles\": 900"};
+                          "\"alias_of\": \"c\"", "\"first_pos\": 0, \"last_pos\": 3, \"level\": \"dram\", \"packed\": true}",
+                          "\"first_pos\": 3, \"last_pos\": 4, \"level\": \"sram\"}", "\"name\": \"sm\\\"x\"", "\"bound_cycles\": 900"};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         cr_assert(strstr(j, want[i]), "missing %s in\n%s", want[i], j);
     const char *a_entry = strstr(j, "{\"tensor\": \"a\"");
