@@ -24,6 +24,7 @@ typedef struct win {
                           * place to each loaded input tile (tile_conv_pre), or NULL */
     bool a16;            /* int16 activations (A16W8): es = 2 bytes per element, no partial sums */
     int64_t es;
+    bool in_a4, out_a4;  /* input / stored output packed in DRAM (a4 DMA: half the bus bytes) */
 } win;
 
 /* The epilogue table's SRAM: 256 bytes at a 1024-aligned address (npu-v1 conv's table field has scale 1024). */
@@ -101,13 +102,14 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
     comp *= p->n_chunks;
     tgt_defaults(c->t->isa, di, v);
     v[TGT_F_C] = cin, v[TGT_F_H] = ih, v[TGT_F_W] = iw * w->es, v[TGT_F_DRAM_HS] = w->W * w->es;
-    v[TGT_F_SRAM_HS] = iw * w->es;
+    v[TGT_F_SRAM_HS] = iw * w->es, v[TGT_F_A4] = w->in_a4;
     if (tgt_timing(c->t, di, v, &ld, &e) != NPU_OK)
         return false;
     v[TGT_F_C] = p->ct, v[TGT_F_H] = p->oht, v[TGT_F_W] = p->owt * w->es, v[TGT_F_DRAM_HS] = w->OW * w->es;
-    v[TGT_F_SRAM_HS] = p->owt * w->es;
+    v[TGT_F_SRAM_HS] = p->owt * w->es, v[TGT_F_A4] = w->out_a4;
     if (tgt_timing(c->t, di, v, &stc, &e) != NPU_OK)
         return false;
+    v[TGT_F_A4] = 0;
     if (p->w_slot) {
         v[TGT_F_C] = 1, v[TGT_F_H] = 1, v[TGT_F_W] = p->w_slot, v[TGT_F_DRAM_HS] = v[TGT_F_SRAM_HS] = p->w_slot;
         if (tgt_timing(c->t, di, v, &wl, &e) != NPU_OK)
@@ -125,7 +127,8 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
     }
     q = q > tiles * stc ? q : tiles * stc;
     p->cost = q + ld + wl + stc;
-    p->traffic = in_loads * p->in_slot + w_loads * p->w_slot + w->N * w->OC * w->OH * w->OW * w->es;
+    int64_t out_bytes = w->N * w->OC * w->OH * w->OW * w->es; /* packed sides move half */
+    p->traffic = in_loads * p->in_slot / (w->in_a4 ? 2 : 1) + w_loads * p->w_slot + out_bytes / (w->out_a4 ? 2 : 1);
     return true;
 }
 
@@ -637,6 +640,7 @@ static npu_status conv_win(tile_ctx *c, const ir_node *n, const ir_node *fuse, b
     if (w.a16 && fuse)
         return tile_fail(c, "an int16 conv has no fused eltwise");
     w.resident = tile_resident_io(c, n) || (fuse && tile_resident_io(c, fuse));
+    w.in_a4 = tile_packed(c, n->inputs[0]), w.out_a4 = tile_packed(c, (fuse ? fuse : n)->outputs[0]);
     w.icg = w.C / w.G, w.ocg = w.OC / w.G;
     if (w.G > 1 && w.G == w.C && w.OC == w.C && dwconv_ok(c, &w)) {
         w.sem = TGT_SEM_DWCONV;
@@ -723,6 +727,7 @@ npu_status tile_pool(tile_ctx *c, const ir_node *n)
              .pt = k.pad_top, .pl = k.pad_left, .G = 1, .icg = k.c, .ocg = k.c, .wbytes_el2 = 2,
              .resident = tile_resident_io(c, n), .a16 = ref_is_a16(n->inputs[0]),
              .es = ref_is_a16(n->inputs[0]) ? 2 : 1};
+    w.in_a4 = tile_packed(c, n->inputs[0]), w.out_a4 = tile_packed(c, n->outputs[0]);
     bool max = n->op == IR_OP_MAX_POOL || n->op == IR_OP_GLOBAL_MAX_POOL;
     qfields q = {k.in_zp, k.out_zp, k.act_min, k.act_max, k.mult, k.shift, k.count_include_pad,
                  max ? TGT_POOL_MAX : TGT_POOL_AVG};
