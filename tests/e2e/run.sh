@@ -131,12 +131,13 @@ done
 # --abits 8 (one byte per code, as every int4 code was before) the arena and
 # the DRAM traffic fall (the example CNN's arena halves), a4 DMAs are in the
 # stream, and npusim stays bit-exact with npuref.
-packed_case() { # tag, model.onnx, calib dir, input.npy, SRAM bytes, 1 when the arena must halve
+packed_case() { # tag, model.onnx, calib dir, input.npy, SRAM bytes, 1 when the arena must halve, npucc flags...
     tag=$1 onnx=$2 cal=$3 inp=$4 sram=$5 half=$6 o=$W/packed
+    shift 6
     mkdir -p $o
     for ab in 4 8; do
         if ! msg=$($B/npucc --target targets/edge-v1-wide.yaml --set npu.sram.bytes=$sram --abits $ab --calib $cal \
-                  -o $o/$tag.a$ab.npub --stats-json $o/$tag.a$ab.json $onnx 2>&1); then
+                  -o $o/$tag.a$ab.npub --stats-json $o/$tag.a$ab.json "$@" $onnx 2>&1); then
             echo "FAIL packed $tag --abits $ab: npucc: $msg"; fail=$((fail + 1)); return 1
         fi
     done
@@ -161,6 +162,7 @@ sys.exit(not (n > 0 and k > 0 and m4 < m8 and d4 < d8 and (not half or 2 * m4 <=
     else echo "FAIL packed $tag: $msg"; fail=$((fail + 1)); fi
 }
 packed_case example examples/fmnist/fmnist_cnn.onnx examples/fmnist/calib examples/fmnist/calib/000.npy 32Ki 1
+packed_case example_w4 examples/fmnist/fmnist_cnn.onnx examples/fmnist/calib examples/fmnist/calib/000.npy 24Ki 1 --wbits 4
 packed_case bigconv $W/models/bigconv.onnx $W/models/bigconv_calib $W/models/bigconv_input.npy 16Ki 0
 
 # --emit qdq has no int4 activations (opset 13): refused, naming the node

@@ -246,6 +246,23 @@ Test(npu, dma_a4_unpacks_and_packs_nibbles)
     rig_close(r);
 }
 
+/* An a4 box is bounded in nibbles: its last nibble must lie in the region. */
+Test(npu, dma_a4_bounds_in_nibbles)
+{
+    for (int w = 1; w <= 2; w++) {
+        rig *r = rig_open("edge-v1");
+        uint32_t ld = emit(r, "dma_load", KV({"region", TGT_REGION_ARENA}, {"dram", 2 * RB - 1}, {"sram", 0},
+                                             {"c", 1}, {"h", 1}, {"w", w}, {"dram_hs", w}, {"dram_cs", w},
+                                             {"sram_hs", w}, {"sram_cs", w}, {"a4", 1}));
+        END(r, 0);
+        if (w == 2)
+            expect_fault(r, "outside region arena", ld);
+        else
+            run_ok(r);
+        rig_close(r);
+    }
+}
+
 /* Two a4 stores on two channels without a token: nibbles [0, 3) and [3, 6)
  * share a byte and do not conflict; [0, 4) and [3, 6) do. */
 Test(npu, dma_a4_race_check_in_nibbles)
