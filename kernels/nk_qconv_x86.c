@@ -217,18 +217,24 @@ VNNI static void pack_b(const nk_qconv2d_params *p, const geom *g, const int8_t 
             if (++kx == (size_t)p->k_w && (kx = 0, ++ky == (size_t)p->k_h))
                 ky = 0, ic++;
         }
+        /* Each tap's pixels gathered into one line first (padded to nb with
+         * the zero point), then one interleave over the block: per output
+         * row it would run on w_out pixels with a scalar tail each time. */
+        int8_t line[4][NB_MAX];
         size_t oy = p0 / (size_t)p->w_out, x0 = p0 % (size_t)p->w_out;
         for (size_t j0 = 0; j0 < valid; oy++, x0 = 0) {
             size_t n = (size_t)p->w_out - x0 < valid - j0 ? (size_t)p->w_out - x0 : valid - j0;
-            int8_t rows[4][NB_MAX];
-            const int8_t *r[4];
-            for (size_t i = 0; i < 4; i++)
-                r[i] = im2col_run(p, &t[i], oy, x0, n, rows[i]);
-            interleave4((const uint8_t *)r[0], (const uint8_t *)r[1], (const uint8_t *)r[2], (const uint8_t *)r[3], n,
-                        dst + 4 * j0);
+            for (size_t i = 0; i < 4; i++) {
+                const int8_t *r = im2col_run(p, &t[i], oy, x0, n, line[i] + j0);
+                if (r != line[i] + j0)
+                    memcpy(line[i] + j0, r, n);
+            }
             j0 += n;
         }
-        memset(dst + 4 * valid, pad, 4 * (nb - valid));
+        for (size_t i = 0; i < 4; i++)
+            memset(line[i] + valid, p->in_zp, nb - valid);
+        interleave4((const uint8_t *)line[0], (const uint8_t *)line[1], (const uint8_t *)line[2],
+                    (const uint8_t *)line[3], nb, dst);
     }
 }
 
