@@ -556,6 +556,7 @@ npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_sche
     out->words = c.words;
     out->n_words = c.n_words;
     out->sram_peak = c.sram_peak + (level > 0 ? t->p[TGT_P_SRAM_BYTES] - c.sram_base : 0);
+    out->sram_need = c.need_peak + (level > 0 ? t->p[TGT_P_SRAM_BYTES] - c.sram_base : 0);
     return NPU_OK;
 }
 

@@ -44,6 +44,9 @@ typedef struct tile_work {
     int n_split;
     int split_load[TILE_MAX_SPLITS], split_comp[TILE_MAX_SPLITS];
     int first_comp, n_comp; /* range of tile_ctx.comp */
+    /* The first load group went out early (emit_prefetch), signalling
+     * LOADED itself: emit_loads skips it, compute 0 still waits for it. */
+    bool pre0;
     int n_store;
     tile_box store[TILE_MAX_STORES];
 } tile_work;
@@ -88,7 +91,8 @@ typedef struct tile_ctx {
     int n_comp, cap_comp;
 
     int64_t sram_used; /* bump allocator of the current layer */
-    int64_t sram_peak;
+    int64_t sram_need; /* the same from 0: what the layer needs wherever it lies */
+    int64_t sram_peak, need_peak; /* the maxima of both */
     bool pending_barrier; /* the last store of the previous pipeline signalled INFREE */
     int last_kind;        /* queue the previous pipeline's loads fed (TILE_Q_*), -1 none */
 
@@ -98,7 +102,10 @@ typedef struct tile_ctx {
     int64_t lay_dram_bytes, lay_sram; /* of the current layer */
     int lay_tiles;
     bool gate_next;          /* the next pipeline orders store j after the loads of work j+1 */
-    int64_t prev_hi;         /* SRAM below this may be in use by the previous pipeline (tile_pipeline) */
+    /* SRAM below the level that the current pipeline's instructions touch,
+     * [pipe_lo, pipe_hi), and the previous pipeline's: its buffers are busy
+     * until its barrier, the rest is free for the next one's prefetch. */
+    int64_t pipe_lo, pipe_hi, prev_lo, prev_hi;
     size_t n_words_at_layer; /* words when the current layer began */
 } tile_ctx;
 

@@ -24,7 +24,7 @@ static npu_status trial(const tgt_target *t, ir_graph *g, const part_schedule *s
     tile_program prog;
     npu_status st = tile_build_ex(t, g, sched, plan, &consts, alloc, miss, &prog, err);
     if (st == NPU_OK) {
-        *sram_peak = prog.sram_peak;
+        *sram_peak = prog.sram_need; /* the tiles' need: buffers placed clear of a layer (clear_base) move */
         *cycles = 0;
         for (int i = 0; i < prog.n_layers; i++)
             *cycles += prog.layers[i].cycles;
