@@ -298,7 +298,7 @@ void tile_store_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram,
 static int64_t clear_base(const tile_ctx *c, int64_t total)
 {
     int64_t above = (c->pipe_hi + 15) & ~(int64_t)15;
-    if (!c->pending_barrier || c->pipe_lo >= c->pipe_hi || total <= c->pipe_lo ||
+    if (c->serial || !c->pending_barrier || c->pipe_lo >= c->pipe_hi || total <= c->pipe_lo ||
         above + total > c->t->p[TGT_P_SRAM_BYTES])
         return 0;
     return above;
@@ -321,6 +321,8 @@ npu_status tile_sram_place(tile_ctx *c, const tile_sram_req *r, int n, const cha
     npu_status st = mp_place(items, n, 16, c->alloc, &total, c->err);
     if (st != NPU_OK)
         return st;
+    if (base + total > c->t->p[TGT_P_SRAM_BYTES] && c->sram_used != c->sram_need)
+        return tile_fail(c, "tiler bug: a second SRAM placement after one placed clear of the previous pipeline");
     if (base + total > c->t->p[TGT_P_SRAM_BYTES])
         return tile_fail(c, "%s", misfit);
     if (c->sram_used == 0)
