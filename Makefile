@@ -199,6 +199,7 @@ test-e2e: all fixtures
 	tests/e2e/timing.sh $(BUILD)
 	@if [ -x tests/e2e/memlevels.sh ]; then tests/e2e/memlevels.sh $(BUILD); fi
 	tests/e2e/fuse.sh $(BUILD)
+	tests/e2e/xlayer.sh $(BUILD)
 	@if [ -x tests/e2e/a16.sh ]; then tests/e2e/a16.sh $(BUILD); fi
 	@if [ -x tests/e2e/precision.sh ]; then tests/e2e/precision.sh $(BUILD); fi
 

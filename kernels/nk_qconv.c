@@ -315,13 +315,14 @@ size_t nk_qconv2d_fast_packed_size(const nk_qconv2d_params *p)
 }
 
 nk_status nk_qconv2d_fast_packed(const nk_qconv2d_params *p, const int8_t *in, const void *w, const int32_t *bias,
-                                 int8_t *out, int32_t *raw, void *scratch, void *packed, int reuse)
+                                 int8_t *out, int32_t *raw, void *scratch, void *packed, int reuse,
+                                 const nk_parallel *par)
 {
     if (!packed || nk_qconv2d_fast_packed_size(p) == 0)
         return nk_qconv2d_fast(p, in, w, bias, out, raw, scratch);
     if (!in || !w || !scratch || (!raw && !out))
         return NK_EARG;
-    nk_qfast_vnni_conv(p, in, w, bias, raw ? NULL : out, raw, scratch, packed, reuse);
+    nk_qfast_vnni_conv(p, in, w, bias, raw ? NULL : out, raw, scratch, packed, reuse, par);
     return NK_OK;
 }
 
@@ -338,7 +339,7 @@ nk_status nk_qconv2d_fast(const nk_qconv2d_params *p, const int8_t *in, const vo
     if (direct(p))
         conv_direct_fast(p, in, w, bias, out, scratch);
     else if (nk_qfast_vnni())
-        nk_qfast_vnni_conv(p, in, w, bias, raw ? NULL : out, raw, scratch, NULL, 0);
+        nk_qfast_vnni_conv(p, in, w, bias, raw ? NULL : out, raw, scratch, NULL, 0, NULL);
     else
         conv_im2col(p, in, w, bias, out, raw, scratch);
     return NK_OK;

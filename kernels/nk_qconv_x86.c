@@ -217,18 +217,24 @@ VNNI static void pack_b(const nk_qconv2d_params *p, const geom *g, const int8_t 
             if (++kx == (size_t)p->k_w && (kx = 0, ++ky == (size_t)p->k_h))
                 ky = 0, ic++;
         }
+        /* Each tap's pixels gathered into one line first (padded to nb with
+         * the zero point), then one interleave over the block: per output
+         * row it would run on w_out pixels with a scalar tail each time. */
+        int8_t line[4][NB_MAX];
         size_t oy = p0 / (size_t)p->w_out, x0 = p0 % (size_t)p->w_out;
         for (size_t j0 = 0; j0 < valid; oy++, x0 = 0) {
             size_t n = (size_t)p->w_out - x0 < valid - j0 ? (size_t)p->w_out - x0 : valid - j0;
-            int8_t rows[4][NB_MAX];
-            const int8_t *r[4];
-            for (size_t i = 0; i < 4; i++)
-                r[i] = im2col_run(p, &t[i], oy, x0, n, rows[i]);
-            interleave4((const uint8_t *)r[0], (const uint8_t *)r[1], (const uint8_t *)r[2], (const uint8_t *)r[3], n,
-                        dst + 4 * j0);
+            for (size_t i = 0; i < 4; i++) {
+                const int8_t *r = im2col_run(p, &t[i], oy, x0, n, line[i] + j0);
+                if (r != line[i] + j0)
+                    memcpy(line[i] + j0, r, n);
+            }
             j0 += n;
         }
-        memset(dst + 4 * valid, pad, 4 * (nb - valid));
+        for (size_t i = 0; i < 4; i++)
+            memset(line[i] + valid, p->in_zp, nb - valid);
+        interleave4((const uint8_t *)line[0], (const uint8_t *)line[1], (const uint8_t *)line[2],
+                    (const uint8_t *)line[3], nb, dst);
     }
 }
 
@@ -364,11 +370,11 @@ static bufs carve(const geom *g, void *scratch)
     return u;
 }
 
-/* One image and group: every pixel block against every weight panel. With
- * packed, block i's im2col lies at packed + i * nb_max * K4 * 4, written
- * there unless reuse says it already is. */
-static void conv_group(const nk_qconv2d_params *p, const geom *g, const bufs *u, const int8_t *gin, const outp *d,
-                       uint8_t *packed, int reuse)
+/* Every pixel block of one image and group against every weight panel.
+ * With packed, block i's im2col lies at packed + i * nb_max * K4 * 4,
+ * written there unless reuse says it already is. */
+static void conv_blocks(const nk_qconv2d_params *p, const geom *g, const bufs *u, const int8_t *gin, const outp *d,
+                        uint8_t *packed, int reuse)
 {
     for (size_t p0 = 0; p0 < g->P; p0 += g->nb_max) {
         size_t valid = g->P - p0 < g->nb_max ? g->P - p0 : g->nb_max;
@@ -387,6 +393,66 @@ static void conv_group(const nk_qconv2d_params *p, const geom *g, const bufs *u,
     }
 }
 
+/* Shared among nk_parallel's parts in two phases: the im2col of every
+ * block (one region of packed apiece), then every (block, weight panel)
+ * pair, each part a contiguous range of them with its own tile of sums.
+ * Each pair writes its own rows and pixels; the packed weights and their
+ * sums are read only. */
+typedef struct blocks_job {
+    const nk_qconv2d_params *p;
+    const geom *g;
+    const bufs *u;
+    const int8_t *gin;
+    const outp *d;
+    uint8_t *packed;
+    size_t nblocks;
+} blocks_job;
+
+static void pack_part(void *ctx, int part, int parts)
+{
+    const blocks_job *j = ctx;
+    const geom *g = j->g;
+    for (size_t i = j->nblocks * (size_t)part / (size_t)parts; i < j->nblocks * (size_t)(part + 1) / (size_t)parts;
+         i++) {
+        size_t p0 = i * g->nb_max, valid = g->P - p0 < g->nb_max ? g->P - p0 : g->nb_max;
+        pack_b(j->p, g, j->gin, p0, (valid + NR - 1) / NR * NR, j->packed + i * g->nb_max * g->K4 * 4);
+    }
+}
+
+static void pairs_part(void *ctx, int part, int parts)
+{
+    const blocks_job *j = ctx;
+    const geom *g = j->g;
+    int32_t tile[MR * NR];
+    size_t n = j->nblocks * g->panels;
+    for (size_t i = n * (size_t)part / (size_t)parts; i < n * (size_t)(part + 1) / (size_t)parts; i++) {
+        size_t blk = i / g->panels, pa = i % g->panels, p0 = blk * g->nb_max;
+        size_t valid = g->P - p0 < g->nb_max ? g->P - p0 : g->nb_max, nb = (valid + NR - 1) / NR * NR;
+        size_t rows = g->cout_g - pa * MR < MR ? g->cout_g - pa * MR : MR;
+        const uint8_t *b = j->packed + blk * g->nb_max * g->K4 * 4;
+        for (size_t c = 0; c < nb; c += NR) {
+            kernel(g->K4, j->u->a + pa * MR * g->K4 * 4, b + c * 4, nb * 4, tile);
+            epilogue(j->d, tile, pa * MR, rows, p0 + c, valid - c < NR ? valid - c : NR);
+        }
+    }
+}
+
+/* One image and group: every pixel block against every weight panel,
+ * shared among par's parts where the im2col has a region per block. */
+static void conv_group(const nk_qconv2d_params *p, const geom *g, const bufs *u, const int8_t *gin, const outp *d,
+                       uint8_t *packed, int reuse, const nk_parallel *par)
+{
+    size_t nblocks = (g->P + g->nb_max - 1) / g->nb_max;
+    if (par && par->parts > 1 && packed && nblocks * g->panels > 1 && g->P * g->cout_g * g->K >= par->min_macs) {
+        blocks_job j = {p, g, u, gin, d, packed, nblocks};
+        if (!reuse)
+            par->run(par->ud, pack_part, &j);
+        par->run(par->ud, pairs_part, &j);
+        return;
+    }
+    conv_blocks(p, g, u, gin, d, packed, reuse);
+}
+
 size_t nk_qfast_vnni_packed_size(const nk_qconv2d_params *p)
 {
     if (p->groups != 1 || p->n != 1)
@@ -396,7 +462,7 @@ size_t nk_qfast_vnni_packed_size(const nk_qconv2d_params *p)
 }
 
 void nk_qfast_vnni_conv(const nk_qconv2d_params *p, const int8_t *in, const void *w, const int32_t *bias,
-                        int8_t *out, int32_t *raw, void *scratch, uint8_t *packed, int reuse)
+                        int8_t *out, int32_t *raw, void *scratch, uint8_t *packed, int reuse, const nk_parallel *par)
 {
     geom g = geometry(p);
     bufs u = carve(&g, scratch);
@@ -406,7 +472,7 @@ void nk_qfast_vnni_conv(const nk_qconv2d_params *p, const int8_t *in, const void
             size_t oc0 = grp * g.cout_g, img = b * (size_t)p->c_out + oc0;
             outp d = {p, bias, u.wsum, out ? out + img * g.P : NULL, raw ? raw + img * g.P : NULL, g.P, oc0};
             const int8_t *gin = in + (b * (size_t)p->c_in + grp * g.cin_g) * g.hw;
-            conv_group(p, &g, &u, gin, &d, packed, reuse);
+            conv_group(p, &g, &u, gin, &d, packed, reuse, par);
         }
     }
 }
@@ -438,9 +504,9 @@ size_t nk_qfast_vnni_packed_size(const nk_qconv2d_params *p)
 }
 
 void nk_qfast_vnni_conv(const nk_qconv2d_params *p, const int8_t *in, const void *w, const int32_t *bias,
-                        int8_t *out, int32_t *raw, void *scratch, uint8_t *packed, int reuse)
+                        int8_t *out, int32_t *raw, void *scratch, uint8_t *packed, int reuse, const nk_parallel *par)
 {
-    (void)p, (void)in, (void)w, (void)bias, (void)out, (void)raw, (void)scratch, (void)packed, (void)reuse;
+    (void)p, (void)in, (void)w, (void)bias, (void)out, (void)raw, (void)scratch, (void)packed, (void)reuse, (void)par;
 }
 
 #endif

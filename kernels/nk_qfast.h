@@ -28,15 +28,30 @@ nk_status nk_qconv2d_fast(const nk_qconv2d_params *p, const int8_t *in, const vo
  * that a reuse sees the same input bytes and the same parameters except
  * c_out, the requantization and the clamp as the call that packed. */
 size_t nk_qconv2d_fast_packed_size(const nk_qconv2d_params *p);
+
+/* The caller's threads (a pool): run calls fn(ctx, part, parts) for every
+ * part 0 .. parts-1, side by side or not, and returns when all are done.
+ * The parts of one call write disjoint outputs and sum in the same order
+ * whatever runs them, so the results do not depend on it. */
+typedef struct nk_parallel {
+    void (*run)(void *ud, void (*fn)(void *ctx, int part, int parts), void *ctx);
+    void *ud;
+    int parts;
+    size_t min_macs; /* smaller layers run on the caller's thread: the hand-off would cost what it saves */
+} nk_parallel;
+
+/* With par (NULL: none) of 2 parts or more, the packed form's blocks of
+ * pixels are shared out among them. */
 nk_status nk_qconv2d_fast_packed(const nk_qconv2d_params *p, const int8_t *in, const void *w, const int32_t *bias,
-                                 int8_t *out, int32_t *raw, void *scratch, void *packed, int reuse);
+                                 int8_t *out, int32_t *raw, void *scratch, void *packed, int reuse,
+                                 const nk_parallel *par);
 
 /* Internal to kernels/nk_qconv*.c: the AVX-512 VNNI path (nk_qconv_x86.c). */
 int nk_qfast_vnni(void);
 size_t nk_qfast_vnni_scratch(const nk_qconv2d_params *p);
 size_t nk_qfast_vnni_packed_size(const nk_qconv2d_params *p);
 void nk_qfast_vnni_conv(const nk_qconv2d_params *p, const int8_t *in, const void *w, const int32_t *bias,
-                        int8_t *out, int32_t *raw, void *scratch, uint8_t *packed, int reuse);
+                        int8_t *out, int32_t *raw, void *scratch, uint8_t *packed, int reuse, const nk_parallel *par);
 /* nk_requant_out(nk_sat_add_i32(acc[i], bias), mult, shift, zp, lo, hi) for i < n. */
 void nk_qfast_requant_row(const int32_t *acc, size_t n, int32_t bias, int32_t mult, int32_t shift, int32_t zp,
                           int32_t lo, int32_t hi, int8_t *out);

@@ -3,6 +3,8 @@
  * 2^23 elements (checked); the rescale saturates. */
 #include "kernels/nk_quant.h"
 
+#include <string.h>
+
 /* The reference build is -O2; these loops need the vectorizer. */
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__OPTIMIZE_SIZE__)
 #pragma GCC optimize("O3")
@@ -60,6 +62,57 @@ static int8_t max_code(const nk_qpool_params *p, const int8_t *table, int32_t m)
     return table ? table[m + 128] : maxpool_out(p, m);
 }
 
+#ifndef __riscv
+enum { QPOOL_ROW_MAX = 1024 };
+
+/* One output row whose windows lie wholly inside vertically (host builds
+ * only: the firmware keeps the one loop below and its simulated cycles).
+ * The column maxima over the window's rows first, a vectorizable pass over
+ * the input row, then the maxima across each window's columns: the same
+ * maxima, so the same outputs. Returns 0 (row not handled) when the row is
+ * too wide for the buffer. */
+static int max_row_inside(const nk_qpool_params *p, const int8_t *table, const int8_t *src, int32_t iy0,
+                          int8_t *out)
+{
+    if (p->w_in > QPOOL_ROW_MAX)
+        return 0;
+    int8_t colmax[QPOOL_ROW_MAX];
+    const int8_t *r0 = src + (size_t)iy0 * (size_t)p->w_in;
+    memcpy(colmax, r0, (size_t)p->w_in);
+    for (int32_t ky = 1; ky < p->k_h; ky++) {
+        const int8_t *r = r0 + (size_t)ky * (size_t)p->dil_h * (size_t)p->w_in;
+        for (int32_t x = 0; x < p->w_in; x++)
+            colmax[x] = r[x] > colmax[x] ? r[x] : colmax[x];
+    }
+    /* the window maxima across columns for every start x whose window is
+     * inside, again a contiguous pass; the rest (padding) tap by tap */
+    int32_t inner = p->w_in - (p->k_w - 1) * p->dil_w;
+    int8_t winmax[QPOOL_ROW_MAX];
+    if (inner > 0) {
+        memcpy(winmax, colmax, (size_t)inner);
+        for (int32_t kx = 1; kx < p->k_w; kx++) {
+            const int8_t *c = colmax + kx * p->dil_w;
+            for (int32_t x = 0; x < inner; x++)
+                winmax[x] = c[x] > winmax[x] ? c[x] : winmax[x];
+        }
+    }
+    for (int32_t ox = 0; ox < p->w_out; ox++) {
+        int32_t ix0 = ox * p->stride_w - p->pad_left, m = -129; /* -129: a window wholly in padding */
+        if (ix0 >= 0 && ix0 < inner) {
+            out[ox] = max_code(p, table, winmax[ix0]);
+            continue;
+        }
+        for (int32_t kx = 0; kx < p->k_w; kx++) {
+            int32_t ix = ix0 + kx * p->dil_w;
+            if (ix >= 0 && ix < p->w_in && colmax[ix] > m)
+                m = colmax[ix];
+        }
+        out[ox] = m == -129 ? (int8_t)nk_clamp_i32(p->out_zp, p->act_min, p->act_max) : max_code(p, table, m);
+    }
+    return 1;
+}
+#endif
+
 nk_status nk_qmaxpool(const nk_qpool_params *p, const int8_t *in, int8_t *out)
 {
     nk_status st = check(p);
@@ -81,6 +134,12 @@ nk_status nk_qmaxpool(const nk_qpool_params *p, const int8_t *in, int8_t *out)
         const int8_t *src = in + (size_t)nc * plane;
         for (int32_t oy = 0; oy < p->h_out; oy++) {
             int32_t iy0 = oy * p->stride_h - p->pad_top;
+#ifndef __riscv
+            if (iy0 >= 0 && iy0 + (p->k_h - 1) * p->dil_h < p->h_in && max_row_inside(p, table, src, iy0, out)) {
+                out += p->w_out;
+                continue;
+            }
+#endif
             for (int32_t ox = 0; ox < p->w_out; ox++) {
                 int32_t ix0 = ox * p->stride_w - p->pad_left;
                 int32_t m = -129; /* below every int8: marks an empty window */

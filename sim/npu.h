@@ -74,6 +74,11 @@ typedef struct npu_run_stats {
 npu_status npu_model_new(const tgt_target *t, npu_alloc alloc, npu_model **out, npu_err *err);
 void npu_model_free(npu_model *m);
 void npu_model_set_events(npu_model *m, npu_event_fn fn, void *ud);
+/* Threads for one conv instruction's pixel blocks (npusim -j N with fewer
+ * inferences than threads); 1, the default, runs every instruction on the
+ * caller's thread. Outputs, cycles and traces do not depend on it: only the
+ * host time does. NPU_EINTERNAL when the pool cannot be allocated. */
+npu_status npu_model_set_threads(npu_model *m, int threads, npu_err *err);
 
 /* Runs one command stream (it must contain `end`; words after it are not
  * read) against mem. st (may be NULL) gets this job's statistics, also on a

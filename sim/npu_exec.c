@@ -254,7 +254,7 @@ static npu_status conv(npu_model *m, const npum_insn *x, bool depthwise, npu_err
     if (acc) {
         int32_t *raw = (int32_t *)(void *)((uint8_t *)q.kscratch + align16(fast));
         if (fast && nk_qconv2d_fast_packed(&p, (const int8_t *)m->sram + V(SRC), m->sram + V(WGT), NULL, NULL, raw,
-                                           q.kscratch, pk, reuse) == NK_OK)
+                                           q.kscratch, pk, reuse, m->pool ? &m->par : NULL) == NK_OK)
             conv_partial(m, x, &q, raw);
         else
             conv_accumulate(m, x, &q, q.kscratch);
@@ -262,7 +262,8 @@ static npu_status conv(npu_model *m, const npum_insn *x, bool depthwise, npu_err
     }
     p.q = (nk_qmults){cout, q.mult, q.shift};
     nk_status s = nk_qconv2d_fast_packed(&p, (const int8_t *)m->sram + V(SRC), m->sram + V(WGT), q.bias,
-                                         (int8_t *)m->sram + V(DST), NULL, q.kscratch, pk, reuse);
+                                         (int8_t *)m->sram + V(DST), NULL, q.kscratch, pk, reuse,
+                                         m->pool ? &m->par : NULL);
     return kernel_status(m, x, s, "nk_qconv2d", err);
 }
 

@@ -7,6 +7,8 @@
 #ifndef SIM_NPU_INTERNAL_H
 #define SIM_NPU_INTERNAL_H
 
+#include "common/npu_pool.h"
+#include "kernels/nk_qfast.h"
 #include "kernels/nk_quant.h"
 #include "sim/npu.h"
 
@@ -78,6 +80,10 @@ typedef struct npum_token {
     uint32_t head, len, cap;
 } npum_token;
 
+/* A conv instruction below this many MACs (some 20 us of VNNI) runs on one
+ * thread: waking the pool's workers and waiting for them costs about that. */
+enum { NPUM_PAR_MIN_MACS = 1 << 21 };
+
 struct npu_model {
     const tgt_target *t;
     const tgt_isa *isa;
@@ -99,6 +105,8 @@ struct npu_model {
     nk_qconv2d_params pk_p;
     int64_t pk_src;
     bool pk_valid;
+    npu_pool *pool;      /* npu_model_set_threads: NULL for one thread */
+    nk_parallel par;     /* its hook for the kernels */
     uint32_t *words_buf; /* the sim seam's copy of a command stream */
     size_t words_cap;
     npu_run_stats totals;

@@ -132,11 +132,31 @@ npu_status npu_model_new(const tgt_target *t, npu_alloc alloc, npu_model **out, 
     return NPU_OK;
 }
 
+/* nk_parallel's run through the model's pool. */
+static void pool_run(void *ud, void (*fn)(void *ctx, int part, int parts), void *ctx)
+{
+    npu_pool_run(ud, fn, ctx);
+}
+
+npu_status npu_model_set_threads(npu_model *m, int threads, npu_err *err)
+{
+    npu_pool_free(m->pool);
+    m->pool = NULL;
+    m->par = (nk_parallel){0};
+    if (threads <= 1)
+        return NPU_OK;
+    if (!(m->pool = npu_pool_new(threads, m->alloc)))
+        return npu_fail(err, NPU_EINTERNAL, "npu: out of memory for %d threads", threads);
+    m->par = (nk_parallel){pool_run, m->pool, npu_pool_threads(m->pool), NPUM_PAR_MIN_MACS};
+    return NPU_OK;
+}
+
 void npu_model_free(npu_model *m)
 {
     if (!m)
         return;
     npu_alloc a = m->alloc;
+    npu_pool_free(m->pool);
     size_t nq = (size_t)m->nq, slots = nq * (size_t)m->depth + nq + 1;
     for (int i = 0; i < m->ntok; i++)
         npu_free(a, m->tok[i].snap, (size_t)m->tok[i].cap * nq * sizeof(uint32_t));

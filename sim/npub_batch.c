@@ -84,6 +84,9 @@ npu_status simrun_batch(simrun *r, const char *path, const simrun_options *o, in
         if (t && st == NPU_OK)
             st = simrun_open(path, &wo, &w[t].r, err);
     }
+    /* threads left over (fewer inferences than threads) go inside the contexts */
+    for (int t = 0; t < nw && st == NPU_OK && threads / nw > 1; t++)
+        st = npu_model_set_threads(simrun_npu(w[t].r), threads / nw, err);
     if (st != NPU_OK) {
         for (int t = 1; t < nw; t++)
             simrun_free(w[t].r);

@@ -122,6 +122,11 @@ const npub_view *simrun_view(const simrun *r)
     return &r->v;
 }
 
+npu_model *simrun_npu(simrun *r)
+{
+    return r->npu;
+}
+
 uint64_t simrun_inferences(const simrun *r)
 {
     return r->inferences;

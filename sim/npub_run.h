@@ -12,6 +12,7 @@
 #include "common/file.h"
 #include "common/stats.h"
 #include "rt/npub.h"
+#include "sim/npu.h"
 #include "sim/sim.h"
 
 typedef struct simrun_options {
@@ -41,6 +42,8 @@ void simrun_trace_end(simrun *r);
 
 /* The validated binary (tensor table, IO) of the run. */
 const npub_view *simrun_view(const simrun *r);
+/* The run's NPU model (npu_model_set_threads). */
+npu_model *simrun_npu(simrun *r);
 
 /* One inference: inputs[i] holds the data of graph input i (dense, its
  * dtype), outputs[j] receives output j. A firmware error or an NPU fault
@@ -63,7 +66,9 @@ typedef void (*simrun_io_fn)(void *ud, int64_t n, const void **ins, void **outs)
  * contexts opened like r (path and o, without the trace) run the next
  * contiguous slices in parallel, and their totals are merged into r. Each
  * inference is independent, so outputs and totals are those of one context
- * running all of them. The error is the first failing inference's. */
+ * running all of them. With fewer inferences than threads, each context's
+ * NPU model splits its conv instructions over threads / contexts threads
+ * (npu_model_set_threads). The error is the first failing inference's. */
 npu_status simrun_batch(simrun *r, const char *path, const simrun_options *o, int threads, int64_t runs,
                         simrun_io_fn io, void *ud, npu_err *err);
 

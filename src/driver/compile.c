@@ -99,7 +99,7 @@ static npu_status stage_quantize(drv_ctx *c, npu_err *err)
         .calib_dir = c->o->calib_dir,
         .read = c->o->calib_read,
         .range = {calib_method(c->o->calib_method), c->o->percentile, c->o->abits},
-        .q = {.wbits = c->o->wbits, .abits = c->o->abits, .n_layer_bits = c->o->n_layer_bits, .layer_bits = lb,
+        .q = {.wbits = c->o->wbits, .abits = c->o->abits, .w4_min_fanin = c->o->w4_min_fanin, .n_layer_bits = c->o->n_layer_bits, .layer_bits = lb,
               .target_file = c->target->file, .target_int4_acts = (c->target->act_dtypes & TGT_DT_INT4) != 0,
               .int_supported = tile_int_supported, .ud = c->target},
         .cle = c->o->cle,

@@ -6,7 +6,7 @@
 void drv_print_usage(FILE *out)
 {
     fputs("usage: npucc --target NAME|FILE.yaml [--set PATH=VALUE] [--calib DIR] [-o OUT] [--emit npub|c|qdq|listing]\n"
-          "             [--wbits 8|4] [--abits 8|4|16] [--calib-method minmax|percentile|kl|mse]\n"
+          "             [--wbits 8|4] [--w4-min-fanin N] [--abits 8|4|16] [--calib-method minmax|percentile|kl|mse]\n"
           "             [--percentile P] [--layer-bits NAME=8] [--accuracy-budget DB]\n"
           "             [--precision auto [--budget-cycles N|--budget-ratio R|--target-sqnr DB]]\n"
           "             [--mean M[,M..]] [--std S[,S..]] [--layout nchw|nhwc] [--resize error|nearest|bilinear]\n"
@@ -83,6 +83,7 @@ static void set_defaults(drv_options *o)
 {
     memset(o, 0, sizeof *o);
     o->wbits = o->abits = 8;
+    o->w4_min_fanin = Q_W4_MIN_FANIN_DEFAULT;
     o->percentile = 99.99f;
     o->calib_method = DRV_CALIB_MINMAX;
     o->bias_correction = 0;
@@ -265,6 +266,12 @@ static npu_status quant_option(arg_cursor *c, bool *matched)
         if (*end || !(db > 0.0))
             return npu_fail(c->err, NPU_EUSAGE, "--accuracy-budget: '%s' is not a positive SQNR in dB", v);
         o->accuracy_budget_db = db;
+    } else if (VALUE("--w4-min-fanin")) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end || end == v || n < 0 || n > 1 << 30)
+            return npu_fail(c->err, NPU_EUSAGE, "--w4-min-fanin: '%s' is not a count of weights (0 or more)", v);
+        o->w4_min_fanin = (int)n;
     } else if (VALUE("--int4-rounding") || VALUE("--weight-rounding")) {
         static const char *const names[] = {"nearest", "adaptive", "gptq"};
         int k = name_index(v, names, 3);

@@ -35,6 +35,7 @@ typedef struct drv_options {
     const char *c_section;   /* --section: the --emit c array's section; NULL: .rodata */
     unsigned c_align;        /* --align: the --emit c array's alignment; 0: 16 */
     int wbits, abits;        /* 8 or 4; abits also 16 (A16W8) */
+    int w4_min_fanin;        /* --w4-min-fanin: under --wbits 4, layers of a smaller fan-in keep 8 bits */
     drv_calib_method calib_method;
     float percentile;        /* --percentile, for the percentile method */
     bool report;

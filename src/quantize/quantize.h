@@ -65,6 +65,10 @@ typedef struct q_layer_stats {
     double *gram;      /* [groups][k][k] E[p p^T], or NULL (too large) */
 } q_layer_stats;
 
+/* --w4-min-fanin's default: 3x3 and 5x5 depthwise convs and stems of up to
+ * two channels keep 8-bit weights under --wbits 4 (measured: docs/numerics.md). */
+enum { Q_W4_MIN_FANIN_DEFAULT = 32 };
+
 typedef struct q_options {
     int wbits;        /* 8 or 4 */
     int abits;        /* 8, or 4: int4 activations (codes -8..7 held one per byte), on targets that declare them,
@@ -73,6 +77,8 @@ typedef struct q_options {
     bool target_int4_acts;   /* the target declares int4 activations (dtypes.activations) */
     bool int4_io;            /* with abits 4: the graph inputs' and outputs' integer versions hold int4 codes
                               * too (false: int8, the measured default: docs/numerics.md) */
+    int w4_min_fanin;        /* with wbits 4: a Conv/Gemm whose output channels each sum fewer weights keeps
+                              * 8-bit ones (0: none); --layer-bits entries win */
     int n_layer_bits;
     const q_layer_bits *layer_bits;
     /* Whether the integer path can run a node (the target and the reference

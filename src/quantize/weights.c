@@ -125,11 +125,19 @@ static const q_layer_stats *stats_for(const q_ctx *c, const ir_node *n)
     return NULL;
 }
 
-static int wbits_for(const q_ctx *c, const ir_node *n)
+/* A --layer-bits entry wins; else --wbits, except that under --wbits 4 a
+ * layer whose output channels each sum fewer than w4_min_fanin weights
+ * (depthwise convs, one-channel stems) keeps 8 bits: with 9 taps a channel
+ * has no other weights for GPTQ to absorb the rounding error in, and such
+ * layers hold few of the model's weights (docs/numerics.md, "int4 that
+ * holds"). */
+static int wbits_for(const q_ctx *c, const ir_node *n, int64_t fan_in)
 {
     for (int i = 0; i < c->opts->n_layer_bits; i++)
         if (c->opts->layer_bits[i].wbits && strcmp(c->opts->layer_bits[i].node, n->name) == 0)
             return c->opts->layer_bits[i].wbits;
+    if (c->opts->wbits == 4 && fan_in < c->opts->w4_min_fanin)
+        return 8;
     return c->opts->wbits;
 }
 
@@ -294,7 +302,7 @@ npu_status q_weighted(q_ctx *c, ir_node *n)
     if (weight_layout(c, n, &L) != NPU_OK)
         return c->err->code;
     int64_t oc = L.oc, per = L.per;
-    int bits = wbits_for(c, n);
+    int bits = wbits_for(c, n, per);
     float s_in = n->inputs[0]->quant->scale[0];
     ir_quant *wq = q_quant_new(g, 0, (int)oc);
     ir_tensor *wt = wq ? ir_tensor_new(g, NULL, bits == 4 ? IR_I4 : IR_I8, L.rank, L.dims) : NULL;

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ref/ref_pool.h"
+#include "common/npu_pool.h"
 
 static const ref_op_entry *find_in(const ref_op_entry *table, ir_op op)
 {
@@ -127,7 +127,7 @@ struct ref_ctx {
     ref_observer_fn observer;
     void *observer_ud;
     int threads;
-    ref_pool *pool;                       /* NULL until a layer is split */
+    npu_pool *pool;                       /* NULL until a layer is split */
     void *part_scratch[REF_MAX_PARTS];    /* parts 1 ..; [0] unused */
     size_t part_cap[REF_MAX_PARTS];
     npu_err *part_err;                    /* threads of them */
@@ -164,7 +164,7 @@ static const ref_split_entry *split_of(const ir_node *n, size_t *scratch, bool *
 
 static void free_parts(ref_ctx *ctx)
 {
-    ref_pool_free(ctx->pool);
+    npu_pool_free(ctx->pool);
     ctx->pool = NULL;
     for (int i = 1; i < REF_MAX_PARTS; i++) {
         npu_free(ctx->alloc, ctx->part_scratch[i], ctx->part_cap[i]);
@@ -230,7 +230,7 @@ npu_status ref_ctx_set_threads(ref_ctx *ctx, int threads, npu_err *err)
     if (!split) /* nothing to split */
         return NPU_OK;
     ctx->part_err = npu_malloc(ctx->alloc, sizeof(npu_err) * (size_t)threads);
-    bool ok = ctx->part_err && (ctx->pool = ref_pool_new(threads, ctx->alloc));
+    bool ok = ctx->part_err && (ctx->pool = npu_pool_new(threads, ctx->alloc));
     for (int i = 1; ok && i < threads; i++) {
         ctx->part_scratch[i] = npu_malloc(ctx->alloc, split);
         ok = ctx->part_scratch[i] != NULL;
@@ -381,7 +381,7 @@ static npu_status ctx_node(ref_ctx *ctx, int k, const ir_node *n, const void *co
     split_job j = {.ctx = ctx, .e = e, .n = n, .in = in, .out = out, .pack = pack};
     npu_err *errs = &ctx->part_err[0], one;
     if (splits) {
-        ref_pool_run(ctx->pool, split_part, &j);
+        npu_pool_run(ctx->pool, split_part, &j);
     } else {
         j.st[0] = e->run_part(n, in, out, ctx->scratch, pack, 0, 1, &one);
         errs = &one;

@@ -503,11 +503,12 @@ static npu_status exact_sizes(tile_ctx *c, tile_program *out, int *cap_layers, i
 npu_status tile_build(const tgt_target *t, const ir_graph *g, const part_schedule *sched, const mp_plan *plan,
                       emit_blob *consts, npu_alloc alloc, tile_program *out, npu_err *err)
 {
-    return tile_build_ex(t, g, sched, plan, consts, alloc, NULL, out, err);
+    return tile_build_ex(t, g, sched, plan, consts, alloc, NULL, false, out, err);
 }
 
 npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_schedule *sched, const mp_plan *plan,
-                         emit_blob *consts, npu_alloc alloc, char *miss, tile_program *out, npu_err *err)
+                         emit_blob *consts, npu_alloc alloc, char *miss, bool serial, tile_program *out,
+                         npu_err *err)
 {
     memset(out, 0, sizeof *out);
     /* the SRAM level sits at the top of the SRAM; the tiles get what lies below it */
@@ -518,7 +519,7 @@ npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_sche
         return npu_fail(err, NPU_EINTERNAL, "tiler: the SRAM level (%lld bytes) leaves no SRAM for tiles",
                         (long long)level);
     tile_ctx c = {.t = &below, .t_full = t, .g = g, .plan = plan, .consts = consts, .alloc = alloc, .err = err,
-                  .sram_base = below.p[TGT_P_SRAM_BYTES], .miss = miss};
+                  .sram_base = below.p[TGT_P_SRAM_BYTES], .miss = miss, .serial = serial};
     c.const_off = npu_malloc(alloc, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
     int *group = npu_malloc(alloc, sizeof(int) * (size_t)(g->n_nodes + 1));
     int n_npu = 0;
@@ -556,6 +557,7 @@ npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_sche
     out->words = c.words;
     out->n_words = c.n_words;
     out->sram_peak = c.sram_peak + (level > 0 ? t->p[TGT_P_SRAM_BYTES] - c.sram_base : 0);
+    out->sram_need = c.need_peak + (level > 0 ? t->p[TGT_P_SRAM_BYTES] - c.sram_base : 0);
     return NPU_OK;
 }
 

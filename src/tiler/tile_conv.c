@@ -19,6 +19,7 @@ typedef struct win {
     const ir_node *fuse; /* an eltwise node applied to each output tile (tile_conv_fused), or NULL */
     bool in_place;       /* fused, and the output overwrites the conv's own input (same shape, stride 1) */
     bool resident;       /* its input or output is SRAM-resident: tiles of whole planes read it in place */
+    bool res_in, res_out; /* which: with whole planes no DMA moves it, so the cost model charges none */
     const ir_node *lut;  /* an npu.Lut run in the conv's output stage (epi_lut, tile_conv_lut), or NULL */
     const ir_node *pre;  /* an eltwise with a C x 1 x 1 operand producing the conv's input, applied in
                           * place to each loaded input tile (tile_conv_pre), or NULL */
@@ -115,7 +116,12 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
         if (tgt_timing(c->t, di, v, &wl, &e) != NPU_OK)
             return false;
     }
-    int64_t loads = in_loads * ld + w_loads * wl + (w->fuse ? tiles * stc : 0), q = tiles * comp;
+    int64_t fl = w->fuse ? tiles * stc : 0; /* the fused eltwise's other operand, a tile like the output */
+    if (w->resident && w->res_in) /* whole planes read in place: no input loads */
+        ld = 0, in_loads = 0;
+    if (w->resident && w->res_out) /* written in place: no stores */
+        stc = 0;
+    int64_t loads = in_loads * ld + w_loads * wl + fl, q = tiles * comp;
     q = q > loads ? q : loads;
     if (w->pre) { /* the vector unit's pass over each loaded input tile */
         int64_t el;
@@ -127,7 +133,7 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
     }
     q = q > tiles * stc ? q : tiles * stc;
     p->cost = q + ld + wl + stc;
-    int64_t out_bytes = w->N * w->OC * w->OH * w->OW * w->es; /* packed sides move half */
+    int64_t out_bytes = stc ? w->N * w->OC * w->OH * w->OW * w->es : 0; /* packed sides move half */
     p->traffic = in_loads * p->in_slot / (w->in_a4 ? 2 : 1) + w_loads * p->w_slot + out_bytes / (w->out_a4 ? 2 : 1);
     return true;
 }
@@ -640,6 +646,8 @@ static npu_status conv_win(tile_ctx *c, const ir_node *n, const ir_node *fuse, b
     if (w.a16 && fuse)
         return tile_fail(c, "an int16 conv has no fused eltwise");
     w.resident = tile_resident_io(c, n) || (fuse && tile_resident_io(c, fuse));
+    w.res_in = tile_tensor_resident(c, n->inputs[0]);
+    w.res_out = tile_tensor_resident(c, (fuse ? fuse : n)->outputs[0]);
     w.in_a4 = tile_packed(c, n->inputs[0]), w.out_a4 = tile_packed(c, (fuse ? fuse : n)->outputs[0]);
     w.icg = w.C / w.G, w.ocg = w.OC / w.G;
     if (w.G > 1 && w.G == w.C && w.OC == w.C && dwconv_ok(c, &w)) {
@@ -664,6 +672,8 @@ static npu_status conv(tile_ctx *c, const ir_node *n, const ir_node *fuse, bool 
         return st;
     w.lut = lut;
     w.pre = pre;
+    w.res_in = w.res_in && !pre; /* a prologue loads the Mul's operand */
+    w.res_out = lut ? tile_tensor_resident(c, lut->outputs[0]) : w.res_out;
     qfields q = {k.in_zp, k.out_zp, k.act_min, k.act_max, 0, 0, 0, 0};
     return run_window(c, n, &w, &q);
 }
@@ -725,7 +735,8 @@ npu_status tile_pool(tile_ctx *c, const ir_node *n)
     win w = {.sem = TGT_SEM_POOL, .N = k.n, .C = k.c, .H = k.h_in, .W = k.w_in, .OC = k.c, .OH = k.h_out,
              .OW = k.w_out, .kh = k.k_h, .kw = k.k_w, .sh = k.stride_h, .sw = k.stride_w, .dh = 1, .dw = 1,
              .pt = k.pad_top, .pl = k.pad_left, .G = 1, .icg = k.c, .ocg = k.c, .wbytes_el2 = 2,
-             .resident = tile_resident_io(c, n), .a16 = ref_is_a16(n->inputs[0]),
+             .resident = tile_resident_io(c, n), .res_in = tile_tensor_resident(c, n->inputs[0]),
+             .res_out = tile_tensor_resident(c, n->outputs[0]), .a16 = ref_is_a16(n->inputs[0]),
              .es = ref_is_a16(n->inputs[0]) ? 2 : 1};
     w.in_a4 = tile_packed(c, n->inputs[0]), w.out_a4 = tile_packed(c, n->outputs[0]);
     bool max = n->op == IR_OP_MAX_POOL || n->op == IR_OP_GLOBAL_MAX_POOL;

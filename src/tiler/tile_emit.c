@@ -96,6 +96,20 @@ static npu_status sched_issue(tile_ctx *c, int insn, const int64_t *v, int64_t c
     return NPU_OK;
 }
 
+/* Widens the pipeline's SRAM range by the instruction's SRAM operands below
+ * the level (the resident tensors above it are the plan's, not the pipeline's). */
+static void note_sram(tile_ctx *c, int insn, const int64_t *v)
+{
+    tgt_operand op[TGT_MAX_OPERANDS];
+    for (int i = 0, n = tgt_operands(c->t->isa, insn, v, op); i < n; i++) {
+        int64_t a = v[op[i].addr];
+        if (op[i].dram || a >= c->t->p[TGT_P_SRAM_BYTES])
+            continue;
+        c->pipe_lo = a < c->pipe_lo ? a : c->pipe_lo;
+        c->pipe_hi = a + op[i].bytes > c->pipe_hi ? a + op[i].bytes : c->pipe_hi;
+    }
+}
+
 npu_status tile_emit(tile_ctx *c, tgt_sem sem, const int64_t v[TGT_F_COUNT])
 {
     int insn = tile_insn(c, sem);
@@ -123,6 +137,7 @@ npu_status tile_emit(tile_ctx *c, tgt_sem sem, const int64_t v[TGT_F_COUNT])
     if (tgt_encode(c->t->isa, insn, v, c->words + c->n_words, c->cap_words - c->n_words, &nw, &e) != NPU_OK)
         return tile_fail(c, "encoding: %s", e.msg);
     c->n_words += nw;
+    note_sram(c, insn, v);
     if (sem == TGT_SEM_DMA_LOAD || sem == TGT_SEM_DMA_STORE)
         c->lay_dram_bytes += tgt_dma_bus_bytes(v);
     return sched_issue(c, insn, v, cycles);
@@ -277,11 +292,24 @@ void tile_store_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram,
 
 /* ---- layer state ---- */
 
+/* Where a layer's first buffers go: from 0, unless that meets the SRAM the
+ * previous pipeline touches and they fit above it. Buffers clear of it let
+ * this layer's weights load while that pipeline still runs (emit_prefetch);
+ * consecutive layers that fit then alternate between the two ends. */
+static int64_t clear_base(const tile_ctx *c, int64_t total)
+{
+    int64_t above = (c->pipe_hi + 15) & ~(int64_t)15;
+    if (c->serial || !c->pending_barrier || c->pipe_lo >= c->pipe_hi || total <= c->pipe_lo ||
+        above + total > c->t->p[TGT_P_SRAM_BYTES])
+        return 0;
+    return above;
+}
+
 npu_status tile_sram_place(tile_ctx *c, const tile_sram_req *r, int n, const char *misfit)
 {
     enum { MAX_REQ = 16 };
     mp_item items[MAX_REQ];
-    int64_t base = (c->sram_used + 15) & ~(int64_t)15, total = 0;
+    int64_t base = (c->sram_used + 15) & ~(int64_t)15, need = (c->sram_need + 15) & ~(int64_t)15, total = 0;
     for (int i = 0; i < n; i++)
         *r[i].off = -1;
     if (n <= 0 || n > MAX_REQ)
@@ -294,22 +322,26 @@ npu_status tile_sram_place(tile_ctx *c, const tile_sram_req *r, int n, const cha
     npu_status st = mp_place(items, n, 16, c->alloc, &total, c->err);
     if (st != NPU_OK)
         return st;
+    if (base + total > c->t->p[TGT_P_SRAM_BYTES] && c->sram_used != c->sram_need)
+        return tile_fail(c, "tiler bug: a second SRAM placement after one placed clear of the previous pipeline");
     if (base + total > c->t->p[TGT_P_SRAM_BYTES])
         return tile_fail(c, "%s", misfit);
+    if (c->sram_used == 0)
+        base = clear_base(c, total);
     for (int i = 0; i < n; i++)
         *r[i].off = base + items[i].offset;
     c->sram_used = base + total;
-    if (c->sram_used > c->sram_peak)
-        c->sram_peak = c->sram_used;
-    if (c->sram_used > c->lay_sram)
-        c->lay_sram = c->sram_used;
+    c->sram_need = need + total;
+    c->sram_peak = c->sram_used > c->sram_peak ? c->sram_used : c->sram_peak;
+    c->need_peak = c->sram_need > c->need_peak ? c->sram_need : c->need_peak;
+    c->lay_sram = c->sram_used > c->lay_sram ? c->sram_used : c->lay_sram;
     return NPU_OK;
 }
 
 void tile_layer_begin(tile_ctx *c)
 {
     c->n_words_at_layer = c->n_words;
-    c->sram_used = 0;
+    c->sram_used = c->sram_need = 0;
     c->n_work = 0;
     c->n_comp = 0;
 }
@@ -393,7 +425,10 @@ static npu_status emit_loads(tile_ctx *c, int j, int64_t first_wait, bool gate)
 {
     const tile_work *w = &c->work[j];
     npu_status st = NPU_OK;
-    for (int g = 0, a = 0; g <= w->n_split && st == NPU_OK && w->n_load; g++) {
+    int g = 0, a = 0;
+    if (w->pre0) /* the first group went out with the prefetch */
+        g = 1, a = w->n_split ? w->split_load[0] : w->n_load;
+    for (; g <= w->n_split && st == NPU_OK && w->n_load; g++) {
         int b = g < w->n_split ? w->split_load[g] : w->n_load;
         st = emit_group(c, w->load + a, b - a, false, a == 0 ? (j >= 2 ? TILE_T_FREE : 0) | first_wait : 0,
                         TILE_T_LOADED | (gate && j >= 1 && b == w->n_load ? TILE_T_NEXT : 0));
@@ -423,22 +458,40 @@ static bool splits_ok(const tile_work *w)
     return true;
 }
 
-/* Overlap at the layer boundary: the first work's loads of read-only data
- * (weights, tables: the constants and flash regions) into SRAM above
- * everything the previous pipeline uses need not wait for its barrier, so
- * they go out first, without a token, while the previous layer still
- * computes; the DMA queue's order puts every later load of this pipeline
- * after them. At least one load of the first group stays behind to take the
- * barrier (the input, which the previous layer may just have stored). */
-static npu_status emit_prefetch(tile_ctx *c, tile_work *w)
+/* Read-only data (weights, tables: the constants and flash regions) into
+ * SRAM clear of everything the previous pipeline touches. */
+static bool prefetchable(const tile_ctx *c, const tile_box *b)
 {
-    int g0 = w->n_split ? w->split_load[0] : w->n_load, h = 0;
+    int64_t end = b->sram + (b->c - 1) * b->sram_cs + (b->h - 1) * b->sram_hs + b->w;
+    return (b->region == TGT_REGION_CONSTANTS || b->region == TGT_REGION_FLASH) &&
+           (b->sram >= c->prev_hi || end <= c->prev_lo);
+}
+
+/* Overlap at the layer boundary: the first work's prefetchable loads need
+ * not wait for the previous pipeline's barrier, so they go out first,
+ * without a token, while the previous layer still computes; the DMA queue's
+ * order puts every later load of this pipeline after them. At least one load
+ * of the first group stays behind to take the barrier (the input, which the
+ * previous layer may just have stored), unless `whole` (the pipeline syncs
+ * on the barrier before its computes): then a first group that is all
+ * prefetchable (an SRAM-resident input leaves the weights alone) goes out
+ * whole and signals LOADED for compute 0. That signal pairs with compute 0's
+ * wait whatever queue the previous pipeline's LOADED consumer was: compute 0
+ * is fetched after the sync, when every earlier wait has taken its token. */
+static npu_status emit_prefetch(tile_ctx *c, tile_work *w, bool whole)
+{
+    int g0 = w->n_split ? w->split_load[0] : w->n_load, h = 0, n_pre = 0;
+    for (int i = 0; i < g0; i++)
+        n_pre += prefetchable(c, &w->load[i]);
+    if (whole && g0 > 0 && n_pre == g0 && w->n_comp > 0) {
+        w->pre0 = true;
+        return emit_group(c, w->load, g0, false, 0, TILE_T_LOADED);
+    }
     tile_box keep[TILE_MAX_LOADS], pre[TILE_MAX_LOADS];
     int nk = 0;
     for (int i = 0; i < g0; i++) {
         const tile_box *b = &w->load[i];
-        bool ro = b->region == TGT_REGION_CONSTANTS || b->region == TGT_REGION_FLASH;
-        if (ro && b->sram >= c->prev_hi && h + 1 < g0)
+        if (prefetchable(c, b) && h + 1 < g0)
             pre[h++] = *b;
         else
             keep[nk++] = *b;
@@ -456,6 +509,32 @@ static npu_status emit_prefetch(tile_ctx *c, tile_work *w)
     for (int s = 0; s < w->n_split; s++)
         w->split_load[s] -= h;
     return NPU_OK;
+}
+
+/* The boundary with the previous pipeline (when a barrier is pending): the
+ * prefetch, then either a sync on BAR or, returned in *first_wait, BAR for
+ * the first load. Fetch runs ahead: when this pipeline's LOADED consumer is
+ * another queue than the last one's, it could take that pipeline's tokens,
+ * so fetch holds (sync) until the last pipeline is done. On the same queue,
+ * FIFO order keeps the pairing and the first load alone waits for the
+ * barrier, unless it went out with the prefetch (or there is none). */
+static npu_status emit_boundary(tile_ctx *c, tile_work *w0, bool same, int64_t *first_wait)
+{
+    *first_wait = 0;
+    npu_status st = emit_prefetch(c, w0, true);
+    if (st != NPU_OK)
+        return st;
+    if (same && w0->n_load && !w0->pre0) {
+        *first_wait = TILE_T_BAR;
+        return NPU_OK;
+    }
+    int64_t v[TGT_F_COUNT];
+    tgt_defaults(c->t->isa, tile_insn(c, TGT_SEM_SYNC), v);
+    v[TGT_F_WAIT] = TILE_T_BAR;
+    /* BAR already implies an idle NPU; drain (where the ISA has it) says so to the hardware too */
+    if (tgt_insn_field(c->t->isa, tile_insn(c, TGT_SEM_SYNC), TGT_F_DRAIN))
+        v[TGT_F_DRAIN] = 1;
+    return tile_emit(c, TGT_SEM_SYNC, v);
 }
 
 /* Emits the works in the order L0 L1 C0 S0 L2 C1 S1 ...: loads of work j+1
@@ -487,35 +566,23 @@ npu_status tile_pipeline(tile_ctx *c)
             (w[j].n_comp == 0 && !w[j].n_store) || !splits_ok(&w[j]))
             return tile_fail(c, "tiler bug: tile %d mixes stores and none, loads and none, copies and compute, or "
                              "splits its loads wrongly", j);
-    /* Fetch runs ahead: when this pipeline's LOADED consumer is another queue
-     * than the last one's, it could take that pipeline's tokens, so fetch
-     * holds (sync) until the last pipeline is done. On the same queue, FIFO
-     * order keeps the pairing and the first load alone waits for the barrier. */
     int kind = w[0].n_comp ? queue_of(&c->t->isa->insns[tile_insn(c, c->comp[w[0].first_comp].sem)], NULL)
                            : TILE_Q_DMA1;
-    bool barrier = c->pending_barrier, same = kind == c->last_kind, gate = c->gate_next;
+    bool barrier = c->pending_barrier, gate = c->gate_next;
     c->gate_next = false;
     if (gate && tile_tokens(c->t) < 6)
         return tile_fail(c, "tiler bug: an in-place pipeline needs a sixth token");
     for (int j = 1; gate && j < n; j++)
         if (!w[j].n_load)
             return tile_fail(c, "tiler bug: an in-place tile %d loads nothing", j);
-    /* the prefetch keeps a load of the first group to wait for the barrier; a
-     * work without loads (resident operands) syncs instead */
-    st = barrier ? emit_prefetch(c, &w[0]) : NPU_OK;
-    if (st == NPU_OK && barrier && (!same || !w[0].n_load)) {
-        int64_t v[TGT_F_COUNT];
-        tgt_defaults(c->t->isa, tile_insn(c, TGT_SEM_SYNC), v);
-        v[TGT_F_WAIT] = TILE_T_BAR;
-        /* BAR already implies an idle NPU; drain (where the ISA has it) says so to the hardware too */
-        if (tgt_insn_field(c->t->isa, tile_insn(c, TGT_SEM_SYNC), TGT_F_DRAIN))
-            v[TGT_F_DRAIN] = 1;
-        st = tile_emit(c, TGT_SEM_SYNC, v);
-    }
+    int64_t first_wait = 0;
+    c->prev_lo = c->pipe_lo, c->prev_hi = c->pipe_hi;
+    c->pipe_lo = INT64_MAX, c->pipe_hi = 0;
+    st = barrier ? emit_boundary(c, &w[0], kind == c->last_kind, &first_wait) : NPU_OK;
     c->pending_barrier = false;
     c->last_kind = kind;
     if (st == NPU_OK)
-        st = emit_loads(c, 0, barrier && same && w[0].n_load ? TILE_T_BAR : 0, gate);
+        st = emit_loads(c, 0, first_wait, gate);
     for (int j = 0; j < n && st == NPU_OK; j++) {
         if (j + 1 < n && (st = emit_loads(c, j + 1, 0, gate)) != NPU_OK)
             break;
@@ -542,7 +609,6 @@ npu_status tile_pipeline(tile_ctx *c)
     }
     if (st == NPU_OK)
         c->pending_barrier = true;
-    c->prev_hi = c->sram_used;
     c->lay_tiles += n;
     c->n_work = 0;
     c->n_comp = 0;

@@ -49,6 +49,9 @@ typedef struct tile_work {
     int n_split;
     int split_load[TILE_MAX_SPLITS], split_comp[TILE_MAX_SPLITS];
     int first_comp, n_comp; /* range of tile_ctx.comp */
+    /* The first load group went out early (emit_prefetch), signalling
+     * LOADED itself: emit_loads skips it, compute 0 still waits for it. */
+    bool pre0;
     int n_store;
     tile_box store[TILE_MAX_STORES];
 } tile_work;
@@ -76,6 +79,7 @@ typedef struct tile_ctx {
     const tgt_target *t_full; /* the target as it is (encoding, checks, timing); NULL: t */
     int64_t sram_base;        /* SRAM address of the SRAM level (the resident tensors) */
     char *miss;               /* per tensor id, or NULL: resident tensors that could not be used in place */
+    bool serial;              /* every layer's buffers from 0 (clear_base off): tile_memplan's trials */
     int n_missed;             /* misses in the current pipeline (then not emitted: a trial) */
     const ir_graph *g;
     const mp_plan *plan;
@@ -93,7 +97,8 @@ typedef struct tile_ctx {
     int n_comp, cap_comp;
 
     int64_t sram_used; /* bump allocator of the current layer */
-    int64_t sram_peak;
+    int64_t sram_need; /* the same from 0: what the layer needs wherever it lies */
+    int64_t sram_peak, need_peak; /* the maxima of both */
     bool pending_barrier; /* the last store of the previous pipeline signalled INFREE */
     int last_kind;        /* queue the previous pipeline's loads fed (TILE_Q_*), -1 none */
 
@@ -103,7 +108,10 @@ typedef struct tile_ctx {
     int64_t lay_dram_bytes, lay_sram; /* of the current layer */
     int lay_tiles;
     bool gate_next;          /* the next pipeline orders store j after the loads of work j+1 */
-    int64_t prev_hi;         /* SRAM below this may be in use by the previous pipeline (tile_pipeline) */
+    /* SRAM below the level that the current pipeline's instructions touch,
+     * [pipe_lo, pipe_hi), and the previous pipeline's: its buffers are busy
+     * until its barrier, the rest is free for the next one's prefetch. */
+    int64_t pipe_lo, pipe_hi, prev_lo, prev_hi;
     size_t n_words_at_layer; /* words when the current layer began */
 } tile_ctx;
 
@@ -128,9 +136,11 @@ npu_status tile_dma(tile_ctx *c, bool store, int ch, const tile_box *b, int64_t 
 /* SRAM of the current layer: 16-byte aligned bump allocation; -1 when it does not fit. */
 /* The buffers of one pipeline (its double-buffered slots, weights, partial
  * sums), placed together by the memory planner's mp_place above what the
- * layer already holds: every one is live while the pipeline runs. When they
- * do not fit the SRAM: tile_fail(c, "%s", misfit) and every *off = -1;
- * NPU_EINTERNAL when memory runs out. */
+ * layer already holds: every one is live while the pipeline runs. A layer's
+ * first call may place them above the previous pipeline's SRAM instead of
+ * from 0 (clear_base), so a pipeline places all its buffers in one call.
+ * When they do not fit the SRAM: tile_fail(c, "%s", misfit) and every
+ * *off = -1; NPU_EINTERNAL when memory runs out. */
 typedef struct tile_sram_req {
     int64_t bytes;
     int64_t *off;
@@ -160,9 +170,12 @@ npu_status tile_resident(tile_ctx *c);
 /* Does node n read or write an SRAM-resident tensor? (Tile choices then
  * prefer boxes that are whole planes.) */
 bool tile_resident_io(const tile_ctx *c, const ir_node *n);
-/* tile_build with c->miss set (tile_memplan's trial builds). */
+/* Is tensor x SRAM-resident in the plan? */
+bool tile_tensor_resident(const tile_ctx *c, const ir_tensor *x);
+/* tile_build with c->miss and c->serial set (tile_memplan's trial builds). */
 npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_schedule *sched, const mp_plan *plan,
-                         emit_blob *consts, npu_alloc alloc, char *miss, tile_program *out, npu_err *err);
+                         emit_blob *consts, npu_alloc alloc, char *miss, bool serial, tile_program *out,
+                         npu_err *err);
 
 /* Where a tensor lives: its plan entry, or constant data copied into consts. */
 npu_status tile_tensor_addr(tile_ctx *c, const ir_tensor *t, int *region, int64_t *off);

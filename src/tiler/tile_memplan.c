@@ -22,9 +22,14 @@ static npu_status trial(const tgt_target *t, ir_graph *g, const part_schedule *s
     emit_blob consts;
     emit_blob_init(&consts, alloc);
     tile_program prog;
-    npu_status st = tile_build_ex(t, g, sched, plan, &consts, alloc, miss, &prog, err);
+    /* Placed serially: the static schedule credits a layer's buffers placed
+     * clear of the one before (clear_base) with more than npusim measures,
+     * and choosing the capacity on it kept fewer tensors resident
+     * (squeezenet1_1 on edge-v1: 116,640 resident bytes instead of 255,536,
+     * 2.14M NPU cycles instead of 2.06M). The real build places them clear. */
+    npu_status st = tile_build_ex(t, g, sched, plan, &consts, alloc, miss, true, &prog, err);
     if (st == NPU_OK) {
-        *sram_peak = prog.sram_peak;
+        *sram_peak = prog.sram_need;
         *cycles = 0;
         for (int i = 0; i < prog.n_layers; i++)
             *cycles += prog.layers[i].cycles;

@@ -302,14 +302,18 @@ static npu_status rewrite_comps(tile_ctx *c, tile_work *w, segs *in, const segs 
     return st == NPU_OK ? check_hazards(c, w) : st;
 }
 
-bool tile_resident_io(const tile_ctx *c, const ir_node *n)
+bool tile_tensor_resident(const tile_ctx *c, const ir_tensor *x)
 {
     const mp_plan *p = c->plan;
-    for (int j = 0; p->sram_bytes > 0 && j < n->n_inputs + n->n_outputs; j++) {
-        const ir_tensor *x = j < n->n_inputs ? n->inputs[j] : n->outputs[j - n->n_inputs];
-        if (x && !x->data && x->id >= 0 && x->id < p->n_tensors && p->t[x->id].level == MP_LEVEL_SRAM)
+    return p->sram_bytes > 0 && x && !x->data && x->id >= 0 && x->id < p->n_tensors &&
+           p->t[x->id].level == MP_LEVEL_SRAM;
+}
+
+bool tile_resident_io(const tile_ctx *c, const ir_node *n)
+{
+    for (int j = 0; j < n->n_inputs + n->n_outputs; j++)
+        if (tile_tensor_resident(c, j < n->n_inputs ? n->inputs[j] : n->outputs[j - n->n_inputs]))
             return true;
-    }
     return false;
 }
 

@@ -187,12 +187,14 @@ static npu_status copy2d(tile_ctx *c, int sr, int64_t so, int64_t ss, int dr, in
 {
     int bufs = rq ? 2 : 1;
     int64_t T = flat_tile(c, rows * rb, bufs, 0, tile_fmax(c, TGT_SEM_REQUANT, TGT_F_LEN));
-    int64_t s[2][2];
-    for (int i = 0; i < 2; i++) { /* a row of bufs slots per double-buffer half */
-        npu_status sp = slots_place(c, s[i], bufs, T, "no copy tile fits the SRAM");
-        if (sp != NPU_OK)
-            return sp;
-    }
+    int64_t s[2][2], o[4];
+    /* bufs slots per double-buffer half, placed in one call (tile_sram_place) */
+    npu_status sp = slots_place(c, o, 2 * bufs, T, "no copy tile fits the SRAM");
+    if (sp != NPU_OK)
+        return sp;
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < bufs; k++)
+            s[i][k] = o[i * bufs + k];
     int j = 0;
     int64_t per = rb <= T ? tile_min(rows, T / rb) : 1; /* whole rows per tile, or pieces of one row */
     for (int64_t r = 0; r < rows; r += per) {

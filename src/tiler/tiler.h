@@ -79,7 +79,8 @@ typedef struct tile_program {
     tile_segment *segments; /* one per NPU step, in step order */
     int n_layers;
     tile_layer *layers;     /* one per NPU node, in order */
-    int64_t sram_peak;
+    int64_t sram_peak; /* one past the highest SRAM byte the program touches */
+    int64_t sram_need; /* the most SRAM a layer's buffers need (placed from 0), the SRAM level included */
 } tile_program;
 
 /* Builds the program for every NPU step of sched. NPU-side constants

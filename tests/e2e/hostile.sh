@@ -60,7 +60,7 @@ expect "FIFO .npub (npuref)" 1 "fifo.npub: $F" 1000 $B/npuref $W/fifo.npub --inp
 expect "FIFO .npub (npusim)" 1 "fifo.npub: $F" 1000 $B/npusim $W/fifo.npub --input $W/x.npy
 expect "FIFO .npub (npudis)" 1 "fifo.npub: $F\$" 1000 $B/npudis $W/fifo.npub
 expect "FIFO firmware" 1 "npusim: [^ ]*fifo.elf: $F\$" 1000 $B/npusim --firmware $W/fifo.elf
-expect "FIFO calibration file" 1 "calib_fifo/a.npy: $F" 1000 $B/npucc $T --calib $W/calib_fifo $W/chain.onnx
+expect "FIFO calibration file" 1 "calib_fifo/a.npy: $F" 1000 $B/npucc $T --calib $W/calib_fifo $W/short.onnx
 expect "FIFO input" 1 "fifo.npub: $F \(--allow-special-files reads it\)" 1000 $B/npuref $W/chain.npub --input $W/fifo.npub
 
 # item 1: Slice steps=[INT64_MIN] (the UBSan case) through npucc and npuref
@@ -93,9 +93,9 @@ expect "two inputs, plain file names" 1 "input 'a': a model with several inputs 
 
 # item 5: non-finite values, the pixel cap
 expect "NaN calibration sample (.npy)" 1 "calib_nan/a.npy: 1 non-finite value \(element 5 is NaN\)" 1000 \
-    $B/npucc $T --calib $W/calib_nan $W/chain.onnx
+    $B/npucc $T --calib $W/calib_nan $W/short.onnx
 expect "Inf calibration sample (.bin)" 1 "calib_bin_inf/a.bin: element 7 \(byte 28\) is \+Inf" 1000 \
-    $B/npucc $T --calib $W/calib_bin_inf $W/chain.onnx
+    $B/npucc $T --calib $W/calib_bin_inf $W/short.onnx
 expect "NaN input warns (npuref)" 0 "npuref: warning: .*nan.npy: 1 non-finite value \(element 5 is NaN\)" 5000 \
     $B/npuref $W/chain.npub --input $W/nan.npy
 expect "NaN input refused (npuref --strict)" 1 "nan.npy: 1 non-finite value .*\(--strict\)" 5000 \

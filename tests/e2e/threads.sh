@@ -39,6 +39,31 @@ for name in first all third; do
             { echo "FAIL threads: the $name trace of -j 1 and -j $j differ"; fail=1; }
     done
 done
+# one inference on 2 and 3 threads: the NPU model splits its conv
+# instructions of 2 M MACs or more over them (npu_model_set_threads), with
+# the same results; a 64-channel 3x3 conv on 24x24 has such instructions
+$PY -c "
+import numpy as np, onnx
+from onnx import helper, TensorProto, numpy_helper
+rng = np.random.default_rng(3)
+w = numpy_helper.from_array((rng.standard_normal((64, 64, 3, 3)) * 0.05).astype(np.float32), 'w')
+n = helper.make_node('Conv', ['x', 'w'], ['y'], name='conv', pads=[1, 1, 1, 1])
+g = helper.make_graph([n], 'big', [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 64, 24, 24])],
+                      [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 64, 24, 24])], [w])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), '$W/big.onnx')
+import os; os.makedirs('$W/big_calib', exist_ok=True)
+np.save('$W/big_calib/a.npy', rng.standard_normal((1, 64, 24, 24)).astype(np.float32))
+np.save('$W/big_x.npy', rng.standard_normal((1, 64, 24, 24)).astype(np.float32))" || exit 1
+$B/npucc --target edge-v1 --calib $W/big_calib -o $W/big.npub $W/big.onnx >/dev/null || { echo "FAIL threads: npucc big"; exit 1; }
+for j in 1 2 3; do
+    $B/npusim $W/big.npub --input $W/big_x.npy --output $W/one$j.npy --stats-json $W/one$j.json --trace $W/one$j.trace \
+        -j $j >/dev/null || { echo "FAIL threads: npusim -j $j on one input"; fail=1; }
+done
+for j in 2 3; do
+    for f in one$j.npy one$j.json one$j.trace; do
+        cmp -s $W/one1.${f#*.} $W/$f || { echo "FAIL threads: one input, -j 1 and -j $j: $f differs"; fail=1; }
+    done
+done
 # the trace check bites: all inferences' trace is not the first one's
 cmp -s $W/tr_first_1.json $W/tr_all_1.json && { echo "FAIL threads: --trace-all wrote one inference"; fail=1; }
 # the check bites: a different batch gives other outputs

@@ -5,6 +5,7 @@
  * rounding ties), biases large enough to saturate. On a host without AVX-512
  * VNNI both sides run the portable code and the raw check still bites. */
 #include <criterion/criterion.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,6 +160,40 @@ Test(qfast, refuses_what_the_portable_kernel_refuses)
     cr_assert_eq(nk_qconv2d_fast(&p, buf, buf, NULL, NULL, raw, NULL), NK_EARG, "no scratch");
 }
 
+/* A random layer that has a packed form (false: none; L is dropped), its
+ * portable outputs in L->out_ref, scratch and a packed buffer to free. */
+typedef struct packed_case {
+    layer L;
+    const void *w;
+    size_t P;
+    void *scr, *pk;
+} packed_case;
+
+static bool packed_make(packed_case *c, uint32_t *seed, int32_t min_c_out)
+{
+    make(&c->L, seed);
+    nk_qconv2d_params *p = &c->L.p;
+    size_t need = nk_qconv2d_fast_packed_size(p);
+    if (need == 0 || p->c_out < min_c_out) {
+        drop(&c->L);
+        return false;
+    }
+    c->w = p->w_format == NK_W_I4 ? (const void *)c->L.w4 : (const void *)c->L.w8;
+    c->P = (size_t)p->h_out * p->w_out;
+    c->scr = malloc(nk_qconv2d_fast_scratch_size(p));
+    c->pk = aligned_alloc(64, (need + 63) / 64 * 64);
+    cr_assert(c->scr && c->pk);
+    cr_assert_eq(nk_qconv2d(p, c->L.in, c->w, c->L.bias, c->L.out_ref, c->scr), NK_OK);
+    return true;
+}
+
+static void packed_drop(packed_case *c)
+{
+    free(c->pk);
+    free(c->scr);
+    drop(&c->L);
+}
+
 /* nk_qconv2d_fast_packed: the im2col built by one call and reused by the
  * next over the same input, for the second half of the output channels
  * (as the NPU model's convs split over channels), gives the portable
@@ -168,37 +203,66 @@ Test(qfast, packed_reuse_matches_portable)
     uint32_t seed = 777;
     int reused = 0;
     for (int t = 0; t < 300; t++) {
-        layer L;
-        make(&L, &seed);
-        nk_qconv2d_params p = L.p;
-        size_t need = nk_qconv2d_fast_packed_size(&p);
-        if (need == 0 || p.c_out < 2) {
-            drop(&L);
+        packed_case c;
+        if (!packed_make(&c, &seed, 2))
             continue;
-        }
-        const void *w = p.w_format == NK_W_I4 ? (const void *)L.w4 : (const void *)L.w8;
-        size_t P = (size_t)p.h_out * p.w_out, kf = nk_qconv2d_fast_scratch_size(&p);
-        void *scr = malloc(kf), *pk = aligned_alloc(64, (need + 63) / 64 * 64);
-        cr_assert_eq(nk_qconv2d(&p, L.in, w, L.bias, L.out_ref, scr), NK_OK);
-        cr_assert_eq(nk_qconv2d_fast_packed(&p, L.in, w, L.bias, L.out_fast, NULL, scr, pk, 0), NK_OK);
-        cr_assert_eq(memcmp(L.out_fast, L.out_ref, (size_t)p.c_out * P), 0, "layer %d: packing call", t);
+        layer *L = &c.L;
+        nk_qconv2d_params p = L->p;
+        cr_assert_eq(nk_qconv2d_fast_packed(&p, L->in, c.w, L->bias, L->out_fast, NULL, c.scr, c.pk, 0, NULL), NK_OK);
+        cr_assert_eq(memcmp(L->out_fast, L->out_ref, (size_t)p.c_out * c.P), 0, "layer %d: packing call", t);
         /* the second half of the channels; int8 weights only (int4 rows need not start on a byte) */
         if (p.w_format == NK_W_I8) {
             int32_t h = p.c_out / 2, K = p.c_in * p.k_h * p.k_w;
             nk_qconv2d_params q = p;
             q.c_out = p.c_out - h;
             if (p.q.n > 1)
-                q.q = (nk_qmults){q.c_out, L.mult + h, L.shift + h};
-            memset(L.out_fast, 0x55, (size_t)q.c_out * P);
-            cr_assert_eq(nk_qconv2d_fast_packed(&q, L.in, L.w8 + (size_t)h * K, L.bias + h, L.out_fast, NULL, scr, pk, 1),
+                q.q = (nk_qmults){q.c_out, L->mult + h, L->shift + h};
+            memset(L->out_fast, 0x55, (size_t)q.c_out * c.P);
+            cr_assert_eq(nk_qconv2d_fast_packed(&q, L->in, L->w8 + (size_t)h * K, L->bias + h, L->out_fast, NULL, c.scr,
+                                                c.pk, 1, NULL),
                          NK_OK);
-            cr_assert_eq(memcmp(L.out_fast, L.out_ref + (size_t)h * P, (size_t)q.c_out * P), 0, "layer %d: reuse", t);
+            cr_assert_eq(memcmp(L->out_fast, L->out_ref + (size_t)h * c.P, (size_t)q.c_out * c.P), 0, "layer %d: reuse",
+                         t);
             reused++;
         }
-        free(pk);
-        free(scr);
-        drop(&L);
+        packed_drop(&c);
     }
     if (nk_qfast_vnni())
         cr_assert_gt(reused, 15, "only %d layers reused", reused);
+}
+
+/* nk_parallel's contract without threads: the parts run here, last first,
+ * so a part that read another's output, or left its share to part 0, shows. */
+static void reverse_run(void *ud, void (*fn)(void *ctx, int part, int parts), void *ctx)
+{
+    int parts = *(const int *)ud;
+    for (int k = parts - 1; k >= 0; k--)
+        fn(ctx, k, parts);
+}
+
+/* The packed conv shared among 2, 3 and 7 parts, packing and reusing,
+ * gives the portable kernel's outputs. */
+Test(qfast, packed_parts_match_portable)
+{
+    uint32_t seed = 4242;
+    int split = 0;
+    for (int t = 0; t < 200; t++) {
+        packed_case c;
+        if (!packed_make(&c, &seed, 1))
+            continue;
+        layer *L = &c.L;
+        int parts = 2 + t % 3 * (t % 2 ? 5 : 1);
+        nk_parallel par = {reverse_run, &parts, parts, 0};
+        for (int reuse = 0; reuse < 2; reuse++) {
+            memset(L->out_fast, 0x55, (size_t)L->p.c_out * c.P);
+            cr_assert_eq(
+                nk_qconv2d_fast_packed(&L->p, L->in, c.w, L->bias, L->out_fast, NULL, c.scr, c.pk, reuse, &par), NK_OK);
+            cr_assert_eq(memcmp(L->out_fast, L->out_ref, (size_t)L->p.c_out * c.P), 0, "layer %d, %d parts, reuse %d",
+                         t, parts, reuse);
+        }
+        split += L->p.c_out > 12 || c.P > 256;
+        packed_drop(&c);
+    }
+    if (nk_qfast_vnni())
+        cr_assert_gt(split, 10, "only %d layers with more than one block or panel", split);
 }

@@ -499,6 +499,61 @@ Test(qpool, golden)
     }
 }
 
+/* Max pooling against a window-by-window reference on random layers:
+ * padding, dilation, strides, ceil-mode sizes, rows wider than the row
+ * path's buffer, and more than 1024 outputs (the requantized-maximum
+ * table), so every route of nk_qmaxpool is compared. */
+static int8_t maxpool_ref_one(const nk_qpool_params *p, const int8_t *plane, int32_t oy, int32_t ox)
+{
+    int32_t m = -129;
+    for (int32_t ky = 0; ky < p->k_h; ky++)
+        for (int32_t kx = 0; kx < p->k_w; kx++) {
+            int32_t iy = oy * p->stride_h - p->pad_top + ky * p->dil_h, ix = ox * p->stride_w - p->pad_left + kx * p->dil_w;
+            if (iy >= 0 && iy < p->h_in && ix >= 0 && ix < p->w_in && plane[iy * p->w_in + ix] > m)
+                m = plane[iy * p->w_in + ix];
+        }
+    if (m == -129)
+        return (int8_t)nk_clamp_i32(p->out_zp, p->act_min, p->act_max);
+    return (int8_t)nk_clamp_i32(nk_requant_out(m - p->in_zp, p->mult, p->shift, p->out_zp, -128, 127), p->act_min,
+                                p->act_max);
+}
+
+Test(qpool, maxpool_random_vs_window_reference)
+{
+    srand(7);
+    for (int t = 0; t < 300; t++) {
+        nk_qpool_params p = {.n = 1 + rand() % 2, .c = 1 + rand() % 3, .k_h = 1 + rand() % 3, .k_w = 1 + rand() % 3,
+                             .stride_h = 1 + rand() % 3, .stride_w = 1 + rand() % 3, .dil_h = 1 + rand() % 2,
+                             .dil_w = 1 + rand() % 2, .in_zp = rand() % 21 - 10, .out_zp = rand() % 21 - 10,
+                             .mult = (1 << 30) + rand() % (1 << 29), .shift = rand() % 3 - 1, .act_min = -128,
+                             .act_max = 127};
+        p.h_in = 1 + rand() % 12;
+        p.w_in = t % 10 == 0 ? 1025 + rand() % 40 : 1 + rand() % 40;
+        if (rand() % 2)
+            p.act_min = p.out_zp;
+        p.pad_top = rand() % p.k_h, p.pad_bottom = rand() % p.k_h;
+        p.pad_left = rand() % p.k_w, p.pad_right = rand() % p.k_w;
+        int32_t span_h = p.dil_h * (p.k_h - 1) + 1, span_w = p.dil_w * (p.k_w - 1) + 1;
+        if (p.h_in + p.pad_top + p.pad_bottom < span_h || p.w_in + p.pad_left + p.pad_right < span_w)
+            continue;
+        p.h_out = (p.h_in + p.pad_top + p.pad_bottom - span_h) / p.stride_h + 1;
+        p.w_out = (p.w_in + p.pad_left + p.pad_right - span_w) / p.stride_w + 1;
+        size_t plane = (size_t)p.h_in * p.w_in, oplane = (size_t)p.h_out * p.w_out, nc = (size_t)(p.n * p.c);
+        int8_t *in = malloc(plane * nc), *out = malloc(oplane * nc);
+        cr_assert(in && out);
+        for (size_t i = 0; i < plane * nc; i++)
+            in[i] = (int8_t)(rand() % 256 - 128);
+        cr_assert_eq(nk_qmaxpool(&p, in, out), NK_OK, "case %d", t);
+        for (size_t k = 0; k < nc; k++)
+            for (int32_t oy = 0; oy < p.h_out; oy++)
+                for (int32_t ox = 0; ox < p.w_out; ox++)
+                    cr_assert_eq(out[k * oplane + (size_t)oy * p.w_out + ox],
+                                 maxpool_ref_one(&p, in + k * plane, oy, ox), "case %d at %zu,%d,%d", t, k, oy, ox);
+        free(in);
+        free(out);
+    }
+}
+
 Test(qbinary, golden)
 {
     for (size_t i = 0; i < COUNT(qk_bin_cases); i++) {

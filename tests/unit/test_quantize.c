@@ -179,6 +179,32 @@ Test(quantize, per_layer_bits_override)
     ir_graph_free(s.g);
 }
 
+/* The conv of build() sums 2 weights per output channel: under --wbits 4 a
+ * minimum fan-in above 2 keeps it at 8 bits, one of 2 does not, and a
+ * --layer-bits entry wins over the rule. */
+static ir_dtype conv_weight_dtype(int min_fanin, const q_layer_bits *lb)
+{
+    sample s = build();
+    float lo[16] = {0}, hi[16];
+    for (int i = 0; i < 16; i++)
+        hi[i] = 1.0f;
+    q_options o = {.wbits = 4, .abits = 8, .w4_min_fanin = min_fanin, .n_layer_bits = lb ? 1 : 0, .layer_bits = lb};
+    npu_err e;
+    cr_assert_eq(q_quantize(s.g, lo, hi, &o, &e), NPU_OK, "%s", e.msg);
+    ir_dtype d = producer_of(s.g, "c:q")->inputs[1]->dtype;
+    ir_graph_free(s.g);
+    return d;
+}
+
+Test(quantize, small_fan_in_keeps_8_bit_weights_under_wbits_4)
+{
+    cr_assert_eq(conv_weight_dtype(3, NULL), IR_I8);
+    cr_assert_eq(conv_weight_dtype(2, NULL), IR_I4);
+    cr_assert_eq(conv_weight_dtype(0, NULL), IR_I4);
+    q_layer_bits lb = {"conv", 4, 0};
+    cr_assert_eq(conv_weight_dtype(32, &lb), IR_I4);
+}
+
 Test(quantize, rejects_unsupported_bit_widths)
 {
     sample s = build();

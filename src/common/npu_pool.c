@@ -1,7 +1,7 @@
-/* Worker threads for the parts of one layer (ref_pool.h). A generation
+/* Worker threads for the parts of one layer (npu_pool.h). A generation
  * counter hands out each call; every worker takes its own part number, so
  * which thread computes which outputs never depends on timing. */
-#include "ref/ref_pool.h"
+#include "common/npu_pool.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -10,22 +10,22 @@
 enum { POOL_MAX = 64 };
 
 typedef struct pool_worker {
-    ref_pool *pool;
+    npu_pool *pool;
     int part;
     pthread_t tid;
     bool started;
 } pool_worker;
 
-struct ref_pool {
+struct npu_pool {
     npu_alloc alloc;
     int threads;
     bool launched; /* the workers were started (some may have failed) */
     pthread_mutex_t mu;
     pthread_cond_t go, done;
-    uint64_t gen;  /* bumped per ref_pool_run */
+    uint64_t gen;  /* bumped per npu_pool_run */
     int pending;   /* started workers still on the current call */
     bool quit;
-    ref_pool_fn fn;
+    npu_pool_fn fn;
     void *ud;
     pool_worker w[POOL_MAX];
 };
@@ -33,7 +33,7 @@ struct ref_pool {
 static void *worker_main(void *arg)
 {
     pool_worker *w = arg;
-    ref_pool *p = w->pool;
+    npu_pool *p = w->pool;
     uint64_t seen = 0;
     pthread_mutex_lock(&p->mu);
     for (;;) {
@@ -42,7 +42,7 @@ static void *worker_main(void *arg)
         if (p->quit)
             break;
         seen = p->gen;
-        ref_pool_fn fn = p->fn;
+        npu_pool_fn fn = p->fn;
         void *ud = p->ud;
         pthread_mutex_unlock(&p->mu);
         fn(ud, w->part, p->threads);
@@ -54,9 +54,9 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-ref_pool *ref_pool_new(int threads, npu_alloc alloc)
+npu_pool *npu_pool_new(int threads, npu_alloc alloc)
 {
-    ref_pool *p = npu_malloc(alloc, sizeof *p);
+    npu_pool *p = npu_malloc(alloc, sizeof *p);
     if (!p)
         return NULL;
     memset(p, 0, sizeof *p);
@@ -71,12 +71,12 @@ ref_pool *ref_pool_new(int threads, npu_alloc alloc)
     return p;
 }
 
-int ref_pool_threads(const ref_pool *p)
+int npu_pool_threads(const npu_pool *p)
 {
     return p ? p->threads : 1;
 }
 
-static void launch(ref_pool *p)
+static void launch(npu_pool *p)
 {
     p->launched = true;
     for (int i = 1; i < p->threads; i++) {
@@ -85,7 +85,7 @@ static void launch(ref_pool *p)
     }
 }
 
-void ref_pool_run(ref_pool *p, ref_pool_fn fn, void *ud)
+void npu_pool_run(npu_pool *p, npu_pool_fn fn, void *ud)
 {
     if (!p || p->threads == 1) {
         fn(ud, 0, 1);
@@ -112,7 +112,7 @@ void ref_pool_run(ref_pool *p, ref_pool_fn fn, void *ud)
     pthread_mutex_unlock(&p->mu);
 }
 
-void ref_pool_free(ref_pool *p)
+void npu_pool_free(npu_pool *p)
 {
     if (!p)
         return;
