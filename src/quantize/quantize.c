@@ -365,6 +365,27 @@ npu_status q_check_bits(const q_options *o, npu_err *err)
     return NPU_OK;
 }
 
+/* An npu.Lut of a conv's int8 output (a Concat's requantization, lut.c)
+ * runs in the conv's output stage only when it follows the conv in the
+ * schedule: move it right after the conv. Its other input is the constant
+ * table, so the order stays topological. */
+static void luts_after_convs(ir_graph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        ir_node *n = g->nodes[i];
+        if (n->dead || n->op != IR_OP_LUT || n->n_inputs != 2 || !n->inputs[1]->data)
+            continue;
+        const ir_node *p = n->inputs[0]->producer;
+        int j = i - 1;
+        while (j >= 0 && g->nodes[j] != p)
+            j--;
+        if (!p || p->op != IR_OP_CONV || j < 0 || ir_use_count(g, n->inputs[0]) != 1)
+            continue;
+        memmove(&g->nodes[j + 2], &g->nodes[j + 1], sizeof *g->nodes * (size_t)(i - j - 1));
+        g->nodes[j + 1] = n;
+    }
+}
+
 npu_status q_quantize(ir_graph *g, const float *lo, const float *hi, const q_options *o, npu_err *err)
 {
     npu_status st0 = q_check_bits(o, err);
@@ -400,6 +421,8 @@ npu_status q_quantize(ir_graph *g, const float *lo, const float *hi, const q_opt
     }
     ir_graph_compact(g);
     npu_status st = ir_graph_toposort(g, err);
+    if (st == NPU_OK)
+        luts_after_convs(g);
     if (st == NPU_OK)
         st = ir_graph_verify(g, err);
     return st;

@@ -128,6 +128,48 @@ npu_status q_make_float_island(q_ctx *c, ir_node *n)
     return NPU_OK;
 }
 
+/* A Concat's npu.Requantize of an int8 conv's output (squeezenet's fire
+ * modules) as an npu.Lut: a function of the one int8 code, so its 256
+ * entries, the requantization evaluated by the reference on every code, give
+ * the same outputs; the tiler then runs it in the conv's output stage
+ * (epi_lut, docs/tiler.md) instead of a pass over DRAM (q_quantize puts
+ * it right after the conv). */
+static npu_status requant_as_lut(q_ctx *c, ir_node *r)
+{
+    ir_tensor *x = r->inputs[0], *y = r->outputs[0];
+    const ir_node *p = x->producer;
+    if (!p || p->op != IR_OP_CONV || ir_use_count(c->g, x) != 1 || (x->flags & IR_TENSOR_OUTPUT) ||
+        x->dtype != IR_I8 || y->dtype != IR_I8 || ((x->flags | y->flags) & IR_TENSOR_INT4_CODES) || !x->quant ||
+        !y->quant || x->quant->count != 1 || y->quant->count != 1)
+        return NPU_OK;
+    int64_t d = 256;
+    int8_t codes[256], table[256];
+    for (int q = 0; q < 256; q++)
+        codes[q] = (int8_t)(q - 128);
+    ir_tensor *in = ir_const_new(c->g, NULL, IR_I8, 1, &d, codes);
+    ir_tensor *out = ir_tensor_new(c->g, NULL, IR_I8, 1, &d);
+    ir_node *probe = in && out ? ir_node_new(c->g, IR_OP_REQUANTIZE, NULL, 1, &in, 1, &out) : NULL;
+    if (!probe)
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    in->quant = x->quant;
+    out->quant = y->quant;
+    probe->dead = true;
+    npu_status st = ref_eval_node(c->g, probe, c->err);
+    if (st != NPU_OK)
+        return npu_err_prefix(c->err, "building the lookup table of '%s'", r->name);
+    memcpy(table, out->data, sizeof table);
+    ir_tensor *tt = ir_const_new(c->g, NULL, IR_I8, 1, &d, table);
+    ir_tensor **ni = npu_arena_alloc(c->g->arena, 2 * sizeof *ni);
+    if (!tt || !ni)
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    ni[0] = x;
+    ni[1] = tt;
+    r->inputs = ni;
+    r->n_inputs = 2;
+    r->op = IR_OP_LUT;
+    return NPU_OK;
+}
+
 npu_status q_concat_inputs(q_ctx *c, ir_node *n)
 {
     ir_quant *yq = n->outputs[0]->quant;
@@ -148,6 +190,8 @@ npu_status q_concat_inputs(q_ctx *c, ir_node *n)
         r->unit = n->unit;
         r->unit_reason = n->unit_reason;
         n->inputs[i] = xr;
+        if ((st = requant_as_lut(c, r)) != NPU_OK)
+            return st;
     }
     return NPU_OK;
 }

@@ -37,6 +37,7 @@ typedef struct plan {
     int64_t n_ct, n_y, n_x, n_chunks;
     int64_t in_slot, w_slot, out_slot, psum; /* bytes per slot */
     int in_slots, w_slots, out_slots;
+    int depth;             /* slots per streamed buffer (2, or 3: deeper) */
     int64_t cost, traffic; /* estimated cycles; DRAM bytes */
     bool reload;           /* every tile loads its input */
 } plan;
@@ -63,6 +64,13 @@ static int64_t block_bytes(const win *w, int64_t ct, int64_t icc)
     return b + ((12 * ct + 15) & ~(int64_t)15);
 }
 
+static int64_t plan_bytes(const win *w, const plan *p)
+{
+    return 16 * 5 + (w->lut ? EPI_TABLE_BYTES : 0) + (w->pre ? w->C : 0) + p->in_slots * p->in_slot +
+           p->w_slots * p->w_slot + (w->fuse ? 2 : 1) * p->out_slots * p->out_slot +
+           p->psum; /* fused: the other operand's tile */
+}
+
 /* Fills the sizes of plan p; false when it does not fit the SRAM. */
 static bool size_plan(const tile_ctx *c, const win *w, plan *p)
 {
@@ -81,12 +89,11 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
     p->w_slot = block_bytes(w, p->ct, p->icc);
     p->out_slot = p->ct * p->oht * p->owt * w->es;
     p->psum = p->n_chunks > 1 ? 4 * p->ct * p->oht * p->owt : 0;
+    p->depth = 2;
     p->in_slots = in_loads > 1 ? 2 : 1;
     p->w_slots = w_loads > 1 ? 2 : 1;
     p->out_slots = tiles > 1 ? 2 : 1;
-    int64_t total = 16 * 5 + (w->lut ? EPI_TABLE_BYTES : 0) + (w->pre ? w->C : 0) + p->in_slots * p->in_slot + p->w_slots * p->w_slot +
-                    (w->fuse ? 2 : 1) * p->out_slots * p->out_slot + p->psum; /* fused: the other operand's tile */
-    if (total > c->t->p[TGT_P_SRAM_BYTES])
+    if (plan_bytes(w, p) > c->t->p[TGT_P_SRAM_BYTES])
         return false;
     /* cost: the busiest queue over the layer, plus the first load and the last store that nothing hides */
     int64_t v[TGT_F_COUNT];
@@ -370,7 +377,7 @@ typedef struct conv_bufs {
     int64_t xoff, yoff, foff, toff, table, elt[TGT_F_COUNT]; /* tr/toff: the epilogue table in consts */
     int64_t poff, pslot, pelt[TGT_F_COUNT];                  /* the prologue's C x 1 x 1 operand, its fields */
     bool conv_is_a; /* fused: the conv's tile is the eltwise's a (else its b) */
-    int64_t in_s[2], w_s[2], out_s[2], psum, f_s[2];
+    int64_t in_s[3], w_s[3], out_s[3], psum, f_s[3];
 } conv_bufs;
 
 /* One output tile: its batch, channel block and rows/columns, and the input
@@ -410,9 +417,10 @@ static npu_status resolve_addrs(tile_ctx *c, const ir_node *n, const win *w, con
 /* The SRAM slots the plan sized, placed in one go. */
 static npu_status place_buffers(tile_ctx *c, const win *w, const plan *p, conv_bufs *io)
 {
-    io->in_s[0] = io->in_s[1] = -1, io->out_s[0] = io->out_s[1] = -1;
-    io->w_s[0] = io->w_s[1] = 0, io->f_s[0] = io->f_s[1] = 0, io->psum = 0, io->table = 0;
-    tile_sram_req rq[11];
+    for (int i = 0; i < 3; i++)
+        io->in_s[i] = io->out_s[i] = -1, io->w_s[i] = io->f_s[i] = 0;
+    io->psum = 0, io->table = 0;
+    tile_sram_req rq[15];
     int nr = 0;
     if (w->lut)
         rq[nr++] = (tile_sram_req){EPI_TABLE_BYTES, &io->table};
@@ -602,7 +610,26 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
     }
     npu_free(c->alloc, blk, sizeof(int64_t) * (size_t)p->n_ct);
     c->gate_next = w->in_place; /* store j waits until the rows tile j+1 reads are loaded */
+    c->depth = st == NPU_OK ? p->depth : 0;
     return st == NPU_OK ? tile_pipeline(c) : st;
+}
+
+/* A third slot for every streamed buffer where the SRAM has room: a work's
+ * loads then wait for the store of the work three before it, not two, so a
+ * layer whose stores are long (an output larger than its input) overlaps its
+ * load, compute and store instead of chaining them. Not for an in-place
+ * conv, whose NEXT token pairs work j+1's loads with store j. */
+static void deepen(const tile_ctx *c, const win *w, plan *p)
+{
+    if (w->in_place)
+        return;
+    plan d = *p;
+    d.depth = 3;
+    d.in_slots = p->in_slots > 1 ? 3 : 1;
+    d.w_slots = p->w_slots > 1 ? 3 : 1;
+    d.out_slots = p->out_slots > 1 ? 3 : 1;
+    if (d.out_slots > 1 && plan_bytes(w, &d) <= c->t->p[TGT_P_SRAM_BYTES])
+        *p = d;
 }
 
 static npu_status run_window(tile_ctx *c, const ir_node *n, win *w, const qfields *q)
@@ -613,6 +640,7 @@ static npu_status run_window(tile_ctx *c, const ir_node *n, win *w, const qfield
     if (!p.ct)
         return tile_fail(c, "no tile of this %s fits the SRAM (%lld bytes) and the fields of %s",
                          tgt_sem_name(w->sem), (long long)c->t->p[TGT_P_SRAM_BYTES], c->t->isa->name);
+    deepen(c, w, &p);
     return emit_tiles(c, n, w, &p, q);
 }
 

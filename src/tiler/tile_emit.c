@@ -421,7 +421,7 @@ static int comp_queue(const tile_ctx *c, const tile_comp *k)
 }
 
 /* The work's loads, each group signalling LOADED after its last load. */
-static npu_status emit_loads(tile_ctx *c, int j, int64_t first_wait, bool gate)
+static npu_status emit_loads(tile_ctx *c, int j, int64_t first_wait, bool gate, int depth)
 {
     const tile_work *w = &c->work[j];
     npu_status st = NPU_OK;
@@ -430,7 +430,7 @@ static npu_status emit_loads(tile_ctx *c, int j, int64_t first_wait, bool gate)
         g = 1, a = w->n_split ? w->split_load[0] : w->n_load;
     for (; g <= w->n_split && st == NPU_OK && w->n_load; g++) {
         int b = g < w->n_split ? w->split_load[g] : w->n_load;
-        st = emit_group(c, w->load + a, b - a, false, a == 0 ? (j >= 2 ? TILE_T_FREE : 0) | first_wait : 0,
+        st = emit_group(c, w->load + a, b - a, false, a == 0 ? (j >= depth ? TILE_T_FREE : 0) | first_wait : 0,
                         TILE_T_LOADED | (gate && j >= 1 && b == w->n_load ? TILE_T_NEXT : 0));
         a = b;
     }
@@ -549,6 +549,7 @@ npu_status tile_pipeline(tile_ctx *c)
     c->n_missed = 0;
     npu_status st = tile_resident(c);
     if (st != NPU_OK || c->n_missed) { /* a trial that found operands it cannot read in place: not emitted */
+        c->depth = 0;
         c->lay_tiles += n;
         c->n_work = c->n_comp = 0;
         return st;
@@ -556,19 +557,22 @@ npu_status tile_pipeline(tile_ctx *c)
     /* Resident operands (tile_resident) leave works without loads, and a
      * layer writing a resident tensor has no stores at all: its computes
      * then free the slots (FREE) and end the pipeline (BAR). */
-    bool stores = w[0].n_store > 0;
-    /* Work j+2 writes the output slot store j reads: without loads of its
-     * own to wait for FREE, its first compute does (works >= 2 all alike) */
-    bool free_to_comp = stores && n > 2 && !w[2].n_load;
+    bool stores = w[0].n_store > 0, gate = c->gate_next;
+    /* Work j+D (D slots per buffer, 2 unless the tiler placed more) writes
+     * the output slot store j reads: without loads of its own to wait for
+     * FREE, its first compute does (works >= D all alike) */
+    int D = c->depth > 2 && !gate ? c->depth : 2;
+    c->depth = 0;
+    bool free_to_comp = stores && n > D && !w[D].n_load;
     for (int j = 0; j < n; j++)
         if ((w[j].n_store > 0) != stores || (w[j].n_comp == 0) != (w[0].n_comp == 0) ||
-            (j > 2 && (w[j].n_load > 0) != (w[2].n_load > 0)) ||
+            (j > D && (w[j].n_load > 0) != (w[D].n_load > 0)) ||
             (w[j].n_comp == 0 && !w[j].n_store) || !splits_ok(&w[j]))
             return tile_fail(c, "tiler bug: tile %d mixes stores and none, loads and none, copies and compute, or "
                              "splits its loads wrongly", j);
     int kind = w[0].n_comp ? queue_of(&c->t->isa->insns[tile_insn(c, c->comp[w[0].first_comp].sem)], NULL)
                            : TILE_Q_DMA1;
-    bool barrier = c->pending_barrier, gate = c->gate_next;
+    bool barrier = c->pending_barrier;
     c->gate_next = false;
     if (gate && tile_tokens(c->t) < 6)
         return tile_fail(c, "tiler bug: an in-place pipeline needs a sixth token");
@@ -582,12 +586,12 @@ npu_status tile_pipeline(tile_ctx *c)
     c->pending_barrier = false;
     c->last_kind = kind;
     if (st == NPU_OK)
-        st = emit_loads(c, 0, first_wait, gate);
+        st = emit_loads(c, 0, first_wait, gate, D);
     for (int j = 0; j < n && st == NPU_OK; j++) {
-        if (j + 1 < n && (st = emit_loads(c, j + 1, 0, gate)) != NPU_OK)
+        if (j + 1 < n && (st = emit_loads(c, j + 1, 0, gate, D)) != NPU_OK)
             break;
         int64_t gate_wait = gate && j + 1 < n ? TILE_T_NEXT : 0;
-        int64_t sig = (j + 2 < n && (w[j + 2].n_load || stores) ? TILE_T_FREE : 0) | (j == n - 1 ? TILE_T_BAR : 0);
+        int64_t sig = (j + D < n && (w[j + D].n_load || stores) ? TILE_T_FREE : 0) | (j == n - 1 ? TILE_T_BAR : 0);
         if (w[j].n_comp == 0) { /* a copy: the store waits for its load */
             st = emit_group(c, w[j].store, w[j].n_store, true, w[j].n_load ? TILE_T_LOADED : 0, sig);
             continue;
@@ -597,7 +601,7 @@ npu_status tile_pipeline(tile_ctx *c)
             int q = comp_queue(c, cp), qn = k + 1 < w[j].n_comp ? comp_queue(c, cp + 1) : q;
             int qp = k > 0 ? comp_queue(c, cp - 1) : q;
             cp->v[TGT_F_WAIT] = (waits_loaded(&w[j], k) ? TILE_T_LOADED : 0) | (qp != q ? TILE_T_CHAIN : 0) |
-                                (free_to_comp && j >= 2 && k == 0 ? TILE_T_FREE : 0);
+                                (free_to_comp && j >= D && k == 0 ? TILE_T_FREE : 0);
             bool last = k == w[j].n_comp - 1;
             cp->v[TGT_F_SIGNAL] = (last ? (stores ? TILE_T_DONE : sig) : 0) | (qn != q ? TILE_T_CHAIN : 0);
             if ((qp != q || qn != q) && tile_tokens(c->t) < 5)

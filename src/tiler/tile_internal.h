@@ -108,6 +108,7 @@ typedef struct tile_ctx {
     int64_t lay_dram_bytes, lay_sram; /* of the current layer */
     int lay_tiles;
     bool gate_next;          /* the next pipeline orders store j after the loads of work j+1 */
+    int depth;               /* the next pipeline's slots per buffer, work j+depth reusing work j's (0: 2) */
     /* SRAM below the level that the current pipeline's instructions touch,
      * [pipe_lo, pipe_hi), and the previous pipeline's: its buffers are busy
      * until its barrier, the rest is free for the next one's prefetch. */

@@ -215,3 +215,55 @@ Test(quantize, rejects_unsupported_bit_widths)
     cr_assert(strstr(e.msg, "--abits 4"), "%s", e.msg);
     ir_graph_free(s.g);
 }
+
+/* x -> Conv a (relu, [0, 4]) and Conv b ([0, 8]) -> Concat(a, b) ([0, 8]):
+ * a's requantization into the concat becomes an npu.Lut right after conv a
+ * (the tiler runs it in the conv's output stage), with the same codes. */
+Test(quantize, concat_requant_of_a_conv_is_a_lut_after_it)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[4] = {1, 2, 4, 4}, wd[4] = {1, 2, 1, 1}, bd[1] = {1}, cd[4] = {1, 1, 4, 4}, yd[4] = {1, 2, 4, 4};
+    float w[2] = {0.5f, 0.25f}, b[1] = {0.0f};
+    ir_tensor *x = ir_tensor_new(g, "x", IR_F32, 4, xd), *a = ir_tensor_new(g, "a", IR_F32, 4, cd);
+    ir_tensor *bt = ir_tensor_new(g, "b", IR_F32, 4, cd), *y = ir_tensor_new(g, "y", IR_F32, 4, yd);
+    x->flags |= IR_TENSOR_INPUT;
+    ir_tensor *ca[3] = {x, ir_const_new(g, "wa", IR_F32, 4, wd, w), ir_const_new(g, "ba", IR_F32, 1, bd, b)};
+    ir_tensor *cb[3] = {x, ir_const_new(g, "wb", IR_F32, 4, wd, w), ir_const_new(g, "bb", IR_F32, 1, bd, b)};
+    ir_node *conv_a = ir_node_new(g, IR_OP_CONV, "conv_a", 3, ca, 1, &a);
+    conv_a->act.kind = IR_ACT_RELU;
+    ir_node_new(g, IR_OP_CONV, "conv_b", 3, cb, 1, &bt)->act.kind = IR_ACT_RELU;
+    ir_tensor *cat[2] = {a, bt};
+    ir_set_int(g, ir_node_new(g, IR_OP_CONCAT, "cat", 2, cat, 1, &y), "axis", 1);
+    g->inputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
+    g->inputs[0] = x;
+    g->n_inputs = 1;
+    g->outputs = npu_arena_alloc(g->arena, sizeof(ir_tensor *));
+    g->outputs[0] = y;
+    g->n_outputs = 1;
+    float lo[16] = {0}, hi[16] = {0};
+    lo[x->id] = -1.0f;
+    hi[x->id] = 1.0f;
+    hi[a->id] = 4.0f;
+    hi[bt->id] = 8.0f;
+    hi[y->id] = 8.0f;
+    q_options o = {.wbits = 8, .abits = 8};
+    npu_err e;
+    cr_assert_eq(q_quantize(g, lo, hi, &o, &e), NPU_OK, "%s", e.msg);
+    int ia = -1;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (strcmp(g->nodes[i]->name, "conv_a") == 0)
+            ia = i;
+    cr_assert(ia >= 0 && ia + 1 < g->n_nodes);
+    const ir_node *lut = g->nodes[ia + 1];
+    cr_assert_eq(lut->op, IR_OP_LUT, "the Lut follows its conv");
+    cr_assert_eq(lut->inputs[0], g->nodes[ia]->outputs[0]);
+    const ir_tensor *t = lut->inputs[1];
+    cr_assert(t->data && t->dtype == IR_I8 && ir_tensor_numel(t) == 256);
+    /* [0, 4] and [0, 8] over 255 steps, both zero points -128: code 2k - 128
+     * of a is exactly code k - 128 of the concat */
+    for (int k = 0; k < 128; k++)
+        cr_assert_eq(((const int8_t *)t->data)[2 * k], k - 128, "code %d", 2 * k - 128);
+    cr_assert(q_same_quant(lut->outputs[0]->quant, producer_of(g, "y:q")->outputs[0]->quant));
+    cr_assert_eq(ir_graph_verify(g, &e), NPU_OK, "%s", e.msg);
+    ir_graph_free(g);
+}
