@@ -524,3 +524,24 @@ Test(tiler, window_ops_take_a_third_slot_where_it_fits)
         tgt_free(t);
     }
 }
+
+/* An FC whose 16-column weight block does not fit edge-v1-lite's 128 KiB
+ * twice (K 6000: 2 x 96 KB; fmnist cnn's fc1, K 3136, did not fit the
+ * memory planner's 64 KiB trials): the column tile must go on down to the
+ * array's 8 columns. The search once stayed at 16 forever. */
+Test(tiler, fc_column_tiles_shrink_below_16_on_an_8_column_array, .timeout = 60)
+{
+    tgt_target *t = load_target("edge-v1-lite");
+    cr_assert_eq(t->p[TGT_P_MAC_COLS], 8, "edge-v1-lite has 8 MAC columns");
+    built b;
+    npu_err e;
+    cr_assert_eq(build(t, gemm_graph(1, 6000, 128, IR_I8), &b, &e), NPU_OK, "%s", e.msg);
+    int counts[TGT_SEM_COUNT];
+    check_program(t, &b, "fc_6000x128", counts);
+    cr_assert_geq(counts[TGT_SEM_MATMUL], 16, "column tiles of 8 or fewer: %d matmuls", counts[TGT_SEM_MATMUL]);
+#ifdef HAVE_NPU_MODEL
+    run_functional(t, &b, "fc_6000x128", 11);
+#endif
+    built_free(&b);
+    tgt_free(t);
+}
