@@ -14,35 +14,35 @@ typedef struct tile_epi {
     nk_act act;
 } tile_epi;
 
-/* Register tiles: the full NK_MR x NK_NR one and, on x86-64, 8- and 4-row
- * ones for the bottom edge (a 64-row layer computes 64 rows, not 72). A
+/* Register tiles: the full NK_MR x NK_NR one and, on x86-64, 4- and 2-row
+ * ones for the bottom edge (a 64-row layer computes 64 rows, not 66). A
  * narrower tile would not pay: the tile's cost is its A broadcasts. */
 typedef void (*tile_fn)(int32_t kc, const float *restrict a, const float *restrict b, ptrdiff_t ldb,
                         float *restrict c, ptrdiff_t ldc, const tile_epi *e);
-#if NK_MR == 12
-#define NK_ROW_N (4 * NK_NR)
-#define NK_TILE_NAME tile_12
-#define NK_TILE_M 12
-#define NK_TILE_N NK_NR
-#include "kernels/nk_nn_tile.inc"
-#define NK_TILE_NAME tile_8
-#define NK_TILE_M 8
+#if NK_MR == 6
+#define NK_ROW_N (2 * NK_NR)
+#define NK_TILE_NAME tile_6
+#define NK_TILE_M 6
 #define NK_TILE_N NK_NR
 #include "kernels/nk_nn_tile.inc"
 #define NK_TILE_NAME tile_4
 #define NK_TILE_M 4
 #define NK_TILE_N NK_NR
 #include "kernels/nk_nn_tile.inc"
-/* One row by four panels, for a GEMM of one row (a Linear on one sample)
- * on a B read in place: tile_4 would compute three rows of padding. */
+#define NK_TILE_NAME tile_2
+#define NK_TILE_M 2
+#define NK_TILE_N NK_NR
+#include "kernels/nk_nn_tile.inc"
+/* One row by two panels, for a GEMM of one row (a Linear on one sample)
+ * on a B read in place: tile_2 would compute a row of padding. */
 #define NK_TILE_NAME tile_row
 #define NK_TILE_M 1
 #define NK_TILE_N NK_ROW_N
 #include "kernels/nk_nn_tile.inc"
 static tile_fn pick_tile(int mr, int *mt)
 {
-    *mt = mr <= 4 ? 4 : mr <= 8 ? 8 : 12;
-    return mr <= 4 ? tile_4 : mr <= 8 ? tile_8 : tile_12;
+    *mt = mr <= 2 ? 2 : mr <= 4 ? 4 : 6;
+    return mr <= 2 ? tile_2 : mr <= 4 ? tile_4 : tile_6;
 }
 #else
 #define NK_TILE_NAME tile_full
