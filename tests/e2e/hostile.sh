@@ -2,7 +2,7 @@
 # Hostile input (issue 19): every case must fail (or pass) in bounded time
 # with a message that names the file and the limit. Each is a regression
 # test of a fix: the 100k-node Relu chain (cubic time before: 4k nodes took 91 s; it must take
-# under 10 s), the 150k-deep YAML, /dev/zero and FIFOs hung (each must fail
+# under 10 s of CPU), the 150k-deep YAML, /dev/zero and FIFOs hung (each must fail
 # within 1 s), the rest gave wrong messages or silent bad results.
 # Usage: tests/e2e/hostile.sh [BUILD]
 set -u
@@ -37,7 +37,22 @@ expect() {
 T="--target edge-v1"
 
 # item 3: linear time on a long chain; the graph-size limit
-expect "$CHAIN-node Relu chain compiles" 0 "" 10000 $B/npucc $T --calib $W/calib -o $W/chain.npub $W/chain.onnx
+# CPU time (user + sys), not wall time: on a loaded machine the same
+# compile took 10.1 s of wall time and 3.5 s of CPU
+chain=$($PY -c 'import resource, subprocess, sys
+try:
+    rc = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL, timeout=120).returncode
+except subprocess.TimeoutExpired:
+    rc = 124
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(rc, int((u.ru_utime + u.ru_stime) * 1000))' $B/npucc $T --calib $W/calib -o $W/chain.npub $W/chain.onnx)
+set -- $chain
+if [ "$1" -eq 0 ] && [ "$2" -le 10000 ]; then
+    echo "ok   $CHAIN-node Relu chain compiles ($2 ms of CPU)"; pass=$((pass + 1))
+else
+    echo "FAIL $CHAIN-node Relu chain compiles: exit $1, $2 ms of CPU (at most 10000)"; fail=$((fail + 1))
+fi
 expect "--max-nodes names the limit" 1 "$CHAIN nodes, over the limit of 100 nodes per graph \(--max-nodes\)" 1000 \
     $B/npucc $T --calib $W/calib --max-nodes 100 -o $W/x.npub $W/chain.onnx
 expect "150k-deep YAML target" 1 "deep.yaml:2:[0-9]+: nested more than 64 levels deep \(NPU_YAML_MAX_DEPTH\)" 1000 \
