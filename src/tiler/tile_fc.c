@@ -46,6 +46,15 @@ static bool fits(const tile_ctx *c, fc *f)
     return total <= c->t->p[TGT_P_SRAM_BYTES];
 }
 
+/* The next, smaller column tile: half, 16-aligned while above the array's
+ * columns, but always smaller (with 8 columns, al16(16 / 2) is 16 again:
+ * edge-v1-lite's search never ended when no tile of 16 fitted). */
+static int64_t next_nt(int64_t nt, int64_t cols)
+{
+    int64_t h = nt > cols ? al16(nt / 2) : nt / 2;
+    return h < nt ? h : nt / 2;
+}
+
 static bool choose(const tile_ctx *c, fc *f)
 {
     int64_t kmax = tile_fmax(c, TGT_SEM_MATMUL, TGT_F_K), nmax = tile_fmax(c, TGT_SEM_MATMUL, TGT_F_N);
@@ -56,7 +65,7 @@ static bool choose(const tile_ctx *c, fc *f)
             f->kc++;
         if (f->kc > kmax)
             continue;
-        for (f->nt = tile_min(f->N, nmax); f->nt >= 1; f->nt = f->nt > cols ? al16(f->nt / 2) : f->nt / 2) {
+        for (f->nt = tile_min(f->N, nmax); f->nt >= 1; f->nt = next_nt(f->nt, cols)) {
             f->nt = tile_min(f->nt, tile_min(f->N, nmax));
             for (f->mt = tile_min(f->M, mmax); f->mt >= 1; f->mt = f->mt > 1 ? tile_cdiv(f->mt, 2) : 0)
                 if (fits(c, f))
