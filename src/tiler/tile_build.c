@@ -220,6 +220,50 @@ static npu_status lower_cascade(tile_ctx *c, const ir_node *const *nd, int len, 
     return st;
 }
 
+/* The longest cascade that lowers at nd[0] (at most max nodes): *len its
+ * nodes, 0 none; s's schedule is then the last one lowered, the cascade's. */
+static npu_status cascade_at(scratch *s, const ir_node *const *nd, int max, int *len)
+{
+    *len = 0;
+    for (int l = max < 4 ? max : 4; l >= 2; l--) {
+        bool done = false;
+        scratch_reset(s, nd[0]);
+        npu_status st = lower_cascade(&s->c, nd, l, &done);
+        /* NPU_EUSER from the lowering is "no legal cascade" (no tile fits, a field
+         * overflows): the nodes run apart. Anything else (a tiler bug, out of
+         * memory, a code of another kind) is not swallowed. */
+        if (st == NPU_EUSER)
+            continue;
+        if (st != NPU_OK || done) {
+            *len = done ? l : 0;
+            return st;
+        }
+    }
+    return NPU_OK;
+}
+
+/* A quantize prologue (nd[0] the QuantizeLinear, nd[1] its conv) drops the
+ * int8 tensor's store and reload and the quantize's own pass, but the conv's
+ * tiles load 4 bytes per input element, halo rows again: it is kept (*len
+ * stays 2) only when the static schedule ends before the two nodes' own, and
+ * the conv heads no cascade of its own. */
+static npu_status quant_pre_pays(scratch *s, const ir_node *const *nd, int max, int *len)
+{
+    int64_t pair = s->c.s.end, apart = 0;
+    int own = 0;
+    npu_status st = max > 2 ? cascade_at(s, nd + 1, max - 1, &own) : NPU_OK;
+    for (int i = 0; i < 2 && st == NPU_OK && !own; i++) {
+        scratch_reset(s, nd[i]);
+        st = lower_node(&s->c, nd[i]);
+        apart += s->c.s.end;
+    }
+    if (st == NPU_EUSER) /* the conv alone has no tile: the pair is the only way */
+        st = NPU_OK, apart = INT64_MAX;
+    if (own || pair >= apart)
+        *len = 0;
+    return st;
+}
+
 npu_status tile_cascades(const tgt_target *t, const ir_graph *g, const part_schedule *sched, npu_alloc alloc,
                          int *group, npu_err *err)
 {
@@ -233,24 +277,13 @@ npu_status tile_cascades(const tgt_target *t, const ir_graph *g, const part_sche
             continue;
         for (int i = 0; i + 1 < ps->count && st == NPU_OK; i++) {
             const ir_node *const *nd = (const ir_node *const *)&g->nodes[ps->first + i];
-            for (int len = ps->count - i < 4 ? ps->count - i : 4; len >= 2; len--) {
-                bool done = false;
-                scratch_reset(&s, nd[0]);
-                st = lower_cascade(&s.c, nd, len, &done);
-                /* NPU_EUSER from the lowering is "no legal cascade" (no tile fits, a field
-                 * overflows): the nodes run apart. Anything else (a tiler bug, out of
-                 * memory, a code of another kind) is not swallowed. */
-                if (st == NPU_EUSER)
-                    st = NPU_OK, done = false;
-                if (st != NPU_OK)
-                    break;
-                if (done) {
-                    for (int j = 0; j < len; j++)
-                        group[ps->first + i + j] = ps->first + i;
-                    i += len - 1;
-                    break;
-                }
-            }
+            int len = 0;
+            st = cascade_at(&s, nd, ps->count - i, &len);
+            if (st == NPU_OK && len == 2 && nd[0]->op == IR_OP_QUANTIZE_LINEAR)
+                st = quant_pre_pays(&s, nd, ps->count - i, &len);
+            for (int j = 0; j < len && st == NPU_OK; j++)
+                group[ps->first + i + j] = ps->first + i;
+            i += len > 0 ? len - 1 : 0;
         }
     }
     if (st != NPU_OK)

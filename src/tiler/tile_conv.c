@@ -22,7 +22,8 @@ typedef struct win {
     bool res_in, res_out; /* which: with whole planes no DMA moves it, so the cost model charges none */
     const ir_node *lut;  /* an npu.Lut run in the conv's output stage (epi_lut, tile_conv_lut), or NULL */
     const ir_node *pre;  /* an eltwise with a C x 1 x 1 operand producing the conv's input, applied in
-                          * place to each loaded input tile (tile_conv_pre), or NULL */
+                          * place to each loaded input tile, or a QuantizeLinear of float32 whose
+                          * quantize writes the tile from its float32 load (tile_conv_pre), or NULL */
     bool a16;            /* int16 activations (A16W8): es = 2 bytes per element, no partial sums */
     int64_t es;
     bool in_a4, out_a4;  /* input / stored output packed in DRAM (a4 DMA: half the bus bytes) */
@@ -40,7 +41,14 @@ typedef struct plan {
     int depth;             /* slots per streamed buffer (2, or 3: deeper) */
     int64_t cost, traffic; /* estimated cycles; DRAM bytes */
     bool reload;           /* every tile loads its input */
+    int64_t in_f;          /* quantize prologue: the float32 tile's offset in each input slot (0: none) */
 } plan;
+
+/* The prologue is a quantize of float32 (4 bytes per input element loaded). */
+static bool pre_quant(const win *w)
+{
+    return w->pre && w->pre->op == IR_OP_QUANTIZE_LINEAR;
+}
 
 static int64_t span(int64_t o, int64_t k, int64_t s, int64_t d)
 {
@@ -66,7 +74,7 @@ static int64_t block_bytes(const win *w, int64_t ct, int64_t icc)
 
 static int64_t plan_bytes(const win *w, const plan *p)
 {
-    return 16 * 5 + (w->lut ? EPI_TABLE_BYTES : 0) + (w->pre ? w->C : 0) + p->in_slots * p->in_slot +
+    return 16 * 5 + (w->lut ? EPI_TABLE_BYTES : 0) + (w->pre && !pre_quant(w) ? w->C : 0) + p->in_slots * p->in_slot +
            p->w_slots * p->w_slot + (w->fuse ? 2 : 1) * p->out_slots * p->out_slot +
            p->psum; /* fused: the other operand's tile */
 }
@@ -86,6 +94,10 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
     int64_t w_loads = p->sp_outer ? (p->n_ct > 1 ? tiles : 1) : p->n_ct;
     p->reload = in_loads == tiles;
     p->in_slot = cin * ih * iw * w->es;
+    p->in_f = pre_quant(w) ? (p->in_slot + 15) & ~(int64_t)15 : 0; /* the int8 tile, then the float32 one */
+    if (pre_quant(w))
+        p->in_slot = p->in_f + 4 * cin * ih * iw;
+    int64_t xes = pre_quant(w) ? 4 : w->es; /* bytes per element loaded */
     p->w_slot = block_bytes(w, p->ct, p->icc);
     p->out_slot = p->ct * p->oht * p->owt * w->es;
     p->psum = p->n_chunks > 1 ? 4 * p->ct * p->oht * p->owt : 0;
@@ -109,8 +121,8 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
         return false;
     comp *= p->n_chunks;
     tgt_defaults(c->t->isa, di, v);
-    v[TGT_F_C] = cin, v[TGT_F_H] = ih, v[TGT_F_W] = iw * w->es, v[TGT_F_DRAM_HS] = w->W * w->es;
-    v[TGT_F_SRAM_HS] = iw * w->es, v[TGT_F_A4] = w->in_a4;
+    v[TGT_F_C] = cin, v[TGT_F_H] = ih, v[TGT_F_W] = iw * xes, v[TGT_F_DRAM_HS] = w->W * xes;
+    v[TGT_F_SRAM_HS] = iw * xes, v[TGT_F_A4] = w->in_a4;
     if (tgt_timing(c->t, di, v, &ld, &e) != NPU_OK)
         return false;
     v[TGT_F_C] = p->ct, v[TGT_F_H] = p->oht, v[TGT_F_W] = p->owt * w->es, v[TGT_F_DRAM_HS] = w->OW * w->es;
@@ -132,16 +144,17 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
     q = q > loads ? q : loads;
     if (w->pre) { /* the vector unit's pass over each loaded input tile */
         int64_t el;
-        tgt_defaults(c->t->isa, tile_insn(c, TGT_SEM_ELTWISE), v);
-        v[TGT_F_C] = cin, v[TGT_F_H] = ih, v[TGT_F_W] = iw;
-        if (tgt_timing(c->t, tile_insn(c, TGT_SEM_ELTWISE), v, &el, &e) != NPU_OK)
+        int vi = tile_insn(c, pre_quant(w) ? TGT_SEM_QUANTIZE : TGT_SEM_ELTWISE);
+        tgt_defaults(c->t->isa, vi, v);
+        v[TGT_F_C] = cin, v[TGT_F_H] = ih, v[TGT_F_W] = iw, v[TGT_F_LEN] = cin * ih * iw;
+        if (tgt_timing(c->t, vi, v, &el, &e) != NPU_OK)
             return false;
         q = q > in_loads * el ? q : in_loads * el;
     }
     q = q > tiles * stc ? q : tiles * stc;
     p->cost = q + ld + wl + stc;
     int64_t out_bytes = stc ? w->N * w->OC * w->OH * w->OW * w->es : 0; /* packed sides move half */
-    p->traffic = in_loads * p->in_slot / (w->in_a4 ? 2 : 1) + w_loads * p->w_slot + out_bytes / (w->out_a4 ? 2 : 1);
+    p->traffic = in_loads * cin * ih * iw * xes / (w->in_a4 ? 2 : 1) + w_loads * p->w_slot + out_bytes / (w->out_a4 ? 2 : 1);
     return true;
 }
 
@@ -154,8 +167,11 @@ static bool fields_ok(const tile_ctx *c, const win *w, const plan *p)
         iw > tile_fmax(c, s, TGT_F_IW))
         return false;
     int64_t cin = s == TGT_SEM_CONV ? w->icg : p->ct;
-    if (w->pre && (cin > tile_fmax(c, TGT_SEM_ELTWISE, TGT_F_C) || ih > tile_fmax(c, TGT_SEM_ELTWISE, TGT_F_H) ||
-                   iw > tile_fmax(c, TGT_SEM_ELTWISE, TGT_F_W)))
+    if (pre_quant(w) && cin * ih * iw > tile_fmax(c, TGT_SEM_QUANTIZE, TGT_F_LEN))
+        return false;
+    if (w->pre && !pre_quant(w) &&
+        (cin > tile_fmax(c, TGT_SEM_ELTWISE, TGT_F_C) || ih > tile_fmax(c, TGT_SEM_ELTWISE, TGT_F_H) ||
+         iw > tile_fmax(c, TGT_SEM_ELTWISE, TGT_F_W)))
         return false;
     if (s == TGT_SEM_CONV)
         return p->ct <= tile_fmax(c, s, TGT_F_OC) && p->icc <= tile_fmax(c, s, TGT_F_IC);
@@ -375,7 +391,8 @@ static int io_pre_big(const ir_node *m)
 typedef struct conv_bufs {
     int xr, yr, fr, tr, pr;
     int64_t xoff, yoff, foff, toff, table, elt[TGT_F_COUNT]; /* tr/toff: the epilogue table in consts */
-    int64_t poff, pslot, pelt[TGT_F_COUNT];                  /* the prologue's C x 1 x 1 operand, its fields */
+    int64_t poff, pslot, pelt[TGT_F_COUNT];                  /* the prologue's C x 1 x 1 operand; its (or the
+                                                              * quantize's) fields */
     bool conv_is_a; /* fused: the conv's tile is the eltwise's a (else its b) */
     int64_t in_s[3], w_s[3], out_s[3], psum, f_s[3];
 } conv_bufs;
@@ -391,10 +408,13 @@ typedef struct conv_tile {
  * eltwise's other operand with its fields. */
 static npu_status resolve_addrs(tile_ctx *c, const ir_node *n, const win *w, conv_bufs *io)
 {
-    /* with a prologue the conv reads the eltwise's full-size operand; its own input has no home */
-    const ir_tensor *x = w->pre ? w->pre->inputs[io_pre_big(w->pre)] : n->inputs[0];
+    /* with a prologue the conv reads the eltwise's full-size operand (the quantize's float32 input); its own
+     * input has no home */
+    const ir_tensor *x = pre_quant(w) ? w->pre->inputs[0] : w->pre ? w->pre->inputs[io_pre_big(w->pre)] : n->inputs[0];
     npu_status st = tile_tensor_addr(c, x, &io->xr, &io->xoff);
-    if (st == NPU_OK && w->pre) {
+    if (st == NPU_OK && pre_quant(w))
+        st = tile_quantize_fields(c, w->pre, io->pelt);
+    else if (st == NPU_OK && w->pre) {
         if ((st = tile_tensor_addr(c, w->pre->inputs[!io_pre_big(w->pre)], &io->pr, &io->poff)) == NPU_OK)
             st = tile_eltwise_fields(c, w->pre, io->pelt);
     }
@@ -425,7 +445,7 @@ static npu_status place_buffers(tile_ctx *c, const win *w, const plan *p, conv_b
     if (w->lut)
         rq[nr++] = (tile_sram_req){EPI_TABLE_BYTES, &io->table};
     io->pslot = 0;
-    if (w->pre)
+    if (w->pre && !pre_quant(w))
         rq[nr++] = (tile_sram_req){w->C, &io->pslot};
     for (int i = 0; i < p->in_slots; i++)
         rq[nr++] = (tile_sram_req){p->in_slot, &io->in_s[i]};
@@ -524,14 +544,19 @@ static npu_status emit_fused(tile_ctx *c, tile_work *wk, const win *w, const con
 }
 
 /* Prologue: the loaded input tile (cin channels from cin0) combined in place with the resident C x 1 x 1
- * operand, broadcast over the tile's rows and columns (vector unit; the conv waits for it through CHAIN). */
+ * operand, broadcast over the tile's rows and columns; or the float32 tile loaded at in + in_f quantized
+ * into the int8 tile at in (vector unit; the conv waits for it through CHAIN). */
 static npu_status emit_pre(tile_ctx *c, tile_work *wk, const win *w, const conv_bufs *io, const conv_tile *g,
-                           int64_t in, int64_t cin0, int64_t cin)
+                           int64_t in, int64_t in_f, int64_t cin0, int64_t cin)
 {
-    tile_comp *cp = tile_comp_new(c, wk, TGT_SEM_ELTWISE);
+    tile_comp *cp = tile_comp_new(c, wk, pre_quant(w) ? TGT_SEM_QUANTIZE : TGT_SEM_ELTWISE);
     if (!cp)
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
     memcpy(cp->v, io->pelt, sizeof io->pelt);
+    if (pre_quant(w)) { /* dense tiles: the flat order of the float32 tile is the conv's C x H x W */
+        cp->v[TGT_F_SRC] = in + in_f, cp->v[TGT_F_DST] = in, cp->v[TGT_F_LEN] = cin * g->ih * g->iw;
+        return NPU_OK;
+    }
     bool big_a = io_pre_big(w->pre) == 0;
     int64_t bc = (g->ih > 1 ? TGT_BC_H : 0) | (g->iw > 1 ? TGT_BC_W : 0);
     cp->v[TGT_F_A] = big_a ? in : io->pslot + cin0, cp->v[TGT_F_B] = big_a ? io->pslot + cin0 : in;
@@ -580,14 +605,15 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
         }
         if (w->lut && t == 0) /* the epilogue's table, resident for the layer */
             tile_load(wk, (tile_box){io.tr, io.toff, io.table, 1, 1, 256, 256, 256, 256, 256});
-        if (w->pre && t == 0) /* the prologue's per-channel operand, resident */
+        if (w->pre && !pre_quant(w) && t == 0) /* the prologue's per-channel operand, resident */
             tile_load_flat(c, wk, io.pr, io.poff, io.pslot, w->C);
         if (in_key != prev_in) {
             cur_in = io.in_s[in_loads++ % p->in_slots];
-            tile_load(wk, tile_box_chw(io.xr, io.xoff + (((g.b * w->C + cin0) * w->H + g.ay.i0) * w->W + g.ax.i0) * w->es,
-                                       w->H, w->W * w->es, cur_in, cin, g.ih, g.iw * w->es));
+            int64_t xes = pre_quant(w) ? 4 : w->es; /* a quantize prologue loads float32 */
+            tile_load(wk, tile_box_chw(io.xr, io.xoff + (((g.b * w->C + cin0) * w->H + g.ay.i0) * w->W + g.ax.i0) * xes,
+                                       w->H, w->W * xes, cur_in + p->in_f, cin, g.ih, g.iw * xes));
             prev_in = in_key;
-            if (w->pre && (st = emit_pre(c, wk, w, &io, &g, cur_in, cin0, cin)) != NPU_OK)
+            if (w->pre && (st = emit_pre(c, wk, w, &io, &g, cur_in, p->in_f, cin0, cin)) != NPU_OK)
                 break;
         }
         if (blk && g.ct_i != prev_w) {
@@ -803,8 +829,19 @@ static bool i8_per_tensor(const ir_tensor *t)
     return t && t->dtype == IR_I8 && t->quant && t->quant->count == 1;
 }
 
+/* A QuantizeLinear of a float32 activation to int8 per tensor (not int16: A16) that only conv n reads. */
+static bool quant_pre_ok(const tile_ctx *c, const ir_node *m, const ir_node *n)
+{
+    const ir_tensor *x = m->inputs[0], *y = m->outputs[0];
+    return n->op == IR_OP_CONV && n->inputs[0] == y && m->n_outputs == 1 && tile_tokens(c->t) >= 5 &&
+           tile_insn(c, TGT_SEM_QUANTIZE) >= 0 && ir_use_count(c->g, y) == 1 && !(y->flags & IR_TENSOR_OUTPUT) &&
+           y->rank == 4 && x && x->dtype == IR_F32 && !x->data && ir_shape_equal(x, y) && i8_per_tensor(y);
+}
+
 bool tile_conv_pre_ok(const tile_ctx *c, const ir_node *m, const ir_node *n)
 {
+    if (m->op == IR_OP_QUANTIZE_LINEAR && m->n_inputs >= 1)
+        return quant_pre_ok(c, m, n);
     if (n->op != IR_OP_CONV || n->inputs[0] != m->outputs[0] || m->n_inputs != 2 || m->n_outputs != 1 ||
         tile_tokens(c->t) < 5 || tile_insn(c, TGT_SEM_ELTWISE) < 0)
         return false;

@@ -249,7 +249,10 @@ npu_status tile_conv_lut(tile_ctx *c, const ir_node *n, const ir_node *m, bool *
 /* An eltwise m (one operand C x 1 x 1: squeeze-excite's scale) whose output
  * only the conv n reads: each input tile of n is loaded from m's full-size
  * operand and combined with the resident C bytes in SRAM before the conv
- * reads it; m's output never goes to DRAM. *done false when it does not apply. */
+ * reads it; m's output never goes to DRAM. Or m a QuantizeLinear of a
+ * float32 tensor to int8 (per tensor): each input tile is loaded as float32
+ * and the vector unit's quantize writes the conv's int8 tile. *done false
+ * when it does not apply. */
 bool tile_conv_pre_ok(const tile_ctx *c, const ir_node *m, const ir_node *n);
 npu_status tile_conv_pre(tile_ctx *c, const ir_node *m, const ir_node *n, bool *done);
 npu_status tile_pool(tile_ctx *c, const ir_node *n);
@@ -286,6 +289,9 @@ enum { TILE_GATHER_MAX = 64 };
 bool tile_gather_indices(const ir_node *n, int64_t *idx, int64_t *count);
 npu_status tile_gather(tile_ctx *c, const ir_node *n);
 npu_status tile_quantize(tile_ctx *c, const ir_node *n); /* QuantizeLinear of a float input (tile_vec.c) */
+/* The quantize instruction's fields of QuantizeLinear n (defaults, FSCALE, OUT_ZP, A16), addresses and length left
+ * to the caller: its own pass and the conv prologue (tile_conv_pre) use the same numerics. */
+npu_status tile_quantize_fields(tile_ctx *c, const ir_node *n, int64_t v[TGT_F_COUNT]);
 /* Slice (step 1) and Split by DMA box copies (tile_move.c); nothing moves for a part left in place. */
 bool tile_move_shape(const ir_node *n);
 npu_status tile_move(tile_ctx *c, const ir_node *n);

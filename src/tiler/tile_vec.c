@@ -279,20 +279,29 @@ npu_status tile_unary(tile_ctx *c, const ir_node *n)
     return tile_pipeline(c);
 }
 
+npu_status tile_quantize_fields(tile_ctx *c, const ir_node *n, int64_t v[TGT_F_COUNT])
+{
+    const ir_tensor *y = n->outputs[0];
+    if (!y->quant || y->quant->count != 1)
+        return tile_fail(c, "quantize: to int8 per tensor only");
+    uint32_t bits;
+    memcpy(&bits, &y->quant->scale[0], sizeof bits);
+    tgt_defaults(c->t->isa, tile_insn(c, TGT_SEM_QUANTIZE), v);
+    v[TGT_F_FSCALE] = (int32_t)bits, v[TGT_F_OUT_ZP] = y->quant->zero_point[0];
+    v[TGT_F_A16] = y->dtype == IR_I16; /* int16 output (A16W8) */
+    return NPU_OK;
+}
+
 /* float32 -> int8 in flat chunks: 4 bytes in, 1 out per element. */
 npu_status tile_quantize(tile_ctx *c, const ir_node *n)
 {
     const ir_tensor *y = n->outputs[0];
     int xr, yr;
-    int64_t xo, yo, L = ir_tensor_numel(y);
+    int64_t xo, yo, L = ir_tensor_numel(y), qv[TGT_F_COUNT];
     npu_status st = unary_homes(c, n, &xr, &xo, &yr, &yo);
-    if (st != NPU_OK)
+    if (st != NPU_OK || (st = tile_quantize_fields(c, n, qv)) != NPU_OK)
         return st;
-    if (!y->quant || y->quant->count != 1)
-        return tile_fail(c, "quantize: to int8 per tensor only");
-    uint32_t bits;
-    memcpy(&bits, &y->quant->scale[0], sizeof bits);
-    int64_t es = y->dtype == IR_I16 ? 2 : 1; /* int16 output (A16W8) */
+    int64_t es = qv[TGT_F_A16] ? 2 : 1;
     int64_t T = flat_tile(c, L, 4 + (int)es, 0, tile_fmax(c, TGT_SEM_QUANTIZE, TGT_F_LEN)) & ~(int64_t)3;
     if (T < 1)
         return tile_fail(c, "no quantize tile fits the SRAM");
@@ -308,9 +317,8 @@ npu_status tile_quantize(tile_ctx *c, const ir_node *n)
         if (!cp)
             return oom(c);
         tile_load_flat(c, wk, xr, xo + 4 * e0, s[j % 2][0], 4 * cnt);
+        memcpy(cp->v, qv, sizeof qv);
         cp->v[TGT_F_SRC] = s[j % 2][0], cp->v[TGT_F_DST] = s[j % 2][1], cp->v[TGT_F_LEN] = cnt;
-        cp->v[TGT_F_FSCALE] = (int32_t)bits, cp->v[TGT_F_OUT_ZP] = y->quant->zero_point[0];
-        cp->v[TGT_F_A16] = es == 2;
         tile_store_flat(c, wk, yr, yo + e0 * es, s[j % 2][1], cnt * es);
     }
     return tile_pipeline(c);

@@ -7,7 +7,8 @@
 # of npu.Lut and Mul (npusim --stats-json) must be a fraction of the convs'.
 # On edge-v1-narrow (no epilogue table, four tokens) they run apart, so the
 # same measure there is far above it. The next layer's weights load while
-# the current one computes: on edge-v1 the layers' spans overlap. Usage: tests/e2e/fuse.sh [BUILD]
+# the current one computes: on edge-v1 the layers' spans overlap. A float
+# input's quantize runs in the stem conv's tiles (below). Usage: tests/e2e/fuse.sh [BUILD]
 set -u
 B=${1:-build}
 W=$B/e2e/fuse
@@ -66,6 +67,42 @@ for tf in targets/*.yaml; do
         echo "ok   $t: bit-exact; Lut + Mul cycles $2 = $1 of the convs' $3 $want; NPU $5, layers' sum $4"; pass=$((pass + 1))
     else
         echo "FAIL $t: Lut + Mul cycles $2 = $1 of the convs' $3, expected $want"; fail=$((fail + 1))
+    fi
+done
+# Quantize + conv (docs/tiler.md "Elementwise epilogues and prologues"): a
+# float input's QuantizeLinear runs in the stem conv's tiles on edge-v1 (its
+# layer takes no cycles), apart on edge-v1-narrow (four tokens); bit-exact
+# on every target.
+s=$W/stem
+[ -f $s.onnx ] || $PY - $W <<'PYEOF' || exit 1
+import sys
+sys.path.insert(0, "tests/e2e")
+import gen_models as gm
+d = sys.argv[1]
+g = gm.G("stem", [1, 3, 128, 128])
+g.save(d, g.conv(g.conv("x", 3, 16, k=3, stride=2), 16, 16, k=3), [1, 16, 64, 64], d)
+PYEOF
+for tf in targets/*.yaml; do
+    t=$(basename $tf .yaml) o=$W/stem_$t
+    mkdir -p $o
+    if ! msg=$($B/npucc --target $tf --calib ${s}_calib -o $o/m.npub $s.onnx 2>&1) ||
+       ! msg=$($B/npusim $o/m.npub --input ${s}_input.npy --output $o/sim.npy --stats-json $o/stats.json 2>&1) ||
+       ! msg=$($B/npuref $o/m.npub --input ${s}_input.npy --output $o/ref.npy 2>&1); then
+        echo "FAIL stem $t: $msg" | head -c 2000; echo; fail=$((fail + 1)); continue
+    fi
+    if ! cmp -s $o/sim.npy $o/ref.npy; then
+        echo "FAIL stem $t: npusim differs from npuref"; fail=$((fail + 1)); continue
+    fi
+    q=$($PY -c "import json, sys; print(sum(l['cycles'] for l in json.load(open(sys.argv[1]))['layers'] if l['op'] == 'QuantizeLinear'))" $o/stats.json)
+    case $t in
+        edge-v1) ok=$([ "$q" -eq 0 ] && echo 1) want="0 (in the stem's tiles)" ;;
+        edge-v1-narrow) ok=$([ "$q" -gt 0 ] && echo 1) want="> 0 (apart)" ;;
+        *) ok=1 want="(not checked)" ;;
+    esac
+    if [ "$ok" = 1 ]; then
+        echo "ok   stem $t: bit-exact; QuantizeLinear cycles $q, expected $want"; pass=$((pass + 1))
+    else
+        echo "FAIL stem $t: QuantizeLinear cycles $q, expected $want"; fail=$((fail + 1))
     fi
 done
 echo "e2e fuse: $pass passed, $fail failed"
