@@ -340,6 +340,27 @@ static inline void check_program(const tgt_target *t, const built *b, const char
     }
 }
 
+/* Does the ISA have n dependency tokens? */
+static inline bool has_tokens(const tgt_target *t, int n)
+{
+    return tgt_field_max(t->isa, tgt_insn_for_sem(t->isa, TGT_SEM_SYNC), TGT_F_WAIT) >= (1 << n) - 1;
+}
+
+/* Bytes the layer's dma_store instructions write. */
+static inline int64_t store_bytes(const tgt_target *t, const tile_layer *L, const tile_program *p)
+{
+    int64_t sum = 0;
+    for (size_t off = L->first_word; off < (size_t)L->first_word + L->n_words;) {
+        tgt_decoded d;
+        npu_err e;
+        cr_assert_eq(tgt_decode(t->isa, p->words, p->n_words, off, &d, &e), NPU_OK, "%s", e.msg);
+        if (t->isa->insns[d.insn].sem == TGT_SEM_DMA_STORE)
+            sum += d.v[TGT_F_C] * d.v[TGT_F_H] * d.v[TGT_F_W];
+        off += (size_t)d.nwords;
+    }
+    return sum;
+}
+
 static inline int compute_count(const int *counts)
 {
     return counts[TGT_SEM_CONV] + counts[TGT_SEM_DWCONV] + counts[TGT_SEM_MATMUL] + counts[TGT_SEM_POOL] +

@@ -39,26 +39,6 @@ static ir_graph *block_graph(const block_spec *s, ir_tensor **mid)
     return g;
 }
 
-static bool has_tokens(const tgt_target *t, int n)
-{
-    return tgt_field_max(t->isa, tgt_insn_for_sem(t->isa, TGT_SEM_SYNC), TGT_F_WAIT) >= (1 << n) - 1;
-}
-
-/* Bytes the layer's dma_store instructions write. */
-static int64_t store_bytes(const tgt_target *t, const tile_layer *L, const tile_program *p)
-{
-    int64_t sum = 0;
-    for (size_t off = L->first_word; off < (size_t)L->first_word + L->n_words;) {
-        tgt_decoded d;
-        npu_err e;
-        cr_assert_eq(tgt_decode(t->isa, p->words, p->n_words, off, &d, &e), NPU_OK, "%s", e.msg);
-        if (t->isa->insns[d.insn].sem == TGT_SEM_DMA_STORE)
-            sum += d.v[TGT_F_C] * d.v[TGT_F_H] * d.v[TGT_F_W];
-        off += (size_t)d.nwords;
-    }
-    return sum;
-}
-
 /* The sum of field f over the layer's instructions of semantics sem. */
 static int64_t field_sum(const tgt_target *t, const tile_layer *L, const tile_program *p, tgt_sem sem, tgt_fid f)
 {
