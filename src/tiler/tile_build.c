@@ -202,8 +202,9 @@ static bool dw_pw_shape(const tile_ctx *c, const ir_node *n, const ir_node *m)
     return ir_use_count(c->g, y) == 1 && !(y->flags & IR_TENSOR_OUTPUT);
 }
 
-/* Lowers the cascade nd[0..len): an inverted-residual chain, or a
- * depthwise + 1x1 pair; *done false (nothing emitted) when it does not apply. */
+/* Lowers the cascade nd[0..len): an inverted-residual chain, a depthwise +
+ * 1x1 pair, a conv + pool, a conv's epilogue or prologue; *done false
+ * (nothing emitted) when it does not apply. */
 static npu_status lower_cascade(tile_ctx *c, const ir_node *const *nd, int len, bool *done)
 {
     *done = false;
@@ -213,6 +214,8 @@ static npu_status lower_cascade(tile_ctx *c, const ir_node *const *nd, int len, 
     npu_status st = tile_chain(c, nd, len, done);
     if (st == NPU_OK && !*done && len == 2 && dw_pw_shape(c, nd[0], nd[1]))
         st = tile_dw_pw(c, nd[0], nd[1], done);
+    if (st == NPU_OK && !*done && len == 2) /* the pool after a conv on the vector unit, band by band */
+        st = tile_conv_pool(c, nd[0], nd[1], done);
     if (st == NPU_OK && !*done && len == 2) /* an activation table in the conv's output stage */
         st = tile_conv_lut(c, nd[0], nd[1], done);
     if (st == NPU_OK && !*done && len == 2) /* a squeeze-excite scale on the conv's input tiles */
@@ -271,6 +274,7 @@ npu_status tile_cascades(const tgt_target *t, const ir_graph *g, const part_sche
         group[i] = i;
     scratch s;
     npu_status st = scratch_init(&s, t, g, alloc, NULL);
+    s.c.deciding = true;
     for (int k = 0; k < sched->n_steps && st == NPU_OK; k++) {
         const part_step *ps = &sched->steps[k];
         if (ps->unit != IR_UNIT_NPU)

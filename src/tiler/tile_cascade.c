@@ -17,16 +17,11 @@ typedef struct cascade {
     int n_tiles;
 } cascade;
 
-static int64_t span(int64_t o, int64_t k, int64_t s, int64_t d)
-{
-    return (o - 1) * s + d * (k - 1) + 1;
-}
-
 /* Do the fields of both instructions take a tile of oht rows? */
 static bool fields_ok(const tile_ctx *c, const cascade *q, int64_t oht)
 {
     const nk_qconv2d_params *k = &q->d.k;
-    int64_t ih = tile_min(q->H, span(oht, k->k_h, k->stride_h, k->dil_h));
+    int64_t ih = tile_min(q->H, tile_span(oht, k->k_h, k->stride_h, k->dil_h));
     tgt_sem d = TGT_SEM_DWCONV, p = TGT_SEM_CONV;
     return q->C <= tile_fmax(c, d, TGT_F_C) && ih <= tile_fmax(c, d, TGT_F_IH) && q->W <= tile_fmax(c, d, TGT_F_IW) &&
            oht <= tile_fmax(c, d, TGT_F_OH) && q->OW <= tile_fmax(c, d, TGT_F_OW) && q->C <= tile_fmax(c, p, TGT_F_IC) &&
@@ -37,7 +32,7 @@ static bool fields_ok(const tile_ctx *c, const cascade *q, int64_t oht)
 static bool sizes(const tile_ctx *c, cascade *q, int64_t oht)
 {
     const nk_qconv2d_params *k = &q->d.k;
-    int64_t ih = tile_min(q->H, span(oht, k->k_h, k->stride_h, k->dil_h));
+    int64_t ih = tile_min(q->H, tile_span(oht, k->k_h, k->stride_h, k->dil_h));
     q->oht = oht;
     q->n_tiles = (int)tile_cdiv(q->OH, oht);
     q->in_slot = q->C * ih * q->W;

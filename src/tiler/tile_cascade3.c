@@ -50,8 +50,7 @@ static bool is_pointwise(const tile_convinfo *ci)
            k->stride_h == 1 && k->stride_w == 1 && !k->pad_top && !k->pad_left && !k->pad_bottom && !k->pad_right;
 }
 
-/* Is y read only by node m (and not a graph output)? */
-static bool only_reader(const tile_ctx *c, const ir_tensor *y, const ir_node *m)
+bool tile_only_reader(const tile_ctx *c, const ir_tensor *y, const ir_node *m)
 {
     bool reads = false;
     for (int j = 0; j < m->n_inputs; j++)
@@ -84,14 +83,14 @@ static npu_status match(tile_ctx *c, const ir_node *const *nd, int len, chain *q
         (q->a && (!is_eltwise(q->a->op) || q->a->n_inputs != 2 || q->a->n_outputs != 1)))
         return NPU_OK;
     if (q->e->inputs[0]->rank != 4 || q->e->n_inputs < 2 || q->e->inputs[1]->rank != 4 ||
-        q->d->inputs[0] != q->e->outputs[0] || !only_reader(c, q->e->outputs[0], q->d))
+        q->d->inputs[0] != q->e->outputs[0] || !tile_only_reader(c, q->e->outputs[0], q->d))
         return NPU_OK;
     if (q->p && (q->p->inputs[0] != q->d->outputs[0] || q->p->n_inputs < 2 || q->p->inputs[1]->rank != 4 ||
-                 !only_reader(c, q->d->outputs[0], q->p)))
+                 !tile_only_reader(c, q->d->outputs[0], q->p)))
         return NPU_OK;
     if (q->a) {
         const ir_tensor *y = q->p->outputs[0], *z = q->a->outputs[0];
-        if ((q->a->inputs[0] == y) == (q->a->inputs[1] == y) || !only_reader(c, y, q->a))
+        if ((q->a->inputs[0] == y) == (q->a->inputs[1] == y) || !tile_only_reader(c, y, q->a))
             return NPU_OK;
         const ir_tensor *o = other_operand(q);
         if (!ir_shape_equal(o, z) || !ir_shape_equal(y, z) || !o->quant || o->quant->count != 1 ||
@@ -116,16 +115,11 @@ static npu_status match(tile_ctx *c, const ir_node *const *nd, int len, chain *q
     return NPU_OK;
 }
 
-static int64_t span(int64_t o, int64_t k, int64_t s, int64_t d)
-{
-    return (o - 1) * s + d * (k - 1) + 1;
-}
-
 /* Do the fields of every instruction take a band of oht rows in chunks of ec? */
 static bool fields_ok(const tile_ctx *c, const chain *q, int64_t ec, int64_t oht)
 {
     const nk_qconv2d_params *k = &q->cd.k;
-    int64_t ih = tile_min(q->H, span(oht, k->k_h, k->stride_h, k->dil_h));
+    int64_t ih = tile_min(q->H, tile_span(oht, k->k_h, k->stride_h, k->dil_h));
     tgt_sem cv = TGT_SEM_CONV, dw = TGT_SEM_DWCONV;
     bool ok = q->CI <= tile_fmax(c, cv, TGT_F_IC) && ec <= tile_fmax(c, cv, TGT_F_OC) &&
               ih <= tile_fmax(c, cv, TGT_F_IH) && ih <= tile_fmax(c, cv, TGT_F_OH) &&
@@ -193,7 +187,7 @@ static bool sizes(const tile_ctx *c, chain *q, int64_t oht)
 {
     const nk_qconv2d_params *k = &q->cd.k;
     q->oht = oht;
-    q->ih = tile_min(q->H, span(oht, k->k_h, k->stride_h, k->dil_h));
+    q->ih = tile_min(q->H, tile_span(oht, k->k_h, k->stride_h, k->dil_h));
     q->n_tiles = (int)tile_cdiv(q->OH, oht);
     q->in_slot = q->CI * q->ih * q->iwe;
     q->mid1 = q->ec * q->ih * q->iwe;
@@ -207,7 +201,7 @@ static bool sizes(const tile_ctx *c, chain *q, int64_t oht)
     return total <= c->t->p[TGT_P_SRAM_BYTES];
 }
 
-static int64_t timing(const tile_ctx *c, tgt_sem sem, const int64_t *set, int n)
+int64_t tile_timing(const tile_ctx *c, tgt_sem sem, const int64_t *set, int n)
 {
     int64_t v[TGT_F_COUNT], cyc = 0;
     int i = tile_insn(c, sem);
@@ -218,10 +212,10 @@ static int64_t timing(const tile_ctx *c, tgt_sem sem, const int64_t *set, int n)
     return tgt_timing(c->t, i, v, &cyc, &e) == NPU_OK ? cyc : INT64_MAX / 16;
 }
 
-static int64_t dma_time(const tile_ctx *c, int64_t ch, int64_t h, int64_t w, int64_t dram_hs)
+int64_t tile_dma_time(const tile_ctx *c, int64_t ch, int64_t h, int64_t w, int64_t dram_hs)
 {
     int64_t set[] = {TGT_F_C, ch, TGT_F_H, h, TGT_F_W, w, TGT_F_DRAM_HS, dram_hs, TGT_F_SRAM_HS, w};
-    return timing(c, TGT_SEM_DMA_LOAD, set, 5);
+    return tile_timing(c, TGT_SEM_DMA_LOAD, set, 5);
 }
 
 /* MAC cycles of one band's chunk of ec channels; *proj: the projection's part. */
@@ -233,10 +227,10 @@ static int64_t chunk_mac(const tile_ctx *c, const chain *q, int64_t ec, int64_t 
     int64_t dw[] = {TGT_F_C, ec, TGT_F_KH, k->k_h, TGT_F_KW, k->k_w, TGT_F_OH, q->oht, TGT_F_OW, q->OW};
     int64_t pw[] = {TGT_F_IC, ec, TGT_F_OC, q->CO, TGT_F_KH, 1, TGT_F_KW, 1, TGT_F_OH, q->oht,
                     TGT_F_OW, q->OW, TGT_F_W4, q->cp.w4};
-    int64_t p = q->p ? timing(c, TGT_SEM_CONV, pw, 7) : 0;
+    int64_t p = q->p ? tile_timing(c, TGT_SEM_CONV, pw, 7) : 0;
     if (proj)
         *proj = p;
-    return timing(c, TGT_SEM_CONV, ex, 7) + timing(c, TGT_SEM_DWCONV, dw, 5) + p;
+    return tile_timing(c, TGT_SEM_CONV, ex, 7) + tile_timing(c, TGT_SEM_DWCONV, dw, 5) + p;
 }
 
 /* Cycles of a plan: the MAC array's timeline, whose first band waits for
@@ -247,10 +241,10 @@ static int64_t cost(const tile_ctx *c, const chain *q)
 {
     int64_t pw = 0, c0 = chunk_mac(c, q, q->ec, &pw); /* pw: the projection part of a chunk */
     int64_t mac = (q->n_chunks - 1) * c0 + chunk_mac(c, q, chunk_ch(q, q->n_chunks - 1), NULL);
-    int64_t ld = dma_time(c, q->CI, q->ih, q->iwe, q->W), st = dma_time(c, q->CO, q->oht, q->OW, q->OW);
+    int64_t ld = tile_dma_time(c, q->CI, q->ih, q->iwe, q->W), st = tile_dma_time(c, q->CO, q->oht, q->OW, q->OW);
     int64_t res = q->a ? st : 0, wp = q->p ? q->cp.blk_bytes : 0; /* the projection's block */
-    int64_t t_first = ld + dma_time(c, 1, 1, q->wfirst, 0), t_proj = ld + dma_time(c, 1, 1, q->wfirst + wp, 0);
-    int64_t t_all = ld + dma_time(c, 1, 1, q->wbytes, 0);
+    int64_t t_first = ld + tile_dma_time(c, 1, 1, q->wfirst, 0), t_proj = ld + tile_dma_time(c, 1, 1, q->wfirst + wp, 0);
+    int64_t t_all = ld + tile_dma_time(c, 1, 1, q->wbytes, 0);
     /* the first chunk: expand and depthwise, then the projection once its block is in */
     int64_t t = t_first + (q->n_chunks > 1 ? c0 : mac) - pw;
     t = (t > t_proj ? t : t_proj) + pw;
@@ -298,8 +292,8 @@ static npu_status choose_once(tile_ctx *c, chain *q, bool whole, bool *found)
     if (best == 0)
         return NPU_OK;
     /* the convs apart (their best plans, each through DRAM) must not be cheaper */
-    int64_t a1 = tile_conv_estimate(c, q->e), a2 = tile_conv_estimate(c, q->d);
-    int64_t a3 = q->p ? tile_conv_estimate(c, q->p) : 0;
+    int64_t a1 = tile_conv_estimate(c, q->e, false), a2 = tile_conv_estimate(c, q->d, false);
+    int64_t a3 = q->p ? tile_conv_estimate(c, q->p, false) : 0;
     if (a1 < INT64_MAX / 4 && a2 < INT64_MAX / 4 && a3 < INT64_MAX / 4 && best_cost >= a1 + a2 + a3)
         return NPU_OK;
     npu_status st = weights_for(c, q, best_ec);
@@ -320,7 +314,7 @@ static npu_status choose(tile_ctx *c, chain *q, bool *found)
     return st;
 }
 
-static void conv_fields(int64_t *v, const tile_convinfo *ci, int64_t src, int64_t dst, int64_t wgt)
+void tile_conv_fields(int64_t *v, const tile_convinfo *ci, int64_t src, int64_t dst, int64_t wgt)
 {
     const nk_qconv2d_params *k = &ci->k;
     v[TGT_F_SRC] = src, v[TGT_F_DST] = dst, v[TGT_F_WGT] = wgt, v[TGT_F_QTAB] = wgt + ci->qtab_rel;
@@ -383,16 +377,16 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j, c
             return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
         ce = &c->comp[c->n_comp - (q->p ? 3 : 2)], cd = ce + 1; /* the array may have moved */
         int64_t *v = ce->v; /* the expand: the band's rows with their halo, the columns the depthwise reads */
-        conv_fields(v, &b->ce[ch], src, b->mid1, b->wt + b->ce[ch].blk_off);
+        tile_conv_fields(v, &b->ce[ch], src, b->mid1, b->wt + b->ce[ch].blk_off);
         v[TGT_F_IC] = q->CI, v[TGT_F_OC] = ec, v[TGT_F_IH] = v[TGT_F_OH] = ih, v[TGT_F_IW] = v[TGT_F_OW] = q->iwe;
         v = cd->v;
-        conv_fields(v, &b->cd[ch], b->mid1, q->p ? b->mid2 : dst + e0 * oh * q->OW, b->wt + b->cd[ch].blk_off);
+        tile_conv_fields(v, &b->cd[ch], b->mid1, q->p ? b->mid2 : dst + e0 * oh * q->OW, b->wt + b->cd[ch].blk_off);
         v[TGT_F_C] = ec, v[TGT_F_IH] = ih, v[TGT_F_IW] = q->iwe, v[TGT_F_OH] = oh, v[TGT_F_OW] = q->OW;
         v[TGT_F_PT] = ay.p0, v[TGT_F_PB] = ay.p1, v[TGT_F_PL] = ax.p0, v[TGT_F_PR] = ax.p1;
         if (!q->p)
             continue;
         v = cd[1].v; /* the projection of this chunk, accumulated over the chunks */
-        conv_fields(v, &q->cp, b->mid2, dst, b->wt + q->cp.blk_off + ch * q->cp.chunk_bytes);
+        tile_conv_fields(v, &q->cp, b->mid2, dst, b->wt + q->cp.blk_off + ch * q->cp.chunk_bytes);
         v[TGT_F_QTAB] = b->wt + q->cp.blk_off + q->cp.qtab_rel;
         v[TGT_F_IC] = ec, v[TGT_F_OC] = q->CO, v[TGT_F_IH] = v[TGT_F_OH] = oh, v[TGT_F_IW] = v[TGT_F_OW] = q->OW;
         if (q->n_chunks > 1) {

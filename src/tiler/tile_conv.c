@@ -50,11 +50,6 @@ static bool pre_quant(const win *w)
     return w->pre && w->pre->op == IR_OP_QUANTIZE_LINEAR;
 }
 
-static int64_t span(int64_t o, int64_t k, int64_t s, int64_t d)
-{
-    return (o - 1) * s + d * (k - 1) + 1;
-}
-
 /* Weight block of one channel tile: the chunk blocks (16-aligned), then the qtab. */
 static int64_t chunk_bytes(const win *w, int64_t ct, int64_t icc)
 {
@@ -82,7 +77,8 @@ static int64_t plan_bytes(const win *w, const plan *p)
 /* Fills the sizes of plan p; false when it does not fit the SRAM. */
 static bool size_plan(const tile_ctx *c, const win *w, plan *p)
 {
-    int64_t ih = tile_min(w->H, span(p->oht, w->kh, w->sh, w->dh)), iw = tile_min(w->W, span(p->owt, w->kw, w->sw, w->dw));
+    int64_t ih = tile_min(w->H, tile_span(p->oht, w->kh, w->sh, w->dh));
+    int64_t iw = tile_min(w->W, tile_span(p->owt, w->kw, w->sw, w->dw));
     p->n_ct = w->G * tile_cdiv(w->ocg, p->ct);
     p->n_y = tile_cdiv(w->OH, p->oht), p->n_x = tile_cdiv(w->OW, p->owt);
     p->n_chunks = w->sem == TGT_SEM_CONV ? tile_cdiv(w->icg, p->icc) : 1;
@@ -162,7 +158,8 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
 static bool fields_ok(const tile_ctx *c, const win *w, const plan *p)
 {
     tgt_sem s = w->sem;
-    int64_t ih = tile_min(w->H, span(p->oht, w->kh, w->sh, w->dh)), iw = tile_min(w->W, span(p->owt, w->kw, w->sw, w->dw));
+    int64_t ih = tile_min(w->H, tile_span(p->oht, w->kh, w->sh, w->dh));
+    int64_t iw = tile_min(w->W, tile_span(p->owt, w->kw, w->sw, w->dw));
     if (p->oht > tile_fmax(c, s, TGT_F_OH) || p->owt > tile_fmax(c, s, TGT_F_OW) || ih > tile_fmax(c, s, TGT_F_IH) ||
         iw > tile_fmax(c, s, TGT_F_IW))
         return false;
@@ -482,6 +479,20 @@ static void tile_geometry(const win *w, const plan *p, int64_t t, conv_tile *g)
     g->ih = g->ay.i1 - g->ay.i0, g->iw = g->ax.i1 - g->ax.i0;
 }
 
+/* The fields of a window instruction that no tile changes: kernel, strides,
+ * quantization, clamp; a pool's mode and rescale. */
+static void window_fields(int64_t *v, const win *w, const qfields *q)
+{
+    v[TGT_F_KH] = w->kh, v[TGT_F_KW] = w->kw, v[TGT_F_SH] = w->sh, v[TGT_F_SW] = w->sw;
+    v[TGT_F_IN_ZP] = q->in_zp, v[TGT_F_OUT_ZP] = q->out_zp;
+    v[TGT_F_CLAMP_LO] = q->lo, v[TGT_F_CLAMP_HI] = q->hi;
+    if (w->a16) /* the int16 bounds live in their own word; the 8-bit ones keep their defaults */
+        v[TGT_F_A16] = 1, v[TGT_F_CLAMP16_LO] = q->lo, v[TGT_F_CLAMP16_HI] = q->hi, v[TGT_F_CLAMP_LO] = -128,
+        v[TGT_F_CLAMP_HI] = 127;
+    if (w->sem == TGT_SEM_POOL)
+        v[TGT_F_MODE] = q->mode, v[TGT_F_COUNT_PAD] = q->count_pad, v[TGT_F_MULT] = q->mult, v[TGT_F_SHIFT] = q->shift;
+}
+
 /* The tile's computes, one per input-channel chunk (accumulating in psum
  * when there are several); weights at cur_w, input at cur_in. */
 static npu_status emit_chunks(tile_ctx *c, tile_work *wk, const win *w, const plan *p, const qfields *q,
@@ -497,16 +508,10 @@ static npu_status emit_chunks(tile_ctx *c, tile_work *wk, const win *w, const pl
         v[TGT_F_SRC] = cur_in + (w->sem == TGT_SEM_CONV ? i0 * g->ih * g->iw * w->es : 0);
         v[TGT_F_DST] = dst;
         v[TGT_F_IH] = g->ih, v[TGT_F_IW] = g->iw, v[TGT_F_OH] = g->y1 - g->y0, v[TGT_F_OW] = g->x1 - g->x0;
-        v[TGT_F_KH] = w->kh, v[TGT_F_KW] = w->kw, v[TGT_F_SH] = w->sh, v[TGT_F_SW] = w->sw;
         v[TGT_F_PT] = g->ay.p0, v[TGT_F_PB] = g->ay.p1, v[TGT_F_PL] = g->ax.p0, v[TGT_F_PR] = g->ax.p1;
-        v[TGT_F_IN_ZP] = q->in_zp, v[TGT_F_OUT_ZP] = q->out_zp;
-        v[TGT_F_CLAMP_LO] = q->lo, v[TGT_F_CLAMP_HI] = q->hi;
-        if (w->a16) /* the int16 bounds live in their own word; the 8-bit ones keep their defaults */
-            v[TGT_F_A16] = 1, v[TGT_F_CLAMP16_LO] = q->lo, v[TGT_F_CLAMP16_HI] = q->hi, v[TGT_F_CLAMP_LO] = -128,
-            v[TGT_F_CLAMP_HI] = 127;
+        window_fields(v, w, q);
         if (w->sem == TGT_SEM_POOL) {
-            v[TGT_F_C] = ct, v[TGT_F_MODE] = q->mode, v[TGT_F_COUNT_PAD] = q->count_pad;
-            v[TGT_F_MULT] = q->mult, v[TGT_F_SHIFT] = q->shift;
+            v[TGT_F_C] = ct;
             continue;
         }
         v[TGT_F_DH] = w->dh, v[TGT_F_DW] = w->dw, v[TGT_F_W4] = w->w4;
@@ -680,7 +685,7 @@ static bool dwconv_ok(const tile_ctx *c, const win *w)
     tgt_defaults(c->t->isa, i, v);
     v[TGT_F_C] = 1, v[TGT_F_KH] = w->kh, v[TGT_F_KW] = w->kw, v[TGT_F_SH] = w->sh, v[TGT_F_SW] = w->sw;
     v[TGT_F_DH] = w->dh, v[TGT_F_DW] = w->dw;
-    v[TGT_F_IH] = span(1, w->kh, 1, w->dh), v[TGT_F_IW] = span(1, w->kw, 1, w->dw), v[TGT_F_OH] = v[TGT_F_OW] = 1;
+    v[TGT_F_IH] = tile_span(1, w->kh, 1, w->dh), v[TGT_F_IW] = tile_span(1, w->kw, 1, w->dw), v[TGT_F_OH] = v[TGT_F_OW] = 1;
     npu_err e;
     return tgt_check(c->t, i, v, &e) == NPU_OK;
 }
@@ -732,14 +737,22 @@ static npu_status conv(tile_ctx *c, const ir_node *n, const ir_node *fuse, bool 
     return run_window(c, n, &w, &q);
 }
 
-int64_t tile_conv_estimate(tile_ctx *c, const ir_node *n)
+/* A window op's plan as if its input and output were SRAM-resident: whole planes, no DMA for them. */
+static void on_chip(win *w)
+{
+    w->resident = w->res_in = w->res_out = true;
+}
+
+int64_t tile_conv_estimate(tile_ctx *c, const ir_node *n, bool resident)
 {
     win w;
     nk_qconv2d_params k;
     plan p = {0};
-    if (conv_win(c, n, NULL, false, &w, &k) != NPU_OK || !choose_plan(c, &w, &p))
+    if (conv_win(c, n, NULL, false, &w, &k) != NPU_OK)
         return INT64_MAX;
-    return p.cost;
+    if (resident)
+        on_chip(&w);
+    return choose_plan(c, &w, &p) ? p.cost : INT64_MAX;
 }
 
 npu_status tile_conv(tile_ctx *c, const ir_node *n)
@@ -756,7 +769,7 @@ npu_status tile_conv_block(tile_ctx *c, const ir_node *n, int64_t o0, int64_t ct
     if (st != NPU_OK)
         return st;
     if (w.G != 1)
-        return tile_fail(c, "tiler bug: one weight block for a grouped conv");
+        return tile_fail(c, "a grouped conv has no single weight block"); /* the cascades then run apart */
     ct = ct > 0 ? ct : w.ocg;
     icc = w.sem != TGT_SEM_CONV ? 1 : icc > 0 ? icc : w.icg;
     plan p = {.ct = ct, .icc = icc, .n_chunks = w.sem == TGT_SEM_CONV ? tile_cdiv(w.icg, icc) : 1};
@@ -780,9 +793,10 @@ npu_status tile_conv_fused(tile_ctx *c, const ir_node *n, const ir_node *m, bool
     return *done ? st : NPU_OK;
 }
 
-npu_status tile_pool(tile_ctx *c, const ir_node *n)
+/* The window and quantization of pool n (a ReduceMean: the average pool of a view). */
+static npu_status pool_win(tile_ctx *c, const ir_node *n, win *out, qfields *q)
 {
-    nk_qpool_params k; /* a ReduceMean is the average pool of a view (ref_qreduce_mean_params) */
+    nk_qpool_params k;
     npu_status st = n->op == IR_OP_REDUCE_MEAN ? ref_qreduce_mean_params(n, &k, c->err) : ref_qpool_params(n, &k, c->err);
     if (st != NPU_OK)
         return npu_err_prefix(c->err, "node '%s'", n->name);
@@ -794,11 +808,46 @@ npu_status tile_pool(tile_ctx *c, const ir_node *n)
              .es = ref_is_a16(n->inputs[0]) ? 2 : 1};
     w.in_a4 = tile_packed(c, n->inputs[0]), w.out_a4 = tile_packed(c, n->outputs[0]);
     bool max = n->op == IR_OP_MAX_POOL || n->op == IR_OP_GLOBAL_MAX_POOL;
-    qfields q = {k.in_zp, k.out_zp, k.act_min, k.act_max, k.mult, k.shift, k.count_include_pad,
-                 max ? TGT_POOL_MAX : TGT_POOL_AVG};
+    *q = (qfields){k.in_zp, k.out_zp, k.act_min, k.act_max, k.mult, k.shift, k.count_include_pad,
+                   max ? TGT_POOL_MAX : TGT_POOL_AVG};
     if (k.dil_h != 1 || k.dil_w != 1)
         return tile_fail(c, "dilated pool");
-    return run_window(c, n, &w, &q);
+    *out = w;
+    return NPU_OK;
+}
+
+npu_status tile_pool(tile_ctx *c, const ir_node *n)
+{
+    win w;
+    qfields q;
+    npu_status st = pool_win(c, n, &w, &q);
+    return st == NPU_OK ? run_window(c, n, &w, &q) : st;
+}
+
+int64_t tile_pool_estimate(tile_ctx *c, const ir_node *n, bool resident)
+{
+    win w;
+    qfields q;
+    plan p = {0};
+    if (pool_win(c, n, &w, &q) != NPU_OK)
+        return INT64_MAX;
+    if (resident)
+        on_chip(&w);
+    return choose_plan(c, &w, &p) ? p.cost : INT64_MAX;
+}
+
+npu_status tile_pool_fields(tile_ctx *c, const ir_node *n, int64_t v[TGT_F_COUNT])
+{
+    win w;
+    qfields q;
+    npu_status st = pool_win(c, n, &w, &q);
+    if (st != NPU_OK)
+        return st;
+    if (w.a16)
+        return tile_fail(c, "tiler bug: the fields of an int16 pool");
+    tgt_defaults(c->t->isa, tile_insn(c, TGT_SEM_POOL), v);
+    window_fields(v, &w, &q);
+    return NPU_OK;
 }
 
 bool tile_conv_lut_ok(const tile_ctx *c, const ir_node *n, const ir_node *m)

@@ -563,7 +563,14 @@ npu_status tile_pipeline(tile_ctx *c)
      * FREE, its first compute does (works >= D all alike) */
     int D = c->depth > 2 && !gate ? c->depth : 2;
     c->depth = 0;
-    bool free_to_comp = stores && n > D && !w[D].n_load;
+    /* A work whose computes span two units (the MAC array ahead of the
+     * vector unit) could otherwise start work j+D while work j's last
+     * compute still reads the slots; on one unit the queue's order does it. */
+    bool cross = false;
+    for (int j = 0; j < n && !cross; j++)
+        for (int k = 1; k < w[j].n_comp && !cross; k++)
+            cross = comp_queue(c, &c->comp[w[j].first_comp + k]) != comp_queue(c, &c->comp[w[j].first_comp]);
+    bool free_to_comp = (stores || cross) && n > D && !w[D].n_load;
     for (int j = 0; j < n; j++)
         if ((w[j].n_store > 0) != stores || (w[j].n_comp == 0) != (w[0].n_comp == 0) ||
             (j > D && (w[j].n_load > 0) != (w[D].n_load > 0)) ||
@@ -591,7 +598,8 @@ npu_status tile_pipeline(tile_ctx *c)
         if (j + 1 < n && (st = emit_loads(c, j + 1, 0, gate, D)) != NPU_OK)
             break;
         int64_t gate_wait = gate && j + 1 < n ? TILE_T_NEXT : 0;
-        int64_t sig = (j + D < n && (w[j + D].n_load || stores) ? TILE_T_FREE : 0) | (j == n - 1 ? TILE_T_BAR : 0);
+        int64_t sig = (j + D < n && (w[j + D].n_load || stores || free_to_comp) ? TILE_T_FREE : 0) |
+                      (j == n - 1 ? TILE_T_BAR : 0);
         if (w[j].n_comp == 0) { /* a copy: the store waits for its load */
             st = emit_group(c, w[j].store, w[j].n_store, true, w[j].n_load ? TILE_T_LOADED : 0, sig);
             continue;

@@ -80,6 +80,7 @@ typedef struct tile_ctx {
     int64_t sram_base;        /* SRAM address of the SRAM level (the resident tensors) */
     char *miss;               /* per tensor id, or NULL: resident tensors that could not be used in place */
     bool serial;              /* every layer's buffers from 0 (clear_base off): tile_memplan's trials */
+    bool deciding;            /* tile_cascades' scratch: a cascade weighs itself against its nodes apart */
     int n_missed;             /* misses in the current pipeline (then not emitted: a trial) */
     const ir_graph *g;
     const mp_plan *plan;
@@ -124,6 +125,12 @@ static inline int64_t tile_min(int64_t a, int64_t b)
 static inline int64_t tile_cdiv(int64_t a, int64_t b)
 {
     return (a + b - 1) / b;
+}
+
+/* Input rows (or columns) that o outputs of a window k, stride s, dilation d read. */
+static inline int64_t tile_span(int64_t o, int64_t k, int64_t s, int64_t d)
+{
+    return (o - 1) * s + d * (k - 1) + 1;
 }
 
 /* ---- tile_emit.c ---- */
@@ -231,9 +238,24 @@ npu_status tile_dw_pw(tile_ctx *c, const ir_node *n, const ir_node *m, bool *don
  * in SRAM. *done is false (nothing emitted) when no such plan fits or it
  * would not be faster than the convs apart. */
 npu_status tile_chain(tile_ctx *c, const ir_node *const *nd, int len, bool *done);
+/* Helpers of the cascades (tile_cascade3.c). Is y read only by node m (and not a graph output)? */
+bool tile_only_reader(const tile_ctx *c, const ir_tensor *y, const ir_node *m);
+/* The conv instruction's fields that do not depend on the tile: window, weights at wgt, quantization. */
+void tile_conv_fields(int64_t *v, const tile_convinfo *ci, int64_t src, int64_t dst, int64_t wgt);
+/* tgt_timing of an instruction of semantics sem with the n (field, value) pairs of set, the rest defaults. */
+int64_t tile_timing(const tile_ctx *c, tgt_sem sem, const int64_t *set, int n);
+/* A DMA box of ch planes of h rows of w bytes, the DRAM rows dram_hs apart. */
+int64_t tile_dma_time(const tile_ctx *c, int64_t ch, int64_t h, int64_t w, int64_t dram_hs);
+/* A conv n whose output only the pool m reads, as one pipeline over row bands
+ * of the pool's output (or, on whole planes, over channel chunks): the conv's
+ * tile in SRAM, the pool (vector unit) after it through CHAIN
+ * (tile_cascade_pool.c). *done false (nothing emitted) when it does not apply,
+ * does not fit or would not be faster than the two apart. */
+npu_status tile_conv_pool(tile_ctx *c, const ir_node *n, const ir_node *m, bool *done);
 npu_status tile_conv(tile_ctx *c, const ir_node *n);
-/* The cost model's cycles for conv n lowered alone (its best plan), INT64_MAX when none fits. */
-int64_t tile_conv_estimate(tile_ctx *c, const ir_node *n);
+/* The cost model's cycles for conv n lowered alone (its best plan), INT64_MAX when none fits;
+ * resident: as if its input and output were SRAM-resident (whole planes, no DMA for them). */
+int64_t tile_conv_estimate(tile_ctx *c, const ir_node *n, bool resident);
 /* A conv whose output only feeds the eltwise node m (same shapes): each
  * tile's output is combined with the other operand's tile in SRAM and m's
  * output stored; the conv's own output never goes to DRAM. in_place: m's
@@ -256,6 +278,10 @@ npu_status tile_conv_lut(tile_ctx *c, const ir_node *n, const ir_node *m, bool *
 bool tile_conv_pre_ok(const tile_ctx *c, const ir_node *m, const ir_node *n);
 npu_status tile_conv_pre(tile_ctx *c, const ir_node *m, const ir_node *n, bool *done);
 npu_status tile_pool(tile_ctx *c, const ir_node *n);
+/* The same for pool n. */
+int64_t tile_pool_estimate(tile_ctx *c, const ir_node *n, bool resident);
+/* The fields of pool n's instruction that do not depend on the tile (window, mode, rescale, clamp). */
+npu_status tile_pool_fields(tile_ctx *c, const ir_node *n, int64_t v[TGT_F_COUNT]);
 npu_status tile_matmul(tile_ctx *c, const ir_node *n);
 /* MatMul of two activations (tile_bmm.c): batched, broadcast, B transposed by the DMA. */
 npu_status tile_bmm(tile_ctx *c, const ir_node *n);
