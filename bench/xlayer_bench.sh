@@ -50,7 +50,8 @@ wts = cc["memory"]["weights_bytes"]
 const_bus = t.get("placement", {}).get("constants", "dram")
 dram_b = io + (wts if const_bus == "dram" else 0)
 flash_b = wts if const_bus == "flash" else 0
-macs = sim["macs"] or cc["macs"]
+# the model's MACs (the compile's count): what the NPU ran includes recomputed halo rows
+macs = cc["macs"] or sim["macs"]
 bound = max(macs / peak, dram_b / bpc(t["dram"]), flash_b / bpc(t["flash"]) if flash_b else 0)
 cyc = sim["cycles"]["npu"]
 moved = sim["dram"]["read_bytes"] + sim["dram"]["write_bytes"]

@@ -86,7 +86,7 @@ def main(irf, ccf, simf, trf, verbose):
     width = {'float32': 4, 'int8': 1, 'uint8': 1, 'int16': 2}
     io = {x['kind']: math.prod(x['shape']) * width[x['dtype']] for x in cc['io']}
     npu, wts = sim['cycles']['npu'], cc['memory']['weights_bytes']
-    bound = max(sim['macs'] / 256, (wts + sum(io.values())) / 8)
+    bound = max(cc['macs'] / 256, (wts + sum(io.values())) / 8)
     tot = collections.Counter()
     prev = 0
     if verbose:
@@ -106,7 +106,7 @@ def main(irf, ccf, simf, trf, verbose):
                   r['dram'] / 8, r['busy'], part['a'], part['b'], part['d'], part['c']))
     tot['e'] -= bound
     print('NPU cycles %d, bound %d (MACs/256 %d, compulsory bytes/8 %d): %.3fx' % (
-        npu, bound, sim['macs'] / 256, (wts + sum(io.values())) / 8, npu / bound))
+        npu, bound, cc['macs'] / 256, (wts + sum(io.values())) / 8, npu / bound))
     what = dict(e='DMA-bound layers in series (per-layer roofline sum over the model\'s)',
                 a='ISA op rate above MACs/256', b='activations to DRAM and back',
                 d='tiles: unit busy above the op rate', c='exposed: cycles above the busiest unit')

@@ -215,7 +215,9 @@ static npu_status lower_cascade(tile_ctx *c, const ir_node *const *nd, int len, 
     if (st == NPU_OK && !*done && len == 2 && dw_pw_shape(c, nd[0], nd[1]))
         st = tile_dw_pw(c, nd[0], nd[1], done);
     if (st == NPU_OK && !*done && len == 2) /* the pool after a conv on the vector unit, band by band */
-        st = tile_conv_pool(c, nd[0], nd[1], done);
+        st = tile_conv_pool(c, NULL, nd[0], nd[1], done);
+    if (st == NPU_OK && !*done && len == 3) /* the same, the conv's input quantized on its tiles */
+        st = tile_conv_pool(c, nd[0], nd[1], nd[2], done);
     if (st == NPU_OK && !*done && len == 2) /* an activation table in the conv's output stage */
         st = tile_conv_lut(c, nd[0], nd[1], done);
     if (st == NPU_OK && !*done && len == 2) /* a squeeze-excite scale on the conv's input tiles */
@@ -245,24 +247,32 @@ static npu_status cascade_at(scratch *s, const ir_node *const *nd, int max, int 
     return NPU_OK;
 }
 
-/* A quantize prologue (nd[0] the QuantizeLinear, nd[1] its conv) drops the
- * int8 tensor's store and reload and the quantize's own pass, but the conv's
- * tiles load 4 bytes per input element, halo rows again: it is kept (*len
- * stays 2) only when the static schedule ends before the two nodes' own, and
- * the conv heads no cascade of its own. */
+/* A quantize prologue (nd[0] the QuantizeLinear, nd[1] its conv, nd[2] the
+ * pool cascaded after it, if *len is 3) drops the int8 tensor's store and
+ * reload and the quantize's own pass, but the conv's tiles load 4 bytes per
+ * input element, halo rows again: it is kept only when the static schedule
+ * ends before the nodes' apart (the conv with the cascade it heads on its
+ * own, if any), and that cascade is no longer than the rest of this one. */
 static npu_status quant_pre_pays(scratch *s, const ir_node *const *nd, int max, int *len)
 {
-    int64_t pair = s->c.s.end, apart = 0;
+    int64_t joint = s->c.s.end, apart = 0;
     int own = 0;
     npu_status st = max > 2 ? cascade_at(s, nd + 1, max - 1, &own) : NPU_OK;
-    for (int i = 0; i < 2 && st == NPU_OK && !own; i++) {
+    if (st != NPU_OK || own >= *len) {
+        *len = 0;
+        return st;
+    }
+    apart = own ? s->c.s.end : 0;
+    for (int i = 0; i < *len && st == NPU_OK; i++) {
+        if (i >= 1 && i < 1 + own)
+            continue; /* in the conv's own cascade */
         scratch_reset(s, nd[i]);
         st = lower_node(&s->c, nd[i]);
         apart += s->c.s.end;
     }
-    if (st == NPU_EUSER) /* the conv alone has no tile: the pair is the only way */
+    if (st == NPU_EUSER) /* a node alone has no tile: the cascade is the only way */
         st = NPU_OK, apart = INT64_MAX;
-    if (own || pair >= apart)
+    if (joint >= apart)
         *len = 0;
     return st;
 }
@@ -283,7 +293,7 @@ npu_status tile_cascades(const tgt_target *t, const ir_graph *g, const part_sche
             const ir_node *const *nd = (const ir_node *const *)&g->nodes[ps->first + i];
             int len = 0;
             st = cascade_at(&s, nd, ps->count - i, &len);
-            if (st == NPU_OK && len == 2 && nd[0]->op == IR_OP_QUANTIZE_LINEAR)
+            if (st == NPU_OK && len >= 2 && nd[0]->op == IR_OP_QUANTIZE_LINEAR)
                 st = quant_pre_pays(&s, nd, ps->count - i, &len);
             for (int j = 0; j < len && st == NPU_OK; j++)
                 group[ps->first + i + j] = ps->first + i;

@@ -15,7 +15,14 @@
  * block resident; channel chunks load each its own block with its work
  * (so the first conv waits for one block, not all), through the work's
  * slots. Numerics: the conv's blocks and qtab from tile_conv_block, the
- * pool's fields from tile_pool_fields (ref_qconv_params, ref_qpool_params). */
+ * pool's fields from tile_pool_fields (ref_qconv_params, ref_qpool_params).
+ *
+ * With a quantize prologue (the model input's QuantizeLinear, which only
+ * the conv reads) each band loads its rows as float32 and the vector unit
+ * quantizes them (tile_quantize_fields, as the quantize's own pass) before
+ * the conv: vector, MAC, vector. The vector unit's queue is in order, so
+ * band j+1's quantize goes out before band j's pool (tile_ctx.skew):
+ * otherwise every conv would wait for the previous band's pool. */
 #include <string.h>
 
 #include "numerics/numerics.h"
@@ -23,6 +30,7 @@
 
 typedef struct cpool {
     const ir_node *n, *m; /* the conv, the pool */
+    const ir_node *pre;   /* the quantize prologue, or NULL */
     tile_convinfo cv;     /* the conv as one block (geometry, datapath) */
     nk_qpool_params pk;
     int64_t C, H, W, OC, CH, CW, OH, OW; /* conv input, conv output (the pool's input), pool output */
@@ -32,6 +40,7 @@ typedef struct cpool {
     int64_t ct, n_ct;     /* output channels per work: all, or chunks when n_bands is 1 */
     int64_t ihx, ihm;     /* the tallest band's conv input rows and conv output rows */
     int64_t in_slot, mid_slot, out_slot;
+    int64_t in_f; /* a prologue: the float32 rows' offset in the input slot (after the int8 rows) */
     int64_t wblk, wlast; /* weight block of a chunk, of the last chunk (bands: the one block) */
     int slots;           /* mid and output slots (and weight slots of chunks), work j+slots reusing work j's */
     bool res_in, res_out; /* the input or output SRAM-resident: read or written in place, no DMA */
@@ -60,12 +69,16 @@ static int64_t chunk_ch(const cpool *q, int64_t k)
 }
 
 /* The pair's structure and parameters; *ok false when it does not apply. */
-static npu_status match(tile_ctx *c, const ir_node *n, const ir_node *m, cpool *q, bool *ok)
+static npu_status match(tile_ctx *c, const ir_node *pre, const ir_node *n, const ir_node *m, cpool *q, bool *ok)
 {
     *ok = false;
     memset(q, 0, sizeof *q);
-    q->n = n, q->m = m;
-    if (n->op != IR_OP_CONV || (m->op != IR_OP_MAX_POOL && m->op != IR_OP_AVERAGE_POOL) || m->n_inputs != 1 ||
+    q->n = n, q->m = m, q->pre = pre;
+    if (pre && (pre->op != IR_OP_QUANTIZE_LINEAR || !tile_conv_pre_ok(c, pre, n) || tile_tokens(c->t) < 7))
+        return NPU_OK; /* vector, MAC, vector: a CHAIN into each unit */
+    bool pool = m->op == IR_OP_MAX_POOL || m->op == IR_OP_AVERAGE_POOL || m->op == IR_OP_GLOBAL_MAX_POOL ||
+                m->op == IR_OP_GLOBAL_AVERAGE_POOL;
+    if (n->op != IR_OP_CONV || !pool || m->n_inputs != 1 ||
         m->inputs[0] != n->outputs[0] || n->n_inputs < 2 || !n->inputs[1] || n->inputs[1]->rank != 4 ||
         n->inputs[0]->rank != 4 || !tile_only_reader(c, n->outputs[0], m) || tile_tokens(c->t) < 5 ||
         tile_insn(c, TGT_SEM_POOL) < 0)
@@ -134,6 +147,11 @@ static bool sizes(const tile_ctx *c, cpool *q)
     f = f && (s == TGT_SEM_CONV ? cin <= tile_fmax(c, s, TGT_F_IC) && q->ct <= tile_fmax(c, s, TGT_F_OC)
                                 : q->ct <= tile_fmax(c, s, TGT_F_C));
     q->in_slot = q->C * q->ihx * iw;
+    if (q->pre) { /* the int8 rows, then the float32 ones */
+        q->in_f = (q->in_slot + 15) & ~(int64_t)15;
+        f = f && q->in_slot <= tile_fmax(c, TGT_SEM_QUANTIZE, TGT_F_LEN);
+        q->in_slot = q->in_f + 4 * q->in_slot;
+    }
     q->mid_slot = q->ct * q->ihm * cw;
     q->out_slot = q->ct * q->oht * q->OW;
     int in_slots = q->n_bands > 1 ? q->slots : 1, nbuf = w_slots(q) + in_slots + 2 * q->slots;
@@ -141,34 +159,67 @@ static bool sizes(const tile_ctx *c, cpool *q)
     return f && total <= c->t->p[TGT_P_SRAM_BYTES];
 }
 
+/* DMA cycles of work i's loads: its input rows (float32 with a prologue),
+ * its weight block (the first work, or every chunk). */
+static int64_t load_time(const tile_ctx *c, const cpool *q, int64_t i)
+{
+    band b = band_of(q, i / q->n_ct);
+    int64_t ih = b.cy.i1 - b.cy.i0, iw = q->cx.i1 - q->cx.i0, es = q->pre ? 4 : 1;
+    int64_t wb = i % q->n_ct == q->n_ct - 1 ? q->wlast : q->wblk;
+    int64_t ld = (q->n_ct == 1 || i == 0) && !q->res_in ? tile_dma_time(c, q->C, ih, iw * es, q->W * es) : 0;
+    return ld + (q->n_ct > 1 || i == 0 ? tile_dma_time(c, 1, 1, wb, 0) : 0);
+}
+
+/* Vector cycles of band j's quantize prologue. */
+static int64_t quant_time(const tile_ctx *c, const cpool *q, int64_t j)
+{
+    band b = band_of(q, j);
+    int64_t set[] = {TGT_F_LEN, q->C * (b.cy.i1 - b.cy.i0) * (q->cx.i1 - q->cx.i0)};
+    return tile_timing(c, TGT_SEM_QUANTIZE, set, 1);
+}
+
 /* Cycles of the plan: the works through the pipeline's four queues (load,
  * MAC, vector, store), work j+slots waiting for store j, the DMA channels
- * sharing the bus; the conv cost model's terms, from tgt_timing. */
+ * sharing the bus; the conv cost model's terms, from tgt_timing. With a
+ * prologue the vector queue runs quantize j+1 before pool j (skew). */
 static int64_t cost(const tile_ctx *c, const cpool *q)
 {
     const nk_qconv2d_params *k = &q->cv.k;
-    int64_t iw = q->cx.i1 - q->cx.i0, cw = q->px.i1 - q->px.i0, lat = c->t->p[TGT_P_DRAM_LATENCY];
-    int64_t le = 0, me = 0, ve = 0, se = 0, bus = 0, free_at[3] = {0, 0, 0};
-    for (int64_t i = 0; i < q->n_bands * q->n_ct; i++) {
-        int64_t ch = chunk_ch(q, i % q->n_ct), wb = i % q->n_ct == q->n_ct - 1 ? q->wlast : q->wblk;
+    int64_t cw = q->px.i1 - q->px.i0, lat = c->t->p[TGT_P_DRAM_LATENCY], n = q->n_bands * q->n_ct;
+    int64_t le = 0, me = 0, ve = 0, se = 0, qe = 0, bus = 0, free_at[3] = {0, 0, 0};
+    if (q->pre) {
+        le = load_time(c, q, 0), qe = ve = le + quant_time(c, q, 0);
+        bus += le > lat ? le - lat : 0;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int64_t ch = chunk_ch(q, i % q->n_ct);
         band b = band_of(q, i / q->n_ct);
-        int64_t ih = b.cy.i1 - b.cy.i0, mh = b.py.i1 - b.py.i0, oh = b.y1 - b.y0;
-        int64_t ld = (q->n_ct == 1 || i == 0) && !q->res_in ? tile_dma_time(c, q->C, ih, iw, q->W) : 0;
-        ld += q->n_ct > 1 || i == 0 ? tile_dma_time(c, 1, 1, wb, 0) : 0;
+        int64_t mh = b.py.i1 - b.py.i0, oh = b.y1 - b.y0;
         int64_t cin = q->cv.sem == TGT_SEM_CONV ? q->C : ch;
         int64_t mset[] = {TGT_F_IC, cin, TGT_F_OC, ch, TGT_F_C, ch, TGT_F_KH, k->k_h, TGT_F_KW, k->k_w,
                           TGT_F_OH, mh, TGT_F_OW, cw, TGT_F_W4, q->cv.w4};
         int64_t pset[] = {TGT_F_C, ch, TGT_F_KH, q->pk.k_h, TGT_F_KW, q->pk.k_w, TGT_F_OH, oh, TGT_F_OW, q->OW};
         int64_t mac = tile_timing(c, q->cv.sem, mset, 8), vec = tile_timing(c, TGT_SEM_POOL, pset, 5);
         int64_t st = q->res_out ? 0 : tile_dma_time(c, ch, oh, q->OW, q->OW);
-        int64_t fr = i >= q->slots ? free_at[i % q->slots] : 0; /* store i - slots: the slots are free */
-        le = (ld ? (le > fr ? le : fr) : le) + ld;
-        me = (me > le ? me : le) > fr ? (me > le ? me : le) : fr;
-        me += mac;
+        if (q->pre) { /* loads and quantize of band i+1 go ahead of pool i */
+            me = (me > qe ? me : qe) + mac;
+            if (i + 1 < n) {
+                int64_t ld = load_time(c, q, i + 1), fr = i + 1 >= q->slots ? free_at[(i + 1) % q->slots] : 0;
+                le = (le > fr ? le : fr) + ld;
+                qe = ve = (ve > le ? ve : le) + quant_time(c, q, i + 1);
+                bus += ld > lat ? ld - lat : 0;
+            }
+        } else {
+            int64_t ld = load_time(c, q, i), fr = i >= q->slots ? free_at[i % q->slots] : 0;
+            le = (ld ? (le > fr ? le : fr) : le) + ld;
+            me = (me > le ? me : le) > fr ? (me > le ? me : le) : fr;
+            me += mac;
+            bus += ld > lat ? ld - lat : 0;
+        }
         ve = (ve > me ? ve : me) + vec;
         se = (se > ve ? se : ve) + st;
         free_at[i % q->slots] = se;
-        bus += (ld > lat ? ld - lat : 0) + (st > lat ? st - lat : 0);
+        bus += st > lat ? st - lat : 0;
     }
     return se > bus + lat ? se : bus + lat;
 }
@@ -212,7 +263,9 @@ static npu_status search(tile_ctx *c, cpool *q, bool whole, int64_t *cst)
             if (r == 1)
                 break;
         }
-        for (int64_t ct = q->OC; ct >= 1 && st == NPU_OK; ct = ct > cols ? ((ct / 2 + cols - 1) / cols) * cols : 0)
+        /* chunks of a prologue: only the first would load (and quantize) the input, and the
+         * other works' first compute would be the conv: two LOADED consumers */
+        for (int64_t ct = q->OC; ct >= 1 && !q->pre && st == NPU_OK; ct = ct > cols ? ((ct / 2 + cols - 1) / cols) * cols : 0)
             st = try_plan(c, q, q->OH, ct, slots, &best, cst);
     }
     *q = best;
@@ -224,14 +277,15 @@ static npu_status search(tile_ctx *c, cpool *q, bool whole, int64_t *cst)
  * (the scratch plan), or when whole planes fit and, the pair's input and
  * output SRAM-resident (the conv and the pool apart then move nothing but
  * their weights), the cascade would be more than 1% slower: one chunk
- * overlaps nothing, and the memory plan is not known yet. A plan made for
- * the cascade always lowers. */
+ * overlaps nothing, and the memory plan is not known yet. With a prologue
+ * tile_cascades weighs the three nodes against the alternatives itself. A
+ * plan made for the cascade always lowers. */
 static npu_status choose(tile_ctx *c, cpool *q, bool whole, bool *found)
 {
     int64_t cst = INT64_MAX;
     npu_status st = search(c, q, whole, &cst);
     *found = st == NPU_OK && cst < INT64_MAX;
-    if (!*found || !c->deciding)
+    if (!*found || !c->deciding || q->pre)
         return st;
     int64_t a1 = tile_conv_estimate(c, q->n, false), a2 = tile_pool_estimate(c, q->m, false);
     *found = a1 >= INT64_MAX / 4 || a2 >= INT64_MAX / 4 || cst < a1 + a2;
@@ -246,10 +300,11 @@ static npu_status choose(tile_ctx *c, cpool *q, bool whole, bool *found)
 
 typedef struct bufs {
     int xr, zr;
-    int64_t xo, zo;
+    int64_t xo, zo; /* with a prologue x is the quantize's float32 input */
     int64_t in[3], mid[3], out[3], wt[3];
     tile_convinfo *cb; /* per chunk: its weight block in the constants */
     int64_t pv[TGT_F_COUNT];
+    int64_t qv[TGT_F_COUNT]; /* the prologue's quantize */
 } bufs;
 
 /* Work i: band i / n_ct, channel chunk i % n_ct. */
@@ -262,12 +317,21 @@ static npu_status emit_work(tile_ctx *c, const cpool *q, const bufs *b, int64_t 
     tile_work *wk = tile_work_new(c);
     if (!wk)
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    int64_t es = q->pre ? 4 : 1;
     if (q->n_ct == 1 || i == 0)
-        tile_load(wk, tile_box_chw(b->xr, b->xo + bd.cy.i0 * q->W + q->cx.i0, q->H, q->W, in, q->C, ih, iw));
+        tile_load(wk, tile_box_chw(b->xr, b->xo + (bd.cy.i0 * q->W + q->cx.i0) * es, q->H, q->W * es, in + q->in_f,
+                                   q->C, ih, iw * es));
     const tile_convinfo *cb = &b->cb[k];
     int64_t wt = b->wt[q->n_ct > 1 ? s : 0];
     if (q->n_ct > 1 || i == 0) /* the one block stays resident; chunks stream theirs */
         tile_load_flat(c, wk, TGT_REGION_CONSTANTS, cb->blk_off, wt, cb->blk_bytes);
+    if (q->pre) { /* dense rows: the float32 tile's flat order is the conv input's C x H x W */
+        tile_comp *cq = tile_comp_new(c, wk, TGT_SEM_QUANTIZE);
+        if (!cq)
+            return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+        memcpy(cq->v, b->qv, sizeof b->qv);
+        cq->v[TGT_F_SRC] = in + q->in_f, cq->v[TGT_F_DST] = in, cq->v[TGT_F_LEN] = q->C * ih * iw;
+    }
     tile_comp *cc = tile_comp_new(c, wk, q->cv.sem);
     tile_comp *cp = cc ? tile_comp_new(c, wk, TGT_SEM_POOL) : NULL;
     if (!cp)
@@ -291,15 +355,16 @@ static npu_status emit_work(tile_ctx *c, const cpool *q, const bufs *b, int64_t 
     return NPU_OK;
 }
 
-npu_status tile_conv_pool(tile_ctx *c, const ir_node *n, const ir_node *m, bool *done)
+npu_status tile_conv_pool(tile_ctx *c, const ir_node *pre, const ir_node *n, const ir_node *m, bool *done)
 {
     *done = false;
     cpool q;
     bool ok;
-    npu_status st = match(c, n, m, &q, &ok);
+    npu_status st = match(c, pre, n, m, &q, &ok);
     if (st == NPU_OK && ok) {
-        bool whole = tile_resident_io(c, n) || tile_resident_io(c, m);
-        q.res_in = tile_tensor_resident(c, n->inputs[0]), q.res_out = tile_tensor_resident(c, m->outputs[0]);
+        /* a prologue's input (the model input, float32) is in DRAM; its int8 tensor has no home */
+        bool whole = (!pre && tile_resident_io(c, n)) || tile_resident_io(c, m);
+        q.res_in = !pre && tile_tensor_resident(c, n->inputs[0]), q.res_out = tile_tensor_resident(c, m->outputs[0]);
         st = choose(c, &q, whole, &ok);
         if (st == NPU_OK && !ok && whole) { /* none of whole planes: any band (the operand goes back to DRAM) */
             q.res_in = q.res_out = false;
@@ -319,23 +384,36 @@ npu_status tile_conv_pool(tile_ctx *c, const ir_node *n, const ir_node *m, bool 
         st = tile_conv_block(c, n, k * q.ct, chunk_ch(&q, k), 0, true, &b.cb[k]);
     if (st == NPU_OK)
         st = tile_pool_fields(c, m, b.pv);
-    if (st == NPU_OK && (st = tile_tensor_addr(c, n->inputs[0], &b.xr, &b.xo)) == NPU_OK)
+    if (st == NPU_OK && pre)
+        st = tile_quantize_fields(c, pre, b.qv);
+    if (st == NPU_OK && (st = tile_tensor_addr(c, pre ? pre->inputs[0] : n->inputs[0], &b.xr, &b.xo)) == NPU_OK)
         st = tile_tensor_addr(c, m->outputs[0], &b.zr, &b.zo);
-    int in_slots = q.n_bands > 1 ? q.slots : 1, nr = 0;
+    /* With a prologue or a global pool, work j's slots on banks of their
+     * own, the one weight block on others: the conv of work j, the pool of
+     * work j-1 and the quantize of work j+1 then touch no common bank (the
+     * NPU model's bank stalls took the static schedule's 28,634 cycles to
+     * 41,814 on a stem in tests/unit/test_tiler_qpool.c). Not for the
+     * window pools: the span the banks take kept the next layer's prefetch
+     * out of the SRAM (fmnist cnn on edge-v1: 106,620 -> 126,359 cycles). */
+    int in_slots = q.n_bands > 1 ? q.slots : 1, nr = 0, grp[12], wg = w_slots(&q) == 1 ? q.slots : -1;
     tile_sram_req rq[12];
     for (int i = 0; i < w_slots(&q); i++)
-        rq[nr++] = (tile_sram_req){q.wblk, &b.wt[i]};
+        grp[nr] = wg >= 0 ? wg : i, rq[nr++] = (tile_sram_req){q.wblk, &b.wt[i]};
     for (int i = 0; i < in_slots; i++)
-        rq[nr++] = (tile_sram_req){q.in_slot, &b.in[i]};
+        grp[nr] = i, rq[nr++] = (tile_sram_req){q.in_slot, &b.in[i]};
     for (int i = 0; i < q.slots; i++) {
-        rq[nr++] = (tile_sram_req){q.mid_slot, &b.mid[i]};
-        rq[nr++] = (tile_sram_req){q.out_slot, &b.out[i]};
+        grp[nr] = i, rq[nr++] = (tile_sram_req){q.mid_slot, &b.mid[i]};
+        grp[nr] = i, rq[nr++] = (tile_sram_req){q.out_slot, &b.out[i]};
     }
-    if (st == NPU_OK)
+    bool global = m->op == IR_OP_GLOBAL_AVERAGE_POOL || m->op == IR_OP_GLOBAL_MAX_POOL;
+    if (st == NPU_OK && (pre || global))
+        st = tile_sram_place_banked(c, rq, nr, grp, q.slots + (wg >= 0), "tiler bug: the cascade's buffers exceed "
+                                                                         "the SRAM");
+    else if (st == NPU_OK)
         st = tile_sram_place(c, rq, nr, "tiler bug: the cascade's buffers exceed the SRAM");
     for (int64_t i = 0; i < q.n_bands * q.n_ct && st == NPU_OK; i++)
         st = emit_work(c, &q, &b, i);
     npu_free(c->alloc, b.cb, nb);
-    c->depth = q.slots;
+    c->depth = q.slots, c->skew = pre != NULL;
     return st == NPU_OK ? tile_pipeline(c) : st;
 }

@@ -338,6 +338,59 @@ npu_status tile_sram_place(tile_ctx *c, const tile_sram_req *r, int n, const cha
     return NPU_OK;
 }
 
+/* As tile_sram_place, but each group of buffers (group[i] of r[i], 0 to
+ * n_groups - 1) starts on its own SRAM bank where the SRAM has room for
+ * every group rounded up to whole banks: a pipeline whose works run on two
+ * units at once (the MAC array on work j, the vector unit on work j-1)
+ * then touches disjoint banks from each unit when each work's slots are
+ * one group, and no unit stalls on the other's bank accesses (the NPU
+ * model charges them; the static schedule does not see them). Otherwise
+ * the buffers are packed as tile_sram_place does. */
+npu_status tile_sram_place_banked(tile_ctx *c, const tile_sram_req *r, int n, const int *group, int n_groups,
+                                  const char *misfit)
+{
+    const tgt_target *full = c->t_full ? c->t_full : c->t;
+    int64_t bank = full->p[TGT_P_SRAM_BANKS] > 1 ? full->p[TGT_P_SRAM_BYTES] / full->p[TGT_P_SRAM_BANKS] : 0;
+    int64_t size[16] = {0}, padded = 0;
+    bool ok = bank >= 16 && n_groups > 1 && n_groups <= 16;
+    for (int i = 0; ok && i < n; i++) {
+        ok = r[i].bytes >= 0 && group[i] >= 0 && group[i] < n_groups;
+        if (ok)
+            size[group[i]] += (r[i].bytes + 15) & ~(int64_t)15;
+    }
+    for (int g = 0; ok && g < n_groups; g++)
+        padded += (size[g] + bank - 1) / bank * bank;
+    /* A pipeline of its own: at the top of the SRAM, so that the next one
+     * has the bottom to place clear of it (its prefetch, tile_emit's
+     * boundary), if that is clear of the previous one; else from 0 if clear
+     * (or serial: tile_memplan's trials); else packed. */
+    int64_t sram = c->t->p[TGT_P_SRAM_BYTES], base = -1;
+    bool prev = !c->serial && c->pending_barrier && c->pipe_lo < c->pipe_hi;
+    if (ok && c->sram_used == 0) {
+        int64_t top = bank ? (sram - padded) / bank * bank : -1;
+        if (top >= 0 && !c->serial && (!prev || top >= c->pipe_hi))
+            base = top;
+        else if (padded <= sram && (!prev || padded <= c->pipe_lo))
+            base = 0;
+    }
+    if (base < 0)
+        return tile_sram_place(c, r, n, misfit);
+    int64_t at[16], end = base;
+    for (int g = 0, a = (int)base; g < n_groups; g++)
+        at[g] = a, a += (int)((size[g] + bank - 1) / bank * bank);
+    for (int i = 0; i < n; i++) {
+        *r[i].off = at[group[i]];
+        at[group[i]] += (r[i].bytes + 15) & ~(int64_t)15;
+        end = at[group[i]] > end ? at[group[i]] : end;
+    }
+    c->sram_used = end;
+    c->sram_need = ((c->sram_need + 15) & ~(int64_t)15) + padded;
+    c->sram_peak = c->sram_used > c->sram_peak ? c->sram_used : c->sram_peak;
+    c->need_peak = c->sram_need > c->need_peak ? c->sram_need : c->need_peak;
+    c->lay_sram = c->sram_used > c->lay_sram ? c->sram_used : c->lay_sram;
+    return NPU_OK;
+}
+
 void tile_layer_begin(tile_ctx *c)
 {
     c->n_words_at_layer = c->n_words;
@@ -537,6 +590,69 @@ static npu_status emit_boundary(tile_ctx *c, tile_work *w0, bool same, int64_t *
     return tile_emit(c, TGT_SEM_SYNC, v);
 }
 
+/* What every compute of a pipeline needs to set its tokens. */
+typedef struct pipe_shape {
+    int D;             /* slots per buffer */
+    bool stores;       /* the works store */
+    bool free_to_comp; /* compute 0 of work j >= D waits FREE (no loads to wait for it) */
+    bool chain_vec;    /* chains feed both units: the vector unit's consumers take CHAIN_VEC */
+} pipe_shape;
+
+/* The CHAIN token whose consumer is queue q. */
+static int64_t chain_token(const pipe_shape *ps, int q)
+{
+    return ps->chain_vec && q == TILE_Q_VEC ? TILE_T_CHAIN_VEC : TILE_T_CHAIN;
+}
+
+/* Compute k of work j with its tokens; sig: what the work's last compute
+ * signals when the work stores nothing. */
+static npu_status emit_comp(tile_ctx *c, const pipe_shape *ps, int j, int k, int64_t sig)
+{
+    const tile_work *w = &c->work[j];
+    tile_comp *cp = &c->comp[w->first_comp + k];
+    int q = comp_queue(c, cp), qn = k + 1 < w->n_comp ? comp_queue(c, cp + 1) : q;
+    int qp = k > 0 ? comp_queue(c, cp - 1) : q;
+    cp->v[TGT_F_WAIT] = (waits_loaded(w, k) ? TILE_T_LOADED : 0) | (qp != q ? chain_token(ps, q) : 0) |
+                        (ps->free_to_comp && j >= ps->D && k == 0 ? TILE_T_FREE : 0);
+    bool last = k == w->n_comp - 1;
+    cp->v[TGT_F_SIGNAL] = (last ? (ps->stores ? TILE_T_DONE : sig) : 0) | (qn != q ? chain_token(ps, qn) : 0);
+    if ((qp != q || qn != q) && tile_tokens(c->t) < 5)
+        return tile_fail(c, "tiler bug: a chained tile needs a fifth token");
+    if (ps->chain_vec && (qp != q || qn != q) && tile_tokens(c->t) < 7)
+        return tile_fail(c, "tiler bug: chains into both units need a seventh token");
+    return tile_emit(c, cp->sem, cp->v);
+}
+
+/* The pipeline's shape, after checking that its works are alike. */
+static npu_status shape_of(tile_ctx *c, int D, bool stores, bool skew, pipe_shape *ps)
+{
+    int n = c->n_work;
+    const tile_work *w = c->work;
+    /* A work whose computes span two units (the MAC array ahead of the
+     * vector unit) could otherwise start work j+D while work j's last
+     * compute still reads the slots; on one unit the queue's order does it. */
+    bool into_mac = false, into_vec = false;
+    for (int j = 0; j < n; j++)
+        for (int k = 1; k < w[j].n_comp; k++) {
+            int q = comp_queue(c, &c->comp[w[j].first_comp + k]);
+            if (q != comp_queue(c, &c->comp[w[j].first_comp + k - 1]))
+                into_vec |= q == TILE_Q_VEC, into_mac |= q != TILE_Q_VEC;
+        }
+    bool cross = into_mac || into_vec;
+    *ps = (pipe_shape){D, stores, (stores || cross) && n > D && !w[D].n_load, into_mac && into_vec};
+    for (int j = 0; skew && j < n; j++)
+        if (w[j].n_comp < 3 || !w[j].n_load || w[j].n_split ||
+            comp_queue(c, &c->comp[w[j].first_comp]) == comp_queue(c, &c->comp[w[j].first_comp + 1]))
+            return tile_fail(c, "tiler bug: a skewed tile %d needs loads and a prologue before two more computes", j);
+    for (int j = 0; j < n; j++)
+        if ((w[j].n_store > 0) != stores || (w[j].n_comp == 0) != (w[0].n_comp == 0) ||
+            (j > D && (w[j].n_load > 0) != (w[D].n_load > 0)) ||
+            (w[j].n_comp == 0 && !w[j].n_store) || !splits_ok(&w[j]))
+            return tile_fail(c, "tiler bug: tile %d mixes stores and none, loads and none, copies and compute, or "
+                             "splits its loads wrongly", j);
+    return NPU_OK;
+}
+
 /* Emits the works in the order L0 L1 C0 S0 L2 C1 S1 ...: loads of work j+1
  * go out while work j computes; the loads of work j+2 reuse work j's slots
  * once its store is done, which also frees the output slot compute j+2 writes. */
@@ -549,7 +665,7 @@ npu_status tile_pipeline(tile_ctx *c)
     c->n_missed = 0;
     npu_status st = tile_resident(c);
     if (st != NPU_OK || c->n_missed) { /* a trial that found operands it cannot read in place: not emitted */
-        c->depth = 0;
+        c->depth = 0, c->skew = false;
         c->lay_tiles += n;
         c->n_work = c->n_comp = 0;
         return st;
@@ -563,20 +679,11 @@ npu_status tile_pipeline(tile_ctx *c)
      * FREE, its first compute does (works >= D all alike) */
     int D = c->depth > 2 && !gate ? c->depth : 2;
     c->depth = 0;
-    /* A work whose computes span two units (the MAC array ahead of the
-     * vector unit) could otherwise start work j+D while work j's last
-     * compute still reads the slots; on one unit the queue's order does it. */
-    bool cross = false;
-    for (int j = 0; j < n && !cross; j++)
-        for (int k = 1; k < w[j].n_comp && !cross; k++)
-            cross = comp_queue(c, &c->comp[w[j].first_comp + k]) != comp_queue(c, &c->comp[w[j].first_comp]);
-    bool free_to_comp = (stores || cross) && n > D && !w[D].n_load;
-    for (int j = 0; j < n; j++)
-        if ((w[j].n_store > 0) != stores || (w[j].n_comp == 0) != (w[0].n_comp == 0) ||
-            (j > D && (w[j].n_load > 0) != (w[D].n_load > 0)) ||
-            (w[j].n_comp == 0 && !w[j].n_store) || !splits_ok(&w[j]))
-            return tile_fail(c, "tiler bug: tile %d mixes stores and none, loads and none, copies and compute, or "
-                             "splits its loads wrongly", j);
+    pipe_shape ps;
+    bool skew = c->skew;
+    c->skew = false;
+    if ((st = shape_of(c, D, stores, skew, &ps)) != NPU_OK)
+        return st;
     int kind = w[0].n_comp ? queue_of(&c->t->isa->insns[tile_insn(c, c->comp[w[0].first_comp].sem)], NULL)
                            : TILE_Q_DMA1;
     bool barrier = c->pending_barrier;
@@ -594,28 +701,34 @@ npu_status tile_pipeline(tile_ctx *c)
     c->last_kind = kind;
     if (st == NPU_OK)
         st = emit_loads(c, 0, first_wait, gate, D);
+    /* Skewed with three slots: the loads of work j+2 go out before store j
+     * (they wait for store j-1), so a transfer that the static schedule's
+     * bus takes in issue order is not put behind a store that is ready later. */
+    int ahead = skew && D >= 3 ? 2 : 1;
+    if (ahead == 2 && n > 1 && st == NPU_OK)
+        st = emit_loads(c, 1, 0, gate, D);
     for (int j = 0; j < n && st == NPU_OK; j++) {
-        if (j + 1 < n && (st = emit_loads(c, j + 1, 0, gate, D)) != NPU_OK)
+        if (ahead == 1 && j + 1 < n && (st = emit_loads(c, j + 1, 0, gate, D)) != NPU_OK)
             break;
         int64_t gate_wait = gate && j + 1 < n ? TILE_T_NEXT : 0;
-        int64_t sig = (j + D < n && (w[j + D].n_load || stores || free_to_comp) ? TILE_T_FREE : 0) |
+        int64_t sig = (j + D < n && (w[j + D].n_load || stores || ps.free_to_comp) ? TILE_T_FREE : 0) |
                       (j == n - 1 ? TILE_T_BAR : 0);
         if (w[j].n_comp == 0) { /* a copy: the store waits for its load */
             st = emit_group(c, w[j].store, w[j].n_store, true, w[j].n_load ? TILE_T_LOADED : 0, sig);
             continue;
         }
         for (int k = 0; k < w[j].n_comp && st == NPU_OK; k++) {
-            tile_comp *cp = &c->comp[w[j].first_comp + k];
-            int q = comp_queue(c, cp), qn = k + 1 < w[j].n_comp ? comp_queue(c, cp + 1) : q;
-            int qp = k > 0 ? comp_queue(c, cp - 1) : q;
-            cp->v[TGT_F_WAIT] = (waits_loaded(&w[j], k) ? TILE_T_LOADED : 0) | (qp != q ? TILE_T_CHAIN : 0) |
-                                (free_to_comp && j >= D && k == 0 ? TILE_T_FREE : 0);
-            bool last = k == w[j].n_comp - 1;
-            cp->v[TGT_F_SIGNAL] = (last ? (stores ? TILE_T_DONE : sig) : 0) | (qn != q ? TILE_T_CHAIN : 0);
-            if ((qp != q || qn != q) && tile_tokens(c->t) < 5)
-                return tile_fail(c, "tiler bug: a chained tile needs a fifth token");
-            st = tile_emit(c, cp->sem, cp->v);
+            if (skew && k == 0 && j > 0)
+                continue; /* went out with work j-1's */
+            st = emit_comp(c, &ps, j, k, sig);
+            /* skewed: work j+1's first compute (a prologue on the other unit)
+             * goes out after work j's second, ahead of work j's later
+             * computes on its unit, so it overlaps work j's second */
+            if (st == NPU_OK && skew && k == 1 && j + 1 < n)
+                st = emit_comp(c, &ps, j + 1, 0, 0);
         }
+        if (st == NPU_OK && ahead == 2 && j + 2 < n)
+            st = emit_loads(c, j + 2, 0, gate, D);
         if (st == NPU_OK && stores)
             st = emit_group(c, w[j].store, w[j].n_store, true, TILE_T_DONE | gate_wait, sig);
     }

@@ -19,6 +19,7 @@ enum {
     TILE_T_BAR = 1 << 3,    /* the last store of a pipeline -> the next pipeline (its only consumer) */
     TILE_T_CHAIN = 1 << 4,  /* within a work, a compute -> the next one on another unit (ISAs with >= 5 tokens) */
     TILE_T_NEXT = 1 << 5,   /* in place over its input: the loads of work j+1 -> the store of work j */
+    TILE_T_CHAIN_VEC = 1 << 6, /* CHAIN into the vector unit where chains also feed the MAC array (>= 7 tokens) */
 };
 
 /* The region of a box on an SRAM-resident tensor (mp_tensor.level): its
@@ -110,6 +111,7 @@ typedef struct tile_ctx {
     int lay_tiles;
     bool gate_next;          /* the next pipeline orders store j after the loads of work j+1 */
     int depth;               /* the next pipeline's slots per buffer, work j+depth reusing work j's (0: 2) */
+    bool skew;               /* the next pipeline runs each work's first compute one work ahead (tile_pipeline) */
     /* SRAM below the level that the current pipeline's instructions touch,
      * [pipe_lo, pipe_hi), and the previous pipeline's: its buffers are busy
      * until its barrier, the rest is free for the next one's prefetch. */
@@ -154,6 +156,9 @@ typedef struct tile_sram_req {
     int64_t *off;
 } tile_sram_req;
 npu_status tile_sram_place(tile_ctx *c, const tile_sram_req *r, int n, const char *misfit);
+/* The same with each group (group[i] of r[i]) on banks of its own where the SRAM has room. */
+npu_status tile_sram_place_banked(tile_ctx *c, const tile_sram_req *r, int n, const int *group, int n_groups,
+                                  const char *misfit);
 void tile_layer_begin(tile_ctx *c);
 /* New work item and compute slots (pointers valid until the next call). */
 tile_work *tile_work_new(tile_ctx *c);
@@ -250,8 +255,10 @@ int64_t tile_dma_time(const tile_ctx *c, int64_t ch, int64_t h, int64_t w, int64
  * of the pool's output (or, on whole planes, over channel chunks): the conv's
  * tile in SRAM, the pool (vector unit) after it through CHAIN
  * (tile_cascade_pool.c). *done false (nothing emitted) when it does not apply,
- * does not fit or would not be faster than the two apart. */
-npu_status tile_conv_pool(tile_ctx *c, const ir_node *n, const ir_node *m, bool *done);
+ * does not fit or would not be faster than the two apart. pre: the model
+ * input's QuantizeLinear that only n reads, run on each band's float32 rows
+ * first (a prologue), or NULL. */
+npu_status tile_conv_pool(tile_ctx *c, const ir_node *pre, const ir_node *n, const ir_node *m, bool *done);
 npu_status tile_conv(tile_ctx *c, const ir_node *n);
 /* The cost model's cycles for conv n lowered alone (its best plan), INT64_MAX when none fits;
  * resident: as if its input and output were SRAM-resident (whole planes, no DMA for them). */

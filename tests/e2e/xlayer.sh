@@ -50,7 +50,7 @@ for x in cc["io"]:
         k *= d
     io += k
 bpc = t["dram"]["bytes_per_cycle"] if "bytes_per_cycle" in t["dram"] else t["dram"]["mb_per_s"] / t["clock_mhz"]
-bound = max(sim["macs"] / (t["mac"]["rows"] * t["mac"]["cols"]), (io + cc["memory"]["weights_bytes"]) / bpc)
+bound = max(cc["macs"] / (t["mac"]["rows"] * t["mac"]["cols"]), (io + cc["memory"]["weights_bytes"]) / bpc)
 npu = sim["cycles"]["npu"]
 # per layer, in order: first start, last end, whether it loads anything (here: its weights)
 span, order = {}, []

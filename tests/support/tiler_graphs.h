@@ -120,6 +120,47 @@ static inline ir_tensor *add_conv(ir_graph *g, ir_tensor *x, const conv_spec *s,
     return y;
 }
 
+/* x (float32) and its QuantizeLinear to int8 (scale 0.02, zero point -3), the model input's. */
+static inline ir_tensor *add_quantize(ir_graph *g, const int64_t *xd, ir_tensor **x)
+{
+    *x = ir_tensor_new(g, "x", IR_F32, 4, xd);
+    ir_tensor *xq = act(g, "x:q", 4, xd, 0.02f, -3);
+    float sc = 0.02f;
+    int8_t zp = -3;
+    ir_tensor *ins[3] = {*x, ir_const_new(g, "x:scale", IR_F32, 0, NULL, &sc),
+                         ir_const_new(g, "x:zp", IR_I8, 0, NULL, &zp)};
+    cr_assert(*x && ins[1] && ins[2]);
+    ir_node_new(g, IR_OP_QUANTIZE_LINEAR, "quantize", 3, ins, 1, &xq);
+    return xq;
+}
+
+/* A pool over y: op, a k x k window, stride s, pads p (a global pool ignores them). */
+typedef struct pool_spec {
+    ir_op op;
+    int64_t k, s, p;
+    bool ceil_mode, count_pad;
+} pool_spec;
+
+static inline ir_tensor *add_pool(ir_graph *g, ir_tensor *y, const pool_spec *s)
+{
+    bool global = s->op == IR_OP_GLOBAL_AVERAGE_POOL || s->op == IR_OP_GLOBAL_MAX_POOL;
+    bool max = s->op == IR_OP_MAX_POOL || s->op == IR_OP_GLOBAL_MAX_POOL;
+    int64_t h = y->dims[2], w = y->dims[3], extra = s->ceil_mode ? s->s - 1 : 0;
+    int64_t yd[4] = {1, y->dims[1], global ? 1 : (h + 2 * s->p - s->k + extra) / s->s + 1,
+                     global ? 1 : (w + 2 * s->p - s->k + extra) / s->s + 1};
+    ir_tensor *z = act(g, "z", 4, yd, max ? 0.05f : 0.03f, max ? -128 : -7);
+    ir_node *n = ir_node_new(g, s->op, "pool", 1, &y, 1, &z);
+    if (global)
+        return z;
+    int64_t ks[2] = {s->k, s->k}, st[2] = {s->s, s->s}, pads[4] = {s->p, s->p, s->p, s->p};
+    ir_set_ints(g, n, "kernel_shape", 2, ks);
+    ir_set_ints(g, n, "strides", 2, st);
+    ir_set_ints(g, n, "pads", 4, pads);
+    ir_set_int(g, n, "ceil_mode", s->ceil_mode);
+    ir_set_int(g, n, "count_include_pad", s->count_pad);
+    return z;
+}
+
 static inline ir_graph *conv_graph(const conv_spec *s)
 {
     ir_graph *g = ir_graph_new(npu_alloc_default());

@@ -1,6 +1,7 @@
 /* Tests of the conv + pool cascade (src/tiler/tile_cascade_pool.c): a conv
  * whose output only a MaxPool or AveragePool reads runs with it as one
- * pipeline, the pool on the vector unit after the conv's tile through CHAIN.
+ * pipeline, the pool on the vector unit after the conv's tile through CHAIN
+ * (a global average pool too).
  * On every target: which layers fuse (npu-v1-narrow has four tokens: apart),
  * that the conv's output never goes to DRAM, band edges (the pools' pads,
  * ceil_mode, halo rows), and, with the NPU model, the output
@@ -9,9 +10,7 @@
 
 typedef struct pair_spec {
     conv_spec conv;
-    ir_op pool;
-    int64_t k, s, p;
-    bool ceil_mode, count_pad;
+    pool_spec pool;
 } pair_spec;
 
 /* x -> conv -> pool; *mid gets the conv's output. */
@@ -21,31 +20,24 @@ static ir_graph *pair_graph(const pair_spec *s, ir_tensor **mid)
     int64_t xd[4] = {1, s->conv.c, s->conv.h, s->conv.w};
     ir_tensor *x = act(g, "x", 4, xd, 0.04f, -6);
     ir_tensor *y = *mid = add_conv(g, x, &s->conv, "conv", 41);
-    int64_t h = y->dims[2], w = y->dims[3], extra = s->ceil_mode ? s->s - 1 : 0;
-    int64_t yd[4] = {1, y->dims[1], (h + 2 * s->p - s->k + extra) / s->s + 1, (w + 2 * s->p - s->k + extra) / s->s + 1};
-    ir_tensor *z = act(g, "z", 4, yd, s->pool == IR_OP_MAX_POOL ? 0.05f : 0.03f, s->pool == IR_OP_MAX_POOL ? -128 : -7);
-    ir_node *n = ir_node_new(g, s->pool, "pool", 1, &y, 1, &z);
-    int64_t ks[2] = {s->k, s->k}, st[2] = {s->s, s->s}, pads[4] = {s->p, s->p, s->p, s->p};
-    ir_set_ints(g, n, "kernel_shape", 2, ks);
-    ir_set_ints(g, n, "strides", 2, st);
-    ir_set_ints(g, n, "pads", 4, pads);
-    ir_set_int(g, n, "ceil_mode", s->ceil_mode);
-    ir_set_int(g, n, "count_include_pad", s->count_pad);
+    ir_tensor *z = add_pool(g, y, &s->pool);
     tg_set_io(g, 1, &x, z);
     return g;
 }
 
 static const pair_spec pairs[] = {
     /* 0: ResNet's stem at a quarter of the size: 7x7/2 conv, 3x3/2 max pool with its pads, halo rows */
-    {{1, 3, 112, 112, 32, 7, 2, 3, 1, IR_I8, true, 1}, IR_OP_MAX_POOL, 3, 2, 1, false, false},
+    {{1, 3, 112, 112, 32, 7, 2, 3, 1, IR_I8, true, 1}, {IR_OP_MAX_POOL, 3, 2, 1, false, false}},
     /* 1: SqueezeNet's stem: 3x3/2 conv without pads, 3x3/2 max pool in ceil_mode (an odd plane) */
-    {{1, 3, 101, 101, 64, 3, 2, 0, 1, IR_I8, true, 1}, IR_OP_MAX_POOL, 3, 2, 0, true, false},
+    {{1, 3, 101, 101, 64, 3, 2, 0, 1, IR_I8, true, 1}, {IR_OP_MAX_POOL, 3, 2, 0, true, false}},
     /* 2: the example CNN's conv2 and pool2: 2x2/2, no halo */
-    {{1, 16, 14, 14, 32, 3, 1, 1, 1, IR_I8, true, 1}, IR_OP_MAX_POOL, 2, 2, 0, false, false},
+    {{1, 16, 14, 14, 32, 3, 1, 1, 1, IR_I8, true, 1}, {IR_OP_MAX_POOL, 2, 2, 0, false, false}},
     /* 3: an average pool counting its pads, stride 1, int4 weights */
-    {{1, 24, 48, 40, 48, 3, 1, 1, 1, IR_I4, false, 1}, IR_OP_AVERAGE_POOL, 3, 1, 1, false, true},
+    {{1, 24, 48, 40, 48, 3, 1, 1, 1, IR_I4, false, 1}, {IR_OP_AVERAGE_POOL, 3, 1, 1, false, true}},
     /* 4: a depthwise conv into an average pool */
-    {{1, 64, 60, 60, 64, 3, 1, 1, 64, IR_I8, true, 1}, IR_OP_AVERAGE_POOL, 2, 2, 0, false, false},
+    {{1, 64, 60, 60, 64, 3, 1, 1, 64, IR_I8, true, 1}, {IR_OP_AVERAGE_POOL, 2, 2, 0, false, false}},
+    /* 5: SqueezeNet's classifier: a 1x1 conv into the global average pool (channel chunks of whole planes) */
+    {{1, 128, 13, 13, 250, 1, 1, 0, 1, IR_I8, true, 1}, {IR_OP_GLOBAL_AVERAGE_POOL, 0, 0, 0, false, false}},
 };
 
 Test(tiler_cascade_pool, conv_then_pool_on_every_target)

@@ -13,14 +13,7 @@ static ir_graph *stem_graph(const conv_spec *s)
 {
     ir_graph *g = ir_graph_new(npu_alloc_default());
     int64_t xd[4] = {s->n, s->c, s->h, s->w};
-    ir_tensor *x = ir_tensor_new(g, "x", IR_F32, 4, xd);
-    ir_tensor *xq = act(g, "x:q", 4, xd, 0.02f, -3);
-    float sc = 0.02f;
-    int8_t zp = -3;
-    ir_tensor *ins[3] = {x, ir_const_new(g, "x:scale", IR_F32, 0, NULL, &sc),
-                         ir_const_new(g, "x:zp", IR_I8, 0, NULL, &zp)};
-    cr_assert(x && ins[1] && ins[2]);
-    ir_node_new(g, IR_OP_QUANTIZE_LINEAR, "quantize", 3, ins, 1, &xq);
+    ir_tensor *x, *xq = add_quantize(g, xd, &x);
     ir_tensor *y = add_conv(g, xq, s, "stem", 31);
     tg_set_io(g, 1, &x, y);
     return g;
