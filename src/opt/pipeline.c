@@ -22,7 +22,8 @@ enum { MAX_ROUNDS = 16 }; /* a guard only: real graphs settle in two or three */
  *   padfold         a zero Pad on H/W into the Conv/AveragePool reading it
  *   bnfold          BatchNormalization into the Conv/ConvTranspose/Gemm before it
  *   bnconv          a BatchNormalization left over becomes a depthwise 1x1 Conv
- *   fuse_act        Relu/Clip/LeakyRelu into their producer's ir_act */
+ *   fuse_act        Relu/Clip/LeakyRelu into their producer's ir_act
+ *   pool_concat     a max pool of a channel concat becomes the concat of each input's max pool */
 #define OPT_PASSES(X)                                                                                      \
     X(elide_identity, GROUP_CLEANUP)                                                                       \
     X(constfold, GROUP_CLEANUP)                                                                            \
@@ -35,7 +36,8 @@ enum { MAX_ROUNDS = 16 }; /* a guard only: real graphs settle in two or three */
     X(padfold, GROUP_FUSE)                                                                                 \
     X(bnfold, GROUP_FUSE)                                                                                  \
     X(bnconv, GROUP_FUSE)                                                                                  \
-    X(fuse_act, GROUP_FUSE)
+    X(fuse_act, GROUP_FUSE)                                                                            \
+    X(pool_concat, GROUP_FUSE)
 
 static const struct pass {
     const char *name;

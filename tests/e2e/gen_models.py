@@ -329,6 +329,18 @@ def i64(g, v):
     return t
 
 
+def fire(d):
+    """SqueezeNet's fire module and the max pool after its concat (opt
+    pool_concat: each expand conv then cascades into a pool of its own);
+    generated last so that the models before keep their random draws."""
+    g = G("fire", [1, 8, 29, 29])
+    s = g.conv("x", 8, 8, k=1)
+    c = g.op("Concat", [g.conv(s, 8, 16, k=1), g.conv(s, 8, 16)], axis=1)
+    p = g.op("MaxPool", [c], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
+    y = g.conv(p, 32, 8, k=1)
+    g.save(d, y, [1, 8, 14, 14], d)
+
+
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/e2e/models"
     os.makedirs(out, exist_ok=True)
@@ -336,3 +348,4 @@ if __name__ == "__main__":
     invres(out)
     npuops(out)
     moves(out)
+    fire(out)

@@ -88,6 +88,7 @@ for m in conv dwconv residual concat pool fc hostop split slice partcopy bigconv
     check $m 0.98
 done
 check invres 0.98 # the inverted-residual cascade
+check fire 0.98 # a max pool of a concat, split per input (opt pool_concat), each cascaded after its conv
 check densebn 0.98 # standalone BatchNormalization (bnconv: a depthwise 1x1 conv on the NPU)
 npu_only densebn
 # MatMul of two activations (tile_bmm: batched, broadcast B, Q.K^T and .V)

@@ -1310,7 +1310,7 @@ Test(padfold, what_does_not_fold)
 Test(pipeline, pass_names_in_order)
 {
     static const char *const want[] = {"elide_identity", "constfold", "views", "cse", "dce", "fuse_norm", "fuse_hswish", "reduce_gap",
-                                       "padfold", "bnfold", "bnconv", "fuse_act"};
+                                       "padfold", "bnfold", "bnconv", "fuse_act", "pool_concat"};
     const char *const *names = opt_pass_names();
     size_t i = 0;
     for (; names[i]; i++) {
@@ -1393,7 +1393,7 @@ Test(pipeline, disabled_passes_do_not_run_and_the_callback_sees_the_rest)
         saw_bnfold |= strcmp(tr.names[i], "bnfold") == 0;
     }
     cr_assert(saw_bnfold);
-    cr_assert_str_eq(tr.names[tr.n - 1], "bnconv");
+    cr_assert_str_eq(tr.names[tr.n - 1], "pool_concat"); /* the last in table order */
     ir_graph_free(g);
 }
 
@@ -1565,4 +1565,63 @@ Test(padfold, zero_pads_join_the_window_ops_own)
         after(g, &s);
         ir_graph_free(g);
     }
+}
+
+/* ---- pool_concat ---- */
+
+/* x -> conv a (3 channels), conv b (5 channels) -> Concat -> MaxPool 3x3/2 (ceil) -> y; extra: a second
+ * reader of the concat */
+static ir_graph *fire_graph(bool extra)
+{
+    ir_graph *g = graph(13);
+    ir_tensor *x = input(g, "x", SHP(1, 4, 9, 9));
+    ir_tensor *a = val(g, "a", SHP(1, 3, 9, 9)), *b = val(g, "b", SHP(1, 5, 9, 9)), *c = val(g, "c", SHP(1, 8, 9, 9));
+    ir_tensor *y = val(g, "y", SHP(1, 8, 4, 4));
+    node(g, IR_OP_CONV, "ca", a, 2, x, cf(g, "wa", SHP(3, 4, 1, 1), NULL));
+    node(g, IR_OP_CONV, "cb", b, 2, x, cf(g, "wb", SHP(5, 4, 1, 1), NULL));
+    ir_set_int(g, node(g, IR_OP_CONCAT, "cat", c, 2, a, b), "axis", 1);
+    ir_node *p = node(g, IR_OP_MAX_POOL, "pool", y, 1, c);
+    ir_set_ints(g, p, "kernel_shape", 2, (int64_t[]){3, 3});
+    ir_set_ints(g, p, "strides", 2, (int64_t[]){2, 2});
+    ir_set_int(g, p, "ceil_mode", 0);
+    output(g, y);
+    if (extra) {
+        ir_tensor *z = val(g, "z", SHP(1, 8, 9, 9));
+        node(g, IR_OP_RELU, "relu", z, 1, c);
+        output(g, z);
+    }
+    return g;
+}
+
+Test(pool_concat, each_concat_input_gets_its_pool_right_after_its_producer)
+{
+    ir_graph *g = fire_graph(false);
+    snapshot s = before(g);
+    cr_assert(pass(g, "pool_concat"));
+    cr_assert_str_eq(ops(g), "Conv,MaxPool,Conv,MaxPool,Concat");
+    const ir_node *cat = find_op(g, IR_OP_CONCAT);
+    cr_assert_str_eq(cat->outputs[0]->name, "y", "the concat writes the pool's output");
+    for (int i = 0; i < 2; i++) {
+        const ir_tensor *p = cat->inputs[i];
+        cr_assert_eq(p->producer->op, IR_OP_MAX_POOL);
+        cr_assert(p->dims[1] == (i ? 5 : 3) && p->dims[2] == 4 && p->dims[3] == 4);
+        cr_assert_eq(ir_attr_int(p->producer, "ceil_mode", 1), 0, "attributes copied");
+    }
+    after(g, &s);
+    ir_graph_free(g);
+}
+
+Test(pool_concat, what_stays)
+{
+    ir_graph *g = fire_graph(true); /* the concat has another reader */
+    cr_assert_not(pass(g, "pool_concat"));
+    ir_graph_free(g);
+    g = fire_graph(false); /* an average pool mixes nothing across channels either, but rounds: not rewritten */
+    find_op(g, IR_OP_MAX_POOL)->op = IR_OP_AVERAGE_POOL;
+    cr_assert_not(pass(g, "pool_concat"));
+    ir_graph_free(g);
+    g = fire_graph(false); /* a concat along H */
+    ir_set_int(g, find_op(g, IR_OP_CONCAT), "axis", 2);
+    cr_assert_not(pass(g, "pool_concat"));
+    ir_graph_free(g);
 }
