@@ -125,9 +125,10 @@ static bool dw_pw_shape(const tile_ctx *c, const ir_node *n, const ir_node *m)
     return ir_use_count(c->g, y) == 1 && !(y->flags & IR_TENSOR_OUTPUT);
 }
 
-/* Lowers the cascade nd[0..len): an inverted-residual chain, a depthwise +
- * 1x1 pair, a conv + pool, a conv's epilogue or prologue; *done false
- * (nothing emitted) when it does not apply. */
+/* Lowers the cascade nd[0..len): an inverted-residual chain (or a depthwise
+ * conv, its projection and eltwise), a depthwise + 1x1 pair, a conv + pool,
+ * a conv's epilogue or prologue; *done false (nothing emitted) when it does
+ * not apply. */
 npu_status tile_lower_cascade(tile_ctx *c, const ir_node *const *nd, int len, bool *done)
 {
     *done = false;
@@ -146,6 +147,47 @@ npu_status tile_lower_cascade(tile_ctx *c, const ir_node *const *nd, int len, bo
     return st;
 }
 
+/* The static schedule's cycles of nd[0..n) lowered one by one into s;
+ * INT64_MAX when one of them has no lowering of its own. */
+static npu_status apart_cycles(scratch *s, const ir_node *const *nd, int n, int64_t *cycles)
+{
+    *cycles = 0;
+    for (int i = 0; i < n; i++) {
+        scratch_reset(s, nd[i]);
+        npu_status st = tile_lower_node(&s->c, nd[i]);
+        if (st == NPU_EUSER) {
+            *cycles = INT64_MAX;
+            return NPU_OK;
+        }
+        if (st != NPU_OK)
+            return st;
+        *cycles += s->c.s.end;
+    }
+    return NPU_OK;
+}
+
+/* A depthwise + 1x1 + eltwise chain without expand (tile_chain) pays only
+ * when its static schedule ends before its alternative's: the depthwise +
+ * 1x1 pair as tile_dw_pw cascades it (or the two apart) and the eltwise's
+ * own pass, every tensor in DRAM (the memory planner tries the chain split
+ * where its tensors may stay in SRAM instead, tile_memplan.c). *pays false
+ * leaves s's schedule undefined. */
+static npu_status dw_chain_pays(scratch *s, const ir_node *const *nd, bool *pays)
+{
+    int64_t chain = s->c.s.end, pair = INT64_MAX, elt = 0;
+    bool done = false;
+    scratch_reset(s, nd[0]);
+    npu_status st = tile_lower_cascade(&s->c, nd, 2, &done);
+    if (st == NPU_OK && done)
+        pair = s->c.s.end;
+    if (st == NPU_EUSER || (st == NPU_OK && !done))
+        st = apart_cycles(s, nd, 2, &pair);
+    if (st == NPU_OK)
+        st = apart_cycles(s, nd + 2, 1, &elt);
+    *pays = pair == INT64_MAX || elt == INT64_MAX || chain < pair + elt;
+    return st;
+}
+
 /* The longest cascade that lowers at nd[0] (at most max nodes): *len its
  * nodes, 0 none; s's schedule is then the last one lowered, the cascade's. */
 static npu_status cascade_at(scratch *s, const ir_node *const *nd, int max, int *len)
@@ -160,6 +202,17 @@ static npu_status cascade_at(scratch *s, const ir_node *const *nd, int max, int 
          * memory, a code of another kind) is not swallowed. */
         if (st == NPU_EUSER)
             continue;
+        /* three nodes from a grouped conv: the chain without expand, against the pair and the eltwise apart */
+        if (st == NPU_OK && done && l == 3 && ir_attr_int(nd[0], "group", 1) > 1) {
+            bool pays = false;
+            if ((st = dw_chain_pays(s, nd, &pays)) != NPU_OK)
+                return st;
+            if (!pays)
+                continue;
+            scratch_reset(s, nd[0]); /* the chain's schedule again */
+            if ((st = tile_lower_cascade(&s->c, nd, l, &done)) != NPU_OK)
+                return st;
+        }
         if (st != NPU_OK || done) {
             *len = done ? l : 0;
             return st;
