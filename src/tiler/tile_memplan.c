@@ -104,8 +104,11 @@ static npu_status at_capacity(const tgt_target *t, ir_graph *g, const part_sched
         return npu_fail(err, NPU_EINTERNAL, "out of memory");
     if (tile_cascades(&below, g, sched, alloc, group, &e) != NPU_OK)
         return NPU_OK;
-    if (split && !(split_quant_pairs(g, cap, group) | split_dw_chains(g, cap, group)))
-        return NPU_OK;
+    if (split) { /* both kinds split, whichever there are */
+        bool pairs = split_quant_pairs(g, cap, group), chains = split_dw_chains(g, cap, group);
+        if (!pairs && !chains)
+            return NPU_OK;
+    }
     memset(no, 0, (size_t)g->n_tensors + 1);
     mo.group = group, mo.no_sram = no, mo.sram_bytes = cap;
     for (int k = 0; k < TRIALS; k++) {
