@@ -31,7 +31,7 @@ npu_status tile_qtab(tile_ctx *c, const ir_node *n, int64_t c0, int64_t cnt, uin
     return NPU_OK;
 }
 
-static npu_status lower_node(tile_ctx *c, const ir_node *n)
+npu_status tile_lower_node(tile_ctx *c, const ir_node *n)
 {
     /* nothing to tile: the sizes below would divide by zero ([1, 0, 4, 4] hit SIGFPE) */
     for (int j = 0; j < n->n_outputs; j++)
@@ -70,103 +70,6 @@ static npu_status lower_node(tile_ctx *c, const ir_node *n)
     }
 }
 
-/* A throw-away context: every activation at offset 0 of the arena, its own
- * constants. Lowering into it finds whatever tile_build would refuse. */
-typedef struct scratch {
-    mp_plan plan;
-    int64_t *coff;
-    emit_blob consts;
-    npu_err err;
-    tile_ctx c;
-} scratch;
-
-static void scratch_entry(scratch *s, int i)
-{
-    memset(&s->plan.t[i], 0, sizeof s->plan.t[i]);
-    s->plan.t[i].region = MP_REGION_ARENA;
-    s->plan.t[i].alias_of = -1;
-    s->coff[i] = -1;
-}
-
-/* With only non-NULL, just the entries of only's tensors are set (the others
- * are never read for it): filling all of them for every node that
- * tile_try_node asks about made long graphs quadratic. */
-static npu_status scratch_init(scratch *s, const tgt_target *t, const ir_graph *g, npu_alloc a, const ir_node *only)
-{
-    memset(s, 0, sizeof *s);
-    npu_err_clear(&s->err);
-    s->plan.n_tensors = g->n_tensors;
-    s->plan.t = npu_malloc(a, sizeof *s->plan.t * (size_t)(g->n_tensors + 1));
-    s->coff = npu_malloc(a, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
-    emit_blob_init(&s->consts, a);
-    s->c = (tile_ctx){.t = t, .g = g, .plan = &s->plan, .consts = &s->consts, .alloc = a, .err = &s->err,
-                      .const_off = s->coff, .last_kind = -1};
-    if (!s->plan.t || !s->coff)
-        return npu_fail(&s->err, NPU_EINTERNAL, "out of memory");
-    if (only) {
-        for (int j = 0; j < only->n_inputs; j++)
-            if (only->inputs[j] && only->inputs[j]->id >= 0 && only->inputs[j]->id < g->n_tensors)
-                scratch_entry(s, only->inputs[j]->id);
-        for (int j = 0; j < only->n_outputs; j++)
-            if (only->outputs[j] && only->outputs[j]->id >= 0 && only->outputs[j]->id < g->n_tensors)
-                scratch_entry(s, only->outputs[j]->id);
-        return NPU_OK;
-    }
-    for (int i = 0; i < g->n_tensors; i++)
-        scratch_entry(s, i);
-    return NPU_OK;
-}
-
-/* Starts a new stream in the scratch context, for node n. */
-static void scratch_reset(scratch *s, const ir_node *n)
-{
-    s->c.n_words = 0;
-    memset(&s->c.s, 0, sizeof s->c.s);
-    s->c.pending_barrier = false;
-    s->c.last_kind = -1;
-    s->c.node = n;
-    npu_err_clear(&s->err);
-    tile_layer_begin(&s->c);
-}
-
-static void scratch_free(scratch *s, npu_alloc a, int n_tensors)
-{
-    npu_free(a, s->plan.t, sizeof *s->plan.t * (size_t)(n_tensors + 1));
-    npu_free(a, s->coff, sizeof(int64_t) * (size_t)(n_tensors + 1));
-    npu_free(a, s->c.words, sizeof *s->c.words * s->c.cap_words);
-    npu_free(a, s->c.work, sizeof *s->c.work * (size_t)s->c.cap_work);
-    npu_free(a, s->c.comp, sizeof *s->c.comp * (size_t)s->c.cap_comp);
-    emit_blob_free(&s->consts);
-}
-
-/* Lowers one quantized node against a throw-away plan and constants:
- * whatever tile_build would refuse for it, with the message, and the
- * static schedule's cycles of its instructions. tile_supports and
- * tile_estimate ask this of quantized nodes. */
-npu_status tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles,
-                         const char **reason, npu_err *err)
-{
-    npu_alloc a = g->alloc.fn ? g->alloc : npu_alloc_default();
-    scratch s;
-    npu_status st = scratch_init(&s, t, g, a, n);
-    if (st == NPU_OK) {
-        scratch_reset(&s, n);
-        st = lower_node(&s.c, n);
-        if (cycles)
-            *cycles = s.c.s.end;
-    }
-    scratch_free(&s, a, g->n_tensors);
-    if (st == NPU_OK)
-        return NPU_OK;
-    if (st != NPU_EUSER) /* out of memory or a tiler bug: the compile's failure, not the node's */
-        return npu_fail(err, st, "node '%s' (%s): %s", n->name, ir_op_name(n->op), s.err.msg);
-    if (reason) {
-        const char *m = npu_arena_strdup(g->arena, s.err.msg);
-        *reason = m ? m : "no legal NPU tile";
-    }
-    return NPU_EUSER;
-}
-
 static bool same_place(const mp_plan *p, const ir_tensor *a, const ir_tensor *b)
 {
     return p->t[a->id].region == p->t[b->id].region && p->t[a->id].level == p->t[b->id].level &&
@@ -177,133 +80,6 @@ static bool overlap(const mp_plan *p, const ir_tensor *a, const ir_tensor *b)
 {
     const mp_tensor *x = &p->t[a->id], *y = &p->t[b->id];
     return x->region == y->region && x->level == y->level && x->offset < y->offset + y->size && y->offset < x->offset + x->size;
-}
-
-/* A depthwise conv n whose output only the 1x1 conv m reads (stride 1, no
- * padding, one group): the shape tile_dw_pw cascades. */
-static bool dw_pw_shape(const tile_ctx *c, const ir_node *n, const ir_node *m)
-{
-    if (n->op != IR_OP_CONV || m->op != IR_OP_CONV)
-        return false;
-    const ir_tensor *x = n->inputs[0], *y = n->outputs[0];
-    if (x->rank != 4 || m->inputs[0] != y || m->n_inputs < 2 || !m->inputs[1] || m->inputs[1]->rank != 4)
-        return false;
-    int64_t g = ir_attr_int(n, "group", 1);
-    if (g <= 1 || g != x->dims[1] || y->dims[1] != x->dims[1] || ir_attr_int(m, "group", 1) != 1)
-        return false;
-    const ir_tensor *w = m->inputs[1];
-    int64_t st[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
-    ir_attr_ints(m, "strides", st, 2);
-    ir_attr_ints(m, "pads", pads, 4);
-    const char *ap = ir_attr_string(m, "auto_pad", "NOTSET");
-    if (w->dims[2] != 1 || w->dims[3] != 1 || st[0] != 1 || st[1] != 1 || pads[0] || pads[1] || pads[2] ||
-        pads[3] || (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")))
-        return false;
-    return ir_use_count(c->g, y) == 1 && !(y->flags & IR_TENSOR_OUTPUT);
-}
-
-/* Lowers the cascade nd[0..len): an inverted-residual chain, a depthwise +
- * 1x1 pair, a conv + pool, a conv's epilogue or prologue; *done false
- * (nothing emitted) when it does not apply. */
-static npu_status lower_cascade(tile_ctx *c, const ir_node *const *nd, int len, bool *done)
-{
-    *done = false;
-    for (int i = 0; i < len; i++)
-        if (tile_node_a16(nd[i]))
-            return NPU_OK; /* int16 layers run one by one (no int16 cascade) */
-    npu_status st = tile_chain(c, nd, len, done);
-    if (st == NPU_OK && !*done && len == 2 && dw_pw_shape(c, nd[0], nd[1]))
-        st = tile_dw_pw(c, nd[0], nd[1], done);
-    if (st == NPU_OK && !*done && len == 2) /* the pool after a conv on the vector unit, band by band */
-        st = tile_conv_pool(c, NULL, nd[0], nd[1], done);
-    if (st == NPU_OK && !*done && len == 3) /* the same, the conv's input quantized on its tiles */
-        st = tile_conv_pool(c, nd[0], nd[1], nd[2], done);
-    if (st == NPU_OK && !*done && len == 2) /* an activation table in the conv's output stage */
-        st = tile_conv_lut(c, nd[0], nd[1], done);
-    if (st == NPU_OK && !*done && len == 2) /* a squeeze-excite scale on the conv's input tiles */
-        st = tile_conv_pre(c, nd[0], nd[1], done);
-    return st;
-}
-
-/* The longest cascade that lowers at nd[0] (at most max nodes): *len its
- * nodes, 0 none; s's schedule is then the last one lowered, the cascade's. */
-static npu_status cascade_at(scratch *s, const ir_node *const *nd, int max, int *len)
-{
-    *len = 0;
-    for (int l = max < 4 ? max : 4; l >= 2; l--) {
-        bool done = false;
-        scratch_reset(s, nd[0]);
-        npu_status st = lower_cascade(&s->c, nd, l, &done);
-        /* NPU_EUSER from the lowering is "no legal cascade" (no tile fits, a field
-         * overflows): the nodes run apart. Anything else (a tiler bug, out of
-         * memory, a code of another kind) is not swallowed. */
-        if (st == NPU_EUSER)
-            continue;
-        if (st != NPU_OK || done) {
-            *len = done ? l : 0;
-            return st;
-        }
-    }
-    return NPU_OK;
-}
-
-/* A quantize prologue (nd[0] the QuantizeLinear, nd[1] its conv, nd[2] the
- * pool cascaded after it, if *len is 3) drops the int8 tensor's store and
- * reload and the quantize's own pass, but the conv's tiles load 4 bytes per
- * input element, halo rows again: it is kept only when the static schedule
- * ends before the nodes' apart (the conv with the cascade it heads on its
- * own, if any), and that cascade is no longer than the rest of this one. */
-static npu_status quant_pre_pays(scratch *s, const ir_node *const *nd, int max, int *len)
-{
-    int64_t joint = s->c.s.end, apart = 0;
-    int own = 0;
-    npu_status st = max > 2 ? cascade_at(s, nd + 1, max - 1, &own) : NPU_OK;
-    if (st != NPU_OK || own >= *len) {
-        *len = 0;
-        return st;
-    }
-    apart = own ? s->c.s.end : 0;
-    for (int i = 0; i < *len && st == NPU_OK; i++) {
-        if (i >= 1 && i < 1 + own)
-            continue; /* in the conv's own cascade */
-        scratch_reset(s, nd[i]);
-        st = lower_node(&s->c, nd[i]);
-        apart += s->c.s.end;
-    }
-    if (st == NPU_EUSER) /* a node alone has no tile: the cascade is the only way */
-        st = NPU_OK, apart = INT64_MAX;
-    if (joint >= apart)
-        *len = 0;
-    return st;
-}
-
-npu_status tile_cascades(const tgt_target *t, const ir_graph *g, const part_schedule *sched, npu_alloc alloc,
-                         int *group, npu_err *err)
-{
-    for (int i = 0; i < g->n_nodes; i++)
-        group[i] = i;
-    scratch s;
-    npu_status st = scratch_init(&s, t, g, alloc, NULL);
-    s.c.deciding = true;
-    for (int k = 0; k < sched->n_steps && st == NPU_OK; k++) {
-        const part_step *ps = &sched->steps[k];
-        if (ps->unit != IR_UNIT_NPU)
-            continue;
-        for (int i = 0; i + 1 < ps->count && st == NPU_OK; i++) {
-            const ir_node *const *nd = (const ir_node *const *)&g->nodes[ps->first + i];
-            int len = 0;
-            st = cascade_at(&s, nd, ps->count - i, &len);
-            if (st == NPU_OK && len >= 2 && nd[0]->op == IR_OP_QUANTIZE_LINEAR)
-                st = quant_pre_pays(&s, nd, ps->count - i, &len);
-            for (int j = 0; j < len && st == NPU_OK; j++)
-                group[ps->first + i + j] = ps->first + i;
-            i += len > 0 ? len - 1 : 0;
-        }
-    }
-    if (st != NPU_OK)
-        npu_fail(err, st, "%s", s.err.msg);
-    scratch_free(&s, alloc, g->n_tensors);
-    return st;
 }
 
 /* May the cascade nd[0..len) run on this plan? Planned as one (its
@@ -461,7 +237,7 @@ static npu_status lower_layer(tile_ctx *c, const part_step *ps, const int *group
         len++;
     bool fuse = false;
     if (len > 1 && plan_allows(c, nd, len)) {
-        st = lower_cascade(c, nd, len, &fuse);
+        st = tile_lower_cascade(c, nd, len, &fuse);
         if (st == NPU_OK && !fuse)
             st = tile_fail(c, "tiler bug: the cascade of %d nodes planned for it does not lower", len);
         extra = len - 1;
@@ -473,7 +249,7 @@ static npu_status lower_layer(tile_ctx *c, const part_step *ps, const int *group
             st = tile_conv_fused(c, n, m, how == 2, &fuse);
     }
     if (!fuse && st == NPU_OK)
-        st = lower_node(c, n);
+        st = tile_lower_node(c, n);
     L->n_words = (uint32_t)(c->n_words - L->first_word);
     L->cycles = c->s.end - t0;
     L->dram_bytes = c->lay_dram_bytes;

@@ -25,15 +25,21 @@
  * resident, laid out in the constants in the order they sit in SRAM and
  * loaded by the first band in the order its computes need them (the first
  * chunk's expand and depthwise blocks, the projection, the other chunks), so
- * the first computes overlap the rest of the transfer. */
+ * the first computes overlap the rest of the transfer.
+ *
+ * Without the expand (a depthwise conv, its projection and the eltwise after
+ * it, three nodes) the depthwise conv reads the loaded input rows directly,
+ * and its block and the projection's load as one group: the point is the
+ * eltwise (vector unit) overlapping the next band's MAC work instead of
+ * running after the pair as its own pass. */
 #include <string.h>
 
 #include "tiler/tile_internal.h"
 
 typedef struct chain {
-    const ir_node *e, *d, *p, *a; /* expand, depthwise, projection or NULL, eltwise or NULL */
+    const ir_node *e, *d, *p, *a; /* expand or NULL, depthwise, projection or NULL, eltwise or NULL */
     tile_convinfo ce, cd, cp;
-    int64_t CI, H, W, CE, OH, OW, CO; /* CO: channels stored (the projection's, or CE) */
+    int64_t CI, H, W, CE, OH, OW, CO; /* CO: channels stored (the projection's, or CE); CI == CE without expand */
     int64_t iwe;                      /* columns of the expand the depthwise reads */
     int64_t ec, n_chunks;             /* expanded channels per chunk (the last may be fewer), chunks */
     int64_t wbytes;                   /* every weight block, resident (build_weights has their order) */
@@ -71,19 +77,32 @@ static const ir_tensor *other_operand(const chain *q)
     return q->a->inputs[q->a->inputs[0] == q->p->outputs[0] ? 1 : 0];
 }
 
+/* The block's input: the expand's, or the depthwise conv's without one. */
+static const ir_tensor *chain_input(const chain *q)
+{
+    return (q->e ? q->e : q->d)->inputs[0];
+}
+
 /* The structure of nd[0..len) as a chain; the conv parameters filled in. */
 static npu_status match(tile_ctx *c, const ir_node *const *nd, int len, chain *q, bool *ok)
 {
     *ok = false;
     memset(q, 0, sizeof *q);
-    if (len < 2 || len > 4)
+    if (len < 2 || len > 4 || nd[0]->op != IR_OP_CONV || nd[0]->n_inputs < 2 || nd[0]->inputs[1]->rank != 4)
         return NPU_OK;
-    q->e = nd[0], q->d = nd[1], q->p = len > 2 ? nd[2] : NULL, q->a = len > 3 ? nd[3] : NULL;
-    if (q->e->op != IR_OP_CONV || q->d->op != IR_OP_CONV || (q->p && q->p->op != IR_OP_CONV) ||
+    /* without the expand (the first conv is grouped) only depthwise, projection, eltwise: the pair alone is
+     * tile_dw_pw's */
+    bool expand = ir_attr_int(nd[0], "group", 1) == 1;
+    if (!expand && len != 3)
+        return NPU_OK;
+    int k = expand ? 1 : 0;
+    q->e = expand ? nd[0] : NULL, q->d = nd[k], q->p = len > k + 1 ? nd[k + 1] : NULL;
+    q->a = len > k + 2 ? nd[k + 2] : NULL;
+    if (q->d->op != IR_OP_CONV || (q->p && q->p->op != IR_OP_CONV) ||
         (q->a && (!is_eltwise(q->a->op) || q->a->n_inputs != 2 || q->a->n_outputs != 1)))
         return NPU_OK;
-    if (q->e->inputs[0]->rank != 4 || q->e->n_inputs < 2 || q->e->inputs[1]->rank != 4 ||
-        q->d->inputs[0] != q->e->outputs[0] || !tile_only_reader(c, q->e->outputs[0], q->d))
+    if (chain_input(q)->rank != 4 ||
+        (q->e && (q->d->inputs[0] != q->e->outputs[0] || !tile_only_reader(c, q->e->outputs[0], q->d))))
         return NPU_OK;
     if (q->p && (q->p->inputs[0] != q->d->outputs[0] || q->p->n_inputs < 2 || q->p->inputs[1]->rank != 4 ||
                  !tile_only_reader(c, q->d->outputs[0], q->p)))
@@ -97,17 +116,18 @@ static npu_status match(tile_ctx *c, const ir_node *const *nd, int len, chain *q
             o->dtype != IR_I8 || tile_tokens(c->t) < 5 || tile_insn(c, TGT_SEM_ELTWISE) < 0)
             return NPU_OK;
     }
-    npu_status st = tile_conv_info(c, q->e, false, &q->ce);
+    npu_status st = q->e ? tile_conv_info(c, q->e, false, &q->ce) : NPU_OK;
     if (st == NPU_OK)
         st = tile_conv_info(c, q->d, false, &q->cd);
     if (st == NPU_OK && q->p)
         st = tile_conv_info(c, q->p, false, &q->cp);
     if (st != NPU_OK)
         return st;
-    const nk_qconv2d_params *ke = &q->ce.k, *kd = &q->cd.k;
-    if (!is_pointwise(&q->ce) || q->cd.sem != TGT_SEM_DWCONV || kd->n != 1 || (q->p && !is_pointwise(&q->cp)))
+    const nk_qconv2d_params *kd = &q->cd.k;
+    if ((q->e && !is_pointwise(&q->ce)) || q->cd.sem != TGT_SEM_DWCONV || kd->n != 1 ||
+        (q->p && !is_pointwise(&q->cp)))
         return NPU_OK;
-    q->CI = ke->c_in, q->H = ke->h_in, q->W = ke->w_in, q->CE = ke->c_out;
+    q->CI = q->e ? q->ce.k.c_in : kd->c_in, q->H = kd->h_in, q->W = kd->w_in, q->CE = kd->c_in;
     q->OH = kd->h_out, q->OW = kd->w_out, q->CO = q->p ? q->cp.k.c_out : q->CE;
     tile_axis ax = tile_axis_range(0, q->OW, q->W, kd->k_w, kd->stride_w, kd->dil_w, kd->pad_left);
     q->iwe = ax.i1 - ax.i0;
@@ -121,9 +141,9 @@ static bool fields_ok(const tile_ctx *c, const chain *q, int64_t ec, int64_t oht
     const nk_qconv2d_params *k = &q->cd.k;
     int64_t ih = tile_min(q->H, tile_span(oht, k->k_h, k->stride_h, k->dil_h));
     tgt_sem cv = TGT_SEM_CONV, dw = TGT_SEM_DWCONV;
-    bool ok = q->CI <= tile_fmax(c, cv, TGT_F_IC) && ec <= tile_fmax(c, cv, TGT_F_OC) &&
-              ih <= tile_fmax(c, cv, TGT_F_IH) && ih <= tile_fmax(c, cv, TGT_F_OH) &&
-              q->iwe <= tile_fmax(c, cv, TGT_F_IW) && q->iwe <= tile_fmax(c, cv, TGT_F_OW) &&
+    bool ok = (!q->e || (q->CI <= tile_fmax(c, cv, TGT_F_IC) && ec <= tile_fmax(c, cv, TGT_F_OC) &&
+                         ih <= tile_fmax(c, cv, TGT_F_IH) && ih <= tile_fmax(c, cv, TGT_F_OH) &&
+                         q->iwe <= tile_fmax(c, cv, TGT_F_IW) && q->iwe <= tile_fmax(c, cv, TGT_F_OW))) &&
               ec <= tile_fmax(c, dw, TGT_F_C) && ih <= tile_fmax(c, dw, TGT_F_IH) &&
               q->iwe <= tile_fmax(c, dw, TGT_F_IW) && oht <= tile_fmax(c, dw, TGT_F_OH) &&
               q->OW <= tile_fmax(c, dw, TGT_F_OW);
@@ -157,8 +177,8 @@ static npu_status weights_for(tile_ctx *c, chain *q, int64_t ec)
             q->wbytes += q->wbytes / k;
             continue;
         }
-        npu_status st = tile_conv_block(c, q->e, k * ec, chunk_ch(q, k), 0, false, &b);
-        int64_t e = b.blk_bytes;
+        npu_status st = q->e ? tile_conv_block(c, q->e, k * ec, chunk_ch(q, k), 0, false, &b) : NPU_OK;
+        int64_t e = q->e ? b.blk_bytes : 0;
         if (st == NPU_OK)
             st = tile_conv_block(c, q->d, k * ec, chunk_ch(q, k), 0, false, &b);
         if (st != NPU_OK)
@@ -190,7 +210,7 @@ static bool sizes(const tile_ctx *c, chain *q, int64_t oht)
     q->ih = tile_min(q->H, tile_span(oht, k->k_h, k->stride_h, k->dil_h));
     q->n_tiles = (int)tile_cdiv(q->OH, oht);
     q->in_slot = q->CI * q->ih * q->iwe;
-    q->mid1 = q->ec * q->ih * q->iwe;
+    q->mid1 = q->e ? q->ec * q->ih * q->iwe : 0; /* without expand the depthwise reads the input slot */
     q->mid2 = q->p ? q->ec * oht * q->OW : 0;
     q->out_slot = q->CO * oht * q->OW;
     q->res_slot = q->a ? q->out_slot : 0;
@@ -230,7 +250,7 @@ static int64_t chunk_mac(const tile_ctx *c, const chain *q, int64_t ec, int64_t 
     int64_t p = q->p ? tile_timing(c, TGT_SEM_CONV, pw, 7) : 0;
     if (proj)
         *proj = p;
-    return tile_timing(c, TGT_SEM_CONV, ex, 7) + tile_timing(c, TGT_SEM_DWCONV, dw, 5) + p;
+    return (q->e ? tile_timing(c, TGT_SEM_CONV, ex, 7) : 0) + tile_timing(c, TGT_SEM_DWCONV, dw, 5) + p;
 }
 
 /* Cycles of a plan: the MAC array's timeline, whose first band waits for
@@ -243,7 +263,8 @@ static int64_t cost(const tile_ctx *c, const chain *q)
     int64_t mac = (q->n_chunks - 1) * c0 + chunk_mac(c, q, chunk_ch(q, q->n_chunks - 1), NULL);
     int64_t ld = tile_dma_time(c, q->CI, q->ih, q->iwe, q->W), st = tile_dma_time(c, q->CO, q->oht, q->OW, q->OW);
     int64_t res = q->a ? st : 0, wp = q->p ? q->cp.blk_bytes : 0; /* the projection's block */
-    int64_t t_first = ld + tile_dma_time(c, 1, 1, q->wfirst, 0), t_proj = ld + tile_dma_time(c, 1, 1, q->wfirst + wp, 0);
+    int64_t t_proj = ld + tile_dma_time(c, 1, 1, q->wfirst + wp, 0);
+    int64_t t_first = q->e ? ld + tile_dma_time(c, 1, 1, q->wfirst, 0) : t_proj; /* one group without expand */
     int64_t t_all = ld + tile_dma_time(c, 1, 1, q->wbytes, 0);
     /* the first chunk: expand and depthwise, then the projection once its block is in */
     int64_t t = t_first + (q->n_chunks > 1 ? c0 : mac) - pw;
@@ -291,11 +312,14 @@ static npu_status choose_once(tile_ctx *c, chain *q, bool whole, bool *found)
     }
     if (best == 0)
         return NPU_OK;
-    /* the convs apart (their best plans, each through DRAM) must not be cheaper */
-    int64_t a1 = tile_conv_estimate(c, q->e, false), a2 = tile_conv_estimate(c, q->d, false);
-    int64_t a3 = q->p ? tile_conv_estimate(c, q->p, false) : 0;
-    if (a1 < INT64_MAX / 4 && a2 < INT64_MAX / 4 && a3 < INT64_MAX / 4 && best_cost >= a1 + a2 + a3)
-        return NPU_OK;
+    /* the convs apart (their best plans, each through DRAM) must not be cheaper; without the expand
+     * tile_cascades weighs the chain against the depthwise + 1x1 pair and the eltwise apart */
+    if (q->e) {
+        int64_t a1 = tile_conv_estimate(c, q->e, false), a2 = tile_conv_estimate(c, q->d, false);
+        int64_t a3 = q->p ? tile_conv_estimate(c, q->p, false) : 0;
+        if (a1 < INT64_MAX / 4 && a2 < INT64_MAX / 4 && a3 < INT64_MAX / 4 && best_cost >= a1 + a2 + a3)
+            return NPU_OK;
+    }
     npu_status st = weights_for(c, q, best_ec);
     *found = st == NPU_OK && sizes(c, q, best);
     return st;
@@ -305,7 +329,7 @@ static npu_status choose_once(tile_ctx *c, chain *q, bool whole, bool *found)
  * it is read in place; else any band (it then goes back to DRAM). */
 static npu_status choose(tile_ctx *c, chain *q, bool *found)
 {
-    bool whole = tile_resident_io(c, q->e) || tile_resident_io(c, q->d) || (q->p && tile_resident_io(c, q->p)) ||
+    bool whole = (q->e && tile_resident_io(c, q->e)) || tile_resident_io(c, q->d) || (q->p && tile_resident_io(c, q->p)) ||
                  (q->a && tile_resident_io(c, q->a));
     *found = false;
     npu_status st = whole ? choose_once(c, q, true, found) : NPU_OK;
@@ -336,7 +360,7 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j, c
     int slots = q->n_tiles > 1 ? 2 : 1;
     int xr, zr, fr = 0;
     int64_t xo, zo, fo = 0;
-    npu_status st = tile_tensor_addr(c, q->e->inputs[0], &xr, &xo);
+    npu_status st = tile_tensor_addr(c, chain_input(q), &xr, &xo);
     if (st == NPU_OK)
         st = tile_tensor_addr(c, (q->a ? q->a : q->p ? q->p : q->d)->outputs[0], &zr, &zo);
     if (st == NPU_OK && q->a)
@@ -356,13 +380,15 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j, c
     tile_load(wk, tile_box_chw(xr, xo + ay.i0 * q->W, q->H, q->W, src, q->CI, ih, q->iwe));
     if (j == 0) { /* the weight blocks stay resident; each group loads before the first compute that needs it */
         int64_t wp = q->p ? q->cp.blk_bytes : 0, rest = q->wbytes - q->wfirst - wp;
-        tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0, b->wt, q->wfirst);
-        if (wp) {
-            tile_load_split(wk, 2); /* the first projection */
+        /* without the expand the first group takes the projection too: both blocks are small, and a first
+         * group alone goes out while the previous layer computes (emit_prefetch) */
+        tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0, b->wt, q->wfirst + (q->e ? 0 : wp));
+        if (wp && q->e) {
+            tile_load_split(wk, q->e ? 2 : 1); /* the first projection */
             tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0 + q->wfirst, b->wt + q->wfirst, wp);
         }
         if (rest) {
-            tile_load_split(wk, q->p ? 3 : 2); /* the second chunk's expand */
+            tile_load_split(wk, (q->e ? 2 : 1) + (q->p ? 1 : 0)); /* the second chunk's first compute */
             tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0 + q->wfirst + wp, b->wt + q->wfirst + wp, rest);
         }
     }
@@ -370,17 +396,21 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j, c
         tile_load(wk, tile_box_chw(fr, fo + y0 * q->OW, q->OH, q->OW, b->res[j % slots], q->CO, oh, q->OW));
     for (int64_t ch = 0; ch < q->n_chunks; ch++) {
         int64_t e0 = ch * q->ec, ec = chunk_ch(q, ch);
-        tile_comp *ce = tile_comp_new(c, wk, TGT_SEM_CONV);
-        tile_comp *cd = ce ? tile_comp_new(c, wk, TGT_SEM_DWCONV) : NULL;
+        tile_comp *ce = q->e ? tile_comp_new(c, wk, TGT_SEM_CONV) : NULL;
+        tile_comp *cd = ce || !q->e ? tile_comp_new(c, wk, TGT_SEM_DWCONV) : NULL;
         tile_comp *cp = cd && q->p ? tile_comp_new(c, wk, TGT_SEM_CONV) : cd;
         if (!cp)
             return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
-        ce = &c->comp[c->n_comp - (q->p ? 3 : 2)], cd = ce + 1; /* the array may have moved */
-        int64_t *v = ce->v; /* the expand: the band's rows with their halo, the columns the depthwise reads */
-        tile_conv_fields(v, &b->ce[ch], src, b->mid1, b->wt + b->ce[ch].blk_off);
-        v[TGT_F_IC] = q->CI, v[TGT_F_OC] = ec, v[TGT_F_IH] = v[TGT_F_OH] = ih, v[TGT_F_IW] = v[TGT_F_OW] = q->iwe;
+        cd = &c->comp[c->n_comp - (q->p ? 2 : 1)]; /* the array may have moved */
+        int64_t *v;
+        if (q->e) { /* the expand: the band's rows with their halo, the columns the depthwise reads */
+            v = cd[-1].v;
+            tile_conv_fields(v, &b->ce[ch], src, b->mid1, b->wt + b->ce[ch].blk_off);
+            v[TGT_F_IC] = q->CI, v[TGT_F_OC] = ec, v[TGT_F_IH] = v[TGT_F_OH] = ih, v[TGT_F_IW] = v[TGT_F_OW] = q->iwe;
+        }
         v = cd->v;
-        tile_conv_fields(v, &b->cd[ch], b->mid1, q->p ? b->mid2 : dst + e0 * oh * q->OW, b->wt + b->cd[ch].blk_off);
+        int64_t dsrc = q->e ? b->mid1 : src + e0 * ih * q->iwe; /* without expand: the chunk's input planes */
+        tile_conv_fields(v, &b->cd[ch], dsrc, q->p ? b->mid2 : dst + e0 * oh * q->OW, b->wt + b->cd[ch].blk_off);
         v[TGT_F_C] = ec, v[TGT_F_IH] = ih, v[TGT_F_IW] = q->iwe, v[TGT_F_OH] = oh, v[TGT_F_OW] = q->OW;
         v[TGT_F_PT] = ay.p0, v[TGT_F_PB] = ay.p1, v[TGT_F_PL] = ax.p0, v[TGT_F_PR] = ax.p1;
         if (!q->p)
@@ -418,8 +448,10 @@ static npu_status build_weights(tile_ctx *c, chain *q, bufs *b)
     npu_status st = NPU_OK;
     for (int pass = 0; pass < 5 && st == NPU_OK; pass++) {
         int64_t k0 = pass == 3 || pass == 4 ? 1 : 0, k1 = pass < 2 ? 1 : pass == 2 ? (q->p ? 1 : 0) : q->n_chunks;
+        bool expand = pass == 0 || pass == 3, proj = pass == 2;
+        if (expand && !q->e)
+            continue;
         for (int64_t k = k0; k < k1 && st == NPU_OK; k++) {
-            bool expand = pass == 0 || pass == 3, proj = pass == 2;
             tile_convinfo *ci = proj ? &q->cp : expand ? &b->ce[k] : &b->cd[k];
             const ir_node *n = proj ? q->p : expand ? q->e : q->d;
             st = proj ? tile_conv_block(c, n, 0, 0, q->ec, true, ci)

@@ -239,10 +239,16 @@ npu_status tile_conv_block(tile_ctx *c, const ir_node *n, int64_t o0, int64_t ct
 npu_status tile_dw_pw(tile_ctx *c, const ir_node *n, const ir_node *m, bool *done);
 /* The inverted-residual chain nd[0..len): an expand 1x1 conv, the depthwise
  * conv after it, optionally the 1x1 projection and the eltwise after that,
- * as one pipeline over row bands (tile_cascade3.c); the intermediates stay
- * in SRAM. *done is false (nothing emitted) when no such plan fits or it
- * would not be faster than the convs apart. */
+ * or without the expand the depthwise conv, the projection and the eltwise
+ * (len 3), as one pipeline over row bands (tile_cascade3.c); the
+ * intermediates stay in SRAM. *done is false (nothing emitted) when no such
+ * plan fits or it would not be faster than the convs apart. */
 npu_status tile_chain(tile_ctx *c, const ir_node *const *nd, int len, bool *done);
+/* One node lowered on its own (tile_build.c). */
+npu_status tile_lower_node(tile_ctx *c, const ir_node *n);
+/* The cascade nd[0..len) lowered as one pipeline (tile_decide.c); *done
+ * false (nothing emitted) when it does not apply. */
+npu_status tile_lower_cascade(tile_ctx *c, const ir_node *const *nd, int len, bool *done);
 /* Helpers of the cascades (tile_cascade3.c). Is y read only by node m (and not a graph output)? */
 bool tile_only_reader(const tile_ctx *c, const ir_tensor *y, const ir_node *m);
 /* The conv instruction's fields that do not depend on the tile: window, weights at wgt, quantization. */
