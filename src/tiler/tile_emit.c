@@ -305,6 +305,16 @@ static int64_t clear_base(const tile_ctx *c, int64_t total)
     return above;
 }
 
+/* The layer's bump allocator now ends at used (need: from 0); the peaks follow. */
+static void placed(tile_ctx *c, int64_t used, int64_t need)
+{
+    c->sram_used = used;
+    c->sram_need = need;
+    c->sram_peak = c->sram_used > c->sram_peak ? c->sram_used : c->sram_peak;
+    c->need_peak = c->sram_need > c->need_peak ? c->sram_need : c->need_peak;
+    c->lay_sram = c->sram_used > c->lay_sram ? c->sram_used : c->lay_sram;
+}
+
 npu_status tile_sram_place(tile_ctx *c, const tile_sram_req *r, int n, const char *misfit)
 {
     enum { MAX_REQ = 16 };
@@ -330,11 +340,7 @@ npu_status tile_sram_place(tile_ctx *c, const tile_sram_req *r, int n, const cha
         base = clear_base(c, total);
     for (int i = 0; i < n; i++)
         *r[i].off = base + items[i].offset;
-    c->sram_used = base + total;
-    c->sram_need = need + total;
-    c->sram_peak = c->sram_used > c->sram_peak ? c->sram_used : c->sram_peak;
-    c->need_peak = c->sram_need > c->need_peak ? c->sram_need : c->need_peak;
-    c->lay_sram = c->sram_used > c->lay_sram ? c->sram_used : c->lay_sram;
+    placed(c, base + total, need + total);
     return NPU_OK;
 }
 
@@ -351,15 +357,15 @@ npu_status tile_sram_place_banked(tile_ctx *c, const tile_sram_req *r, int n, co
 {
     const tgt_target *full = c->t_full ? c->t_full : c->t;
     int64_t bank = full->p[TGT_P_SRAM_BANKS] > 1 ? full->p[TGT_P_SRAM_BYTES] / full->p[TGT_P_SRAM_BANKS] : 0;
-    int64_t size[16] = {0}, padded = 0;
+    int64_t span[16] = {0}, padded = 0; /* each group's bytes, then rounded up to whole banks */
     bool ok = bank >= 16 && n_groups > 1 && n_groups <= 16;
     for (int i = 0; ok && i < n; i++) {
         ok = r[i].bytes >= 0 && group[i] >= 0 && group[i] < n_groups;
         if (ok)
-            size[group[i]] += (r[i].bytes + 15) & ~(int64_t)15;
+            span[group[i]] += (r[i].bytes + 15) & ~(int64_t)15;
     }
     for (int g = 0; ok && g < n_groups; g++)
-        padded += (size[g] + bank - 1) / bank * bank;
+        span[g] = (span[g] + bank - 1) / bank * bank, padded += span[g];
     /* A pipeline of its own: at the top of the SRAM, so that the next one
      * has the bottom to place clear of it (its prefetch, tile_emit's
      * boundary), if that is clear of the previous one; else from 0 if clear
@@ -367,7 +373,7 @@ npu_status tile_sram_place_banked(tile_ctx *c, const tile_sram_req *r, int n, co
     int64_t sram = c->t->p[TGT_P_SRAM_BYTES], base = -1;
     bool prev = !c->serial && c->pending_barrier && c->pipe_lo < c->pipe_hi;
     if (ok && c->sram_used == 0) {
-        int64_t top = bank ? (sram - padded) / bank * bank : -1;
+        int64_t top = (sram - padded) / bank * bank;
         if (top >= 0 && !c->serial && (!prev || top >= c->pipe_hi))
             base = top;
         else if (padded <= sram && (!prev || padded <= c->pipe_lo))
@@ -376,18 +382,14 @@ npu_status tile_sram_place_banked(tile_ctx *c, const tile_sram_req *r, int n, co
     if (base < 0)
         return tile_sram_place(c, r, n, misfit);
     int64_t at[16], end = base;
-    for (int g = 0, a = (int)base; g < n_groups; g++)
-        at[g] = a, a += (int)((size[g] + bank - 1) / bank * bank);
+    for (int g = 0; g < n_groups; g++)
+        at[g] = g ? at[g - 1] + span[g - 1] : base;
     for (int i = 0; i < n; i++) {
         *r[i].off = at[group[i]];
         at[group[i]] += (r[i].bytes + 15) & ~(int64_t)15;
         end = at[group[i]] > end ? at[group[i]] : end;
     }
-    c->sram_used = end;
-    c->sram_need = ((c->sram_need + 15) & ~(int64_t)15) + padded;
-    c->sram_peak = c->sram_used > c->sram_peak ? c->sram_used : c->sram_peak;
-    c->need_peak = c->sram_need > c->need_peak ? c->sram_need : c->need_peak;
-    c->lay_sram = c->sram_used > c->lay_sram ? c->sram_used : c->lay_sram;
+    placed(c, end, ((c->sram_need + 15) & ~(int64_t)15) + padded);
     return NPU_OK;
 }
 

@@ -43,16 +43,22 @@ npu = sum(l["cycles"] for l in L if l["unit"] == "npu")
 print(f"{elt / conv:.3f} {elt} {conv} {npu} {json.load(open(sys.argv[1]))['cycles']['npu']}")
 PYEOF
 }
+# compile model $1 for target file $2 into directory $3, run npusim (stats
+# into $3/stats.json) and npuref; 0 when both ran and agree bit for bit,
+# else the reason in $msg
+run_exact() {
+    mkdir -p $3
+    if ! msg=$($B/npucc --target $2 --calib ${1}_calib -o $3/m.npub $1.onnx 2>&1) ||
+       ! msg=$($B/npusim $3/m.npub --input ${1}_input.npy --output $3/sim.npy --stats-json $3/stats.json 2>&1) ||
+       ! msg=$($B/npuref $3/m.npub --input ${1}_input.npy --output $3/ref.npy 2>&1); then
+        return 1
+    fi
+    cmp -s $3/sim.npy $3/ref.npy || { msg="npusim differs from npuref"; return 1; }
+}
 for tf in targets/*.yaml; do
     t=$(basename $tf .yaml) o=$W/$t
-    mkdir -p $o
-    if ! msg=$($B/npucc --target $tf --calib ${m}_calib -o $o/m.npub $m.onnx 2>&1) ||
-       ! msg=$($B/npusim $o/m.npub --input ${m}_input.npy --output $o/sim.npy --stats-json $o/stats.json 2>&1) ||
-       ! msg=$($B/npuref $o/m.npub --input ${m}_input.npy --output $o/ref.npy 2>&1); then
+    if ! run_exact $m $tf $o; then
         echo "FAIL $t: $msg" | head -c 2000; echo; fail=$((fail + 1)); continue
-    fi
-    if ! cmp -s $o/sim.npy $o/ref.npy; then
-        echo "FAIL $t: npusim differs from npuref"; fail=$((fail + 1)); continue
     fi
     set -- $(frac $o/stats.json)
     case $t in
@@ -84,14 +90,8 @@ g.save(d, g.conv(g.conv("x", 3, 16, k=3, stride=2), 16, 16, k=3), [1, 16, 64, 64
 PYEOF
 for tf in targets/*.yaml; do
     t=$(basename $tf .yaml) o=$W/stem_$t
-    mkdir -p $o
-    if ! msg=$($B/npucc --target $tf --calib ${s}_calib -o $o/m.npub $s.onnx 2>&1) ||
-       ! msg=$($B/npusim $o/m.npub --input ${s}_input.npy --output $o/sim.npy --stats-json $o/stats.json 2>&1) ||
-       ! msg=$($B/npuref $o/m.npub --input ${s}_input.npy --output $o/ref.npy 2>&1); then
+    if ! run_exact $s $tf $o; then
         echo "FAIL stem $t: $msg" | head -c 2000; echo; fail=$((fail + 1)); continue
-    fi
-    if ! cmp -s $o/sim.npy $o/ref.npy; then
-        echo "FAIL stem $t: npusim differs from npuref"; fail=$((fail + 1)); continue
     fi
     q=$($PY -c "import json, sys; print(sum(l['cycles'] for l in json.load(open(sys.argv[1]))['layers'] if l['op'] == 'QuantizeLinear'))" $o/stats.json)
     case $t in
