@@ -68,7 +68,13 @@ static npu_status stage_opt(drv_ctx *c, npu_err *err)
         return npu_fail(err, NPU_EUSAGE, "--dump-after: no pass '%s' (passes: %s, all)", c->o->dump_after, list);
     }
     opt_options oo = {.after_pass = c->o->dump_after ? dump_after_pass : NULL, .ud = c};
-    return opt_run(c->g, &oo, err);
+    npu_status st = opt_run(c->g, &oo, err);
+    bool split = false;
+    if (st == NPU_OK)
+        st = opt_split_pool(c->g, tile_avgpool_ok, c->target, &split, err);
+    if (st == NPU_OK && split && oo.after_pass)
+        oo.after_pass(c, "split_pool", c->g);
+    return st;
 }
 
 static cal_method calib_method(drv_calib_method m)

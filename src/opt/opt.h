@@ -42,6 +42,15 @@ npu_status opt_run_pass(ir_graph *g, const char *name, const opt_options *opts, 
  * becomes one npu.Lut of y, bit-identical (src/opt/fuse_lut.c). */
 npu_status opt_fuse_lut(ir_graph *g, bool *changed, npu_err *err);
 
+/* Can the target's NPU average-pool a kh x kw window at this stride? */
+typedef bool (*opt_pool_ok_fn)(void *ud, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w);
+
+/* Target-dependent, on the float graph before calibration: a
+ * GlobalAveragePool whose window `ok` refuses becomes an AveragePool over
+ * equal blocks and the global pool of the block means, where `ok` takes
+ * both (src/opt/split_pool.c). */
+npu_status opt_split_pool(ir_graph *g, opt_pool_ok_fn ok, void *ud, bool *changed, npu_err *err);
+
 /* The pass names in pipeline order, NULL-terminated. */
 const char *const *opt_pass_names(void);
 bool opt_pass_exists(const char *name);

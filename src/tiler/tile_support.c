@@ -128,6 +128,27 @@ static bool quantize_ok(const tgt_target *t, const ir_graph *g, const ir_node *n
     return true;
 }
 
+/* An average pool sums its window in int32 before the one rounding: 2^15
+ * elements keep that exact for int16 inputs too (2^15 * 65535 < 2^31), and
+ * cover a global pool over 112x112 (EfficientNet's first squeeze-excite). */
+enum { POOL_MAX_COUNT = 32768 };
+
+bool tile_avgpool_ok(void *target, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w)
+{
+    const tgt_target *t = target;
+    int i = tgt_insn_for_sem(t->isa, TGT_SEM_POOL);
+    if (i < 0 || kh * kw > POOL_MAX_COUNT || kh > fmax_of(t, TGT_SEM_POOL, TGT_F_KH) ||
+        kw > fmax_of(t, TGT_SEM_POOL, TGT_F_KW) || stride_h > fmax_of(t, TGT_SEM_POOL, TGT_F_SH) ||
+        stride_w > fmax_of(t, TGT_SEM_POOL, TGT_F_SW))
+        return false;
+    int64_t v[TGT_F_COUNT];
+    tgt_defaults(t->isa, i, v);
+    v[TGT_F_MODE] = TGT_POOL_AVG, v[TGT_F_KH] = kh, v[TGT_F_KW] = kw, v[TGT_F_SH] = stride_h, v[TGT_F_SW] = stride_w;
+    v[TGT_F_C] = 1, v[TGT_F_IH] = kh, v[TGT_F_IW] = kw, v[TGT_F_OH] = v[TGT_F_OW] = 1;
+    npu_err e;
+    return tgt_check(t, i, v, &e) == NPU_OK;
+}
+
 static bool pool_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
 {
     const ir_tensor *x = n->inputs[0];
@@ -156,8 +177,9 @@ static bool pool_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, co
     }
     if (n->n_outputs > 1 && n->outputs[1])
         return no(g, reason, "MaxPool with an Indices output");
-    if (avg && k[0] * k[1] > 4096)
-        NO("average window %lldx%lld exceeds the divider (4096)", (long long)k[0], (long long)k[1]);
+    if (avg && k[0] * k[1] > POOL_MAX_COUNT)
+        NO("average window %lldx%lld exceeds %d elements (the int32 sum)", (long long)k[0], (long long)k[1],
+           POOL_MAX_COUNT);
     if (global) {
         if (k[0] > fmax_of(t, TGT_SEM_POOL, TGT_F_KH) || k[1] > fmax_of(t, TGT_SEM_POOL, TGT_F_KW))
             NO("global pool window %lldx%lld exceeds the pool kh field (max %lld) of %s", (long long)k[0],
@@ -206,7 +228,7 @@ static bool rownorm_ok(const tgt_target *t, const ir_graph *g, const ir_node *n,
 }
 
 /* ReduceMean as an average pool of a view (ref_reduce_mean_window): the pool
- * instruction's window and tile fields, the divider's 4096. */
+ * instruction's window and tile fields, the target's checks on an average. */
 static bool reduce_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
 {
     int64_t w[5];
@@ -218,8 +240,9 @@ static bool reduce_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, 
         w[1] > fmax_of(t, TGT_SEM_POOL, TGT_F_IH) || w[2] > fmax_of(t, TGT_SEM_POOL, TGT_F_IW))
         NO("ReduceMean as a %lldx%lld pool over %lldx%lld exceeds the pool fields of %s", (long long)w[3],
            (long long)w[4], (long long)w[1], (long long)w[2], t->isa->name);
-    if (w[3] * w[4] > 4096)
-        NO("ReduceMean over %lld elements exceeds the divider (4096)", (long long)(w[3] * w[4]));
+    if (!tile_avgpool_ok((void *)t, w[3], w[4], 1, 1)) /* the target's divider, its checks: it stays float */
+        NO("ReduceMean over %lld elements: %s's average pool does not take a %lldx%lld window",
+           (long long)(w[3] * w[4]), t->name, (long long)w[3], (long long)w[4]);
     return true;
 }
 

@@ -21,6 +21,11 @@ bool tile_supports(void *target, const ir_graph *g, const ir_node *n, const char
  * every other node. */
 bool tile_int_supported(void *target, const ir_graph *g, const ir_node *n);
 
+/* opt_split_pool's test (ud: the tgt_target): does the NPU's pool take an
+ * average over a kh x kw window at this stride (its fields, the target's
+ * checks, an exact int32 sum)? */
+bool tile_avgpool_ok(void *target, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w);
+
 /* part_caps.npu_cost (ud: the tgt_target): the NPU cost of n alone, *cycles
  * from the static schedule of n's own instructions (lowered into a
  * throw-away context, as tile_supports does; no program is built, no

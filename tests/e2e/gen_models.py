@@ -341,6 +341,18 @@ def fire(d):
     g.save(d, y, [1, 8, 14, 14], d)
 
 
+def bigpool(d):
+    """A global average pool over 96x96 = 9,216 elements, past edge-v1's
+    4,096-element divider: split into an 8x8 block pool and a 12x12 global
+    pool (split_pool), both on the NPU; generated last (fire's note)."""
+    g = G("bigpool", [1, 3, 96, 96])
+    y = g.conv("x", 3, 8)
+    p = g.op("GlobalAveragePool", [y])
+    f = g.op("Flatten", [p], axis=1)
+    y = g.gemm(f, 8, 4)
+    g.save(d, y, [1, 4], d)
+
+
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/e2e/models"
     os.makedirs(out, exist_ok=True)
@@ -349,3 +361,4 @@ if __name__ == "__main__":
     npuops(out)
     moves(out)
     fire(out)
+    bigpool(out)

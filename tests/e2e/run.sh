@@ -89,6 +89,8 @@ for m in conv dwconv residual concat pool fc hostop split slice partcopy bigconv
 done
 check invres 0.98 # the inverted-residual cascade
 check fire 0.98 # a max pool of a concat, split per input (opt pool_concat), each cascaded after its conv
+check bigpool 0.98 # a global average pool past edge-v1's divider, split in two (split_pool)
+npu_only bigpool
 check densebn 0.98 # standalone BatchNormalization (bnconv: a depthwise 1x1 conv on the NPU)
 npu_only densebn
 # MatMul of two activations (tile_bmm: batched, broadcast B, Q.K^T and .V)

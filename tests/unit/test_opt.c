@@ -9,6 +9,8 @@
 
 #include "opt/opt.h"
 #include "ref/ref.h"
+#include "target/target.h"
+#include "tiler/tiler.h"
 
 /* ---- building graphs ---- */
 
@@ -1624,4 +1626,80 @@ Test(pool_concat, what_stays)
     ir_set_int(g, find_op(g, IR_OP_CONCAT), "axis", 2);
     cr_assert_not(pass(g, "pool_concat"));
     ir_graph_free(g);
+}
+
+/* ---- split_pool (target-dependent: the driver runs it with tile_avgpool_ok) ---- */
+
+/* edge-v1's pool, by hand: windows of at most 4096 elements and 256 per side, strides up to 8 */
+static bool divider_4096(void *ud, int64_t kh, int64_t kw, int64_t sh, int64_t sw)
+{
+    (void)ud;
+    return kh * kw <= 4096 && kh <= 256 && kw <= 256 && sh <= 8 && sw <= 8;
+}
+
+static ir_graph *gap_graph(int64_t h, int64_t w)
+{
+    ir_graph *g = graph(13);
+    ir_tensor *x = input(g, "x", SHP(1, 3, h, w)), *y = val(g, "y", SHP(1, 3, 1, 1));
+    node(g, IR_OP_GLOBAL_AVERAGE_POOL, "gap", y, 1, x);
+    output(g, y);
+    return g;
+}
+
+Test(split_pool, a_global_pool_past_the_divider_becomes_block_means_then_their_mean)
+{
+    ir_graph *g = gap_graph(96, 72);
+    snapshot s = before(g);
+    npu_err e = {0};
+    bool changed = false;
+    cr_assert_eq(opt_split_pool(g, divider_4096, NULL, &changed, &e), NPU_OK, "%s", e.msg);
+    cr_assert(changed);
+    cr_assert_str_eq(ops(g), "AveragePool,GlobalAveragePool");
+    const ir_node *p = find_op(g, IR_OP_AVERAGE_POOL);
+    int64_t k[2], st[2];
+    cr_assert_eq(ir_attr_ints(p, "kernel_shape", k, 2), 2);
+    cr_assert_eq(ir_attr_ints(p, "strides", st, 2), 2);
+    /* the largest block both halves take: 8x8 (strides stop at 8), then a 12x9 global pool */
+    cr_assert(k[0] == 8 && k[1] == 8 && st[0] == 8 && st[1] == 8, "%lldx%lld /%lldx%lld", (long long)k[0],
+              (long long)k[1], (long long)st[0], (long long)st[1]);
+    cr_assert(p->outputs[0]->dims[2] == 12 && p->outputs[0]->dims[3] == 9);
+    cr_assert_eq(find_op(g, IR_OP_GLOBAL_AVERAGE_POOL)->inputs[0], p->outputs[0]);
+    cr_assert_eq(ir_graph_verify(g, &e), NPU_OK, "%s", e.msg);
+    after(g, &s); /* the mean of equal blocks' means is the mean */
+    ir_graph_free(g);
+}
+
+Test(split_pool, what_stays)
+{
+    npu_err e = {0};
+    bool changed = true;
+    ir_graph *g = gap_graph(64, 64); /* 4096: the pool takes it whole */
+    cr_assert_eq(opt_split_pool(g, divider_4096, NULL, &changed, &e), NPU_OK);
+    cr_assert_not(changed);
+    cr_assert_str_eq(ops(g), "GlobalAveragePool");
+    ir_graph_free(g);
+    g = gap_graph(97, 89); /* primes: no equal blocks; the host pools it */
+    cr_assert_eq(opt_split_pool(g, divider_4096, NULL, &changed, &e), NPU_OK);
+    cr_assert_not(changed);
+    cr_assert_str_eq(ops(g), "GlobalAveragePool");
+    ir_graph_free(g);
+}
+
+Test(split_pool, edge_v1_takes_the_halves_not_the_whole)
+{
+    tgt_target *t = NULL;
+    npu_err e = {0};
+    tgt_opts o = {.alloc = npu_alloc_default()};
+    cr_assert_eq(tgt_load("targets/edge-v1.yaml", &o, &t, &e), NPU_OK, "%s", e.msg);
+    cr_assert_not(tile_avgpool_ok(t, 112, 112, 1, 1), "past the target's 4096-element divider");
+    cr_assert(tile_avgpool_ok(t, 64, 64, 1, 1));
+    cr_assert(tile_avgpool_ok(t, 8, 8, 8, 8));
+    cr_assert_not(tile_avgpool_ok(t, 16, 16, 16, 16), "the sh field stops at 8");
+    ir_graph *g = gap_graph(112, 112);
+    bool changed = false;
+    cr_assert_eq(opt_split_pool(g, tile_avgpool_ok, t, &changed, &e), NPU_OK, "%s", e.msg);
+    cr_assert(changed);
+    cr_assert_eq(find_op(g, IR_OP_AVERAGE_POOL)->outputs[0]->dims[2], 14);
+    ir_graph_free(g);
+    tgt_free(t);
 }
