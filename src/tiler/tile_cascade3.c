@@ -27,6 +27,12 @@
  * chunk's expand and depthwise blocks, the projection, the other chunks), so
  * the first computes overlap the rest of the transfer.
  *
+ * An npu.Lut after the expand or the depthwise conv (SiLU, h-swish) runs in
+ * that conv's output stage (epi_lut, as tile_conv_lut does for one conv):
+ * its table is loaded once with the first band and stays resident, so the
+ * chain of EfficientNet's MBConv (expand, SiLU, depthwise, SiLU) keeps its
+ * expansion in SRAM too.
+ *
  * Without the expand (a depthwise conv, its projection and the eltwise after
  * it, three nodes) the depthwise conv reads the loaded input rows directly,
  * and its block and the projection's load as one group: the point is the
@@ -38,6 +44,7 @@
 
 typedef struct chain {
     const ir_node *e, *d, *p, *a; /* expand or NULL, depthwise, projection or NULL, eltwise or NULL */
+    const ir_node *le, *ld;       /* npu.Luts in the expand's and the depthwise conv's output stage, or NULL */
     tile_convinfo ce, cd, cp;
     int64_t CI, H, W, CE, OH, OW, CO; /* CO: channels stored (the projection's, or CE); CI == CE without expand */
     int64_t iwe;                      /* columns of the expand the depthwise reads */
@@ -77,6 +84,19 @@ static const ir_tensor *other_operand(const chain *q)
     return q->a->inputs[q->a->inputs[0] == q->p->outputs[0] ? 1 : 0];
 }
 
+/* What the expand and the depthwise conv hand on: their Lut's output when
+ * the table runs in their output stage (SiLU, h-swish: EfficientNet,
+ * MobileNetV3), else their own. */
+static const ir_tensor *expand_out(const chain *q)
+{
+    return (q->le ? q->le : q->e)->outputs[0];
+}
+
+static const ir_tensor *dw_out(const chain *q)
+{
+    return (q->ld ? q->ld : q->d)->outputs[0];
+}
+
 /* The block's input: the expand's, or the depthwise conv's without one. */
 static const ir_tensor *chain_input(const chain *q)
 {
@@ -88,24 +108,30 @@ static npu_status match(tile_ctx *c, const ir_node *const *nd, int len, chain *q
 {
     *ok = false;
     memset(q, 0, sizeof *q);
-    if (len < 2 || len > 4 || nd[0]->op != IR_OP_CONV || nd[0]->n_inputs < 2 || nd[0]->inputs[1]->rank != 4)
+    if (len < 2 || len > 6 || nd[0]->op != IR_OP_CONV || nd[0]->n_inputs < 2 || nd[0]->inputs[1]->rank != 4)
         return NPU_OK;
+    bool expand = ir_attr_int(nd[0], "group", 1) == 1;
+    int k = 0;
+    q->e = expand ? nd[k++] : NULL;
+    if (q->e && k < len && tile_conv_lut_ok(c, q->e, nd[k]))
+        q->le = nd[k++];
+    q->d = k < len ? nd[k++] : NULL;
+    if (q->d && k < len && tile_conv_lut_ok(c, q->d, nd[k]))
+        q->ld = nd[k++];
+    q->p = k < len ? nd[k++] : NULL;
+    q->a = k < len ? nd[k++] : NULL;
     /* without the expand (the first conv is grouped) only depthwise, projection, eltwise: the pair alone is
      * tile_dw_pw's */
-    bool expand = ir_attr_int(nd[0], "group", 1) == 1;
-    if (!expand && len != 3)
+    if (k != len || !q->d || (!expand && (!q->p || !q->a)))
         return NPU_OK;
-    int k = expand ? 1 : 0;
-    q->e = expand ? nd[0] : NULL, q->d = nd[k], q->p = len > k + 1 ? nd[k + 1] : NULL;
-    q->a = len > k + 2 ? nd[k + 2] : NULL;
     if (q->d->op != IR_OP_CONV || (q->p && q->p->op != IR_OP_CONV) ||
         (q->a && (!is_eltwise(q->a->op) || q->a->n_inputs != 2 || q->a->n_outputs != 1)))
         return NPU_OK;
     if (chain_input(q)->rank != 4 ||
-        (q->e && (q->d->inputs[0] != q->e->outputs[0] || !tile_only_reader(c, q->e->outputs[0], q->d))))
+        (q->e && (q->d->inputs[0] != expand_out(q) || !tile_only_reader(c, expand_out(q), q->d))))
         return NPU_OK;
-    if (q->p && (q->p->inputs[0] != q->d->outputs[0] || q->p->n_inputs < 2 || q->p->inputs[1]->rank != 4 ||
-                 !tile_only_reader(c, q->d->outputs[0], q->p)))
+    if (q->p && (q->p->inputs[0] != dw_out(q) || q->p->n_inputs < 2 || q->p->inputs[1]->rank != 4 ||
+                 !tile_only_reader(c, dw_out(q), q->p)))
         return NPU_OK;
     if (q->a) {
         const ir_tensor *y = q->p->outputs[0], *z = q->a->outputs[0];
@@ -196,10 +222,18 @@ static npu_status weights_for(tile_ctx *c, chain *q, int64_t ec)
     return NPU_OK;
 }
 
+/* An epilogue table's SRAM: 256 bytes at a 1024-aligned address (npu-v1 conv's table field has scale 1024). */
+enum { EPI_TABLE_ALIGN = 1024, EPI_TABLE_BYTES = EPI_TABLE_ALIGN + 256 };
+
+static int n_tables(const chain *q)
+{
+    return (q->le ? 1 : 0) + (q->ld ? 1 : 0);
+}
+
 static int n_buffers(const chain *q)
 {
     int slots = q->n_tiles > 1 ? 2 : 1;
-    return 5 + slots * (2 + (q->a ? 1 : 0));
+    return 5 + n_tables(q) + slots * (2 + (q->a ? 1 : 0));
 }
 
 /* Sizes of a plan of oht rows per band; false when they do not fit the SRAM. */
@@ -216,7 +250,7 @@ static bool sizes(const tile_ctx *c, chain *q, int64_t oht)
     q->res_slot = q->a ? q->out_slot : 0;
     q->psum = q->p && q->n_chunks > 1 ? 4 * q->out_slot : 0;
     int slots = q->n_tiles > 1 ? 2 : 1;
-    int64_t total = 16 * n_buffers(q) + q->mid1 + q->mid2 + q->psum + q->wbytes +
+    int64_t total = 16 * n_buffers(q) + n_tables(q) * EPI_TABLE_BYTES + q->mid1 + q->mid2 + q->psum + q->wbytes +
                     slots * (q->in_slot + q->out_slot + q->res_slot);
     return total <= c->t->p[TGT_P_SRAM_BYTES];
 }
@@ -330,7 +364,7 @@ static npu_status choose_once(tile_ctx *c, chain *q, bool whole, bool *found)
 static npu_status choose(tile_ctx *c, chain *q, bool *found)
 {
     bool whole = (q->e && tile_resident_io(c, q->e)) || tile_resident_io(c, q->d) || (q->p && tile_resident_io(c, q->p)) ||
-                 (q->a && tile_resident_io(c, q->a));
+                 (q->a && tile_resident_io(c, q->a)) || (q->ld && tile_resident_io(c, q->ld));
     *found = false;
     npu_status st = whole ? choose_once(c, q, true, found) : NPU_OK;
     if (st == NPU_OK && !*found)
@@ -350,9 +384,27 @@ void tile_conv_fields(int64_t *v, const tile_convinfo *ci, int64_t src, int64_t 
 
 typedef struct bufs {
     int64_t in[2], out[2], res[2], mid1, mid2, psum, wt;
+    int64_t tab_e, tab_d; /* the epilogue tables (1024-aligned), when there are Luts */
     tile_convinfo *ce, *cd; /* per chunk, offsets relative to the first block */
     int64_t w0;             /* the first block's offset in the constants */
 } bufs;
+
+/* The Luts' 256-byte tables into their slots, from the constants. */
+static npu_status load_tables(tile_ctx *c, const chain *q, const bufs *b, tile_work *wk)
+{
+    const ir_node *lut[2] = {q->le, q->ld};
+    const int64_t slot[2] = {b->tab_e, b->tab_d};
+    for (int i = 0; i < 2; i++) {
+        int tr;
+        int64_t toff;
+        npu_status st = lut[i] ? tile_tensor_addr(c, lut[i]->inputs[1], &tr, &toff) : NPU_OK;
+        if (st != NPU_OK)
+            return st;
+        if (lut[i])
+            tile_load(wk, (tile_box){tr, toff, slot[i], 1, 1, 256, 256, 256, 256, 256});
+    }
+    return NPU_OK;
+}
 
 static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j, const int64_t *elt, bool conv_is_a)
 {
@@ -362,7 +414,7 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j, c
     int64_t xo, zo, fo = 0;
     npu_status st = tile_tensor_addr(c, chain_input(q), &xr, &xo);
     if (st == NPU_OK)
-        st = tile_tensor_addr(c, (q->a ? q->a : q->p ? q->p : q->d)->outputs[0], &zr, &zo);
+        st = tile_tensor_addr(c, q->a ? q->a->outputs[0] : q->p ? q->p->outputs[0] : dw_out(q), &zr, &zo);
     if (st == NPU_OK && q->a)
         st = tile_tensor_addr(c, other_operand(q), &fr, &fo);
     if (st != NPU_OK)
@@ -378,6 +430,10 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j, c
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
     int64_t src = b->in[j % slots], dst = b->out[j % slots];
     tile_load(wk, tile_box_chw(xr, xo + ay.i0 * q->W, q->H, q->W, src, q->CI, ih, q->iwe));
+    if (j == 0) /* the epilogue tables stay resident too, loaded with the first group */
+        st = load_tables(c, q, b, wk);
+    if (st != NPU_OK)
+        return st;
     if (j == 0) { /* the weight blocks stay resident; each group loads before the first compute that needs it */
         int64_t wp = q->p ? q->cp.blk_bytes : 0, rest = q->wbytes - q->wfirst - wp;
         /* without the expand the first group takes the projection too: both blocks are small, and a first
@@ -407,12 +463,16 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j, c
             v = cd[-1].v;
             tile_conv_fields(v, &b->ce[ch], src, b->mid1, b->wt + b->ce[ch].blk_off);
             v[TGT_F_IC] = q->CI, v[TGT_F_OC] = ec, v[TGT_F_IH] = v[TGT_F_OH] = ih, v[TGT_F_IW] = v[TGT_F_OW] = q->iwe;
+            if (q->le)
+                v[TGT_F_EPI_LUT] = 1, v[TGT_F_TABLE] = b->tab_e;
         }
         v = cd->v;
         int64_t dsrc = q->e ? b->mid1 : src + e0 * ih * q->iwe; /* without expand: the chunk's input planes */
         tile_conv_fields(v, &b->cd[ch], dsrc, q->p ? b->mid2 : dst + e0 * oh * q->OW, b->wt + b->cd[ch].blk_off);
         v[TGT_F_C] = ec, v[TGT_F_IH] = ih, v[TGT_F_IW] = q->iwe, v[TGT_F_OH] = oh, v[TGT_F_OW] = q->OW;
         v[TGT_F_PT] = ay.p0, v[TGT_F_PB] = ay.p1, v[TGT_F_PL] = ax.p0, v[TGT_F_PR] = ax.p1;
+        if (q->ld)
+            v[TGT_F_EPI_LUT] = 1, v[TGT_F_TABLE] = b->tab_d;
         if (!q->p)
             continue;
         v = cd[1].v; /* the projection of this chunk, accumulated over the chunks */
@@ -498,6 +558,10 @@ npu_status tile_chain(tile_ctx *c, const ir_node *const *nd, int len, bool *done
     int slots = q.n_tiles > 1 ? 2 : 1;
     tile_sram_req rq[16] = {{q.mid1, &b.mid1}, {q.wbytes, &b.wt}, {q.mid2, &b.mid2}, {q.psum, &b.psum}};
     int nr = 4;
+    if (q.le)
+        rq[nr++] = (tile_sram_req){EPI_TABLE_BYTES, &b.tab_e};
+    if (q.ld)
+        rq[nr++] = (tile_sram_req){EPI_TABLE_BYTES, &b.tab_d};
     for (int i = 0; i < slots; i++) {
         rq[nr++] = (tile_sram_req){q.in_slot, &b.in[i]};
         rq[nr++] = (tile_sram_req){q.out_slot, &b.out[i]};
@@ -506,6 +570,8 @@ npu_status tile_chain(tile_ctx *c, const ir_node *const *nd, int len, bool *done
     }
     if (st == NPU_OK)
         st = tile_sram_place(c, rq, nr, "tiler bug: the cascade's buffers exceed the SRAM");
+    b.tab_e = (b.tab_e + EPI_TABLE_ALIGN - 1) & ~(int64_t)(EPI_TABLE_ALIGN - 1);
+    b.tab_d = (b.tab_d + EPI_TABLE_ALIGN - 1) & ~(int64_t)(EPI_TABLE_ALIGN - 1);
     for (int j = 0; j < q.n_tiles && st == NPU_OK; j++)
         st = emit_band(c, &q, &b, j, elt, conv_is_a);
     npu_free(c->alloc, b.ce, nb);

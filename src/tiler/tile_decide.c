@@ -195,7 +195,7 @@ static npu_status dw_chain_pays(scratch *s, const ir_node *const *nd, bool *pays
 static npu_status cascade_at(scratch *s, const ir_node *const *nd, int max, int *len)
 {
     *len = 0;
-    for (int l = max < 4 ? max : 4; l >= 2; l--) {
+    for (int l = max < 6 ? max : 6; l >= 2; l--) {
         bool done = false;
         scratch_reset(s, nd[0]);
         npu_status st = tile_lower_cascade(&s->c, nd, l, &done);

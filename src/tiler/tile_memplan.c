@@ -86,12 +86,39 @@ static bool split_dw_chains(const ir_graph *g, int64_t cap, int *group)
     return any;
 }
 
+/* Splits the expand chains whose tables run in the convs' output stages
+ * (expand, its Lut, the depthwise conv[, its Lut, ...]: tile_chain) into
+ * the expand + Lut and depthwise + Lut pairs, the rest apart, where the
+ * expanded tensor fits cap bytes. The chain pays where that tensor is too
+ * big for the SRAM (EfficientNet-B0's 96 x 112 x 112 expansion went to
+ * DRAM and back); where it fits, the pairs with it resident may be faster,
+ * and the chain's live range can push other tensors out. */
+static bool split_lut_chains(const ir_graph *g, int64_t cap, int *group)
+{
+    bool any = false;
+    for (int i = 0; i + 2 < g->n_nodes; i++) {
+        const ir_node *e = g->nodes[i], *le = g->nodes[i + 1];
+        if (group[i] != i || group[i + 1] != i || group[i + 2] != i || e->op != IR_OP_CONV ||
+            ir_attr_int(e, "group", 1) != 1 || le->op != IR_OP_LUT || (int64_t)ir_tensor_bytes(le->outputs[0]) > cap)
+            continue;
+        int d = i + 2, k = d + 1;
+        group[d] = d;
+        if (k < g->n_nodes && group[k] == i && g->nodes[k]->op == IR_OP_LUT)
+            group[k++] = d;
+        for (; k < g->n_nodes && group[k] == i; k++)
+            group[k] = k;
+        any = true;
+    }
+    return any;
+}
+
 /* The two-level plan for a capacity of cap bytes into *best when it
  * checks, builds with every resident tensor in place and takes fewer static
  * cycles than *best_cycles. The cascades are decided again for the SRAM
  * the residents leave (a cascade chosen for the whole SRAM may not fit
  * below them); with split, the quantize prologue pairs run apart (nothing
- * to try when there are none), and so do the depthwise chains without expand. */
+ * to try when there are none), and so do the depthwise chains without expand
+ * and the expand chains with tables. */
 static npu_status at_capacity(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc,
                               mp_options mo, int64_t cap, bool split, mp_plan *best, int64_t *best_cycles,
                               npu_err *err)
@@ -109,7 +136,8 @@ static npu_status at_capacity(const tgt_target *t, ir_graph *g, const part_sched
         return NPU_OK;
     if (split) { /* both kinds split, whichever there are */
         bool pairs = split_quant_pairs(g, cap, group), chains = split_dw_chains(g, cap, group);
-        if (!pairs && !chains)
+        bool luts = split_lut_chains(g, cap, group);
+        if (!pairs && !chains && !luts)
             return NPU_OK;
     }
     memset(no, 0, (size_t)g->n_tensors + 1);
