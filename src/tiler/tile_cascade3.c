@@ -37,24 +37,53 @@
  * it, three nodes) the depthwise conv reads the loaded input rows directly,
  * and its block and the projection's load as one group: the point is the
  * eltwise (vector unit) overlapping the next band's MAC work instead of
- * running after the pair as its own pass. */
+ * running after the pair as its own pass.
+ *
+ * A stem (a dense KxK conv, strided, padded) takes the expand's place: the
+ * band's expanded rows with the depthwise halo need block input rows with
+ * the stem's own halo, stride and pads (band_of). Before it may come the
+ * model input's QuantizeLinear (a prologue, as in tile_conv_pool): each band
+ * loads its float32 rows, the vector unit quantizes them into the int8 rows
+ * the stem reads (CHAIN). MobileNetV2's stem output (401 KB on 224x224)
+ * then never goes to DRAM. */
 #include <string.h>
 
 #include "tiler/tile_internal.h"
 
 typedef struct chain {
+    const ir_node *pre;           /* the model input's QuantizeLinear before the expand (a prologue), or NULL */
     const ir_node *e, *d, *p, *a; /* expand or NULL, depthwise, projection or NULL, eltwise or NULL */
     const ir_node *le, *ld;       /* npu.Luts in the expand's and the depthwise conv's output stage, or NULL */
     tile_convinfo ce, cd, cp;
-    int64_t CI, H, W, CE, OH, OW, CO; /* CO: channels stored (the projection's, or CE); CI == CE without expand */
-    int64_t iwe;                      /* columns of the expand the depthwise reads */
-    int64_t ec, n_chunks;             /* expanded channels per chunk (the last may be fewer), chunks */
-    int64_t wbytes;                   /* every weight block, resident (build_weights has their order) */
-    int64_t wfirst;                   /* of them, the first chunk's expand and depthwise blocks */
-    int64_t oht, ih;                  /* rows per band, expanded rows of the tallest band */
+    int64_t CI, XH, XW;           /* the block input (the expand's; the depthwise's without one) */
+    int64_t H, W, CE, OH, OW, CO; /* the depthwise input and output; CO: channels stored (projection's, or CE) */
+    int64_t iwe;                  /* columns of the expand the depthwise reads */
+    tile_axis ex;                 /* the block input columns those need (the expand's column pads) */
+    int64_t ec, n_chunks;         /* expanded channels per chunk (the last may be fewer), chunks */
+    int64_t wbytes;               /* every weight block, resident (build_weights has their order) */
+    int64_t wfirst;               /* of them, the first chunk's expand and depthwise blocks */
+    int64_t oht, ih, eih;         /* rows per band; expanded rows, block input rows of the tallest band */
     int n_tiles;
-    int64_t in_slot, mid1, mid2, out_slot, res_slot, psum;
+    int64_t in_slot, in_f, mid1, mid2, out_slot, res_slot, psum; /* in_f: the prologue's float32 rows in in_slot */
 } chain;
+
+/* Rows of band j: depthwise outputs [y0, y1) read the expanded rows ay
+ * (with the depthwise pads at the borders), which read the block input rows
+ * ey (with the expand's pads; ey is ay without an expand). */
+typedef struct band {
+    int64_t y0, y1;
+    tile_axis ay, ey;
+} band;
+
+static band band_of(const chain *q, int64_t j)
+{
+    const nk_qconv2d_params *k = &q->cd.k, *ke = &q->ce.k;
+    band b;
+    b.y0 = j * q->oht, b.y1 = tile_min(q->OH, b.y0 + q->oht);
+    b.ay = tile_axis_range(b.y0, b.y1, q->H, k->k_h, k->stride_h, k->dil_h, k->pad_top);
+    b.ey = q->e ? tile_axis_range(b.ay.i0, b.ay.i1, q->XH, ke->k_h, ke->stride_h, ke->dil_h, ke->pad_top) : b.ay;
+    return b;
+}
 
 static bool is_pointwise(const tile_convinfo *ci)
 {
@@ -63,14 +92,10 @@ static bool is_pointwise(const tile_convinfo *ci)
            k->stride_h == 1 && k->stride_w == 1 && !k->pad_top && !k->pad_left && !k->pad_bottom && !k->pad_right;
 }
 
-bool tile_only_reader(const tile_ctx *c, const ir_tensor *y, const ir_node *m)
+/* The expand: any dense conv of one group (a 1x1, or a stem's strided KxK with its pads). */
+static bool is_dense(const tile_convinfo *ci)
 {
-    bool reads = false;
-    for (int j = 0; j < m->n_inputs; j++)
-        reads |= m->inputs[j] == y;
-    for (int i = 0; i < c->g->n_outputs; i++)
-        reads &= c->g->outputs[i] != y;
-    return reads && ir_use_count(c->g, y) == 1 && !(y->flags & IR_TENSOR_OUTPUT);
+    return ci->sem == TGT_SEM_CONV && ci->k.n == 1 && ci->k.groups == 1;
 }
 
 static bool is_eltwise(ir_op op)
@@ -103,11 +128,37 @@ static const ir_tensor *chain_input(const chain *q)
     return (q->e ? q->e : q->d)->inputs[0];
 }
 
-/* The structure of nd[0..len) as a chain; the conv parameters filled in. */
+/* The chain's dimensions and columns; *ok false when its convs do not fit the shape. */
+static npu_status shape(chain *q, bool *ok)
+{
+    const nk_qconv2d_params *kd = &q->cd.k, *ke = &q->ce.k;
+    if ((q->e && !is_dense(&q->ce)) || q->cd.sem != TGT_SEM_DWCONV || kd->n != 1 || (q->p && !is_pointwise(&q->cp)))
+        return NPU_OK;
+    q->H = kd->h_in, q->W = kd->w_in, q->CE = kd->c_in;
+    q->CI = q->e ? ke->c_in : q->CE, q->XH = q->e ? ke->h_in : q->H, q->XW = q->e ? ke->w_in : q->W;
+    q->OH = kd->h_out, q->OW = kd->w_out, q->CO = q->p ? q->cp.k.c_out : q->CE;
+    tile_axis ax = tile_axis_range(0, q->OW, q->W, kd->k_w, kd->stride_w, kd->dil_w, kd->pad_left);
+    q->iwe = ax.i1 - ax.i0;
+    q->ex = (tile_axis){0, q->iwe, 0, 0};
+    if (q->e)
+        q->ex = tile_axis_range(0, q->iwe, q->XW, ke->k_w, ke->stride_w, ke->dil_w, ke->pad_left);
+    *ok = ax.i0 == 0 && q->iwe >= 1 && q->ex.i1 > q->ex.i0 && (!q->e || (ke->h_out == q->H && ke->w_out == q->W));
+    return NPU_OK;
+}
+
+/* The structure of nd[0..len) as a chain; the conv parameters filled in.
+ * A QuantizeLinear first (the model input's, only the expand reading it) is
+ * the prologue: each band loads float32 rows and the vector unit quantizes
+ * them into the slot the expand reads. */
 static npu_status match(tile_ctx *c, const ir_node *const *nd, int len, chain *q, bool *ok)
 {
     *ok = false;
     memset(q, 0, sizeof *q);
+    if (len >= 3 && nd[0]->op == IR_OP_QUANTIZE_LINEAR) {
+        if (!tile_conv_pre_ok(c, nd[0], nd[1]) || ir_attr_int(nd[1], "group", 1) != 1)
+            return NPU_OK;
+        q->pre = nd[0], nd++, len--;
+    }
     if (len < 2 || len > 6 || nd[0]->op != IR_OP_CONV || nd[0]->n_inputs < 2 || nd[0]->inputs[1]->rank != 4)
         return NPU_OK;
     bool expand = ir_attr_int(nd[0], "group", 1) == 1;
@@ -149,27 +200,27 @@ static npu_status match(tile_ctx *c, const ir_node *const *nd, int len, chain *q
         st = tile_conv_info(c, q->p, false, &q->cp);
     if (st != NPU_OK)
         return st;
-    const nk_qconv2d_params *kd = &q->cd.k;
-    if ((q->e && !is_pointwise(&q->ce)) || q->cd.sem != TGT_SEM_DWCONV || kd->n != 1 ||
-        (q->p && !is_pointwise(&q->cp)))
-        return NPU_OK;
-    q->CI = q->e ? q->ce.k.c_in : kd->c_in, q->H = kd->h_in, q->W = kd->w_in, q->CE = kd->c_in;
-    q->OH = kd->h_out, q->OW = kd->w_out, q->CO = q->p ? q->cp.k.c_out : q->CE;
-    tile_axis ax = tile_axis_range(0, q->OW, q->W, kd->k_w, kd->stride_w, kd->dil_w, kd->pad_left);
-    q->iwe = ax.i1 - ax.i0;
-    *ok = ax.i0 == 0 && q->iwe >= 1;
-    return NPU_OK;
+    /* with a prologue the vector unit quantizes: an eltwise there too would need CHAIN_VEC and skew */
+    return q->pre && q->a ? NPU_OK : shape(q, ok);
+}
+
+/* Expanded rows and block input rows of a band of oht rows (the tallest). */
+static void band_rows(const chain *q, int64_t oht, int64_t *ih, int64_t *eih)
+{
+    const nk_qconv2d_params *k = &q->cd.k, *ke = &q->ce.k;
+    *ih = tile_min(q->H, tile_span(oht, k->k_h, k->stride_h, k->dil_h));
+    *eih = q->e ? tile_min(q->XH, tile_span(*ih, ke->k_h, ke->stride_h, ke->dil_h)) : *ih;
 }
 
 /* Do the fields of every instruction take a band of oht rows in chunks of ec? */
 static bool fields_ok(const tile_ctx *c, const chain *q, int64_t ec, int64_t oht)
 {
-    const nk_qconv2d_params *k = &q->cd.k;
-    int64_t ih = tile_min(q->H, tile_span(oht, k->k_h, k->stride_h, k->dil_h));
+    int64_t ih, eih, eiw = q->ex.i1 - q->ex.i0;
+    band_rows(q, oht, &ih, &eih);
     tgt_sem cv = TGT_SEM_CONV, dw = TGT_SEM_DWCONV;
     bool ok = (!q->e || (q->CI <= tile_fmax(c, cv, TGT_F_IC) && ec <= tile_fmax(c, cv, TGT_F_OC) &&
-                         ih <= tile_fmax(c, cv, TGT_F_IH) && ih <= tile_fmax(c, cv, TGT_F_OH) &&
-                         q->iwe <= tile_fmax(c, cv, TGT_F_IW) && q->iwe <= tile_fmax(c, cv, TGT_F_OW))) &&
+                         eih <= tile_fmax(c, cv, TGT_F_IH) && ih <= tile_fmax(c, cv, TGT_F_OH) &&
+                         eiw <= tile_fmax(c, cv, TGT_F_IW) && q->iwe <= tile_fmax(c, cv, TGT_F_OW))) &&
               ec <= tile_fmax(c, dw, TGT_F_C) && ih <= tile_fmax(c, dw, TGT_F_IH) &&
               q->iwe <= tile_fmax(c, dw, TGT_F_IW) && oht <= tile_fmax(c, dw, TGT_F_OH) &&
               q->OW <= tile_fmax(c, dw, TGT_F_OW);
@@ -181,6 +232,8 @@ static bool fields_ok(const tile_ctx *c, const chain *q, int64_t ec, int64_t oht
         ok = q->CO <= tile_fmax(c, el, TGT_F_C) && oht <= tile_fmax(c, el, TGT_F_H) &&
              q->OW <= tile_fmax(c, el, TGT_F_W);
     }
+    if (ok && q->pre)
+        ok = q->CI * eih * eiw <= tile_fmax(c, TGT_SEM_QUANTIZE, TGT_F_LEN);
     return ok;
 }
 
@@ -239,11 +292,13 @@ static int n_buffers(const chain *q)
 /* Sizes of a plan of oht rows per band; false when they do not fit the SRAM. */
 static bool sizes(const tile_ctx *c, chain *q, int64_t oht)
 {
-    const nk_qconv2d_params *k = &q->cd.k;
     q->oht = oht;
-    q->ih = tile_min(q->H, tile_span(oht, k->k_h, k->stride_h, k->dil_h));
+    band_rows(q, oht, &q->ih, &q->eih);
     q->n_tiles = (int)tile_cdiv(q->OH, oht);
-    q->in_slot = q->CI * q->ih * q->iwe;
+    q->in_slot = q->CI * q->eih * (q->ex.i1 - q->ex.i0);
+    q->in_f = 0;
+    if (q->pre) /* the int8 rows, then the float32 ones */
+        q->in_f = (q->in_slot + 15) & ~(int64_t)15, q->in_slot = q->in_f + 4 * q->in_slot;
     q->mid1 = q->e ? q->ec * q->ih * q->iwe : 0; /* without expand the depthwise reads the input slot */
     q->mid2 = q->p ? q->ec * oht * q->OW : 0;
     q->out_slot = q->CO * oht * q->OW;
@@ -255,28 +310,12 @@ static bool sizes(const tile_ctx *c, chain *q, int64_t oht)
     return total <= c->t->p[TGT_P_SRAM_BYTES];
 }
 
-int64_t tile_timing(const tile_ctx *c, tgt_sem sem, const int64_t *set, int n)
-{
-    int64_t v[TGT_F_COUNT], cyc = 0;
-    int i = tile_insn(c, sem);
-    npu_err e;
-    tgt_defaults(c->t->isa, i, v);
-    for (int k = 0; k < n; k++)
-        v[set[2 * k]] = set[2 * k + 1];
-    return tgt_timing(c->t, i, v, &cyc, &e) == NPU_OK ? cyc : INT64_MAX / 16;
-}
-
-int64_t tile_dma_time(const tile_ctx *c, int64_t ch, int64_t h, int64_t w, int64_t dram_hs)
-{
-    int64_t set[] = {TGT_F_C, ch, TGT_F_H, h, TGT_F_W, w, TGT_F_DRAM_HS, dram_hs, TGT_F_SRAM_HS, w};
-    return tile_timing(c, TGT_SEM_DMA_LOAD, set, 5);
-}
-
 /* MAC cycles of one band's chunk of ec channels; *proj: the projection's part. */
 static int64_t chunk_mac(const tile_ctx *c, const chain *q, int64_t ec, int64_t *proj)
 {
     const nk_qconv2d_params *k = &q->cd.k;
-    int64_t ex[] = {TGT_F_IC, q->CI, TGT_F_OC, ec, TGT_F_KH, 1, TGT_F_KW, 1, TGT_F_OH, q->ih,
+    const nk_qconv2d_params *ke = &q->ce.k;
+    int64_t ex[] = {TGT_F_IC, q->CI, TGT_F_OC, ec, TGT_F_KH, ke->k_h, TGT_F_KW, ke->k_w, TGT_F_OH, q->ih,
                     TGT_F_OW, q->iwe, TGT_F_W4, q->ce.w4};
     int64_t dw[] = {TGT_F_C, ec, TGT_F_KH, k->k_h, TGT_F_KW, k->k_w, TGT_F_OH, q->oht, TGT_F_OW, q->OW};
     int64_t pw[] = {TGT_F_IC, ec, TGT_F_OC, q->CO, TGT_F_KH, 1, TGT_F_KW, 1, TGT_F_OH, q->oht,
@@ -287,6 +326,30 @@ static int64_t chunk_mac(const tile_ctx *c, const chain *q, int64_t ec, int64_t 
     return (q->e ? tile_timing(c, TGT_SEM_CONV, ex, 7) : 0) + tile_timing(c, TGT_SEM_DWCONV, dw, 5) + p;
 }
 
+/* Cycles of a plan with the quantize prologue: the bands through the load,
+ * vector, MAC and store queues (band j+2 loads after store j), the float32
+ * loads and the stores sharing the DRAM bus; every weight block loads with
+ * the first band (one load group: the quantize, the first compute, waits for
+ * it, so that LOADED keeps one consumer queue). */
+static int64_t cost_pre(const tile_ctx *c, const chain *q)
+{
+    int64_t mac = (q->n_chunks - 1) * chunk_mac(c, q, q->ec, NULL) + chunk_mac(c, q, chunk_ch(q, q->n_chunks - 1), NULL);
+    int64_t lat = c->t->p[TGT_P_DRAM_LATENCY], eiw = q->ex.i1 - q->ex.i0, wt = tile_dma_time(c, 1, 1, q->wbytes, 0);
+    int64_t le = 0, ve = 0, me = 0, se = 0, bus = wt - lat, free_at[2] = {0, 0};
+    for (int64_t j = 0; j < q->n_tiles; j++) {
+        band b = band_of(q, j);
+        int64_t eh = b.ey.i1 - b.ey.i0, qset[] = {TGT_F_LEN, q->CI * eh * eiw};
+        int64_t ld = tile_dma_time(c, q->CI, eh, 4 * eiw, 4 * q->XW), st = tile_dma_time(c, q->CO, b.y1 - b.y0, q->OW, q->OW);
+        le = (le > free_at[j % 2] ? le : free_at[j % 2]) + ld + (j ? 0 : wt);
+        ve = (ve > le ? ve : le) + tile_timing(c, TGT_SEM_QUANTIZE, qset, 1);
+        me = (me > ve ? me : ve) + mac;
+        se = (se > me ? se : me) + st;
+        free_at[j % 2] = se;
+        bus += ld + st - 2 * lat;
+    }
+    return se > bus + lat ? se : bus + lat;
+}
+
 /* Cycles of a plan: the MAC array's timeline, whose first band waits for
  * its load groups (the first chunk's expand and depthwise blocks with the
  * input, the projection, the other chunks), or the busiest DMA queue, plus
@@ -295,7 +358,8 @@ static int64_t cost(const tile_ctx *c, const chain *q)
 {
     int64_t pw = 0, c0 = chunk_mac(c, q, q->ec, &pw); /* pw: the projection part of a chunk */
     int64_t mac = (q->n_chunks - 1) * c0 + chunk_mac(c, q, chunk_ch(q, q->n_chunks - 1), NULL);
-    int64_t ld = tile_dma_time(c, q->CI, q->ih, q->iwe, q->W), st = tile_dma_time(c, q->CO, q->oht, q->OW, q->OW);
+    int64_t ld = tile_dma_time(c, q->CI, q->eih, q->ex.i1 - q->ex.i0, q->XW);
+    int64_t st = tile_dma_time(c, q->CO, q->oht, q->OW, q->OW);
     int64_t res = q->a ? st : 0, wp = q->p ? q->cp.blk_bytes : 0; /* the projection's block */
     int64_t t_proj = ld + tile_dma_time(c, 1, 1, q->wfirst + wp, 0);
     int64_t t_first = q->e ? ld + tile_dma_time(c, 1, 1, q->wfirst, 0) : t_proj; /* one group without expand */
@@ -333,7 +397,7 @@ static npu_status choose_once(tile_ctx *c, chain *q, bool whole, bool *found)
             if (whole && r != q->OH)
                 break; /* SRAM-resident operands are read in place as whole planes */
             if (fields_ok(c, q, ec, r) && sizes(c, q, r)) {
-                int64_t cst = cost(c, q);
+                int64_t cst = q->pre ? cost_pre(c, q) : cost(c, q);
                 if (cst < best_cost)
                     best_ec = ec, best = r, best_cost = cst;
             }
@@ -346,9 +410,11 @@ static npu_status choose_once(tile_ctx *c, chain *q, bool whole, bool *found)
     }
     if (best == 0)
         return NPU_OK;
-    /* the convs apart (their best plans, each through DRAM) must not be cheaper; without the expand
-     * tile_cascades weighs the chain against the depthwise + 1x1 pair and the eltwise apart */
-    if (q->e) {
+    /* deciding, the convs apart (their best plans, each through DRAM) must not be cheaper; without the
+     * expand tile_cascades weighs the chain against the depthwise + 1x1 pair and the eltwise apart. A chain
+     * the plan was made for lowers whatever its cost on the plan's resident operands (the planner's trials
+     * weigh it against the convs apart). */
+    if (q->e && !q->pre && c->deciding) { /* with a prologue tile_cascades weighs it (quant_pre_pays) */
         int64_t a1 = tile_conv_estimate(c, q->e, false), a2 = tile_conv_estimate(c, q->d, false);
         int64_t a3 = q->p ? tile_conv_estimate(c, q->p, false) : 0;
         if (a1 < INT64_MAX / 4 && a2 < INT64_MAX / 4 && a3 < INT64_MAX / 4 && best_cost >= a1 + a2 + a3)
@@ -372,21 +438,16 @@ static npu_status choose(tile_ctx *c, chain *q, bool *found)
     return st;
 }
 
-void tile_conv_fields(int64_t *v, const tile_convinfo *ci, int64_t src, int64_t dst, int64_t wgt)
-{
-    const nk_qconv2d_params *k = &ci->k;
-    v[TGT_F_SRC] = src, v[TGT_F_DST] = dst, v[TGT_F_WGT] = wgt, v[TGT_F_QTAB] = wgt + ci->qtab_rel;
-    v[TGT_F_KH] = k->k_h, v[TGT_F_KW] = k->k_w, v[TGT_F_SH] = k->stride_h, v[TGT_F_SW] = k->stride_w;
-    v[TGT_F_DH] = k->dil_h, v[TGT_F_DW] = k->dil_w;
-    v[TGT_F_IN_ZP] = k->in_zp, v[TGT_F_OUT_ZP] = k->out_zp, v[TGT_F_W4] = ci->w4;
-    v[TGT_F_CLAMP_LO] = k->act_min, v[TGT_F_CLAMP_HI] = k->act_max;
-}
-
 typedef struct bufs {
     int64_t in[2], out[2], res[2], mid1, mid2, psum, wt;
     int64_t tab_e, tab_d; /* the epilogue tables (1024-aligned), when there are Luts */
     tile_convinfo *ce, *cd; /* per chunk, offsets relative to the first block */
     int64_t w0;             /* the first block's offset in the constants */
+    int xr, zr, fr;         /* the block input (a prologue's float32 one), the output, the eltwise's other operand */
+    int64_t xo, zo, fo;
+    bool conv_is_a;           /* the projection's output is the eltwise's A */
+    int64_t elt[TGT_F_COUNT]; /* the eltwise's fields */
+    int64_t qv[TGT_F_COUNT];  /* the prologue's quantize fields */
 } bufs;
 
 /* The Luts' 256-byte tables into their slots, from the constants. */
@@ -406,41 +467,28 @@ static npu_status load_tables(tile_ctx *c, const chain *q, const bufs *b, tile_w
     return NPU_OK;
 }
 
-static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j, const int64_t *elt, bool conv_is_a)
+/* Band j's loads (its block input rows, the weights with the first band, the
+ * eltwise's other operand) and, with a prologue, the quantize of its float32
+ * rows into the int8 rows the expand reads. */
+static npu_status band_loads(tile_ctx *c, const chain *q, const bufs *b, int j, const band *bd, tile_work *wk)
 {
-    const nk_qconv2d_params *k = &q->cd.k;
     int slots = q->n_tiles > 1 ? 2 : 1;
-    int xr, zr, fr = 0;
-    int64_t xo, zo, fo = 0;
-    npu_status st = tile_tensor_addr(c, chain_input(q), &xr, &xo);
-    if (st == NPU_OK)
-        st = tile_tensor_addr(c, q->a ? q->a->outputs[0] : q->p ? q->p->outputs[0] : dw_out(q), &zr, &zo);
-    if (st == NPU_OK && q->a)
-        st = tile_tensor_addr(c, other_operand(q), &fr, &fo);
+    int64_t src = b->in[j % slots], eh = bd->ey.i1 - bd->ey.i0, eiw = q->ex.i1 - q->ex.i0, es = q->pre ? 4 : 1;
+    int64_t x0 = (bd->ey.i0 * q->XW + q->ex.i0) * es;
+    tile_load(wk, tile_box_chw(b->xr, b->xo + x0, q->XH, q->XW * es, src + q->in_f, q->CI, eh, eiw * es));
+    npu_status st = j == 0 ? load_tables(c, q, b, wk) : NPU_OK; /* resident, with the first group */
     if (st != NPU_OK)
         return st;
-    int64_t y0 = j * q->oht, y1 = tile_min(q->OH, y0 + q->oht), oh = y1 - y0;
-    tile_axis ay = tile_axis_range(y0, y1, q->H, k->k_h, k->stride_h, k->dil_h, k->pad_top);
-    tile_axis ax = tile_axis_range(0, q->OW, q->W, k->k_w, k->stride_w, k->dil_w, k->pad_left);
-    int64_t ih = ay.i1 - ay.i0;
-    if (ih < 1)
-        return tile_fail(c, "a band whose window lies entirely in the padding");
-    tile_work *wk = tile_work_new(c);
-    if (!wk)
-        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
-    int64_t src = b->in[j % slots], dst = b->out[j % slots];
-    tile_load(wk, tile_box_chw(xr, xo + ay.i0 * q->W, q->H, q->W, src, q->CI, ih, q->iwe));
-    if (j == 0) /* the epilogue tables stay resident too, loaded with the first group */
-        st = load_tables(c, q, b, wk);
-    if (st != NPU_OK)
-        return st;
-    if (j == 0) { /* the weight blocks stay resident; each group loads before the first compute that needs it */
+    if (j == 0 && q->pre) /* one load group: its one consumer, the quantize, waits for all of it */
+        tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0, b->wt, q->wbytes);
+    if (j == 0 && !q->pre) { /* the weight blocks stay resident; each group loads before the first compute that
+                                needs it */
         int64_t wp = q->p ? q->cp.blk_bytes : 0, rest = q->wbytes - q->wfirst - wp;
         /* without the expand the first group takes the projection too: both blocks are small, and a first
          * group alone goes out while the previous layer computes (emit_prefetch) */
         tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0, b->wt, q->wfirst + (q->e ? 0 : wp));
         if (wp && q->e) {
-            tile_load_split(wk, q->e ? 2 : 1); /* the first projection */
+            tile_load_split(wk, 2); /* the first projection */
             tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0 + q->wfirst, b->wt + q->wfirst, wp);
         }
         if (rest) {
@@ -448,54 +496,90 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j, c
             tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0 + q->wfirst + wp, b->wt + q->wfirst + wp, rest);
         }
     }
+    int64_t oh = bd->y1 - bd->y0;
     if (q->a) /* needed by the eltwise, after every load group */
-        tile_load(wk, tile_box_chw(fr, fo + y0 * q->OW, q->OH, q->OW, b->res[j % slots], q->CO, oh, q->OW));
-    for (int64_t ch = 0; ch < q->n_chunks; ch++) {
-        int64_t e0 = ch * q->ec, ec = chunk_ch(q, ch);
-        tile_comp *ce = q->e ? tile_comp_new(c, wk, TGT_SEM_CONV) : NULL;
-        tile_comp *cd = ce || !q->e ? tile_comp_new(c, wk, TGT_SEM_DWCONV) : NULL;
-        tile_comp *cp = cd && q->p ? tile_comp_new(c, wk, TGT_SEM_CONV) : cd;
-        if (!cp)
-            return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
-        cd = &c->comp[c->n_comp - (q->p ? 2 : 1)]; /* the array may have moved */
-        int64_t *v;
-        if (q->e) { /* the expand: the band's rows with their halo, the columns the depthwise reads */
-            v = cd[-1].v;
-            tile_conv_fields(v, &b->ce[ch], src, b->mid1, b->wt + b->ce[ch].blk_off);
-            v[TGT_F_IC] = q->CI, v[TGT_F_OC] = ec, v[TGT_F_IH] = v[TGT_F_OH] = ih, v[TGT_F_IW] = v[TGT_F_OW] = q->iwe;
-            if (q->le)
-                v[TGT_F_EPI_LUT] = 1, v[TGT_F_TABLE] = b->tab_e;
-        }
-        v = cd->v;
-        int64_t dsrc = q->e ? b->mid1 : src + e0 * ih * q->iwe; /* without expand: the chunk's input planes */
-        tile_conv_fields(v, &b->cd[ch], dsrc, q->p ? b->mid2 : dst + e0 * oh * q->OW, b->wt + b->cd[ch].blk_off);
-        v[TGT_F_C] = ec, v[TGT_F_IH] = ih, v[TGT_F_IW] = q->iwe, v[TGT_F_OH] = oh, v[TGT_F_OW] = q->OW;
-        v[TGT_F_PT] = ay.p0, v[TGT_F_PB] = ay.p1, v[TGT_F_PL] = ax.p0, v[TGT_F_PR] = ax.p1;
-        if (q->ld)
-            v[TGT_F_EPI_LUT] = 1, v[TGT_F_TABLE] = b->tab_d;
-        if (!q->p)
-            continue;
-        v = cd[1].v; /* the projection of this chunk, accumulated over the chunks */
-        tile_conv_fields(v, &q->cp, b->mid2, dst, b->wt + q->cp.blk_off + ch * q->cp.chunk_bytes);
-        v[TGT_F_QTAB] = b->wt + q->cp.blk_off + q->cp.qtab_rel;
-        v[TGT_F_IC] = ec, v[TGT_F_OC] = q->CO, v[TGT_F_IH] = v[TGT_F_OH] = oh, v[TGT_F_IW] = v[TGT_F_OW] = q->OW;
-        if (q->n_chunks > 1) {
-            v[TGT_F_PSUM] = b->psum;
-            v[TGT_F_ACC_IN] = ch > 0;
-            v[TGT_F_ACC_OUT] = ch < q->n_chunks - 1;
-        }
+        tile_load(wk, tile_box_chw(b->fr, b->fo + bd->y0 * q->OW, q->OH, q->OW, b->res[j % slots], q->CO, oh, q->OW));
+    if (!q->pre)
+        return NPU_OK;
+    tile_comp *cq = tile_comp_new(c, wk, TGT_SEM_QUANTIZE); /* dense rows: the float32 box's order is C x H x W */
+    if (!cq)
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    memcpy(cq->v, b->qv, sizeof b->qv);
+    cq->v[TGT_F_SRC] = src + q->in_f, cq->v[TGT_F_DST] = src, cq->v[TGT_F_LEN] = q->CI * eh * eiw;
+    return NPU_OK;
+}
+
+/* Chunk ch of band j: the expand, the depthwise conv, the projection accumulating over the chunks. */
+static npu_status band_chunk(tile_ctx *c, const chain *q, const bufs *b, int j, const band *bd, tile_work *wk,
+                             int64_t ch)
+{
+    const nk_qconv2d_params *k = &q->cd.k;
+    int slots = q->n_tiles > 1 ? 2 : 1;
+    int64_t src = b->in[j % slots], dst = b->out[j % slots], e0 = ch * q->ec, ec = chunk_ch(q, ch);
+    int64_t ih = bd->ay.i1 - bd->ay.i0, oh = bd->y1 - bd->y0;
+    tile_axis ax = tile_axis_range(0, q->OW, q->W, k->k_w, k->stride_w, k->dil_w, k->pad_left);
+    tile_comp *ce = q->e ? tile_comp_new(c, wk, TGT_SEM_CONV) : NULL;
+    tile_comp *cd = ce || !q->e ? tile_comp_new(c, wk, TGT_SEM_DWCONV) : NULL;
+    tile_comp *cp = cd && q->p ? tile_comp_new(c, wk, TGT_SEM_CONV) : cd;
+    if (!cp)
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    cd = &c->comp[c->n_comp - (q->p ? 2 : 1)]; /* the array may have moved */
+    int64_t *v;
+    if (q->e) { /* the expand: the band's rows with their halo, the columns the depthwise reads */
+        v = cd[-1].v;
+        tile_conv_fields(v, &b->ce[ch], src, b->mid1, b->wt + b->ce[ch].blk_off);
+        v[TGT_F_IC] = q->CI, v[TGT_F_OC] = ec, v[TGT_F_IH] = bd->ey.i1 - bd->ey.i0, v[TGT_F_OH] = ih;
+        v[TGT_F_IW] = q->ex.i1 - q->ex.i0, v[TGT_F_OW] = q->iwe;
+        v[TGT_F_PT] = bd->ey.p0, v[TGT_F_PB] = bd->ey.p1, v[TGT_F_PL] = q->ex.p0, v[TGT_F_PR] = q->ex.p1;
+        if (q->le)
+            v[TGT_F_EPI_LUT] = 1, v[TGT_F_TABLE] = b->tab_e;
     }
-    if (q->a) { /* in place on the projection's tile */
+    v = cd->v;
+    int64_t dsrc = q->e ? b->mid1 : src + e0 * ih * q->iwe; /* without expand: the chunk's input planes */
+    tile_conv_fields(v, &b->cd[ch], dsrc, q->p ? b->mid2 : dst + e0 * oh * q->OW, b->wt + b->cd[ch].blk_off);
+    v[TGT_F_C] = ec, v[TGT_F_IH] = ih, v[TGT_F_IW] = q->iwe, v[TGT_F_OH] = oh, v[TGT_F_OW] = q->OW;
+    v[TGT_F_PT] = bd->ay.p0, v[TGT_F_PB] = bd->ay.p1, v[TGT_F_PL] = ax.p0, v[TGT_F_PR] = ax.p1;
+    if (q->ld)
+        v[TGT_F_EPI_LUT] = 1, v[TGT_F_TABLE] = b->tab_d;
+    if (!q->p)
+        return NPU_OK;
+    v = cd[1].v; /* the projection of this chunk, accumulated over the chunks */
+    tile_conv_fields(v, &q->cp, b->mid2, dst, b->wt + q->cp.blk_off + ch * q->cp.chunk_bytes);
+    v[TGT_F_QTAB] = b->wt + q->cp.blk_off + q->cp.qtab_rel;
+    v[TGT_F_IC] = ec, v[TGT_F_OC] = q->CO, v[TGT_F_IH] = v[TGT_F_OH] = oh, v[TGT_F_IW] = v[TGT_F_OW] = q->OW;
+    if (q->n_chunks > 1) {
+        v[TGT_F_PSUM] = b->psum;
+        v[TGT_F_ACC_IN] = ch > 0;
+        v[TGT_F_ACC_OUT] = ch < q->n_chunks - 1;
+    }
+    return NPU_OK;
+}
+
+static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j)
+{
+    int slots = q->n_tiles > 1 ? 2 : 1;
+    band bd = band_of(q, j);
+    int64_t oh = bd.y1 - bd.y0, dst = b->out[j % slots];
+    if (bd.ay.i1 <= bd.ay.i0 || bd.ey.i1 <= bd.ey.i0)
+        return tile_fail(c, "a band whose window lies entirely in the padding");
+    tile_work *wk = tile_work_new(c);
+    if (!wk)
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    npu_status st = band_loads(c, q, b, j, &bd, wk);
+    for (int64_t ch = 0; ch < q->n_chunks && st == NPU_OK; ch++)
+        st = band_chunk(c, q, b, j, &bd, wk, ch);
+    if (st == NPU_OK && q->a) { /* in place on the projection's tile */
         tile_comp *ca = tile_comp_new(c, wk, TGT_SEM_ELTWISE);
         if (!ca)
             return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
-        int64_t *v = ca->v;
-        memcpy(v, elt, sizeof(int64_t) * TGT_F_COUNT);
-        v[TGT_F_A] = conv_is_a ? dst : b->res[j % slots], v[TGT_F_B] = conv_is_a ? b->res[j % slots] : dst;
+        int64_t *v = ca->v, res = b->res[j % slots];
+        memcpy(v, b->elt, sizeof b->elt);
+        v[TGT_F_A] = b->conv_is_a ? dst : res, v[TGT_F_B] = b->conv_is_a ? res : dst;
         v[TGT_F_DST] = dst, v[TGT_F_C] = q->CO, v[TGT_F_H] = oh, v[TGT_F_W] = q->OW;
     }
-    tile_store(wk, tile_box_chw(zr, zo + y0 * q->OW, q->OH, q->OW, dst, q->CO, oh, q->OW));
-    return NPU_OK;
+    if (st == NPU_OK)
+        tile_store(wk, tile_box_chw(b->zr, b->zo + bd.y0 * q->OW, q->OH, q->OW, dst, q->CO, oh, q->OW));
+    return st;
 }
 
 /* Builds every weight block into the constants, back to back in their SRAM
@@ -532,6 +616,47 @@ static npu_status build_weights(tile_ctx *c, chain *q, bufs *b)
     return st;
 }
 
+/* The chain's tensors in the plan and its vector instructions' fields. */
+static npu_status homes(tile_ctx *c, const chain *q, bufs *b)
+{
+    npu_status st = tile_tensor_addr(c, q->pre ? q->pre->inputs[0] : chain_input(q), &b->xr, &b->xo);
+    if (st == NPU_OK)
+        st = tile_tensor_addr(c, q->a ? q->a->outputs[0] : q->p ? q->p->outputs[0] : dw_out(q), &b->zr, &b->zo);
+    if (st == NPU_OK && q->a)
+        st = tile_tensor_addr(c, other_operand(q), &b->fr, &b->fo);
+    b->conv_is_a = q->a && q->a->inputs[0] == q->p->outputs[0];
+    if (st == NPU_OK && q->a)
+        st = tile_eltwise_fields(c, q->a, b->elt);
+    if (st == NPU_OK && q->pre)
+        st = tile_quantize_fields(c, q->pre, b->qv);
+    return st;
+}
+
+/* The buffers in SRAM. With the prologue each slot's input and output on
+ * banks of their own, the intermediates and weights on others: the MAC
+ * array on band j, the vector unit quantizing band j+1 and the DMA then
+ * touch no common bank (the NPU model's bank stalls; see tile_conv_pool). */
+static npu_status place(tile_ctx *c, const chain *q, bufs *b)
+{
+    int slots = q->n_tiles > 1 ? 2 : 1, nr = 4, grp[16] = {slots, slots, slots, slots};
+    tile_sram_req rq[16] = {{q->mid1, &b->mid1}, {q->wbytes, &b->wt}, {q->mid2, &b->mid2}, {q->psum, &b->psum}};
+    if (q->le)
+        grp[nr] = slots, rq[nr++] = (tile_sram_req){EPI_TABLE_BYTES, &b->tab_e};
+    if (q->ld)
+        grp[nr] = slots, rq[nr++] = (tile_sram_req){EPI_TABLE_BYTES, &b->tab_d};
+    for (int i = 0; i < slots; i++) {
+        grp[nr] = i, rq[nr++] = (tile_sram_req){q->in_slot, &b->in[i]};
+        grp[nr] = i, rq[nr++] = (tile_sram_req){q->out_slot, &b->out[i]};
+        if (q->a)
+            grp[nr] = i, rq[nr++] = (tile_sram_req){q->res_slot, &b->res[i]};
+    }
+    const char *misfit = "tiler bug: the cascade's buffers exceed the SRAM";
+    npu_status st = q->pre ? tile_sram_place_banked(c, rq, nr, grp, slots + 1, misfit) : tile_sram_place(c, rq, nr, misfit);
+    b->tab_e = (b->tab_e + EPI_TABLE_ALIGN - 1) & ~(int64_t)(EPI_TABLE_ALIGN - 1);
+    b->tab_d = (b->tab_d + EPI_TABLE_ALIGN - 1) & ~(int64_t)(EPI_TABLE_ALIGN - 1);
+    return st;
+}
+
 npu_status tile_chain(tile_ctx *c, const ir_node *const *nd, int len, bool *done)
 {
     *done = false;
@@ -543,10 +668,6 @@ npu_status tile_chain(tile_ctx *c, const ir_node *const *nd, int len, bool *done
     if (st != NPU_OK || !ok)
         return st;
     *done = true;
-    int64_t elt[TGT_F_COUNT];
-    bool conv_is_a = q.a && q.a->inputs[0] == q.p->outputs[0];
-    if (q.a && (st = tile_eltwise_fields(c, q.a, elt)) != NPU_OK)
-        return st;
     bufs b = {.in = {-1, -1}, .out = {-1, -1}, .res = {-1, -1}};
     size_t nb = sizeof(tile_convinfo) * (size_t)q.n_chunks;
     b.ce = npu_malloc(c->alloc, nb);
@@ -555,25 +676,12 @@ npu_status tile_chain(tile_ctx *c, const ir_node *const *nd, int len, bool *done
         st = npu_fail(c->err, NPU_EINTERNAL, "out of memory");
     if (st == NPU_OK)
         st = build_weights(c, &q, &b);
-    int slots = q.n_tiles > 1 ? 2 : 1;
-    tile_sram_req rq[16] = {{q.mid1, &b.mid1}, {q.wbytes, &b.wt}, {q.mid2, &b.mid2}, {q.psum, &b.psum}};
-    int nr = 4;
-    if (q.le)
-        rq[nr++] = (tile_sram_req){EPI_TABLE_BYTES, &b.tab_e};
-    if (q.ld)
-        rq[nr++] = (tile_sram_req){EPI_TABLE_BYTES, &b.tab_d};
-    for (int i = 0; i < slots; i++) {
-        rq[nr++] = (tile_sram_req){q.in_slot, &b.in[i]};
-        rq[nr++] = (tile_sram_req){q.out_slot, &b.out[i]};
-        if (q.a)
-            rq[nr++] = (tile_sram_req){q.res_slot, &b.res[i]};
-    }
     if (st == NPU_OK)
-        st = tile_sram_place(c, rq, nr, "tiler bug: the cascade's buffers exceed the SRAM");
-    b.tab_e = (b.tab_e + EPI_TABLE_ALIGN - 1) & ~(int64_t)(EPI_TABLE_ALIGN - 1);
-    b.tab_d = (b.tab_d + EPI_TABLE_ALIGN - 1) & ~(int64_t)(EPI_TABLE_ALIGN - 1);
+        st = homes(c, &q, &b);
+    if (st == NPU_OK)
+        st = place(c, &q, &b);
     for (int j = 0; j < q.n_tiles && st == NPU_OK; j++)
-        st = emit_band(c, &q, &b, j, elt, conv_is_a);
+        st = emit_band(c, &q, &b, j);
     npu_free(c->alloc, b.ce, nb);
     npu_free(c->alloc, b.cd, nb);
     return st == NPU_OK ? tile_pipeline(c) : st;

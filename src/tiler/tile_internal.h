@@ -244,12 +244,15 @@ npu_status tile_dw_pw(tile_ctx *c, const ir_node *n, const ir_node *m, bool *don
  * intermediates stay in SRAM. *done is false (nothing emitted) when no such
  * plan fits or it would not be faster than the convs apart. */
 npu_status tile_chain(tile_ctx *c, const ir_node *const *nd, int len, bool *done);
+/* A dense conv (one group) whose window is not 1x1 stride 1: a stem, which tile_chain takes as the expand
+ * (tile_decide.c weighs such chains against their alternatives, tile_memplan.c tries them split). */
+bool tile_stem_conv(const ir_node *n);
 /* One node lowered on its own (tile_build.c). */
 npu_status tile_lower_node(tile_ctx *c, const ir_node *n);
 /* The cascade nd[0..len) lowered as one pipeline (tile_decide.c); *done
  * false (nothing emitted) when it does not apply. */
 npu_status tile_lower_cascade(tile_ctx *c, const ir_node *const *nd, int len, bool *done);
-/* Helpers of the cascades (tile_cascade3.c). Is y read only by node m (and not a graph output)? */
+/* Helpers of the cascades (tile_cascade_common.c). Is y read only by node m (and not a graph output)? */
 bool tile_only_reader(const tile_ctx *c, const ir_tensor *y, const ir_node *m);
 /* The conv instruction's fields that do not depend on the tile: window, weights at wgt, quantization. */
 void tile_conv_fields(int64_t *v, const tile_convinfo *ci, int64_t src, int64_t dst, int64_t wgt);

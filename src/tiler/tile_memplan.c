@@ -112,6 +112,26 @@ static bool split_lut_chains(const ir_graph *g, int64_t cap, int *group)
     return any;
 }
 
+/* Splits the stem chains (a dense KxK conv grouped with the depthwise conv
+ * after it, tile_chain) into the conv alone and the rest (the depthwise +
+ * 1x1 pair, or the chain without expand), where the conv's output fits cap
+ * bytes: on SRAM-resident operands a stem chain runs as one band and
+ * overlaps nothing, so the stem needs this trial to keep them in SRAM. */
+static bool split_stem_chains(const ir_graph *g, int64_t cap, int *group)
+{
+    bool any = false;
+    for (int i = 0; i + 1 < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i], *m = g->nodes[i + 1];
+        if (group[i + 1] != group[i] || !tile_stem_conv(n) || m->op != IR_OP_CONV || ir_attr_int(m, "group", 1) <= 1 ||
+            (int64_t)ir_tensor_bytes(n->outputs[0]) > cap)
+            continue;
+        for (int j = i + 1; j < g->n_nodes && group[j] == group[i]; j++)
+            group[j] = i + 1;
+        any = true;
+    }
+    return any;
+}
+
 /* The two-level plan for a capacity of cap bytes into *best when it
  * checks, builds with every resident tensor in place and takes fewer static
  * cycles than *best_cycles. The cascades are decided again for the SRAM
@@ -136,8 +156,8 @@ static npu_status at_capacity(const tgt_target *t, ir_graph *g, const part_sched
         return NPU_OK;
     if (split) { /* both kinds split, whichever there are */
         bool pairs = split_quant_pairs(g, cap, group), chains = split_dw_chains(g, cap, group);
-        bool luts = split_lut_chains(g, cap, group);
-        if (!pairs && !chains && !luts)
+        bool luts = split_lut_chains(g, cap, group), stems = split_stem_chains(g, cap, group);
+        if (!pairs && !chains && !luts && !stems)
             return NPU_OK;
     }
     memset(no, 0, (size_t)g->n_tensors + 1);
