@@ -47,6 +47,7 @@ typedef struct chain {
     int64_t oht, ih;                  /* rows per band, expanded rows of the tallest band */
     int n_tiles;
     int64_t in_slot, mid1, mid2, out_slot, res_slot, psum;
+    bool epi; /* the eltwise runs in the last projection's output stage (epi_elt), not on the vector unit */
 } chain;
 
 static bool is_pointwise(const tile_convinfo *ci)
@@ -112,8 +113,9 @@ static npu_status match(tile_ctx *c, const ir_node *const *nd, int len, chain *q
         if ((q->a->inputs[0] == y) == (q->a->inputs[1] == y) || !tile_only_reader(c, y, q->a))
             return NPU_OK;
         const ir_tensor *o = other_operand(q);
+        q->epi = tile_epi_elt_ok(c);
         if (!ir_shape_equal(o, z) || !ir_shape_equal(y, z) || !o->quant || o->quant->count != 1 ||
-            o->dtype != IR_I8 || tile_tokens(c->t) < 5 || tile_insn(c, TGT_SEM_ELTWISE) < 0)
+            o->dtype != IR_I8 || (!q->epi && (tile_tokens(c->t) < 5 || tile_insn(c, TGT_SEM_ELTWISE) < 0)))
             return NPU_OK;
     }
     npu_status st = q->e ? tile_conv_info(c, q->e, false, &q->ce) : NPU_OK;
@@ -193,6 +195,7 @@ static npu_status weights_for(tile_ctx *c, chain *q, int64_t ec)
             return st;
         q->wbytes += q->cp.blk_bytes;
     }
+    q->wbytes += q->epi ? TGT_ETAB_BYTES : 0; /* the epilogue's block, after every weight block */
     return NPU_OK;
 }
 
@@ -379,7 +382,10 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j, c
     int64_t src = b->in[j % slots], dst = b->out[j % slots];
     tile_load(wk, tile_box_chw(xr, xo + ay.i0 * q->W, q->H, q->W, src, q->CI, ih, q->iwe));
     if (j == 0) { /* the weight blocks stay resident; each group loads before the first compute that needs it */
-        int64_t wp = q->p ? q->cp.blk_bytes : 0, rest = q->wbytes - q->wfirst - wp;
+        int64_t eb = q->epi ? TGT_ETAB_BYTES : 0, wp = q->p ? q->cp.blk_bytes : 0, rest = q->wbytes - q->wfirst - wp;
+        /* the epilogue's block (last in the constants) goes with the last group: the last projection needs it */
+        if (rest == eb)
+            rest = 0, wp += eb;
         /* without the expand the first group takes the projection too: both blocks are small, and a first
          * group alone goes out while the previous layer computes (emit_prefetch) */
         tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0, b->wt, q->wfirst + (q->e ? 0 : wp));
@@ -425,7 +431,9 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j, c
             v[TGT_F_ACC_OUT] = ch < q->n_chunks - 1;
         }
     }
-    if (q->a) { /* in place on the projection's tile */
+    if (q->epi) /* in the last projection's output stage, with the other operand's tile */
+        tile_epi_set(c->comp[c->n_comp - 1].v, b->res[j % slots], 0, b->wt + q->wbytes - TGT_ETAB_BYTES);
+    else if (q->a) { /* in place on the projection's tile */
         tile_comp *ca = tile_comp_new(c, wk, TGT_SEM_ELTWISE);
         if (!ca)
             return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
@@ -465,6 +473,13 @@ static npu_status build_weights(tile_ctx *c, chain *q, bufs *b)
             at += ci->blk_bytes;
             ci->blk_off -= b->w0;
         }
+    }
+    if (st == NPU_OK && q->epi) {
+        int64_t off;
+        bool conv_is_a = q->a->inputs[0] == q->p->outputs[0];
+        if ((st = tile_epi_block(c, q->a, conv_is_a, &off)) == NPU_OK && off != at)
+            return tile_fail(c, "tiler bug: the epilogue's block does not follow the cascade's weights");
+        at += TGT_ETAB_BYTES;
     }
     if (st == NPU_OK && at - b->w0 != q->wbytes)
         return tile_fail(c, "tiler bug: the cascade's weights take %lld bytes, not %lld", (long long)(at - b->w0),
