@@ -336,13 +336,18 @@ static nk_shape chw(const npum_insn *x, int32_t bc)
     return (nk_shape){3, {bc & TGT_BC_C ? 1 : V(C), bc & TGT_BC_H ? 1 : V(H), bc & TGT_BC_W ? 1 : V(W)}};
 }
 
-static npu_status eltwise(npu_model *m, const npum_insn *x, npu_err *err)
+nk_qbin_op npum_elt_op(int64_t op)
 {
     static const nk_qbin_op ops[TGT_ELT_COUNT] = {
         [TGT_ELT_ADD] = NK_QADD, [TGT_ELT_SUB] = NK_QSUB, [TGT_ELT_MUL] = NK_QMUL,
         [TGT_ELT_MIN] = NK_QMIN, [TGT_ELT_MAX] = NK_QMAX,
     };
-    nk_qbinary_params p = {.op = ops[V(OP)], .a_shape = chw(x, V(A_BC)), .b_shape = chw(x, V(B_BC)),
+    return ops[op];
+}
+
+static npu_status eltwise(npu_model *m, const npum_insn *x, npu_err *err)
+{
+    nk_qbinary_params p = {.op = npum_elt_op(V(OP)), .a_shape = chw(x, V(A_BC)), .b_shape = chw(x, V(B_BC)),
                            .out_shape = chw(x, 0), .a_zp = V(A_ZP), .b_zp = V(B_ZP), .out_zp = V(OUT_ZP),
                            .a_mult = V(A_MULT), .a_shift = V(A_SHIFT),
                            .b_mult = V(B_MULT), .b_shift = V(B_SHIFT), .out_mult = V(OUT_MULT),
@@ -376,12 +381,18 @@ static npu_status quantize(npu_model *m, const npum_insn *x, npu_err *err)
     return kernel_status(m, x, s, "nk_quantize_f32_i8", err);
 }
 
-/* conv/dwconv, then the epilogue: with epi_lut every int8 output through the table, in place */
+/* conv/dwconv, then the epilogue on the int8 result (none with acc_out): with epi_elt combined with the
+ * operand at b (read before the conv writes), then with epi_lut every output through the table, in place */
 static npu_status conv_epilogue(npu_model *m, const npum_insn *x, npu_err *err)
 {
-    bool dw = m->isa->insns[x->d.insn].sem == TGT_SEM_DWCONV;
-    npu_status st = conv(m, x, dw, err);
-    if (st != NPU_OK || !V(EPI_LUT) || (!dw && V(ACC_OUT)))
+    bool dw = m->isa->insns[x->d.insn].sem == TGT_SEM_DWCONV, out8 = dw || !V(ACC_OUT);
+    const int8_t *b = NULL;
+    npu_status st = V(EPI_ELT) && out8 ? npum_epi_elt_read(m, x, &b, err) : NPU_OK;
+    if (st == NPU_OK)
+        st = conv(m, x, dw, err);
+    if (st == NPU_OK && b)
+        st = npum_epi_elt_apply(m, x, b, err);
+    if (st != NPU_OK || !V(EPI_LUT) || !out8)
         return st;
     int8_t *out = (int8_t *)m->sram + V(DST);
     nk_lut_apply_i8((const int8_t *)m->sram + V(TABLE), out, out, (size_t)(dw ? V(C) : V(OC)) * V(OH) * V(OW));

@@ -107,6 +107,8 @@ struct npu_model {
     bool pk_valid;
     npu_pool *pool;      /* npu_model_set_threads: NULL for one thread */
     nk_parallel par;     /* its hook for the kernels */
+    int8_t *epi_b;       /* the eltwise epilogue's operand as it was before its conv wrote dst */
+    size_t epi_b_cap;
     uint32_t *words_buf; /* the sim seam's copy of a command stream */
     size_t words_cap;
     npu_run_stats totals;
@@ -157,6 +159,13 @@ void npum_where(const npu_model *m, int64_t addr, char *buf, size_t cap);
 
 /* npu_exec.c: runs x's semantics on SRAM and the regions. */
 npu_status npum_execute(npu_model *m, const npum_insn *x, npu_err *err);
+/* npu_exec_epi.c: the eltwise epilogue of conv x (epi_elt, docs/isa.md). Before the conv: checks the
+ * parameter block at etab and reads the operand at b (*b, valid until the next call); after it: combines
+ * the int8 result at dst with *b in place, by nk_qbinary as eltwise does. */
+/* The kernel op of eltwise's op field (npu_exec.c): the eltwise instruction's and the epilogue's. */
+nk_qbin_op npum_elt_op(int64_t op);
+npu_status npum_epi_elt_read(npu_model *m, const npum_insn *x, const int8_t **b, npu_err *err);
+npu_status npum_epi_elt_apply(npu_model *m, const npum_insn *x, const int8_t *b, npu_err *err);
 /* npu_exec_norm.c: the row-wise softmax and layernorm */
 npu_status npum_exec_softmax(npu_model *m, const npum_insn *x, npu_err *err);
 /* The per-channel table: {int32 bias, mult, shift} little-endian per channel,

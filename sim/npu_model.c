@@ -168,6 +168,7 @@ void npu_model_free(npu_model *m)
     npu_free(a, m->queued_total, 4 * nq * sizeof(uint32_t));
     npu_free(a, m->sram, m->sram_size);
     npu_free(a, m->scratch, m->scratch_size);
+    npu_free(a, m->epi_b, m->epi_b_cap);
     npu_free(a, m->pk, m->pk_cap);
     npu_free(a, m->pk_in, m->pk_in_cap);
     npu_free(a, m->words_buf, m->words_cap * sizeof(uint32_t));
@@ -256,6 +257,8 @@ static bool in_place_ok(tgt_sem s, const npum_access *w, const npum_access *r)
     bool same = w->box.base == r->box.base && w->box.w == r->box.w;
     if (s == TGT_SEM_ELTWISE || s == TGT_SEM_LUT || s == TGT_SEM_REQUANT)
         return same && r->field != TGT_F_TABLE;
+    if (same && w->field == TGT_F_DST && r->field == TGT_F_B) /* the eltwise epilogue over its operand */
+        return true;
     return same && w->field == TGT_F_PSUM && r->field == TGT_F_PSUM; /* accumulating partial sums */
 }
 

@@ -16,6 +16,19 @@ static int64_t wbytes(int64_t count, int64_t w4)
     return w4 ? (count + 1) / 2 : count;
 }
 
+/* Elements of a c x h x w operand broadcast along the dims set in bc. */
+static int64_t bc_elems(int64_t bc, int64_t c, int64_t h, int64_t w)
+{
+    return (bc & TGT_BC_C ? 1 : c) * (bc & TGT_BC_H ? 1 : h) * (bc & TGT_BC_W ? 1 : w);
+}
+
+/* The eltwise epilogue of a conv or dwconv with ch output channels: its operand and parameter block. */
+static void epi_elt(tgt_operand *o, int *n, const int64_t v[TGT_F_COUNT], int64_t ch)
+{
+    add(o, n, TGT_F_B, false, false, bc_elems(v[TGT_F_B_BC], ch, v[TGT_F_OH], v[TGT_F_OW]));
+    add(o, n, TGT_F_ETAB, false, false, TGT_ETAB_BYTES);
+}
+
 int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt_operand out[TGT_MAX_OPERANDS])
 {
     int n = 0;
@@ -50,6 +63,8 @@ int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt
             add(out, &n, TGT_F_DST, false, true, es * outs);
         if (conv && V(EPI_LUT) && !V(ACC_OUT))
             add(out, &n, TGT_F_TABLE, false, false, 256);
+        if (conv && V(EPI_ELT) && !V(ACC_OUT))
+            epi_elt(out, &n, v, V(OC));
         break;
     }
     case TGT_SEM_DWCONV:
@@ -59,16 +74,16 @@ int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt
         add(out, &n, TGT_F_DST, false, true, es * V(C) * V(OH) * V(OW));
         if (V(EPI_LUT))
             add(out, &n, TGT_F_TABLE, false, false, 256);
+        if (V(EPI_ELT))
+            epi_elt(out, &n, v, V(C));
         break;
     case TGT_SEM_POOL:
         add(out, &n, TGT_F_SRC, false, false, es * V(C) * V(IH) * V(IW));
         add(out, &n, TGT_F_DST, false, true, es * V(C) * V(OH) * V(OW));
         break;
     case TGT_SEM_ELTWISE: {
-        int64_t a = (V(A_BC) & TGT_BC_C ? 1 : V(C)) * (V(A_BC) & TGT_BC_H ? 1 : V(H)) * (V(A_BC) & TGT_BC_W ? 1 : V(W));
-        int64_t b = (V(B_BC) & TGT_BC_C ? 1 : V(C)) * (V(B_BC) & TGT_BC_H ? 1 : V(H)) * (V(B_BC) & TGT_BC_W ? 1 : V(W));
-        add(out, &n, TGT_F_A, false, false, es * a);
-        add(out, &n, TGT_F_B, false, false, es * b);
+        add(out, &n, TGT_F_A, false, false, es * bc_elems(V(A_BC), V(C), V(H), V(W)));
+        add(out, &n, TGT_F_B, false, false, es * bc_elems(V(B_BC), V(C), V(H), V(W)));
         add(out, &n, TGT_F_DST, false, true, es * V(C) * V(H) * V(W));
         break;
     }
@@ -106,6 +121,25 @@ static int64_t out_size(int64_t in, int64_t p0, int64_t p1, int64_t k, int64_t d
     return span < 0 || stride < 1 ? 0 : span / stride + 1;
 }
 
+/* The eltwise epilogue: int8 only; its operand either exactly the output
+ * (each element read before it is written) or clear of it, since the output
+ * stage streams; the block in words. */
+static npu_status epi_elt_check(const tgt_insn *in, const int64_t v[TGT_F_COUNT], npu_err *err)
+{
+    if (V(A16))
+        return npu_fail(err, NPU_EUSER, "%s: epi_elt has no int16 form (a16)", in->name);
+    if (V(ETAB) % 4)
+        return npu_fail(err, NPU_EUSER, "%s: etab 0x%llx is not 4-byte aligned", in->name, (unsigned long long)V(ETAB));
+    int64_t ch = in->sem == TGT_SEM_DWCONV ? V(C) : V(OC), outs = ch * V(OH) * V(OW);
+    int64_t nb = bc_elems(V(B_BC), ch, V(OH), V(OW));
+    bool same = V(B) == V(DST) && nb == outs, clear = V(B) + nb <= V(DST) || V(DST) + outs <= V(B);
+    if (!same && !clear && !(in->sem == TGT_SEM_CONV && V(ACC_OUT)))
+        return npu_fail(err, NPU_EUSER, "%s: the epilogue's operand b 0x%llx (%lld bytes) overlaps dst 0x%llx "
+                        "(%lld bytes) other than exactly", in->name, (unsigned long long)V(B), (long long)nb,
+                        (unsigned long long)V(DST), (long long)outs);
+    return NPU_OK;
+}
+
 npu_status tgt_sem_check(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], npu_err *err)
 {
     const tgt_insn *in = &isa->insns[insn];
@@ -124,6 +158,8 @@ npu_status tgt_sem_check(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COU
                             (long long)oh, (long long)ow);
         if (V(PT) >= V(KH) * dh || V(PB) >= V(KH) * dh || V(PL) >= V(KW) * dw || V(PR) >= V(KW) * dw)
             return npu_fail(err, NPU_EUSER, "%s: padding must be smaller than the kernel's extent", in->name);
+        if (V(EPI_ELT))
+            return epi_elt_check(in, v, err);
         break;
     }
     case TGT_SEM_QUANTIZE: {

@@ -77,7 +77,8 @@ int tgt_enum_count(tgt_fid f)
 #define WINDOW O(SH, 1), O(SW, 1), O(PT, 0), O(PL, 0), O(PB, 0), O(PR, 0)
 #define CLAMP O(CLAMP_LO, -128), O(CLAMP_HI, 127)
 #define ACCUM O(ACC_IN, 0), O(ACC_OUT, 0), O(PSUM, 0)
-#define EPILOGUE O(EPI_LUT, 0), O(TABLE, 0) /* the output stage's table lookup */
+/* the output stage's table lookup and its eltwise with an SRAM operand */
+#define EPILOGUE O(EPI_LUT, 0), O(TABLE, 0), O(EPI_ELT, 0), O(B, 0), O(B_BC, 0), O(ETAB, 0)
 /* A16W8 (optional: an ISA without them has no int16 activations) */
 #define A16 O(A16, 0), O(CLAMP16_LO, 0), O(CLAMP16_HI, 0)
 

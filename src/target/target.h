@@ -48,6 +48,16 @@ enum { TGT_REGION_CONSTANTS, TGT_REGION_ARENA, TGT_REGION_INPUTS, TGT_REGION_OUT
 enum { TGT_ELT_ADD, TGT_ELT_SUB, TGT_ELT_MUL, TGT_ELT_MIN, TGT_ELT_MAX, TGT_ELT_COUNT };
 enum { TGT_POOL_MAX, TGT_POOL_AVG, TGT_POOL_COUNT };
 enum { TGT_BC_W = 1, TGT_BC_H = 2, TGT_BC_C = 4 }; /* bits of a_bc / b_bc */
+/* The eltwise epilogue's parameter block at etab (conv, dwconv with epi_elt;
+ * docs/isa.md "Eltwise epilogue"): 16 little-endian int32 words, the fields
+ * of eltwise in this order, the conv's int8 result as a (as b with the swap
+ * flag), the operand at b as b (as a); the last three words reserved, 0. */
+enum {
+    TGT_ETAB_OP, TGT_ETAB_FLAGS, TGT_ETAB_A_MULT, TGT_ETAB_A_SHIFT, TGT_ETAB_B_MULT, TGT_ETAB_B_SHIFT,
+    TGT_ETAB_OUT_MULT, TGT_ETAB_OUT_SHIFT, TGT_ETAB_A_ZP, TGT_ETAB_B_ZP, TGT_ETAB_OUT_ZP, TGT_ETAB_CLAMP_LO,
+    TGT_ETAB_CLAMP_HI, TGT_ETAB_WORDS = 16, TGT_ETAB_BYTES = 4 * TGT_ETAB_WORDS
+};
+enum { TGT_ETAB_SWAP = 1 }; /* flags: the operand at b is the eltwise's a, the conv's result its b */
 
 /* "arena" for (TGT_F_REGION, 1); NULL when f is no enum or v has no name. */
 const char *tgt_enum_name(tgt_fid f, int64_t v);
@@ -310,7 +320,7 @@ npu_status tgt_disasm(const tgt_isa *isa, const uint32_t *words, size_t n, FILE 
 
 /* ---- what an instruction touches ---------------------------------------------------- */
 
-enum { TGT_MAX_OPERANDS = 6 };
+enum { TGT_MAX_OPERANDS = 8 };
 
 typedef struct tgt_operand {
     tgt_fid addr;  /* the field holding its address: TGT_F_SRC, TGT_F_SRAM, TGT_F_DRAM, ... */

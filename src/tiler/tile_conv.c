@@ -18,6 +18,7 @@ typedef struct win {
     int64_t wbytes_el2; /* weight bytes per two elements: 1 (int4) or 2 (int8) */
     const ir_node *fuse; /* an eltwise node applied to each output tile (tile_conv_fused), or NULL */
     bool in_place;       /* fused, and the output overwrites the conv's own input (same shape, stride 1) */
+    bool epi;            /* fused, in the conv's output stage (epi_elt) rather than on the vector unit */
     bool resident;       /* its input or output is SRAM-resident: tiles of whole planes read it in place */
     bool res_in, res_out; /* which: with whole planes no DMA moves it, so the cost model charges none */
     const ir_node *lut;  /* an npu.Lut run in the conv's output stage (epi_lut, tile_conv_lut), or NULL */
@@ -391,6 +392,7 @@ typedef struct conv_bufs {
     int64_t poff, pslot, pelt[TGT_F_COUNT];                  /* the prologue's C x 1 x 1 operand; its (or the
                                                               * quantize's) fields */
     bool conv_is_a; /* fused: the conv's tile is the eltwise's a (else its b) */
+    int64_t eoff, etab; /* the epilogue's parameter block: in consts, in SRAM */
     int64_t in_s[3], w_s[3], out_s[3], psum, f_s[3];
 } conv_bufs;
 
@@ -427,6 +429,8 @@ static npu_status resolve_addrs(tile_ctx *c, const ir_node *n, const win *w, con
         const ir_tensor *other = w->fuse->inputs[io->conv_is_a ? 1 : 0];
         if ((st = tile_tensor_addr(c, other, &io->fr, &io->foff)) == NPU_OK)
             st = tile_eltwise_fields(c, w->fuse, io->elt);
+        if (st == NPU_OK && w->epi)
+            st = tile_epi_block(c, w->fuse, io->conv_is_a, &io->eoff);
     }
     return st;
 }
@@ -436,11 +440,13 @@ static npu_status place_buffers(tile_ctx *c, const win *w, const plan *p, conv_b
 {
     for (int i = 0; i < 3; i++)
         io->in_s[i] = io->out_s[i] = -1, io->w_s[i] = io->f_s[i] = 0;
-    io->psum = 0, io->table = 0;
-    tile_sram_req rq[15];
+    io->psum = 0, io->table = 0, io->etab = 0;
+    tile_sram_req rq[16];
     int nr = 0;
     if (w->lut)
         rq[nr++] = (tile_sram_req){EPI_TABLE_BYTES, &io->table};
+    if (w->epi)
+        rq[nr++] = (tile_sram_req){TGT_ETAB_BYTES, &io->etab};
     io->pslot = 0;
     if (w->pre && !pre_quant(w))
         rq[nr++] = (tile_sram_req){w->C, &io->pslot};
@@ -539,6 +545,10 @@ static npu_status emit_fused(tile_ctx *c, tile_work *wk, const win *w, const con
     int64_t oh = g->y1 - g->y0, ow = g->x1 - g->x0;
     tile_load(wk, tile_box_chw(io->fr, io->foff + ((g->b * w->OC + g->oc_glob) * w->OH + g->y0) * w->OW + g->x0,
                                w->OH, w->OW, fs, g->ct, oh, ow));
+    if (w->epi) { /* in the output stage of the chunk that writes dst */
+        tile_epi_set(c->comp[wk->first_comp + wk->n_comp - 1].v, fs, 0, io->etab);
+        return NPU_OK;
+    }
     tile_comp *cp = tile_comp_new(c, wk, TGT_SEM_ELTWISE);
     if (!cp)
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
@@ -610,6 +620,8 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
         }
         if (w->lut && t == 0) /* the epilogue's table, resident for the layer */
             tile_load(wk, (tile_box){io.tr, io.toff, io.table, 1, 1, 256, 256, 256, 256, 256});
+        if (w->epi && t == 0) /* the eltwise epilogue's block, likewise */
+            tile_load_flat(c, wk, TGT_REGION_CONSTANTS, io.eoff, io.etab, TGT_ETAB_BYTES);
         if (w->pre && !pre_quant(w) && t == 0) /* the prologue's per-channel operand, resident */
             tile_load_flat(c, wk, io.pr, io.poff, io.pslot, w->C);
         if (in_key != prev_in) {
@@ -701,6 +713,7 @@ static npu_status conv_win(tile_ctx *c, const ir_node *n, const ir_node *fuse, b
     win w = {.sem = TGT_SEM_CONV, .N = k.n, .C = k.c_in, .H = k.h_in, .W = k.w_in, .OC = k.c_out, .OH = k.h_out,
              .OW = k.w_out, .kh = k.k_h, .kw = k.k_w, .sh = k.stride_h, .sw = k.stride_w, .dh = k.dil_h,
              .dw = k.dil_w, .pt = k.pad_top, .pl = k.pad_left, .G = k.groups, .wt = n->inputs[1], .fuse = fuse,
+             .epi = fuse && tile_epi_elt_ok(c),
              .in_place = in_place, .a16 = ref_is_a16(n->inputs[0]), .es = ref_is_a16(n->inputs[0]) ? 2 : 1};
     if (w.a16 && fuse)
         return tile_fail(c, "an int16 conv has no fused eltwise");

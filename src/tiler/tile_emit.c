@@ -357,6 +357,9 @@ npu_status tile_sram_place_banked(tile_ctx *c, const tile_sram_req *r, int n, co
 {
     const tgt_target *full = c->t_full ? c->t_full : c->t;
     int64_t bank = full->p[TGT_P_SRAM_BANKS] > 1 ? full->p[TGT_P_SRAM_BYTES] / full->p[TGT_P_SRAM_BANKS] : 0;
+    /* 16-byte buffers: tile_cascades decides on a target cut to the SRAM level, whose "banks" need not be
+     * (the example CNN's conv3 + global pool failed wgt % 16 below a 327,664-byte level) */
+    bank &= ~(int64_t)15;
     int64_t span[16] = {0}, padded = 0; /* each group's bytes, then rounded up to whole banks */
     bool ok = bank >= 16 && n_groups > 1 && n_groups <= 16;
     for (int i = 0; ok && i < n; i++) {

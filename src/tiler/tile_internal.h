@@ -293,6 +293,12 @@ npu_status tile_conv_lut(tile_ctx *c, const ir_node *n, const ir_node *m, bool *
  * when it does not apply. */
 bool tile_conv_pre_ok(const tile_ctx *c, const ir_node *m, const ir_node *n);
 npu_status tile_conv_pre(tile_ctx *c, const ir_node *m, const ir_node *n, bool *done);
+/* The eltwise epilogue (tile_epi.c): does the ISA's conv and dwconv have it? The parameter block of the
+ * eltwise node m (the conv's result its input 0 when conv_is_a, else input 1), TGT_ETAB_BYTES built into
+ * the constants at *off. The epilogue's fields on a conv instruction: operand, its broadcast, the block. */
+bool tile_epi_elt_ok(const tile_ctx *c);
+npu_status tile_epi_block(tile_ctx *c, const ir_node *m, bool conv_is_a, int64_t *off);
+void tile_epi_set(int64_t *v, int64_t operand, int64_t bc, int64_t etab);
 npu_status tile_pool(tile_ctx *c, const ir_node *n);
 /* The same for pool n. */
 int64_t tile_pool_estimate(tile_ctx *c, const ir_node *n, bool resident);

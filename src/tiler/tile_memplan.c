@@ -132,32 +132,34 @@ static bool split_stem_chains(const ir_graph *g, int64_t cap, int *group)
     return any;
 }
 
+enum { SPLIT_QUANT = 1, SPLIT_CHAINS = 2 };
+
 /* The two-level plan for a capacity of cap bytes into *best when it
  * checks, builds with every resident tensor in place and takes fewer static
- * cycles than *best_cycles. The cascades are decided again for the SRAM
- * the residents leave (a cascade chosen for the whole SRAM may not fit
- * below them); with split, the quantize prologue pairs run apart (nothing
- * to try when there are none), and so do the depthwise chains without expand
- * and the expand chains with tables. */
+ * cycles than *best_cycles. cascades: as decided for the SRAM the residents
+ * leave (a cascade chosen for the whole SRAM may not fit below them); split
+ * (SPLIT_*) runs the quantize prologue pairs apart, the chains (the
+ * depthwise chains without expand, the expand chains with tables, the stem
+ * chains) apart, or both (nothing to try when a kind asked for has none:
+ * with the eltwise epilogue a chain may pay where its quantize pair does
+ * not, so the two are tried apart). */
 static npu_status at_capacity(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc,
-                              mp_options mo, int64_t cap, bool split, mp_plan *best, int64_t *best_cycles,
-                              npu_err *err)
+                              mp_options mo, int64_t cap, const int *cascades, int split, mp_plan *best,
+                              int64_t *best_cycles, npu_err *err)
 {
     int64_t peak = 0, cycles = 0;
     npu_err e;
-    tgt_target below = *t;
-    below.p[TGT_P_SRAM_BYTES] -= cap;
     int *group = npu_arena_alloc(g->arena, sizeof(int) * (size_t)(g->n_nodes + 1));
     char *no = npu_arena_alloc(g->arena, (size_t)g->n_tensors + 1);
     char *miss = npu_arena_alloc(g->arena, (size_t)g->n_tensors + 1);
     if (!group || !no || !miss)
         return npu_fail(err, NPU_EINTERNAL, "out of memory");
-    if (tile_cascades(&below, g, sched, alloc, group, &e) != NPU_OK)
+    memcpy(group, cascades, sizeof(int) * (size_t)g->n_nodes);
+    if ((split & SPLIT_QUANT) && !split_quant_pairs(g, cap, group))
         return NPU_OK;
-    if (split) { /* both kinds split, whichever there are */
-        bool pairs = split_quant_pairs(g, cap, group), chains = split_dw_chains(g, cap, group);
-        bool luts = split_lut_chains(g, cap, group), stems = split_stem_chains(g, cap, group);
-        if (!pairs && !chains && !luts && !stems)
+    if (split & SPLIT_CHAINS) { /* every kind of chain, whichever there are */
+        bool dw = split_dw_chains(g, cap, group), luts = split_lut_chains(g, cap, group);
+        if (!split_stem_chains(g, cap, group) && !dw && !luts)
             return NPU_OK;
     }
     memset(no, 0, (size_t)g->n_tensors + 1);
@@ -191,8 +193,8 @@ static npu_status at_capacity(const tgt_target *t, ir_graph *g, const part_sched
 /* The two-level plan into *plan when one beats the one-level plan's static
  * cycles; *plan is left alone otherwise. Capacities tried: what the
  * one-level tiles leave, and half and a quarter of the SRAM (smaller tiles,
- * more residents), each with and without the quantize prologue pairs, the
- * fewest cycles winning. */
+ * more residents), each with and without the quantize prologue pairs and
+ * the depthwise chains, the fewest cycles winning. */
 static npu_status two_level(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc,
                             mp_options mo, mp_plan *plan, npu_err *err)
 {
@@ -206,8 +208,15 @@ static npu_status two_level(const tgt_target *t, ir_graph *g, const part_schedul
         bool again = caps[i] <= 0;
         for (int k = 0; k < i; k++)
             again |= caps[k] == caps[i];
-        for (int split = 0; split < 2 && !again && st == NPU_OK; split++)
-            st = at_capacity(t, g, sched, alloc, mo, caps[i], split, plan, &cycles, err);
+        tgt_target below = *t;
+        below.p[TGT_P_SRAM_BYTES] -= caps[i];
+        int *group = again ? NULL : npu_arena_alloc(g->arena, sizeof(int) * (size_t)(g->n_nodes + 1));
+        if (!again && !group)
+            return npu_fail(err, NPU_EINTERNAL, "out of memory");
+        if (again || tile_cascades(&below, g, sched, alloc, group, &e) != NPU_OK)
+            continue;
+        for (int split = 0; split <= (SPLIT_QUANT | SPLIT_CHAINS) && st == NPU_OK; split++)
+            st = at_capacity(t, g, sched, alloc, mo, caps[i], group, split, plan, &cycles, err);
     }
     return st;
 }

@@ -243,7 +243,8 @@ static bool written_later(const tile_ctx *c, const tile_work *w, int k, int64_t 
 
 /* After the rewrite: a compute's resident write must not meet a resident
  * read of a later compute of the work, nor one of its own unless both are
- * the same bytes of an elementwise op (each element read before written). */
+ * the same bytes of an elementwise op (each element read before written),
+ * a conv's eltwise epilogue over its operand among them. */
 static npu_status check_hazards(tile_ctx *c, const tile_work *w)
 {
     for (int k = 0; k < w->n_comp; k++) {
@@ -263,7 +264,8 @@ static npu_status check_hazards(tile_ctx *c, const tile_work *w)
                     int64_t b0 = cq->v[rq[r].addr], b1 = b0 + rq[r].bytes;
                     if (rq[r].write || rq[r].dram || b1 <= a0 || b0 >= a1)
                         continue;
-                    if (k2 > k || !elementwise || b0 != a0 || b1 != a1)
+                    bool epi = cp->v[TGT_F_EPI_ELT] && ops[i].addr == TGT_F_DST && rq[r].addr == TGT_F_B;
+                    if (k2 > k || !(elementwise || epi) || b0 != a0 || b1 != a1)
                         return miss(c, tensor_at(c, a0), "would be overwritten while a tile still reads it");
                 }
             }

@@ -2,8 +2,8 @@
 # The timing, energy and area model on the example CNN, against target
 # variants made from edge-v1 (docs/npu-model.md):
 # - constants left in flash (placement.constants: flash) stream over the
-#   slower flash bus: weight-bound layers take longer, and at least their
-#   flash bytes over the flash bandwidth;
+#   slower flash bus: weight-bound layers take longer (together), and each at
+#   least its flash bytes over the flash bandwidth;
 # - sram.banks 1 against 8 changes the cycles of a model whose units collide
 #   (a 64 KiB SRAM, so the tiles spread over the banks), outputs unchanged;
 # - doubling the NPU clock leaves the DRAM bus's bytes per second unchanged;
@@ -65,8 +65,11 @@ for a, b in zip(v1["layers"], xip["layers"]):
     fb = b["flash_bytes"] / flash_bpc
     if fb > a["bound_cycles"]:
         slow.append((a["name"], a["cycles"], b["cycles"], fb))
-check(slow and all(c2 > c1 and c2 >= fb for _, c1, c2, fb in slow),
-      "constants in flash: weight-bound layers %s take longer and at least flash bytes / 2 B per cycle" %
+# together, not each: a layer's span starts with its prefetch during the layer before, which with flash
+# queues behind that layer's own streamed weights (the example's fc behind conv3 + the global pool's chunks)
+check(slow and sum(c2 for _, _, c2, _ in slow) > sum(c1 for _, c1, _, _ in slow) and
+      all(c2 >= fb for _, _, c2, fb in slow),
+      "constants in flash: weight-bound layers %s take longer together and each at least flash bytes / 2 B per cycle" %
       ", ".join("%s %d -> %d (flash bound %d)" % (n, c1, c2, fb) for n, c1, c2, fb in slow))
 check(xip["flash"]["read_bytes"] >= xip["memory"]["weights_bytes"] > 0 and v1["flash"]["read_bytes"] == 0 and
       xip["dram"]["read_bytes"] < v1["dram"]["read_bytes"],

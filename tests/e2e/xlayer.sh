@@ -8,12 +8,15 @@
 #    fc) start loading before the layer before them has ended (1 before:
 #    only a layer with a load of its input left to take the barrier
 #    prefetched);
-#  - the NPU cycles are at most 1.55x the bound max(MACs / peak, compulsory
+#  - the NPU cycles are at most 1.3x the bound max(MACs / peak, compulsory
 #    bytes / DRAM bandwidth), compulsory being the weights, the model input
-#    and output (1.82x before; 1.46x with the prefetch and the cost model
-#    charging no DMA for SRAM-resident operands);
+#    and output (issue 14's target; 1.82x before; 1.46x with the prefetch and
+#    the cost model charging no DMA for SRAM-resident operands; 1.40x before
+#    the eltwise epilogue; 1.27x with it);
 #  - pool2 runs inside conv2's pipeline (docs/tiler.md "Cascading a conv
-#    into the pool after it"): no instruction of its own;
+#    into the pool after it"), and on edge-v1 (npu-v1's eltwise epilogue)
+#    the Add inside the pw conv's output stage and the global pool inside
+#    conv3's pipeline: no instructions of their own;
 # and npusim is bit-exact with npuref on every target. Usage: tests/e2e/xlayer.sh [BUILD]
 set -u
 B=${1:-build}
@@ -66,11 +69,11 @@ for e in json.load(open(sys.argv[4]))["traceEvents"]:
     span[k][2] |= e["name"] == "dma_load"
 loading = [k for k in order[1:] if span[k][2]]
 early = [k for k in loading if span[k][0] < span[order[order.index(k) - 1]][1]]
-cascaded = not any("pool2" in k for k in order)
-print(f"NPU {npu} cycles = {npu / bound:.2f}x the bound {bound:.0f} (want <= 1.55x); {len(early)} of the "
-      f"{len(loading)} loading layers start before the previous one ends (want >= 4); pool2 "
-      f"{'inside conv2' if cascaded else 'apart'}")
-sys.exit(0 if npu <= 1.55 * bound and len(early) >= 4 and len(loading) == 5 and cascaded else 1)
+apart = [k for k in order if "pool2" in k or k.endswith("/Add") or "/gap/" in k]
+print(f"NPU {npu} cycles = {npu / bound:.2f}x the bound {bound:.0f} (want <= 1.3x); {len(early)} of the "
+      f"{len(loading)} loading layers start before the previous one ends (want >= 4); apart: {apart or 'none'} "
+      f"(want none of pool2, the Add, the global pool)")
+sys.exit(0 if npu <= 1.3 * bound and len(early) >= 4 and len(loading) == 5 and not apart else 1)
 PYEOF
     ); then
         echo "ok   $t: bit-exact; $msg"; pass=$((pass + 1))

@@ -329,10 +329,19 @@ static inline void built_free(built *b)
 
 /* Decodes every instruction, checks it, counts instructions per semantics
  * and checks that in program order no token is waited on before it is signalled. */
-static inline void check_program(const tgt_target *t, const built *b, const char *what, int counts[TGT_SEM_COUNT])
+/* check_program's counts: one per semantics, then the conv and dwconv instructions with the eltwise epilogue. */
+enum { TG_EPI_ELT = TGT_SEM_COUNT, TG_COUNTS };
+
+/* Does the target's conv have the eltwise epilogue (npu-v1; the tiler then runs a fused eltwise there)? */
+static inline bool has_epi_elt(const tgt_target *t)
+{
+    return tgt_insn_field(t->isa, tgt_insn_for_sem(t->isa, TGT_SEM_CONV), TGT_F_EPI_ELT);
+}
+
+static inline void check_program(const tgt_target *t, const built *b, const char *what, int counts[TG_COUNTS])
 {
     const tile_program *p = &b->prog;
-    memset(counts, 0, sizeof(int) * TGT_SEM_COUNT);
+    memset(counts, 0, sizeof(int) * TG_COUNTS);
     cr_assert_leq(p->sram_peak, t->p[TGT_P_SRAM_BYTES], "%s on %s: SRAM peak", what, t->name);
     cr_assert_gt(p->n_segments, 0, "%s on %s", what, t->name);
     for (int s = 0; s < p->n_segments; s++) {
@@ -346,6 +355,7 @@ static inline void check_program(const tgt_target *t, const built *b, const char
             cr_assert_eq(tgt_check(t, d.insn, d.v, &e), NPU_OK, "%s on %s: %s", what, t->name, e.msg);
             tgt_sem sem = t->isa->insns[d.insn].sem;
             counts[sem]++;
+            counts[TG_EPI_ELT] += (int)d.v[TGT_F_EPI_ELT];
             for (int k = 0; k < 16; k++) {
                 if (d.v[TGT_F_WAIT] >> k & 1) {
                     cr_assert_gt(tokens[k], 0, "%s on %s: word %zu waits on token %d before any signal", what,
@@ -510,7 +520,7 @@ static inline void run_functional(const tgt_target *t, const built *b, const cha
 /* Every node supported, the program built and structurally checked on t;
  * the caller checks counts, then finish_built runs it on the model (when
  * there is one) against the reference and frees it. */
-static inline void build_checked(tgt_target *t, ir_graph *g, const char *what, built *b, int counts[TGT_SEM_COUNT])
+static inline void build_checked(tgt_target *t, ir_graph *g, const char *what, built *b, int counts[TG_COUNTS])
 {
     for (int i = 0; i < g->n_nodes; i++) {
         const char *why = NULL;

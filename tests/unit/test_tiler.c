@@ -115,7 +115,7 @@ Test(tiler, every_case_on_every_target)
                 cr_assert(tile_supports(t, g, g->nodes[i], &why), "%s on %s: %s", cases[ci].name, t->name, why);
             }
             cr_assert_eq(build(t, g, &b, &e), NPU_OK, "%s on %s: %s", cases[ci].name, t->name, e.msg);
-            int counts[TGT_SEM_COUNT];
+            int counts[TG_COUNTS];
             check_program(t, &b, cases[ci].name, counts);
             cr_assert_gt(compute_count(counts), 0, "%s on %s computes", cases[ci].name, t->name);
 #ifdef HAVE_NPU_MODEL
@@ -169,7 +169,7 @@ Test(tiler, chain_with_aliased_view)
         make_plan(b.g, &b.plan, true);
         cr_assert_eq(tile_build(t, b.g, &b.sched, &b.plan, &b.consts, npu_alloc_default(), &b.prog, &e), NPU_OK, "%s",
                      e.msg);
-        int counts[TGT_SEM_COUNT];
+        int counts[TG_COUNTS];
         check_program(t, &b, "chain", counts);
         cr_assert_eq(b.prog.n_layers, 4);
         cr_assert_eq(b.prog.layers[2].n_words, 0, "an aliased view moves nothing");
@@ -189,7 +189,7 @@ static int conv_insns_of(const tgt_target *t, const conv_spec *s, int64_t *cycle
     built b;
     npu_err e;
     cr_assert_eq(build(t, conv_graph(s), &b, &e), NPU_OK, "%s", e.msg);
-    int counts[TGT_SEM_COUNT];
+    int counts[TG_COUNTS];
     check_program(t, &b, "conv", counts);
     *cycles = b.prog.layers[0].cycles;
     if (dram)
@@ -358,15 +358,18 @@ Test(tiler, conv_add_fused_where_tokens_allow)
         built b;
         npu_err e;
         cr_assert_eq(build(t, residual_graph(), &b, &e), NPU_OK, "%s", e.msg);
-        int counts[TGT_SEM_COUNT];
+        int counts[TG_COUNTS];
         check_program(t, &b, "residual", counts);
         cr_assert_eq(b.prog.n_layers, 2);
         int64_t wmax = tgt_field_max(t->isa, tgt_insn_for_sem(t->isa, TGT_SEM_SYNC), TGT_F_WAIT);
         bool five = wmax >= 31;
         cr_assert_eq(b.prog.layers[1].fused, five, "%s: fused iff the ISA has a fifth token", t->name);
         cr_assert_eq(b.prog.layers[1].n_words == 0, five);
-        if (five) /* one eltwise per conv tile, and the conv's output never stored */
-            cr_assert_eq(counts[TGT_SEM_ELTWISE], b.prog.layers[0].tiles, "%s", t->name);
+        if (five) { /* one eltwise per conv tile (in its output stage where the ISA has the epilogue), and the
+                     * conv's output never stored */
+            cr_assert_eq(counts[TGT_SEM_ELTWISE] + counts[TG_EPI_ELT], b.prog.layers[0].tiles, "%s", t->name);
+            cr_assert_eq(counts[TG_EPI_ELT] > 0, has_epi_elt(t), "%s: the epilogue where the ISA has it", t->name);
+        }
 #ifdef HAVE_NPU_MODEL
         run_functional(t, &b, "residual", 5);
 #endif
@@ -411,7 +414,7 @@ Test(tiler, conv_add_in_place_over_the_conv_input)
         b.plan.t[zz->id].offset = b.plan.t[tt->id].offset; /* z reuses t's bytes */
         cr_assert_eq(tile_build(t, b.g, &b.sched, &b.plan, &b.consts, npu_alloc_default(), &b.prog, &e), NPU_OK, "%s",
                      e.msg);
-        int counts[TGT_SEM_COUNT];
+        int counts[TG_COUNTS];
         check_program(t, &b, "inplace", counts);
         bool six = tgt_field_max(t->isa, tgt_insn_for_sem(t->isa, TGT_SEM_SYNC), TGT_F_WAIT) >= 63;
         cr_assert_eq(b.prog.layers[2].fused, six, "%s: fused in place iff the ISA has a sixth token", t->name);
@@ -448,7 +451,7 @@ Test(tiler, depthwise_then_pointwise_cascaded)
             built b;
             npu_err e;
             cr_assert_eq(build(t, dw_pw_graph(s), &b, &e), NPU_OK, "%s", e.msg);
-            int counts[TGT_SEM_COUNT];
+            int counts[TG_COUNTS];
             check_program(t, &b, "dw_pw", counts);
             cr_assert(b.prog.layers[1].fused && b.prog.layers[1].n_words == 0, "%s: cascaded", t->name);
             cr_assert_eq(counts[TGT_SEM_DWCONV], counts[TGT_SEM_CONV], "%s: one 1x1 conv per depthwise tile", t->name);
@@ -498,7 +501,7 @@ Test(tiler, window_ops_take_a_third_slot_where_it_fits)
         built b;
         npu_err e;
         cr_assert_eq(build(t, conv_graph(&conv_specs[7]), &b, &e), NPU_OK, "%s", e.msg);
-        int counts[TGT_SEM_COUNT];
+        int counts[TG_COUNTS];
         check_program(t, &b, "conv_big", counts);
         int64_t dst[64];
         int n_dst = 0;
@@ -536,7 +539,7 @@ Test(tiler, fc_column_tiles_shrink_below_16_on_an_8_column_array, .timeout = 60)
     built b;
     npu_err e;
     cr_assert_eq(build(t, gemm_graph(1, 6000, 128, IR_I8), &b, &e), NPU_OK, "%s", e.msg);
-    int counts[TGT_SEM_COUNT];
+    int counts[TG_COUNTS];
     check_program(t, &b, "fc_6000x128", counts);
     cr_assert_geq(counts[TGT_SEM_MATMUL], 16, "column tiles of 8 or fewer: %d matmuls", counts[TGT_SEM_MATMUL]);
 #ifdef HAVE_NPU_MODEL

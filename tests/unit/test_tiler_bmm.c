@@ -107,7 +107,7 @@ Test(tiler_bmm, every_shape_on_every_target)
         for (size_t si = 0; si < sizeof specs / sizeof specs[0]; si++) {
             const bmm_spec *s = &specs[si];
             built b;
-            int counts[TGT_SEM_COUNT];
+            int counts[TG_COUNTS];
             build_checked(t, bmm_graph(s), s->what, &b, counts);
             cr_assert_gt(counts[TGT_SEM_MATMUL], 0, "%s on %s", s->what, t->name);
             int byte_rows, bt;
@@ -127,7 +127,7 @@ Test(tiler_bmm, without_bt_the_dma_transposes_b)
     tgt_target *t = edge_v1_without_bt(dir);
     for (size_t si = 0; si < sizeof specs / sizeof specs[0]; si++) {
         built b;
-        int counts[TGT_SEM_COUNT], byte_rows, bt;
+        int counts[TG_COUNTS], byte_rows, bt;
         build_checked(t, bmm_graph(&specs[si]), specs[si].what, &b, counts);
         b_loads(t, &b.prog, &byte_rows, &bt);
         cr_assert(byte_rows > 0 && bt == 0, "%s: %d transposing loads", specs[si].what, byte_rows);
@@ -149,7 +149,7 @@ Test(tiler_bmm, narrow_target_tiles_m)
     built b;
     npu_err e;
     cr_assert_eq(build(t, g, &b, &e), NPU_OK, "%s", e.msg);
-    int counts[TGT_SEM_COUNT];
+    int counts[TG_COUNTS];
     check_program(t, &b, "tiles", counts);
     /* 300 rows exceed the 256 of npu-v1-narrow's m field */
     cr_assert_geq(counts[TGT_SEM_MATMUL], 2, "%d matmuls", counts[TGT_SEM_MATMUL]);

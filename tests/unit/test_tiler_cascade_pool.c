@@ -48,7 +48,7 @@ Test(tiler_cascade_pool, conv_then_pool_on_every_target)
         for (size_t pi = 0; pi < sizeof pairs / sizeof pairs[0]; pi++) {
             ir_tensor *mid;
             built b;
-            int counts[TGT_SEM_COUNT];
+            int counts[TG_COUNTS];
             build_checked(t, pair_graph(&pairs[pi], &mid), "conv + pool", &b, counts);
             cr_assert_eq(b.prog.n_layers, 2);
             bool five = has_tokens(t, 5);

@@ -47,7 +47,7 @@ Test(tiler_dwchain, dw_project_add_on_every_target)
         for (size_t si = 0; si < sizeof specs / sizeof specs[0]; si++) {
             ir_tensor *mid;
             built b;
-            int counts[TGT_SEM_COUNT];
+            int counts[TG_COUNTS];
             build_checked(t, dw_graph(&specs[si], &mid), "dw chain", &b, counts);
             cr_assert_eq(b.prog.n_layers, 3);
             bool five = has_tokens(t, 5);
@@ -61,7 +61,10 @@ Test(tiler_dwchain, dw_project_add_on_every_target)
                 cr_assert_eq(store_bytes(t, L, &b.prog), (int64_t)ir_tensor_bytes(b.g->outputs[0]), "spec %zu on %s",
                              si, t->name);
                 cr_assert_eq(b.prog.layers[2].n_words, 0);
-                cr_assert_eq(counts[TGT_SEM_ELTWISE], L->tiles, "spec %zu on %s: one add per band", si, t->name);
+                cr_assert_eq(counts[TGT_SEM_ELTWISE] + counts[TG_EPI_ELT], L->tiles, "spec %zu on %s: one add per band",
+                             si, t->name);
+                cr_assert_eq(counts[TGT_SEM_ELTWISE], has_epi_elt(t) ? 0 : L->tiles, "spec %zu on %s: the add in "
+                             "the projection's output stage where the ISA has the epilogue", si, t->name);
                 cr_assert_eq(counts[TGT_SEM_CONV], counts[TGT_SEM_DWCONV], "spec %zu on %s: no expand", si, t->name);
                 cr_assert_eq(field_sum(t, L, &b.prog, TGT_SEM_DWCONV, TGT_F_C), L->tiles * specs[si].c,
                              "spec %zu on %s: each band's depthwise covers every channel once", si, t->name);
@@ -86,7 +89,7 @@ Test(tiler_dwchain, not_when_the_projection_output_is_read_elsewhere)
     ir_graph *g = dw_graph(&specs[0], &mid);
     mid->flags |= IR_TENSOR_OUTPUT;
     built b;
-    int counts[TGT_SEM_COUNT];
+    int counts[TG_COUNTS];
     build_checked(t, g, "dw chain, projection read twice", &b, counts);
     cr_assert(b.prog.layers[1].fused, "the pair");
     cr_assert(!b.prog.layers[2].fused && b.prog.layers[2].n_words > 0, "the add apart");
@@ -110,7 +113,7 @@ Test(tiler_dwchain, not_after_a_grouped_conv)
     ir_node_new(g, IR_OP_ADD, "add", 2, ins, 1, &z);
     tg_set_io(g, 1, &x, z);
     built b;
-    int counts[TGT_SEM_COUNT];
+    int counts[TG_COUNTS];
     build_checked(t, g, "grouped conv", &b, counts);
     cr_assert_eq(b.prog.n_layers, 3);
     cr_assert(!b.prog.layers[1].fused, "the grouped conv and the projection apart");

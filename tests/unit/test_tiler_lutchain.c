@@ -60,7 +60,7 @@ Test(tiler_lutchain, expand_and_depthwise_with_their_tables_on_every_target)
         tgt_target *t = load_target(targets[ti]);
         for (size_t si = 0; si < sizeof specs / sizeof specs[0]; si++) {
             built b;
-            int counts[TGT_SEM_COUNT];
+            int counts[TG_COUNTS];
             build_checked(t, lut_chain_graph(&specs[si]), "lut chain", &b, counts);
             int n = specs[si].out ? 5 : 4;
             cr_assert_eq(b.prog.n_layers, n);
@@ -99,7 +99,7 @@ Test(tiler_lutchain, not_when_the_expansion_is_read_elsewhere)
     ir_graph *g = lut_chain_graph(&specs[0]);
     g->nodes[1]->outputs[0]->flags |= IR_TENSOR_OUTPUT;
     built b;
-    int counts[TGT_SEM_COUNT];
+    int counts[TG_COUNTS];
     build_checked(t, g, "lut chain, expansion read twice", &b, counts);
     cr_assert(!b.prog.layers[2].fused && b.prog.layers[2].n_words > 0, "the depthwise apart");
     finish_built(t, &b, "lut chain, expansion read twice", 89);

@@ -70,7 +70,7 @@ static void fmnist_on(const char *target, const q_options *qo)
     emit_blob_init(&b.consts, npu_alloc_default());
     cr_assert_eq(tile_build(t, g, &sched, &plan, &b.consts, npu_alloc_default(), &b.prog, &e), NPU_OK, "%s",
                  e.msg);
-    int counts[TGT_SEM_COUNT];
+    int counts[TG_COUNTS];
     check_program(t, &b, "fmnist", counts);
     cr_assert_gt(counts[TGT_SEM_DWCONV], 0, "%s: the depthwise conv uses dwconv", target);
 

@@ -41,7 +41,7 @@ Test(tiler_move, slices_on_every_target)
         tgt_target *t = load_target(targets[ti]);
         for (size_t si = 0; si < sizeof specs / sizeof specs[0]; si++) {
             built b;
-            int counts[TGT_SEM_COUNT];
+            int counts[TG_COUNTS];
             build_checked(t, sl_graph(&specs[si]), specs[si].what, &b, counts);
             cr_assert_gt(counts[TGT_SEM_DMA_LOAD], 0, "%s: a graph output is copied", specs[si].what);
             cr_assert_eq(compute_count(counts), 0, "%s: DMA only", specs[si].what);
@@ -81,7 +81,7 @@ Test(tiler_move, every_part_of_a_split_on_every_target)
                 char what[64];
                 snprintf(what, sizeof what, "split axis %d part %d", axis, j);
                 built b;
-                int counts[TGT_SEM_COUNT];
+                int counts[TG_COUNTS];
                 build_checked(t, split_graph(axis, j), what, &b, counts);
                 cr_assert_eq(compute_count(counts), 0, "%s: DMA only", what);
                 finish_built(t, &b, what, (uint32_t)(axis * 3 + j));

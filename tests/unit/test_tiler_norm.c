@@ -53,7 +53,7 @@ Test(tiler_norm, rows_on_every_target)
                 built b;
                 npu_err e;
                 cr_assert_eq(build(t, g, &b, &e), NPU_OK, "%s on %s: %s", what, t->name, e.msg);
-                int counts[TGT_SEM_COUNT];
+                int counts[TG_COUNTS];
                 check_program(t, &b, what, counts);
                 int want = sm ? TGT_SEM_SOFTMAX : TGT_SEM_LAYERNORM;
                 cr_assert_gt(counts[want], 0, "%s on %s", what, t->name);
@@ -114,7 +114,7 @@ Test(tiler_norm, reduce_mean_as_a_pool_on_every_target)
             built b;
             npu_err e;
             cr_assert_eq(build(t, g, &b, &e), NPU_OK, "%s on %s: %s", what, t->name, e.msg);
-            int counts[TGT_SEM_COUNT];
+            int counts[TG_COUNTS];
             check_program(t, &b, what, counts);
             cr_assert_gt(counts[TGT_SEM_POOL], 0, "%s on %s", what, t->name);
             run_functional(t, &b, what, 31u * (uint32_t)k + 5u);

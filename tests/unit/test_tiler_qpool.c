@@ -59,7 +59,7 @@ Test(tiler_qpool, quantize_conv_pool_on_every_target)
         tgt_target *t = load_target(targets[ti]);
         for (size_t si = 0; si < sizeof stems / sizeof stems[0]; si++) {
             built b;
-            int counts[TGT_SEM_COUNT];
+            int counts[TG_COUNTS];
             build_checked(t, stem_graph(&stems[si]), "quantize + conv + pool", &b, counts);
             cr_assert_eq(b.prog.n_layers, 3);
             const tile_layer *L = &b.prog.layers[0];
@@ -97,7 +97,7 @@ Test(tiler_qpool, taken_where_the_macs_hide_the_float_load)
 {
     tgt_target *t = load_target("edge-v1");
     built b;
-    int counts[TGT_SEM_COUNT];
+    int counts[TG_COUNTS];
     build_checked(t, stem_graph(&stems[0]), "resnet stem", &b, counts);
     cr_assert(b.prog.layers[1].fused && b.prog.layers[2].fused, "one pipeline");
     cr_assert_eq(b.prog.layers[0].node->op, IR_OP_QUANTIZE_LINEAR);

@@ -33,7 +33,7 @@ Test(tiler_qpro, stem_conv_quantizes_its_input_tiles)
         bool five = has_tokens(t, 5);
         for (size_t si = 0; si < sizeof stems / sizeof stems[0]; si++) {
             built b;
-            int counts[TGT_SEM_COUNT];
+            int counts[TG_COUNTS];
             build_checked(t, stem_graph(&stems[si]), "stem", &b, counts);
             cr_assert_eq(b.prog.n_layers, 2);
             const tile_layer *L0 = &b.prog.layers[0], *L1 = &b.prog.layers[1];

@@ -60,7 +60,7 @@ Test(tiler_stem, stem_chain_on_every_target)
         for (size_t si = 0; si < sizeof specs / sizeof specs[0]; si++) {
             const stem_spec *s = &specs[si];
             built b;
-            int counts[TGT_SEM_COUNT];
+            int counts[TG_COUNTS];
             build_checked(t, stem_graph(s), "stem chain", &b, counts);
             const tile_layer *L = joined(&b);
             if (L) {
@@ -98,7 +98,7 @@ Test(tiler_stem, taken_on_mobilenet_v2s_stem)
 {
     tgt_target *t = load_target("edge-v1");
     built b;
-    int counts[TGT_SEM_COUNT];
+    int counts[TG_COUNTS];
     build_checked(t, stem_graph(&specs[0]), "mobilenet stem", &b, counts);
     const tile_layer *L = joined(&b);
     cr_assert(L, "one pipeline");

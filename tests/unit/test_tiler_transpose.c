@@ -72,7 +72,7 @@ Test(tiler_transpose, every_permutation_on_every_target)
         for (size_t si = 0; si < sizeof specs / sizeof specs[0]; si++) {
             const tr_spec *s = &specs[si];
             built b;
-            int counts[TGT_SEM_COUNT];
+            int counts[TG_COUNTS];
             build_checked(t, tr_graph(s), s->what, &b, counts);
             cr_assert_gt(counts[TGT_SEM_DMA_LOAD], 0);
             cr_assert_eq(compute_count(counts), 0, "%s: DMA only", s->what);
@@ -126,7 +126,7 @@ Test(tiler_transpose, gather_by_constant_indices_on_every_target)
         tgt_target *t = load_target(targets[ti]);
         for (size_t si = 0; si < sizeof gspecs / sizeof gspecs[0]; si++) {
             built b;
-            int counts[TGT_SEM_COUNT];
+            int counts[TG_COUNTS];
             build_checked(t, ga_graph(&gspecs[si]), gspecs[si].what, &b, counts);
             /* the run of three consecutive indices is one copy: two loads in all */
             if (si == 3)
@@ -180,7 +180,7 @@ Test(tiler_transpose, slices_on_every_target)
         tgt_target *t = load_target(targets[ti]);
         for (size_t si = 0; si < sizeof sspecs / sizeof sspecs[0]; si++) {
             built b;
-            int counts[TGT_SEM_COUNT];
+            int counts[TG_COUNTS];
             build_checked(t, sl_graph(&sspecs[si]), sspecs[si].what, &b, counts);
             finish_built(t, &b, sspecs[si].what, (uint32_t)si * 7 + 1);
         }
