@@ -113,26 +113,37 @@ static bool plan_allows(const tile_ctx *c, const ir_node *const *nd, int len)
  * exactly on it, and clear of the conv's input or exactly on it (then the
  * conv runs in row order with a sixth token, see tile_conv_fused).
  * 0: no; 1: fuse; 2: fuse, in place over the conv's input. */
+/* The eltwise m's operand other than conv n's output, when m can take n's
+ * output tile by tile (m alone reads it, equal shapes, an int8 operand of one
+ * scale) and m's output and that operand have homes that allow it (clear of
+ * each other, or exactly one on the other); NULL otherwise. */
+static const ir_tensor *fused_operand(const tile_ctx *c, const ir_node *n, const ir_node *m)
+{
+    if (m->op != IR_OP_ADD && m->op != IR_OP_SUB && m->op != IR_OP_MUL && m->op != IR_OP_MIN && m->op != IR_OP_MAX)
+        return NULL;
+    const ir_tensor *y = n->outputs[0], *z = m->outputs[0];
+    if (n->op != IR_OP_CONV || m->n_inputs != 2 || m->n_outputs != 1 || (m->inputs[0] == y) == (m->inputs[1] == y))
+        return NULL;
+    const ir_tensor *o = m->inputs[m->inputs[0] == y ? 1 : 0];
+    if (ir_use_count(c->g, y) != 1 || (y->flags & IR_TENSOR_OUTPUT) || !ir_shape_equal(o, z) || !ir_shape_equal(y, z))
+        return NULL;
+    if (!o->quant || o->quant->count != 1 || o->dtype != IR_I8 || y->rank != 4)
+        return NULL;
+    const mp_plan *p = c->plan;
+    if (z->id >= p->n_tensors || p->t[z->id].offset < 0)
+        return NULL;
+    if (!o->data && (o->id >= p->n_tensors || p->t[o->id].offset < 0))
+        return NULL;
+    return !o->data && overlap(p, z, o) && !same_place(p, z, o) ? NULL : o;
+}
+
 static int fusable(const tile_ctx *c, const ir_node *n, const ir_node *m)
 {
-    if (n->op != IR_OP_CONV || tile_tokens(c->t) < 5 || tile_insn(c, TGT_SEM_ELTWISE) < 0)
-        return 0;
-    if (m->op != IR_OP_ADD && m->op != IR_OP_SUB && m->op != IR_OP_MUL && m->op != IR_OP_MIN && m->op != IR_OP_MAX)
-        return 0;
-    const ir_tensor *y = n->outputs[0], *z = m->outputs[0];
-    if (m->n_inputs != 2 || m->n_outputs != 1 || (m->inputs[0] == y) == (m->inputs[1] == y))
-        return 0;
-    const ir_tensor *o = m->inputs[m->inputs[0] == y ? 1 : 0], *x = n->inputs[0];
-    if (ir_use_count(c->g, y) != 1 || (y->flags & IR_TENSOR_OUTPUT) || !ir_shape_equal(o, z) || !ir_shape_equal(y, z))
-        return 0;
-    if (!o->quant || o->quant->count != 1 || o->dtype != IR_I8 || y->rank != 4)
+    if (tile_tokens(c->t) < 5 || tile_insn(c, TGT_SEM_ELTWISE) < 0 || !fused_operand(c, n, m))
         return 0;
     const mp_plan *p = c->plan;
-    if (z->id >= p->n_tensors || x->id >= p->n_tensors || p->t[z->id].offset < 0)
-        return 0;
-    if (!o->data && (o->id >= p->n_tensors || p->t[o->id].offset < 0))
-        return 0;
-    if (!o->data && overlap(p, z, o) && !same_place(p, z, o))
+    const ir_tensor *z = m->outputs[0], *x = n->inputs[0];
+    if (x->id >= p->n_tensors)
         return 0;
     if (!overlap(p, z, x))
         return 1;
@@ -210,6 +221,30 @@ static npu_status plan_cascades(tile_ctx *c, const part_schedule *sched, int *gr
     return NPU_OK;
 }
 
+/* The eltwise right after a squeeze-excite prologue pair (the cascade of
+ * len 2 at ps->first + k: a Mul, the projection conv) that can run in the
+ * conv's output stage (epi_elt; fused_operand's placement rules, its output
+ * clear of the Mul's inputs):
+ * MBConv's residual add. NULL when there is none: the add then runs apart
+ * (the pair takes CHAIN for its prologue, so a vector-unit add could not
+ * join it). */
+static const ir_node *pre_epi_after(const tile_ctx *c, const part_step *ps, const int *group, int k, int len)
+{
+    int i = ps->first + k, j = i + len;
+    if (len != 2 || k + len >= ps->count || group[j] != j || (k + len + 1 < ps->count && group[j + 1] == j))
+        return NULL;
+    const ir_node *m = c->g->nodes[i], *n = c->g->nodes[i + 1], *a = c->g->nodes[j];
+    if (m->op == IR_OP_QUANTIZE_LINEAR || !tile_conv_pre_ok(c, m, n) || !tile_epi_elt_ok(c) ||
+        !plan_allows(c, (const ir_node *const *)&c->g->nodes[i], len) || !fused_operand(c, n, a))
+        return NULL;
+    /* the add's output, written band by band, clear of what the Mul still reads (the conv's own input,
+     * the Mul's output, lives only in the tiles) */
+    for (int q = 0; q < m->n_inputs; q++)
+        if (!m->inputs[q]->data && overlap(c->plan, a->outputs[0], m->inputs[q]))
+            return NULL;
+    return a;
+}
+
 /* Lowers the node at ps->first + *k into one layer, with the cascade or the
  * fused partner that runs inside its tiles; each node it takes in gets a
  * fused layer of no words, and *k moves past them. */
@@ -236,7 +271,11 @@ static npu_status lower_layer(tile_ctx *c, const part_step *ps, const int *group
     while (*k + len < ps->count && group[ps->first + *k + len] == ps->first + *k)
         len++;
     bool fuse = false;
-    if (len > 1 && plan_allows(c, nd, len)) {
+    const ir_node *after = pre_epi_after(c, ps, group, *k, len);
+    if (after) { /* the prologue pair and the residual add in the conv's output stage */
+        st = tile_conv_pre_epi(c, nd[0], nd[1], after);
+        fuse = true, extra = 2;
+    } else if (len > 1 && plan_allows(c, nd, len)) {
         st = tile_lower_cascade(c, nd, len, &fuse);
         if (st == NPU_OK && !fuse)
             st = tile_fail(c, "tiler bug: the cascade of %d nodes planned for it does not lower", len);
@@ -270,7 +309,7 @@ static npu_status lower_layer(tile_ctx *c, const part_step *ps, const int *group
     }
     if (st == NPU_OK && fuse && len == 2 && tile_conv_pre_ok(c, nd[0], nd[1])) {
         /* a prologue pair: the conv's record carries the words (per-layer statistics name the conv) */
-        tile_layer *a = &out->layers[out->n_layers - 2], *b = &out->layers[out->n_layers - 1];
+        tile_layer *a = &out->layers[out->n_layers - 1 - extra], *b = a + 1;
         a->node = nd[1], b->node = nd[0];
         a->macs = node_macs(nd[1]), b->macs = 0;
         a->bound_cycles = bound_cycles(c->t, nd[1], a->macs, a->dram_bytes);

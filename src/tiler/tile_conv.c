@@ -924,3 +924,10 @@ npu_status tile_conv_pre(tile_ctx *c, const ir_node *m, const ir_node *n, bool *
     *done = tile_conv_pre_ok(c, m, n);
     return *done ? conv(c, n, NULL, false, NULL, m) : NPU_OK;
 }
+
+npu_status tile_conv_pre_epi(tile_ctx *c, const ir_node *m, const ir_node *n, const ir_node *a)
+{
+    if (!tile_conv_pre_ok(c, m, n) || m->op == IR_OP_QUANTIZE_LINEAR || !tile_epi_elt_ok(c))
+        return tile_fail(c, "tiler bug: no squeeze-excite prologue with an eltwise epilogue here");
+    return conv(c, n, a, false, NULL, m);
+}

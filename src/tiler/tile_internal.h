@@ -293,6 +293,9 @@ npu_status tile_conv_lut(tile_ctx *c, const ir_node *n, const ir_node *m, bool *
  * when it does not apply. */
 bool tile_conv_pre_ok(const tile_ctx *c, const ir_node *m, const ir_node *n);
 npu_status tile_conv_pre(tile_ctx *c, const ir_node *m, const ir_node *n, bool *done);
+/* The prologue pair m, n with the eltwise a after the conv in its output
+ * stage (epi_elt): squeeze-excite's Mul, the projection, the residual add. */
+npu_status tile_conv_pre_epi(tile_ctx *c, const ir_node *m, const ir_node *n, const ir_node *a);
 /* The eltwise epilogue (tile_epi.c): does the ISA's conv and dwconv have it? The parameter block of the
  * eltwise node m (the conv's result its input 0 when conv_is_a, else input 1), TGT_ETAB_BYTES built into
  * the constants at *off. The epilogue's fields on a conv instruction: operand, its broadcast, the block. */
