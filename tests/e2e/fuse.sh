@@ -55,6 +55,27 @@ run_exact() {
     fi
     cmp -s $3/sim.npy $3/ref.npy || { msg="npusim differs from npuref"; return 1; }
 }
+# fused_op NAME MODEL OP WHERE: on every target bit-exact; OP's layers take
+# no cycles on edge-v1 (they run WHERE) and some on edge-v1-narrow (apart)
+fused_op() {
+    for tf in targets/*.yaml; do
+        t=$(basename $tf .yaml) o=$W/${1}_$t
+        if ! run_exact $2 $tf $o; then
+            echo "FAIL $1 $t: $msg" | head -c 2000; echo; fail=$((fail + 1)); continue
+        fi
+        q=$($PY -c "import json, sys; print(sum(l['cycles'] for l in json.load(open(sys.argv[1]))['layers'] if l['op'] == sys.argv[2]))" $o/stats.json $3)
+        case $t in
+            edge-v1) ok=$([ "$q" -eq 0 ] && echo 1) want="0 ($4)" ;;
+            edge-v1-narrow) ok=$([ "$q" -gt 0 ] && echo 1) want="> 0 (apart)" ;;
+            *) ok=1 want="(not checked)" ;;
+        esac
+        if [ "$ok" = 1 ]; then
+            echo "ok   $1 $t: bit-exact; $3 cycles $q, expected $want"; pass=$((pass + 1))
+        else
+            echo "FAIL $1 $t: $3 cycles $q, expected $want"; fail=$((fail + 1))
+        fi
+    done
+}
 for tf in targets/*.yaml; do
     t=$(basename $tf .yaml) o=$W/$t
     if ! run_exact $m $tf $o; then
@@ -88,23 +109,7 @@ d = sys.argv[1]
 g = gm.G("stem", [1, 3, 128, 128])
 g.save(d, g.conv(g.conv("x", 3, 16, k=3, stride=2), 16, 16, k=3), [1, 16, 64, 64], d)
 PYEOF
-for tf in targets/*.yaml; do
-    t=$(basename $tf .yaml) o=$W/stem_$t
-    if ! run_exact $s $tf $o; then
-        echo "FAIL stem $t: $msg" | head -c 2000; echo; fail=$((fail + 1)); continue
-    fi
-    q=$($PY -c "import json, sys; print(sum(l['cycles'] for l in json.load(open(sys.argv[1]))['layers'] if l['op'] == 'QuantizeLinear'))" $o/stats.json)
-    case $t in
-        edge-v1) ok=$([ "$q" -eq 0 ] && echo 1) want="0 (in the stem's tiles)" ;;
-        edge-v1-narrow) ok=$([ "$q" -gt 0 ] && echo 1) want="> 0 (apart)" ;;
-        *) ok=1 want="(not checked)" ;;
-    esac
-    if [ "$ok" = 1 ]; then
-        echo "ok   stem $t: bit-exact; QuantizeLinear cycles $q, expected $want"; pass=$((pass + 1))
-    else
-        echo "FAIL stem $t: QuantizeLinear cycles $q, expected $want"; fail=$((fail + 1))
-    fi
-done
+fused_op stem $s QuantizeLinear "in the stem's tiles"
 # MBConv with its residual add: on edge-v1 the squeeze-excite scale runs on
 # the projection's input tiles and the add in its output stage (epi_elt), so
 # the Add layer takes no cycles; on edge-v1-narrow (no epilogue) it runs
@@ -126,22 +131,6 @@ s = g.op("Sigmoid", [g.conv(s, 8, 64, k=1, relu=False)])
 y = g.conv(g.op("Mul", [x, s]), 64, 16, k=1, relu=False)
 g.save(d, g.op("Add", ["x", y]), [1, 16, 24, 24], d)
 PYEOF
-for tf in targets/*.yaml; do
-    t=$(basename $tf .yaml) o=$W/mbres_$t
-    if ! run_exact $r $tf $o; then
-        echo "FAIL mbres $t: $msg" | head -c 2000; echo; fail=$((fail + 1)); continue
-    fi
-    a=$($PY -c "import json, sys; print(sum(l['cycles'] for l in json.load(open(sys.argv[1]))['layers'] if l['op'] == 'Add'))" $o/stats.json)
-    case $t in
-        edge-v1) ok=$([ "$a" -eq 0 ] && echo 1) want="0 (in the projection's output stage)" ;;
-        edge-v1-narrow) ok=$([ "$a" -gt 0 ] && echo 1) want="> 0 (apart)" ;;
-        *) ok=1 want="(not checked)" ;;
-    esac
-    if [ "$ok" = 1 ]; then
-        echo "ok   mbres $t: bit-exact; Add cycles $a, expected $want"; pass=$((pass + 1))
-    else
-        echo "FAIL mbres $t: Add cycles $a, expected $want"; fail=$((fail + 1))
-    fi
-done
+fused_op mbres $r Add "in the projection's output stage"
 echo "e2e fuse: $pass passed, $fail failed"
 [ $fail -eq 0 ]
