@@ -11,13 +11,17 @@
  * pipeline: the driver runs it before calibration with the tiler's test. */
 #include "opt/opt_internal.h"
 
+/* Block sides tried: a pool window field is far narrower (npu-v1: 256), and
+ * the bound keeps a hostile H or W of billions from a long search. */
+enum { MAX_BLOCK_SIDE = 4096 };
+
 /* The largest block (kh x kw elements) whose pool and whose global pool after
  * it both pass ok; false when there is none. */
 static bool choose_block(int64_t H, int64_t W, opt_pool_ok_fn ok, void *ud, int64_t *kh, int64_t *kw)
 {
     int64_t best = 0;
-    for (int64_t a = 1; a <= H; a++)
-        for (int64_t b = 1; b <= W; b++) {
+    for (int64_t a = 1; a <= H && a <= MAX_BLOCK_SIDE; a++)
+        for (int64_t b = 1; H % a == 0 && b <= W && b <= MAX_BLOCK_SIDE; b++) {
             if (H % a || W % b || a * b <= best || a * b == 1 || (a == H && b == W))
                 continue;
             if (ok(ud, a, b, a, b) && ok(ud, H / a, W / b, 1, 1))
