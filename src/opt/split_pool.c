@@ -22,7 +22,7 @@ static bool choose_block(int64_t H, int64_t W, opt_pool_ok_fn ok, void *ud, int6
     int64_t best = 0;
     for (int64_t a = 1; a <= H && a <= MAX_BLOCK_SIDE; a++)
         for (int64_t b = 1; H % a == 0 && b <= W && b <= MAX_BLOCK_SIDE; b++) {
-            if (H % a || W % b || a * b <= best || a * b == 1 || (a == H && b == W))
+            if (W % b || a * b <= best || a * b == 1 || (a == H && b == W))
                 continue;
             if (ok(ud, a, b, a, b) && ok(ud, H / a, W / b, 1, 1))
                 best = a * b, *kh = a, *kw = b;

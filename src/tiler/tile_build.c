@@ -106,13 +106,6 @@ static bool plan_allows(const tile_ctx *c, const ir_node *const *nd, int len)
     return true;
 }
 
-/* Can the eltwise m run inside the tiles of conv n? m reads n's output and
- * nothing else does, the shapes are equal (no broadcast), and the ISA has a
- * token for the conv -> eltwise hand-over. m's output is written tile by tile
- * while the conv still reads: it must lie clear of the other operand or
- * exactly on it, and clear of the conv's input or exactly on it (then the
- * conv runs in row order with a sixth token, see tile_conv_fused).
- * 0: no; 1: fuse; 2: fuse, in place over the conv's input. */
 /* The eltwise m's operand other than conv n's output, when m can take n's
  * output tile by tile (m alone reads it, equal shapes, an int8 operand of one
  * scale) and m's output and that operand have homes that allow it (clear of
@@ -137,6 +130,13 @@ static const ir_tensor *fused_operand(const tile_ctx *c, const ir_node *n, const
     return !o->data && overlap(p, z, o) && !same_place(p, z, o) ? NULL : o;
 }
 
+/* Can the eltwise m run inside the tiles of conv n? m reads n's output and
+ * nothing else does, the shapes are equal (no broadcast), and the ISA has a
+ * token for the conv -> eltwise hand-over. m's output is written tile by tile
+ * while the conv still reads: it must lie clear of the other operand or
+ * exactly on it, and clear of the conv's input or exactly on it (then the
+ * conv runs in row order with a sixth token, see tile_conv_fused).
+ * 0: no; 1: fuse; 2: fuse, in place over the conv's input. */
 static int fusable(const tile_ctx *c, const ir_node *n, const ir_node *m)
 {
     if (tile_tokens(c->t) < 5 || tile_insn(c, TGT_SEM_ELTWISE) < 0 || !fused_operand(c, n, m))
@@ -221,21 +221,21 @@ static npu_status plan_cascades(tile_ctx *c, const part_schedule *sched, int *gr
     return NPU_OK;
 }
 
-/* The eltwise right after a squeeze-excite prologue pair (the cascade of
- * len 2 at ps->first + k: a Mul, the projection conv) that can run in the
+/* The eltwise right after a squeeze-excite prologue pair (nd[0..len), the
+ * cascade at ps->first + k: a Mul, the projection conv) that can run in the
  * conv's output stage (epi_elt; fused_operand's placement rules, its output
- * clear of the Mul's inputs):
- * MBConv's residual add. NULL when there is none: the add then runs apart
- * (the pair takes CHAIN for its prologue, so a vector-unit add could not
- * join it). */
-static const ir_node *pre_epi_after(const tile_ctx *c, const part_step *ps, const int *group, int k, int len)
+ * clear of the Mul's inputs): MBConv's residual add. NULL when there is
+ * none: the add then runs apart (the pair takes CHAIN for its prologue, so
+ * a vector-unit add could not join it). */
+static const ir_node *pre_epi_after(const tile_ctx *c, const part_step *ps, const int *group, int k,
+                                    const ir_node *const *nd, int len)
 {
-    int i = ps->first + k, j = i + len;
+    int j = ps->first + k + len;
     if (len != 2 || k + len >= ps->count || group[j] != j || (k + len + 1 < ps->count && group[j + 1] == j))
         return NULL;
-    const ir_node *m = c->g->nodes[i], *n = c->g->nodes[i + 1], *a = c->g->nodes[j];
+    const ir_node *m = nd[0], *n = nd[1], *a = nd[2];
     if (m->op == IR_OP_QUANTIZE_LINEAR || !tile_conv_pre_ok(c, m, n) || !tile_epi_elt_ok(c) ||
-        !plan_allows(c, (const ir_node *const *)&c->g->nodes[i], len) || !fused_operand(c, n, a))
+        !plan_allows(c, nd, len) || !fused_operand(c, n, a))
         return NULL;
     /* the add's output, written band by band, clear of what the Mul still reads (the conv's own input,
      * the Mul's output, lives only in the tiles) */
@@ -271,7 +271,7 @@ static npu_status lower_layer(tile_ctx *c, const part_step *ps, const int *group
     while (*k + len < ps->count && group[ps->first + *k + len] == ps->first + *k)
         len++;
     bool fuse = false;
-    const ir_node *after = pre_epi_after(c, ps, group, *k, len);
+    const ir_node *after = pre_epi_after(c, ps, group, *k, nd, len);
     if (after) { /* the prologue pair and the residual add in the conv's output stage */
         st = tile_conv_pre_epi(c, nd[0], nd[1], after);
         fuse = true, extra = 2;

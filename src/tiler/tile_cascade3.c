@@ -245,7 +245,7 @@ static bool sizes(const tile_ctx *c, chain *q, int64_t oht)
     q->res_slot = q->a ? q->out_slot : 0;
     q->psum = q->p && q->n_chunks > 1 ? 4 * q->out_slot : 0;
     int slots = q->n_tiles > 1 ? 2 : 1;
-    int64_t total = 16 * n_buffers(q) + n_tables(q) * EPI_TABLE_BYTES + q->mid1 + q->mid2 + q->psum + q->wbytes +
+    int64_t total = 16 * n_buffers(q) + n_tables(q) * TILE_EPI_TABLE_BYTES + q->mid1 + q->mid2 + q->psum + q->wbytes +
                     slots * (q->in_slot + q->out_slot + q->res_slot);
     return total <= c->t->p[TGT_P_SRAM_BYTES];
 }

@@ -31,7 +31,7 @@ static npu_status load_tables(tile_ctx *c, const chain *q, const bufs *b, tile_w
         if (st != NPU_OK)
             return st;
         if (lut[i])
-            tile_load(wk, (tile_box){tr, toff, slot[i], 1, 1, 256, 256, 256, 256, 256});
+            tile_load(wk, tile_box_table(tr, toff, slot[i]));
     }
     return NPU_OK;
 }
@@ -222,9 +222,9 @@ static npu_status place(tile_ctx *c, const chain *q, bufs *b)
     int slots = q->n_tiles > 1 ? 2 : 1, nr = 4, grp[16] = {slots, slots, slots, slots};
     tile_sram_req rq[16] = {{q->mid1, &b->mid1}, {q->wbytes, &b->wt}, {q->mid2, &b->mid2}, {q->psum, &b->psum}};
     if (q->le)
-        grp[nr] = slots, rq[nr++] = (tile_sram_req){EPI_TABLE_BYTES, &b->tab_e};
+        grp[nr] = slots, rq[nr++] = (tile_sram_req){TILE_EPI_TABLE_BYTES, &b->tab_e};
     if (q->ld)
-        grp[nr] = slots, rq[nr++] = (tile_sram_req){EPI_TABLE_BYTES, &b->tab_d};
+        grp[nr] = slots, rq[nr++] = (tile_sram_req){TILE_EPI_TABLE_BYTES, &b->tab_d};
     for (int i = 0; i < slots; i++) {
         grp[nr] = i, rq[nr++] = (tile_sram_req){q->in_slot, &b->in[i]};
         grp[nr] = i, rq[nr++] = (tile_sram_req){q->out_slot, &b->out[i]};
@@ -233,8 +233,8 @@ static npu_status place(tile_ctx *c, const chain *q, bufs *b)
     }
     const char *misfit = "tiler bug: the cascade's buffers exceed the SRAM";
     npu_status st = q->pre ? tile_sram_place_banked(c, rq, nr, grp, slots + 1, misfit) : tile_sram_place(c, rq, nr, misfit);
-    b->tab_e = (b->tab_e + EPI_TABLE_ALIGN - 1) & ~(int64_t)(EPI_TABLE_ALIGN - 1);
-    b->tab_d = (b->tab_d + EPI_TABLE_ALIGN - 1) & ~(int64_t)(EPI_TABLE_ALIGN - 1);
+    b->tab_e = tile_epi_table_at(b->tab_e);
+    b->tab_d = tile_epi_table_at(b->tab_d);
     return st;
 }
 

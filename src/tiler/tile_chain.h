@@ -73,9 +73,6 @@ static inline int64_t chunk_ch(const chain *q, int64_t k)
     return tile_min(q->ec, q->CE - k * q->ec);
 }
 
-/* An epilogue table's SRAM: 256 bytes at a 1024-aligned address (npu-v1 conv's table field has scale 1024). */
-enum { EPI_TABLE_ALIGN = 1024, EPI_TABLE_BYTES = EPI_TABLE_ALIGN + 256 };
-
 /* The chain nd[0..len) as one pipeline: *ok false (nothing decided) when it
  * is none, or no band and chunk plan fits; else q holds the plan. */
 npu_status tile_chain_plan(tile_ctx *c, const ir_node *const *nd, int len, chain *q, bool *ok);

@@ -30,9 +30,6 @@ typedef struct win {
     bool in_a4, out_a4;  /* input / stored output packed in DRAM (a4 DMA: half the bus bytes) */
 } win;
 
-/* The epilogue table's SRAM: 256 bytes at a 1024-aligned address (npu-v1 conv's table field has scale 1024). */
-enum { EPI_TABLE_ALIGN = 1024, EPI_TABLE_BYTES = EPI_TABLE_ALIGN + 256 };
-
 typedef struct plan {
     int64_t ct, icc, oht, owt; /* channel tile, reduction chunk, output rows, cols */
     bool sp_outer;             /* spatial tiles outer, channel tiles inner */
@@ -70,7 +67,7 @@ static int64_t block_bytes(const win *w, int64_t ct, int64_t icc)
 
 static int64_t plan_bytes(const win *w, const plan *p)
 {
-    return 16 * 5 + (w->lut ? EPI_TABLE_BYTES : 0) + (w->pre && !pre_quant(w) ? w->C : 0) + p->in_slots * p->in_slot +
+    return 16 * 5 + (w->lut ? TILE_EPI_TABLE_BYTES : 0) + (w->pre && !pre_quant(w) ? w->C : 0) + p->in_slots * p->in_slot +
            p->w_slots * p->w_slot + (w->fuse ? 2 : 1) * p->out_slots * p->out_slot +
            p->psum; /* fused: the other operand's tile */
 }
@@ -444,7 +441,7 @@ static npu_status place_buffers(tile_ctx *c, const win *w, const plan *p, conv_b
     tile_sram_req rq[16];
     int nr = 0;
     if (w->lut)
-        rq[nr++] = (tile_sram_req){EPI_TABLE_BYTES, &io->table};
+        rq[nr++] = (tile_sram_req){TILE_EPI_TABLE_BYTES, &io->table};
     if (w->epi)
         rq[nr++] = (tile_sram_req){TGT_ETAB_BYTES, &io->etab};
     io->pslot = 0;
@@ -461,7 +458,7 @@ static npu_status place_buffers(tile_ctx *c, const win *w, const plan *p, conv_b
     for (int i = 0; i < p->out_slots && w->fuse; i++)
         rq[nr++] = (tile_sram_req){p->out_slot, &io->f_s[i]};
     npu_status st = tile_sram_place(c, rq, nr, "tiler bug: planned buffers exceed the SRAM");
-    io->table = (io->table + EPI_TABLE_ALIGN - 1) & ~(int64_t)(EPI_TABLE_ALIGN - 1);
+    io->table = tile_epi_table_at(io->table);
     if (st == NPU_OK &&
         (c->sram_used > c->t->p[TGT_P_SRAM_BYTES] || io->in_s[0] < 0 || io->out_s[0] < 0 || io->psum < 0))
         st = tile_fail(c, "tiler bug: planned buffers exceed the SRAM");
@@ -619,7 +616,7 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
             break;
         }
         if (w->lut && t == 0) /* the epilogue's table, resident for the layer */
-            tile_load(wk, (tile_box){io.tr, io.toff, io.table, 1, 1, 256, 256, 256, 256, 256});
+            tile_load(wk, tile_box_table(io.tr, io.toff, io.table));
         if (w->epi && t == 0) /* the eltwise epilogue's block, likewise */
             tile_load_flat(c, wk, TGT_REGION_CONSTANTS, io.eoff, io.etab, TGT_ETAB_BYTES);
         if (w->pre && !pre_quant(w) && t == 0) /* the prologue's per-channel operand, resident */

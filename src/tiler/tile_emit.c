@@ -263,6 +263,16 @@ tile_box tile_box_chw(int region, int64_t dram, int64_t H, int64_t W, int64_t sr
     return (tile_box){region, dram, sram, c, h, w, W, H * W, w, h * w};
 }
 
+tile_box tile_box_table(int r, int64_t dram, int64_t sram)
+{
+    return (tile_box){r, dram, sram, 1, 1, 256, 256, 256, 256, 256};
+}
+
+int64_t tile_epi_table_at(int64_t slot)
+{
+    return (slot + TILE_EPI_TABLE_ALIGN - 1) & ~(int64_t)(TILE_EPI_TABLE_ALIGN - 1);
+}
+
 /* A contiguous copy of bytes from a region into SRAM, as at most two boxes. */
 /* rows of r bytes (r within the w field and the SRAM row stride), then the rest */
 static int flat_boxes(const tile_ctx *c, tgt_sem sem, int region, int64_t dram, int64_t sram, int64_t bytes,

@@ -198,6 +198,14 @@ npu_status tile_const_add(tile_ctx *c, const void *data, size_t size, int64_t *o
 /* A dense box of a CHW tensor region (all sizes in bytes). */
 tile_box tile_box_chw(int region, int64_t dram, int64_t H, int64_t W, int64_t sram, int64_t c, int64_t h,
                       int64_t w);
+/* A 256-byte activation table (an npu.Lut's, a conv epilogue's) from region
+ * r at offset dram into SRAM at sram. */
+tile_box tile_box_table(int r, int64_t dram, int64_t sram);
+/* A conv epilogue's table slot: 256 bytes at a 1024-aligned address (npu-v1
+ * conv's table field has scale 1024), so the slot requested is
+ * TILE_EPI_TABLE_BYTES and the table sits at tile_epi_table_at(slot). */
+enum { TILE_EPI_TABLE_ALIGN = 1024, TILE_EPI_TABLE_BYTES = TILE_EPI_TABLE_ALIGN + 256 };
+int64_t tile_epi_table_at(int64_t slot);
 /* Largest field value an instruction accepts. */
 int64_t tile_fmax(const tile_ctx *c, tgt_sem sem, tgt_fid f);
 /* A lowering failure naming the node: NPU_EUSER ("no legal tile", the node runs

@@ -158,8 +158,10 @@ static npu_status at_capacity(const tgt_target *t, ir_graph *g, const part_sched
     if ((split & SPLIT_QUANT) && !split_quant_pairs(g, cap, group))
         return NPU_OK;
     if (split & SPLIT_CHAINS) { /* every kind of chain, whichever there are */
-        bool dw = split_dw_chains(g, cap, group), luts = split_lut_chains(g, cap, group);
-        if (!split_stem_chains(g, cap, group) && !dw && !luts)
+        bool any = split_dw_chains(g, cap, group);
+        any |= split_lut_chains(g, cap, group);
+        any |= split_stem_chains(g, cap, group);
+        if (!any)
             return NPU_OK;
     }
     memset(no, 0, (size_t)g->n_tensors + 1);

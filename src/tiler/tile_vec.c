@@ -270,7 +270,7 @@ npu_status tile_unary(tile_ctx *c, const ir_node *n)
         if (!cp)
             return oom(c);
         if (j == 0) /* the table stays resident for the layer */
-            tile_load(wk, (tile_box){tr, to, table, 1, 1, 256, 256, 256, 256, 256});
+            tile_load(wk, tile_box_table(tr, to, table));
         tile_load_flat(c, wk, xr, xo + e0, s[j % 2][0], cnt);
         cp->v[TGT_F_SRC] = s[j % 2][0], cp->v[TGT_F_DST] = s[j % 2][1], cp->v[TGT_F_TABLE] = table;
         cp->v[TGT_F_LEN] = cnt;

@@ -15,22 +15,26 @@ W=$B/e2e/fuse
 PY=/usr/bin/python3
 fail=0 pass=0
 mkdir -p $W
-m=$W/mbconv
-[ -f $m.onnx ] || $PY - $W <<'PYEOF' || exit 1
+m=$W/mbconv r=$W/mbres
+# the MBConv block, and the same block with its residual add (checked below)
+[ -f $m.onnx ] && [ -f $r.onnx ] || $PY - $W <<'PYEOF' || exit 1
 import sys
 sys.path.insert(0, "tests/e2e")
 import gen_models as gm
 d = sys.argv[1]
+def mbconv(g, cin, ce, cout):
+    def silu(y):
+        return g.op("Mul", [y, g.op("Sigmoid", [y])])
+    x = silu(g.conv("x", cin, ce, k=1, relu=False))
+    x = silu(g.conv(x, ce, ce, k=3, group=ce, relu=False))
+    s = g.op("GlobalAveragePool", [x])
+    s = silu(g.conv(s, ce, 8, k=1, relu=False))
+    s = g.op("Sigmoid", [g.conv(s, 8, ce, k=1, relu=False)])
+    return g.conv(g.op("Mul", [x, s]), ce, cout, k=1, relu=False)
 g = gm.G("mbconv", [1, 8, 16, 16])
-def silu(y):
-    return g.op("Mul", [y, g.op("Sigmoid", [y])])
-x = silu(g.conv("x", 8, 32, k=1, relu=False))
-x = silu(g.conv(x, 32, 32, k=3, group=32, relu=False))
-s = g.op("GlobalAveragePool", [x])
-s = silu(g.conv(s, 32, 8, k=1, relu=False))
-s = g.op("Sigmoid", [g.conv(s, 8, 32, k=1, relu=False)])
-y = g.conv(g.op("Mul", [x, s]), 32, 16, k=1, relu=False)
-g.save(d, y, [1, 16, 16, 16], d)
+g.save(d, mbconv(g, 8, 32, 16), [1, 16, 16, 16], d)
+g = gm.G("mbres", [1, 16, 24, 24])
+g.save(d, g.op("Add", ["x", mbconv(g, 16, 64, 16)]), [1, 16, 24, 24], d)
 PYEOF
 # fraction of the convs' cycles the elementwise layers take, from npusim's per-layer statistics
 frac() {
@@ -114,23 +118,6 @@ fused_op stem $s QuantizeLinear "in the stem's tiles"
 # the projection's input tiles and the add in its output stage (epi_elt), so
 # the Add layer takes no cycles; on edge-v1-narrow (no epilogue) it runs
 # apart; bit-exact on every target.
-r=$W/mbres
-[ -f $r.onnx ] || $PY - $W <<'PYEOF' || exit 1
-import sys
-sys.path.insert(0, "tests/e2e")
-import gen_models as gm
-d = sys.argv[1]
-g = gm.G("mbres", [1, 16, 24, 24])
-def silu(y):
-    return g.op("Mul", [y, g.op("Sigmoid", [y])])
-x = silu(g.conv("x", 16, 64, k=1, relu=False))
-x = silu(g.conv(x, 64, 64, k=3, group=64, relu=False))
-s = g.op("GlobalAveragePool", [x])
-s = silu(g.conv(s, 64, 8, k=1, relu=False))
-s = g.op("Sigmoid", [g.conv(s, 8, 64, k=1, relu=False)])
-y = g.conv(g.op("Mul", [x, s]), 64, 16, k=1, relu=False)
-g.save(d, g.op("Add", ["x", y]), [1, 16, 24, 24], d)
-PYEOF
 fused_op mbres $r Add "in the projection's output stage"
 echo "e2e fuse: $pass passed, $fail failed"
 [ $fail -eq 0 ]
