@@ -181,6 +181,11 @@ static int32_t average(const nk_qpool_params *p, int32_t s, int32_t count)
     return v < p->act_min ? p->act_min : (v > p->act_max ? p->act_max : (int32_t)v);
 }
 
+int32_t nk_qavg_code(const nk_qpool_params *p, int32_t sum, int32_t count)
+{
+    return average(p, sum, count);
+}
+
 static int32_t min32(int32_t a, int32_t b)
 {
     return a < b ? a : b;

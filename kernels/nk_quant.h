@@ -269,6 +269,10 @@ nk_status nk_qavgpool(const nk_qpool_params *p, const int8_t *in, int8_t *out);
 /* Average over h_in * w_in per (n, c), as nk_qavgpool; the window and
  * stride fields are ignored (h_out = w_out = 1). */
 nk_status nk_qglobal_avgpool(const nk_qpool_params *p, const int8_t *in, int8_t *out);
+/* The output code of an average whose sum of (x - in_zp) over count
+ * elements is sum, as nk_qavgpool rounds and clamps it (count 0: out_zp):
+ * for a sum accumulated elsewhere (the NPU's banded global pool). */
+int32_t nk_qavg_code(const nk_qpool_params *p, int32_t sum, int32_t count);
 
 /* ---- elementwise binary with numpy broadcast ----------------------------- */
 

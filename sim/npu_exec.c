@@ -326,6 +326,20 @@ static npu_status pool(npu_model *m, const npum_insn *x, npu_err *err)
                          .mult = V(MULT), .shift = V(SHIFT), .act_min = V(CLAMP_LO), .act_max = V(CLAMP_HI)};
     const int8_t *in = (const int8_t *)m->sram + V(SRC);
     int8_t *out = (int8_t *)m->sram + V(DST);
+    if (V(ACC_IN) || V(ACC_OUT)) { /* the whole tile's channel sums, carried in psum (tgt_sem_check: avg, int8) */
+        uint8_t *psum = m->sram + V(PSUM);
+        size_t n = (size_t)V(IH) * (size_t)V(IW);
+        for (int32_t ch = 0; ch < p.c; ch++) {
+            int64_t sum = V(ACC_IN) ? rd32(psum + 4 * ch) : 0; /* int64: a hostile stream cannot overflow it */
+            for (size_t i = 0; i < n; i++)
+                sum += in[(size_t)ch * n + i] - p.in_zp;
+            if (V(ACC_OUT))
+                wr32(psum + 4 * ch, sat32(sum));
+            else
+                out[ch] = (int8_t)nk_qavg_code(&p, sat32(sum), (int32_t)V(DIVISOR));
+        }
+        return NPU_OK;
+    }
     bool avg = V(MODE) == TGT_POOL_AVG;
     nk_status s = avg ? nk_qavgpool(&p, in, out) : nk_qmaxpool(&p, in, out);
     return kernel_status(m, x, s, avg ? "nk_qavgpool" : "nk_qmaxpool", err);

@@ -227,9 +227,14 @@ static npu_status own_lifetimes(planner *pl, npu_err *err)
             pl->in_sram[y->id] = pos < ge && !pl->pin[y->id];
         }
     }
-    for (int t = 0; t < pl->nt; t++)
+    for (int t = 0; t < pl->nt; t++) {
+        /* a cascade's tensor that a node after it reads (the depthwise output its squeeze's pool
+         * takes inside the cascade, the excitation's Mul after it) keeps its DRAM home */
+        if (pl->in_sram[t] && pl->last[t] > pl->pos_gend[pl->first[t]])
+            pl->in_sram[t] = false;
         if (pl->in_sram[t])
             pl->first[t] = pl->last[t] = -1; /* never in DRAM: not placed */
+    }
     for (int t = 0; t < pl->nt; t++)
         if ((pl->pin[t] & IR_TENSOR_OUTPUT) && pl->first[t] >= 0)
             pl->last[t] = pl->np - 1;

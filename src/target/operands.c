@@ -77,9 +77,14 @@ int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt
         if (V(EPI_ELT))
             epi_elt(out, &n, v, V(C));
         break;
-    case TGT_SEM_POOL:
+    case TGT_SEM_POOL: /* an accumulating global pool: one int32 sum per channel */
         add(out, &n, TGT_F_SRC, false, false, es * V(C) * V(IH) * V(IW));
-        add(out, &n, TGT_F_DST, false, true, es * V(C) * V(OH) * V(OW));
+        if (V(ACC_IN))
+            add(out, &n, TGT_F_PSUM, false, false, 4 * V(C));
+        if (V(ACC_OUT))
+            add(out, &n, TGT_F_PSUM, false, true, 4 * V(C));
+        else
+            add(out, &n, TGT_F_DST, false, true, es * V(C) * V(OH) * V(OW));
         break;
     case TGT_SEM_ELTWISE: {
         add(out, &n, TGT_F_A, false, false, es * bc_elems(V(A_BC), V(C), V(H), V(W)));
@@ -140,6 +145,19 @@ static npu_status epi_elt_check(const tgt_insn *in, const int64_t v[TGT_F_COUNT]
     return NPU_OK;
 }
 
+/* A pool accumulating over instructions: an int8 average over the whole
+ * tile (one window, no padding) whose int32 sums carry in psum. */
+static npu_status pool_acc_check(const tgt_insn *in, const int64_t v[TGT_F_COUNT], npu_err *err)
+{
+    if (V(MODE) != TGT_POOL_AVG || V(A16) || V(KH) != V(IH) || V(KW) != V(IW) || V(PT) || V(PL) || V(PB) || V(PR))
+        return npu_fail(err, NPU_EUSER, "%s: acc_in/acc_out take an int8 average over the whole tile (kh = ih, "
+                        "kw = iw, no padding)", in->name);
+    if (V(PSUM) % 4 || V(DIVISOR) < 1)
+        return npu_fail(err, NPU_EUSER, "%s: psum 0x%llx is not 4-byte aligned or divisor %lld is below 1", in->name,
+                        (unsigned long long)V(PSUM), (long long)V(DIVISOR));
+    return NPU_OK;
+}
+
 npu_status tgt_sem_check(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], npu_err *err)
 {
     const tgt_insn *in = &isa->insns[insn];
@@ -160,6 +178,8 @@ npu_status tgt_sem_check(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COU
             return npu_fail(err, NPU_EUSER, "%s: padding must be smaller than the kernel's extent", in->name);
         if (V(EPI_ELT))
             return epi_elt_check(in, v, err);
+        if (in->sem == TGT_SEM_POOL && (V(ACC_IN) || V(ACC_OUT)))
+            return pool_acc_check(in, v, err);
         break;
     }
     case TGT_SEM_QUANTIZE: {

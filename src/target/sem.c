@@ -100,7 +100,8 @@ static const tgt_sem_field f_matmul[] = {
 };
 static const tgt_sem_field f_pool[] = {
     COMMON, R(SRC), R(DST), R(C), R(IH), R(IW), R(OH), R(OW), R(KH), R(KW), R(MODE),
-    WINDOW, CLAMP, O(COUNT_PAD, 0), O(IN_ZP, 0), O(OUT_ZP, 0), O(MULT, 1 << 30), O(SHIFT, 1), A16,
+    WINDOW, CLAMP, O(COUNT_PAD, 0), O(IN_ZP, 0), O(OUT_ZP, 0), O(MULT, 1 << 30), O(SHIFT, 1), A16, ACCUM,
+    O(DIVISOR, 1),
 };
 static const tgt_sem_field f_eltwise[] = {
     COMMON, R(A), R(B), R(DST), R(C), R(H), R(W), R(OP), R(A_MULT), R(B_MULT), R(OUT_MULT), R(OUT_SHIFT),

@@ -89,10 +89,16 @@ static bool overlap(const mp_plan *p, const ir_tensor *a, const ir_tensor *b)
 static bool plan_allows(const tile_ctx *c, const ir_node *const *nd, int len)
 {
     const mp_plan *p = c->plan;
-    bool in_sram = true;
+    bool in_sram = true, one = p->pos_group && p->node_pos;
     for (int i = 0; i + 1 < len; i++)
         in_sram &= nd[i]->outputs[0]->id < p->n_tensors && p->t[nd[i]->outputs[0]->id].in_sram;
-    if (in_sram)
+    /* or planned as one cascade whose intermediate a later node reads too (a squeeze's pool last: the
+     * depthwise output keeps a home, live across the cascade like the rest) */
+    for (int i = 0; one && i < len; i++) {
+        int q = nd[i]->id >= 0 && nd[i]->id < c->g->n_nodes ? p->node_pos[nd[i]->id] : -1;
+        one = q >= 0 && q < p->n_positions && p->pos_group[q] == p->node_pos[nd[0]->id];
+    }
+    if (in_sram || (one && len > 1))
         return true;
     const ir_tensor *z = nd[len - 1]->outputs[0];
     if (z->id >= p->n_tensors || p->t[z->id].offset < 0)

@@ -73,6 +73,20 @@ static bool is_eltwise(ir_op op)
 
 
 
+/* The squeeze's global pool on the depthwise output's tiles: the output,
+ * which a node after the chain reads too (the excitation's Mul), is still
+ * stored; the pool sums each band's channels into int32 partial sums and the
+ * last band divides (pool acc_in/acc_out). Not with the prologue, which
+ * would put the vector unit at both ends of a band. */
+static bool gp_ok(const tile_ctx *c, const chain *q)
+{
+    const ir_tensor *x = q->gp->inputs[0], *y = q->gp->outputs[0];
+    if (q->pre || q->gp->n_inputs != 1 || x != dw_out(q) || x->rank != 4 || x->dtype != IR_I8 || y->dtype != IR_I8 ||
+        (ir_use_count(c->g, x) < 2 && !(x->flags & IR_TENSOR_OUTPUT)) || tile_tokens(c->t) < 5)
+        return false;
+    return tile_pool_acc_ok(c->t, x->dims[2] * x->dims[3]);
+}
+
 /* The chain's dimensions and columns; *ok false when its convs do not fit the shape. */
 static npu_status shape(chain *q, bool *ok)
 {
@@ -114,11 +128,13 @@ static npu_status match(tile_ctx *c, const ir_node *const *nd, int len, chain *q
     q->d = k < len ? nd[k++] : NULL;
     if (q->d && k < len && tile_conv_lut_ok(c, q->d, nd[k]))
         q->ld = nd[k++];
-    q->p = k < len ? nd[k++] : NULL;
-    q->a = k < len ? nd[k++] : NULL;
-    /* without the expand (the first conv is grouped) only depthwise, projection, eltwise: the pair alone is
-     * tile_dw_pw's */
-    if (k != len || !q->d || (!expand && (!q->p || !q->a)))
+    if (k < len && nd[k]->op == IR_OP_GLOBAL_AVERAGE_POOL)
+        q->gp = nd[k++];
+    q->p = k < len && !q->gp ? nd[k++] : NULL;
+    q->a = k < len && !q->gp ? nd[k++] : NULL;
+    /* without the expand (the first conv is grouped) only depthwise, projection, eltwise, or the depthwise and
+     * its squeeze's pool: the pair alone is tile_dw_pw's */
+    if (k != len || !q->d || (!expand && !q->gp && (!q->p || !q->a)) || (q->gp && !gp_ok(c, q)))
         return NPU_OK;
     if (q->d->op != IR_OP_CONV || (q->p && q->p->op != IR_OP_CONV) ||
         (q->a && (!is_eltwise(q->a->op) || q->a->n_inputs != 2 || q->a->n_outputs != 1)))
@@ -180,6 +196,12 @@ static bool fields_ok(const tile_ctx *c, const chain *q, int64_t ec, int64_t oht
     }
     if (ok && q->pre)
         ok = q->CI * eih * eiw <= tile_fmax(c, TGT_SEM_QUANTIZE, TGT_F_LEN);
+    if (ok && q->gp) {
+        tgt_sem po = TGT_SEM_POOL;
+        ok = ec <= tile_fmax(c, po, TGT_F_C) && oht <= tile_fmax(c, po, TGT_F_IH) &&
+             oht <= tile_fmax(c, po, TGT_F_KH) && q->OW <= tile_fmax(c, po, TGT_F_IW) &&
+             q->OW <= tile_fmax(c, po, TGT_F_KW);
+    }
     return ok;
 }
 
@@ -225,8 +247,7 @@ static int n_tables(const chain *q)
 
 static int n_buffers(const chain *q)
 {
-    int slots = q->n_tiles > 1 ? 2 : 1;
-    return 5 + n_tables(q) + slots * (2 + (q->a ? 1 : 0));
+    return 5 + n_tables(q) + (q->gp ? 2 : 0) + q->slots * (2 + (q->a ? 1 : 0));
 }
 
 /* Sizes of a plan of oht rows per band; false when they do not fit the SRAM. */
@@ -244,10 +265,17 @@ static bool sizes(const tile_ctx *c, chain *q, int64_t oht)
     q->out_slot = q->CO * oht * q->OW;
     q->res_slot = q->a ? q->out_slot : 0;
     q->psum = q->p && q->n_chunks > 1 ? 4 * q->out_slot : 0;
-    int slots = q->n_tiles > 1 ? 2 : 1;
-    int64_t total = 16 * n_buffers(q) + n_tables(q) * TILE_EPI_TABLE_BYTES + q->mid1 + q->mid2 + q->psum + q->wbytes +
-                    slots * (q->in_slot + q->out_slot + q->res_slot);
-    return total <= c->t->p[TGT_P_SRAM_BYTES];
+    /* with the squeeze's pool a band's output slot stays busy through its pools and store: a third slot lets
+     * band j + 3's loads wait for store j, not band j + 2's */
+    for (q->slots = q->n_tiles == 1 ? 1 : q->gp && q->n_tiles > 2 ? 3 : 2; q->slots >= 1; q->slots--) {
+        int64_t total = 16 * n_buffers(q) + n_tables(q) * TILE_EPI_TABLE_BYTES + q->mid1 + q->mid2 + q->psum +
+                        q->wbytes + (q->gp ? 5 * q->CE : 0) + q->slots * (q->in_slot + q->out_slot + q->res_slot);
+        if (total <= c->t->p[TGT_P_SRAM_BYTES])
+            return true;
+        if (q->slots <= 2)
+            return false;
+    }
+    return false;
 }
 
 /* MAC cycles of one band's chunk of ec channels; *proj: the projection's part. */
@@ -264,6 +292,17 @@ static int64_t chunk_mac(const tile_ctx *c, const chain *q, int64_t ec, int64_t 
     if (proj)
         *proj = p;
     return (q->e ? tile_timing(c, TGT_SEM_CONV, ex, 7) : 0) + tile_timing(c, TGT_SEM_DWCONV, dw, 5) + p;
+}
+
+/* The squeeze pool's vector cycles on one band of oht rows, every chunk. */
+static int64_t pool_band(const tile_ctx *c, const chain *q)
+{
+    if (!q->gp)
+        return 0;
+    int64_t full[] = {TGT_F_C, q->ec, TGT_F_IH, q->oht, TGT_F_KH, q->oht, TGT_F_IW, q->OW, TGT_F_KW, q->OW};
+    int64_t last[] = {TGT_F_C, chunk_ch(q, q->n_chunks - 1), TGT_F_IH, q->oht, TGT_F_KH, q->oht,
+                      TGT_F_IW, q->OW, TGT_F_KW, q->OW};
+    return (q->n_chunks - 1) * tile_timing(c, TGT_SEM_POOL, full, 5) + tile_timing(c, TGT_SEM_POOL, last, 5);
 }
 
 /* Cycles of a plan with the quantize prologue: the bands through the load,
@@ -310,6 +349,9 @@ static int64_t cost(const tile_ctx *c, const chain *q)
     if (q->n_chunks > 1) /* the other chunks once every block is in, then the other bands */
         t = (t > t_all ? t : t_all) + mac - c0;
     t += (q->n_tiles - 1) * mac;
+    /* the squeeze's pools: band j's beside the MAC work of band j + 1, the last one's after it */
+    int64_t pb = pool_band(c, q);
+    t = (t > q->n_tiles * pb ? t : q->n_tiles * pb) + pb;
     int64_t dma = q->n_tiles * (ld + res) + (t_all - ld);
     t = t > dma ? t : dma;
     t = t > q->n_tiles * st ? t : q->n_tiles * st;
@@ -356,7 +398,7 @@ static npu_status choose_once(tile_ctx *c, chain *q, bool whole, bool *found)
      * weigh it against the convs apart). */
     if (q->e && !q->pre && c->deciding) { /* with a prologue tile_cascades weighs it (quant_pre_pays) */
         int64_t a1 = tile_conv_estimate(c, q->e, false), a2 = tile_conv_estimate(c, q->d, false);
-        int64_t a3 = q->p ? tile_conv_estimate(c, q->p, false) : 0;
+        int64_t a3 = q->p ? tile_conv_estimate(c, q->p, false) : q->gp ? tile_pool_estimate(c, q->gp, false) : 0;
         if (a1 < INT64_MAX / 4 && a2 < INT64_MAX / 4 && a3 < INT64_MAX / 4 && best_cost >= a1 + a2 + a3)
             return NPU_OK;
     }
@@ -370,7 +412,8 @@ static npu_status choose_once(tile_ctx *c, chain *q, bool whole, bool *found)
 static npu_status choose(tile_ctx *c, chain *q, bool *found)
 {
     bool whole = (q->e && tile_resident_io(c, q->e)) || tile_resident_io(c, q->d) || (q->p && tile_resident_io(c, q->p)) ||
-                 (q->a && tile_resident_io(c, q->a)) || (q->ld && tile_resident_io(c, q->ld));
+                 (q->a && tile_resident_io(c, q->a)) || (q->ld && tile_resident_io(c, q->ld)) ||
+                 (q->gp && tile_resident_io(c, q->gp));
     *found = false;
     npu_status st = whole ? choose_once(c, q, true, found) : NPU_OK;
     if (st == NPU_OK && !*found)

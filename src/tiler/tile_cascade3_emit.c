@@ -8,15 +8,18 @@
 #include "tiler/tile_chain.h"
 
 typedef struct bufs {
-    int64_t in[2], out[2], res[2], mid1, mid2, psum, wt;
+    int64_t in[3], out[3], res[3], mid1, mid2, psum, wt;
     int64_t tab_e, tab_d; /* the epilogue tables (1024-aligned), when there are Luts */
+    int64_t gsum, gout;   /* the squeeze pool's int32 channel sums and its int8 output */
     tile_convinfo *ce, *cd; /* per chunk, offsets relative to the first block */
     int64_t w0;             /* the first block's offset in the constants */
-    int xr, zr, fr;         /* the block input (a prologue's float32 one), the output, the eltwise's other operand */
-    int64_t xo, zo, fo;
+    int xr, zr, fr, gr;     /* the block input (a prologue's float32 one), the output, the eltwise's other operand,
+                               the squeeze pool's output */
+    int64_t xo, zo, fo, go;
     bool conv_is_a;           /* the projection's output is the eltwise's A */
     int64_t elt[TGT_F_COUNT]; /* the eltwise's fields */
     int64_t qv[TGT_F_COUNT];  /* the prologue's quantize fields */
+    int64_t pv[TGT_F_COUNT];  /* the squeeze pool's fields */
 } bufs;
 
 /* The Luts' 256-byte tables into their slots, from the constants. */
@@ -41,7 +44,7 @@ static npu_status load_tables(tile_ctx *c, const chain *q, const bufs *b, tile_w
  * rows into the int8 rows the expand reads. */
 static npu_status band_loads(tile_ctx *c, const chain *q, const bufs *b, int j, const band *bd, tile_work *wk)
 {
-    int slots = q->n_tiles > 1 ? 2 : 1;
+    int slots = q->slots;
     int64_t src = b->in[j % slots], eh = bd->ey.i1 - bd->ey.i0, eiw = q->ex.i1 - q->ex.i0, es = q->pre ? 4 : 1;
     int64_t x0 = (bd->ey.i0 * q->XW + q->ex.i0) * es;
     tile_load(wk, tile_box_chw(b->xr, b->xo + x0, q->XH, q->XW * es, src + q->in_f, q->CI, eh, eiw * es));
@@ -64,7 +67,7 @@ static npu_status band_loads(tile_ctx *c, const chain *q, const bufs *b, int j, 
             tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0 + q->wfirst, b->wt + q->wfirst, wp);
         }
         if (rest) {
-            tile_load_split(wk, (q->e ? 2 : 1) + (q->p ? 1 : 0)); /* the second chunk's first compute */
+            tile_load_split(wk, (q->e ? 2 : 1) + (q->p || q->gp ? 1 : 0)); /* the second chunk's first compute */
             tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0 + q->wfirst + wp, b->wt + q->wfirst + wp, rest);
         }
     }
@@ -86,7 +89,7 @@ static npu_status band_chunk(tile_ctx *c, const chain *q, const bufs *b, int j, 
                              int64_t ch)
 {
     const nk_qconv2d_params *k = &q->cd.k;
-    int slots = q->n_tiles > 1 ? 2 : 1;
+    int slots = q->slots;
     int64_t src = b->in[j % slots], dst = b->out[j % slots], e0 = ch * q->ec, ec = chunk_ch(q, ch);
     int64_t ih = bd->ay.i1 - bd->ay.i0, oh = bd->y1 - bd->y0;
     tile_axis ax = tile_axis_range(0, q->OW, q->W, k->k_w, k->stride_w, k->dil_w, k->pad_left);
@@ -127,9 +130,31 @@ static npu_status band_chunk(tile_ctx *c, const chain *q, const bufs *b, int j, 
     return NPU_OK;
 }
 
+/* The squeeze's pool over chunk ch of band j's output tile, right after the
+ * chunk's depthwise conv and a side branch of it (the vector unit pools
+ * chunk ch while the MAC array runs chunk ch + 1): the channel sums carried
+ * in gsum from band to band, the last band's average into gout. */
+static npu_status band_pool(tile_ctx *c, const chain *q, const bufs *b, int j, const band *bd, tile_work *wk,
+                            int64_t ch)
+{
+    int64_t oh = bd->y1 - bd->y0, dst = b->out[j % q->slots], e0 = ch * q->ec;
+    tile_comp *cp = tile_comp_new(c, wk, TGT_SEM_POOL);
+    if (!cp)
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    int64_t *v = cp->v;
+    cp->side = true;
+    memcpy(v, b->pv, sizeof b->pv);
+    v[TGT_F_SRC] = dst + e0 * oh * q->OW, v[TGT_F_DST] = b->gout + e0, v[TGT_F_C] = chunk_ch(q, ch);
+    v[TGT_F_IH] = v[TGT_F_KH] = oh, v[TGT_F_IW] = v[TGT_F_KW] = q->OW, v[TGT_F_OH] = v[TGT_F_OW] = 1;
+    v[TGT_F_SH] = v[TGT_F_SW] = 1, v[TGT_F_PT] = v[TGT_F_PL] = v[TGT_F_PB] = v[TGT_F_PR] = 0;
+    v[TGT_F_PSUM] = b->gsum + 4 * e0, v[TGT_F_ACC_IN] = j > 0, v[TGT_F_ACC_OUT] = j < q->n_tiles - 1;
+    v[TGT_F_DIVISOR] = q->OH * q->OW;
+    return NPU_OK;
+}
+
 static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j)
 {
-    int slots = q->n_tiles > 1 ? 2 : 1;
+    int slots = q->slots;
     band bd = band_of(q, j);
     int64_t oh = bd.y1 - bd.y0, dst = b->out[j % slots];
     if (bd.ay.i1 <= bd.ay.i0 || bd.ey.i1 <= bd.ey.i0)
@@ -138,8 +163,11 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j)
     if (!wk)
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
     npu_status st = band_loads(c, q, b, j, &bd, wk);
-    for (int64_t ch = 0; ch < q->n_chunks && st == NPU_OK; ch++)
+    for (int64_t ch = 0; ch < q->n_chunks && st == NPU_OK; ch++) {
         st = band_chunk(c, q, b, j, &bd, wk, ch);
+        if (st == NPU_OK && q->gp)
+            st = band_pool(c, q, b, j, &bd, wk, ch);
+    }
     if (st == NPU_OK && q->epi) /* in the last projection's output stage, with the other operand's tile */
         tile_epi_set(c->comp[c->n_comp - 1].v, b->res[j % slots], 0, b->wt + q->wbytes - TGT_ETAB_BYTES);
     else if (st == NPU_OK && q->a) { /* in place on the projection's tile */
@@ -153,6 +181,8 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j)
     }
     if (st == NPU_OK)
         tile_store(wk, tile_box_chw(b->zr, b->zo + bd.y0 * q->OW, q->OH, q->OW, dst, q->CO, oh, q->OW));
+    if (st == NPU_OK && q->gp && j == q->n_tiles - 1) /* the squeeze's output, with the last band */
+        tile_store_flat(c, wk, b->gr, b->go, b->gout, q->CE);
     return st;
 }
 
@@ -210,6 +240,10 @@ static npu_status homes(tile_ctx *c, const chain *q, bufs *b)
         st = tile_eltwise_fields(c, q->a, b->elt);
     if (st == NPU_OK && q->pre)
         st = tile_quantize_fields(c, q->pre, b->qv);
+    if (st == NPU_OK && q->gp)
+        st = tile_tensor_addr(c, q->gp->outputs[0], &b->gr, &b->go);
+    if (st == NPU_OK && q->gp)
+        st = tile_pool_fields(c, q->gp, b->pv);
     return st;
 }
 
@@ -219,12 +253,16 @@ static npu_status homes(tile_ctx *c, const chain *q, bufs *b)
  * touch no common bank (the NPU model's bank stalls; see tile_conv_pool). */
 static npu_status place(tile_ctx *c, const chain *q, bufs *b)
 {
-    int slots = q->n_tiles > 1 ? 2 : 1, nr = 4, grp[16] = {slots, slots, slots, slots};
+    int slots = q->slots, nr = 4, grp[16] = {slots, slots, slots, slots};
     tile_sram_req rq[16] = {{q->mid1, &b->mid1}, {q->wbytes, &b->wt}, {q->mid2, &b->mid2}, {q->psum, &b->psum}};
     if (q->le)
         grp[nr] = slots, rq[nr++] = (tile_sram_req){TILE_EPI_TABLE_BYTES, &b->tab_e};
     if (q->ld)
         grp[nr] = slots, rq[nr++] = (tile_sram_req){TILE_EPI_TABLE_BYTES, &b->tab_d};
+    if (q->gp) {
+        grp[nr] = slots, rq[nr++] = (tile_sram_req){4 * q->CE, &b->gsum};
+        grp[nr] = slots, rq[nr++] = (tile_sram_req){q->CE, &b->gout};
+    }
     for (int i = 0; i < slots; i++) {
         grp[nr] = i, rq[nr++] = (tile_sram_req){q->in_slot, &b->in[i]};
         grp[nr] = i, rq[nr++] = (tile_sram_req){q->out_slot, &b->out[i]};
@@ -247,7 +285,7 @@ npu_status tile_chain(tile_ctx *c, const ir_node *const *nd, int len, bool *done
     if (st != NPU_OK || !ok)
         return st;
     *done = true;
-    bufs b = {.in = {-1, -1}, .out = {-1, -1}, .res = {-1, -1}};
+    bufs b = {.in = {-1, -1, -1}, .out = {-1, -1, -1}, .res = {-1, -1, -1}};
     size_t nb = sizeof(tile_convinfo) * (size_t)q.n_chunks;
     b.ce = npu_malloc(c->alloc, nb);
     b.cd = npu_malloc(c->alloc, nb);
@@ -263,5 +301,6 @@ npu_status tile_chain(tile_ctx *c, const ir_node *const *nd, int len, bool *done
         st = emit_band(c, &q, &b, j);
     npu_free(c->alloc, b.ce, nb);
     npu_free(c->alloc, b.cd, nb);
+    c->depth = q.slots;
     return st == NPU_OK ? tile_pipeline(c) : st;
 }

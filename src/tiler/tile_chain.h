@@ -10,6 +10,7 @@ typedef struct chain {
     const ir_node *pre;           /* the model input's QuantizeLinear before the expand (a prologue), or NULL */
     const ir_node *e, *d, *p, *a; /* expand or NULL, depthwise, projection or NULL, eltwise or NULL */
     const ir_node *le, *ld;       /* npu.Luts in the expand's and the depthwise conv's output stage, or NULL */
+    const ir_node *gp;            /* the squeeze's GlobalAveragePool of the depthwise output, on its tiles, or NULL */
     tile_convinfo ce, cd, cp;
     int64_t CI, XH, XW;           /* the block input (the expand's; the depthwise's without one) */
     int64_t H, W, CE, OH, OW, CO; /* the depthwise input and output; CO: channels stored (projection's, or CE) */
@@ -20,6 +21,7 @@ typedef struct chain {
     int64_t wfirst;               /* of them, the first chunk's expand and depthwise blocks */
     int64_t oht, ih, eih;         /* rows per band; expanded rows, block input rows of the tallest band */
     int n_tiles;
+    int slots;                    /* of the input and output (and eltwise operand) buffers: 1 to 3 */
     int64_t in_slot, in_f, mid1, mid2, out_slot, res_slot, psum; /* in_f: the prologue's float32 rows in in_slot */
     bool epi; /* the eltwise runs in the last projection's output stage (epi_elt), not on the vector unit */
 } chain;

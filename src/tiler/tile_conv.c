@@ -39,6 +39,7 @@ typedef struct plan {
     int depth;             /* slots per streamed buffer (2, or 3: deeper) */
     int64_t cost, traffic; /* estimated cycles; DRAM bytes */
     bool reload;           /* every tile loads its input */
+    bool in_once;          /* the first tile alone loads it */
     int64_t in_f;          /* quantize prologue: the float32 tile's offset in each input slot (0: none) */
 } plan;
 
@@ -87,6 +88,7 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
                                    : (n_sp > 1 || in_per_ct ? tiles : 1);
     int64_t w_loads = p->sp_outer ? (p->n_ct > 1 ? tiles : 1) : p->n_ct;
     p->reload = in_loads == tiles;
+    p->in_once = in_loads == 1;
     p->in_slot = cin * ih * iw * w->es;
     p->in_f = pre_quant(w) ? (p->in_slot + 15) & ~(int64_t)15 : 0; /* the int8 tile, then the float32 one */
     if (pre_quant(w))
@@ -235,8 +237,11 @@ static void consider(const tile_ctx *c, const win *w, plan cand, search *s)
     if (!size_plan(c, w, &cand))
         return;
     /* a prologue runs on every input load: each work's first compute (the LOADED consumer) is then the
-     * prologue's eltwise, one queue for the whole pipeline as tile_pipeline's token pairing needs */
-    if (w->pre && !cand.reload)
+     * prologue's eltwise, one queue for the whole pipeline as tile_pipeline's token pairing needs; or the
+     * first work's alone, when it alone loads the input: every later LOADED consumer (a conv) queues behind
+     * the first work's conv, which waits for the prologue (CHAIN), so none takes the prologue's token (a
+     * squeeze-excite projection on whole planes, its weights streamed by channel tiles) */
+    if (w->pre && !cand.reload && !cand.in_once)
         return;
     if (s->pass == 0)
         keep_seen(s, &cand);

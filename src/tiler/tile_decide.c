@@ -168,25 +168,27 @@ static npu_status apart_cycles(scratch *s, const ir_node *const *nd, int n, int6
     return NPU_OK;
 }
 
-/* A depthwise + 1x1 + eltwise chain without expand (tile_chain) pays only
- * when its static schedule ends before its alternative's: the depthwise +
- * 1x1 pair as tile_dw_pw cascades it (or the two apart) and the eltwise's
+/* A chain whose last node rides on the others' tiles (tile_chain: the
+ * eltwise of a depthwise + 1x1 + eltwise chain without expand, or a squeeze's
+ * global pool) pays only when its static schedule ends before its
+ * alternative's: the first len - 1 nodes as one cascade (a depthwise + 1x1
+ * pair as tile_dw_pw cascades it, or the nodes apart) and the last node's
  * own pass, every tensor in DRAM (the memory planner tries the chain split
  * where its tensors may stay in SRAM instead, tile_memplan.c). *pays false
  * leaves s's schedule undefined. */
-static npu_status dw_chain_pays(scratch *s, const ir_node *const *nd, bool *pays)
+static npu_status tail_pays(scratch *s, const ir_node *const *nd, int len, bool *pays)
 {
-    int64_t chain = s->c.s.end, pair = INT64_MAX, elt = 0;
+    int64_t chain = s->c.s.end, head = INT64_MAX, tail = 0;
     bool done = false;
     scratch_reset(s, nd[0]);
-    npu_status st = tile_lower_cascade(&s->c, nd, 2, &done);
+    npu_status st = tile_lower_cascade(&s->c, nd, len - 1, &done);
     if (st == NPU_OK && done)
-        pair = s->c.s.end;
+        head = s->c.s.end;
     if (st == NPU_EUSER || (st == NPU_OK && !done))
-        st = apart_cycles(s, nd, 2, &pair);
+        st = apart_cycles(s, nd, len - 1, &head);
     if (st == NPU_OK)
-        st = apart_cycles(s, nd + 2, 1, &elt);
-    *pays = pair == INT64_MAX || elt == INT64_MAX || chain < pair + elt;
+        st = apart_cycles(s, nd + len - 1, 1, &tail);
+    *pays = head == INT64_MAX || tail == INT64_MAX || chain < head + tail;
     return st;
 }
 
@@ -281,12 +283,14 @@ static npu_status cascade_at(scratch *s, const ir_node *const *nd, int max, int 
          * memory, a code of another kind) is not swallowed. */
         if (st == NPU_EUSER)
             continue;
-        /* three nodes from a grouped conv: the chain without expand, against the pair and the eltwise apart;
-         * a stem chain against its alternatives */
-        bool dw3 = l == 3 && ir_attr_int(nd[0], "group", 1) > 1, stem = stem_chain(nd, l);
-        if (st == NPU_OK && done && (dw3 || stem)) {
+        /* three nodes from a grouped conv (the chain without expand) or a squeeze's pool last: against the
+         * rest and the last apart; a stem chain against its alternatives */
+        bool tail = (l == 3 && ir_attr_int(nd[0], "group", 1) > 1) ||
+                    (l >= 3 && nd[l - 1]->op == IR_OP_GLOBAL_AVERAGE_POOL);
+        bool stem = !tail && stem_chain(nd, l);
+        if (st == NPU_OK && done && (tail || stem)) {
             bool pays = false;
-            st = dw3 ? dw_chain_pays(s, nd, &pays) : stem_chain_pays(s, nd, l, max, &pays);
+            st = tail ? tail_pays(s, nd, l, &pays) : stem_chain_pays(s, nd, l, max, &pays);
             if (st != NPU_OK)
                 return st;
             if (!pays)

@@ -61,6 +61,9 @@ typedef struct tile_work {
 typedef struct tile_comp {
     tgt_sem sem;
     int64_t v[TGT_F_COUNT];
+    /* a side branch: reads the compute before it (CHAIN, on another unit) and hands nothing on, so the
+     * compute after it chains from the one before it (a squeeze's pool beside the next chunk's convs) */
+    bool side;
 } tile_comp;
 
 /* Static schedule: when each queue is free and when each token was signalled. */
@@ -255,6 +258,9 @@ npu_status tile_chain(tile_ctx *c, const ir_node *const *nd, int len, bool *done
 /* A dense conv (one group) whose window is not 1x1 stride 1: a stem, which tile_chain takes as the expand
  * (tile_decide.c weighs such chains against their alternatives, tile_memplan.c tries them split). */
 bool tile_stem_conv(const ir_node *n);
+/* Does the target's pool accumulate a global average over instructions
+ * (acc_in, acc_out, psum) and end one dividing by divisor (tile_support.c)? */
+bool tile_pool_acc_ok(const tgt_target *t, int64_t divisor);
 /* One node lowered on its own (tile_build.c). */
 npu_status tile_lower_node(tile_ctx *c, const ir_node *n);
 /* The cascade nd[0..len) lowered as one pipeline (tile_decide.c); *done

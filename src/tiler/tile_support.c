@@ -149,6 +149,21 @@ bool tile_avgpool_ok(void *target, int64_t kh, int64_t kw, int64_t stride_h, int
     return tgt_check(t, i, v, &e) == NPU_OK;
 }
 
+bool tile_pool_acc_ok(const tgt_target *t, int64_t divisor)
+{
+    int i = tgt_insn_for_sem(t->isa, TGT_SEM_POOL);
+    if (i < 0 || divisor > POOL_MAX_COUNT || !tgt_insn_field(t->isa, i, TGT_F_PSUM) ||
+        !tgt_insn_field(t->isa, i, TGT_F_ACC_IN) || !tgt_insn_field(t->isa, i, TGT_F_ACC_OUT) ||
+        !tgt_insn_field(t->isa, i, TGT_F_DIVISOR))
+        return false;
+    int64_t v[TGT_F_COUNT];
+    tgt_defaults(t->isa, i, v);
+    v[TGT_F_MODE] = TGT_POOL_AVG, v[TGT_F_ACC_IN] = 1, v[TGT_F_DIVISOR] = divisor;
+    v[TGT_F_C] = v[TGT_F_IH] = v[TGT_F_IW] = v[TGT_F_KH] = v[TGT_F_KW] = v[TGT_F_OH] = v[TGT_F_OW] = 1;
+    npu_err e;
+    return tgt_check(t, i, v, &e) == NPU_OK;
+}
+
 static bool pool_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, const char **reason)
 {
     const ir_tensor *x = n->inputs[0];

@@ -15,9 +15,10 @@ W=$B/e2e/fuse
 PY=/usr/bin/python3
 fail=0 pass=0
 mkdir -p $W
-m=$W/mbconv r=$W/mbres
-# the MBConv block, and the same block with its residual add (checked below)
-[ -f $m.onnx ] && [ -f $r.onnx ] || $PY - $W <<'PYEOF' || exit 1
+m=$W/mbconv r=$W/mbres bb=$W/mbbig
+# the MBConv block, the same block with its residual add, and a block on
+# 56x56 whose depthwise output takes several bands (checked below)
+[ -f $m.onnx ] && [ -f $r.onnx ] && [ -f $bb.onnx ] || $PY - $W <<'PYEOF' || exit 1
 import sys
 sys.path.insert(0, "tests/e2e")
 import gen_models as gm
@@ -35,6 +36,8 @@ g = gm.G("mbconv", [1, 8, 16, 16])
 g.save(d, mbconv(g, 8, 32, 16), [1, 16, 16, 16], d)
 g = gm.G("mbres", [1, 16, 24, 24])
 g.save(d, g.op("Add", ["x", mbconv(g, 16, 64, 16)]), [1, 16, 24, 24], d)
+g = gm.G("mbbig", [1, 24, 56, 56])
+g.save(d, mbconv(g, 24, 144, 40), [1, 40, 56, 56], d)
 PYEOF
 # fraction of the convs' cycles the elementwise layers take, from npusim's per-layer statistics
 frac() {
@@ -119,5 +122,12 @@ fused_op stem $s QuantizeLinear "in the stem's tiles"
 # the Add layer takes no cycles; on edge-v1-narrow (no epilogue) it runs
 # apart; bit-exact on every target.
 fused_op mbres $r Add "in the projection's output stage"
+# The squeeze's global pool on the depthwise conv's tiles (pool acc_in /
+# acc_out, docs/tiler.md "The squeeze's pool in the chain"): on edge-v1 its
+# layer takes no cycles, the depthwise output is not read back for it; on
+# edge-v1-narrow (no accumulating pool) it runs apart; bit-exact everywhere,
+# on one band (mbconv) and on several (mbbig, 56x56).
+fused_op mbconv $m GlobalAveragePool "in the depthwise conv's tiles"
+fused_op mbbig $bb GlobalAveragePool "in the depthwise conv's tiles, over bands"
 echo "e2e fuse: $pass passed, $fail failed"
 [ $fail -eq 0 ]
