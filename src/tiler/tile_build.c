@@ -82,23 +82,26 @@ static bool overlap(const mp_plan *p, const ir_tensor *a, const ir_tensor *b)
     return x->region == y->region && x->level == y->level && x->offset < y->offset + y->size && y->offset < x->offset + x->size;
 }
 
+/* The plan position of the first node of node i's cascade (mp_plan.pos_group), or -1 when the plan has none. */
+static int planned_group(const mp_plan *p, const ir_graph *g, int i)
+{
+    int q = p->pos_group && p->node_pos && i >= 0 && i < g->n_nodes ? p->node_pos[i] : -1;
+    return q >= 0 && q < p->n_positions ? p->pos_group[q] : -1;
+}
+
 /* May the cascade nd[0..len) run on this plan? Planned as one (its
- * intermediates in SRAM), its tensors are live across it; otherwise its
+ * intermediates in SRAM, or with a home where a node after it reads them:
+ * a squeeze's pool last), its tensors are live across it; otherwise its
  * output, written band by band while its inputs are still read, must lie
  * clear of every input in DRAM. */
 static bool plan_allows(const tile_ctx *c, const ir_node *const *nd, int len)
 {
     const mp_plan *p = c->plan;
-    bool in_sram = true, one = p->pos_group && p->node_pos;
-    for (int i = 0; i + 1 < len; i++)
-        in_sram &= nd[i]->outputs[0]->id < p->n_tensors && p->t[nd[i]->outputs[0]->id].in_sram;
-    /* or planned as one cascade whose intermediate a later node reads too (a squeeze's pool last: the
-     * depthwise output keeps a home, live across the cascade like the rest) */
-    for (int i = 0; one && i < len; i++) {
-        int q = nd[i]->id >= 0 && nd[i]->id < c->g->n_nodes ? p->node_pos[nd[i]->id] : -1;
-        one = q >= 0 && q < p->n_positions && p->pos_group[q] == p->node_pos[nd[0]->id];
-    }
-    if (in_sram || (one && len > 1))
+    int g0 = planned_group(p, c->g, nd[0]->id);
+    bool one = len > 1 && g0 >= 0 && g0 == p->node_pos[nd[0]->id];
+    for (int i = 1; one && i < len; i++)
+        one = planned_group(p, c->g, nd[i]->id) == g0;
+    if (one)
         return true;
     const ir_tensor *z = nd[len - 1]->outputs[0];
     if (z->id >= p->n_tensors || p->t[z->id].offset < 0)
@@ -217,11 +220,11 @@ static npu_status plan_cascades(tile_ctx *c, const part_schedule *sched, int *gr
     if (!p->pos_group || !p->node_pos || p->n_positions <= 0)
         return tile_cascades(c->t, g, sched, c->alloc, group, c->err);
     for (int i = 0; i < g->n_nodes; i++) {
-        int q = p->node_pos[i];
+        int q0 = planned_group(p, g, i);
         group[i] = i;
-        if (q >= 0 && q < p->n_positions && p->pos_group[q] != q) /* the node at the group's first position */
+        if (q0 >= 0 && q0 != p->node_pos[i]) /* the node at the group's first position */
             for (int k = 0; k < g->n_nodes; k++)
-                if (p->node_pos[k] == p->pos_group[q])
+                if (p->node_pos[k] == q0)
                     group[i] = k;
     }
     return NPU_OK;

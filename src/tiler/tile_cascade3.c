@@ -250,6 +250,13 @@ static int n_buffers(const chain *q)
     return 5 + n_tables(q) + (q->gp ? 2 : 0) + q->slots * (2 + (q->a ? 1 : 0));
 }
 
+/* The SRAM a plan sized with q->slots slots takes. */
+static int64_t total_bytes(const chain *q)
+{
+    return 16 * n_buffers(q) + n_tables(q) * TILE_EPI_TABLE_BYTES + q->mid1 + q->mid2 + q->psum + q->wbytes +
+           (q->gp ? 5 * q->CE : 0) + q->slots * (q->in_slot + q->out_slot + q->res_slot);
+}
+
 /* Sizes of a plan of oht rows per band; false when they do not fit the SRAM. */
 static bool sizes(const tile_ctx *c, chain *q, int64_t oht)
 {
@@ -265,17 +272,13 @@ static bool sizes(const tile_ctx *c, chain *q, int64_t oht)
     q->out_slot = q->CO * oht * q->OW;
     q->res_slot = q->a ? q->out_slot : 0;
     q->psum = q->p && q->n_chunks > 1 ? 4 * q->out_slot : 0;
-    /* with the squeeze's pool a band's output slot stays busy through its pools and store: a third slot lets
-     * band j + 3's loads wait for store j, not band j + 2's */
-    for (q->slots = q->n_tiles == 1 ? 1 : q->gp && q->n_tiles > 2 ? 3 : 2; q->slots >= 1; q->slots--) {
-        int64_t total = 16 * n_buffers(q) + n_tables(q) * TILE_EPI_TABLE_BYTES + q->mid1 + q->mid2 + q->psum +
-                        q->wbytes + (q->gp ? 5 * q->CE : 0) + q->slots * (q->in_slot + q->out_slot + q->res_slot);
-        if (total <= c->t->p[TGT_P_SRAM_BYTES])
-            return true;
-        if (q->slots <= 2)
-            return false;
-    }
-    return false;
+    /* with the squeeze's pool a band's output slot stays busy through its pools and store: a third slot, where
+     * it fits, lets band j + 3's loads wait for store j, not band j + 2's */
+    q->slots = 3;
+    if (q->gp && q->n_tiles > 2 && total_bytes(q) <= c->t->p[TGT_P_SRAM_BYTES])
+        return true;
+    q->slots = q->n_tiles > 1 ? 2 : 1;
+    return total_bytes(q) <= c->t->p[TGT_P_SRAM_BYTES];
 }
 
 /* MAC cycles of one band's chunk of ec channels; *proj: the projection's part. */

@@ -620,6 +620,18 @@ static int64_t chain_token(const pipe_shape *ps, int q)
     return ps->chain_vec && q == TILE_Q_VEC ? TILE_T_CHAIN_VEC : TILE_T_CHAIN;
 }
 
+/* The compute of w that compute k takes its CHAIN hand-over from (-1: none):
+ * the one before it, past any side branch (which hands nothing on) unless k
+ * is the side branch itself. */
+static int chained_from(const tile_ctx *c, const tile_work *w, int k)
+{
+    const tile_comp *cp = &c->comp[w->first_comp];
+    int kp = k - 1;
+    while (kp >= 0 && !cp[k].side && cp[kp].side)
+        kp--;
+    return kp;
+}
+
 /* Compute k of work j with its tokens; sig: what the work's last compute
  * signals when the work stores nothing. */
 static npu_status emit_comp(tile_ctx *c, const pipe_shape *ps, int j, int k, int64_t sig)
@@ -627,10 +639,8 @@ static npu_status emit_comp(tile_ctx *c, const pipe_shape *ps, int j, int k, int
     const tile_work *w = &c->work[j];
     tile_comp *cp = &c->comp[w->first_comp + k];
     int q = comp_queue(c, cp), qn = k + 1 < w->n_comp && !cp->side ? comp_queue(c, cp + 1) : q;
-    int kp = k - 1; /* the compute this one chains from: side branches hand nothing on */
-    while (kp >= 0 && !cp->side && cp[kp - k].side)
-        kp--;
-    int qp = kp >= 0 ? comp_queue(c, cp + (kp - k)) : q;
+    int kp = chained_from(c, w, k);
+    int qp = kp >= 0 ? comp_queue(c, &c->comp[w->first_comp + kp]) : q;
     cp->v[TGT_F_WAIT] = (waits_loaded(w, k) ? TILE_T_LOADED : 0) | (qp != q ? chain_token(ps, q) : 0) |
                         (ps->free_to_comp && j >= ps->D && k == 0 ? TILE_T_FREE : 0);
     bool last = k == w->n_comp - 1;
@@ -652,15 +662,14 @@ static npu_status shape_of(tile_ctx *c, int D, bool stores, bool skew, pipe_shap
      * compute still reads the slots; on one unit the queue's order does it. */
     bool into_mac = false, into_vec = false;
     for (int j = 0; j < n; j++)
-        for (int k = 1, from = 0; k < w[j].n_comp; k++) { /* from: the compute k chains from */
+        for (int k = 1; k < w[j].n_comp; k++) {
             const tile_comp *ck = &c->comp[w[j].first_comp + k];
-            int q = comp_queue(c, ck);
-            if (q != comp_queue(c, &c->comp[w[j].first_comp + from]))
+            int q = comp_queue(c, ck), kp = chained_from(c, &w[j], k);
+            if (kp >= 0 && q != comp_queue(c, &c->comp[w[j].first_comp + kp]))
                 into_vec |= q == TILE_Q_VEC, into_mac |= q != TILE_Q_VEC;
             if (ck->side && k + 1 < w[j].n_comp && comp_queue(c, ck + 1) != comp_queue(c, ck - 1))
                 return tile_fail(c, "tiler bug: the compute after a side branch is on another unit than the one "
                                  "before it");
-            from = ck->side ? from : k;
         }
     bool cross = into_mac || into_vec;
     *ps = (pipe_shape){D, stores, (stores || cross) && n > D && !w[D].n_load, into_mac && into_vec};

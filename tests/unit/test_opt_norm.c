@@ -1,14 +1,7 @@
 /* fuse_norm (src/opt/fuse_norm.c): GELU and LayerNorm as PyTorch exports
  * them become Gelu and LayerNormalization; near misses stay as they are.
  * Values are checked against formulas evaluated here, not against the pass. */
-#include <criterion/criterion.h>
-#include <math.h>
-#include <string.h>
-
-#include "opt/opt.h"
-#include "ref/ref.h"
-
-#define SHP(...) (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__}
+#include "tests/support/opt_graphs.h"
 
 typedef struct gb {
     ir_graph *g;
@@ -17,31 +10,7 @@ typedef struct gb {
 
 static gb mk(void)
 {
-    gb b = {ir_graph_new(npu_alloc_default()), 0};
-    cr_assert_not_null(b.g);
-    b.g->opset = 13;
-    return b;
-}
-
-static void push(ir_graph *g, ir_tensor ***arr, int *n, ir_tensor *t)
-{
-    *arr = npu_arena_grow(g->arena, *arr, sizeof **arr * (size_t)*n, sizeof **arr * (size_t)(*n + 1));
-    (*arr)[(*n)++] = t;
-}
-
-static ir_tensor *input(gb *b, int rank, const int64_t *dims)
-{
-    ir_tensor *t = ir_tensor_new(b->g, "x", IR_F32, rank, dims);
-    cr_assert_not_null(t);
-    t->flags |= IR_TENSOR_INPUT;
-    push(b->g, &b->g->inputs, &b->g->n_inputs, t);
-    return t;
-}
-
-static void output(gb *b, ir_tensor *t)
-{
-    t->flags |= IR_TENSOR_OUTPUT;
-    push(b->g, &b->g->outputs, &b->g->n_outputs, t);
+    return (gb){graph(13), 0};
 }
 
 static ir_tensor *scalar(gb *b, float v)
@@ -76,18 +45,6 @@ static ir_tensor *mean_last(gb *b, ir_tensor *x, int64_t axis)
     ir_node *n = ir_node_new(b->g, IR_OP_REDUCE_MEAN, name, 1, &x, 1, &out);
     cr_assert(out && n && ir_set_ints(b->g, n, "axes", 1, &axis));
     return out;
-}
-
-static const char *ops(const ir_graph *g)
-{
-    static char buf[512];
-    buf[0] = '\0';
-    for (int i = 0; i < g->n_nodes; i++)
-        if (!g->nodes[i]->dead) {
-            strcat(buf, buf[0] ? "," : "");
-            strcat(buf, ir_op_name(g->nodes[i]->op));
-        }
-    return buf;
 }
 
 static void fuse(ir_graph *g)
@@ -128,7 +85,7 @@ static double gelu_tanh(double x)
 static gb erf_gelu(int variant, float k_half, float k_sqrt2, bool leak)
 {
     gb b = mk();
-    ir_tensor *x = input(&b, SHP(1, 8));
+    ir_tensor *x = input(b.g, "x", SHP(1, 8));
     ir_tensor *u = variant == 1 ? op2(&b, IR_OP_MUL, x, scalar(&b, 1.0f / k_sqrt2), NULL)
                                 : op2(&b, IR_OP_DIV, x, scalar(&b, k_sqrt2), NULL);
     ir_tensor *e = op2(&b, IR_OP_ERF, u, NULL, NULL);
@@ -140,9 +97,9 @@ static gb erf_gelu(int variant, float k_half, float k_sqrt2, bool leak)
         y = op2(&b, IR_OP_MUL, op2(&b, IR_OP_MUL, x, scalar(&b, k_half), NULL), a, NULL);
     else
         y = op2(&b, IR_OP_MUL, scalar(&b, k_half), op2(&b, IR_OP_MUL, a, x, NULL), x);
-    output(&b, y);
+    output(b.g, y);
     if (leak) /* an intermediate read outside the pattern */
-        output(&b, e);
+        output(b.g, e);
     return b;
 }
 
@@ -186,16 +143,16 @@ Test(fuse_norm, gelu_erf_near_misses_stay)
 static gb tanh_gelu(int cube, float k_cubic, bool leak)
 {
     gb b = mk();
-    ir_tensor *x = input(&b, SHP(1, 8));
+    ir_tensor *x = input(b.g, "x", SHP(1, 8));
     ir_tensor *x3 = cube ? op2(&b, IR_OP_POW, x, scalar(&b, 3.0f), NULL)
                          : op2(&b, IR_OP_MUL, x, op2(&b, IR_OP_MUL, x, x, NULL), NULL);
     ir_tensor *inner = op2(&b, IR_OP_ADD, x, op2(&b, IR_OP_MUL, scalar(&b, k_cubic), x3, x), NULL);
     ir_tensor *t = op2(&b, IR_OP_TANH, op2(&b, IR_OP_MUL, scalar(&b, 0.7978845834732056f), inner, x), NULL, NULL);
     ir_tensor *a = op2(&b, IR_OP_ADD, scalar(&b, 1.0f), t, x);
     ir_tensor *y = op2(&b, IR_OP_MUL, scalar(&b, 0.5f), op2(&b, IR_OP_MUL, x, a, NULL), x);
-    output(&b, y);
+    output(b.g, y);
     if (leak)
-        output(&b, inner);
+        output(b.g, inner);
     return b;
 }
 
@@ -235,7 +192,7 @@ static const float gam[4] = {1.0f, 0.5f, -2.0f, 0.25f}, bet[4] = {0.0f, 1.0f, -0
 static gb ln_graph(ln_opts o)
 {
     gb b = mk();
-    ir_tensor *x = input(&b, SHP(1, 2, 4));
+    ir_tensor *x = input(b.g, "x", SHP(1, 2, 4));
     ir_tensor *d = op2(&b, IR_OP_SUB, x, mean_last(&b, x, o.axis1), NULL);
     ir_tensor *p = o.mul_square ? op2(&b, IR_OP_MUL, d, d, NULL) : op2(&b, IR_OP_POW, d, scalar(&b, 2.0f), NULL);
     ir_tensor *v = mean_last(&b, p, o.axis2);
@@ -246,9 +203,9 @@ static gb ln_graph(ln_opts o)
         ir_tensor *bt = ir_const_new(b.g, "beta", IR_F32, 1, (int64_t[]){4}, bet);
         y = op2(&b, IR_OP_ADD, op2(&b, IR_OP_MUL, y, gt, NULL), bt, NULL);
     }
-    output(&b, y);
+    output(b.g, y);
     if (o.leak)
-        output(&b, v);
+        output(b.g, v);
     return b;
 }
 
@@ -304,13 +261,13 @@ Test(fuse_norm, layernorm_near_misses_stay)
 static gb hswish(float alpha, float beta, bool swap, bool leak)
 {
     gb b = mk();
-    ir_tensor *x = input(&b, SHP(1, 8));
+    ir_tensor *x = input(b.g, "x", SHP(1, 8));
     ir_tensor *h = op2(&b, IR_OP_HARD_SIGMOID, x, NULL, NULL);
     ir_node *hn = h->producer;
     cr_assert(ir_set_float(b.g, hn, "alpha", alpha) && ir_set_float(b.g, hn, "beta", beta));
-    output(&b, swap ? op2(&b, IR_OP_MUL, h, x, NULL) : op2(&b, IR_OP_MUL, x, h, NULL));
+    output(b.g, swap ? op2(&b, IR_OP_MUL, h, x, NULL) : op2(&b, IR_OP_MUL, x, h, NULL));
     if (leak)
-        output(&b, h);
+        output(b.g, h);
     return b;
 }
 
