@@ -48,6 +48,7 @@
  * then never goes to DRAM. */
 #include <string.h>
 
+#include "numerics/numerics.h"
 #include "tiler/tile_chain.h"
 
 
@@ -73,17 +74,37 @@ static bool is_eltwise(ir_op op)
 
 
 
-/* The squeeze's global pool on the depthwise output's tiles: the output,
- * which a node after the chain reads too (the excitation's Mul), is still
- * stored; the pool sums each band's channels into int32 partial sums and the
- * last band divides (pool acc_in/acc_out). Not with the prologue, which
- * would put the vector unit at both ends of a band. */
-static bool gp_ok(const tile_ctx *c, const chain *q)
+/* split_pool's block pool (docs/opt.md): an AveragePool whose window is its
+ * stride, no padding, tiling the plane; the bands then hold whole blocks
+ * (fields_ok), so each band's pool is a plain one and its rows are stored
+ * with the band. */
+static bool block_pool_ok(const tile_ctx *c, chain *q)
+{
+    nk_qpool_params k;
+    npu_err e;
+    if (q->gp->op != IR_OP_AVERAGE_POOL || ref_qpool_params(q->gp, &k, &e) != NPU_OK || k.n != 1 ||
+        k.k_h != k.stride_h || k.k_w != k.stride_w || k.pad_top || k.pad_left || k.pad_bottom || k.pad_right ||
+        k.h_in % k.k_h || k.w_in % k.k_w || k.h_out != k.h_in / k.k_h || k.w_out != k.w_in / k.k_w)
+        return false;
+    q->pkh = k.k_h, q->pkw = k.k_w;
+    return tile_avgpool_ok((void *)c->t, k.k_h, k.k_w, k.stride_h, k.stride_w);
+}
+
+/* A pool on the depthwise output's tiles: the output, which a node after the
+ * chain reads too (the excitation's Mul), is still stored. The squeeze's
+ * global pool sums each band's channels into int32 partial sums and the last
+ * band divides (pool acc_in/acc_out); a block pool pools each band apart.
+ * With the prologue the vector unit quantizes band j + 1 before it pools
+ * band j (tile_ctx.skew), its hand-overs from the MAC array on a token of
+ * their own (CHAIN_VEC, a seventh token). */
+static bool gp_ok(const tile_ctx *c, chain *q)
 {
     const ir_tensor *x = q->gp->inputs[0], *y = q->gp->outputs[0];
-    if (q->pre || q->gp->n_inputs != 1 || x != dw_out(q) || x->rank != 4 || x->dtype != IR_I8 || y->dtype != IR_I8 ||
-        (ir_use_count(c->g, x) < 2 && !(x->flags & IR_TENSOR_OUTPUT)) || tile_tokens(c->t) < 5)
+    if (q->gp->n_inputs != 1 || x != dw_out(q) || x->rank != 4 || x->dtype != IR_I8 || y->dtype != IR_I8 ||
+        (ir_use_count(c->g, x) < 2 && !(x->flags & IR_TENSOR_OUTPUT)) || tile_tokens(c->t) < (q->pre ? 7 : 5))
         return false;
+    if (q->gp->op != IR_OP_GLOBAL_AVERAGE_POOL)
+        return block_pool_ok(c, q);
     return tile_pool_acc_ok(c->t, x->dims[2] * x->dims[3]);
 }
 
@@ -128,7 +149,7 @@ static npu_status match(tile_ctx *c, const ir_node *const *nd, int len, chain *q
     q->d = k < len ? nd[k++] : NULL;
     if (q->d && k < len && tile_conv_lut_ok(c, q->d, nd[k]))
         q->ld = nd[k++];
-    if (k < len && nd[k]->op == IR_OP_GLOBAL_AVERAGE_POOL)
+    if (k < len && (nd[k]->op == IR_OP_GLOBAL_AVERAGE_POOL || nd[k]->op == IR_OP_AVERAGE_POOL))
         q->gp = nd[k++];
     q->p = k < len && !q->gp ? nd[k++] : NULL;
     q->a = k < len && !q->gp ? nd[k++] : NULL;
@@ -196,11 +217,13 @@ static bool fields_ok(const tile_ctx *c, const chain *q, int64_t ec, int64_t oht
     }
     if (ok && q->pre)
         ok = q->CI * eih * eiw <= tile_fmax(c, TGT_SEM_QUANTIZE, TGT_F_LEN);
-    if (ok && q->gp) {
+    if (ok && q->gp) { /* a block pool's bands hold whole blocks */
         tgt_sem po = TGT_SEM_POOL;
+        int64_t kh = q->pkh ? q->pkh : oht, kw = q->pkw ? q->pkw : q->OW;
         ok = ec <= tile_fmax(c, po, TGT_F_C) && oht <= tile_fmax(c, po, TGT_F_IH) &&
-             oht <= tile_fmax(c, po, TGT_F_KH) && q->OW <= tile_fmax(c, po, TGT_F_IW) &&
-             q->OW <= tile_fmax(c, po, TGT_F_KW);
+             kh <= tile_fmax(c, po, TGT_F_KH) && q->OW <= tile_fmax(c, po, TGT_F_IW) &&
+             kw <= tile_fmax(c, po, TGT_F_KW) && oht % kh == 0 && oht / kh <= tile_fmax(c, po, TGT_F_OH) &&
+             q->OW / kw <= tile_fmax(c, po, TGT_F_OW);
     }
     return ok;
 }
@@ -247,14 +270,14 @@ static int n_tables(const chain *q)
 
 static int n_buffers(const chain *q)
 {
-    return 5 + n_tables(q) + (q->gp ? 2 : 0) + q->slots * (2 + (q->a ? 1 : 0));
+    return 5 + n_tables(q) + (q->gp && !q->pkh ? 2 : 0) + q->slots * (2 + (q->a ? 1 : 0) + (q->pkh ? 1 : 0));
 }
 
 /* The SRAM a plan sized with q->slots slots takes. */
 static int64_t total_bytes(const chain *q)
 {
     return 16 * n_buffers(q) + n_tables(q) * TILE_EPI_TABLE_BYTES + q->mid1 + q->mid2 + q->psum + q->wbytes +
-           (q->gp ? 5 * q->CE : 0) + q->slots * (q->in_slot + q->out_slot + q->res_slot);
+           (q->gp && !q->pkh ? 5 * q->CE : 0) + q->slots * (q->in_slot + q->out_slot + q->res_slot + q->pool_slot);
 }
 
 /* Sizes of a plan of oht rows per band; false when they do not fit the SRAM. */
@@ -272,6 +295,7 @@ static bool sizes(const tile_ctx *c, chain *q, int64_t oht)
     q->out_slot = q->CO * oht * q->OW;
     q->res_slot = q->a ? q->out_slot : 0;
     q->psum = q->p && q->n_chunks > 1 ? 4 * q->out_slot : 0;
+    q->pool_slot = q->pkh ? q->CE * (oht / q->pkh) * (q->OW / q->pkw) : 0;
     /* with the squeeze's pool a band's output slot stays busy through its pools and store: a third slot, where
      * it fits, lets band j + 3's loads wait for store j, not band j + 2's */
     q->slots = 3;
@@ -297,35 +321,43 @@ static int64_t chunk_mac(const tile_ctx *c, const chain *q, int64_t ec, int64_t 
     return (q->e ? tile_timing(c, TGT_SEM_CONV, ex, 7) : 0) + tile_timing(c, TGT_SEM_DWCONV, dw, 5) + p;
 }
 
-/* The squeeze pool's vector cycles on one band of oht rows, every chunk. */
+/* The pool's vector cycles on one band of oht rows, every chunk. */
 static int64_t pool_band(const tile_ctx *c, const chain *q)
 {
     if (!q->gp)
         return 0;
-    int64_t full[] = {TGT_F_C, q->ec, TGT_F_IH, q->oht, TGT_F_KH, q->oht, TGT_F_IW, q->OW, TGT_F_KW, q->OW};
-    int64_t last[] = {TGT_F_C, chunk_ch(q, q->n_chunks - 1), TGT_F_IH, q->oht, TGT_F_KH, q->oht,
-                      TGT_F_IW, q->OW, TGT_F_KW, q->OW};
-    return (q->n_chunks - 1) * tile_timing(c, TGT_SEM_POOL, full, 5) + tile_timing(c, TGT_SEM_POOL, last, 5);
+    int64_t kh = q->pkh ? q->pkh : q->oht, kw = q->pkw ? q->pkw : q->OW;
+    int64_t full[] = {TGT_F_C, q->ec, TGT_F_IH, q->oht, TGT_F_KH, kh, TGT_F_IW, q->OW, TGT_F_KW, kw,
+                      TGT_F_OH, q->oht / kh, TGT_F_OW, q->OW / kw};
+    int64_t last[] = {TGT_F_C, chunk_ch(q, q->n_chunks - 1), TGT_F_IH, q->oht, TGT_F_KH, kh, TGT_F_IW, q->OW,
+                      TGT_F_KW, kw, TGT_F_OH, q->oht / kh, TGT_F_OW, q->OW / kw};
+    return (q->n_chunks - 1) * tile_timing(c, TGT_SEM_POOL, full, 7) + tile_timing(c, TGT_SEM_POOL, last, 7);
 }
 
 /* Cycles of a plan with the quantize prologue: the bands through the load,
  * vector, MAC and store queues (band j+2 loads after store j), the float32
  * loads and the stores sharing the DRAM bus; every weight block loads with
  * the first band (one load group: the quantize, the first compute, waits for
- * it, so that LOADED keeps one consumer queue). */
+ * it, so that LOADED keeps one consumer queue). A pool on the tiles runs on
+ * the vector unit after the band's MAC work, its rows stored with the band
+ * (taken in series with the next quantize: the skew only helps). */
 static int64_t cost_pre(const tile_ctx *c, const chain *q)
 {
     int64_t mac = (q->n_chunks - 1) * chunk_mac(c, q, q->ec, NULL) + chunk_mac(c, q, chunk_ch(q, q->n_chunks - 1), NULL);
     int64_t lat = c->t->p[TGT_P_DRAM_LATENCY], eiw = q->ex.i1 - q->ex.i0, wt = tile_dma_time(c, 1, 1, q->wbytes, 0);
-    int64_t le = 0, ve = 0, me = 0, se = 0, bus = wt - lat, free_at[2] = {0, 0};
+    int64_t le = 0, ve = 0, me = 0, se = 0, bus = wt - lat, free_at[2] = {0, 0}, pb = pool_band(c, q);
     for (int64_t j = 0; j < q->n_tiles; j++) {
         band b = band_of(q, j);
-        int64_t eh = b.ey.i1 - b.ey.i0, qset[] = {TGT_F_LEN, q->CI * eh * eiw};
-        int64_t ld = tile_dma_time(c, q->CI, eh, 4 * eiw, 4 * q->XW), st = tile_dma_time(c, q->CO, b.y1 - b.y0, q->OW, q->OW);
+        int64_t eh = b.ey.i1 - b.ey.i0, qset[] = {TGT_F_LEN, q->CI * eh * eiw}, rows = b.y1 - b.y0;
+        int64_t ld = tile_dma_time(c, q->CI, eh, 4 * eiw, 4 * q->XW), st = tile_dma_time(c, q->CO, rows, q->OW, q->OW);
+        if (q->pkh)
+            st += tile_dma_time(c, q->CE, rows / q->pkh, q->OW / q->pkw, q->OW / q->pkw);
         le = (le > free_at[j % 2] ? le : free_at[j % 2]) + ld + (j ? 0 : wt);
         ve = (ve > le ? ve : le) + tile_timing(c, TGT_SEM_QUANTIZE, qset, 1);
         me = (me > ve ? me : ve) + mac;
-        se = (se > me ? se : me) + st;
+        if (pb)
+            ve = (ve > me ? ve : me) + pb;
+        se = (se > (pb ? ve : me) ? se : (pb ? ve : me)) + st;
         free_at[j % 2] = se;
         bus += ld + st - 2 * lat;
     }
@@ -335,14 +367,20 @@ static int64_t cost_pre(const tile_ctx *c, const chain *q)
 /* Cycles of a plan: the MAC array's timeline, whose first band waits for
  * its load groups (the first chunk's expand and depthwise blocks with the
  * input, the projection, the other chunks), or the busiest DMA queue, plus
- * the last store that nothing hides. */
-static int64_t cost(const tile_ctx *c, const chain *q)
+ * the last store that nothing hides. in_place: the SRAM-resident operands
+ * read and written where they are, without DMA (a plan of whole planes). */
+static int64_t cost(const tile_ctx *c, const chain *q, bool in_place)
 {
     int64_t pw = 0, c0 = chunk_mac(c, q, q->ec, &pw); /* pw: the projection part of a chunk */
     int64_t mac = (q->n_chunks - 1) * c0 + chunk_mac(c, q, chunk_ch(q, q->n_chunks - 1), NULL);
-    int64_t ld = tile_dma_time(c, q->CI, q->eih, q->ex.i1 - q->ex.i0, q->XW);
-    int64_t st = tile_dma_time(c, q->CO, q->oht, q->OW, q->OW);
-    int64_t res = q->a ? st : 0, wp = q->p ? q->cp.blk_bytes : 0; /* the projection's block */
+    const ir_tensor *z = q->a ? q->a->outputs[0] : q->p ? q->p->outputs[0] : dw_out(q);
+    bool in_res = in_place && tile_tensor_resident(c, chain_input(q)), out_res = in_place && tile_tensor_resident(c, z);
+    bool res_res = in_place && q->a && tile_tensor_resident(c, other_operand(q));
+    int64_t ld = in_res ? 0 : tile_dma_time(c, q->CI, q->eih, q->ex.i1 - q->ex.i0, q->XW);
+    int64_t out = tile_dma_time(c, q->CO, q->oht, q->OW, q->OW); /* with a block pool's rows: */
+    int64_t st = (out_res ? 0 : out) +
+                 (q->pkh ? tile_dma_time(c, q->CE, q->oht / q->pkh, q->OW / q->pkw, q->OW / q->pkw) : 0);
+    int64_t res = q->a && !res_res ? out : 0, wp = q->p ? q->cp.blk_bytes : 0; /* the projection's block */
     int64_t t_proj = ld + tile_dma_time(c, 1, 1, q->wfirst + wp, 0);
     int64_t t_first = q->e ? ld + tile_dma_time(c, 1, 1, q->wfirst, 0) : t_proj; /* one group without expand */
     int64_t t_all = ld + tile_dma_time(c, 1, 1, q->wbytes, 0);
@@ -382,7 +420,7 @@ static npu_status choose_once(tile_ctx *c, chain *q, bool whole, bool *found)
             if (whole && r != q->OH)
                 break; /* SRAM-resident operands are read in place as whole planes */
             if (fields_ok(c, q, ec, r) && sizes(c, q, r)) {
-                int64_t cst = q->pre ? cost_pre(c, q) : cost(c, q);
+                int64_t cst = q->pre ? cost_pre(c, q) : cost(c, q, whole);
                 if (cst < best_cost)
                     best_ec = ec, best = r, best_cost = cst;
             }
@@ -411,7 +449,14 @@ static npu_status choose_once(tile_ctx *c, chain *q, bool whole, bool *found)
 }
 
 /* Whole planes (one band) first where an operand is SRAM-resident, so that
- * it is read in place; else any band (it then goes back to DRAM). */
+ * it is read in place; else any band (it then goes back to DRAM). Bands win
+ * where their schedule, every operand through DMA, beats the whole planes
+ * in place by 5% (the estimate's margin: zoo MobileNetV2's block 5 on
+ * edge-v1 ran 4K cycles slower on bands that won by less): one band stores
+ * its whole output after its last compute (EfficientNet-B0's block 3.1
+ * chain on edge-v1: 23,620 cycles of store after it, its 31 KB input
+ * resident; 11,860 on two bands), and the memory planner's trial then sends
+ * the resident operand back to DRAM. */
 static npu_status choose(tile_ctx *c, chain *q, bool *found)
 {
     bool whole = (q->e && tile_resident_io(c, q->e)) || tile_resident_io(c, q->d) || (q->p && tile_resident_io(c, q->p)) ||
@@ -419,8 +464,14 @@ static npu_status choose(tile_ctx *c, chain *q, bool *found)
                  (q->gp && tile_resident_io(c, q->gp));
     *found = false;
     npu_status st = whole ? choose_once(c, q, true, found) : NPU_OK;
-    if (st == NPU_OK && !*found)
-        st = choose_once(c, q, false, found);
+    if (st != NPU_OK || (*found && q->pre))
+        return st;
+    chain in_place = *q;
+    bool banded = false;
+    st = choose_once(c, q, false, &banded);
+    if (st == NPU_OK && *found && (!banded || cost(c, &in_place, true) * 19 <= cost(c, q, false) * 20))
+        *q = in_place;
+    *found |= banded;
     return st;
 }
 

@@ -11,6 +11,7 @@ typedef struct bufs {
     int64_t in[3], out[3], res[3], mid1, mid2, psum, wt;
     int64_t tab_e, tab_d; /* the epilogue tables (1024-aligned), when there are Luts */
     int64_t gsum, gout;   /* the squeeze pool's int32 channel sums and its int8 output */
+    int64_t pout[3];      /* a block pool's output rows of a band, per slot */
     tile_convinfo *ce, *cd; /* per chunk, offsets relative to the first block */
     int64_t w0;             /* the first block's offset in the constants */
     int xr, zr, fr, gr;     /* the block input (a prologue's float32 one), the output, the eltwise's other operand,
@@ -130,10 +131,11 @@ static npu_status band_chunk(tile_ctx *c, const chain *q, const bufs *b, int j, 
     return NPU_OK;
 }
 
-/* The squeeze's pool over chunk ch of band j's output tile, right after the
- * chunk's depthwise conv and a side branch of it (the vector unit pools
- * chunk ch while the MAC array runs chunk ch + 1): the channel sums carried
- * in gsum from band to band, the last band's average into gout. */
+/* The pool over chunk ch of band j's output tile, right after the chunk's
+ * depthwise conv and a side branch of it (the vector unit pools chunk ch
+ * while the MAC array runs chunk ch + 1). The squeeze's global pool carries
+ * the channel sums in gsum from band to band, the last band's average into
+ * gout; a block pool writes the band's block rows into its slot. */
 static npu_status band_pool(tile_ctx *c, const chain *q, const bufs *b, int j, const band *bd, tile_work *wk,
                             int64_t ch)
 {
@@ -144,9 +146,16 @@ static npu_status band_pool(tile_ctx *c, const chain *q, const bufs *b, int j, c
     int64_t *v = cp->v;
     cp->side = true;
     memcpy(v, b->pv, sizeof b->pv);
-    v[TGT_F_SRC] = dst + e0 * oh * q->OW, v[TGT_F_DST] = b->gout + e0, v[TGT_F_C] = chunk_ch(q, ch);
-    v[TGT_F_IH] = v[TGT_F_KH] = oh, v[TGT_F_IW] = v[TGT_F_KW] = q->OW, v[TGT_F_OH] = v[TGT_F_OW] = 1;
-    v[TGT_F_SH] = v[TGT_F_SW] = 1, v[TGT_F_PT] = v[TGT_F_PL] = v[TGT_F_PB] = v[TGT_F_PR] = 0;
+    v[TGT_F_SRC] = dst + e0 * oh * q->OW, v[TGT_F_C] = chunk_ch(q, ch), v[TGT_F_IH] = oh, v[TGT_F_IW] = q->OW;
+    v[TGT_F_PT] = v[TGT_F_PL] = v[TGT_F_PB] = v[TGT_F_PR] = 0;
+    if (q->pkh) {
+        int64_t pr = oh / q->pkh, pc = q->OW / q->pkw;
+        v[TGT_F_DST] = b->pout[j % q->slots] + e0 * pr * pc, v[TGT_F_KH] = v[TGT_F_SH] = q->pkh;
+        v[TGT_F_KW] = v[TGT_F_SW] = q->pkw, v[TGT_F_OH] = pr, v[TGT_F_OW] = pc;
+        return NPU_OK;
+    }
+    v[TGT_F_DST] = b->gout + e0, v[TGT_F_KH] = oh, v[TGT_F_KW] = q->OW, v[TGT_F_OH] = v[TGT_F_OW] = 1;
+    v[TGT_F_SH] = v[TGT_F_SW] = 1;
     v[TGT_F_PSUM] = b->gsum + 4 * e0, v[TGT_F_ACC_IN] = j > 0, v[TGT_F_ACC_OUT] = j < q->n_tiles - 1;
     v[TGT_F_DIVISOR] = q->OH * q->OW;
     return NPU_OK;
@@ -181,7 +190,11 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j)
     }
     if (st == NPU_OK)
         tile_store(wk, tile_box_chw(b->zr, b->zo + bd.y0 * q->OW, q->OH, q->OW, dst, q->CO, oh, q->OW));
-    if (st == NPU_OK && q->gp && j == q->n_tiles - 1) /* the squeeze's output, with the last band */
+    if (st == NPU_OK && q->pkh) { /* the block pool's rows of the band */
+        int64_t pr = oh / q->pkh, pc = q->OW / q->pkw;
+        tile_store(wk, tile_box_chw(b->gr, b->go + bd.y0 / q->pkh * pc, q->OH / q->pkh, pc, b->pout[j % slots], q->CE,
+                                    pr, pc));
+    } else if (st == NPU_OK && q->gp && j == q->n_tiles - 1) /* the squeeze's output, with the last band */
         tile_store_flat(c, wk, b->gr, b->go, b->gout, q->CE);
     return st;
 }
@@ -259,7 +272,7 @@ static npu_status place(tile_ctx *c, const chain *q, bufs *b)
         grp[nr] = slots, rq[nr++] = (tile_sram_req){TILE_EPI_TABLE_BYTES, &b->tab_e};
     if (q->ld)
         grp[nr] = slots, rq[nr++] = (tile_sram_req){TILE_EPI_TABLE_BYTES, &b->tab_d};
-    if (q->gp) {
+    if (q->gp && !q->pkh) {
         grp[nr] = slots, rq[nr++] = (tile_sram_req){4 * q->CE, &b->gsum};
         grp[nr] = slots, rq[nr++] = (tile_sram_req){q->CE, &b->gout};
     }
@@ -268,6 +281,8 @@ static npu_status place(tile_ctx *c, const chain *q, bufs *b)
         grp[nr] = i, rq[nr++] = (tile_sram_req){q->out_slot, &b->out[i]};
         if (q->a)
             grp[nr] = i, rq[nr++] = (tile_sram_req){q->res_slot, &b->res[i]};
+        if (q->pkh)
+            grp[nr] = i, rq[nr++] = (tile_sram_req){q->pool_slot, &b->pout[i]};
     }
     const char *misfit = "tiler bug: the cascade's buffers exceed the SRAM";
     npu_status st = q->pre ? tile_sram_place_banked(c, rq, nr, grp, slots + 1, misfit) : tile_sram_place(c, rq, nr, misfit);
@@ -285,7 +300,7 @@ npu_status tile_chain(tile_ctx *c, const ir_node *const *nd, int len, bool *done
     if (st != NPU_OK || !ok)
         return st;
     *done = true;
-    bufs b = {.in = {-1, -1, -1}, .out = {-1, -1, -1}, .res = {-1, -1, -1}};
+    bufs b = {.in = {-1, -1, -1}, .out = {-1, -1, -1}, .res = {-1, -1, -1}, .pout = {-1, -1, -1}};
     size_t nb = sizeof(tile_convinfo) * (size_t)q.n_chunks;
     b.ce = npu_malloc(c->alloc, nb);
     b.cd = npu_malloc(c->alloc, nb);
@@ -301,6 +316,6 @@ npu_status tile_chain(tile_ctx *c, const ir_node *const *nd, int len, bool *done
         st = emit_band(c, &q, &b, j);
     npu_free(c->alloc, b.ce, nb);
     npu_free(c->alloc, b.cd, nb);
-    c->depth = q.slots;
+    c->depth = q.slots, c->skew = q.pre && q.gp; /* the vector unit at both ends of a band */
     return st == NPU_OK ? tile_pipeline(c) : st;
 }

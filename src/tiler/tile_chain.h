@@ -10,7 +10,9 @@ typedef struct chain {
     const ir_node *pre;           /* the model input's QuantizeLinear before the expand (a prologue), or NULL */
     const ir_node *e, *d, *p, *a; /* expand or NULL, depthwise, projection or NULL, eltwise or NULL */
     const ir_node *le, *ld;       /* npu.Luts in the expand's and the depthwise conv's output stage, or NULL */
-    const ir_node *gp;            /* the squeeze's GlobalAveragePool of the depthwise output, on its tiles, or NULL */
+    const ir_node *gp;            /* a pool of the depthwise output on its tiles, or NULL: the squeeze's
+                                     GlobalAveragePool, or split_pool's block AveragePool (docs/opt.md) */
+    int64_t pkh, pkw;             /* the block pool's window, its stride too; 0 for the global pool */
     tile_convinfo ce, cd, cp;
     int64_t CI, XH, XW;           /* the block input (the expand's; the depthwise's without one) */
     int64_t H, W, CE, OH, OW, CO; /* the depthwise input and output; CO: channels stored (projection's, or CE) */
@@ -23,6 +25,7 @@ typedef struct chain {
     int n_tiles;
     int slots;                    /* of the input and output (and eltwise operand) buffers: 1 to 3 */
     int64_t in_slot, in_f, mid1, mid2, out_slot, res_slot, psum; /* in_f: the prologue's float32 rows in in_slot */
+    int64_t pool_slot;            /* the block pool's output of a band, every channel (0 for the global pool) */
     bool epi; /* the eltwise runs in the last projection's output stage (epi_elt), not on the vector unit */
 } chain;
 

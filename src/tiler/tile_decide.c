@@ -269,6 +269,17 @@ static npu_status stem_chain_pays(scratch *s, const ir_node *const *nd, int len,
     return st;
 }
 
+/* A chain's last node a pool on the depthwise output's tiles: a squeeze's
+ * global pool, or a block pool after the depthwise conv (or its Lut). */
+static bool pool_tail(const ir_node *const *nd, int l)
+{
+    const ir_node *p = nd[l - 1], *d = nd[l - 2];
+    if (d->op == IR_OP_LUT && l >= 4)
+        d = nd[l - 3];
+    return p->op == IR_OP_GLOBAL_AVERAGE_POOL ||
+           (p->op == IR_OP_AVERAGE_POOL && d->op == IR_OP_CONV && ir_attr_int(d, "group", 1) > 1);
+}
+
 /* The longest cascade that lowers at nd[0] (at most max nodes): *len its
  * nodes, 0 none; s's schedule is then the last one lowered, the cascade's. */
 static npu_status cascade_at(scratch *s, const ir_node *const *nd, int max, int *len)
@@ -285,8 +296,7 @@ static npu_status cascade_at(scratch *s, const ir_node *const *nd, int max, int 
             continue;
         /* three nodes from a grouped conv (the chain without expand) or a squeeze's pool last: against the
          * rest and the last apart; a stem chain against its alternatives */
-        bool tail = (l == 3 && ir_attr_int(nd[0], "group", 1) > 1) ||
-                    (l >= 3 && nd[l - 1]->op == IR_OP_GLOBAL_AVERAGE_POOL);
+        bool tail = (l == 3 && ir_attr_int(nd[0], "group", 1) > 1) || (l >= 3 && pool_tail(nd, l));
         bool stem = !tail && stem_chain(nd, l);
         if (st == NPU_OK && done && (tail || stem)) {
             bool pays = false;
@@ -312,13 +322,15 @@ static npu_status cascade_at(scratch *s, const ir_node *const *nd, int max, int 
  * reload and the quantize's own pass, but the conv's tiles load 4 bytes per
  * input element, halo rows again: it is kept only when the static schedule
  * ends before the nodes' apart (the conv with the cascade it heads on its
- * own, if any), and that cascade is no longer than the rest of this one. */
+ * own, if any). When that cascade reaches past this one (a stem chain with
+ * its pool against the prologue chain without it), the nodes it covers
+ * beyond are counted apart on this side. */
 static npu_status quant_pre_pays(scratch *s, const ir_node *const *nd, int max, int *len)
 {
-    int64_t joint = s->c.s.end, apart = 0;
+    int64_t joint = s->c.s.end, apart = 0, extra = 0;
     int own = 0;
     npu_status st = max > 2 ? cascade_at(s, nd + 1, max - 1, &own) : NPU_OK;
-    if (st != NPU_OK || own >= *len) {
+    if (st != NPU_OK) {
         *len = 0;
         return st;
     }
@@ -330,9 +342,11 @@ static npu_status quant_pre_pays(scratch *s, const ir_node *const *nd, int max, 
         st = tile_lower_node(&s->c, nd[i]);
         apart += s->c.s.end;
     }
+    if (st == NPU_OK && 1 + own > *len)
+        st = apart_cycles(s, nd + *len, 1 + own - *len, &extra);
     if (st == NPU_EUSER) /* a node alone has no tile: the cascade is the only way */
         st = NPU_OK, apart = INT64_MAX;
-    if (joint >= apart)
+    if (extra == INT64_MAX || joint + extra >= apart)
         *len = 0;
     return st;
 }
@@ -353,8 +367,14 @@ npu_status tile_cascades(const tgt_target *t, const ir_graph *g, const part_sche
             const ir_node *const *nd = (const ir_node *const *)&g->nodes[ps->first + i];
             int len = 0;
             st = cascade_at(&s, nd, ps->count - i, &len);
+            int whole = len;
             if (st == NPU_OK && len >= 2 && nd[0]->op == IR_OP_QUANTIZE_LINEAR)
                 st = quant_pre_pays(&s, nd, ps->count - i, &len);
+            /* a prologue chain with a pool on its tiles that does not pay may pay without the pool, against
+             * the same nodes apart (edge-v1-lite: EfficientNet-B0's stem chain) */
+            if (st == NPU_OK && !len && whole >= 4 && nd[0]->op == IR_OP_QUANTIZE_LINEAR && pool_tail(nd, whole) &&
+                (st = cascade_at(&s, nd, whole - 1, &len)) == NPU_OK && len >= 2)
+                st = quant_pre_pays(&s, nd, len, &len);
             for (int j = 0; j < len && st == NPU_OK; j++)
                 group[ps->first + i + j] = ps->first + i;
             i += len > 0 ? len - 1 : 0;

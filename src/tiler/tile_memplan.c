@@ -132,19 +132,22 @@ static bool split_stem_chains(const ir_graph *g, int64_t cap, int *group)
     return any;
 }
 
-/* Splits the squeeze's global pool off the chains it ends (tile_chain's
- * pool on the depthwise output's tiles), where that output fits cap bytes:
+/* Splits the pool off the chains it ends (tile_chain's pool on the
+ * depthwise output's tiles: a squeeze's global pool, or split_pool's block
+ * pool before it), where that output fits cap bytes:
  * tile_cascades weighs the pool there against a pass that reads it back
  * from DRAM, but with the output SRAM-resident the pool apart reads it in
  * place, and the chain may then keep it whole (EfficientNet-B0 on
  * edge-v1-wide: block 2.0's 301 KB depthwise output went to DRAM and back,
- * 1,083,450 -> 1,136,478 NPU cycles, without this trial). */
+ * 1,083,450 -> 1,136,478 NPU cycles, without this trial; its stem chain's
+ * 401 KB output likewise, 1,075,870 -> 1,090,973 with the block pool in the
+ * chain). */
 static bool split_gap_tails(const ir_graph *g, int64_t cap, int *group)
 {
     bool any = false;
     for (int i = 1; i < g->n_nodes; i++) {
         const ir_node *n = g->nodes[i];
-        if (n->op != IR_OP_GLOBAL_AVERAGE_POOL || group[i] == i || group[i - 1] != group[i] ||
+        if ((n->op != IR_OP_GLOBAL_AVERAGE_POOL && n->op != IR_OP_AVERAGE_POOL) || group[i] == i || group[i - 1] != group[i] ||
             (i + 1 < g->n_nodes && group[i + 1] == group[i]) || ir_use_count(g, n->inputs[0]) < 2 ||
             (int64_t)ir_tensor_bytes(n->inputs[0]) > cap) /* a squeeze: the excitation reads its input too */
             continue;
@@ -216,15 +219,41 @@ static npu_status at_capacity(const tgt_target *t, ir_graph *g, const part_sched
     return NPU_OK;
 }
 
+/* The two-level plans for a capacity of cap bytes, the cascades decided
+ * for the SRAM below it, with each kind of split (at_capacity). */
+static npu_status at_capacity_splits(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc,
+                                     mp_options mo, int64_t cap, mp_plan *best, int64_t *best_cycles, npu_err *err)
+{
+    npu_err e;
+    tgt_target below = *t;
+    below.p[TGT_P_SRAM_BYTES] -= cap;
+    int *group = npu_arena_alloc(g->arena, sizeof(int) * (size_t)(g->n_nodes + 1));
+    if (!group)
+        return npu_fail(err, NPU_EINTERNAL, "out of memory");
+    if (tile_cascades(&below, g, sched, alloc, group, &e) != NPU_OK)
+        return NPU_OK;
+    npu_status st = NPU_OK;
+    /* splitting the chains splits their squeeze pools too: SPLIT_GAP only without SPLIT_CHAINS */
+    for (int split = 0; split <= (SPLIT_QUANT | SPLIT_GAP) && st == NPU_OK; split++)
+        if (!((split & SPLIT_GAP) && (split & SPLIT_CHAINS)))
+            st = at_capacity(t, g, sched, alloc, mo, cap, group, split, best, best_cycles, err);
+    return st;
+}
+
 /* The two-level plan into *plan when one beats the one-level plan's static
  * cycles; *plan is left alone otherwise. Capacities tried: what the
  * one-level tiles leave, and half and a quarter of the SRAM (smaller tiles,
  * more residents), each with and without the quantize prologue pairs and
- * the depthwise chains, the fewest cycles winning. */
+ * the depthwise chains, the fewest cycles winning. The cascades are decided
+ * for the SRAM below the capacity; the best plan's level may take less of
+ * it, so its own size is tried last: cascades that did not fit below the
+ * capacity may fit below the level (EfficientNet-B0's stem chain with its
+ * block pool on edge-v1: 188,066 static cycles below half the SRAM against
+ * 184,766 apart, 151,668 below the 176 KB level it got). */
 static npu_status two_level(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc,
                             mp_options mo, mp_plan *plan, npu_err *err)
 {
-    int64_t peak = 0, cycles = 0, sram = t->p[TGT_P_SRAM_BYTES];
+    int64_t peak = 0, cycles = 0, sram = t->p[TGT_P_SRAM_BYTES], found_at = 0;
     npu_err e;
     if (trial(t, g, sched, plan, alloc, NULL, &peak, &cycles, &e) != NPU_OK)
         return NPU_OK; /* the real build will say why */
@@ -234,18 +263,15 @@ static npu_status two_level(const tgt_target *t, ir_graph *g, const part_schedul
         bool again = caps[i] <= 0;
         for (int k = 0; k < i; k++)
             again |= caps[k] == caps[i];
-        tgt_target below = *t;
-        below.p[TGT_P_SRAM_BYTES] -= caps[i];
-        int *group = again ? NULL : npu_arena_alloc(g->arena, sizeof(int) * (size_t)(g->n_nodes + 1));
-        if (!again && !group)
-            return npu_fail(err, NPU_EINTERNAL, "out of memory");
-        if (again || tile_cascades(&below, g, sched, alloc, group, &e) != NPU_OK)
-            continue;
-        /* splitting the chains splits their squeeze pools too: SPLIT_GAP only without SPLIT_CHAINS */
-        for (int split = 0; split <= (SPLIT_QUANT | SPLIT_GAP) && st == NPU_OK; split++)
-            if (!((split & SPLIT_GAP) && (split & SPLIT_CHAINS)))
-                st = at_capacity(t, g, sched, alloc, mo, caps[i], group, split, plan, &cycles, err);
+        int64_t before = cycles;
+        if (!again)
+            st = at_capacity_splits(t, g, sched, alloc, mo, caps[i], plan, &cycles, err);
+        if (cycles < before)
+            found_at = caps[i];
     }
+    int64_t level = (plan->sram_bytes + 15) & ~(int64_t)15;
+    if (st == NPU_OK && found_at && level < found_at)
+        st = at_capacity_splits(t, g, sched, alloc, mo, level, plan, &cycles, err);
     return st;
 }
 

@@ -129,5 +129,40 @@ fused_op mbres $r Add "in the projection's output stage"
 # on one band (mbconv) and on several (mbbig, 56x56).
 fused_op mbconv $m GlobalAveragePool "in the depthwise conv's tiles"
 fused_op mbbig $bb GlobalAveragePool "in the depthwise conv's tiles, over bands"
+# EfficientNet's first block on a float input: quantize, stem conv + SiLU,
+# depthwise + SiLU, squeeze-excite, projection. Its squeeze pools 80x80,
+# over edge-v1's 4096-element divider, so split_pool makes it a pool of 8x8
+# blocks and a global pool of their means; on edge-v1 the block pool rides
+# on the stem chain's bands beside the quantize prologue (the vector unit
+# at both ends of a band: tile_ctx.skew, CHAIN_VEC), its layer takes no
+# cycles; on edge-v1-narrow (four tokens) it runs apart.
+e=$W/effstem
+[ -f $e.onnx ] || $PY - $W <<'PYEOF' || exit 1
+import sys
+sys.path.insert(0, "tests/e2e")
+import gen_models as gm
+d = sys.argv[1]
+g = gm.G("effstem", [1, 3, 160, 160])
+def silu(y):
+    return g.op("Mul", [y, g.op("Sigmoid", [y])])
+x = silu(g.conv("x", 3, 16, k=3, stride=2, relu=False))
+x = silu(g.conv(x, 16, 16, k=3, group=16, relu=False))
+s = silu(g.conv(g.op("GlobalAveragePool", [x]), 16, 8, k=1, relu=False))
+s = g.op("Sigmoid", [g.conv(s, 8, 16, k=1, relu=False)])
+g.save(d, g.conv(g.op("Mul", [x, s]), 16, 8, k=1, relu=False), [1, 8, 80, 80], d)
+PYEOF
+fused_op effstem $e AveragePool "on the stem chain's bands"
+# ... and in the same pipeline as the quantize: every layer from the stem
+# conv to the block pool takes no cycles of its own (the pipeline's record
+# is the quantize's)
+q=$($PY - $W/effstem_edge-v1/stats.json <<'PYEOF'
+import json, sys
+L = json.load(open(sys.argv[1]))["layers"]
+k = [l["op"] for l in L].index("AveragePool")
+print(L[0]["op"] == "QuantizeLinear" and L[0]["cycles"] > 0 and all(l["cycles"] == 0 for l in L[1:k + 1]))
+PYEOF
+)
+if [ "$q" = True ]; then echo "ok   effstem edge-v1: quantize, stem, depthwise and block pool in one pipeline"; pass=$((pass + 1))
+else echo "FAIL effstem edge-v1: the quantize, stem chain and block pool are not one pipeline"; fail=$((fail + 1)); fi
 echo "e2e fuse: $pass passed, $fail failed"
 [ $fail -eq 0 ]
