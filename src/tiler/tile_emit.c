@@ -442,7 +442,7 @@ tile_comp *tile_comp_new(tile_ctx *c, tile_work *w, tgt_sem sem)
     }
     tile_comp *k = &c->comp[c->n_comp++];
     k->sem = sem;
-    k->side = false;
+    k->side = k->lead = false;
     int insn = tile_insn(c, sem);
     if (insn >= 0)
         tgt_defaults(c->t->isa, insn, k->v);
@@ -638,9 +638,9 @@ static npu_status emit_comp(tile_ctx *c, const pipe_shape *ps, int j, int k, int
 {
     const tile_work *w = &c->work[j];
     tile_comp *cp = &c->comp[w->first_comp + k];
-    int q = comp_queue(c, cp), qn = k + 1 < w->n_comp && !cp->side ? comp_queue(c, cp + 1) : q;
+    int q = comp_queue(c, cp), qn = k + 1 < w->n_comp && !cp->side && !cp[1].lead ? comp_queue(c, cp + 1) : q;
     int kp = chained_from(c, w, k);
-    int qp = kp >= 0 ? comp_queue(c, &c->comp[w->first_comp + kp]) : q;
+    int qp = kp >= 0 && !cp->lead ? comp_queue(c, &c->comp[w->first_comp + kp]) : q;
     cp->v[TGT_F_WAIT] = (waits_loaded(w, k) ? TILE_T_LOADED : 0) | (qp != q ? chain_token(ps, q) : 0) |
                         (ps->free_to_comp && j >= ps->D && k == 0 ? TILE_T_FREE : 0);
     bool last = k == w->n_comp - 1;
@@ -665,7 +665,7 @@ static npu_status shape_of(tile_ctx *c, int D, bool stores, bool skew, pipe_shap
         for (int k = 1; k < w[j].n_comp; k++) {
             const tile_comp *ck = &c->comp[w[j].first_comp + k];
             int q = comp_queue(c, ck), kp = chained_from(c, &w[j], k);
-            if (kp >= 0 && q != comp_queue(c, &c->comp[w[j].first_comp + kp]))
+            if (kp >= 0 && !ck->lead && q != comp_queue(c, &c->comp[w[j].first_comp + kp]))
                 into_vec |= q == TILE_Q_VEC, into_mac |= q != TILE_Q_VEC;
             if (ck->side && k + 1 < w[j].n_comp && comp_queue(c, ck + 1) != comp_queue(c, ck - 1))
                 return tile_fail(c, "tiler bug: the compute after a side branch is on another unit than the one "

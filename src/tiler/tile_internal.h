@@ -64,6 +64,9 @@ typedef struct tile_comp {
     /* a side branch: reads the compute before it (CHAIN, on another unit) and hands nothing on, so the
      * compute after it chains from the one before it (a squeeze's pool beside the next chunk's convs) */
     bool side;
+    /* a lead piece: runs ahead on its unit, waiting for nothing in the work but the queue's order, and
+     * hands its CHAIN to the compute after it (a prologue's chunk k + 1 beside the conv's chunk k) */
+    bool lead;
 } tile_comp;
 
 /* Static schedule: when each queue is free and when each token was signalled. */

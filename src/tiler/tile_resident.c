@@ -298,13 +298,13 @@ static npu_status rewrite_comps(tile_ctx *c, tile_work *w, segs *in, const segs 
         }
         memcpy(cp->v, nv, sizeof nv);
     }
-    /* slot bytes a compute rewrote (a prologue scaling its input tile in place) are no longer the resident
-     * tensor's: a later work reading the slot reads them there (a squeeze-excite projection whose channel
-     * tiles share the one scaled input) */
+    /* slot bytes a compute rewrote (a prologue scaling its input tile in place, whole or chunk by chunk)
+     * are no longer the resident tensor's: a later work reading the slot reads them there (a squeeze-excite
+     * projection whose channel tiles share the one scaled input) */
     for (int i = 0; i < written.n && st == NPU_OK; i++)
         for (int k = 0; written.s[i].delta == 0 && k < in->n && st == NPU_OK; k++) {
-            const seg *g = &in->s[k], *x = &written.s[i];
-            if (g->s1 > x->s0 && g->s0 < x->s1 && (x->s0 > g->s0 || x->s1 < g->s1))
+            const seg *g = &in->s[k], *x = &written.s[i], whole = {g->s0, g->s1, 0, g->t};
+            if (g->s1 > x->s0 && g->s0 < x->s1 && !covered(&whole, &written))
                 st = miss(c, g->t, "is rewritten in part in its slot"); /* the rest was never loaded there */
         }
     for (int i = 0; i < written.n && st == NPU_OK; i++)

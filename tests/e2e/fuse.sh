@@ -122,6 +122,28 @@ fused_op stem $s QuantizeLinear "in the stem's tiles"
 # the Add layer takes no cycles; on edge-v1-narrow (no epilogue) it runs
 # apart; bit-exact on every target.
 fused_op mbres $r Add "in the projection's output stage"
+# The squeeze-excite prologue of a projection that loads its input once is
+# split by reduction chunks in its first work (docs/tiler.md "The
+# prologue by chunks"): on edge-v1 the MAC array starts on chunk 0 while
+# the vector unit still scales the later ones (npusim trace)
+q=$($B/npusim $W/mbres_edge-v1/m.npub --input ${r}_input.npy --output $W/mbres_edge-v1/t.npy \
+      --trace $W/mbres_edge-v1/trace.json >/dev/null 2>&1 && $PY - $W/mbres_edge-v1/trace.json <<'PYEOF'
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("cat") in ("mac", "vector")]
+by = {}
+for e in ev:
+    by.setdefault(e["args"]["layer"], []).append(e)
+ok = False
+for es in by.values():
+    el = [e for e in es if e["name"] == "eltwise"]
+    cv = [e for e in es if e["name"] == "conv"]
+    if len(el) >= 2 and cv:
+        ok |= min(c["ts"] for c in cv) < max(x["ts"] + x["dur"] for x in el)
+print(ok)
+PYEOF
+)
+if [ "$q" = True ]; then echo "ok   mbres edge-v1: the projection's prologue in pieces, its first chunk's MACs beside the rest"; pass=$((pass + 1))
+else echo "FAIL mbres edge-v1: the projection's prologue runs whole before its MACs ($q)"; fail=$((fail + 1)); fi
 # The squeeze's global pool on the depthwise conv's tiles (pool acc_in /
 # acc_out, docs/tiler.md "The squeeze's pool in the chain"): on edge-v1 its
 # layer takes no cycles, the depthwise output is not read back for it; on
