@@ -172,10 +172,22 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j)
     if (!wk)
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
     npu_status st = band_loads(c, q, b, j, &bd, wk);
+    /* the last band, whose store nothing after it hides, stores chunk by chunk (without a projection,
+     * whose sums need every chunk): each group of chunks' channels once its last compute is done, the
+     * groups few enough for the work's stores (two kept for the last group and the pool's output) */
+    bool by_chunk = j == q->n_tiles - 1 && !q->p && q->n_chunks > 1;
+    int64_t group = tile_cdiv(q->n_chunks, TILE_MAX_STORES - 2), e0 = 0; /* e0: channels not yet stored */
     for (int64_t ch = 0; ch < q->n_chunks && st == NPU_OK; ch++) {
         st = band_chunk(c, q, b, j, &bd, wk, ch);
         if (st == NPU_OK && q->gp)
             st = band_pool(c, q, b, j, &bd, wk, ch);
+        if (st == NPU_OK && by_chunk && ch < q->n_chunks - 1 && (ch + 1) % group == 0) {
+            int64_t e1 = (ch + 1) * q->ec;
+            tile_store(wk, tile_box_chw(b->zr, b->zo + (e0 * q->OH + bd.y0) * q->OW, q->OH, q->OW,
+                                        dst + e0 * oh * q->OW, e1 - e0, oh, q->OW));
+            tile_store_split(wk, wk->n_comp - 1);
+            e0 = e1;
+        }
     }
     if (st == NPU_OK && q->epi) /* in the last projection's output stage, with the other operand's tile */
         tile_epi_set(c->comp[c->n_comp - 1].v, b->res[j % slots], 0, b->wt + q->wbytes - TGT_ETAB_BYTES);
@@ -188,8 +200,9 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j)
         v[TGT_F_A] = b->conv_is_a ? dst : res, v[TGT_F_B] = b->conv_is_a ? res : dst;
         v[TGT_F_DST] = dst, v[TGT_F_C] = q->CO, v[TGT_F_H] = oh, v[TGT_F_W] = q->OW;
     }
-    if (st == NPU_OK)
-        tile_store(wk, tile_box_chw(b->zr, b->zo + bd.y0 * q->OW, q->OH, q->OW, dst, q->CO, oh, q->OW));
+    if (st == NPU_OK) /* the channels from e0: all of them, or by chunk the last group's */
+        tile_store(wk, tile_box_chw(b->zr, b->zo + (e0 * q->OH + bd.y0) * q->OW, q->OH, q->OW, dst + e0 * oh * q->OW,
+                                    q->CO - e0, oh, q->OW));
     if (st == NPU_OK && q->pkh) { /* the block pool's rows of the band */
         int64_t pr = oh / q->pkh, pc = q->OW / q->pkw;
         tile_store(wk, tile_box_chw(b->gr, b->go + bd.y0 / q->pkh * pc, q->OH / q->pkh, pc, b->pout[j % slots], q->CE,

@@ -466,6 +466,15 @@ void tile_load_split(tile_work *w, int comp)
     }
 }
 
+void tile_store_split(tile_work *w, int comp)
+{
+    int prev = w->n_store_split ? w->store_split[w->n_store_split - 1] : 0;
+    if (w->n_store > prev && w->n_store_split < TILE_MAX_STORES) {
+        w->store_split[w->n_store_split] = w->n_store;
+        w->store_comp[w->n_store_split++] = comp;
+    }
+}
+
 void tile_store(tile_work *w, tile_box b)
 {
     if (w->n_store < TILE_MAX_STORES)
@@ -513,6 +522,19 @@ static bool waits_loaded(const tile_work *w, int k)
     for (int s = 0; s < w->n_split; s++)
         r |= w->split_comp[s] == k;
     return r;
+}
+
+/* Store groups must be non-empty, in order, each waiting for an earlier
+ * compute than the next on the last compute's queue. */
+static bool store_splits_ok(const tile_ctx *c, const tile_work *w)
+{
+    for (int s = 0; s < w->n_store_split; s++) {
+        int a0 = s ? w->store_split[s - 1] : 0, k0 = s ? w->store_comp[s - 1] : -1, k = w->store_comp[s];
+        if (w->store_split[s] <= a0 || w->store_split[s] >= w->n_store || k <= k0 || k >= w->n_comp - 1 ||
+            comp_queue(c, &c->comp[w->first_comp + k]) != comp_queue(c, &c->comp[w->first_comp + w->n_comp - 1]))
+            return false;
+    }
+    return true;
 }
 
 /* Load groups must be non-empty, in order, each first needed by a later compute. */
@@ -643,8 +665,11 @@ static npu_status emit_comp(tile_ctx *c, const pipe_shape *ps, int j, int k, int
     int qp = kp >= 0 && !cp->lead ? comp_queue(c, &c->comp[w->first_comp + kp]) : q;
     cp->v[TGT_F_WAIT] = (waits_loaded(w, k) ? TILE_T_LOADED : 0) | (qp != q ? chain_token(ps, q) : 0) |
                         (ps->free_to_comp && j >= ps->D && k == 0 ? TILE_T_FREE : 0);
-    bool last = k == w->n_comp - 1;
-    cp->v[TGT_F_SIGNAL] = (last ? (ps->stores ? TILE_T_DONE : sig) : 0) | (qn != q ? chain_token(ps, qn) : 0);
+    bool last = k == w->n_comp - 1, ends_group = false;
+    for (int s = 0; s < w->n_store_split; s++)
+        ends_group |= w->store_comp[s] == k;
+    cp->v[TGT_F_SIGNAL] = (last ? (ps->stores ? TILE_T_DONE : sig) : ends_group ? TILE_T_DONE : 0) |
+                          (qn != q ? chain_token(ps, qn) : 0);
     if ((qp != q || qn != q) && tile_tokens(c->t) < 5)
         return tile_fail(c, "tiler bug: a chained tile needs a fifth token");
     if (ps->chain_vec && (qp != q || qn != q) && tile_tokens(c->t) < 7)
@@ -680,7 +705,7 @@ static npu_status shape_of(tile_ctx *c, int D, bool stores, bool skew, pipe_shap
     for (int j = 0; j < n; j++)
         if ((w[j].n_store > 0) != stores || (w[j].n_comp == 0) != (w[0].n_comp == 0) ||
             (j > D && (w[j].n_load > 0) != (w[D].n_load > 0)) ||
-            (w[j].n_comp == 0 && !w[j].n_store) || !splits_ok(&w[j]))
+            (w[j].n_comp == 0 && !w[j].n_store) || !splits_ok(&w[j]) || !store_splits_ok(c, &w[j]))
             return tile_fail(c, "tiler bug: tile %d mixes stores and none, loads and none, copies and compute, or "
                              "splits its loads wrongly", j);
     return NPU_OK;
@@ -762,8 +787,12 @@ npu_status tile_pipeline(tile_ctx *c)
         }
         if (st == NPU_OK && ahead == 2 && j + 2 < n)
             st = emit_loads(c, j + 2, 0, gate, D);
-        if (st == NPU_OK && stores)
-            st = emit_group(c, w[j].store, w[j].n_store, true, TILE_T_DONE | gate_wait, sig);
+        for (int s = 0, a = 0; s <= w[j].n_store_split && st == NPU_OK && stores; s++) {
+            int b = s < w[j].n_store_split ? w[j].store_split[s] : w[j].n_store;
+            st = emit_group(c, w[j].store + a, b - a, true, TILE_T_DONE | (s ? 0 : gate_wait),
+                            b == w[j].n_store ? sig : 0);
+            a = b;
+        }
     }
     if (st == NPU_OK)
         c->pending_barrier = true;

@@ -39,7 +39,7 @@ typedef struct tile_box {
     int64_t dram_hs, dram_cs, sram_hs, sram_cs;
 } tile_box;
 
-enum { TILE_MAX_LOADS = 8, TILE_MAX_STORES = 2, TILE_MAX_SPLITS = 3 };
+enum { TILE_MAX_LOADS = 8, TILE_MAX_STORES = 16, TILE_MAX_SPLITS = 3 };
 
 typedef struct tile_work {
     int n_load;
@@ -55,6 +55,14 @@ typedef struct tile_work {
     bool pre0;
     int n_store;
     tile_box store[TILE_MAX_STORES];
+    /* Earlier store groups (tile_store_split): the stores before
+     * store_split[s] (from the previous group's end) wait for DONE from the
+     * work's compute store_comp[s], so they go out while later computes run
+     * (a chain's last band, chunk by chunk); the rest wait for the last
+     * compute. Those computes share the last compute's queue, so that the
+     * DONE signals arrive in the order the stores take them. */
+    int n_store_split;
+    int store_split[TILE_MAX_STORES], store_comp[TILE_MAX_STORES];
 } tile_work;
 
 /* A compute instruction: its semantics and field values (wait/signal set by the pipeline). */
@@ -173,6 +181,8 @@ void tile_load(tile_work *w, tile_box b);
 /* The loads added from now on form a group that the work's compute number
  * comp (0-based, in the work's order) is the first to need. */
 void tile_load_split(tile_work *w, int comp);
+/* The stores added since the last split form a group that waits for compute comp of the work. */
+void tile_store_split(tile_work *w, int comp);
 void tile_store(tile_work *w, tile_box b);
 /* A contiguous copy of bytes between a region and SRAM, as at most two boxes. */
 void tile_load_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram, int64_t sram, int64_t bytes);

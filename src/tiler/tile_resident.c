@@ -158,9 +158,20 @@ static npu_status rewrite_stores(tile_ctx *c, tile_work *w, segs *out)
             w->store[k++] = *b;
         } else {
             st = add_seg(c, out, b);
+            for (int s = 0; s < w->n_store_split; s++) /* the group boundaries after it move down */
+                if (w->store_split[s] > k)
+                    w->store_split[s]--;
         }
     }
     w->n_store = k;
+    /* groups left empty by the removal merge into the one after (their computes then signal nothing) */
+    int ns = 0;
+    for (int s = 0; s < w->n_store_split; s++) {
+        int prev = ns ? w->store_split[ns - 1] : 0;
+        if (w->store_split[s] > prev && w->store_split[s] < w->n_store)
+            w->store_split[ns] = w->store_split[s], w->store_comp[ns++] = w->store_comp[s];
+    }
+    w->n_store_split = ns;
     return st;
 }
 

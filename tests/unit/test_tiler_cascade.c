@@ -130,6 +130,38 @@ Test(tiler_cascade, channel_chunks_and_fallback)
     }
 }
 
+/* Expand -> depthwise without a projection over 768 channels: where a band
+ * runs in channel chunks (npu-v1-narrow's 256-channel fields, at least),
+ * the last band stores each group of chunks once its depthwise conv is
+ * done, not the whole band after its last compute, every byte still once
+ * (docs/tiler.md "The chains' last band, chunk by chunk"). */
+Test(tiler_cascade, last_band_stores_by_chunk)
+{
+    block_spec s = {64, 14, 14, 12, 3, 1, 0, false};
+    bool chunked = false;
+    for (int ti = 0; ti < N_TARGETS; ti++) {
+        tgt_target *t = load_target(targets[ti]);
+        ir_tensor *mid[3];
+        built b;
+        npu_err e;
+        cr_assert_eq(build(t, block_graph(&s, mid), &b, &e), NPU_OK, "%s: %s", t->name, e.msg);
+        int counts[TG_COUNTS];
+        check_program(t, &b, "chunked block", counts);
+        const tile_layer *L = &b.prog.layers[0];
+        if (b.prog.layers[1].fused && counts[TGT_SEM_DWCONV] > L->tiles) {
+            chunked = true;
+            cr_assert_gt(counts[TGT_SEM_DMA_STORE], L->tiles, "%s: the last band's stores by chunk", t->name);
+        }
+        cr_assert_eq(store_bytes(t, L, &b.prog), (int64_t)ir_tensor_bytes(b.g->outputs[0]), "%s", t->name);
+#ifdef HAVE_NPU_MODEL
+        run_functional(t, &b, "chunked block", 29);
+#endif
+        built_free(&b);
+        tgt_free(t);
+    }
+    cr_assert(chunked, "some target runs the block in channel chunks");
+}
+
 /* stem conv -> block (no add) -> tail conv, so the block's input and output both live in the arena. */
 static ir_graph *framed_block(ir_tensor **x_out, ir_tensor **z_out)
 {
