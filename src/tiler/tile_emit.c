@@ -327,12 +327,11 @@ static void placed(tile_ctx *c, int64_t used, int64_t need)
 
 npu_status tile_sram_place(tile_ctx *c, const tile_sram_req *r, int n, const char *misfit)
 {
-    enum { MAX_REQ = 16 };
-    mp_item items[MAX_REQ];
+    mp_item items[TILE_MAX_BUFFERS];
     int64_t base = (c->sram_used + 15) & ~(int64_t)15, need = (c->sram_need + 15) & ~(int64_t)15, total = 0;
     for (int i = 0; i < n; i++)
         *r[i].off = -1;
-    if (n <= 0 || n > MAX_REQ)
+    if (n <= 0 || n > TILE_MAX_BUFFERS)
         return tile_fail(c, "tiler bug: %d SRAM buffers for one pipeline", n);
     for (int i = 0; i < n; i++) {
         if (r[i].bytes < 0)

@@ -40,6 +40,8 @@ typedef struct tile_box {
 } tile_box;
 
 enum { TILE_MAX_LOADS = 8, TILE_MAX_STORES = 16, TILE_MAX_SPLITS = 3 };
+/* SRAM buffers one pipeline places (tile_sram_place) */
+enum { TILE_MAX_BUFFERS = 16 };
 
 typedef struct tile_work {
     int n_load;

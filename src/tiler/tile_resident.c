@@ -76,6 +76,29 @@ static void drop_overlaps(segs *a, int64_t s0, int64_t s1)
     a->n = k;
 }
 
+/* A load or store group boundary list (bound[0..n): the index where each
+ * later group starts) after the box at index k was removed: the boundaries
+ * after it move down. */
+static void drop_box(int *bound, int n, int k)
+{
+    for (int s = 0; s < n; s++)
+        if (bound[s] > k)
+            bound[s]--;
+}
+
+/* Groups left empty by removals merge into their neighbours (an earlier
+ * group's compute then waits or signals for nothing); the count kept. */
+static int drop_empty_groups(int *bound, int *comp, int n, int total)
+{
+    int ns = 0;
+    for (int s = 0; s < n; s++) {
+        int prev = ns ? bound[ns - 1] : 0;
+        if (bound[s] > prev && bound[s] < total)
+            bound[ns] = bound[s], comp[ns++] = comp[s];
+    }
+    return ns;
+}
+
 static npu_status add_seg(tile_ctx *c, segs *a, const tile_box *b)
 {
     int t = tensor_at(c, b->dram);
@@ -128,19 +151,10 @@ static npu_status rewrite_loads(tile_ctx *c, tile_work *w, segs *in)
             continue;
         }
         st = add_seg(c, in, b);
-        for (int s = 0; s < w->n_split; s++) /* the group boundaries after it move down */
-            if (w->split_load[s] > k)
-                w->split_load[s]--;
+        drop_box(w->split_load, w->n_split, k);
     }
     w->n_load = k;
-    /* groups left empty by the removal merge into the one before */
-    int ns = 0;
-    for (int s = 0; s < w->n_split; s++) {
-        int prev = ns ? w->split_load[ns - 1] : 0;
-        if (w->split_load[s] > prev && w->split_load[s] < w->n_load)
-            w->split_load[ns] = w->split_load[s], w->split_comp[ns++] = w->split_comp[s];
-    }
-    w->n_split = ns;
+    w->n_split = drop_empty_groups(w->split_load, w->split_comp, w->n_split, w->n_load);
     return st;
 }
 
@@ -158,20 +172,11 @@ static npu_status rewrite_stores(tile_ctx *c, tile_work *w, segs *out)
             w->store[k++] = *b;
         } else {
             st = add_seg(c, out, b);
-            for (int s = 0; s < w->n_store_split; s++) /* the group boundaries after it move down */
-                if (w->store_split[s] > k)
-                    w->store_split[s]--;
+            drop_box(w->store_split, w->n_store_split, k);
         }
     }
     w->n_store = k;
-    /* groups left empty by the removal merge into the one after (their computes then signal nothing) */
-    int ns = 0;
-    for (int s = 0; s < w->n_store_split; s++) {
-        int prev = ns ? w->store_split[ns - 1] : 0;
-        if (w->store_split[s] > prev && w->store_split[s] < w->n_store)
-            w->store_split[ns] = w->store_split[s], w->store_comp[ns++] = w->store_comp[s];
-    }
-    w->n_store_split = ns;
+    w->n_store_split = drop_empty_groups(w->store_split, w->store_comp, w->n_store_split, w->n_store);
     return st;
 }
 

@@ -105,10 +105,8 @@ Test(tiler_cascade, channel_chunks_and_fallback)
         tgt_target *t = load_target(targets[ti]);
         ir_tensor *mid[3];
         built b;
-        npu_err e;
-        cr_assert_eq(build(t, block_graph(&s, mid), &b, &e), NPU_OK, "%s: %s", t->name, e.msg);
         int counts[TG_COUNTS];
-        check_program(t, &b, "wide block", counts);
+        build_checked(t, block_graph(&s, mid), "wide block", &b, counts);
         bool fits = t->p[TGT_P_SRAM_BYTES] >= 512 * 1024;
         cr_assert_eq(b.prog.layers[1].fused, fits, "%s: cascaded iff the weights fit", t->name);
         if (fits) { /* the first band's later computes wait for their own weight groups, not all of them */
@@ -143,10 +141,8 @@ Test(tiler_cascade, last_band_stores_by_chunk)
         tgt_target *t = load_target(targets[ti]);
         ir_tensor *mid[3];
         built b;
-        npu_err e;
-        cr_assert_eq(build(t, block_graph(&s, mid), &b, &e), NPU_OK, "%s: %s", t->name, e.msg);
         int counts[TG_COUNTS];
-        check_program(t, &b, "chunked block", counts);
+        build_checked(t, block_graph(&s, mid), "chunked block", &b, counts);
         const tile_layer *L = &b.prog.layers[0];
         if (b.prog.layers[1].fused && counts[TGT_SEM_DWCONV] > L->tiles) {
             chunked = true;
