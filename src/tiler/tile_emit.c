@@ -667,7 +667,7 @@ static npu_status emit_comp(tile_ctx *c, const pipe_shape *ps, int j, int k, int
     bool last = k == w->n_comp - 1, ends_group = false;
     for (int s = 0; s < w->n_store_split; s++)
         ends_group |= w->store_comp[s] == k;
-    cp->v[TGT_F_SIGNAL] = (last ? (ps->stores ? TILE_T_DONE : sig) : ends_group ? TILE_T_DONE : 0) |
+    cp->v[TGT_F_SIGNAL] = (last ? (w->n_store ? TILE_T_DONE : sig) : ends_group ? TILE_T_DONE : 0) |
                           (qn != q ? chain_token(ps, qn) : 0);
     if ((qp != q || qn != q) && tile_tokens(c->t) < 5)
         return tile_fail(c, "tiler bug: a chained tile needs a fifth token");
@@ -702,7 +702,9 @@ static npu_status shape_of(tile_ctx *c, int D, bool stores, bool skew, pipe_shap
             comp_queue(c, &c->comp[w[j].first_comp]) == comp_queue(c, &c->comp[w[j].first_comp + 1]))
             return tile_fail(c, "tiler bug: a skewed tile %d needs loads and a prologue before two more computes", j);
     for (int j = 0; j < n; j++)
-        if ((w[j].n_store > 0) != stores || (w[j].n_comp == 0) != (w[0].n_comp == 0) ||
+        /* the last work may store alone: nothing after it takes its FREE, and BAR comes from its store */
+        if (((w[j].n_store > 0) != stores && !(j == n - 1 && !stores && w[j].n_comp)) ||
+            (w[j].n_comp == 0) != (w[0].n_comp == 0) ||
             (j > D && (w[j].n_load > 0) != (w[D].n_load > 0)) ||
             (w[j].n_comp == 0 && !w[j].n_store) || !splits_ok(&w[j]) || !store_splits_ok(c, &w[j]))
             return tile_fail(c, "tiler bug: tile %d mixes stores and none, loads and none, copies and compute, or "
@@ -786,7 +788,7 @@ npu_status tile_pipeline(tile_ctx *c)
         }
         if (st == NPU_OK && ahead == 2 && j + 2 < n)
             st = emit_loads(c, j + 2, 0, gate, D);
-        for (int s = 0, a = 0; s <= w[j].n_store_split && st == NPU_OK && stores; s++) {
+        for (int s = 0, a = 0; s <= w[j].n_store_split && st == NPU_OK && w[j].n_store; s++) {
             int b = s < w[j].n_store_split ? w[j].store_split[s] : w[j].n_store;
             st = emit_group(c, w[j].store + a, b - a, true, TILE_T_DONE | (s ? 0 : gate_wait),
                             b == w[j].n_store ? sig : 0);

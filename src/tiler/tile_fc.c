@@ -114,6 +114,21 @@ done:
     return st;
 }
 
+npu_status tile_fc_chunks(tile_ctx *c, const ir_node *n, int64_t kc, bool build, int64_t *off, int64_t *chunk,
+                          int64_t *bytes)
+{
+    ref_qfc_setup s;
+    npu_status st = ref_qfc_params(n, &s, c->err);
+    if (st != NPU_OK)
+        return npu_err_prefix(c->err, "node '%s'", n->name);
+    fc f = {.M = s.p.batch, .K = s.p.in_features, .N = s.p.out_features, .transpose = s.transpose,
+            .wt = n->inputs[1], .es = 1, .kc = kc};
+    f.n_k = tile_cdiv(f.K, kc);
+    *chunk = chunk_bytes(&f, f.N, kc);
+    *bytes = block_bytes(&f, f.N);
+    return build ? build_block(c, n, &f, 0, f.N, off) : NPU_OK;
+}
+
 npu_status tile_matmul(tile_ctx *c, const ir_node *n)
 {
     ref_qfc_setup s;

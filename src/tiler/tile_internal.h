@@ -297,6 +297,14 @@ int64_t tile_dma_time(const tile_ctx *c, int64_t ch, int64_t h, int64_t w, int64
  * input's QuantizeLinear that only n reads, run on each band's float32 rows
  * first (a prologue), or NULL. */
 npu_status tile_conv_pool(tile_ctx *c, const ir_node *pre, const ir_node *n, const ir_node *m, bool *done);
+/* A model's head (tile_cascade_head.c): a conv [its Lut], its global average pool, [a view] and the
+ * classifier Gemm as one pipeline over the conv's output channels, the classifier's weights streamed
+ * beside the conv's MACs; *done false when it does not apply. */
+npu_status tile_head(tile_ctx *c, const ir_node *const *nd, int len, bool *done);
+/* A Gemm's int8 weights for every output in K chunks of kc ([N][kc] each, 16-aligned), then its qtab:
+ * into the constants at *off when build; *chunk a full chunk's bytes, *bytes the whole. */
+npu_status tile_fc_chunks(tile_ctx *c, const ir_node *n, int64_t kc, bool build, int64_t *off, int64_t *chunk,
+                          int64_t *bytes);
 npu_status tile_conv(tile_ctx *c, const ir_node *n);
 /* The cost model's cycles for conv n lowered alone (its best plan), INT64_MAX when none fits;
  * resident: as if its input and output were SRAM-resident (whole planes, no DMA for them). */

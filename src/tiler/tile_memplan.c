@@ -98,8 +98,10 @@ static bool split_lut_chains(const ir_graph *g, int64_t cap, int *group)
     bool any = false;
     for (int i = 0; i + 2 < g->n_nodes; i++) {
         const ir_node *e = g->nodes[i], *le = g->nodes[i + 1];
+        const ir_node *d0 = g->nodes[i + 2]; /* the depthwise conv (not a head cascade's pool) */
         if (group[i] != i || group[i + 1] != i || group[i + 2] != i || e->op != IR_OP_CONV ||
-            ir_attr_int(e, "group", 1) != 1 || le->op != IR_OP_LUT || (int64_t)ir_tensor_bytes(le->outputs[0]) > cap)
+            ir_attr_int(e, "group", 1) != 1 || le->op != IR_OP_LUT || d0->op != IR_OP_CONV ||
+            ir_attr_int(d0, "group", 1) <= 1 || (int64_t)ir_tensor_bytes(le->outputs[0]) > cap)
             continue;
         int d = i + 2, k = d + 1;
         group[d] = d;
@@ -159,9 +161,33 @@ static bool split_gap_tails(const ir_graph *g, int64_t cap, int *group)
 
 enum { SPLIT_QUANT = 1, SPLIT_CHAINS = 2, SPLIT_GAP = 4 };
 
-/* The two-level plan for a capacity of cap bytes into *best when it
- * checks, builds with every resident tensor in place and takes fewer static
- * cycles than *best_cycles. cascades: as decided for the SRAM the residents
+/* What the capacities tried found: the best plan and its static cycles,
+ * and the SRAM level of every plan that built, with the fewest cycles a
+ * plan of that level took. */
+enum { MAX_LEVELS = 32, REFINE = 4 };
+typedef struct found {
+    mp_plan *best;
+    int64_t cycles;
+    int n;
+    int64_t level[MAX_LEVELS], at[MAX_LEVELS];
+} found;
+
+static void found_plan(found *f, const mp_plan *p, int64_t cycles)
+{
+    int64_t level = (p->sram_bytes + 15) & ~(int64_t)15;
+    int i = 0;
+    while (i < f->n && f->level[i] != level)
+        i++;
+    if (i == f->n && f->n < MAX_LEVELS)
+        f->level[f->n] = level, f->at[f->n++] = cycles;
+    else if (i < f->n && cycles < f->at[i])
+        f->at[i] = cycles;
+    if (cycles < f->cycles)
+        *f->best = *p, f->cycles = cycles;
+}
+
+/* The two-level plan for a capacity of cap bytes into f when it checks
+ * and builds with every resident tensor in place (found_plan). cascades: as decided for the SRAM the residents
  * leave (a cascade chosen for the whole SRAM may not fit below them); split
  * (SPLIT_*) runs the quantize prologue pairs apart, the chains (the
  * depthwise chains without expand, the expand chains with tables, the stem
@@ -169,8 +195,7 @@ enum { SPLIT_QUANT = 1, SPLIT_CHAINS = 2, SPLIT_GAP = 4 };
  * with the eltwise epilogue a chain may pay where its quantize pair does
  * not, so the two are tried apart). */
 static npu_status at_capacity(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc,
-                              mp_options mo, int64_t cap, const int *cascades, int split, mp_plan *best,
-                              int64_t *best_cycles, npu_err *err)
+                              mp_options mo, int64_t cap, const int *cascades, int split, found *f, npu_err *err)
 {
     int64_t peak = 0, cycles = 0;
     npu_err e;
@@ -209,8 +234,7 @@ static npu_status at_capacity(const tgt_target *t, ir_graph *g, const part_sched
             no[i] |= miss[i];
         }
         if (!miss[g->n_tensors]) { /* every resident tensor in place */
-            if (cycles < *best_cycles)
-                *best = p2, *best_cycles = cycles;
+            found_plan(f, &p2, cycles);
             return NPU_OK;
         }
         if (!fresh)
@@ -222,7 +246,7 @@ static npu_status at_capacity(const tgt_target *t, ir_graph *g, const part_sched
 /* The two-level plans for a capacity of cap bytes, the cascades decided
  * for the SRAM below it, with each kind of split (at_capacity). */
 static npu_status at_capacity_splits(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc,
-                                     mp_options mo, int64_t cap, mp_plan *best, int64_t *best_cycles, npu_err *err)
+                                     mp_options mo, int64_t cap, found *f, npu_err *err)
 {
     npu_err e;
     tgt_target below = *t;
@@ -236,7 +260,7 @@ static npu_status at_capacity_splits(const tgt_target *t, ir_graph *g, const par
     /* splitting the chains splits their squeeze pools too: SPLIT_GAP only without SPLIT_CHAINS */
     for (int split = 0; split <= (SPLIT_QUANT | SPLIT_GAP) && st == NPU_OK; split++)
         if (!((split & SPLIT_GAP) && (split & SPLIT_CHAINS)))
-            st = at_capacity(t, g, sched, alloc, mo, cap, group, split, best, best_cycles, err);
+            st = at_capacity(t, g, sched, alloc, mo, cap, group, split, f, err);
     return st;
 }
 
@@ -245,47 +269,45 @@ static npu_status at_capacity_splits(const tgt_target *t, ir_graph *g, const par
  * one-level tiles leave, and half and a quarter of the SRAM (smaller tiles,
  * more residents), each with and without the quantize prologue pairs and
  * the depthwise chains, the fewest cycles winning. The cascades are decided
- * for the SRAM below the capacity; each capacity's best plan may take less
- * of it, so its level is tried too: cascades that did not fit below the
- * capacity may fit below the level (EfficientNet-B0's stem chain with its
- * block pool on edge-v1: 188,066 static cycles below half the SRAM against
- * 184,766 apart, 151,668 below the 176 KB level it got). Every capacity's,
- * not only the best one's: the best before that step need not be the best
- * after it (with the chains' last bands stored by chunk, a quarter of the
- * SRAM won first, 2,309,778 static cycles, and half the SRAM's 176 KB level
- * then gave 2,242,949). */
+ * for the SRAM below the capacity, but a plan may take less of it, so the
+ * levels of the plans found are tried as capacities too, the REFINE best
+ * of them: cascades that did not fit below the capacity may fit below the
+ * level (EfficientNet-B0's stem chain with its block pool on edge-v1:
+ * 188,066 static cycles below half the SRAM against 184,766 apart, 151,668
+ * below the 176 KB level a plan there got). Not only the best plan's level:
+ * the best before that step need not be the best after it (with the chains'
+ * last bands stored by chunk, a quarter of the SRAM won first, 2,309,778
+ * static cycles, and the 176 KB level of a plan at half the SRAM then gave
+ * 2,242,949; that level was not half the SRAM's best plan's). */
 static npu_status two_level(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc,
                             mp_options mo, mp_plan *plan, npu_err *err)
 {
-    int64_t peak = 0, cycles = 0, sram = t->p[TGT_P_SRAM_BYTES];
+    int64_t peak = 0, sram = t->p[TGT_P_SRAM_BYTES];
     npu_err e;
-    if (trial(t, g, sched, plan, alloc, NULL, &peak, &cycles, &e) != NPU_OK)
+    found f = {.best = plan};
+    if (trial(t, g, sched, plan, alloc, NULL, &peak, &f.cycles, &e) != NPU_OK)
         return NPU_OK; /* the real build will say why */
-    int64_t caps[3] = {(sram - peak - 16) & ~(int64_t)15, sram / 2, sram / 4}, levels[3];
-    int n_levels = 0;
+    int64_t tried[3 + REFINE] = {(sram - peak - 16) & ~(int64_t)15, sram / 2, sram / 4};
+    int n_tried = 0;
     npu_status st = NPU_OK;
-    for (int i = 0; i < 3 && st == NPU_OK; i++) {
-        bool again = caps[i] <= 0;
-        for (int k = 0; k < i; k++)
-            again |= caps[k] == caps[i];
-        mp_plan best = *plan;
-        int64_t best_cycles = INT64_MAX;
+    for (int i = 0; i < 3 + REFINE && st == NPU_OK; i++) {
+        if (i >= 3) { /* the best level found not tried yet */
+            int64_t best = INT64_MAX;
+            tried[i] = 0;
+            for (int k = 0; k < f.n; k++) {
+                bool again = false;
+                for (int m = 0; m < n_tried; m++)
+                    again |= tried[m] == f.level[k];
+                if (!again && f.at[k] < best)
+                    best = f.at[k], tried[i] = f.level[k];
+            }
+        }
+        bool again = tried[i] <= 0;
+        for (int k = 0; k < n_tried; k++)
+            again |= tried[k] == tried[i];
+        n_tried = i + 1;
         if (!again)
-            st = at_capacity_splits(t, g, sched, alloc, mo, caps[i], &best, &best_cycles, err);
-        if (best_cycles == INT64_MAX)
-            continue;
-        int64_t level = (best.sram_bytes + 15) & ~(int64_t)15;
-        if (level < caps[i])
-            levels[n_levels++] = level;
-        if (best_cycles < cycles)
-            *plan = best, cycles = best_cycles;
-    }
-    for (int i = 0; i < n_levels && st == NPU_OK; i++) {
-        bool again = false;
-        for (int k = 0; k < 3; k++)
-            again |= caps[k] == levels[i] || (k < i && levels[k] == levels[i]);
-        if (!again)
-            st = at_capacity_splits(t, g, sched, alloc, mo, levels[i], plan, &cycles, err);
+            st = at_capacity_splits(t, g, sched, alloc, mo, tried[i], &f, err);
     }
     return st;
 }

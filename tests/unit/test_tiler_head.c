@@ -1,0 +1,64 @@
+/* Tests of the head cascade (src/tiler/tile_cascade_head.c): a conv, the
+ * global average pool of its output, a flattening view and the classifier
+ * Gemm run as one pipeline over chunks of the conv's output channels, the
+ * classifier accumulating each chunk's products in partial sums, so that
+ * its weights stream beside the conv's MACs. Where the ISA has seven tokens
+ * (the vector unit between two MAC instructions) and it pays; the others
+ * run the nodes as before. Functional runs compare the NPU model with the
+ * reference bit for bit; the model faults on unordered accesses. */
+#include "tests/support/tiler_graphs.h"
+
+/* x -> conv 1x1 (relu) -> GlobalAveragePool -> Flatten -> Gemm -> y */
+static ir_graph *head_graph(int64_t c, int64_t hw, int64_t oc, int64_t n_out)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[4] = {1, c, hw, hw}, fd[2] = {1, oc}, yd[2] = {1, n_out}, wd[2] = {n_out, oc}, bd[1] = {n_out};
+    ir_tensor *x = act(g, "x", 4, xd, 0.04f, -5);
+    conv_spec cs = {1, c, hw, hw, oc, 1, 1, 0, 1, IR_I8, true, 1};
+    pool_spec ps = {IR_OP_GLOBAL_AVERAGE_POOL, 0, 0, 0, false, false};
+    ir_tensor *p = add_pool(g, add_conv(g, x, &cs, "conv", 7), &ps);
+    ir_tensor *a = act(g, "flat", 2, fd, p->quant->scale[0], p->quant->zero_point[0]);
+    ir_node *fl = ir_node_new(g, IR_OP_FLATTEN, "flatten", 1, &p, 1, &a);
+    ir_set_int(g, fl, "axis", 1);
+    ir_tensor *w = rand_const(g, "w", IR_I8, 2, wd, -127, 127, 13);
+    w->quant = quant(g, (int)n_out, 0.002f, 0.0002f);
+    ir_tensor *bias = rand_const(g, "b", IR_I32, 1, bd, -3000, 3000, 14);
+    ir_tensor *y = act(g, "y", 2, yd, 0.08f, -7);
+    ir_tensor *ins[3] = {a, w, bias};
+    ir_set_int(g, ir_node_new(g, IR_OP_GEMM, "fc", 3, ins, 1, &y), "transB", 1);
+    tg_set_io(g, 1, &x, y);
+    return g;
+}
+
+Test(tiler_head, classifier_streams_beside_the_conv)
+{
+    bool cascaded = false;
+    for (int ti = 0; ti < N_TARGETS; ti++) {
+        tgt_target *t = load_target(targets[ti]);
+        built b;
+        int counts[TG_COUNTS];
+        build_checked(t, head_graph(256, 14, 256, 1000), "head", &b, counts);
+        const tile_layer *L = &b.prog.layers[0];
+        cr_assert_eq(b.prog.n_layers, 4);
+        if (b.prog.layers[3].fused) {
+            cascaded = true;
+            cr_assert(has_tokens(t, 7), "%s: the head cascade needs seven tokens", t->name);
+            for (int i = 1; i < 4; i++)
+                cr_assert(b.prog.layers[i].fused && b.prog.layers[i].n_words == 0, "%s: layer %d inside", t->name, i);
+            /* a classifier chunk per conv chunk, several, and only the classifier's output stored */
+            cr_assert_eq(counts[TGT_SEM_MATMUL], counts[TGT_SEM_CONV], "%s", t->name);
+            cr_assert_eq(counts[TGT_SEM_POOL], counts[TGT_SEM_CONV], "%s", t->name);
+            cr_assert_gt(counts[TGT_SEM_CONV], 1, "%s: in chunks", t->name);
+            cr_assert_eq(store_bytes(t, L, &b.prog), (int64_t)ir_tensor_bytes(b.g->outputs[0]), "%s", t->name);
+            cr_assert_eq(field_sum(t, L, &b.prog, TGT_SEM_MATMUL, TGT_F_ACC_OUT), counts[TGT_SEM_MATMUL] - 1,
+                         "%s: partial sums but for the last chunk", t->name);
+        } else { /* the classifier on its own, after the conv (and the pool, cascaded or not) */
+            cr_assert(b.prog.layers[3].n_words > 0, "%s", t->name);
+        }
+        if (!strcmp(t->name, "edge-v1")) /* the classifier's 256 KB beside 12.8M MACs: it pays there */
+            cr_assert(b.prog.layers[3].fused, "edge-v1: the head as one pipeline");
+        finish_built(t, &b, "head", 61);
+        tgt_free(t);
+    }
+    cr_assert(cascaded, "some target runs the head as one pipeline");
+}
