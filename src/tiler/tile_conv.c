@@ -189,6 +189,10 @@ static bool size_plan(const tile_ctx *c, const win *w, plan *p)
         v[TGT_F_C] = pre_split(p) ? p->pre_icc : cin;
         if (p->in_once && tgt_timing(c->t, vi, v, &first, &e) != NPU_OK)
             return false;
+        /* split, the later pieces run beside the first work's MACs: what they take beyond those is exposed too
+         * (a channel tile of 16 outputs reduces faster than the vector unit scales the input) */
+        if (pre_split(p) && el - first > comp)
+            first += el - first - comp;
     }
     q = q > tiles * stc ? q : tiles * stc;
     p->cost = q + ld + wl + stc + first;
