@@ -560,15 +560,18 @@ static npu_status emit_chunks(tile_ctx *c, tile_work *wk, const win *w, const pl
                               const conv_tile *g, int64_t cur_in, int64_t cur_w, int64_t dst, int64_t psum,
                               const conv_bufs *pre, int64_t cin0)
 {
-    int64_t ct = g->ct, wpos = 0;
-    for (int64_t k = 0; k < p->n_chunks; k++) {
+    int64_t ct = g->ct, wpos = 0, half = (p->n_chunks + 1) / 2;
+    for (int64_t i = 0; i < p->n_chunks; i++) {
+        /* split, the chunks alternate between the input's two halves, so that the vector unit scales chunk
+         * k + 1 on other SRAM banks than the MAC array reads chunk k from (the sums are exact in any order) */
+        int64_t k = pre ? (i % 2 ? half + i / 2 : i / 2) : i;
         int64_t i0 = k * p->icc, icc = w->sem == TGT_SEM_CONV ? tile_min(p->icc, w->icg - i0) : ct;
         npu_status st = pre ? emit_pre(c, wk, w, pre, g, cur_in + i0 * g->ih * g->iw * w->es, 0, cin0 + i0, icc)
                             : NPU_OK;
         if (st != NPU_OK)
             return st;
         if (pre)
-            c->comp[c->n_comp - 1].lead = k > 0;
+            c->comp[c->n_comp - 1].lead = i > 0;
         tile_comp *cp = tile_comp_new(c, wk, w->sem);
         if (!cp)
             return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
@@ -583,7 +586,7 @@ static npu_status emit_chunks(tile_ctx *c, tile_work *wk, const win *w, const pl
             continue;
         }
         v[TGT_F_DH] = w->dh, v[TGT_F_DW] = w->dw, v[TGT_F_W4] = w->w4;
-        v[TGT_F_WGT] = cur_w + wpos;
+        v[TGT_F_WGT] = cur_w + (pre ? k * chunk_bytes(w, ct, p->icc) : wpos); /* every chunk but the last full */
         v[TGT_F_QTAB] = cur_w + block_bytes(w, ct, p->icc) - ((12 * ct + 15) & ~(int64_t)15);
         wpos += chunk_bytes(w, ct, w->sem == TGT_SEM_CONV ? icc : 1);
         if (w->sem == TGT_SEM_DWCONV) {
@@ -593,8 +596,8 @@ static npu_status emit_chunks(tile_ctx *c, tile_work *wk, const win *w, const pl
         v[TGT_F_IC] = icc, v[TGT_F_OC] = ct;
         if (p->n_chunks > 1) {
             v[TGT_F_PSUM] = psum;
-            v[TGT_F_ACC_IN] = k > 0;
-            v[TGT_F_ACC_OUT] = k < p->n_chunks - 1;
+            v[TGT_F_ACC_IN] = i > 0;
+            v[TGT_F_ACC_OUT] = i < p->n_chunks - 1;
         }
     }
     return NPU_OK;
