@@ -455,6 +455,8 @@ void tile_load(tile_work *w, tile_box b)
 {
     if (w->n_load < TILE_MAX_LOADS)
         w->load[w->n_load++] = b;
+    else
+        w->overflow = true;
 }
 
 void tile_load_split(tile_work *w, int comp)
@@ -478,6 +480,8 @@ void tile_store(tile_work *w, tile_box b)
 {
     if (w->n_store < TILE_MAX_STORES)
         w->store[w->n_store++] = b;
+    else
+        w->overflow = true;
 }
 
 /* ---- the pipeline ---- */
@@ -701,6 +705,10 @@ static npu_status shape_of(tile_ctx *c, int D, bool stores, bool skew, pipe_shap
         if (w[j].n_comp < 3 || !w[j].n_load || w[j].n_split ||
             comp_queue(c, &c->comp[w[j].first_comp]) == comp_queue(c, &c->comp[w[j].first_comp + 1]))
             return tile_fail(c, "tiler bug: a skewed tile %d needs loads and a prologue before two more computes", j);
+    for (int j = 0; j < n; j++)
+        if (w[j].overflow)
+            return tile_fail(c, "tiler bug: tile %d has more than %d loads or %d stores", j, TILE_MAX_LOADS,
+                             TILE_MAX_STORES);
     for (int j = 0; j < n; j++)
         /* the last work may store alone: nothing after it takes its FREE, and BAR comes from its store */
         if (((w[j].n_store > 0) != stores && !(j == n - 1 && !stores && w[j].n_comp)) ||

@@ -65,6 +65,7 @@ typedef struct tile_work {
      * DONE signals arrive in the order the stores take them. */
     int n_store_split;
     int store_split[TILE_MAX_STORES], store_comp[TILE_MAX_STORES];
+    bool overflow; /* a load or store past TILE_MAX_LOADS / TILE_MAX_STORES: a tiler bug, not a dropped box */
 } tile_work;
 
 /* A compute instruction: its semantics and field values (wait/signal set by the pipeline). */
