@@ -195,6 +195,18 @@ static void band_rows(const chain *q, int64_t oht, int64_t *ih, int64_t *eih)
     *eih = q->e ? tile_min(q->XH, tile_span(*ih, ke->k_h, ke->stride_h, ke->dil_h)) : *ih;
 }
 
+/* The window of the pool on a band of oht rows: a block pool's blocks, or the global pool's whole band. */
+static void pool_window(const chain *q, int64_t oht, int64_t *kh, int64_t *kw)
+{
+    *kh = q->pkh ? q->pkh : oht, *kw = q->pkw ? q->pkw : q->OW;
+}
+
+/* The store of a block pool's rows for a band of rows rows (none for the global pool). */
+static int64_t pool_store_time(const tile_ctx *c, const chain *q, int64_t rows)
+{
+    return q->pkh ? tile_dma_time(c, q->CE, rows / q->pkh, q->OW / q->pkw, q->OW / q->pkw) : 0;
+}
+
 /* Do the fields of every instruction take a band of oht rows in chunks of ec? */
 static bool fields_ok(const tile_ctx *c, const chain *q, int64_t ec, int64_t oht)
 {
@@ -219,7 +231,8 @@ static bool fields_ok(const tile_ctx *c, const chain *q, int64_t ec, int64_t oht
         ok = q->CI * eih * eiw <= tile_fmax(c, TGT_SEM_QUANTIZE, TGT_F_LEN);
     if (ok && q->gp) { /* a block pool's bands hold whole blocks */
         tgt_sem po = TGT_SEM_POOL;
-        int64_t kh = q->pkh ? q->pkh : oht, kw = q->pkw ? q->pkw : q->OW;
+        int64_t kh, kw;
+        pool_window(q, oht, &kh, &kw);
         ok = ec <= tile_fmax(c, po, TGT_F_C) && oht <= tile_fmax(c, po, TGT_F_IH) &&
              kh <= tile_fmax(c, po, TGT_F_KH) && q->OW <= tile_fmax(c, po, TGT_F_IW) &&
              kw <= tile_fmax(c, po, TGT_F_KW) && oht % kh == 0 && oht / kh <= tile_fmax(c, po, TGT_F_OH) &&
@@ -326,7 +339,8 @@ static int64_t pool_band(const tile_ctx *c, const chain *q)
 {
     if (!q->gp)
         return 0;
-    int64_t kh = q->pkh ? q->pkh : q->oht, kw = q->pkw ? q->pkw : q->OW;
+    int64_t kh, kw;
+    pool_window(q, q->oht, &kh, &kw);
     int64_t full[] = {TGT_F_C, q->ec, TGT_F_IH, q->oht, TGT_F_KH, kh, TGT_F_IW, q->OW, TGT_F_KW, kw,
                       TGT_F_OH, q->oht / kh, TGT_F_OW, q->OW / kw};
     int64_t last[] = {TGT_F_C, chunk_ch(q, q->n_chunks - 1), TGT_F_IH, q->oht, TGT_F_KH, kh, TGT_F_IW, q->OW,
@@ -349,15 +363,15 @@ static int64_t cost_pre(const tile_ctx *c, const chain *q)
     for (int64_t j = 0; j < q->n_tiles; j++) {
         band b = band_of(q, j);
         int64_t eh = b.ey.i1 - b.ey.i0, qset[] = {TGT_F_LEN, q->CI * eh * eiw}, rows = b.y1 - b.y0;
-        int64_t ld = tile_dma_time(c, q->CI, eh, 4 * eiw, 4 * q->XW), st = tile_dma_time(c, q->CO, rows, q->OW, q->OW);
-        if (q->pkh)
-            st += tile_dma_time(c, q->CE, rows / q->pkh, q->OW / q->pkw, q->OW / q->pkw);
+        int64_t ld = tile_dma_time(c, q->CI, eh, 4 * eiw, 4 * q->XW);
+        int64_t st = tile_dma_time(c, q->CO, rows, q->OW, q->OW) + pool_store_time(c, q, rows);
         le = (le > free_at[j % 2] ? le : free_at[j % 2]) + ld + (j ? 0 : wt);
         ve = (ve > le ? ve : le) + tile_timing(c, TGT_SEM_QUANTIZE, qset, 1);
         me = (me > ve ? me : ve) + mac;
         if (pb)
             ve = (ve > me ? ve : me) + pb;
-        se = (se > (pb ? ve : me) ? se : (pb ? ve : me)) + st;
+        int64_t done = pb ? ve : me; /* the band's last compute, which its store waits for */
+        se = (se > done ? se : done) + st;
         free_at[j % 2] = se;
         bus += ld + st - 2 * lat;
     }
@@ -377,9 +391,8 @@ static int64_t cost(const tile_ctx *c, const chain *q, bool in_place)
     bool in_res = in_place && tile_tensor_resident(c, chain_input(q)), out_res = in_place && tile_tensor_resident(c, z);
     bool res_res = in_place && q->a && tile_tensor_resident(c, other_operand(q));
     int64_t ld = in_res ? 0 : tile_dma_time(c, q->CI, q->eih, q->ex.i1 - q->ex.i0, q->XW);
-    int64_t out = tile_dma_time(c, q->CO, q->oht, q->OW, q->OW); /* with a block pool's rows: */
-    int64_t st = (out_res ? 0 : out) +
-                 (q->pkh ? tile_dma_time(c, q->CE, q->oht / q->pkh, q->OW / q->pkw, q->OW / q->pkw) : 0);
+    int64_t out = tile_dma_time(c, q->CO, q->oht, q->OW, q->OW);
+    int64_t st = (out_res ? 0 : out) + pool_store_time(c, q, q->oht);
     int64_t res = q->a && !res_res ? out : 0, wp = q->p ? q->cp.blk_bytes : 0; /* the projection's block */
     int64_t t_proj = ld + tile_dma_time(c, 1, 1, q->wfirst + wp, 0);
     int64_t t_first = q->e ? ld + tile_dma_time(c, 1, 1, q->wfirst, 0) : t_proj; /* one group without expand */

@@ -148,9 +148,10 @@ static npu_status sizes(tile_ctx *c, head *h, int64_t ct, bool *fit)
         st = tile_fc_chunks(c, h->fc, ct, false, &off, &h->fchunk, &h->fbytes);
     h->wblk = b.blk_bytes, h->qtab = al16(12 * h->N);
     *fit = false;
-    for (h->slots = MAX_SLOTS; st == NPU_OK && h->slots >= 2 && !*fit; h->slots--)
-        *fit = fields_ok(c, h) && n_buffers(h) <= TILE_MAX_BUFFERS && total_bytes(h) <= c->t->p[TGT_P_SRAM_BYTES];
-    h->slots += *fit ? 1 : 0;
+    for (h->slots = MAX_SLOTS; st == NPU_OK && h->slots >= 2; h->slots--)
+        if ((*fit = fields_ok(c, h) && n_buffers(h) <= TILE_MAX_BUFFERS &&
+                    total_bytes(h) <= c->t->p[TGT_P_SRAM_BYTES]))
+            break;
     return st;
 }
 

@@ -729,6 +729,13 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
     return st == NPU_OK ? tile_pipeline(c) : st;
 }
 
+/* The SRAM buffers place_buffers asks for. */
+static int n_buffers(const win *w, const plan *p)
+{
+    return (w->lut ? 1 : 0) + (w->epi ? 1 : 0) + (w->pre && !pre_quant(w) ? 1 : 0) + p->in_slots +
+           (p->w_slot ? p->w_slots : 0) + (w->fuse ? 2 : 1) * p->out_slots + (p->psum ? 1 : 0);
+}
+
 /* A third slot for every streamed buffer where the SRAM has room: a work's
  * loads then wait for the store of the work three before it, not two, so a
  * layer whose stores are long (an output larger than its input) overlaps its
@@ -738,13 +745,6 @@ static npu_status emit_tiles(tile_ctx *c, const ir_node *n, const win *w, const 
  * projection ran a tile every 2,375 cycles, its load, scale, conv and store
  * (7,125) over three slots, for a conv of 1,861. Not for an in-place conv,
  * whose NEXT token pairs work j+1's loads with store j. */
-/* The SRAM buffers place_buffers asks for. */
-static int n_buffers(const win *w, const plan *p)
-{
-    return (w->lut ? 1 : 0) + (w->epi ? 1 : 0) + (w->pre && !pre_quant(w) ? 1 : 0) + p->in_slots +
-           (p->w_slot ? p->w_slots : 0) + (w->fuse ? 2 : 1) * p->out_slots + (p->psum ? 1 : 0);
-}
-
 static void deepen(const tile_ctx *c, const win *w, plan *p)
 {
     if (w->in_place)
@@ -755,7 +755,8 @@ static void deepen(const tile_ctx *c, const win *w, plan *p)
         d.in_slots = p->in_slots > 1 ? depth : 1;
         d.w_slots = p->w_slots > 1 ? depth : 1;
         d.out_slots = p->out_slots > 1 ? depth : 1;
-        if (d.out_slots > 1 && plan_bytes(w, &d) <= c->t->p[TGT_P_SRAM_BYTES] && n_buffers(w, &d) <= TILE_MAX_BUFFERS) {
+        if (d.out_slots > 1 && plan_bytes(w, &d) <= c->t->p[TGT_P_SRAM_BYTES] &&
+            n_buffers(w, &d) <= TILE_MAX_BUFFERS) {
             *p = d;
             return;
         }

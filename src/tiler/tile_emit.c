@@ -467,6 +467,11 @@ void tile_load_split(tile_work *w, int comp)
     }
 }
 
+bool tile_stores_alike(const tile_work *w, int n, int j)
+{
+    return (w[j].n_store > 0) == (w[0].n_store > 0) || (j == n - 1 && !w[0].n_store && w[j].n_comp);
+}
+
 void tile_store_split(tile_work *w, int comp)
 {
     int prev = w->n_store_split ? w->store_split[w->n_store_split - 1] : 0;
@@ -710,9 +715,7 @@ static npu_status shape_of(tile_ctx *c, int D, bool stores, bool skew, pipe_shap
             return tile_fail(c, "tiler bug: tile %d has more than %d loads or %d stores", j, TILE_MAX_LOADS,
                              TILE_MAX_STORES);
     for (int j = 0; j < n; j++)
-        /* the last work may store alone: nothing after it takes its FREE, and BAR comes from its store */
-        if (((w[j].n_store > 0) != stores && !(j == n - 1 && !stores && w[j].n_comp)) ||
-            (w[j].n_comp == 0) != (w[0].n_comp == 0) ||
+        if (!tile_stores_alike(w, n, j) || (w[j].n_comp == 0) != (w[0].n_comp == 0) ||
             (j > D && (w[j].n_load > 0) != (w[D].n_load > 0)) ||
             (w[j].n_comp == 0 && !w[j].n_store) || !splits_ok(&w[j]) || !store_splits_ok(c, &w[j]))
             return tile_fail(c, "tiler bug: tile %d mixes stores and none, loads and none, copies and compute, or "

@@ -184,6 +184,9 @@ void tile_load(tile_work *w, tile_box b);
 /* The loads added from now on form a group that the work's compute number
  * comp (0-based, in the work's order) is the first to need. */
 void tile_load_split(tile_work *w, int comp);
+/* Does work j of the n in w store as the pipeline wants: as work 0 does, or, where work 0 stores nothing,
+ * the last work alone (nothing after it takes its FREE; BAR comes from its store)? */
+bool tile_stores_alike(const tile_work *w, int n, int j);
 /* The stores added since the last split form a group that waits for compute comp of the work. */
 void tile_store_split(tile_work *w, int comp);
 void tile_store(tile_work *w, tile_box b);

@@ -149,8 +149,8 @@ static bool split_gap_tails(const ir_graph *g, int64_t cap, int *group)
     bool any = false;
     for (int i = 1; i < g->n_nodes; i++) {
         const ir_node *n = g->nodes[i];
-        if ((n->op != IR_OP_GLOBAL_AVERAGE_POOL && n->op != IR_OP_AVERAGE_POOL) || group[i] == i || group[i - 1] != group[i] ||
-            (i + 1 < g->n_nodes && group[i + 1] == group[i]) || ir_use_count(g, n->inputs[0]) < 2 ||
+        bool pool = n->op == IR_OP_GLOBAL_AVERAGE_POOL || n->op == IR_OP_AVERAGE_POOL;
+        if (!pool || group[i] == i || group[i - 1] != group[i] || (i + 1 < g->n_nodes && group[i + 1] == group[i]) || ir_use_count(g, n->inputs[0]) < 2 ||
             (int64_t)ir_tensor_bytes(n->inputs[0]) > cap) /* a squeeze: the excitation reads its input too */
             continue;
         group[i] = i;
@@ -187,8 +187,8 @@ static void found_plan(found *f, const mp_plan *p, int64_t cycles)
 }
 
 /* The two-level plan for a capacity of cap bytes into f when it checks
- * and builds with every resident tensor in place (found_plan). cascades: as decided for the SRAM the residents
- * leave (a cascade chosen for the whole SRAM may not fit below them); split
+ * and builds with every resident tensor in place (found_plan). cascades:
+ * as decided for the SRAM the residents leave (a cascade chosen for the whole SRAM may not fit below them); split
  * (SPLIT_*) runs the quantize prologue pairs apart, the chains (the
  * depthwise chains without expand, the expand chains with tables, the stem
  * chains) apart, or both (nothing to try when a kind asked for has none:
@@ -243,6 +243,14 @@ static npu_status at_capacity(const tgt_target *t, ir_graph *g, const part_sched
     return NPU_OK;
 }
 
+static bool was_tried(const int64_t *tried, int n, int64_t cap)
+{
+    for (int k = 0; k < n; k++)
+        if (tried[k] == cap)
+            return true;
+    return false;
+}
+
 /* The two-level plans for a capacity of cap bytes, the cascades decided
  * for the SRAM below it, with each kind of split (at_capacity). */
 static npu_status at_capacity_splits(const tgt_target *t, ir_graph *g, const part_schedule *sched, npu_alloc alloc,
@@ -288,25 +296,16 @@ static npu_status two_level(const tgt_target *t, ir_graph *g, const part_schedul
     if (trial(t, g, sched, plan, alloc, NULL, &peak, &f.cycles, &e) != NPU_OK)
         return NPU_OK; /* the real build will say why */
     int64_t tried[3 + REFINE] = {(sram - peak - 16) & ~(int64_t)15, sram / 2, sram / 4};
-    int n_tried = 0;
     npu_status st = NPU_OK;
     for (int i = 0; i < 3 + REFINE && st == NPU_OK; i++) {
         if (i >= 3) { /* the best level found not tried yet */
             int64_t best = INT64_MAX;
             tried[i] = 0;
-            for (int k = 0; k < f.n; k++) {
-                bool again = false;
-                for (int m = 0; m < n_tried; m++)
-                    again |= tried[m] == f.level[k];
-                if (!again && f.at[k] < best)
+            for (int k = 0; k < f.n; k++)
+                if (!was_tried(tried, i, f.level[k]) && f.at[k] < best)
                     best = f.at[k], tried[i] = f.level[k];
-            }
         }
-        bool again = tried[i] <= 0;
-        for (int k = 0; k < n_tried; k++)
-            again |= tried[k] == tried[i];
-        n_tried = i + 1;
-        if (!again)
+        if (tried[i] > 0 && !was_tried(tried, i, tried[i]))
             st = at_capacity_splits(t, g, sched, alloc, mo, tried[i], &f, err);
     }
     return st;

@@ -378,10 +378,9 @@ npu_status tile_resident(tile_ctx *c)
         if (st == NPU_OK)
             st = rewrite_comps(c, w, &in, &out);
     }
-    /* the pipeline wants every work storing or none (or the last alone), and works >= 2 all loading or none */
+    /* the pipeline wants its works storing alike (tile_stores_alike), and works >= 2 all loading or none */
     for (int j = 1; j < c->n_work && st == NPU_OK; j++) {
-        bool last_alone = j == c->n_work - 1 && !c->work[0].n_store;
-        if ((c->work[j].n_store > 0) != (c->work[0].n_store > 0) && !last_alone)
+        if (!tile_stores_alike(c->work, c->n_work, j))
             st = miss(c, out_t, "is stored by some tiles of a layer and not others");
         else if (j > 2 && (c->work[j].n_load > 0) != (c->work[2].n_load > 0))
             st = miss(c, in_t, "is read in place by some tiles of a layer and not others");
