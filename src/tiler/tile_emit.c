@@ -511,9 +511,7 @@ static npu_status emit_loads(tile_ctx *c, int j, int64_t first_wait, bool gate, 
 {
     const tile_work *w = &c->work[j];
     npu_status st = NPU_OK;
-    int g = 0, a = 0;
-    if (w->pre0) /* the first group went out with the prefetch */
-        g = 1, a = w->n_split ? w->split_load[0] : w->n_load;
+    int g = w->n_pre, a = g == 0 ? 0 : g <= w->n_split ? w->split_load[g - 1] : w->n_load;
     for (; g <= w->n_split && st == NPU_OK && w->n_load; g++) {
         int b = g < w->n_split ? w->split_load[g] : w->n_load;
         st = emit_group(c, w->load + a, b - a, false, a == 0 ? (j >= depth ? TILE_T_FREE : 0) | first_wait : 0,
@@ -583,7 +581,7 @@ static npu_status emit_prefetch(tile_ctx *c, tile_work *w, bool whole)
     for (int i = 0; i < g0; i++)
         n_pre += prefetchable(c, &w->load[i]);
     if (whole && g0 > 0 && n_pre == g0 && w->n_comp > 0) {
-        w->pre0 = true;
+        w->n_pre = 1;
         return emit_group(c, w->load, g0, false, 0, TILE_T_LOADED);
     }
     tile_box keep[TILE_MAX_LOADS], pre[TILE_MAX_LOADS];
@@ -617,13 +615,56 @@ static npu_status emit_prefetch(tile_ctx *c, tile_work *w, bool whole)
  * so fetch holds (sync) until the last pipeline is done. On the same queue,
  * FIFO order keeps the pairing and the first load alone waits for the
  * barrier, unless it went out with the prefetch (or there is none). */
-static npu_status emit_boundary(tile_ctx *c, tile_work *w0, bool same, int64_t *first_wait)
+/* After a whole first group went early, the load groups behind it that are
+ * all prefetchable go too, in the order their computes take LOADED (tokens
+ * count: a group may not pass one still to come), within the works whose
+ * slots are free from the start (j < D), and only while the static schedule
+ * has them loaded by the barrier: the sync's drain waits for every queued
+ * transfer, so a later one would hold compute 0 back. */
+static npu_status prefetch_more(tile_ctx *c, int D)
 {
+    const tile_sched *s = &c->s;
+    int b0 = 0;
+    while (!(TILE_T_BAR >> b0 & 1))
+        b0++;
+    if (s->tok_head[b0] == s->tok_tail[b0])
+        return NPU_OK;
+    int64_t bar = s->tok_time[b0][s->tok_head[b0] % TILE_TOK_RING];
+    for (int j = 0; j < D && j < c->n_work; j++) {
+        tile_work *w = &c->work[j];
+        for (int g = w->n_pre; g <= w->n_split; g++) {
+            int a = g ? w->split_load[g - 1] : 0, b = g < w->n_split ? w->split_load[g] : w->n_load;
+            for (int i = a; i < b; i++)
+                if (!prefetchable(c, &w->load[i]))
+                    return NPU_OK;
+            if (b == a)
+                return NPU_OK;
+            tile_sched keep = c->s;
+            size_t words = c->n_words;
+            int64_t lo = c->pipe_lo, hi = c->pipe_hi, bytes = c->lay_dram_bytes;
+            npu_status st = emit_group(c, w->load + a, b - a, false, 0, TILE_T_LOADED);
+            if (st != NPU_OK)
+                return st;
+            if (c->s.q_free[TILE_Q_DMA0] > bar) { /* not worth it: take it back */
+                c->s = keep, c->n_words = words, c->pipe_lo = lo, c->pipe_hi = hi, c->lay_dram_bytes = bytes;
+                return NPU_OK;
+            }
+            w->n_pre = g + 1;
+        }
+    }
+    return NPU_OK;
+}
+
+static npu_status emit_boundary(tile_ctx *c, int D, bool gate, bool same, int64_t *first_wait)
+{
+    tile_work *w0 = &c->work[0];
     *first_wait = 0;
     npu_status st = emit_prefetch(c, w0, true);
+    if (st == NPU_OK && w0->n_pre && !gate)
+        st = prefetch_more(c, D);
     if (st != NPU_OK)
         return st;
-    if (same && w0->n_load && !w0->pre0) {
+    if (same && w0->n_load && !w0->n_pre) {
         *first_wait = TILE_T_BAR;
         return NPU_OK;
     }
@@ -766,7 +807,7 @@ npu_status tile_pipeline(tile_ctx *c)
     int64_t first_wait = 0;
     c->prev_lo = c->pipe_lo, c->prev_hi = c->pipe_hi;
     c->pipe_lo = INT64_MAX, c->pipe_hi = 0;
-    st = barrier ? emit_boundary(c, &w[0], kind == c->last_kind, &first_wait) : NPU_OK;
+    st = barrier ? emit_boundary(c, D, gate, kind == c->last_kind, &first_wait) : NPU_OK;
     c->pending_barrier = false;
     c->last_kind = kind;
     if (st == NPU_OK)

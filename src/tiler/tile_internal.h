@@ -52,9 +52,9 @@ typedef struct tile_work {
     int n_split;
     int split_load[TILE_MAX_SPLITS], split_comp[TILE_MAX_SPLITS];
     int first_comp, n_comp; /* range of tile_ctx.comp */
-    /* The first load group went out early (emit_prefetch), signalling
-     * LOADED itself: emit_loads skips it, compute 0 still waits for it. */
-    bool pre0;
+    /* Load groups that went out early (emit_prefetch), each signalling
+     * LOADED itself: emit_loads skips them, their computes still wait. */
+    int n_pre;
     int n_store;
     tile_box store[TILE_MAX_STORES];
     /* Earlier store groups (tile_store_split): the stores before

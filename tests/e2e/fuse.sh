@@ -24,14 +24,7 @@ sys.path.insert(0, "tests/e2e")
 import gen_models as gm
 d = sys.argv[1]
 def mbconv(g, cin, ce, cout):
-    def silu(y):
-        return g.op("Mul", [y, g.op("Sigmoid", [y])])
-    x = silu(g.conv("x", cin, ce, k=1, relu=False))
-    x = silu(g.conv(x, ce, ce, k=3, group=ce, relu=False))
-    s = g.op("GlobalAveragePool", [x])
-    s = silu(g.conv(s, ce, 8, k=1, relu=False))
-    s = g.op("Sigmoid", [g.conv(s, 8, ce, k=1, relu=False)])
-    return g.conv(g.op("Mul", [x, s]), ce, cout, k=1, relu=False)
+    return gm.mbconv(g, "x", cin, ce, cout)
 g = gm.G("mbconv", [1, 8, 16, 16])
 g.save(d, mbconv(g, 8, 32, 16), [1, 16, 16, 16], d)
 g = gm.G("mbres", [1, 16, 24, 24])
@@ -165,13 +158,9 @@ sys.path.insert(0, "tests/e2e")
 import gen_models as gm
 d = sys.argv[1]
 g = gm.G("effstem", [1, 3, 160, 160])
-def silu(y):
-    return g.op("Mul", [y, g.op("Sigmoid", [y])])
-x = silu(g.conv("x", 3, 16, k=3, stride=2, relu=False))
-x = silu(g.conv(x, 16, 16, k=3, group=16, relu=False))
-s = silu(g.conv(g.op("GlobalAveragePool", [x]), 16, 8, k=1, relu=False))
-s = g.op("Sigmoid", [g.conv(s, 8, 16, k=1, relu=False)])
-g.save(d, g.conv(g.op("Mul", [x, s]), 16, 8, k=1, relu=False), [1, 8, 80, 80], d)
+x = gm.silu(g, g.conv("x", 3, 16, k=3, stride=2, relu=False))
+x = gm.silu(g, g.conv(x, 16, 16, k=3, group=16, relu=False))
+g.save(d, g.conv(gm.squeeze_excite(g, x, 16, 8), 16, 8, k=1, relu=False), [1, 8, 80, 80], d)
 PYEOF
 fused_op effstem $e AveragePool "on the stem chain's bands"
 # ... and in the same pipeline as the quantize: every layer from the stem

@@ -183,6 +183,24 @@ def relu6(g, y):
     return g.op("Clip", [y, lo, hi])
 
 
+def silu(g, y):
+    return g.op("Mul", [y, g.op("Sigmoid", [y])])
+
+
+def squeeze_excite(g, x, c, squeeze):
+    """x scaled by sigmoid(fc2(silu(fc1(global average pool of x)))), EfficientNet's squeeze-excite."""
+    s = silu(g, g.conv(g.op("GlobalAveragePool", [x]), c, squeeze, k=1, relu=False))
+    return g.op("Mul", [x, g.op("Sigmoid", [g.conv(s, squeeze, c, k=1, relu=False)])])
+
+
+def mbconv(g, x, cin, ce, cout, squeeze=8):
+    """EfficientNet's MBConv without its residual: expand 1x1 + SiLU, depthwise 3x3 + SiLU,
+    squeeze-excite, projection 1x1."""
+    x = silu(g, g.conv(x, cin, ce, k=1, relu=False))
+    x = silu(g, g.conv(x, ce, ce, k=3, group=ce, relu=False))
+    return g.conv(squeeze_excite(g, x, ce, squeeze), ce, cout, k=1, relu=False)
+
+
 def invres(d):
     """MobileNet-v2 inverted-residual blocks: expand 1x1 + relu6 -> depthwise 3x3 (stride 1, then 2)
     + relu6 -> project 1x1, the stride-1 one with its residual add (the tiler's SRAM cascade)."""
