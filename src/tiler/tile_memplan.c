@@ -70,19 +70,27 @@ static bool split_quant_pairs(const ir_graph *g, int64_t cap, int *group)
 
 /* Splits the depthwise + 1x1 + eltwise chains without expand (three nodes
  * grouped from a grouped conv, tile_chain) into the depthwise + 1x1 pair and
- * the eltwise apart, where the projection's output fits cap bytes. As for
- * the quantize pairs, tile_cascades weighs the chain with every tensor in
- * DRAM; with its tensors in SRAM the chain runs as one band (operands read
- * in place), so the eltwise overlaps nothing, and keeping every tensor live
- * across it can push them out of SRAM (the example CNN on edge-v1-lite:
- * 39,688 -> 49,983 cycles). */
+ * the eltwise apart, where the projection's output fits cap bytes, and the
+ * pair too where the depthwise output does. As for the quantize pairs,
+ * tile_cascades weighs the chain with every tensor in DRAM; with its
+ * tensors in SRAM the chain runs as one band (operands read in place), so
+ * the eltwise overlaps nothing, and keeping every tensor live across it can
+ * push them out of SRAM (the example CNN on edge-v1-lite: 39,688 -> 49,983
+ * cycles). A pair keeps the projection's weights resident, loaded whole
+ * before its first band; apart, the projection streams them beside its
+ * MACs from the resident depthwise output (MobileNetV2's blocks 15 and 16,
+ * 153 KB each: 49,990 cycles as a chain, 34,498 apart). */
 static bool split_dw_chains(const ir_graph *g, int64_t cap, int *group)
 {
     bool any = false;
     for (int i = 0; i + 2 < g->n_nodes; i++)
         if (group[i] == i && group[i + 1] == i && group[i + 2] == i && g->nodes[i]->op == IR_OP_CONV &&
             ir_attr_int(g->nodes[i], "group", 1) > 1 && (int64_t)ir_tensor_bytes(g->nodes[i + 1]->outputs[0]) <= cap)
+        {
             group[i + 2] = i + 2, any = true;
+            if ((int64_t)ir_tensor_bytes(g->nodes[i]->outputs[0]) <= cap)
+                group[i + 1] = i + 1;
+        }
     return any;
 }
 
