@@ -397,21 +397,84 @@ static inline bool has_tokens(const tgt_target *t, int n)
     return tgt_field_max(t->isa, tgt_insn_for_sem(t->isa, TGT_SEM_SYNC), TGT_F_WAIT) >= (1 << n) - 1;
 }
 
+/* Calls visit on each of the layer's instructions in order, until it returns false. */
+typedef bool (*insn_visit)(const tgt_target *t, const tgt_decoded *d, void *ud);
+static inline void for_each_insn(const tgt_target *t, const tile_layer *L, const tile_program *p, insn_visit visit,
+                                 void *ud)
+{
+    for (size_t off = L->first_word; off < (size_t)L->first_word + L->n_words;) {
+        tgt_decoded d;
+        npu_err e;
+        cr_assert_eq(tgt_decode(t->isa, p->words, p->n_words, off, &d, &e), NPU_OK, "%s", e.msg);
+        if (!visit(t, &d, ud))
+            return;
+        off += (size_t)d.nwords;
+    }
+}
+
+typedef struct field_acc {
+    tgt_sem sem;
+    tgt_fid f;
+    int64_t sum;
+} field_acc;
+
+static inline bool add_field(const tgt_target *t, const tgt_decoded *d, void *ud)
+{
+    field_acc *a = ud;
+    if (t->isa->insns[d->insn].sem == a->sem)
+        a->sum += a->f == TGT_F_COUNT ? d->v[TGT_F_C] * d->v[TGT_F_H] * d->v[TGT_F_W] : d->v[a->f];
+    return true;
+}
+
 /* The sum of field f over the layer's instructions of semantics sem; f =
  * TGT_F_COUNT: the bytes of their boxes (DMA: C x H x W). */
 static inline int64_t field_sum(const tgt_target *t, const tile_layer *L, const tile_program *p, tgt_sem sem,
                                 tgt_fid f)
 {
-    int64_t sum = 0;
-    for (size_t off = L->first_word; off < (size_t)L->first_word + L->n_words;) {
-        tgt_decoded d;
-        npu_err e;
-        cr_assert_eq(tgt_decode(t->isa, p->words, p->n_words, off, &d, &e), NPU_OK, "%s", e.msg);
-        if (t->isa->insns[d.insn].sem == sem)
-            sum += f == TGT_F_COUNT ? d.v[TGT_F_C] * d.v[TGT_F_H] * d.v[TGT_F_W] : d.v[f];
-        off += (size_t)d.nwords;
-    }
-    return sum;
+    field_acc a = {sem, f, 0};
+    for_each_insn(t, L, p, add_field, &a);
+    return a.sum;
+}
+
+typedef struct wait_acc {
+    tgt_sem sem;
+    int64_t mask, region;
+    int64_t n;
+} wait_acc;
+
+static inline bool count_wait(const tgt_target *t, const tgt_decoded *d, void *ud)
+{
+    wait_acc *a = ud;
+    a->n += t->isa->insns[d->insn].sem == a->sem && (d->v[TGT_F_WAIT] & a->mask);
+    return true;
+}
+
+/* The layer's instructions of semantics sem that wait on a token of mask. */
+static inline int64_t waits_on(const tgt_target *t, const tile_layer *L, const tile_program *p, tgt_sem sem,
+                               int64_t mask)
+{
+    wait_acc a = {sem, mask, 0, 0};
+    for_each_insn(t, L, p, count_wait, &a);
+    return a.n;
+}
+
+static inline bool add_load_before(const tgt_target *t, const tgt_decoded *d, void *ud)
+{
+    wait_acc *a = ud;
+    if (d->v[TGT_F_WAIT] & a->mask)
+        return false;
+    if (t->isa->insns[d->insn].sem == TGT_SEM_DMA_LOAD && d->v[TGT_F_REGION] == a->region)
+        a->n += d->v[TGT_F_C] * d->v[TGT_F_H] * d->v[TGT_F_W];
+    return true;
+}
+
+/* Bytes the layer loads from region before its first instruction that waits on a token of mask. */
+static inline int64_t loads_before_wait(const tgt_target *t, const tile_layer *L, const tile_program *p, int region,
+                                        int64_t mask)
+{
+    wait_acc a = {TGT_SEM_DMA_LOAD, mask, region, 0};
+    for_each_insn(t, L, p, add_load_before, &a);
+    return a.n;
 }
 
 /* Bytes the layer's dma_store instructions write. */

@@ -7,16 +7,18 @@
  * run the nodes as before. Functional runs compare the NPU model with the
  * reference bit for bit; the model faults on unordered accesses. */
 #include "tests/support/tiler_graphs.h"
+#include "tiler/tile_internal.h"
 
-/* x -> conv 1x1 (relu) -> GlobalAveragePool -> Flatten -> Gemm -> y */
-static ir_graph *head_graph(int64_t c, int64_t hw, int64_t oc, int64_t n_out)
+/* x [-> conv 1x1 "pre" (relu), c channels] -> conv 1x1 (relu) -> GlobalAveragePool -> Flatten -> Gemm -> y */
+static ir_graph *head_graph_ex(int64_t c, int64_t hw, int64_t oc, int64_t n_out, bool pre)
 {
     ir_graph *g = ir_graph_new(npu_alloc_default());
     int64_t xd[4] = {1, c, hw, hw}, fd[2] = {1, oc}, yd[2] = {1, n_out}, wd[2] = {n_out, oc}, bd[1] = {n_out};
     ir_tensor *x = act(g, "x", 4, xd, 0.04f, -5);
-    conv_spec cs = {1, c, hw, hw, oc, 1, 1, 0, 1, IR_I8, true, 1};
+    conv_spec cs = {1, c, hw, hw, oc, 1, 1, 0, 1, IR_I8, true, 1}, cp = {1, c, hw, hw, c, 3, 1, 1, 1, IR_I8, true, 1};
     pool_spec ps = {IR_OP_GLOBAL_AVERAGE_POOL, 0, 0, 0, false, false};
-    ir_tensor *p = add_pool(g, add_conv(g, x, &cs, "conv", 7), &ps);
+    ir_tensor *h = pre ? add_conv(g, x, &cp, "pre", 5) : x;
+    ir_tensor *p = add_pool(g, add_conv(g, h, &cs, "conv", 7), &ps);
     ir_tensor *a = act(g, "flat", 2, fd, p->quant->scale[0], p->quant->zero_point[0]);
     ir_node *fl = ir_node_new(g, IR_OP_FLATTEN, "flatten", 1, &p, 1, &a);
     ir_set_int(g, fl, "axis", 1);
@@ -28,6 +30,11 @@ static ir_graph *head_graph(int64_t c, int64_t hw, int64_t oc, int64_t n_out)
     ir_set_int(g, ir_node_new(g, IR_OP_GEMM, "fc", 3, ins, 1, &y), "transB", 1);
     tg_set_io(g, 1, &x, y);
     return g;
+}
+
+static ir_graph *head_graph(int64_t c, int64_t hw, int64_t oc, int64_t n_out)
+{
+    return head_graph_ex(c, hw, oc, n_out, false);
 }
 
 Test(tiler_head, classifier_streams_beside_the_conv)
@@ -61,4 +68,27 @@ Test(tiler_head, classifier_streams_beside_the_conv)
         tgt_free(t);
     }
     cr_assert(cascaded, "some target runs the head as one pipeline");
+}
+
+/* After a 3x3 conv whose pipeline spans [0, 332 KB) of edge-v1's 512 KiB,
+ * the head's 375 KB of buffers fit neither above nor below it; its first
+ * chunk's and the shared ones are placed above it and the rest below
+ * (tile_sram_place_early), so the first classifier chunk loads while that
+ * conv still runs (placed from 0, it overlapped the conv's SRAM and waited). */
+Test(tiler_head, first_chunk_loads_beside_the_layer_before)
+{
+    tgt_target *t = load_target("edge-v1");
+    built b;
+    int counts[TG_COUNTS];
+    build_checked(t, head_graph_ex(640, 7, 1280, 1000, true), "head after a conv", &b, counts);
+    cr_assert_eq(b.prog.n_layers, 5);
+    const tile_layer *H = &b.prog.layers[1];
+    cr_assert(b.prog.layers[4].fused, "the head as one pipeline");
+    int64_t chunk = 1000 * t->p[TGT_P_MAC_COLS]; /* the classifier's weights for the fewest channels a chunk has */
+    /* what goes out while the layer before still runs (emit_prefetch) */
+    int64_t early = loads_before_wait(t, H, &b.prog, TGT_REGION_CONSTANTS, TILE_T_BAR);
+    cr_assert_geq(early, chunk, "the first classifier chunk before the barrier: %lld bytes of constants, want >= %lld",
+                  (long long)early, (long long)chunk);
+    finish_built(t, &b, "head after a conv", 62);
+    tgt_free(t);
 }

@@ -61,24 +61,9 @@ Test(tiler_qpro, stem_conv_quantizes_its_input_tiles)
     cr_assert(tiled, "some stem runs in several tiles (halo rows quantized again)");
 }
 
-/* Work j's loads wait for the store of work j - D (FREE) when each
- * streamed buffer has D slots: the layer's loads that wait for it. */
-static int free_waits(const tgt_target *t, const tile_layer *L, const tile_program *p)
-{
-    int n = 0;
-    for (size_t off = L->first_word; off < (size_t)L->first_word + L->n_words;) {
-        tgt_decoded d;
-        npu_err e;
-        cr_assert_eq(tgt_decode(t->isa, p->words, p->n_words, off, &d, &e), NPU_OK, "%s", e.msg);
-        n += t->isa->insns[d.insn].sem == TGT_SEM_DMA_LOAD && (d.v[TGT_F_WAIT] & TILE_T_FREE);
-        off += (size_t)d.nwords;
-    }
-    return n;
-}
-
 /* With the prologue a tile passes four stages (load, quantize, conv,
  * store): where the SRAM has room each streamed buffer takes a fourth slot,
- * so work j's loads wait for store j - 4 (docs/tiler.md "A fourth slot"). */
+ * so work j's loads wait for store j - 4 (FREE; docs/tiler.md "A fourth slot"). */
 Test(tiler_qpro, four_slots_for_four_stages)
 {
     tgt_target *t = load_target("edge-v1");
@@ -87,7 +72,7 @@ Test(tiler_qpro, four_slots_for_four_stages)
     build_checked(t, stem_graph(&stems[0]), "stem", &b, counts);
     const tile_layer *L = &b.prog.layers[0];
     cr_assert_gt(L->tiles, 4);
-    cr_assert_eq(free_waits(t, L, &b.prog), L->tiles - 4, "the loads of every tile from the fifth wait");
+    cr_assert_eq(waits_on(t, L, &b.prog, TGT_SEM_DMA_LOAD, TILE_T_FREE), L->tiles - 4, "the loads of every tile from the fifth wait");
     finish_built(t, &b, "stem", 47);
     tgt_free(t);
 }
