@@ -6,6 +6,7 @@
  * functional checks (the NPU model against the reference, bit for bit) run
  * when sim/npu.h exists. */
 #include "tests/support/tiler_graphs.h"
+#include "tiler/tile_internal.h"
 
 /* ---- the cases ---- */
 
@@ -546,5 +547,36 @@ Test(tiler, fc_column_tiles_shrink_below_16_on_an_8_column_array, .timeout = 60)
     run_functional(t, &b, "fc_6000x128", 11);
 #endif
     built_free(&b);
+    tgt_free(t);
+}
+
+/* x -> 3x3 conv "pre" (c channels) -> 1x1 conv to oc channels */
+static ir_graph *two_convs(int64_t c, int64_t hw, int64_t oc)
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[4] = {1, c, hw, hw};
+    ir_tensor *x = act(g, "x", 4, xd, 0.04f, -5);
+    conv_spec a = {1, c, hw, hw, c, 3, 1, 1, 1, IR_I8, true, 1}, b = {1, c, hw, hw, oc, 1, 1, 0, 1, IR_I8, true, 1};
+    ir_tensor *y = add_conv(g, add_conv(g, x, &a, "pre", 5), &b, "conv", 7);
+    tg_set_io(g, 1, &x, y);
+    return g;
+}
+
+/* A conv whose buffers fit neither above nor below the SRAM the conv before
+ * it touches (256 -> 512 channels at 28x28 after a 3x3 conv on edge-v1):
+ * its shared buffers and first slots go above that range, the later slots
+ * below (tile_sram_place_early), so its first weight block loads while the
+ * conv before still runs; placed from 0 it met that range and no constant
+ * loaded before the barrier. */
+Test(tiler, first_weights_load_beside_the_conv_before)
+{
+    tgt_target *t = load_target("edge-v1");
+    built b;
+    int counts[TG_COUNTS];
+    build_checked(t, two_convs(256, 28, 512), "two convs", &b, counts);
+    cr_assert_eq(b.prog.n_layers, 2);
+    int64_t early = loads_before_wait(t, &b.prog.layers[1], &b.prog, TGT_REGION_CONSTANTS, TILE_T_BAR);
+    cr_assert_gt(early, 0, "the first weight block before the barrier");
+    finish_built(t, &b, "two convs", 63);
     tgt_free(t);
 }
