@@ -641,13 +641,6 @@ static npu_status emit_prefetch(tile_ctx *c, tile_work *w, bool whole)
     return NPU_OK;
 }
 
-/* The boundary with the previous pipeline (when a barrier is pending): the
- * prefetch, then either a sync on BAR or, returned in *first_wait, BAR for
- * the first load. Fetch runs ahead: when this pipeline's LOADED consumer is
- * another queue than the last one's, it could take that pipeline's tokens,
- * so fetch holds (sync) until the last pipeline is done. On the same queue,
- * FIFO order keeps the pairing and the first load alone waits for the
- * barrier, unless it went out with the prefetch (or there is none). */
 /* After a whole first group went early, the load groups behind it that are
  * all prefetchable go too, in the order their computes take LOADED (tokens
  * count: a group may not pass one still to come), within the works whose
@@ -688,6 +681,13 @@ static npu_status prefetch_more(tile_ctx *c, int D)
     return NPU_OK;
 }
 
+/* The boundary with the previous pipeline (when a barrier is pending): the
+ * prefetch, then either a sync on BAR or, returned in *first_wait, BAR for
+ * the first load. Fetch runs ahead: when this pipeline's LOADED consumer is
+ * another queue than the last one's, it could take that pipeline's tokens,
+ * so fetch holds (sync) until the last pipeline is done. On the same queue,
+ * FIFO order keeps the pairing and the first load alone waits for the
+ * barrier, unless it went out with the prefetch (or there is none). */
 static npu_status emit_boundary(tile_ctx *c, int D, bool gate, bool same, int64_t *first_wait)
 {
     tile_work *w0 = &c->work[0];

@@ -83,14 +83,14 @@ static bool split_quant_pairs(const ir_graph *g, int64_t cap, int *group)
 static bool split_dw_chains(const ir_graph *g, int64_t cap, int *group)
 {
     bool any = false;
-    for (int i = 0; i + 2 < g->n_nodes; i++)
-        if (group[i] == i && group[i + 1] == i && group[i + 2] == i && g->nodes[i]->op == IR_OP_CONV &&
-            ir_attr_int(g->nodes[i], "group", 1) > 1 && (int64_t)ir_tensor_bytes(g->nodes[i + 1]->outputs[0]) <= cap)
-        {
-            group[i + 2] = i + 2, any = true;
-            if ((int64_t)ir_tensor_bytes(g->nodes[i]->outputs[0]) <= cap)
-                group[i + 1] = i + 1;
-        }
+    for (int i = 0; i + 2 < g->n_nodes; i++) {
+        if (group[i] != i || group[i + 1] != i || group[i + 2] != i || g->nodes[i]->op != IR_OP_CONV ||
+            ir_attr_int(g->nodes[i], "group", 1) <= 1 || (int64_t)ir_tensor_bytes(g->nodes[i + 1]->outputs[0]) > cap)
+            continue;
+        group[i + 2] = i + 2, any = true;
+        if ((int64_t)ir_tensor_bytes(g->nodes[i]->outputs[0]) <= cap)
+            group[i + 1] = i + 1;
+    }
     return any;
 }
 
