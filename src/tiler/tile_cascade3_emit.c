@@ -281,10 +281,12 @@ static npu_status place(tile_ctx *c, const chain *q, bufs *b)
 {
     int slots = q->slots, nr = 4, grp[16] = {slots, slots, slots, slots};
     tile_sram_req rq[16] = {{q->mid1, &b->mid1}, {q->wbytes, &b->wt}, {q->mid2, &b->mid2}, {q->psum, &b->psum}};
+    /* early: the constants (weights, tables), clear of the layer before where only they fit so */
+    bool early[16] = {false, true};
     if (q->le)
-        grp[nr] = slots, rq[nr++] = (tile_sram_req){TILE_EPI_TABLE_BYTES, &b->tab_e};
+        early[nr] = true, grp[nr] = slots, rq[nr++] = (tile_sram_req){TILE_EPI_TABLE_BYTES, &b->tab_e};
     if (q->ld)
-        grp[nr] = slots, rq[nr++] = (tile_sram_req){TILE_EPI_TABLE_BYTES, &b->tab_d};
+        early[nr] = true, grp[nr] = slots, rq[nr++] = (tile_sram_req){TILE_EPI_TABLE_BYTES, &b->tab_d};
     if (q->gp && !q->pkh) {
         grp[nr] = slots, rq[nr++] = (tile_sram_req){4 * q->CE, &b->gsum};
         grp[nr] = slots, rq[nr++] = (tile_sram_req){q->CE, &b->gout};
@@ -298,7 +300,8 @@ static npu_status place(tile_ctx *c, const chain *q, bufs *b)
             grp[nr] = i, rq[nr++] = (tile_sram_req){q->pool_slot, &b->pout[i]};
     }
     const char *misfit = "tiler bug: the cascade's buffers exceed the SRAM";
-    npu_status st = q->pre ? tile_sram_place_banked(c, rq, nr, grp, slots + 1, misfit) : tile_sram_place(c, rq, nr, misfit);
+    npu_status st = q->pre ? tile_sram_place_banked(c, rq, nr, grp, slots + 1, misfit)
+                           : tile_sram_place_early(c, rq, nr, early, misfit);
     b->tab_e = tile_epi_table_at(b->tab_e);
     b->tab_d = tile_epi_table_at(b->tab_d);
     return st;

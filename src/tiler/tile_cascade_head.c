@@ -219,8 +219,11 @@ static npu_status prepare(tile_ctx *c, const head *h, hbufs *b)
         rq[nr++] = (tile_sram_req){h->fchunk, &b->f[i]};
         rq[nr++] = (tile_sram_req){mid_bytes(h), &b->mid[i]};
     }
-    /* the shared buffers and the first chunk's slots first: clear of the layer before where they fit so */
-    st = tile_sram_place_early(c, rq, nr, (h->lut ? 5 : 4) + 3, "tiler bug: the head cascade's buffers exceed the SRAM");
+    /* early: the shared buffers and the first chunk's slots, clear of the layer before where only they fit so */
+    bool early[TILE_MAX_BUFFERS] = {0};
+    for (int i = 0; i < (h->lut ? 5 : 4) + 3; i++)
+        early[i] = true;
+    st = tile_sram_place_early(c, rq, nr, early, "tiler bug: the head cascade's buffers exceed the SRAM");
     for (int i = 0; i < h->slots; i++)
         b->g[i] = b->mid[i] + al16(h->ct * h->CH * h->CW);
     b->tab = tile_epi_table_at(b->tab);

@@ -499,22 +499,21 @@ static npu_status place_buffers(tile_ctx *c, const win *w, const plan *p, conv_b
     io->pslot = 0;
     if (w->pre && !pre_quant(w))
         rq[nr++] = (tile_sram_req){w->C, &io->pslot};
+    /* early: the shared buffers and slot 0's, clear of the layer before where only they fit so */
+    bool early[TILE_MAX_BUFFERS] = {0};
+    for (int i = 0; i < nr; i++)
+        early[i] = true;
+    for (int i = 0; i < p->in_slots; i++)
+        early[nr] = i == 0, rq[nr++] = (tile_sram_req){p->in_slot, &io->in_s[i]};
+    for (int i = 0; i < p->w_slots && p->w_slot; i++)
+        early[nr] = i == 0, rq[nr++] = (tile_sram_req){p->w_slot, &io->w_s[i]};
+    for (int i = 0; i < p->out_slots; i++)
+        early[nr] = i == 0, rq[nr++] = (tile_sram_req){p->out_slot, &io->out_s[i]};
     if (p->psum)
-        rq[nr++] = (tile_sram_req){p->psum, &io->psum};
-    int n_early = 0; /* the shared buffers and slot 0's first: clear of the layer before where only they fit so */
-    for (int s = 0; s < MAX_DEPTH; s++) {
-        if (s < p->in_slots)
-            rq[nr++] = (tile_sram_req){p->in_slot, &io->in_s[s]};
-        if (s < p->w_slots && p->w_slot)
-            rq[nr++] = (tile_sram_req){p->w_slot, &io->w_s[s]};
-        if (s < p->out_slots)
-            rq[nr++] = (tile_sram_req){p->out_slot, &io->out_s[s]};
-        if (s < p->out_slots && w->fuse)
-            rq[nr++] = (tile_sram_req){p->out_slot, &io->f_s[s]};
-        if (s == 0)
-            n_early = nr;
-    }
-    npu_status st = tile_sram_place_early(c, rq, nr, n_early, "tiler bug: planned buffers exceed the SRAM");
+        early[nr] = true, rq[nr++] = (tile_sram_req){p->psum, &io->psum};
+    for (int i = 0; i < p->out_slots && w->fuse; i++)
+        early[nr] = i == 0, rq[nr++] = (tile_sram_req){p->out_slot, &io->f_s[i]};
+    npu_status st = tile_sram_place_early(c, rq, nr, early, "tiler bug: planned buffers exceed the SRAM");
     io->table = tile_epi_table_at(io->table);
     if (st == NPU_OK &&
         (c->sram_used > c->t->p[TGT_P_SRAM_BYTES] || io->in_s[0] < 0 || io->out_s[0] < 0 || io->psum < 0))

@@ -354,35 +354,39 @@ npu_status tile_sram_place(tile_ctx *c, const tile_sram_req *r, int n, const cha
 }
 
 /* As tile_sram_place, but where the buffers do not fit clear of the
- * previous pipeline (above or below its SRAM) while the first n_early of
- * them (the first work's, and what all works share) do above it with the
- * rest below them: so placed, the first work's loads still go out while
- * that pipeline runs (emit_prefetch). The later works' slots may lie on it:
- * their loads wait for the barrier unless clear (prefetch_more checks). */
-npu_status tile_sram_place_early(tile_ctx *c, const tile_sram_req *r, int n, int n_early, const char *misfit)
+ * previous pipeline (above or below its SRAM) while those marked early (the
+ * first work's, and what all works share) do above it with the rest below
+ * them: so placed, the first work's loads still go out while that pipeline
+ * runs (emit_prefetch). The later works' slots may lie on it: their loads
+ * wait for the barrier unless clear (prefetch_more checks). Otherwise the
+ * buffers are placed as tile_sram_place does, in the caller's order. */
+npu_status tile_sram_place_early(tile_ctx *c, const tile_sram_req *r, int n, const bool *early, const char *misfit)
 {
-    mp_item items[TILE_MAX_BUFFERS];
-    int64_t total = 0, te = 0, tl = 0, sram = c->t->p[TGT_P_SRAM_BYTES];
+    mp_item all[TILE_MAX_BUFFERS], part[2][TILE_MAX_BUFFERS];
+    int64_t total = 0, size[2] = {0, 0}, sram = c->t->p[TGT_P_SRAM_BYTES];
+    int np[2] = {0, 0}, idx[2][TILE_MAX_BUFFERS];
     bool prev = !c->serial && c->pending_barrier && c->pipe_lo < c->pipe_hi;
-    if (!prev || c->sram_used != 0 || n_early <= 0 || n_early >= n || n > TILE_MAX_BUFFERS)
+    if (!prev || c->sram_used != 0 || n > TILE_MAX_BUFFERS)
         return tile_sram_place(c, r, n, misfit);
     for (int i = 0; i < n; i++) {
         if (r[i].bytes < 0)
             return tile_sram_place(c, r, n, misfit);
-        items[i] = (mp_item){r[i].bytes, 0, 0, 0};
+        all[i] = (mp_item){r[i].bytes, 0, 0, 0};
+        int k = early[i] ? 0 : 1;
+        idx[k][np[k]] = i, part[k][np[k]++] = all[i];
     }
-    npu_status st = mp_place(items, n, 16, c->alloc, &total, c->err);
-    if (st != NPU_OK || total <= c->pipe_lo || clear_base(c, total) > 0)
+    npu_status st = mp_place(all, n, 16, c->alloc, &total, c->err);
+    if (st != NPU_OK || !np[0] || !np[1] || total <= c->pipe_lo || clear_base(c, total) > 0)
         return st != NPU_OK ? st : tile_sram_place(c, r, n, misfit); /* whole and clear, or not at all */
-    if ((st = mp_place(items, n_early, 16, c->alloc, &te, c->err)) != NPU_OK ||
-        (st = mp_place(items + n_early, n - n_early, 16, c->alloc, &tl, c->err)) != NPU_OK)
-        return st;
+    for (int k = 0; k < 2 && st == NPU_OK; k++)
+        st = mp_place(part[k], np[k], 16, c->alloc, &size[k], c->err);
     int64_t above = (c->pipe_hi + 15) & ~(int64_t)15;
-    if (tl > above || above + te > sram)
-        return tile_sram_place(c, r, n, misfit);
-    for (int i = 0; i < n; i++)
-        *r[i].off = (i < n_early ? above : 0) + items[i].offset;
-    placed(c, above + te, ((c->sram_need + 15) & ~(int64_t)15) + te + tl);
+    if (st != NPU_OK || size[1] > above || above + size[0] > sram)
+        return st != NPU_OK ? st : tile_sram_place(c, r, n, misfit);
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < np[k]; i++)
+            *r[idx[k][i]].off = (k == 0 ? above : 0) + part[k][i].offset;
+    placed(c, above + size[0], ((c->sram_need + 15) & ~(int64_t)15) + size[0] + size[1]);
     return NPU_OK;
 }
 
