@@ -122,7 +122,8 @@ npu_status tile_dw_pw(tile_ctx *c, const ir_node *n, const ir_node *m, bool *don
     int nr = 3;
     for (int i = 0; i < slots; i++)
         rq[nr++] = (tile_sram_req){q.in_slot, &in_s[i]}, rq[nr++] = (tile_sram_req){q.out_slot, &out_s[i]};
-    if ((st = tile_sram_place(c, rq, nr, "tiler bug: the cascade's buffers exceed the SRAM")) != NPU_OK)
+    const bool early[7] = {false, true, true}; /* the weights: clear of the layer before where only they fit so */
+    if ((st = tile_sram_place_early(c, rq, nr, early, "tiler bug: the cascade's buffers exceed the SRAM")) != NPU_OK)
         return st;
     for (int j = 0; j < q.n_tiles; j++) {
         int64_t y0 = j * q.oht, y1 = tile_min(q.OH, y0 + q.oht), oh = y1 - y0;

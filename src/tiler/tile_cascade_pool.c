@@ -397,8 +397,9 @@ npu_status tile_conv_pool(tile_ctx *c, const ir_node *pre, const ir_node *n, con
      * out of the SRAM (fmnist cnn on edge-v1: 106,620 -> 126,359 cycles). */
     int in_slots = q.n_bands > 1 ? q.slots : 1, nr = 0, grp[12], wg = w_slots(&q) == 1 ? q.slots : -1;
     tile_sram_req rq[12];
+    bool early[12] = {0}; /* the first weight slot: clear of the layer before where only it fits so */
     for (int i = 0; i < w_slots(&q); i++)
-        grp[nr] = wg >= 0 ? wg : i, rq[nr++] = (tile_sram_req){q.wblk, &b.wt[i]};
+        early[nr] = i == 0, grp[nr] = wg >= 0 ? wg : i, rq[nr++] = (tile_sram_req){q.wblk, &b.wt[i]};
     for (int i = 0; i < in_slots; i++)
         grp[nr] = i, rq[nr++] = (tile_sram_req){q.in_slot, &b.in[i]};
     for (int i = 0; i < q.slots; i++) {
@@ -410,7 +411,7 @@ npu_status tile_conv_pool(tile_ctx *c, const ir_node *pre, const ir_node *n, con
         st = tile_sram_place_banked(c, rq, nr, grp, q.slots + (wg >= 0), "tiler bug: the cascade's buffers exceed "
                                                                          "the SRAM");
     else if (st == NPU_OK)
-        st = tile_sram_place(c, rq, nr, "tiler bug: the cascade's buffers exceed the SRAM");
+        st = tile_sram_place_early(c, rq, nr, early, "tiler bug: the cascade's buffers exceed the SRAM");
     for (int64_t i = 0; i < q.n_bands * q.n_ct && st == NPU_OK; i++)
         st = emit_work(c, &q, &b, i);
     npu_free(c->alloc, b.cb, nb);

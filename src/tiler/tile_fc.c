@@ -156,17 +156,18 @@ npu_status tile_matmul(tile_ctx *c, const ir_node *n)
     int in_slots = n_m > 1 ? 2 : 1, w_slots = n_n > 1 ? 2 : 1, out_slots = tiles > 1 ? 2 : 1;
     int64_t in_s[2] = {-1, -1}, w_s[2] = {-1, -1}, out_s[2] = {-1, -1}, psum = 0, wb = block_bytes(&f, f.nt);
     tile_sram_req rq[7];
+    bool early[7] = {0}; /* the first weight slot: clear of the layer before where only it fits so */
     int nr = 0;
     for (int i = 0; i < in_slots; i++)
         rq[nr++] = (tile_sram_req){f.mt * f.K * f.es, &in_s[i]};
     for (int i = 0; i < w_slots; i++)
-        rq[nr++] = (tile_sram_req){wb, &w_s[i]};
+        early[nr] = i == 0, rq[nr++] = (tile_sram_req){wb, &w_s[i]};
     for (int i = 0; i < out_slots; i++)
         rq[nr++] = (tile_sram_req){f.mt * f.nt * f.es, &out_s[i]};
     if (f.n_k > 1)
         rq[nr++] = (tile_sram_req){4 * f.mt * f.nt, &psum};
     if (st == NPU_OK)
-        st = tile_sram_place(c, rq, nr, "tiler bug: planned buffers exceed the SRAM");
+        st = tile_sram_place_early(c, rq, nr, early, "tiler bug: planned buffers exceed the SRAM");
     int64_t prev_m = -1, in_loads = 0, cur_in = in_s[0];
     for (int64_t t = 0; t < tiles && st == NPU_OK; t++) {
         int64_t nj = t / n_m, mi = t % n_m; /* column tiles outer: each weight block loads once */
