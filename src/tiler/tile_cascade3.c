@@ -367,7 +367,7 @@ static int64_t cost_pre(const tile_ctx *c, const chain *q)
         int64_t st = tile_dma_time(c, q->CO, rows, q->OW, q->OW) + pool_store_time(c, q, rows);
         le = (le > free_at[j % 2] ? le : free_at[j % 2]) + ld + (j ? 0 : wt);
         ve = (ve > le ? ve : le) + tile_timing(c, TGT_SEM_QUANTIZE, qset, 1);
-        me = (me > ve ? me : ve) + mac;
+        me = (me > ve ? me : ve) + mac * rows / q->oht; /* a last band of fewer rows, fewer MACs */
         if (pb)
             ve = (ve > me ? ve : me) + pb;
         int64_t done = pb ? ve : me; /* the band's last compute, which its store waits for */
@@ -429,7 +429,10 @@ static npu_status choose_once(tile_ctx *c, chain *q, bool whole, bool *found)
         int64_t hi = q->OH;
         while (hi > 0 && !(fields_ok(c, q, ec, hi) && sizes(c, q, hi)))
             hi = hi > 8 ? hi - hi / 8 : hi - 1;
-        for (int64_t r = hi, k = 0; r >= 1 && k < 6; r = tile_cdiv(r, 2), k++) {
+        /* with a prologue (DMA-bound bands) also a few rows fewer than the largest: a short last band
+         * leaves less MAC work after the last load */
+        for (int64_t r = hi, k = 0; r >= 1 && k < (q->pre ? 10 : 6);
+             r = q->pre && r > hi - 4 && r > 1 ? r - 1 : tile_cdiv(r, 2), k++) {
             if (whole && r != q->OH)
                 break; /* SRAM-resident operands are read in place as whole planes */
             if (fields_ok(c, q, ec, r) && sizes(c, q, r)) {
