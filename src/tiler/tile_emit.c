@@ -543,17 +543,21 @@ static int comp_queue(const tile_ctx *c, const tile_comp *k)
     return queue_of(&c->t->isa->insns[tile_insn(c, k->sem)], NULL);
 }
 
+/* Where load group g of w ends (the index past its last load); group g - 1's end is where it starts. */
+static int group_end(const tile_work *w, int g)
+{
+    return g < 0 ? 0 : g < w->n_split ? w->split_load[g] : w->n_load;
+}
+
 /* The work's loads, each group signalling LOADED after its last load. */
 static npu_status emit_loads(tile_ctx *c, int j, int64_t first_wait, bool gate, int depth)
 {
     const tile_work *w = &c->work[j];
     npu_status st = NPU_OK;
-    int g = w->n_pre, a = g == 0 ? 0 : g <= w->n_split ? w->split_load[g - 1] : w->n_load;
-    for (; g <= w->n_split && st == NPU_OK && w->n_load; g++) {
-        int b = g < w->n_split ? w->split_load[g] : w->n_load;
+    for (int g = w->n_pre; g <= w->n_split && st == NPU_OK && w->n_load; g++) {
+        int a = group_end(w, g - 1), b = group_end(w, g);
         st = emit_group(c, w->load + a, b - a, false, a == 0 ? (j >= depth ? TILE_T_FREE : 0) | first_wait : 0,
                         TILE_T_LOADED | (gate && j >= 1 && b == w->n_load ? TILE_T_NEXT : 0));
-        a = b;
     }
     return st;
 }
@@ -614,7 +618,7 @@ static bool prefetchable(const tile_ctx *c, const tile_box *b)
  * is fetched after the sync, when every earlier wait has taken its token. */
 static npu_status emit_prefetch(tile_ctx *c, tile_work *w, bool whole)
 {
-    int g0 = w->n_split ? w->split_load[0] : w->n_load, h = 0, n_pre = 0;
+    int g0 = group_end(w, 0), h = 0, n_pre = 0;
     for (int i = 0; i < g0; i++)
         n_pre += prefetchable(c, &w->load[i]);
     if (whole && g0 > 0 && n_pre == g0 && w->n_comp > 0) {
@@ -663,7 +667,7 @@ static npu_status prefetch_more(tile_ctx *c, int D)
     for (int j = 0; j < D && j < c->n_work; j++) {
         tile_work *w = &c->work[j];
         for (int g = w->n_pre; g <= w->n_split; g++) {
-            int a = g ? w->split_load[g - 1] : 0, b = g < w->n_split ? w->split_load[g] : w->n_load;
+            int a = group_end(w, g - 1), b = group_end(w, g);
             for (int i = a; i < b; i++)
                 if (!prefetchable(c, &w->load[i]))
                     return NPU_OK;

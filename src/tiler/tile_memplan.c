@@ -158,7 +158,8 @@ static bool split_gap_tails(const ir_graph *g, int64_t cap, int *group)
     for (int i = 1; i < g->n_nodes; i++) {
         const ir_node *n = g->nodes[i];
         bool pool = n->op == IR_OP_GLOBAL_AVERAGE_POOL || n->op == IR_OP_AVERAGE_POOL;
-        if (!pool || group[i] == i || group[i - 1] != group[i] || (i + 1 < g->n_nodes && group[i + 1] == group[i]) || ir_use_count(g, n->inputs[0]) < 2 ||
+        if (!pool || group[i] == i || group[i - 1] != group[i] || (i + 1 < g->n_nodes && group[i + 1] == group[i]) ||
+            ir_use_count(g, n->inputs[0]) < 2 ||
             (int64_t)ir_tensor_bytes(n->inputs[0]) > cap) /* a squeeze: the excitation reads its input too */
             continue;
         group[i] = i;

@@ -24,74 +24,17 @@ W=$B/e2e/xlayer
 PY=/usr/bin/python3
 fail=0 pass=0
 mkdir -p $W
-m=examples/fmnist/fmnist_cnn.onnx x=examples/fmnist/calib/000.npy
-for tf in targets/*.yaml; do
-    t=$(basename $tf .yaml) o=$W/$t
-    mkdir -p $o
-    if ! msg=$($B/npucc --target $tf --calib examples/fmnist/calib -o $o/m.npub --stats-json $o/cc.json $m 2>&1) ||
-       ! msg=$($B/npusim $o/m.npub --input $x --output $o/sim.npy --stats-json $o/sim.json \
-                --trace $o/trace.json 2>&1) ||
-       ! msg=$($B/npuref $o/m.npub --input $x --output $o/ref.npy 2>&1); then
-        echo "FAIL $t: $msg" | head -c 2000; echo; fail=$((fail + 1)); continue
-    fi
-    if ! cmp -s $o/sim.npy $o/ref.npy; then
-        echo "FAIL $t: npusim differs from npuref"; fail=$((fail + 1)); continue
-    fi
-    if [ $t != edge-v1 ]; then
-        echo "ok   $t: bit-exact"; pass=$((pass + 1)); continue
-    fi
-    if msg=$($PY - $tf $o/cc.json $o/sim.json $o/trace.json <<'PYEOF'
-import json, sys
-import yaml
-t = yaml.safe_load(open(sys.argv[1]))["npu"]
-cc, sim = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
-width = {"float32": 4, "int8": 1, "uint8": 1, "int16": 2, "int32": 4}
-io = 0
-for x in cc["io"]:
-    k = width[x["dtype"]]
-    for d in x["shape"]:
-        k *= d
-    io += k
-bpc = t["dram"]["bytes_per_cycle"] if "bytes_per_cycle" in t["dram"] else t["dram"]["mb_per_s"] / t["clock_mhz"]
-bound = max(cc["macs"] / (t["mac"]["rows"] * t["mac"]["cols"]), (io + cc["memory"]["weights_bytes"]) / bpc)
-npu = sim["cycles"]["npu"]
-# per layer, in order: first start, last end, whether it loads anything (here: its weights)
-span, order = {}, []
-for e in json.load(open(sys.argv[4]))["traceEvents"]:
-    if e.get("pid") != 2 or e.get("ph") != "X" or not e["args"].get("layer"):
-        continue
-    k = e["args"]["layer"]
-    if k not in span:
-        span[k] = [e["ts"], e["ts"] + e["dur"], False]
-        order.append(k)
-    span[k][0] = min(span[k][0], e["ts"])
-    span[k][1] = max(span[k][1], e["ts"] + e["dur"])
-    span[k][2] |= e["name"] == "dma_load"
-loading = [k for k in order[1:] if span[k][2]]
-early = [k for k in loading if span[k][0] < span[order[order.index(k) - 1]][1]]
-apart = [k for k in order if "pool2" in k or k.endswith("/Add") or "/gap/" in k]
-print(f"NPU {npu} cycles = {npu / bound:.2f}x the bound {bound:.0f} (want <= 1.3x); {len(early)} of the "
-      f"{len(loading)} loading layers start before the previous one ends (want >= 4); apart: {apart or 'none'} "
-      f"(want none of pool2, the Add, the global pool)")
-sys.exit(0 if npu <= 1.3 * bound and len(early) >= 4 and len(loading) == 5 and not apart else 1)
-PYEOF
-    ); then
-        echo "ok   $t: bit-exact; $msg"; pass=$((pass + 1))
-    else
-        echo "FAIL $t: $msg"; fail=$((fail + 1))
-    fi
-done
-# block NAME: model $W/NAME.onnx (its calibration set and input beside it)
-# compiled for every target, npusim bit-exact with npuref; on edge-v1 also
-# $W/NAME_check.py on its output directory (cc.json, sim.json, trace.json)
-block() {
+# run NAME ONNX CALIB INPUT: the model compiled for every target, npusim
+# bit-exact with npuref; on edge-v1 also $W/NAME_check.py on its output
+# directory (cc.json, sim.json, trace.json) and the target file
+run() {
     for tf in targets/*.yaml; do
-        t=$(basename $tf .yaml) o=$W/${1}_$t m=$W/$1
+        t=$(basename $tf .yaml) o=$W/${1}_$t
         mkdir -p $o
-        if ! msg=$($B/npucc --target $tf --calib ${m}_calib -o $o/m.npub --stats-json $o/cc.json $m.onnx 2>&1) ||
-           ! msg=$($B/npusim $o/m.npub --input ${m}_input.npy --output $o/sim.npy --stats-json $o/sim.json \
+        if ! msg=$($B/npucc --target $tf --calib $3 -o $o/m.npub --stats-json $o/cc.json $2 2>&1) ||
+           ! msg=$($B/npusim $o/m.npub --input $4 --output $o/sim.npy --stats-json $o/sim.json \
                     --trace $o/trace.json 2>&1) ||
-           ! msg=$($B/npuref $o/m.npub --input ${m}_input.npy --output $o/ref.npy 2>&1); then
+           ! msg=$($B/npuref $o/m.npub --input $4 --output $o/ref.npy 2>&1); then
             echo "FAIL $1 $t: $msg" | head -c 2000; echo; fail=$((fail + 1)); continue
         fi
         if ! cmp -s $o/sim.npy $o/ref.npy; then
@@ -99,25 +42,59 @@ block() {
         fi
         if [ $t != edge-v1 ]; then
             echo "ok   $1 $t: bit-exact"; pass=$((pass + 1))
-        elif msg=$($PY $W/${1}_check.py $o); then
+        elif msg=$($PY $W/${1}_check.py $o $tf); then
             echo "ok   $1 $t: bit-exact; $msg"; pass=$((pass + 1))
         else
             echo "FAIL $1 $t: $msg"; fail=$((fail + 1))
         fi
     done
 }
-# the events of one inference on the NPU, each layer's in order of first appearance
-cat > $W/trace_events.py <<'PYEOF'
-import json
-def layers(trace):
-    ev = [e for e in json.load(open(trace))["traceEvents"] if e.get("pid") == 2 and e.get("ph") == "X"
+# block NAME: run on $W/NAME.onnx, its calibration set and input beside it
+block() {
+    run $1 $W/$1.onnx $W/${1}_calib $W/${1}_input.npy
+}
+# what the checks share: the NPU's trace events per layer, and the bound
+cat > $W/xlayer_util.py <<'PYEOF'
+import json, math
+import yaml
+def layers(out):
+    """The events of one inference on the NPU, and its layers in order of first appearance."""
+    ev = [e for e in json.load(open(out + "/trace.json"))["traceEvents"] if e.get("pid") == 2 and e.get("ph") == "X"
           and e["args"].get("layer")]
     order = []
     for e in ev:
         if e["args"]["layer"] not in order:
             order.append(e["args"]["layer"])
     return ev, order
+def end(ev, layer):
+    return max(e["ts"] + e["dur"] for e in ev if e["args"]["layer"] == layer)
+def target(tf):
+    return yaml.safe_load(open(tf))["npu"]
+def bound(cc, tf):
+    """max(MACs / peak, (weights + model input and output) / DRAM bytes per cycle)."""
+    t = target(tf)
+    width = {"float32": 4, "int8": 1, "uint8": 1, "int16": 2, "int32": 4}
+    io = sum(width[x["dtype"]] * math.prod(x["shape"]) for x in cc["io"])
+    bpc = t["dram"]["bytes_per_cycle"] if "bytes_per_cycle" in t["dram"] else t["dram"]["mb_per_s"] / t["clock_mhz"]
+    return max(cc["macs"] / (t["mac"]["rows"] * t["mac"]["cols"]), (io + cc["memory"]["weights_bytes"]) / bpc)
 PYEOF
+cat > $W/example_check.py <<'PYEOF'
+import json, sys
+sys.path.insert(0, sys.argv[1] + "/..")
+from xlayer_util import bound, end, layers
+cc, sim = json.load(open(sys.argv[1] + "/cc.json")), json.load(open(sys.argv[1] + "/sim.json"))
+b, npu = bound(cc, sys.argv[2]), sim["cycles"]["npu"]
+ev, order = layers(sys.argv[1])
+first = {k: min(e["ts"] for e in ev if e["args"]["layer"] == k) for k in order}
+loading = [k for k in order[1:] if any(e["name"] == "dma_load" for e in ev if e["args"]["layer"] == k)]
+early = [k for k in loading if first[k] < end(ev, order[order.index(k) - 1])]
+apart = [k for k in order if "pool2" in k or k.endswith("/Add") or "/gap/" in k]
+print(f"NPU {npu} cycles = {npu / b:.2f}x the bound {b:.0f} (want <= 1.3x); {len(early)} of the "
+      f"{len(loading)} loading layers start before the previous one ends (want >= 4); apart: {apart or 'none'} "
+      f"(want none of pool2, the Add, the global pool)")
+sys.exit(0 if npu <= 1.3 * b and len(early) >= 4 and len(loading) == 5 and not apart else 1)
+PYEOF
+run example examples/fmnist/fmnist_cnn.onnx examples/fmnist/calib examples/fmnist/calib/000.npy
 [ -f $W/se6.onnx ] && [ -f $W/ir15.onnx ] && [ -f $W/mb3.onnx ] || $PY - $W <<'PYEOF' || exit 1
 import sys
 sys.path.insert(0, "tests/e2e")
@@ -143,14 +120,13 @@ PYEOF
 cat > $W/se6_check.py <<'PYEOF'
 import sys
 sys.path.insert(0, sys.argv[1] + "/..")
-from trace_events import layers
-ev, order = layers(sys.argv[1] + "/trace.json")
+from xlayer_util import end, layers
+ev, order = layers(sys.argv[1])
 pool = next(k for k in order if "globalaveragepool" in k.lower())
 fc1 = order[order.index(pool) + 1]
-pool_end = max(e["ts"] + e["dur"] for e in ev if e["args"]["layer"] == pool)
 loads = [e for e in ev if e["args"]["layer"] == fc1 and e["name"] == "dma_load"]
 chunk = sorted(e["dur"] for e in loads)[len(loads) // 2]  # a weight chunk's transfer, not the qtab's
-early = [e for e in loads if e["ts"] < pool_end and e["dur"] >= chunk / 2]
+early = [e for e in loads if e["ts"] < end(ev, pool) and e["dur"] >= chunk / 2]
 print(f"{len(early)} of fc1's {len(loads)} loads start before the pool ends (want >= 2)")
 sys.exit(0 if len(early) >= 2 else 1)
 PYEOF
@@ -161,19 +137,17 @@ block se6
 # residual add"), so the projection streams its 153 KB of weights beside its
 # MACs instead of loading them whole before its first band. On edge-v1 the
 # depthwise conv is a layer of its own and the NPU cycles are at most 1.25x
-# the bound max(MACs / 256, weights and I/O / 8) (1.36x as one chain).
+# the bound (1.36x as one chain).
 cat > $W/ir15_check.py <<'PYEOF'
-import json, math, sys
+import json, sys
+sys.path.insert(0, sys.argv[1] + "/..")
+from xlayer_util import bound
 cc, sim = json.load(open(sys.argv[1] + "/cc.json")), json.load(open(sys.argv[1] + "/sim.json"))
-L = sim["layers"]
-convs = [l for l in L if l["op"] == "Conv"]
-width = {"float32": 4, "int8": 1, "uint8": 1, "int16": 2, "int32": 4}
-io = sum(width[x["dtype"]] * math.prod(x["shape"]) for x in cc["io"])
-bound = max(cc["macs"] / 256, (io + cc["memory"]["weights_bytes"]) / 8)
-npu = sim["cycles"]["npu"]
+convs = [l for l in sim["layers"] if l["op"] == "Conv"]
+b, npu = bound(cc, sys.argv[2]), sim["cycles"]["npu"]
 print(f"conv layers with cycles of their own: {sum(l['cycles'] > 0 for l in convs)} of {len(convs)} (want 3); "
-      f"NPU {npu} = {npu / bound:.3f}x the bound {bound:.0f} (want <= 1.25x)")
-sys.exit(0 if len(convs) == 3 and all(l["cycles"] > 0 for l in convs) and npu <= 1.25 * bound else 1)
+      f"NPU {npu} = {npu / b:.3f}x the bound {b:.0f} (want <= 1.25x)")
+sys.exit(0 if len(convs) == 3 and all(l["cycles"] > 0 for l in convs) and npu <= 1.25 * b else 1)
 PYEOF
 block ir15
 # Three EfficientNet stage-5 blocks: the last expand chain's buffers fit
@@ -185,16 +159,15 @@ block ir15
 cat > $W/mb3_check.py <<'PYEOF'
 import sys
 sys.path.insert(0, sys.argv[1] + "/..")
-from trace_events import layers
-ev, order = layers(sys.argv[1] + "/trace.json")
+from xlayer_util import end, layers, target
+ev, order = layers(sys.argv[1])
 names = {k: {e["name"] for e in ev if e["args"]["layer"] == k} for k in order}
 chain = [k for k in order if {"conv", "dwconv"} <= names[k]][-1]
-prev = order[order.index(chain) - 1]
-prev_end = max(e["ts"] + e["dur"] for e in ev if e["args"]["layer"] == prev)
-# trace times in microseconds; edge-v1 runs at 500 MHz
-early = sum(e["dur"] for e in ev if e["args"]["layer"] == chain and e["name"] == "dma_load" and e["ts"] < prev_end)
-print(f"the last expand chain loads {early * 500:.0f} cycles before the layer before it ends (want >= 2000)")
-sys.exit(0 if early * 500 >= 2000 else 1)
+prev_end = end(ev, order[order.index(chain) - 1])
+mhz = target(sys.argv[2])["clock_mhz"]  # trace times are microseconds
+early = mhz * sum(e["dur"] for e in ev if e["args"]["layer"] == chain and e["name"] == "dma_load" and e["ts"] < prev_end)
+print(f"the last expand chain loads {early:.0f} cycles before the layer before it ends (want >= 2000)")
+sys.exit(0 if early >= 2000 else 1)
 PYEOF
 block mb3
 echo "e2e xlayer: $pass passed, $fail failed"

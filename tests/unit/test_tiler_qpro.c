@@ -72,7 +72,8 @@ Test(tiler_qpro, four_slots_for_four_stages)
     build_checked(t, stem_graph(&stems[0]), "stem", &b, counts);
     const tile_layer *L = &b.prog.layers[0];
     cr_assert_gt(L->tiles, 4);
-    cr_assert_eq(waits_on(t, L, &b.prog, TGT_SEM_DMA_LOAD, TILE_T_FREE), L->tiles - 4, "the loads of every tile from the fifth wait");
+    cr_assert_eq(waits_on(t, L, &b.prog, TGT_SEM_DMA_LOAD, TILE_T_FREE), L->tiles - 4,
+                 "the loads of every tile from the fifth wait");
     finish_built(t, &b, "stem", 47);
     tgt_free(t);
 }
