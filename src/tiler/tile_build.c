@@ -254,6 +254,20 @@ static const ir_node *pre_epi_after(const tile_ctx *c, const part_step *ps, cons
     return a;
 }
 
+/* The layer starting at word `at` put `moved` words into the previous
+ * pipeline's (tile_retro.c), all before `at`: the layer holding them grows,
+ * those from `at` on (this one, and fused ones of no words) move. */
+static void moved_words(tile_program *out, uint32_t at, size_t moved)
+{
+    for (int i = 0; i < out->n_layers; i++) {
+        tile_layer *r = &out->layers[i];
+        if (r->first_word >= at)
+            r->first_word += (uint32_t)moved;
+        else if (r->n_words && r->first_word + r->n_words == at)
+            r->n_words += (uint32_t)moved;
+    }
+}
+
 /* Lowers the node at ps->first + *k into one layer, with the cascade or the
  * fused partner that runs inside its tiles; each node it takes in gets a
  * fused layer of no words, and *k moves past them. */
@@ -270,6 +284,7 @@ static npu_status lower_layer(tile_ctx *c, const part_step *ps, const int *group
     memset(L, 0, sizeof *L);
     L->node = n;
     L->first_word = (uint32_t)c->n_words;
+    c->words_moved = 0;
     int64_t t0 = c->s.end;
     c->lay_dram_bytes = c->lay_sram = 0;
     c->lay_tiles = 0;
@@ -298,6 +313,8 @@ static npu_status lower_layer(tile_ctx *c, const part_step *ps, const int *group
     }
     if (!fuse && st == NPU_OK)
         st = tile_lower_node(c, n);
+    if (c->words_moved)
+        moved_words(out, L->first_word, c->words_moved);
     L->n_words = (uint32_t)(c->n_words - L->first_word);
     L->cycles = c->s.end - t0;
     L->dram_bytes = c->lay_dram_bytes;
@@ -339,6 +356,7 @@ static npu_status lower_segment(tile_ctx *c, const part_schedule *sched, int s, 
     memset(&c->s, 0, sizeof c->s);
     c->pending_barrier = false;
     c->last_kind = -1;
+    tile_gaps_reset(c);
     for (int k = 0; k < ps->count && st == NPU_OK; k++)
         st = lower_layer(c, ps, group, out, cap_layers, &k);
     c->node = NULL;
@@ -416,6 +434,7 @@ npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_sche
     npu_free(alloc, group, sizeof(int) * (size_t)(g->n_nodes + 1));
     npu_free(alloc, c.work, sizeof *c.work * (size_t)c.cap_work);
     npu_free(alloc, c.comp, sizeof *c.comp * (size_t)c.cap_comp);
+    npu_free(alloc, c.gaps, sizeof *c.gaps * (size_t)c.cap_gaps);
     if (st == NPU_OK)
         st = exact_sizes(&c, out, &cap_layers, &n_npu);
     if (st != NPU_OK) {

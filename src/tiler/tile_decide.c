@@ -71,6 +71,7 @@ static void scratch_free(scratch *s, npu_alloc a, int n_tensors)
     npu_free(a, s->c.words, sizeof *s->c.words * s->c.cap_words);
     npu_free(a, s->c.work, sizeof *s->c.work * (size_t)s->c.cap_work);
     npu_free(a, s->c.comp, sizeof *s->c.comp * (size_t)s->c.cap_comp);
+    npu_free(a, s->c.gaps, sizeof *s->c.gaps * (size_t)s->c.cap_gaps);
     emit_blob_free(&s->consts);
 }
 

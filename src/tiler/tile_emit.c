@@ -275,8 +275,8 @@ int64_t tile_epi_table_at(int64_t slot)
 
 /* A contiguous copy of bytes from a region into SRAM, as at most two boxes. */
 /* rows of r bytes (r within the w field and the SRAM row stride), then the rest */
-static int flat_boxes(const tile_ctx *c, tgt_sem sem, int region, int64_t dram, int64_t sram, int64_t bytes,
-                      tile_box out[2])
+int tile_flat_boxes(const tile_ctx *c, tgt_sem sem, int region, int64_t dram, int64_t sram, int64_t bytes,
+                    tile_box out[2])
 {
     int64_t r = tile_min(bytes, tile_min(tile_fmax(c, sem, TGT_F_W), tile_fmax(c, sem, TGT_F_SRAM_HS)));
     r = r < 1 ? 1 : r;
@@ -289,14 +289,14 @@ static int flat_boxes(const tile_ctx *c, tgt_sem sem, int region, int64_t dram, 
 void tile_load_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram, int64_t sram, int64_t bytes)
 {
     tile_box b[2];
-    for (int i = 0, n = flat_boxes(c, TGT_SEM_DMA_LOAD, region, dram, sram, bytes, b); i < n; i++)
+    for (int i = 0, n = tile_flat_boxes(c, TGT_SEM_DMA_LOAD, region, dram, sram, bytes, b); i < n; i++)
         tile_load(wk, b[i]);
 }
 
 void tile_store_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram, int64_t sram, int64_t bytes)
 {
     tile_box b[2];
-    for (int i = 0, n = flat_boxes(c, TGT_SEM_DMA_STORE, region, dram, sram, bytes, b); i < n; i++)
+    for (int i = 0, n = tile_flat_boxes(c, TGT_SEM_DMA_STORE, region, dram, sram, bytes, b); i < n; i++)
         tile_store(wk, b[i]);
 }
 
@@ -543,19 +543,13 @@ static int comp_queue(const tile_ctx *c, const tile_comp *k)
     return queue_of(&c->t->isa->insns[tile_insn(c, k->sem)], NULL);
 }
 
-/* Where load group g of w ends (the index past its last load); group g - 1's end is where it starts. */
-static int group_end(const tile_work *w, int g)
-{
-    return g < 0 ? 0 : g < w->n_split ? w->split_load[g] : w->n_load;
-}
-
 /* The work's loads, each group signalling LOADED after its last load. */
 static npu_status emit_loads(tile_ctx *c, int j, int64_t first_wait, bool gate, int depth)
 {
     const tile_work *w = &c->work[j];
     npu_status st = NPU_OK;
     for (int g = w->n_pre; g <= w->n_split && st == NPU_OK && w->n_load; g++) {
-        int a = group_end(w, g - 1), b = group_end(w, g);
+        int a = tile_group_end(w, g - 1), b = tile_group_end(w, g);
         st = emit_group(c, w->load + a, b - a, false, a == 0 ? (j >= depth ? TILE_T_FREE : 0) | first_wait : 0,
                         TILE_T_LOADED | (gate && j >= 1 && b == w->n_load ? TILE_T_NEXT : 0));
     }
@@ -598,7 +592,7 @@ static bool splits_ok(const tile_work *w)
 
 /* Read-only data (weights, tables: the constants and flash regions) into
  * SRAM clear of everything the previous pipeline touches. */
-static bool prefetchable(const tile_ctx *c, const tile_box *b)
+bool tile_prefetchable(const tile_ctx *c, const tile_box *b)
 {
     int64_t end = b->sram + (b->c - 1) * b->sram_cs + (b->h - 1) * b->sram_hs + b->w;
     return (b->region == TGT_REGION_CONSTANTS || b->region == TGT_REGION_FLASH) &&
@@ -618,9 +612,9 @@ static bool prefetchable(const tile_ctx *c, const tile_box *b)
  * is fetched after the sync, when every earlier wait has taken its token. */
 static npu_status emit_prefetch(tile_ctx *c, tile_work *w, bool whole)
 {
-    int g0 = group_end(w, 0), h = 0, n_pre = 0;
+    int g0 = tile_group_end(w, 0), h = 0, n_pre = 0;
     for (int i = 0; i < g0; i++)
-        n_pre += prefetchable(c, &w->load[i]);
+        n_pre += tile_prefetchable(c, &w->load[i]);
     if (whole && g0 > 0 && n_pre == g0 && w->n_comp > 0) {
         w->n_pre = 1;
         return emit_group(c, w->load, g0, false, 0, TILE_T_LOADED);
@@ -629,7 +623,7 @@ static npu_status emit_prefetch(tile_ctx *c, tile_work *w, bool whole)
     int nk = 0;
     for (int i = 0; i < g0; i++) {
         const tile_box *b = &w->load[i];
-        if (prefetchable(c, b) && h + 1 < g0)
+        if (tile_prefetchable(c, b) && h + 1 < g0)
             pre[h++] = *b;
         else
             keep[nk++] = *b;
@@ -667,9 +661,9 @@ static npu_status prefetch_more(tile_ctx *c, int D)
     for (int j = 0; j < D && j < c->n_work; j++) {
         tile_work *w = &c->work[j];
         for (int g = w->n_pre; g <= w->n_split; g++) {
-            int a = group_end(w, g - 1), b = group_end(w, g);
+            int a = tile_group_end(w, g - 1), b = tile_group_end(w, g);
             for (int i = a; i < b; i++)
-                if (!prefetchable(c, &w->load[i]))
+                if (!tile_prefetchable(c, &w->load[i]))
                     return NPU_OK;
             if (b == a)
                 return NPU_OK;
@@ -700,7 +694,10 @@ static npu_status emit_boundary(tile_ctx *c, int D, bool gate, bool same, int64_
 {
     tile_work *w0 = &c->work[0];
     *first_wait = 0;
-    npu_status st = emit_prefetch(c, w0, true);
+    bool moved = false;
+    npu_status st = gate ? NPU_OK : tile_retro_prefetch(c, D, &moved);
+    if (st == NPU_OK)
+        st = emit_prefetch(c, w0, true);
     if (st == NPU_OK && w0->n_pre && !gate)
         st = prefetch_more(c, D);
     if (st != NPU_OK)
@@ -851,12 +848,15 @@ npu_status tile_pipeline(tile_ctx *c)
     st = barrier ? emit_boundary(c, D, gate, kind == c->last_kind, &first_wait) : NPU_OK;
     c->pending_barrier = false;
     c->last_kind = kind;
+    tile_gaps_reset(c);
     if (st == NPU_OK)
         st = emit_loads(c, 0, first_wait, gate, D);
     /* Skewed with three slots: the loads of work j+2 go out before store j
      * (they wait for store j-1), so a transfer that the static schedule's
      * bus takes in issue order is not put behind a store that is ready later. */
     int ahead = skew && D >= 3 ? 2 : 1;
+    /* where the next pipeline's first loads may go (tile_retro.c): not in-place or ahead-by-two pipelines */
+    bool notes = !gate && ahead == 1 && !c->serial && !c->deciding;
     if (ahead == 2 && n > 1 && st == NPU_OK)
         st = emit_loads(c, 1, 0, gate, D);
     for (int j = 0; j < n && st == NPU_OK; j++) {
@@ -879,6 +879,8 @@ npu_status tile_pipeline(tile_ctx *c)
             if (st == NPU_OK && skew && k == 1 && j + 1 < n)
                 st = emit_comp(c, &ps, j + 1, 0, 0);
         }
+        if (st == NPU_OK && notes)
+            st = tile_gap_note(c, j, comp_queue(c, &c->comp[w[j].first_comp + w[j].n_comp - 1]));
         if (st == NPU_OK && ahead == 2 && j + 2 < n)
             st = emit_loads(c, j + 2, 0, gate, D);
         for (int s = 0, a = 0; s <= w[j].n_store_split && st == NPU_OK && w[j].n_store; s++) {
@@ -890,6 +892,8 @@ npu_status tile_pipeline(tile_ctx *c)
     }
     if (st == NPU_OK)
         c->pending_barrier = true;
+    if (st == NPU_OK && notes)
+        tile_gaps_close(c, D);
     c->lay_tiles += n;
     c->n_work = 0;
     c->n_comp = 0;

@@ -80,6 +80,17 @@ typedef struct tile_comp {
     bool lead;
 } tile_comp;
 
+/* A place in a pipeline's words, after work j's computes, where a load
+ * could go on DMA channel 0 without delaying the pipeline: the static
+ * schedule has the channel free from q and each bus from bus[], until `to`
+ * (when the next load of the pipeline may start). tile_retro.c. */
+typedef struct tile_gap {
+    size_t word;
+    int64_t q, bus[2], to;
+    int64_t comp_end; /* when work j's last compute ends */
+    int work;
+} tile_gap;
+
 /* Static schedule: when each queue is free and when each token was signalled. */
 enum { TILE_Q_DMA0, TILE_Q_DMA1, TILE_Q_MAC, TILE_Q_VEC, TILE_Q_CTRL, TILE_Q_COUNT };
 enum { TILE_TOKENS = 8, TILE_TOK_RING = 64 };
@@ -134,6 +145,14 @@ typedef struct tile_ctx {
      * until its barrier, the rest is free for the next one's prefetch. */
     int64_t pipe_lo, pipe_hi, prev_lo, prev_hi;
     size_t n_words_at_layer; /* words when the current layer began */
+    /* The last pipeline's gaps (tile_retro.c): valid while it is the
+     * previous one; words_moved counts what the current layer put into an
+     * earlier layer's words, at n_words_at_layer (tile_build fixes records). */
+    tile_gap *gaps;
+    int n_gaps, cap_gaps;
+    bool gaps_ok;
+    int64_t gaps_last; /* when that pipeline's last load ends */
+    size_t words_moved;
 } tile_ctx;
 
 static inline int64_t tile_min(int64_t a, int64_t b)
@@ -192,11 +211,30 @@ bool tile_stores_alike(const tile_work *w, int n, int j);
 /* The stores added since the last split form a group that waits for compute comp of the work. */
 void tile_store_split(tile_work *w, int comp);
 void tile_store(tile_work *w, tile_box b);
-/* A contiguous copy of bytes between a region and SRAM, as at most two boxes. */
+/* A contiguous copy of bytes between a region and SRAM, as at most two boxes (the count). */
+int tile_flat_boxes(const tile_ctx *c, tgt_sem sem, int region, int64_t dram, int64_t sram, int64_t bytes,
+                    tile_box out[2]);
 void tile_load_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram, int64_t sram, int64_t bytes);
 void tile_store_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram, int64_t sram, int64_t bytes);
 /* Emits every work of the layer with the token scheme and resets the list. */
 npu_status tile_pipeline(tile_ctx *c);
+/* Read-only data (weights, tables) bound for SRAM clear of the previous pipeline. */
+bool tile_prefetchable(const tile_ctx *c, const tile_box *b);
+/* Where load group g of w ends (the index past its last load); group g - 1's end is where it starts. */
+static inline int tile_group_end(const tile_work *w, int g)
+{
+    return g < 0 ? 0 : g < w->n_split ? w->split_load[g] : w->n_load;
+}
+
+/* ---- tile_retro.c ---- */
+/* Forget the gaps (a new pipeline, a new stream). */
+void tile_gaps_reset(tile_ctx *c);
+/* Notes the gap after work j's computes (the pipeline emits in the order L0 L1 C0 S0 L2 C1 S1 ...). */
+npu_status tile_gap_note(tile_ctx *c, int j, int comp_queue);
+/* The pipeline's words are out: each gap's end from the load after it (slots per buffer D). */
+void tile_gaps_close(tile_ctx *c, int D);
+/* Moves the new pipeline's first loads (works j < D) into the previous pipeline's gaps. */
+npu_status tile_retro_prefetch(tile_ctx *c, int D, bool *moved);
 
 /* tile_resident.c: the works' boxes on SRAM-resident tensors become the
  * computes' own addresses (no DMA). A box that is not a dense byte range, or

@@ -580,3 +580,58 @@ Test(tiler, first_weights_load_beside_the_conv_before)
     finish_built(t, &b, "two convs", 63);
     tgt_free(t);
 }
+
+/* Three 1x1 convs at hw x hw, ch[0] -> ch[1] -> ch[2] -> ch[3] channels. */
+static ir_graph *pointwise_three(int64_t hw, const int64_t ch[4])
+{
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[4] = {1, ch[0], hw, hw};
+    ir_tensor *x = act(g, "x", 4, xd, 0.04f, -5), *y = x;
+    const char *names[3] = {"widen", "project", "expand"};
+    for (int i = 0; i < 3; i++) {
+        conv_spec k = {1, ch[i], hw, hw, ch[i + 1], 1, 1, 0, 1, IR_I8, true, 1};
+        y = add_conv(g, y, &k, names[i], 5 + i);
+    }
+    tg_set_io(g, 1, &x, y);
+    return g;
+}
+
+/* build(), with the n tensors r in the SRAM level for the whole program
+ * (as the compiler's two-level plan puts small activations). */
+static void build_resident(const tgt_target *t, ir_graph *g, const ir_tensor *const *r, int n, built *b)
+{
+    memset(b, 0, sizeof *b);
+    b->g = g;
+    make_plan(g, &b->plan, false);
+    for (int i = 0; i < n; i++) {
+        mp_tensor *m = &b->plan.t[r[i]->id];
+        m->level = MP_LEVEL_SRAM, m->offset = b->plan.sram_bytes, m->first_pos = 0, m->last_pos = g->n_nodes;
+        b->plan.sram_bytes += (m->size + 63) & ~(int64_t)63;
+    }
+    npu_err e;
+    cr_assert_eq(build_planned(t, g, b, &e), NPU_OK, "%s", e.msg);
+}
+
+/* The middle conv (MobileNetV2's last projection, 960 -> 320 at 7x7, its
+ * input in SRAM) streams its weights, each block waiting for a free slot
+ * with the DMA idle in between; the conv after it loads its first weights in
+ * those gaps, from words inside the middle conv's stream (tile_retro.c),
+ * not only after its last load. */
+Test(tiler, next_weights_load_in_the_gaps_of_the_conv_before)
+{
+    tgt_target *t = load_target("edge-v1");
+    built b;
+    int counts[TG_COUNTS];
+    int64_t ch[4] = {32, 960, 320, 1280};
+    ir_graph *g = pointwise_three(7, ch);
+    const ir_tensor *mid[2] = {g->nodes[1]->inputs[0], g->nodes[1]->outputs[0]};
+    build_resident(t, g, mid, 2, &b);
+    check_program(t, &b, "three 1x1 convs", counts);
+    cr_assert_eq(b.prog.n_layers, 3);
+    int64_t for_next = 0, foreign = foreign_loads(t, &b.prog, &b.prog.layers[1], &b.prog.layers[2], &for_next);
+    cr_log_info("foreign %lld for next %lld", (long long)foreign, (long long)for_next);
+    cr_assert_gt(for_next, 0, "the second conv's weights load inside the first conv's words");
+    cr_assert_eq(foreign, for_next, "every load the first conv carries is the second conv's");
+    finish_built(t, &b, "three 1x1 convs", 64);
+    tgt_free(t);
+}

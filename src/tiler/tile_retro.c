@@ -1,0 +1,265 @@
+/* Loads into the previous pipeline's idle DMA time.
+ *
+ * The boundary's prefetch (tile_emit.c, emit_prefetch) goes out after the
+ * previous pipeline's last words. Channel 0's queue is FIFO and that
+ * pipeline's loads wait for their slots (FREE) with the bus idle between
+ * them, so the prefetch starts only after its last load: a compute-bound
+ * layer before a weight-bound one (MobileNetV2's last projection before
+ * its head) leaves its idle bus unused while the next layer's weights wait.
+ *
+ * Here the next pipeline's first loads (read-only, into SRAM the previous
+ * pipeline never touches: tile_prefetchable) go into the previous
+ * pipeline's words instead, one piece per gap: after work j's computes,
+ * sized to the time the static schedule has channel 0 and the bus idle
+ * there (tile_gap), and ending before that pipeline's last load does (from
+ * then on the boundary's prefetch has the channel anyway; pieces there only
+ * add a transfer's latency: ResNet-18's classifier after its pool). They
+ * carry no tokens. Each load group keeps the last bytes of one load (KEPT),
+ * whose LOADED its compute takes; the pieces sit before it on the same
+ * channel, so that queue's order puts them all before that compute. */
+#include <string.h>
+
+#include "tiler/tile_internal.h"
+
+/* A piece takes 3/4 of its gap: the static schedule sees neither SRAM bank
+ * stalls nor the queues' depth, and with the whole gap some previous
+ * pipelines ran longer (SqueezeNet 1.1 on edge-v1-wide +783 cycles, none at 3/4). */
+enum { MAX_PIECES = 256, MIN_PIECE = 2048, KEPT = 16 };
+
+void tile_gaps_reset(tile_ctx *c)
+{
+    c->n_gaps = 0;
+    c->gaps_ok = false;
+}
+
+npu_status tile_gap_note(tile_ctx *c, int j, int comp_queue)
+{
+    if (c->n_gaps == c->cap_gaps) {
+        int ncap = c->cap_gaps ? c->cap_gaps * 2 : 64;
+        tile_gap *ng = npu_realloc(c->alloc, c->gaps, sizeof *ng * (size_t)c->cap_gaps, sizeof *ng * (size_t)ncap);
+        if (!ng)
+            return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+        c->gaps = ng, c->cap_gaps = ncap;
+    }
+    const tile_sched *s = &c->s;
+    c->gaps[c->n_gaps++] = (tile_gap){c->n_words, s->q_free[TILE_Q_DMA0], {s->bus_free[0], s->bus_free[1]}, 0,
+                                      s->q_free[comp_queue], j};
+    return NPU_OK;
+}
+
+static int64_t box_bytes(const tile_box *b)
+{
+    return b->c * b->h * b->w;
+}
+
+void tile_gaps_close(tile_ctx *c, int D)
+{
+    int n = c->n_work;
+    if (c->n_gaps != n) { /* a work without computes: no gap after it */
+        tile_gaps_reset(c);
+        return;
+    }
+    /* The next load on channel 0 after gap j is work j + 2's (emitted with
+     * work j + 1's computes); from work D on it waits for FREE from work
+     * j' - D, so the channel is free until that work's computes end. */
+    int64_t last = c->s.q_free[TILE_Q_DMA0];
+    for (int j = 0; j < n; j++) {
+        int next = j + 2;
+        while (next < n && !c->work[next].n_load)
+            next++;
+        tile_gap *g = &c->gaps[j];
+        g->to = next >= n ? c->s.end : next < D ? g->q : c->gaps[next - D].comp_end;
+    }
+    c->gaps_last = last;
+    c->gaps_ok = true;
+}
+
+/* The box's bytes when it is one contiguous range on both sides (else -1). */
+static int64_t contiguous_bytes(const tile_box *b)
+{
+    if (b->region & TILE_REGION_A4)
+        return -1;
+    bool rows = b->h == 1 || (b->dram_hs == b->w && b->sram_hs == b->w);
+    bool planes = b->c == 1 || (b->dram_cs == b->h * b->w && b->sram_cs == b->h * b->w);
+    return rows && planes ? b->c * b->h * b->w : -1;
+}
+
+static int64_t flat_time(const tile_ctx *c, int region, int64_t bytes)
+{
+    tile_box b[2];
+    int64_t t = 0;
+    for (int i = 0, n = tile_flat_boxes(c, TGT_SEM_DMA_LOAD, region, 0, 0, bytes, b); i < n; i++) {
+        int64_t set[] = {TGT_F_REGION, region, TGT_F_C, 1, TGT_F_H, b[i].h, TGT_F_W, b[i].w,
+                         TGT_F_DRAM_HS, b[i].dram_hs, TGT_F_SRAM_HS, b[i].sram_hs};
+        t += tile_timing(c, TGT_SEM_DMA_LOAD, set, 6);
+    }
+    return t;
+}
+
+/* The most bytes (a multiple of 16, at most max) that load within `avail` cycles. */
+static int64_t fitting_bytes(const tile_ctx *c, int region, int64_t max, int64_t avail)
+{
+    int64_t lo = 0, hi = max;
+    while (lo < hi) {
+        int64_t mid = ((lo + hi + 1) / 2 + 15) & ~(int64_t)15;
+        mid = mid > hi ? hi : mid;
+        if (mid <= lo)
+            break;
+        if (flat_time(c, region, mid) <= avail)
+            lo = mid;
+        else
+            hi = mid - 1 < lo ? lo : ((mid - 1) & ~(int64_t)15);
+    }
+    return lo;
+}
+
+typedef struct piece {
+    int gap;
+    int region;
+    int64_t dram, sram, bytes;
+} piece;
+
+typedef struct plan {
+    piece p[MAX_PIECES];
+    int n;
+    int gi;      /* the gap to try next */
+    int64_t cur;   /* channel 0's time after the pieces placed so far */
+    int64_t until; /* no piece ends later */
+} plan;
+
+/* Places up to `bytes` of a contiguous load, piece by piece, from its start; returns the bytes placed. */
+static int64_t place(const tile_ctx *c, plan *pl, const tile_box *b, int64_t bytes)
+{
+    int64_t done = 0;
+    int bus = tgt_region_bus(c->t, b->region) == TGT_BUS_FLASH;
+    while (done < bytes && pl->gi < c->n_gaps && pl->n < MAX_PIECES) {
+        const tile_gap *g = &c->gaps[pl->gi++];
+        int64_t start = pl->cur > g->q ? pl->cur : g->q;
+        start = start > g->bus[bus] ? start : g->bus[bus];
+        int64_t end = g->to < pl->until ? g->to : pl->until;
+        int64_t rest = bytes - done, k = fitting_bytes(c, b->region, rest, (end - start) * 3 / 4);
+        if (k < rest && k < MIN_PIECE)
+            continue;
+        pl->p[pl->n++] = (piece){pl->gi - 1, b->region, b->dram + done, b->sram + done, k};
+        pl->cur = start + flat_time(c, b->region, k);
+        done += k;
+    }
+    return done;
+}
+
+/* The work's loads with `moved[i]` bytes of load i gone to the pieces (the rest from where they end). */
+static void rebuild(const tile_ctx *c, tile_work *w, const int64_t *moved)
+{
+    tile_box old[TILE_MAX_LOADS];
+    int n_old = w->n_load, split[TILE_MAX_SPLITS];
+    memcpy(old, w->load, sizeof old);
+    w->n_load = 0;
+    for (int g = 0; g <= w->n_split; g++) {
+        int a = g ? split[g - 1] : 0, b = g < w->n_split ? w->split_load[g] : n_old;
+        if (g < w->n_split)
+            split[g] = b;
+        for (int i = a; i < b; i++) {
+            int64_t total = contiguous_bytes(&old[i]);
+            if (!moved[i]) {
+                w->load[w->n_load++] = old[i];
+            } else if (moved[i] < total) {
+                tile_box r[2];
+                int nr = tile_flat_boxes(c, TGT_SEM_DMA_LOAD, old[i].region, old[i].dram + moved[i],
+                                         old[i].sram + moved[i], total - moved[i], r);
+                for (int k = 0; k < nr; k++)
+                    w->load[w->n_load++] = r[k];
+            }
+        }
+        if (g < w->n_split)
+            w->split_load[g] = w->n_load;
+    }
+}
+
+/* Reverses words [a, b). */
+static void reverse(uint32_t *w, size_t a, size_t b)
+{
+    for (; a + 1 < b; a++, b--) {
+        uint32_t t = w[a];
+        w[a] = w[b - 1];
+        w[b - 1] = t;
+    }
+}
+
+/* Emits the pieces at their gaps: each at the end of the stream, then rotated into place. */
+static npu_status emit_pieces(tile_ctx *c, const plan *pl)
+{
+    tile_sched keep = c->s; /* they run in the previous pipeline's idle time */
+    size_t shift = 0;
+    npu_status st = NPU_OK;
+    for (int i = 0; i < pl->n && st == NPU_OK; i++) {
+        const piece *p = &pl->p[i];
+        tile_box b[2];
+        size_t n0 = c->n_words, at = c->gaps[p->gap].word + shift;
+        for (int k = 0, n = tile_flat_boxes(c, TGT_SEM_DMA_LOAD, p->region, p->dram, p->sram, p->bytes, b);
+             k < n && st == NPU_OK; k++)
+            st = tile_dma(c, false, 0, &b[k], 0, 0);
+        if (st != NPU_OK)
+            break;
+        size_t added = c->n_words - n0;
+        reverse(c->words, at, n0);
+        reverse(c->words, n0, c->n_words);
+        reverse(c->words, at, c->n_words);
+        shift += added;
+        if (at < c->n_words_at_layer) { /* into an earlier layer's words: tile_build moves the records after */
+            c->n_words_at_layer += added;
+            c->words_moved += added;
+        }
+    }
+    /* the schedule has them in the gaps: channel 0 and the buses busy until the last one ends */
+    c->s = keep;
+    c->s.q_free[TILE_Q_DMA0] = pl->cur > c->s.q_free[TILE_Q_DMA0] ? pl->cur : c->s.q_free[TILE_Q_DMA0];
+    for (int b = 0; b < 2; b++)
+        c->s.bus_free[b] = pl->cur > c->s.bus_free[b] ? pl->cur : c->s.bus_free[b];
+    return st;
+}
+
+
+npu_status tile_retro_prefetch(tile_ctx *c, int D, bool *moved)
+{
+    *moved = false;
+    if (!c->gaps_ok || c->serial || c->deciding) {
+        tile_gaps_reset(c);
+        return NPU_OK;
+    }
+    plan pl = {.n = 0};
+    pl.until = c->gaps_last;
+    for (int j = 0; j < D && j < c->n_work && pl.gi < c->n_gaps; j++) {
+        tile_work *w = &c->work[j];
+        int64_t moved[TILE_MAX_LOADS] = {0};
+        int room = TILE_MAX_LOADS - w->n_load;
+        bool any = false;
+        for (int g = 0; g <= w->n_split && pl.gi < c->n_gaps; g++) {
+            int a = tile_group_end(w, g - 1), b = tile_group_end(w, g), keep = a;
+            for (int i = a; i < b; i++) /* the group's LOADED rides on the last bytes of its smallest load */
+                keep = box_bytes(&w->load[i]) < box_bytes(&w->load[keep]) ? i : keep;
+            for (int i = a; i < b && pl.gi < c->n_gaps; i++) {
+                int64_t total = contiguous_bytes(&w->load[i]), most = i == keep ? (total - KEPT) & ~(int64_t)15 : total;
+                if (most <= 0 || !tile_prefetchable(c, &w->load[i]))
+                    continue;
+                int undo_n = pl.n, undo_gi = pl.gi;
+                int64_t undo_cur = pl.cur;
+                int64_t k = place(c, &pl, &w->load[i], most);
+                tile_box r[2];
+                int extra = k && k < total ? tile_flat_boxes(c, TGT_SEM_DMA_LOAD, 0, 0, 0, total - k, r) - 1 : 0;
+                if (extra > room) { /* the rest would not fit the work's loads: the whole load stays */
+                    pl.n = undo_n, pl.gi = undo_gi, pl.cur = undo_cur;
+                    continue;
+                }
+                room -= extra;
+                moved[i] = k;
+                any |= k > 0;
+            }
+        }
+        if (any)
+            rebuild(c, w, moved);
+    }
+    *moved = pl.n > 0;
+    npu_status st = pl.n ? emit_pieces(c, &pl) : NPU_OK;
+    tile_gaps_reset(c);
+    return st;
+}
