@@ -649,15 +649,21 @@ static npu_status emit_prefetch(tile_ctx *c, tile_work *w, bool whole)
  * slots are free from the start (j < D), and only while the static schedule
  * has them loaded by the barrier: the sync's drain waits for every queued
  * transfer, so a later one would hold compute 0 back. */
-static npu_status prefetch_more(tile_ctx *c, int D)
+/* When the previous pipeline's BAR comes in the static schedule (-1: none pending). */
+static int64_t bar_time(const tile_ctx *c)
 {
     const tile_sched *s = &c->s;
     int b0 = 0;
     while (!(TILE_T_BAR >> b0 & 1))
         b0++;
-    if (s->tok_head[b0] == s->tok_tail[b0])
+    return s->tok_head[b0] == s->tok_tail[b0] ? -1 : s->tok_time[b0][s->tok_head[b0] % TILE_TOK_RING];
+}
+
+static npu_status prefetch_more(tile_ctx *c, int D)
+{
+    int64_t bar = bar_time(c);
+    if (bar < 0)
         return NPU_OK;
-    int64_t bar = s->tok_time[b0][s->tok_head[b0] % TILE_TOK_RING];
     for (int j = 0; j < D && j < c->n_work; j++) {
         tile_work *w = &c->work[j];
         for (int g = w->n_pre; g <= w->n_split; g++) {
@@ -700,6 +706,9 @@ static npu_status emit_boundary(tile_ctx *c, int D, bool gate, bool same, int64_
         st = emit_prefetch(c, w0, true);
     if (st == NPU_OK && w0->n_pre && !gate)
         st = prefetch_more(c, D);
+    int64_t bar = bar_time(c);
+    if (st == NPU_OK && !gate && bar >= 0) /* and in pieces what did not go whole */
+        st = tile_tail_prefetch(c, D, bar);
     if (st != NPU_OK)
         return st;
     if (same && w0->n_load && !w0->n_pre) {

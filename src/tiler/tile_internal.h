@@ -235,6 +235,9 @@ npu_status tile_gap_note(tile_ctx *c, int j, int comp_queue);
 void tile_gaps_close(tile_ctx *c, int D);
 /* Moves the new pipeline's first loads (works j < D) into the previous pipeline's gaps. */
 npu_status tile_retro_prefetch(tile_ctx *c, int D, bool *moved);
+/* After the boundary's prefetch: the next loads of those works go early in
+ * pieces as far as the static schedule has them loaded by `until` (the barrier). */
+npu_status tile_tail_prefetch(tile_ctx *c, int D, int64_t until);
 
 /* tile_resident.c: the works' boxes on SRAM-resident tensors become the
  * computes' own addresses (no DMA). A box that is not a dense byte range, or

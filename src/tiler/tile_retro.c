@@ -23,8 +23,11 @@
 
 /* A piece takes 3/4 of its gap: the static schedule sees neither SRAM bank
  * stalls nor the queues' depth, and with the whole gap some previous
- * pipelines ran longer (SqueezeNet 1.1 on edge-v1-wide +783 cycles, none at 3/4). */
-enum { MAX_PIECES = 256, MIN_PIECE = 2048, KEPT = 16 };
+ * pipelines ran longer (SqueezeNet 1.1 on edge-v1-wide +783 cycles, none at
+ * 3/4). A piece at the stream's end is at least 4 KB: with 2 KB, fmnist
+ * mbv2's block 5 ran 200 cycles longer (bank stalls beside its first
+ * computes); with 8 KB, EfficientNet-B0 gained 2.4K cycles less. */
+enum { MAX_PIECES = 256, MIN_PIECE = 2048, MIN_TAIL = 4096, KEPT = 16 };
 
 void tile_gaps_reset(tile_ctx *c)
 {
@@ -120,6 +123,9 @@ typedef struct piece {
 } piece;
 
 typedef struct plan {
+    const tile_gap *gaps;
+    int n_gaps;
+    bool multi; /* a gap takes pieces until it is full (the stream's end), not one */
     piece p[MAX_PIECES];
     int n;
     int gi;      /* the gap to try next */
@@ -132,15 +138,18 @@ static int64_t place(const tile_ctx *c, plan *pl, const tile_box *b, int64_t byt
 {
     int64_t done = 0;
     int bus = tgt_region_bus(c->t, b->region) == TGT_BUS_FLASH;
-    while (done < bytes && pl->gi < c->n_gaps && pl->n < MAX_PIECES) {
-        const tile_gap *g = &c->gaps[pl->gi++];
+    while (done < bytes && pl->gi < pl->n_gaps && pl->n < MAX_PIECES) {
+        const tile_gap *g = &pl->gaps[pl->gi];
         int64_t start = pl->cur > g->q ? pl->cur : g->q;
         start = start > g->bus[bus] ? start : g->bus[bus];
         int64_t end = g->to < pl->until ? g->to : pl->until;
         int64_t rest = bytes - done, k = fitting_bytes(c, b->region, rest, (end - start) * 3 / 4);
-        if (k < rest && k < MIN_PIECE)
+        if (!pl->multi || k < rest)
+            pl->gi++;
+        if (k < rest && k < (pl->multi ? MIN_TAIL : MIN_PIECE))
             continue;
-        pl->p[pl->n++] = (piece){pl->gi - 1, b->region, b->dram + done, b->sram + done, k};
+        pl->p[pl->n++] = (piece){pl->gi - (pl->multi && k == rest ? 0 : 1), b->region, b->dram + done,
+                                 b->sram + done, k};
         pl->cur = start + flat_time(c, b->region, k);
         done += k;
     }
@@ -194,7 +203,7 @@ static npu_status emit_pieces(tile_ctx *c, const plan *pl)
     for (int i = 0; i < pl->n && st == NPU_OK; i++) {
         const piece *p = &pl->p[i];
         tile_box b[2];
-        size_t n0 = c->n_words, at = c->gaps[p->gap].word + shift;
+        size_t n0 = c->n_words, at = pl->gaps[p->gap].word + shift;
         for (int k = 0, n = tile_flat_boxes(c, TGT_SEM_DMA_LOAD, p->region, p->dram, p->sram, p->bytes, b);
              k < n && st == NPU_OK; k++)
             st = tile_dma(c, false, 0, &b[k], 0, 0);
@@ -219,47 +228,64 @@ static npu_status emit_pieces(tile_ctx *c, const plan *pl)
 }
 
 
-npu_status tile_retro_prefetch(tile_ctx *c, int D, bool *moved)
+/* Moves the first works' read-only loads (works j < D, their groups from
+ * n_pre on, in the order their computes take LOADED) into the plan's gaps. */
+static npu_status move_loads(tile_ctx *c, int D, plan *pl, bool *moved)
 {
-    *moved = false;
-    if (!c->gaps_ok || c->serial || c->deciding) {
-        tile_gaps_reset(c);
-        return NPU_OK;
-    }
-    plan pl = {.n = 0};
-    pl.until = c->gaps_last;
-    for (int j = 0; j < D && j < c->n_work && pl.gi < c->n_gaps; j++) {
+    for (int j = 0; j < D && j < c->n_work && pl->gi < pl->n_gaps; j++) {
         tile_work *w = &c->work[j];
-        int64_t moved[TILE_MAX_LOADS] = {0};
+        int64_t moved_bytes[TILE_MAX_LOADS] = {0};
         int room = TILE_MAX_LOADS - w->n_load;
         bool any = false;
-        for (int g = 0; g <= w->n_split && pl.gi < c->n_gaps; g++) {
+        for (int g = w->n_pre; g <= w->n_split && pl->gi < pl->n_gaps; g++) {
             int a = tile_group_end(w, g - 1), b = tile_group_end(w, g), keep = a;
             for (int i = a; i < b; i++) /* the group's LOADED rides on the last bytes of its smallest load */
                 keep = box_bytes(&w->load[i]) < box_bytes(&w->load[keep]) ? i : keep;
-            for (int i = a; i < b && pl.gi < c->n_gaps; i++) {
-                int64_t total = contiguous_bytes(&w->load[i]), most = i == keep ? (total - KEPT) & ~(int64_t)15 : total;
+            for (int i = a; i < b && pl->gi < pl->n_gaps; i++) {
+                int64_t total = contiguous_bytes(&w->load[i]);
+                int64_t most = i == keep ? (total - KEPT) & ~(int64_t)15 : total;
                 if (most <= 0 || !tile_prefetchable(c, &w->load[i]))
                     continue;
-                int undo_n = pl.n, undo_gi = pl.gi;
-                int64_t undo_cur = pl.cur;
-                int64_t k = place(c, &pl, &w->load[i], most);
+                int undo_n = pl->n, undo_gi = pl->gi;
+                int64_t undo_cur = pl->cur;
+                int64_t k = place(c, pl, &w->load[i], most);
                 tile_box r[2];
                 int extra = k && k < total ? tile_flat_boxes(c, TGT_SEM_DMA_LOAD, 0, 0, 0, total - k, r) - 1 : 0;
                 if (extra > room) { /* the rest would not fit the work's loads: the whole load stays */
-                    pl.n = undo_n, pl.gi = undo_gi, pl.cur = undo_cur;
+                    pl->n = undo_n, pl->gi = undo_gi, pl->cur = undo_cur;
                     continue;
                 }
                 room -= extra;
-                moved[i] = k;
+                moved_bytes[i] = k;
                 any |= k > 0;
             }
         }
         if (any)
-            rebuild(c, w, moved);
+            rebuild(c, w, moved_bytes);
     }
-    *moved = pl.n > 0;
-    npu_status st = pl.n ? emit_pieces(c, &pl) : NPU_OK;
+    *moved = pl->n > 0;
+    return pl->n ? emit_pieces(c, pl) : NPU_OK;
+}
+
+npu_status tile_retro_prefetch(tile_ctx *c, int D, bool *moved)
+{
+    *moved = false;
+    npu_status st = NPU_OK;
+    if (c->gaps_ok && !c->serial && !c->deciding) {
+        plan pl = {.gaps = c->gaps, .n_gaps = c->n_gaps, .until = c->gaps_last};
+        st = move_loads(c, D, &pl, moved);
+    }
     tile_gaps_reset(c);
     return st;
+}
+
+npu_status tile_tail_prefetch(tile_ctx *c, int D, int64_t until)
+{
+    if (c->serial || c->deciding)
+        return NPU_OK;
+    const tile_sched *s = &c->s;
+    tile_gap end = {c->n_words, s->q_free[TILE_Q_DMA0], {s->bus_free[0], s->bus_free[1]}, until, 0, 0};
+    plan pl = {.gaps = &end, .n_gaps = 1, .multi = true, .until = until};
+    bool moved = false;
+    return move_loads(c, D, &pl, &moved);
 }
