@@ -203,7 +203,9 @@ tile_work *tile_work_new(tile_ctx *c);
 tile_comp *tile_comp_new(tile_ctx *c, tile_work *w, tgt_sem sem);
 void tile_load(tile_work *w, tile_box b);
 /* The loads added from now on form a group that the work's compute number
- * comp (0-based, in the work's order) is the first to need. */
+ * comp (0-based, in the work's order) is the first to need. Past
+ * TILE_MAX_SPLITS they join the group before, whose compute then waits for
+ * them too: later, never wrong. */
 void tile_load_split(tile_work *w, int comp);
 /* Does work j of the n in w store as the pipeline wants: as work 0 does, or, where work 0 stores nothing,
  * the last work alone (nothing after it takes its FREE; BAR comes from its store)? */
