@@ -254,17 +254,17 @@ static const ir_node *pre_epi_after(const tile_ctx *c, const part_step *ps, cons
     return a;
 }
 
-/* The layer starting at word `at` put `moved` words into the previous
- * pipeline's (tile_retro.c), all before `at`: the layer holding them grows,
- * those from `at` on (this one, and fused ones of no words) move. */
-static void moved_words(tile_program *out, uint32_t at, size_t moved)
+/* The current layer put `added` words at word `at` of an earlier one's
+ * (tile_retro.c): the layer holding that place grows, the records from
+ * `at` on (this one's too, and fused ones of no words) move. */
+static void moved_words(tile_program *out, size_t at, size_t added)
 {
     for (int i = 0; i < out->n_layers; i++) {
         tile_layer *r = &out->layers[i];
         if (r->first_word >= at)
-            r->first_word += (uint32_t)moved;
-        else if (r->n_words && r->first_word + r->n_words == at)
-            r->n_words += (uint32_t)moved;
+            r->first_word += (uint32_t)added;
+        else if (r->n_words && r->first_word + r->n_words >= at)
+            r->n_words += (uint32_t)added;
     }
 }
 
@@ -284,7 +284,7 @@ static npu_status lower_layer(tile_ctx *c, const part_step *ps, const int *group
     memset(L, 0, sizeof *L);
     L->node = n;
     L->first_word = (uint32_t)c->n_words;
-    c->words_moved = 0;
+    c->n_moves = 0;
     int64_t t0 = c->s.end;
     c->lay_dram_bytes = c->lay_sram = 0;
     c->lay_tiles = 0;
@@ -313,8 +313,8 @@ static npu_status lower_layer(tile_ctx *c, const part_step *ps, const int *group
     }
     if (!fuse && st == NPU_OK)
         st = tile_lower_node(c, n);
-    if (c->words_moved)
-        moved_words(out, L->first_word, c->words_moved);
+    for (int i = 0; i < c->n_moves; i++)
+        moved_words(out, c->moves[i].at, c->moves[i].added);
     L->n_words = (uint32_t)(c->n_words - L->first_word);
     L->cycles = c->s.end - t0;
     L->dram_bytes = c->lay_dram_bytes;
@@ -435,6 +435,7 @@ npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_sche
     npu_free(alloc, c.work, sizeof *c.work * (size_t)c.cap_work);
     npu_free(alloc, c.comp, sizeof *c.comp * (size_t)c.cap_comp);
     npu_free(alloc, c.gaps, sizeof *c.gaps * (size_t)c.cap_gaps);
+    npu_free(alloc, c.moves, sizeof *c.moves * (size_t)c.cap_moves);
     if (st == NPU_OK)
         st = exact_sizes(&c, out, &cap_layers, &n_npu);
     if (st != NPU_OK) {

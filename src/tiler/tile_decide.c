@@ -72,6 +72,7 @@ static void scratch_free(scratch *s, npu_alloc a, int n_tensors)
     npu_free(a, s->c.work, sizeof *s->c.work * (size_t)s->c.cap_work);
     npu_free(a, s->c.comp, sizeof *s->c.comp * (size_t)s->c.cap_comp);
     npu_free(a, s->c.gaps, sizeof *s->c.gaps * (size_t)s->c.cap_gaps);
+    npu_free(a, s->c.moves, sizeof *s->c.moves * (size_t)s->c.cap_moves);
     emit_blob_free(&s->consts);
 }
 

@@ -857,7 +857,6 @@ npu_status tile_pipeline(tile_ctx *c)
     st = barrier ? emit_boundary(c, D, gate, kind == c->last_kind, &first_wait) : NPU_OK;
     c->pending_barrier = false;
     c->last_kind = kind;
-    tile_gaps_reset(c);
     if (st == NPU_OK)
         st = emit_loads(c, 0, first_wait, gate, D);
     /* Skewed with three slots: the loads of work j+2 go out before store j
@@ -866,6 +865,7 @@ npu_status tile_pipeline(tile_ctx *c)
     int ahead = skew && D >= 3 ? 2 : 1;
     /* where the next pipeline's first loads may go (tile_retro.c): not in-place or ahead-by-two pipelines */
     bool notes = !gate && ahead == 1 && !c->serial && !c->deciding;
+    tile_gaps_begin(c, notes);
     if (ahead == 2 && n > 1 && st == NPU_OK)
         st = emit_loads(c, 1, 0, gate, D);
     for (int j = 0; j < n && st == NPU_OK; j++) {

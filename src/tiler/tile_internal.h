@@ -91,6 +91,19 @@ typedef struct tile_gap {
     int work;
 } tile_gap;
 
+/* A pipeline whose gaps are kept: the SRAM its instructions touch, when its last load ends, its gaps. */
+typedef struct tile_gap_pipe {
+    int64_t lo, hi, last;
+    int n_gaps;
+} tile_gap_pipe;
+
+/* Words put into an earlier layer's: at word `at`, `added` of them. */
+typedef struct tile_move_log {
+    size_t at, added;
+} tile_move_log;
+
+enum { TILE_GAP_HISTORY = 8 };
+
 /* Static schedule: when each queue is free and when each token was signalled. */
 enum { TILE_Q_DMA0, TILE_Q_DMA1, TILE_Q_MAC, TILE_Q_VEC, TILE_Q_CTRL, TILE_Q_COUNT };
 enum { TILE_TOKENS = 8, TILE_TOK_RING = 64 };
@@ -145,14 +158,16 @@ typedef struct tile_ctx {
      * until its barrier, the rest is free for the next one's prefetch. */
     int64_t pipe_lo, pipe_hi, prev_lo, prev_hi;
     size_t n_words_at_layer; /* words when the current layer began */
-    /* The last pipeline's gaps (tile_retro.c): valid while it is the
-     * previous one; words_moved counts what the current layer put into an
-     * earlier layer's words, at n_words_at_layer (tile_build fixes records). */
+    /* The gaps of the last pipelines (tile_retro.c), oldest first, each
+     * pipeline's in hist; gaps_new: where the current pipeline's begin (-1:
+     * it notes none). moves: what the current layer put into earlier
+     * layers' words (tile_build moves their records). */
     tile_gap *gaps;
-    int n_gaps, cap_gaps;
-    bool gaps_ok;
-    int64_t gaps_last; /* when that pipeline's last load ends */
-    size_t words_moved;
+    int n_gaps, cap_gaps, gaps_new;
+    tile_gap_pipe hist[TILE_GAP_HISTORY];
+    int n_hist;
+    tile_move_log *moves;
+    int n_moves, cap_moves;
 } tile_ctx;
 
 static inline int64_t tile_min(int64_t a, int64_t b)
@@ -229,13 +244,15 @@ static inline int tile_group_end(const tile_work *w, int g)
 }
 
 /* ---- tile_retro.c ---- */
-/* Forget the gaps (a new pipeline, a new stream). */
+/* Forget every gap (a new stream). */
 void tile_gaps_reset(tile_ctx *c);
+/* A pipeline begins: its gaps are noted (notes), or it forgets every gap (its SRAM unknown to them). */
+void tile_gaps_begin(tile_ctx *c, bool notes);
 /* Notes the gap after work j's computes (the pipeline emits in the order L0 L1 C0 S0 L2 C1 S1 ...). */
 npu_status tile_gap_note(tile_ctx *c, int j, int comp_queue);
 /* The pipeline's words are out: each gap's end from the load after it (slots per buffer D). */
 void tile_gaps_close(tile_ctx *c, int D);
-/* Moves the new pipeline's first loads (works j < D) into the previous pipeline's gaps. */
+/* Moves the new pipeline's first loads (works j < D) into the gaps of the pipelines before it. */
 npu_status tile_retro_prefetch(tile_ctx *c, int D, bool *moved);
 /* After the boundary's prefetch: the next loads of those works go early in
  * pieces as far as the static schedule has them loaded by `until` (the barrier). */

@@ -1,4 +1,4 @@
-/* Loads into the previous pipeline's idle DMA time.
+/* Loads into earlier pipelines' idle DMA time.
  *
  * The boundary's prefetch (tile_emit.c, emit_prefetch) goes out after the
  * previous pipeline's last words. Channel 0's queue is FIFO and that
@@ -7,16 +7,18 @@
  * layer before a weight-bound one (MobileNetV2's last projection before
  * its head) leaves its idle bus unused while the next layer's weights wait.
  *
- * Here the next pipeline's first loads (read-only, into SRAM the previous
- * pipeline never touches: tile_prefetchable) go into the previous
- * pipeline's words instead, one piece per gap: after work j's computes,
+ * Here the next pipeline's first loads (read-only) go into the words of the
+ * pipelines before it instead, one piece per gap: after work j's computes,
  * sized to the time the static schedule has channel 0 and the bus idle
  * there (tile_gap), and ending before that pipeline's last load does (from
  * then on the boundary's prefetch has the channel anyway; pieces there only
- * add a transfer's latency: ResNet-18's classifier after its pool). They
- * carry no tokens. Each load group keeps the last bytes of one load (KEPT),
- * whose LOADED its compute takes; the pieces sit before it on the same
- * channel, so that queue's order puts them all before that compute. */
+ * add a transfer's latency: ResNet-18's classifier after its pool). The
+ * gaps of the last TILE_GAP_HISTORY pipelines are kept; a piece goes into
+ * a pipeline's gaps only where its SRAM is clear of that pipeline and of
+ * every one after it. They carry no tokens. Each load group keeps the last
+ * bytes of one load (KEPT), whose LOADED its compute takes; the pieces sit
+ * before it on the same channel, so that queue's order puts them all
+ * before that compute. */
 #include <string.h>
 
 #include "tiler/tile_internal.h"
@@ -32,7 +34,16 @@ enum { MAX_PIECES = 256, MIN_PIECE = 2048, MIN_TAIL = 4096, KEPT = 16 };
 void tile_gaps_reset(tile_ctx *c)
 {
     c->n_gaps = 0;
-    c->gaps_ok = false;
+    c->n_hist = 0;
+    c->gaps_new = -1;
+}
+
+void tile_gaps_begin(tile_ctx *c, bool notes)
+{
+    if (!notes)
+        tile_gaps_reset(c);
+    else
+        c->gaps_new = c->n_gaps;
 }
 
 npu_status tile_gap_note(tile_ctx *c, int j, int comp_queue)
@@ -57,24 +68,30 @@ static int64_t box_bytes(const tile_box *b)
 
 void tile_gaps_close(tile_ctx *c, int D)
 {
-    int n = c->n_work;
-    if (c->n_gaps != n) { /* a work without computes: no gap after it */
+    int n = c->n_work, g0 = c->gaps_new;
+    if (g0 < 0 || c->n_gaps - g0 != n) { /* a work without computes: no gap after it */
         tile_gaps_reset(c);
         return;
     }
     /* The next load on channel 0 after gap j is work j + 2's (emitted with
      * work j + 1's computes); from work D on it waits for FREE from work
      * j' - D, so the channel is free until that work's computes end. */
-    int64_t last = c->s.q_free[TILE_Q_DMA0];
+    tile_gap *gp = c->gaps + g0;
     for (int j = 0; j < n; j++) {
         int next = j + 2;
         while (next < n && !c->work[next].n_load)
             next++;
-        tile_gap *g = &c->gaps[j];
-        g->to = next >= n ? c->s.end : next < D ? g->q : c->gaps[next - D].comp_end;
+        gp[j].to = next >= n ? c->s.end : next < D ? gp[j].q : gp[next - D].comp_end;
     }
-    c->gaps_last = last;
-    c->gaps_ok = true;
+    if (c->n_hist == TILE_GAP_HISTORY) { /* the oldest pipeline's gaps go */
+        int drop = c->hist[0].n_gaps;
+        memmove(c->gaps, c->gaps + drop, sizeof *c->gaps * (size_t)(c->n_gaps - drop));
+        c->n_gaps -= drop;
+        memmove(c->hist, c->hist + 1, sizeof *c->hist * (TILE_GAP_HISTORY - 1));
+        c->n_hist--;
+    }
+    c->hist[c->n_hist++] = (tile_gap_pipe){c->pipe_lo, c->pipe_hi, c->s.q_free[TILE_Q_DMA0], n};
+    c->gaps_new = -1;
 }
 
 /* The box's bytes when it is one contiguous range on both sides (else -1). */
@@ -123,37 +140,38 @@ typedef struct piece {
 } piece;
 
 typedef struct plan {
-    const tile_gap *gaps;
-    int n_gaps;
-    bool multi; /* a gap takes pieces until it is full (the stream's end), not one */
+    tile_gap *gaps; /* where pieces may go, in word order */
+    bool multi;     /* a gap takes pieces until it is full (the stream's end), not one */
     piece p[MAX_PIECES];
     int n;
-    int gi;      /* the gap to try next */
-    int64_t cur;   /* channel 0's time after the pieces placed so far */
-    int64_t until; /* no piece ends later */
+    int gi, g_end;  /* the gap to try next, past the current pipeline's */
+    int64_t cur;    /* channel 0's time after the pieces placed so far */
+    int64_t until;  /* no piece of the current pipeline's ends later */
 } plan;
 
-/* Places up to `bytes` of a contiguous load, piece by piece, from its start; returns the bytes placed. */
-static int64_t place(const tile_ctx *c, plan *pl, const tile_box *b, int64_t bytes)
+/* Places bytes [off, most) of a contiguous load, piece by piece, in the
+ * current pipeline's gaps; returns the bytes placed. */
+static int64_t place(const tile_ctx *c, plan *pl, const tile_box *b, int64_t off, int64_t most)
 {
-    int64_t done = 0;
+    int64_t done = off;
     int bus = tgt_region_bus(c->t, b->region) == TGT_BUS_FLASH;
-    while (done < bytes && pl->gi < pl->n_gaps && pl->n < MAX_PIECES) {
+    while (done < most && pl->gi < pl->g_end && pl->n < MAX_PIECES) {
         const tile_gap *g = &pl->gaps[pl->gi];
         int64_t start = pl->cur > g->q ? pl->cur : g->q;
         start = start > g->bus[bus] ? start : g->bus[bus];
         int64_t end = g->to < pl->until ? g->to : pl->until;
-        int64_t rest = bytes - done, k = fitting_bytes(c, b->region, rest, (end - start) * 3 / 4);
+        int64_t rest = most - done, k = fitting_bytes(c, b->region, rest, (end - start) * 3 / 4);
         if (!pl->multi || k < rest)
             pl->gi++;
         if (k < rest && k < (pl->multi ? MIN_TAIL : MIN_PIECE))
             continue;
-        pl->p[pl->n++] = (piece){pl->gi - (pl->multi && k == rest ? 0 : 1), b->region, b->dram + done,
-                                 b->sram + done, k};
+        int gap = pl->gi - (pl->multi && k == rest ? 0 : 1);
+        pl->p[pl->n++] = (piece){gap, b->region, b->dram + done, b->sram + done, k};
         pl->cur = start + flat_time(c, b->region, k);
+        pl->gaps[gap].q = pl->cur; /* taken: a later pipeline's pieces start after it */
         done += k;
     }
-    return done;
+    return done - off;
 }
 
 /* The work's loads with `moved[i]` bytes of load i gone to the pieces (the rest from where they end). */
@@ -194,16 +212,33 @@ static void reverse(uint32_t *w, size_t a, size_t b)
     }
 }
 
-/* Emits the pieces at their gaps: each at the end of the stream, then rotated into place. */
-static npu_status emit_pieces(tile_ctx *c, const plan *pl)
+/* Notes words put at `at`, before the current layer's: tile_build moves the layer records after. */
+static npu_status log_move(tile_ctx *c, size_t at, size_t added)
 {
-    tile_sched keep = c->s; /* they run in the previous pipeline's idle time */
-    size_t shift = 0;
+    if (c->n_moves == c->cap_moves) {
+        int ncap = c->cap_moves ? c->cap_moves * 2 : 64;
+        tile_move_log *nm = npu_realloc(c->alloc, c->moves, sizeof *nm * (size_t)c->cap_moves,
+                                        sizeof *nm * (size_t)ncap);
+        if (!nm)
+            return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+        c->moves = nm, c->cap_moves = ncap;
+    }
+    c->moves[c->n_moves++] = (tile_move_log){at, added};
+    c->n_words_at_layer += added;
+    return NPU_OK;
+}
+
+/* Emits the pieces at their gaps: each at the end of the stream, then
+ * rotated into place; every gap from there on (the history's too) moves
+ * with the words, and a gap that took a piece is busy until it ends. */
+static npu_status emit_pieces(tile_ctx *c, const plan *pl, int n_gaps)
+{
+    tile_sched keep = c->s; /* they run in earlier pipelines' idle time */
     npu_status st = NPU_OK;
     for (int i = 0; i < pl->n && st == NPU_OK; i++) {
         const piece *p = &pl->p[i];
         tile_box b[2];
-        size_t n0 = c->n_words, at = pl->gaps[p->gap].word + shift;
+        size_t n0 = c->n_words, at = pl->gaps[p->gap].word;
         for (int k = 0, n = tile_flat_boxes(c, TGT_SEM_DMA_LOAD, p->region, p->dram, p->sram, p->bytes, b);
              k < n && st == NPU_OK; k++)
             st = tile_dma(c, false, 0, &b[k], 0, 0);
@@ -213,13 +248,12 @@ static npu_status emit_pieces(tile_ctx *c, const plan *pl)
         reverse(c->words, at, n0);
         reverse(c->words, n0, c->n_words);
         reverse(c->words, at, c->n_words);
-        shift += added;
-        if (at < c->n_words_at_layer) { /* into an earlier layer's words: tile_build moves the records after */
-            c->n_words_at_layer += added;
-            c->words_moved += added;
-        }
+        for (int g = 0; g < n_gaps; g++)
+            pl->gaps[g].word += pl->gaps[g].word >= at ? added : 0;
+        if (at < c->n_words_at_layer)
+            st = log_move(c, at, added);
     }
-    /* the schedule has them in the gaps: channel 0 and the buses busy until the last one ends */
+    /* channel 0 and the buses busy until the last piece ends (for prefetch_more) */
     c->s = keep;
     c->s.q_free[TILE_Q_DMA0] = pl->cur > c->s.q_free[TILE_Q_DMA0] ? pl->cur : c->s.q_free[TILE_Q_DMA0];
     for (int b = 0; b < 2; b++)
@@ -227,55 +261,77 @@ static npu_status emit_pieces(tile_ctx *c, const plan *pl)
     return st;
 }
 
+/* Is the load's SRAM clear of pipelines h and later in the history (the last one: tile_prefetchable)? */
+static bool clear_since(const tile_ctx *c, const tile_box *b, int64_t bytes, int h)
+{
+    for (int k = h; k >= 0 && k < c->n_hist; k++)
+        if (b->sram < c->hist[k].hi && c->hist[k].lo < b->sram + bytes)
+            return false;
+    return tile_prefetchable(c, b);
+}
+
+enum { MAX_WORKS = 4 };
 
 /* Moves the first works' read-only loads (works j < D, their groups from
- * n_pre on, in the order their computes take LOADED) into the plan's gaps. */
-static npu_status move_loads(tile_ctx *c, int D, plan *pl, bool *moved)
+ * n_pre on, in the order their computes take LOADED) into the gaps of the
+ * pipelines h0 .. n_hist - 1 in turn (h0 = -1: the one gap pl->gaps[0]). */
+static npu_status move_loads(tile_ctx *c, int D, plan *pl, int h0, int n_gaps)
 {
-    for (int j = 0; j < D && j < c->n_work && pl->gi < pl->n_gaps; j++) {
-        tile_work *w = &c->work[j];
-        int64_t moved_bytes[TILE_MAX_LOADS] = {0};
-        int room = TILE_MAX_LOADS - w->n_load;
-        bool any = false;
-        for (int g = w->n_pre; g <= w->n_split && pl->gi < pl->n_gaps; g++) {
-            int a = tile_group_end(w, g - 1), b = tile_group_end(w, g), keep = a;
-            for (int i = a; i < b; i++) /* the group's LOADED rides on the last bytes of its smallest load */
-                keep = box_bytes(&w->load[i]) < box_bytes(&w->load[keep]) ? i : keep;
-            for (int i = a; i < b && pl->gi < pl->n_gaps; i++) {
-                int64_t total = contiguous_bytes(&w->load[i]);
-                int64_t most = i == keep ? (total - KEPT) & ~(int64_t)15 : total;
-                if (most <= 0 || !tile_prefetchable(c, &w->load[i]))
-                    continue;
-                int undo_n = pl->n, undo_gi = pl->gi;
-                int64_t undo_cur = pl->cur;
-                int64_t k = place(c, pl, &w->load[i], most);
-                tile_box r[2];
-                int extra = k && k < total ? tile_flat_boxes(c, TGT_SEM_DMA_LOAD, 0, 0, 0, total - k, r) - 1 : 0;
-                if (extra > room) { /* the rest would not fit the work's loads: the whole load stays */
-                    pl->n = undo_n, pl->gi = undo_gi, pl->cur = undo_cur;
-                    continue;
+    int nw = D < c->n_work ? D : c->n_work;
+    nw = nw < MAX_WORKS ? nw : MAX_WORKS;
+    int64_t moved[MAX_WORKS][TILE_MAX_LOADS] = {{0}};
+    int room[MAX_WORKS];
+    for (int j = 0; j < nw; j++)
+        room[j] = TILE_MAX_LOADS - c->work[j].n_load;
+    for (int h = h0, g0 = 0; h < (h0 < 0 ? 0 : c->n_hist); h++) {
+        pl->gi = g0, pl->g_end = h < 0 ? 1 : g0 + c->hist[h].n_gaps;
+        pl->until = h < 0 ? pl->until : c->hist[h].last;
+        g0 = pl->g_end;
+        for (int j = 0; j < nw && pl->gi < pl->g_end; j++) {
+            tile_work *w = &c->work[j];
+            for (int g = w->n_pre; g <= w->n_split && pl->gi < pl->g_end; g++) {
+                int a = tile_group_end(w, g - 1), b = tile_group_end(w, g), keep = a;
+                for (int i = a; i < b; i++) /* the group's LOADED rides on the last bytes of its smallest load */
+                    keep = box_bytes(&w->load[i]) < box_bytes(&w->load[keep]) ? i : keep;
+                for (int i = a; i < b && pl->gi < pl->g_end; i++) {
+                    int64_t total = contiguous_bytes(&w->load[i]);
+                    int64_t most = i == keep ? (total - KEPT) & ~(int64_t)15 : total;
+                    if (most <= moved[j][i] || !clear_since(c, &w->load[i], total, h))
+                        continue;
+                    int undo_n = pl->n, undo_gi = pl->gi;
+                    int64_t undo_cur = pl->cur, k = place(c, pl, &w->load[i], moved[j][i], most);
+                    tile_box r[2];
+                    int64_t now = moved[j][i] + k, was = moved[j][i];
+                    int extra = now < total ? tile_flat_boxes(c, TGT_SEM_DMA_LOAD, 0, 0, 0, total - now, r) - 1 : 0;
+                    int before = was && was < total ? tile_flat_boxes(c, TGT_SEM_DMA_LOAD, 0, 0, 0, total - was, r) - 1
+                                                    : 0;
+                    if (k && extra - before > room[j]) { /* the rest would not fit the work's loads */
+                        pl->n = undo_n, pl->gi = undo_gi, pl->cur = undo_cur;
+                        continue;
+                    }
+                    room[j] -= k ? extra - before : 0;
+                    moved[j][i] = now;
                 }
-                room -= extra;
-                moved_bytes[i] = k;
-                any |= k > 0;
             }
         }
-        if (any)
-            rebuild(c, w, moved_bytes);
     }
-    *moved = pl->n > 0;
-    return pl->n ? emit_pieces(c, pl) : NPU_OK;
+    for (int j = 0; j < nw; j++)
+        for (int i = 0; i < c->work[j].n_load; i++)
+            if (moved[j][i]) {
+                rebuild(c, &c->work[j], moved[j]);
+                break;
+            }
+    return pl->n ? emit_pieces(c, pl, n_gaps) : NPU_OK;
 }
 
 npu_status tile_retro_prefetch(tile_ctx *c, int D, bool *moved)
 {
     *moved = false;
-    npu_status st = NPU_OK;
-    if (c->gaps_ok && !c->serial && !c->deciding) {
-        plan pl = {.gaps = c->gaps, .n_gaps = c->n_gaps, .until = c->gaps_last};
-        st = move_loads(c, D, &pl, moved);
-    }
-    tile_gaps_reset(c);
+    if (!c->n_hist || c->serial || c->deciding)
+        return NPU_OK;
+    plan pl = {.gaps = c->gaps};
+    npu_status st = move_loads(c, D, &pl, 0, c->n_gaps);
+    *moved = pl.n > 0;
     return st;
 }
 
@@ -285,7 +341,6 @@ npu_status tile_tail_prefetch(tile_ctx *c, int D, int64_t until)
         return NPU_OK;
     const tile_sched *s = &c->s;
     tile_gap end = {c->n_words, s->q_free[TILE_Q_DMA0], {s->bus_free[0], s->bus_free[1]}, until, 0, 0};
-    plan pl = {.gaps = &end, .n_gaps = 1, .multi = true, .until = until};
-    bool moved = false;
-    return move_loads(c, D, &pl, &moved);
+    plan pl = {.gaps = &end, .multi = true, .until = until};
+    return move_loads(c, D, &pl, -1, 1);
 }

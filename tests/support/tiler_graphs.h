@@ -514,38 +514,53 @@ static inline bool spans_meet(const sram_spans *s, int64_t lo, int64_t hi)
     return false;
 }
 
-typedef struct foreign_acc {
-    const sram_spans *own, *next;
-    int64_t bytes, for_next;
-} foreign_acc;
+/* Constants loads of a layer as DRAM intervals [lo, hi) (up to 256); with
+ * `skip`, only those into SRAM that none of skip's spans meets. */
+typedef struct dram_spans {
+    const sram_spans *skip;
+    int n;
+    int64_t lo[256], hi[256];
+} dram_spans;
 
-static inline bool add_foreign_load(const tgt_target *t, const tgt_decoded *d, void *ud)
+static inline bool add_const_load(const tgt_target *t, const tgt_decoded *d, void *ud)
 {
-    foreign_acc *a = ud;
-    if (t->isa->insns[d->insn].sem != TGT_SEM_DMA_LOAD)
+    dram_spans *s = ud;
+    int64_t bytes = d->v[TGT_F_C] * d->v[TGT_F_H] * d->v[TGT_F_W];
+    if (s->skip && spans_meet(s->skip, d->v[TGT_F_SRAM], d->v[TGT_F_SRAM] + bytes))
         return true;
-    int64_t lo = d->v[TGT_F_SRAM], bytes = d->v[TGT_F_C] * d->v[TGT_F_H] * d->v[TGT_F_W];
-    int64_t hi = lo + (d->v[TGT_F_C] - 1) * d->v[TGT_F_SRAM_CS] + (d->v[TGT_F_H] - 1) * d->v[TGT_F_SRAM_HS] +
-                 d->v[TGT_F_W];
-    if (!spans_meet(a->own, lo, hi)) {
-        a->bytes += bytes;
-        a->for_next += spans_meet(a->next, lo, hi) ? bytes : 0;
+    if (t->isa->insns[d->insn].sem == TGT_SEM_DMA_LOAD && d->v[TGT_F_REGION] == TGT_REGION_CONSTANTS && s->n < 256) {
+        s->lo[s->n] = d->v[TGT_F_DRAM];
+        s->hi[s->n++] = d->v[TGT_F_DRAM] + bytes;
     }
     return true;
 }
 
-/* Bytes layer L loads into SRAM that none of its computes touches (*for_next:
- * of them, what the computes of layer N touch): loads it carries for a later layer. */
-static inline int64_t foreign_loads(const tgt_target *t, const tile_program *p, const tile_layer *L,
-                                    const tile_layer *N, int64_t *for_next)
+/* Bytes of constants layer L loads for layer N: into SRAM no compute of L
+ * touches, pieces cut from the front of N's weight loads, each ending where
+ * another such piece or one of N's own loads begins (tile_retro.c). */
+static inline int64_t loads_carried_for(const tgt_target *t, const tile_program *p, const tile_layer *L,
+                                        const tile_layer *N)
 {
-    sram_spans own = {0}, next = {0};
+    sram_spans own = {0};
     for_each_insn(t, L, p, add_compute_spans, &own);
-    for_each_insn(t, N, p, add_compute_spans, &next);
-    foreign_acc a = {&own, &next, 0, 0};
-    for_each_insn(t, L, p, add_foreign_load, &a);
-    *for_next = a.for_next;
-    return a.bytes;
+    dram_spans in_l = {&own, 0, {0}, {0}}, in_n = {0};
+    for_each_insn(t, L, p, add_const_load, &in_l);
+    for_each_insn(t, N, p, add_const_load, &in_n);
+    bool mine[256] = {0};
+    int64_t bytes = 0;
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (int i = 0; i < in_l.n; i++) {
+            bool ends_at = false;
+            for (int k = 0; k < in_n.n && !ends_at; k++)
+                ends_at = in_l.hi[i] == in_n.lo[k];
+            for (int k = 0; k < in_l.n && !ends_at; k++)
+                ends_at = mine[k] && in_l.hi[i] == in_l.lo[k];
+            if (ends_at && !mine[i])
+                mine[i] = grew = true, bytes += in_l.hi[i] - in_l.lo[i];
+        }
+    }
+    return bytes;
 }
 
 /* Bytes the layer's dma_store instructions write. */

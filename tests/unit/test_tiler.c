@@ -581,16 +581,17 @@ Test(tiler, first_weights_load_beside_the_conv_before)
     tgt_free(t);
 }
 
-/* Three 1x1 convs at hw x hw, ch[0] -> ch[1] -> ch[2] -> ch[3] channels. */
-static ir_graph *pointwise_three(int64_t hw, const int64_t ch[4])
+/* n 1x1 convs at hw x hw, ch[0] -> ch[1] -> ... -> ch[n] channels. */
+static ir_graph *pointwise_chain(int64_t hw, const int64_t *ch, int n)
 {
     ir_graph *g = ir_graph_new(npu_alloc_default());
     int64_t xd[4] = {1, ch[0], hw, hw};
     ir_tensor *x = act(g, "x", 4, xd, 0.04f, -5), *y = x;
-    const char *names[3] = {"widen", "project", "expand"};
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < n; i++) {
         conv_spec k = {1, ch[i], hw, hw, ch[i + 1], 1, 1, 0, 1, IR_I8, true, 1};
-        y = add_conv(g, y, &k, names[i], 5 + i);
+        char name[16];
+        snprintf(name, sizeof name, "pw%d", i);
+        y = add_conv(g, y, &k, name, 5 + i);
     }
     tg_set_io(g, 1, &x, y);
     return g;
@@ -623,15 +624,37 @@ Test(tiler, next_weights_load_in_the_gaps_of_the_conv_before)
     built b;
     int counts[TG_COUNTS];
     int64_t ch[4] = {32, 960, 320, 1280};
-    ir_graph *g = pointwise_three(7, ch);
+    ir_graph *g = pointwise_chain(7, ch, 3);
     const ir_tensor *mid[2] = {g->nodes[1]->inputs[0], g->nodes[1]->outputs[0]};
     build_resident(t, g, mid, 2, &b);
     check_program(t, &b, "three 1x1 convs", counts);
     cr_assert_eq(b.prog.n_layers, 3);
-    int64_t for_next = 0, foreign = foreign_loads(t, &b.prog, &b.prog.layers[1], &b.prog.layers[2], &for_next);
-    cr_log_info("foreign %lld for next %lld", (long long)foreign, (long long)for_next);
-    cr_assert_gt(for_next, 0, "the second conv's weights load inside the first conv's words");
-    cr_assert_eq(foreign, for_next, "every load the first conv carries is the second conv's");
+    int64_t carried = loads_carried_for(t, &b.prog, &b.prog.layers[1], &b.prog.layers[2]);
+    cr_assert_gt(carried, 0, "the next conv's weights load inside the projection's words");
     finish_built(t, &b, "three 1x1 convs", 64);
     tgt_free(t);
 }
+
+/* The same with a small conv (320 -> 32) between the projection and the
+ * last conv (32 -> 1280): the last one's first weights go into the
+ * projection's gaps too, two pipelines back, their SRAM clear of both
+ * (tile_retro.c keeps the gaps of the last four pipelines). */
+Test(tiler, weights_load_in_the_gaps_two_layers_back)
+{
+    tgt_target *t = load_target("edge-v1");
+    built b;
+    int counts[TG_COUNTS];
+    int64_t ch[5] = {32, 960, 320, 32, 1280};
+    ir_graph *g = pointwise_chain(7, ch, 4);
+    const ir_tensor *mid[3] = {g->nodes[1]->inputs[0], g->nodes[1]->outputs[0], g->nodes[2]->outputs[0]};
+    build_resident(t, g, mid, 3, &b);
+    check_program(t, &b, "four 1x1 convs", counts);
+    cr_assert_eq(b.prog.n_layers, 4);
+    int64_t two_back = loads_carried_for(t, &b.prog, &b.prog.layers[1], &b.prog.layers[3]);
+    cr_assert_gt(two_back, 0, "the last conv's weights load inside the projection's words");
+    cr_assert_gt(loads_carried_for(t, &b.prog, &b.prog.layers[1], &b.prog.layers[2]), 0,
+                 "and the small conv's");
+    finish_built(t, &b, "four 1x1 convs", 65);
+    tgt_free(t);
+}
+
