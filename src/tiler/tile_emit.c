@@ -700,8 +700,7 @@ static npu_status emit_boundary(tile_ctx *c, int D, bool gate, bool same, int64_
 {
     tile_work *w0 = &c->work[0];
     *first_wait = 0;
-    bool moved = false;
-    npu_status st = gate ? NPU_OK : tile_retro_prefetch(c, D, &moved);
+    npu_status st = gate ? NPU_OK : tile_retro_prefetch(c, D);
     if (st == NPU_OK)
         st = emit_prefetch(c, w0, true);
     if (st == NPU_OK && w0->n_pre && !gate)

@@ -253,7 +253,7 @@ npu_status tile_gap_note(tile_ctx *c, int j, int comp_queue);
 /* The pipeline's words are out: each gap's end from the load after it (slots per buffer D). */
 void tile_gaps_close(tile_ctx *c, int D);
 /* Moves the new pipeline's first loads (works j < D) into the gaps of the pipelines before it. */
-npu_status tile_retro_prefetch(tile_ctx *c, int D, bool *moved);
+npu_status tile_retro_prefetch(tile_ctx *c, int D);
 /* After the boundary's prefetch: the next loads of those works go early in
  * pieces as far as the static schedule has them loaded by `until` (the barrier). */
 npu_status tile_tail_prefetch(tile_ctx *c, int D, int64_t until);

@@ -137,6 +137,7 @@ typedef struct piece {
     int gap;
     int region;
     int64_t dram, sram, bytes;
+    int64_t end; /* when the static schedule has it loaded */
 } piece;
 
 typedef struct plan {
@@ -166,9 +167,8 @@ static int64_t place(const tile_ctx *c, plan *pl, const tile_box *b, int64_t off
         if (k < rest && k < (pl->multi ? MIN_TAIL : MIN_PIECE))
             continue;
         int gap = pl->gi - (pl->multi && k == rest ? 0 : 1);
-        pl->p[pl->n++] = (piece){gap, b->region, b->dram + done, b->sram + done, k};
         pl->cur = start + flat_time(c, b->region, k);
-        pl->gaps[gap].q = pl->cur; /* taken: a later pipeline's pieces start after it */
+        pl->p[pl->n++] = (piece){gap, b->region, b->dram + done, b->sram + done, k, pl->cur};
         done += k;
     }
     return done - off;
@@ -250,6 +250,8 @@ static npu_status emit_pieces(tile_ctx *c, const plan *pl, int n_gaps)
         reverse(c->words, at, c->n_words);
         for (int g = 0; g < n_gaps; g++)
             pl->gaps[g].word += pl->gaps[g].word >= at ? added : 0;
+        tile_gap *taken = &pl->gaps[p->gap]; /* a later pipeline's pieces there start after this one */
+        taken->q = taken->q > p->end ? taken->q : p->end;
         if (at < c->n_words_at_layer)
             st = log_move(c, at, added);
     }
@@ -324,15 +326,12 @@ static npu_status move_loads(tile_ctx *c, int D, plan *pl, int h0, int n_gaps)
     return pl->n ? emit_pieces(c, pl, n_gaps) : NPU_OK;
 }
 
-npu_status tile_retro_prefetch(tile_ctx *c, int D, bool *moved)
+npu_status tile_retro_prefetch(tile_ctx *c, int D)
 {
-    *moved = false;
     if (!c->n_hist || c->serial || c->deciding)
         return NPU_OK;
     plan pl = {.gaps = c->gaps};
-    npu_status st = move_loads(c, D, &pl, 0, c->n_gaps);
-    *moved = pl.n > 0;
-    return st;
+    return move_loads(c, D, &pl, 0, c->n_gaps);
 }
 
 npu_status tile_tail_prefetch(tile_ctx *c, int D, int64_t until)
