@@ -708,6 +708,8 @@ static npu_status emit_boundary(tile_ctx *c, int D, bool gate, bool same, int64_
     int64_t bar = bar_time(c);
     if (st == NPU_OK && !gate && bar >= 0) /* and in pieces what did not go whole */
         st = tile_tail_prefetch(c, D, bar);
+    if (st == NPU_OK && !gate && bar >= 0)
+        st = tile_gap_boundary(c, bar);
     if (st != NPU_OK)
         return st;
     if (same && w0->n_load && !w0->n_pre) {

@@ -88,7 +88,7 @@ typedef struct tile_gap {
     size_t word;
     int64_t q, bus[2], to;
     int64_t comp_end; /* when work j's last compute ends */
-    int work;
+    int work;         /* -1: after the next pipeline's boundary prefetch, until the barrier */
 } tile_gap;
 
 /* A pipeline whose gaps are kept: the SRAM its instructions touch, when its last load ends, its gaps. */
@@ -257,6 +257,8 @@ npu_status tile_retro_prefetch(tile_ctx *c, int D);
 /* After the boundary's prefetch: the next loads of those works go early in
  * pieces as far as the static schedule has them loaded by `until` (the barrier). */
 npu_status tile_tail_prefetch(tile_ctx *c, int D, int64_t until);
+/* The boundary's prefetch is out: what is left until the barrier is a gap of the previous pipeline. */
+npu_status tile_gap_boundary(tile_ctx *c, int64_t bar);
 
 /* tile_resident.c: the works' boxes on SRAM-resident tensors become the
  * computes' own addresses (no DMA). A box that is not a dense byte range, or

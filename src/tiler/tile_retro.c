@@ -15,7 +15,11 @@
  * add a transfer's latency: ResNet-18's classifier after its pool). The
  * gaps of the last TILE_GAP_HISTORY pipelines are kept; a piece goes into
  * a pipeline's gaps only where its SRAM is clear of that pipeline and of
- * every one after it. They carry no tokens. Each load group keeps the last
+ * every one after it. What the next pipeline's boundary prefetch leaves of
+ * the time from a pipeline's last load to its barrier is one more gap
+ * (tile_gap_boundary), for pipelines that are DMA-bound: a piece still
+ * running at the barrier holds the sync's drain, worth it only where every
+ * byte loaded early counts. They carry no tokens. Each load group keeps the last
  * bytes of one load (KEPT), whose LOADED its compute takes; the pieces sit
  * before it on the same channel, so that queue's order puts them all
  * before that compute. */
@@ -59,6 +63,18 @@ npu_status tile_gap_note(tile_ctx *c, int j, int comp_queue)
     c->gaps[c->n_gaps++] = (tile_gap){c->n_words, s->q_free[TILE_Q_DMA0], {s->bus_free[0], s->bus_free[1]}, 0,
                                       s->q_free[comp_queue], j};
     return NPU_OK;
+}
+
+npu_status tile_gap_boundary(tile_ctx *c, int64_t bar)
+{
+    if (!c->n_hist || c->gaps_new >= 0)
+        return NPU_OK;
+    npu_status st = tile_gap_note(c, -1, TILE_Q_DMA0);
+    if (st == NPU_OK) {
+        c->gaps[c->n_gaps - 1].to = bar;
+        c->hist[c->n_hist - 1].n_gaps++;
+    }
+    return st;
 }
 
 static int64_t box_bytes(const tile_box *b)
@@ -147,7 +163,8 @@ typedef struct plan {
     int n;
     int gi, g_end;  /* the gap to try next, past the current pipeline's */
     int64_t cur;    /* channel 0's time after the pieces placed so far */
-    int64_t until;  /* no piece of the current pipeline's ends later */
+    int64_t until;  /* no piece in the current pipeline's gaps ends later */
+    bool dma_bound; /* the pipeline moving its loads: its loads take longer than its busiest unit */
 } plan;
 
 /* Places bytes [off, most) of a contiguous load, piece by piece, in the
@@ -160,7 +177,8 @@ static int64_t place(const tile_ctx *c, plan *pl, const tile_box *b, int64_t off
         const tile_gap *g = &pl->gaps[pl->gi];
         int64_t start = pl->cur > g->q ? pl->cur : g->q;
         start = start > g->bus[bus] ? start : g->bus[bus];
-        int64_t end = g->to < pl->until ? g->to : pl->until;
+        /* a boundary's gap runs until the barrier, for pipelines whose every byte loaded early counts */
+        int64_t end = g->work < 0 ? (pl->dma_bound ? g->to : 0) : g->to < pl->until ? g->to : pl->until;
         int64_t rest = most - done, k = fitting_bytes(c, b->region, rest, (end - start) * 3 / 4);
         if (!pl->multi || k < rest)
             pl->gi++;
@@ -274,6 +292,31 @@ static bool clear_since(const tile_ctx *c, const tile_box *b, int64_t bytes, int
 
 enum { MAX_WORKS = 4 };
 
+/* Do the pipeline's loads take longer than its busiest compute unit? */
+static bool dma_bound(const tile_ctx *c)
+{
+    int64_t dma = 0, mac = 0, vec = 0;
+    const tgt_target *tf = c->t_full ? c->t_full : c->t;
+    for (int j = 0; j < c->n_work; j++) {
+        const tile_work *w = &c->work[j];
+        for (int i = 0; i < w->n_load; i++) {
+            int64_t set[] = {TGT_F_REGION, w->load[i].region & ~TILE_REGION_A4, TGT_F_C, w->load[i].c, TGT_F_H,
+                             w->load[i].h, TGT_F_W, w->load[i].w, TGT_F_DRAM_HS, w->load[i].dram_hs,
+                             TGT_F_SRAM_HS, w->load[i].sram_hs};
+            dma += tile_timing(c, TGT_SEM_DMA_LOAD, set, 6);
+        }
+        for (int k = 0; k < w->n_comp; k++) {
+            const tile_comp *cp = &c->comp[w->first_comp + k];
+            int insn = tile_insn(c, cp->sem);
+            int64_t cyc = 0;
+            npu_err e;
+            if (insn >= 0 && tgt_timing(tf, insn, cp->v, &cyc, &e) == NPU_OK)
+                *(c->t->isa->insns[insn].unit == TGT_UNIT_VECTOR ? &vec : &mac) += cyc;
+        }
+    }
+    return dma > mac && dma > vec;
+}
+
 /* Moves the first works' read-only loads (works j < D, their groups from
  * n_pre on, in the order their computes take LOADED) into the gaps of the
  * pipelines h0 .. n_hist - 1 in turn (h0 = -1: the one gap pl->gaps[0]). */
@@ -285,6 +328,7 @@ static npu_status move_loads(tile_ctx *c, int D, plan *pl, int h0, int n_gaps)
     int room[MAX_WORKS];
     for (int j = 0; j < nw; j++)
         room[j] = TILE_MAX_LOADS - c->work[j].n_load;
+    pl->dma_bound = h0 >= 0 && dma_bound(c);
     for (int h = h0, g0 = 0; h < (h0 < 0 ? 0 : c->n_hist); h++) {
         pl->gi = g0, pl->g_end = h < 0 ? 1 : g0 + c->hist[h].n_gaps;
         pl->until = h < 0 ? pl->until : c->hist[h].last;

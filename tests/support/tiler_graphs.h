@@ -319,6 +319,22 @@ static inline npu_status build_planned(const tgt_target *t, ir_graph *g, built *
     return tile_build(t, g, &b->sched, &b->plan, &b->consts, npu_alloc_default(), &b->prog, e);
 }
 
+/* build(), with the n tensors r in the SRAM level for the whole program
+ * (as the compiler's two-level plan puts small activations). */
+static inline void build_resident(const tgt_target *t, ir_graph *g, const ir_tensor *const *r, int n, built *b)
+{
+    memset(b, 0, sizeof *b);
+    b->g = g;
+    make_plan(g, &b->plan, false);
+    for (int i = 0; i < n; i++) {
+        mp_tensor *m = &b->plan.t[r[i]->id];
+        m->level = MP_LEVEL_SRAM, m->offset = b->plan.sram_bytes, m->first_pos = 0, m->last_pos = g->n_nodes;
+        b->plan.sram_bytes += (m->size + 63) & ~(int64_t)63;
+    }
+    npu_err e;
+    cr_assert_eq(build_planned(t, g, b, &e), NPU_OK, "%s", e.msg);
+}
+
 static inline npu_status build(const tgt_target *t, ir_graph *g, built *b, npu_err *e)
 {
     memset(b, 0, sizeof *b);
@@ -518,6 +534,7 @@ static inline bool spans_meet(const sram_spans *s, int64_t lo, int64_t hi)
  * `skip`, only those into SRAM that none of skip's spans meets. */
 typedef struct dram_spans {
     const sram_spans *skip;
+    int64_t stop; /* up to the first instruction waiting on one of these tokens (0: the whole layer) */
     int n;
     int64_t lo[256], hi[256];
 } dram_spans;
@@ -525,6 +542,8 @@ typedef struct dram_spans {
 static inline bool add_const_load(const tgt_target *t, const tgt_decoded *d, void *ud)
 {
     dram_spans *s = ud;
+    if (d->v[TGT_F_WAIT] & s->stop)
+        return false;
     int64_t bytes = d->v[TGT_F_C] * d->v[TGT_F_H] * d->v[TGT_F_W];
     if (s->skip && spans_meet(s->skip, d->v[TGT_F_SRAM], d->v[TGT_F_SRAM] + bytes))
         return true;
@@ -537,13 +556,14 @@ static inline bool add_const_load(const tgt_target *t, const tgt_decoded *d, voi
 
 /* Bytes of constants layer L loads for layer N: into SRAM no compute of L
  * touches, pieces cut from the front of N's weight loads, each ending where
- * another such piece or one of N's own loads begins (tile_retro.c). */
-static inline int64_t loads_carried_for(const tgt_target *t, const tile_program *p, const tile_layer *L,
-                                        const tile_layer *N)
+ * another such piece or one of N's own loads begins (tile_retro.c); with a
+ * stop mask, only those before L's first wait on one of its tokens. */
+static inline int64_t loads_carried_before(const tgt_target *t, const tile_program *p, const tile_layer *L,
+                                           const tile_layer *N, int64_t stop)
 {
     sram_spans own = {0};
     for_each_insn(t, L, p, add_compute_spans, &own);
-    dram_spans in_l = {&own, 0, {0}, {0}}, in_n = {0};
+    dram_spans in_l = {&own, stop, 0, {0}, {0}}, in_n = {0};
     for_each_insn(t, L, p, add_const_load, &in_l);
     for_each_insn(t, N, p, add_const_load, &in_n);
     bool mine[256] = {0};
@@ -561,6 +581,12 @@ static inline int64_t loads_carried_for(const tgt_target *t, const tile_program 
         }
     }
     return bytes;
+}
+
+static inline int64_t loads_carried_for(const tgt_target *t, const tile_program *p, const tile_layer *L,
+                                        const tile_layer *N)
+{
+    return loads_carried_before(t, p, L, N, 0);
 }
 
 /* Bytes the layer's dma_store instructions write. */

@@ -597,22 +597,6 @@ static ir_graph *pointwise_chain(int64_t hw, const int64_t *ch, int n)
     return g;
 }
 
-/* build(), with the n tensors r in the SRAM level for the whole program
- * (as the compiler's two-level plan puts small activations). */
-static void build_resident(const tgt_target *t, ir_graph *g, const ir_tensor *const *r, int n, built *b)
-{
-    memset(b, 0, sizeof *b);
-    b->g = g;
-    make_plan(g, &b->plan, false);
-    for (int i = 0; i < n; i++) {
-        mp_tensor *m = &b->plan.t[r[i]->id];
-        m->level = MP_LEVEL_SRAM, m->offset = b->plan.sram_bytes, m->first_pos = 0, m->last_pos = g->n_nodes;
-        b->plan.sram_bytes += (m->size + 63) & ~(int64_t)63;
-    }
-    npu_err e;
-    cr_assert_eq(build_planned(t, g, b, &e), NPU_OK, "%s", e.msg);
-}
-
 /* The middle conv (MobileNetV2's last projection, 960 -> 320 at 7x7, its
  * input in SRAM) streams its weights, each block waiting for a free slot
  * with the DMA idle in between; the conv after it loads its first weights in

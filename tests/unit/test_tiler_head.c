@@ -9,15 +9,18 @@
 #include "tests/support/tiler_graphs.h"
 #include "tiler/tile_internal.h"
 
-/* x [-> conv 1x1 "pre" (relu), c channels] -> conv 1x1 (relu) -> GlobalAveragePool -> Flatten -> Gemm -> y */
-static ir_graph *head_graph_ex(int64_t c, int64_t hw, int64_t oc, int64_t n_out, bool pre)
+/* x [-> conv 3x3 "pre" [-> conv 1x1 "mid"]] (relu, c channels; n_pre of them) -> conv 1x1 (relu) ->
+ * GlobalAveragePool -> Flatten -> Gemm -> y */
+static ir_graph *head_graph_ex(int64_t c, int64_t hw, int64_t oc, int64_t n_out, int n_pre)
 {
     ir_graph *g = ir_graph_new(npu_alloc_default());
     int64_t xd[4] = {1, c, hw, hw}, fd[2] = {1, oc}, yd[2] = {1, n_out}, wd[2] = {n_out, oc}, bd[1] = {n_out};
     ir_tensor *x = act(g, "x", 4, xd, 0.04f, -5);
     conv_spec cs = {1, c, hw, hw, oc, 1, 1, 0, 1, IR_I8, true, 1}, cp = {1, c, hw, hw, c, 3, 1, 1, 1, IR_I8, true, 1};
     pool_spec ps = {IR_OP_GLOBAL_AVERAGE_POOL, 0, 0, 0, false, false};
-    ir_tensor *h = pre ? add_conv(g, x, &cp, "pre", 5) : x;
+    conv_spec cm = {1, c, hw, hw, c, 1, 1, 0, 1, IR_I8, true, 1};
+    ir_tensor *h = n_pre > 0 ? add_conv(g, x, &cp, "pre", 5) : x;
+    h = n_pre > 1 ? add_conv(g, h, &cm, "mid", 6) : h;
     ir_tensor *p = add_pool(g, add_conv(g, h, &cs, "conv", 7), &ps);
     ir_tensor *a = act(g, "flat", 2, fd, p->quant->scale[0], p->quant->zero_point[0]);
     ir_node *fl = ir_node_new(g, IR_OP_FLATTEN, "flatten", 1, &p, 1, &a);
@@ -34,7 +37,7 @@ static ir_graph *head_graph_ex(int64_t c, int64_t hw, int64_t oc, int64_t n_out,
 
 static ir_graph *head_graph(int64_t c, int64_t hw, int64_t oc, int64_t n_out)
 {
-    return head_graph_ex(c, hw, oc, n_out, false);
+    return head_graph_ex(c, hw, oc, n_out, 0);
 }
 
 Test(tiler_head, classifier_streams_beside_the_conv)
@@ -80,7 +83,7 @@ Test(tiler_head, first_chunk_loads_beside_the_layer_before)
     tgt_target *t = load_target("edge-v1");
     built b;
     int counts[TG_COUNTS];
-    build_checked(t, head_graph_ex(640, 7, 1280, 1000, true), "head after a conv", &b, counts);
+    build_checked(t, head_graph_ex(640, 7, 1280, 1000, 1), "head after a conv", &b, counts);
     cr_assert_eq(b.prog.n_layers, 5);
     const tile_layer *H = &b.prog.layers[1];
     cr_assert(b.prog.layers[4].fused, "the head as one pipeline");
@@ -90,5 +93,29 @@ Test(tiler_head, first_chunk_loads_beside_the_layer_before)
     cr_assert_geq(early, chunk, "the first classifier chunk before the barrier: %lld bytes of constants, want >= %lld",
                   (long long)early, (long long)chunk);
     finish_built(t, &b, "head after a conv", 62);
+    tgt_free(t);
+}
+
+/* A 3x3 conv and a 1x1 conv (their outputs in SRAM) before the head: the
+ * head streams its classifier's weights (DMA-bound), and some of its first
+ * weights load before the 1x1 conv starts, in the pieces that go after the
+ * 1x1 conv's own prefetch while the 3x3 conv still runs (tile_gap_boundary:
+ * the 3x3 conv's last loads end long before it does). None before it with
+ * only the gaps between a pipeline's loads. */
+Test(tiler_head, weights_load_beside_the_conv_two_before)
+{
+    tgt_target *t = load_target("edge-v1");
+    built b;
+    int counts[TG_COUNTS];
+    ir_graph *g = head_graph_ex(128, 14, 256, 1000, 2);
+    const ir_tensor *res[2] = {g->nodes[0]->outputs[0], g->nodes[1]->outputs[0]};
+    build_resident(t, g, res, 2, &b);
+    check_program(t, &b, "head after two convs", counts);
+    cr_assert_eq(b.prog.n_layers, 6);
+    cr_assert(b.prog.layers[5].fused, "the head as one pipeline");
+    const tile_layer *B = &b.prog.layers[1], *H = &b.prog.layers[2];
+    int64_t early = loads_carried_before(t, &b.prog, B, H, TILE_T_BAR);
+    cr_assert_gt(early, 0, "the head's weights before the 1x1 conv's barrier wait");
+    finish_built(t, &b, "head after two convs", 66);
     tgt_free(t);
 }
