@@ -643,12 +643,6 @@ static npu_status emit_prefetch(tile_ctx *c, tile_work *w, bool whole)
     return NPU_OK;
 }
 
-/* After a whole first group went early, the load groups behind it that are
- * all prefetchable go too, in the order their computes take LOADED (tokens
- * count: a group may not pass one still to come), within the works whose
- * slots are free from the start (j < D), and only while the static schedule
- * has them loaded by the barrier: the sync's drain waits for every queued
- * transfer, so a later one would hold compute 0 back. */
 /* When the previous pipeline's BAR comes in the static schedule (-1: none pending). */
 static int64_t bar_time(const tile_ctx *c)
 {
@@ -659,11 +653,14 @@ static int64_t bar_time(const tile_ctx *c)
     return s->tok_head[b0] == s->tok_tail[b0] ? -1 : s->tok_time[b0][s->tok_head[b0] % TILE_TOK_RING];
 }
 
-static npu_status prefetch_more(tile_ctx *c, int D)
+/* After a whole first group went early, the load groups behind it that are
+ * all prefetchable go too, in the order their computes take LOADED (tokens
+ * count: a group may not pass one still to come), within the works whose
+ * slots are free from the start (j < D), and only while the static schedule
+ * has them loaded by the barrier `bar`: the sync's drain waits for every
+ * queued transfer, so a later one would hold compute 0 back. */
+static npu_status prefetch_more(tile_ctx *c, int D, int64_t bar)
 {
-    int64_t bar = bar_time(c);
-    if (bar < 0)
-        return NPU_OK;
     for (int j = 0; j < D && j < c->n_work; j++) {
         tile_work *w = &c->work[j];
         for (int g = w->n_pre; g <= w->n_split; g++) {
@@ -700,12 +697,12 @@ static npu_status emit_boundary(tile_ctx *c, int D, bool gate, bool same, int64_
 {
     tile_work *w0 = &c->work[0];
     *first_wait = 0;
+    int64_t bar = bar_time(c); /* loads signal no BAR: the same after them */
     npu_status st = gate ? NPU_OK : tile_retro_prefetch(c, D);
     if (st == NPU_OK)
         st = emit_prefetch(c, w0, true);
-    if (st == NPU_OK && w0->n_pre && !gate)
-        st = prefetch_more(c, D);
-    int64_t bar = bar_time(c);
+    if (st == NPU_OK && w0->n_pre && !gate && bar >= 0)
+        st = prefetch_more(c, D, bar);
     if (st == NPU_OK && !gate && bar >= 0) /* and in pieces what did not go whole */
         st = tile_tail_prefetch(c, D, bar);
     if (st == NPU_OK && !gate && bar >= 0)

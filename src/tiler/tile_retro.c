@@ -120,15 +120,21 @@ static int64_t contiguous_bytes(const tile_box *b)
     return rows && planes ? b->c * b->h * b->w : -1;
 }
 
+/* The static schedule's cycles for one load of box b. */
+static int64_t load_time(const tile_ctx *c, const tile_box *b)
+{
+    int64_t set[] = {TGT_F_REGION, b->region & ~TILE_REGION_A4, TGT_F_C, b->c, TGT_F_H, b->h, TGT_F_W, b->w,
+                     TGT_F_DRAM_HS, b->dram_hs, TGT_F_SRAM_HS, b->sram_hs};
+    return tile_timing(c, TGT_SEM_DMA_LOAD, set, 6);
+}
+
+/* ... of a contiguous load of `bytes` (as tile_flat_boxes cuts it). */
 static int64_t flat_time(const tile_ctx *c, int region, int64_t bytes)
 {
     tile_box b[2];
     int64_t t = 0;
-    for (int i = 0, n = tile_flat_boxes(c, TGT_SEM_DMA_LOAD, region, 0, 0, bytes, b); i < n; i++) {
-        int64_t set[] = {TGT_F_REGION, region, TGT_F_C, 1, TGT_F_H, b[i].h, TGT_F_W, b[i].w,
-                         TGT_F_DRAM_HS, b[i].dram_hs, TGT_F_SRAM_HS, b[i].sram_hs};
-        t += tile_timing(c, TGT_SEM_DMA_LOAD, set, 6);
-    }
+    for (int i = 0, n = tile_flat_boxes(c, TGT_SEM_DMA_LOAD, region, 0, 0, bytes, b); i < n; i++)
+        t += load_time(c, &b[i]);
     return t;
 }
 
@@ -299,12 +305,8 @@ static bool dma_bound(const tile_ctx *c)
     const tgt_target *tf = c->t_full ? c->t_full : c->t;
     for (int j = 0; j < c->n_work; j++) {
         const tile_work *w = &c->work[j];
-        for (int i = 0; i < w->n_load; i++) {
-            int64_t set[] = {TGT_F_REGION, w->load[i].region & ~TILE_REGION_A4, TGT_F_C, w->load[i].c, TGT_F_H,
-                             w->load[i].h, TGT_F_W, w->load[i].w, TGT_F_DRAM_HS, w->load[i].dram_hs,
-                             TGT_F_SRAM_HS, w->load[i].sram_hs};
-            dma += tile_timing(c, TGT_SEM_DMA_LOAD, set, 6);
-        }
+        for (int i = 0; i < w->n_load; i++)
+            dma += load_time(c, &w->load[i]);
         for (int k = 0; k < w->n_comp; k++) {
             const tile_comp *cp = &c->comp[w->first_comp + k];
             int insn = tile_insn(c, cp->sem);
