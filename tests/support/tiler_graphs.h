@@ -319,22 +319,6 @@ static inline npu_status build_planned(const tgt_target *t, ir_graph *g, built *
     return tile_build(t, g, &b->sched, &b->plan, &b->consts, npu_alloc_default(), &b->prog, e);
 }
 
-/* build(), with the n tensors r in the SRAM level for the whole program
- * (as the compiler's two-level plan puts small activations). */
-static inline void build_resident(const tgt_target *t, ir_graph *g, const ir_tensor *const *r, int n, built *b)
-{
-    memset(b, 0, sizeof *b);
-    b->g = g;
-    make_plan(g, &b->plan, false);
-    for (int i = 0; i < n; i++) {
-        mp_tensor *m = &b->plan.t[r[i]->id];
-        m->level = MP_LEVEL_SRAM, m->offset = b->plan.sram_bytes, m->first_pos = 0, m->last_pos = g->n_nodes;
-        b->plan.sram_bytes += (m->size + 63) & ~(int64_t)63;
-    }
-    npu_err e;
-    cr_assert_eq(build_planned(t, g, b, &e), NPU_OK, "%s", e.msg);
-}
-
 static inline npu_status build(const tgt_target *t, ir_graph *g, built *b, npu_err *e)
 {
     memset(b, 0, sizeof *b);
@@ -705,6 +689,24 @@ static inline void build_checked(tgt_target *t, ir_graph *g, const char *what, b
     }
     npu_err e;
     cr_assert_eq(build(t, g, b, &e), NPU_OK, "%s on %s: %s", what, t->name, e.msg);
+    check_program(t, b, what, counts);
+}
+
+/* build_checked(), with the n tensors r in the SRAM level for the whole
+ * program (as the compiler's two-level plan puts small activations). */
+static inline void build_resident(const tgt_target *t, ir_graph *g, const ir_tensor *const *r, int n,
+                                  const char *what, built *b, int counts[TG_COUNTS])
+{
+    memset(b, 0, sizeof *b);
+    b->g = g;
+    make_plan(g, &b->plan, false);
+    for (int i = 0; i < n; i++) {
+        mp_tensor *m = &b->plan.t[r[i]->id];
+        m->level = MP_LEVEL_SRAM, m->offset = b->plan.sram_bytes, m->first_pos = 0, m->last_pos = g->n_nodes;
+        b->plan.sram_bytes += (m->size + 63) & ~(int64_t)63;
+    }
+    npu_err e;
+    cr_assert_eq(build_planned(t, g, b, &e), NPU_OK, "%s on %s: %s", what, t->name, e.msg);
     check_program(t, b, what, counts);
 }
 

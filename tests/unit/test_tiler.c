@@ -550,16 +550,27 @@ Test(tiler, fc_column_tiles_shrink_below_16_on_an_8_column_array, .timeout = 60)
     tgt_free(t);
 }
 
-/* x -> 3x3 conv "pre" (c channels) -> 1x1 conv to oc channels */
-static ir_graph *two_convs(int64_t c, int64_t hw, int64_t oc)
+/* n convs at hw x hw (stride 1, same padding), ch[0] -> ch[1] -> ... -> ch[n] channels, conv i k[i] x k[i]. */
+static ir_graph *conv_chain(int64_t hw, const int64_t *ch, const int64_t *k, int n)
 {
     ir_graph *g = ir_graph_new(npu_alloc_default());
-    int64_t xd[4] = {1, c, hw, hw};
-    ir_tensor *x = act(g, "x", 4, xd, 0.04f, -5);
-    conv_spec a = {1, c, hw, hw, c, 3, 1, 1, 1, IR_I8, true, 1}, b = {1, c, hw, hw, oc, 1, 1, 0, 1, IR_I8, true, 1};
-    ir_tensor *y = add_conv(g, add_conv(g, x, &a, "pre", 5), &b, "conv", 7);
+    int64_t xd[4] = {1, ch[0], hw, hw};
+    ir_tensor *x = act(g, "x", 4, xd, 0.04f, -5), *y = x;
+    for (int i = 0; i < n; i++) {
+        conv_spec s = {1, ch[i], hw, hw, ch[i + 1], k[i], 1, k[i] / 2, 1, IR_I8, true, 1};
+        char name[16];
+        snprintf(name, sizeof name, "conv%d", i);
+        y = add_conv(g, y, &s, name, 5 + 2 * (uint32_t)i);
+    }
     tg_set_io(g, 1, &x, y);
     return g;
+}
+
+/* x -> 3x3 conv (c channels) -> 1x1 conv to oc channels */
+static ir_graph *two_convs(int64_t c, int64_t hw, int64_t oc)
+{
+    int64_t ch[3] = {c, c, oc}, k[2] = {3, 1};
+    return conv_chain(hw, ch, k, 2);
 }
 
 /* A conv whose buffers fit neither above nor below the SRAM the conv before
@@ -581,20 +592,11 @@ Test(tiler, first_weights_load_beside_the_conv_before)
     tgt_free(t);
 }
 
-/* n 1x1 convs at hw x hw, ch[0] -> ch[1] -> ... -> ch[n] channels. */
+/* n 1x1 convs at hw x hw, ch[0] -> ch[1] -> ... -> ch[n] channels (n <= 4). */
 static ir_graph *pointwise_chain(int64_t hw, const int64_t *ch, int n)
 {
-    ir_graph *g = ir_graph_new(npu_alloc_default());
-    int64_t xd[4] = {1, ch[0], hw, hw};
-    ir_tensor *x = act(g, "x", 4, xd, 0.04f, -5), *y = x;
-    for (int i = 0; i < n; i++) {
-        conv_spec k = {1, ch[i], hw, hw, ch[i + 1], 1, 1, 0, 1, IR_I8, true, 1};
-        char name[16];
-        snprintf(name, sizeof name, "pw%d", i);
-        y = add_conv(g, y, &k, name, 5 + i);
-    }
-    tg_set_io(g, 1, &x, y);
-    return g;
+    int64_t k[4] = {1, 1, 1, 1};
+    return conv_chain(hw, ch, k, n);
 }
 
 /* The middle conv (MobileNetV2's last projection, 960 -> 320 at 7x7, its
@@ -610,8 +612,7 @@ Test(tiler, next_weights_load_in_the_gaps_of_the_conv_before)
     int64_t ch[4] = {32, 960, 320, 1280};
     ir_graph *g = pointwise_chain(7, ch, 3);
     const ir_tensor *mid[2] = {g->nodes[1]->inputs[0], g->nodes[1]->outputs[0]};
-    build_resident(t, g, mid, 2, &b);
-    check_program(t, &b, "three 1x1 convs", counts);
+    build_resident(t, g, mid, 2, "three 1x1 convs", &b, counts);
     cr_assert_eq(b.prog.n_layers, 3);
     int64_t carried = loads_carried_for(t, &b.prog, &b.prog.layers[1], &b.prog.layers[2]);
     cr_assert_gt(carried, 0, "the next conv's weights load inside the projection's words");
@@ -622,7 +623,7 @@ Test(tiler, next_weights_load_in_the_gaps_of_the_conv_before)
 /* The same with a small conv (320 -> 32) between the projection and the
  * last conv (32 -> 1280): the last one's first weights go into the
  * projection's gaps too, two pipelines back, their SRAM clear of both
- * (tile_retro.c keeps the gaps of the last four pipelines). */
+ * (tile_retro.c keeps the gaps of the last TILE_GAP_HISTORY pipelines). */
 Test(tiler, weights_load_in_the_gaps_two_layers_back)
 {
     tgt_target *t = load_target("edge-v1");
@@ -631,8 +632,7 @@ Test(tiler, weights_load_in_the_gaps_two_layers_back)
     int64_t ch[5] = {32, 960, 320, 32, 1280};
     ir_graph *g = pointwise_chain(7, ch, 4);
     const ir_tensor *mid[3] = {g->nodes[1]->inputs[0], g->nodes[1]->outputs[0], g->nodes[2]->outputs[0]};
-    build_resident(t, g, mid, 3, &b);
-    check_program(t, &b, "four 1x1 convs", counts);
+    build_resident(t, g, mid, 3, "four 1x1 convs", &b, counts);
     cr_assert_eq(b.prog.n_layers, 4);
     int64_t two_back = loads_carried_for(t, &b.prog, &b.prog.layers[1], &b.prog.layers[3]);
     cr_assert_gt(two_back, 0, "the last conv's weights load inside the projection's words");

@@ -109,8 +109,7 @@ Test(tiler_head, weights_load_beside_the_conv_two_before)
     int counts[TG_COUNTS];
     ir_graph *g = head_graph_ex(128, 14, 256, 1000, 2);
     const ir_tensor *res[2] = {g->nodes[0]->outputs[0], g->nodes[1]->outputs[0]};
-    build_resident(t, g, res, 2, &b);
-    check_program(t, &b, "head after two convs", counts);
+    build_resident(t, g, res, 2, "head after two convs", &b, counts);
     cr_assert_eq(b.prog.n_layers, 6);
     cr_assert(b.prog.layers[5].fused, "the head as one pipeline");
     const tile_layer *B = &b.prog.layers[1], *H = &b.prog.layers[2];
