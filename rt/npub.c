@@ -392,6 +392,7 @@ int npub_open(const void *data, size_t size, npub_view *v, npub_error *err)
     const npub_header *h = data;
     v->base = data;
     v->size = size;
+    v->flash = data;
     v->header = h;
     v->sections = (const npub_section *)(v->base + h->section_table);
     uint64_t nio = 0, io_base_size = 0; /* set by check_io: initialized for -Wmaybe-uninitialized */

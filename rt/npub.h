@@ -164,6 +164,8 @@ typedef struct npub_mac {
 typedef struct npub_view {
     const uint8_t *base;
     size_t size;
+    const uint8_t *flash;    /* the blob's image in flash (the NPU's region 4): base, unless the caller
+                              * opened a copy and sets it */
     const npub_header *header;
     const npub_section *sections;
     const npub_section *sec[NPUB_SEC_KIND_MAX + 1]; /* by kind, NULL when absent */

@@ -56,7 +56,9 @@ int npurt_npu_launch(void *ud, const npub_view *v, uint32_t first, uint32_t coun
     for (uint32_t r = 0; r < NPUB_REGION_COUNT; r++)
         npurt_npu_set_region(r, npurt_hal_bus_addr(region[r]),
                              r == NPUB_REGION_CONST ? v->constants_size : v->memory->region_bytes[r]);
-    npurt_npu_set_region(NPURT_NPU_REGION_FLASH, npurt_hal_bus_addr(v->base), (uint32_t)v->size);
+    /* the constants again, read from flash over its own bus even when region 0 is a DRAM copy */
+    npurt_npu_set_region(NPURT_NPU_REGION_FLASH, npurt_hal_bus_addr(v->flash + (v->constants - v->base)),
+                         v->constants_size);
     npurt_npu_start(npurt_hal_bus_addr(v->commands + first), count * 4u, step);
     uint32_t st = npurt_hal_wait();
     return st & NPURT_NPU_ST_DONE ? 0 : (int)(st | 0x100u);

@@ -38,7 +38,8 @@ enum {
 };
 #define NPURT_NPU_ST_BUSY 0x1u
 #define NPURT_NPU_ST_DONE 0x2u
-#define NPURT_NPU_REGION_FLASH 4u /* region 4: the model blob (0-3 are npub_region's) */
+/* region 4 (0-3 are npub_region's): the constants section in flash, at region 0's offsets */
+#define NPURT_NPU_REGION_FLASH 4u
 
 /* ---- hooks (weak; a board port overrides what differs) ------------------ */
 
@@ -59,10 +60,10 @@ void npurt_npu_start(uint32_t cmd_base, uint32_t cmd_len, uint32_t doorbell);
 uint64_t npurt_npu_last_cycles(void);
 
 /* One NPU step of a binary, as npurt_env.npu_launch (ud unused): regions
- * 0-3 from region[] with the binary's sizes, region 4 the blob itself, the
- * command words [first, first + count) of its COMMANDS section, the
- * doorbell = the step's index; 0 when STATUS says DONE, else
- * 0x100 | STATUS. */
+ * 0-3 from region[] with the binary's sizes, region 4 the constants section
+ * of the blob's flash image (v->flash), the command words [first, first +
+ * count) of its COMMANDS section, the doorbell = the step's index; 0 when
+ * STATUS says DONE, else 0x100 | STATUS. */
 int npurt_npu_launch(void *ud, const npub_view *v, uint32_t first, uint32_t count, uint8_t *const region[4]);
 
 #ifdef __cplusplus

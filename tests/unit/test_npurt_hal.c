@@ -76,8 +76,9 @@ Test(npurt_hal, launch_programs_regions_commands_and_doorbell)
     cr_assert_eq(last(NPURT_NPU_REGION0 + 4), v->constants_size);
     cr_assert_eq(last(NPURT_NPU_REGION0 + 8), (uint32_t)(uintptr_t)m.env.region[NPUB_REGION_ARENA]);
     cr_assert_eq(last(NPURT_NPU_REGION0 + 12), v->memory->region_bytes[NPUB_REGION_ARENA]);
-    cr_assert_eq(last(NPURT_NPU_REGION0 + 8 * NPURT_NPU_REGION_FLASH), (uint32_t)(uintptr_t)blob);
-    cr_assert_eq(last(NPURT_NPU_REGION0 + 8 * NPURT_NPU_REGION_FLASH + 4), (uint32_t)size);
+    /* region flash: the constants again (the view opened the blob itself, so flash == base) */
+    cr_assert_eq(last(NPURT_NPU_REGION0 + 8 * NPURT_NPU_REGION_FLASH), (uint32_t)(uintptr_t)v->constants);
+    cr_assert_eq(last(NPURT_NPU_REGION0 + 8 * NPURT_NPU_REGION_FLASH + 4), v->constants_size);
     /* the doorbell comes after the stream is programmed */
     int bell = -1, cmd = -1;
     for (int i = 0; i < log_.n; i++) {
@@ -95,5 +96,30 @@ Test(npurt_hal, launch_programs_regions_commands_and_doorbell)
                   strstr(npurt_model_message(&m), "fault 260"),
               "%s", npurt_model_message(&m));
     free(w);
+    free(blob);
+}
+
+/* A view of a DRAM copy of the blob: region 0 is the copy's constants, region
+ * flash the same offsets in the flash image the caller names (v.flash). */
+Test(npurt_hal, region_flash_is_the_constants_in_the_flash_image)
+{
+    size_t size;
+    uint8_t *blob = two_npu_steps(&size);
+    uint8_t *copy = aligned_alloc(16, (size + 15u) / 16u * 16u);
+    memcpy(copy, blob, size);
+    npub_view v;
+    npub_error e;
+    cr_assert_eq(npurt_open(copy, size, &v, &e), 0, "%s", e.msg);
+    cr_assert_eq(v.flash, v.base, "npurt_open takes the buffer it opens for the flash image");
+    v.flash = blob;
+    uint8_t *region[NPUB_REGION_COUNT] = {(uint8_t *)(uintptr_t)v.constants};
+    memset(&log_, 0, sizeof log_);
+    log_.status = NPURT_NPU_ST_DONE;
+    cr_assert_eq(npurt_npu_launch(NULL, &v, 1, 2, region), 0);
+    uint32_t at = (uint32_t)(v.constants - v.base);
+    cr_assert_eq(last(NPURT_NPU_REGION0 + 0), (uint32_t)(uintptr_t)(copy + at));
+    cr_assert_eq(last(NPURT_NPU_REGION0 + 8 * NPURT_NPU_REGION_FLASH), (uint32_t)(uintptr_t)(blob + at));
+    cr_assert_eq(last(NPURT_NPU_REGION0 + 8 * NPURT_NPU_REGION_FLASH + 4), v.constants_size);
+    free(copy);
     free(blob);
 }
