@@ -53,13 +53,13 @@ enum fw_npu_region {
     FW_NPU_REGION_ARENA = 1,  /* activations */
     FW_NPU_REGION_INPUT = 2,  /* model inputs */
     FW_NPU_REGION_OUTPUT = 3, /* model outputs */
-    FW_NPU_REGION_FLASH = 4,  /* the model blob in flash */
+    FW_NPU_REGION_FLASH = 4,  /* the constants section's bytes in flash: offset X reads what region 0's X holds */
     FW_NPU_NREGIONS = 8,      /* 5..7 reserved */
 };
 
 /* ---- request block ----------------------------------------------------- */
 #define FW_REQ_MAGIC 0x5145524Eu /* "NREQ" little-endian */
-#define FW_REQ_VERSION 1u
+#define FW_REQ_VERSION 2u /* 2: flash_blob, for region 4 when the firmware runs a DRAM copy of the blob */
 
 enum fw_cmd {
     FW_CMD_SELFCHECK = 1, /* arg0 iterations (0: 1000), arg1 seed; result0 int hash, result1 float bits */
@@ -79,8 +79,8 @@ enum fw_cmd {
     FW_CMD_RUN_NPUB = 16, /* run a .npub with libnpurt: see FW_NPUB_ARG_* and FW_NPUB_RES_* */
 };
 
-/* FW_CMD_RUN_NPUB (docs/runtime.md). The blob lies in flash (8-byte
- * aligned); inputs are in place before the run, outputs are there after.
+/* FW_CMD_RUN_NPUB (docs/runtime.md). The blob lies in flash, or in DRAM as
+ * a copy of its flash image (fw_request.flash_blob), 8-byte aligned; inputs are in place before the run, outputs are there after.
  * The input and output regions hold npub_memory.region_bytes of theirs. */
 enum fw_npub_arg {
     FW_NPUB_ARG_BLOB = 0,         /* guest address of the .npub */
@@ -127,13 +127,15 @@ typedef struct fw_request {
     uint32_t status;  /* enum fw_req_status, written by the firmware */
     uint32_t arg[8];
     uint32_t result[8];
+    uint32_t flash_blob; /* FW_CMD_RUN_NPUB: guest address of the blob's image in flash when
+                          * arg[FW_NPUB_ARG_BLOB] is a copy of it (placement.constants dram), else 0 */
 } fw_request;
 
 typedef struct fw_npu_region_desc {
     uint32_t base, size;
 } fw_npu_region_desc;
 
-_Static_assert(sizeof(fw_request) == 80, "fw_request layout is shared by host and guest");
+_Static_assert(sizeof(fw_request) == 84, "fw_request layout is shared by host and guest");
 _Static_assert(sizeof(fw_npu_region_desc) == 8, "fw_npu_region_desc layout is shared");
 
 #endif

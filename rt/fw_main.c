@@ -202,6 +202,9 @@ static int cmd_run_npub(volatile fw_request *req, fw_opened *o)
         req->result[FW_NPUB_RES_OFFSET] = err.offset;
         return req->result[FW_NPUB_RES_STATUS] = FW_EXIT_NPUB_BAD;
     }
+    /* region 4 reads the flash original of a blob run from a DRAM copy; set on every request, as the
+     * cached view outlives the request that opened it */
+    o->v.flash = req->flash_blob ? (const uint8_t *)(uintptr_t)req->flash_blob : o->v.base;
     const npub_view *v = &o->v;
     fw_npub_ctx c = {0};
     /* NPU steps through the reference driver (rt/npurt_hal.h), as a customer firmware's */

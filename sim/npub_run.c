@@ -39,6 +39,7 @@ struct simrun {
     sim_ctx *sim;
     npu_model *npu;
     uint32_t blob_addr, cmd_addr, req_addr;
+    uint32_t flash_blob_addr; /* the blob's flash image when blob_addr is its DRAM copy, else 0 */
     uint32_t region_addr[NPUB_REGION_COUNT];
     uint32_t scratch_addr;
     uint64_t inferences, jobs;
@@ -155,7 +156,8 @@ static npu_status place(simrun *r, npu_err *err)
         return npu_err_prefix(err, "%s: does not fit the target's memory", r->path);
     if (r->t->p[TGT_P_PLACEMENT_CONSTANTS] == TGT_PLACE_DRAM) {
         /* the loader copies the binary from flash to DRAM once, over the flash bus; the NPU then reads the
-         * constants (and the runtime the commands) there */
+         * constants (and the runtime the commands) there, and the flash original over region flash */
+        r->flash_blob_addr = r->blob_addr;
         if ((st = sim_place_dram(r->sim, r->dev, r->dev_size, 64, &r->blob_addr, err)) != NPU_OK)
             return npu_err_prefix(err, "%s: the copy of the binary to DRAM does not fit", r->path);
         r->load_cycles = (uint64_t)ceil((double)r->dev_size / tgt_bus_bytes_per_cycle(r->t, TGT_BUS_FLASH)) +
@@ -401,6 +403,7 @@ static npu_status write_request(simrun *r, npu_err *err)
     req.arg[5] = m->region_bytes[NPUB_REGION_ARENA];
     req.arg[6] = r->scratch_addr;
     req.arg[7] = scratch_size(r);
+    req.flash_blob = r->flash_blob_addr;
     (void)m;
     sim_set_request_addr(r->sim, r->req_addr);
     return sim_mem_write(r->sim, r->req_addr, &req, sizeof req, err);
