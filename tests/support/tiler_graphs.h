@@ -604,11 +604,10 @@ static inline void run_functional(const tgt_target *t, const built *b, const cha
     memset(&mem, 0, sizeof mem);
     uint8_t *buf[TGT_REGION_COUNT] = {0};
     for (int r = 0; r < TGT_REGION_COUNT; r++) {
-        uint64_t size = r == TGT_REGION_CONSTANTS ? b->consts.size
-                        : r < MP_REGION_COUNT      ? (uint64_t)b->plan.region_bytes[r]
-                                                   : 0; /* flash: unused */
+        bool consts = r == TGT_REGION_CONSTANTS || r == TGT_REGION_FLASH; /* flash: the constants again */
+        uint64_t size = consts ? b->consts.size : r < MP_REGION_COUNT ? (uint64_t)b->plan.region_bytes[r] : 0;
         buf[r] = calloc(size + 64, 1);
-        if (r == TGT_REGION_CONSTANTS && b->consts.size)
+        if (consts && b->consts.size)
             memcpy(buf[r], b->consts.data, b->consts.size);
         mem.region[r] = (npu_mem_region){buf[r], size, r == TGT_REGION_ARENA || r == TGT_REGION_OUTPUTS};
     }

@@ -94,11 +94,10 @@ static void fmnist_on(const char *target, const q_options *qo)
         memset(&mem, 0, sizeof mem);
         uint8_t *buf[TGT_REGION_COUNT] = {0};
         for (int rg = 0; rg < TGT_REGION_COUNT; rg++) {
-            uint64_t size = rg == TGT_REGION_CONSTANTS ? b.consts.size
-                            : rg < MP_REGION_COUNT      ? (uint64_t)plan.region_bytes[rg]
-                                                        : 0;
+            bool consts = rg == TGT_REGION_CONSTANTS || rg == TGT_REGION_FLASH; /* flash: the constants again */
+            uint64_t size = consts ? b.consts.size : rg < MP_REGION_COUNT ? (uint64_t)plan.region_bytes[rg] : 0;
             buf[rg] = calloc(size + 64, 1);
-            if (rg == TGT_REGION_CONSTANTS)
+            if (consts)
                 memcpy(buf[rg], b.consts.data, b.consts.size);
             mem.region[rg] = (npu_mem_region){buf[rg], size, rg == TGT_REGION_ARENA || rg == TGT_REGION_OUTPUTS};
         }
