@@ -26,7 +26,8 @@
 #include "numerics/numerics.h"
 #include "tiler/tile_internal.h"
 
-enum { MAX_SLOTS = 3 };
+/* A flash tail below 1 KB is not worth its transfer's latency (400 ns on edge-v1's flash). */
+enum { MAX_SLOTS = 3, MIN_FLASH = 1024 };
 
 typedef struct head {
     const ir_node *n, *lut, *gp, *fc;
@@ -38,6 +39,7 @@ typedef struct head {
     int64_t wblk;             /* a full chunk's conv block */
     int64_t fchunk, fbytes;   /* a full chunk of the classifier's weights; all of them with the qtab */
     int64_t qtab;             /* the classifier's qtab bytes (16-aligned) */
+    int64_t flash;            /* of a full chunk's classifier weights, the tail loaded over the flash bus */
     int slots;
 } head;
 
@@ -137,6 +139,45 @@ static int64_t total_bytes(const head *h)
            h->slots * (h->wblk + h->fchunk + mid_bytes(h));
 }
 
+/* A chunk's weight loads on the DRAM bus (its conv block, the classifier's
+ * weights but the flash tail) and on the flash bus. */
+static int64_t dram_time(const tile_ctx *c, const head *h, int64_t flash)
+{
+    return tile_flat_time(c, TGT_REGION_CONSTANTS, h->wblk) +
+           tile_flat_time(c, TGT_REGION_CONSTANTS, al16(h->N * h->ct) - flash);
+}
+
+/* The flash tail that ends both buses' parts of a chunk together: edge-v1's
+ * flash carries a fifth of the bytes at a quarter of the DRAM's rate. */
+static int64_t balance_flash(const tile_ctx *c, const head *h)
+{
+    int64_t lo = 0, hi = (al16(h->N * h->ct) / 2) & ~(int64_t)15; /* the flash time grows, the DRAM's falls */
+    if (!tile_flash_streams(c) || hi < 16)
+        return 0;
+    while (lo < hi) {
+        int64_t mid = ((lo + hi) / 2 + 15) & ~(int64_t)15;
+        mid = mid > hi ? hi : mid;
+        if (tile_flat_time(c, TGT_REGION_FLASH, mid) <= dram_time(c, h, mid))
+            lo = mid;
+        else
+            hi = mid - 16;
+    }
+    return lo >= MIN_FLASH ? lo : 0;
+}
+
+/* Chunk k's flash tail: its share of a full chunk's, whole 16-byte lines,
+ * at least one. The first chunks (one per slot) take none: their DRAM loads
+ * go out before the barrier (emit_prefetch, tile_retro), their flash loads
+ * could not (channel 1 holds the layer before's stores), and the flash bus
+ * would set the pace from the barrier on (MobileNetV2: 4.1K cycles more). */
+static int64_t chunk_flash(const head *h, int64_t k)
+{
+    if (!h->flash || k < h->slots)
+        return 0;
+    int64_t f = (h->flash * chunk_ch(h, k) / h->ct) & ~(int64_t)15;
+    return f < 16 ? 16 : f;
+}
+
 /* Sizes of chunks of ct channels (three slots where they fit, else two); false when they do not fit. */
 static npu_status sizes(tile_ctx *c, head *h, int64_t ct, bool *fit)
 {
@@ -147,6 +188,7 @@ static npu_status sizes(tile_ctx *c, head *h, int64_t ct, bool *fit)
     if (st == NPU_OK)
         st = tile_fc_chunks(c, h->fc, ct, false, &off, &h->fchunk, &h->fbytes);
     h->wblk = b.blk_bytes, h->qtab = al16(12 * h->N);
+    h->flash = st == NPU_OK ? balance_flash(c, h) : 0;
     *fit = false;
     for (h->slots = MAX_SLOTS; st == NPU_OK && h->slots >= 2; h->slots--)
         if ((*fit = fields_ok(c, h) && n_buffers(h) <= TILE_MAX_BUFFERS &&
@@ -166,7 +208,9 @@ static int64_t cost(const tile_ctx *c, const head *h)
     int64_t po[] = {TGT_F_C, h->ct, TGT_F_IH, h->CH, TGT_F_IW, h->CW, TGT_F_KH, h->CH, TGT_F_KW, h->CW};
     int64_t mm[] = {TGT_F_M, 1, TGT_F_K, h->ct, TGT_F_N, h->N};
     int64_t mac = tile_timing(c, TGT_SEM_CONV, cv, 6) + tile_timing(c, TGT_SEM_MATMUL, mm, 3);
-    int64_t pool = tile_timing(c, TGT_SEM_POOL, po, 5), dma = tile_dma_time(c, 1, 1, h->wblk + h->fchunk, 0);
+    int64_t pool = tile_timing(c, TGT_SEM_POOL, po, 5), dma = dram_time(c, h, h->flash);
+    int64_t fl = h->flash ? tile_flat_time(c, TGT_REGION_FLASH, h->flash) : 0;
+    dma = dma > fl ? dma : fl;
     /* with two slots chunk k + 2's loads wait for chunk k's classifier, queued behind chunk k + 1's conv,
      * which waits for its own loads: loads and MACs in series */
     int64_t per = h->slots < 3 ? mac + dma : mac > dma ? mac : dma;
@@ -249,7 +293,10 @@ static npu_status emit_chunk(tile_ctx *c, const head *h, const hbufs *b, int64_t
     if (st != NPU_OK)
         return st;
     tile_load_flat(c, wk, TGT_REGION_CONSTANTS, cb.blk_off, b->w[s], cb.blk_bytes);
-    tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->f0 + k * h->fchunk, b->f[s], al16(h->N * ct));
+    int64_t fbytes = al16(h->N * ct), fl = chunk_flash(h, k);
+    tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->f0 + k * h->fchunk, b->f[s], fbytes - fl);
+    if (fl) /* the classifier (compute 2) waits for it */
+        tile_load_flash(c, wk, b->f0 + k * h->fchunk + fbytes - fl, b->f[s] + fbytes - fl, fl, 2);
     tile_comp *cv = tile_comp_new(c, wk, TGT_SEM_CONV);
     tile_comp *po = cv ? tile_comp_new(c, wk, TGT_SEM_POOL) : NULL;
     tile_comp *mm = po ? tile_comp_new(c, wk, TGT_SEM_MATMUL) : NULL;

@@ -496,6 +496,25 @@ void tile_load(tile_work *w, tile_box b)
         w->overflow = true;
 }
 
+void tile_load_flash(const tile_ctx *c, tile_work *w, int64_t dram, int64_t sram, int64_t bytes, int comp)
+{
+    tile_box b[2];
+    for (int i = 0, n = tile_flat_boxes(c, TGT_SEM_DMA_LOAD, TGT_REGION_FLASH, dram, sram, bytes, b); i < n; i++) {
+        if (w->n_flash < TILE_MAX_FLASH_LOADS)
+            w->flash[w->n_flash++] = b[i];
+        else
+            w->overflow = true;
+    }
+    w->flash_comp = comp;
+}
+
+bool tile_flash_streams(const tile_ctx *c)
+{
+    const tgt_target *t = c->t;
+    return t->p[TGT_P_PLACEMENT_CONSTANTS] == TGT_PLACE_DRAM && t->p[TGT_P_DMA_CHANNELS] >= 2 &&
+           tile_tokens(t) >= 8 && tgt_bus_bytes_per_cycle(t, TGT_BUS_FLASH) > 0;
+}
+
 void tile_load_split(tile_work *w, int comp)
 {
     if (w->n_split < TILE_MAX_SPLITS) {
@@ -553,6 +572,9 @@ static npu_status emit_loads(tile_ctx *c, int j, int64_t first_wait, bool gate, 
         st = emit_group(c, w->load + a, b - a, false, a == 0 ? (j >= depth ? TILE_T_FREE : 0) | first_wait : 0,
                         TILE_T_LOADED | (gate && j >= 1 && b == w->n_load ? TILE_T_NEXT : 0));
     }
+    for (int i = 0; i < w->n_flash && st == NPU_OK; i++)
+        st = tile_dma(c, false, 1, &w->flash[i], i == 0 && j >= depth ? TILE_T_DONE : 0,
+                      i == w->n_flash - 1 ? TILE_T_FLASHED : 0);
     return st;
 }
 
@@ -709,7 +731,10 @@ static npu_status emit_boundary(tile_ctx *c, int D, bool gate, bool same, int64_
         st = tile_gap_boundary(c, bar);
     if (st != NPU_OK)
         return st;
-    if (same && w0->n_load && !w0->n_pre) {
+    bool early_flash = false; /* loads on channel 1 that no DONE orders after the barrier need the sync */
+    for (int j = 0; j < D && j < c->n_work; j++)
+        early_flash |= c->work[j].n_flash > 0;
+    if (same && w0->n_load && !w0->n_pre && !early_flash) {
         *first_wait = TILE_T_BAR;
         return NPU_OK;
     }
@@ -758,7 +783,8 @@ static npu_status emit_comp(tile_ctx *c, const pipe_shape *ps, int j, int k, int
     int kp = chained_from(c, w, k);
     int qp = kp >= 0 && !cp->lead ? comp_queue(c, &c->comp[w->first_comp + kp]) : q;
     cp->v[TGT_F_WAIT] = (waits_loaded(w, k) ? TILE_T_LOADED : 0) | (qp != q ? chain_token(ps, q) : 0) |
-                        (ps->free_to_comp && j >= ps->D && k == 0 ? TILE_T_FREE : 0);
+                        (ps->free_to_comp && j >= ps->D && k == 0 ? TILE_T_FREE : 0) |
+                        (w->n_flash && k == w->flash_comp ? TILE_T_FLASHED : 0);
     bool last = k == w->n_comp - 1, ends_group = false;
     for (int s = 0; s < w->n_store_split; s++)
         ends_group |= w->store_comp[s] == k;
@@ -796,6 +822,11 @@ static npu_status shape_of(tile_ctx *c, int D, bool stores, bool skew, pipe_shap
         if (w[j].n_comp < 3 || !w[j].n_load || w[j].n_split ||
             comp_queue(c, &c->comp[w[j].first_comp]) == comp_queue(c, &c->comp[w[j].first_comp + 1]))
             return tile_fail(c, "tiler bug: a skewed tile %d needs loads and a prologue before two more computes", j);
+    for (int j = 0; j < n; j++)
+        if ((j >= D && (w[j].n_flash > 0) != (w[D].n_flash > 0)) || (w[j].n_flash && j < n - 1 && w[j].n_store) ||
+            (w[j].n_flash && (w[j].flash_comp < 0 || w[j].flash_comp >= w[j].n_comp || tile_tokens(c->t) < 8)))
+            return tile_fail(c, "tiler bug: tile %d's flash loads: not in every tile, beside stores before the "
+                             "last, for no compute, or without an eighth token", j);
     for (int j = 0; j < n; j++)
         if (w[j].overflow)
             return tile_fail(c, "tiler bug: tile %d has more than %d loads or %d stores", j, TILE_MAX_LOADS,
@@ -871,7 +902,7 @@ npu_status tile_pipeline(tile_ctx *c)
             break;
         int64_t gate_wait = gate && j + 1 < n ? TILE_T_NEXT : 0;
         int64_t sig = (j + D < n && (w[j + D].n_load || stores || ps.free_to_comp) ? TILE_T_FREE : 0) |
-                      (j == n - 1 ? TILE_T_BAR : 0);
+                      (j + D < n && w[j + D].n_flash ? TILE_T_DONE : 0) | (j == n - 1 ? TILE_T_BAR : 0);
         if (w[j].n_comp == 0) { /* a copy: the store waits for its load */
             st = emit_group(c, w[j].store, w[j].n_store, true, w[j].n_load ? TILE_T_LOADED : 0, sig);
             continue;

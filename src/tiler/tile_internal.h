@@ -20,6 +20,7 @@ enum {
     TILE_T_CHAIN = 1 << 4,  /* within a work, a compute -> the next one on another unit (ISAs with >= 5 tokens) */
     TILE_T_NEXT = 1 << 5,   /* in place over its input: the loads of work j+1 -> the store of work j */
     TILE_T_CHAIN_VEC = 1 << 6, /* CHAIN into the vector unit where chains also feed the MAC array (>= 7 tokens) */
+    TILE_T_FLASHED = 1 << 7,   /* ch1: a work's loads over the flash bus -> the compute that reads them (8 tokens) */
 };
 
 /* The region of a box on an SRAM-resident tensor (mp_tensor.level): its
@@ -39,7 +40,7 @@ typedef struct tile_box {
     int64_t dram_hs, dram_cs, sram_hs, sram_cs;
 } tile_box;
 
-enum { TILE_MAX_LOADS = 8, TILE_MAX_STORES = 16, TILE_MAX_SPLITS = 3 };
+enum { TILE_MAX_LOADS = 8, TILE_MAX_STORES = 16, TILE_MAX_SPLITS = 3, TILE_MAX_FLASH_LOADS = 2 };
 /* SRAM buffers one pipeline places (tile_sram_place) */
 enum { TILE_MAX_BUFFERS = 16 };
 
@@ -65,6 +66,15 @@ typedef struct tile_work {
      * DONE signals arrive in the order the stores take them. */
     int n_store_split;
     int store_split[TILE_MAX_STORES], store_comp[TILE_MAX_STORES];
+    /* Loads over the flash bus beside channel 0's DRAM loads (tile_load_flash):
+     * on channel 1, they signal FLASHED, which the work's compute
+     * flash_comp waits for; from work D on they wait for DONE from work j - D's
+     * last compute (its slots are free). Works from D on have them all or
+     * none (the first D may load from DRAM alone). Only in pipelines whose
+     * works store nothing but the last (DONE has no other consumer there). */
+    int n_flash;
+    tile_box flash[TILE_MAX_FLASH_LOADS];
+    int flash_comp;
     bool overflow; /* a load or store past TILE_MAX_LOADS / TILE_MAX_STORES: a tiler bug, not a dropped box */
 } tile_work;
 
@@ -217,6 +227,14 @@ void tile_layer_begin(tile_ctx *c);
 tile_work *tile_work_new(tile_ctx *c);
 tile_comp *tile_comp_new(tile_ctx *c, tile_work *w, tgt_sem sem);
 void tile_load(tile_work *w, tile_box b);
+/* The static schedule's cycles for a contiguous load of `bytes` from the region (as tile_flat_boxes cuts it). */
+int64_t tile_flat_time(const tile_ctx *c, int region, int64_t bytes);
+/* Bytes of the constants at `dram` loaded over the flash bus (region flash: the
+ * constants' image in flash) on channel 1, for the work's compute comp. */
+void tile_load_flash(const tile_ctx *c, tile_work *w, int64_t dram, int64_t sram, int64_t bytes, int comp);
+/* Can pipelines stream constants over the flash bus beside DRAM (a flash bus of
+ * its own for the constants' image, two DMA channels, eight tokens)? */
+bool tile_flash_streams(const tile_ctx *c);
 /* The loads added from now on form a group that the work's compute number
  * comp (0-based, in the work's order) is the first to need. Past
  * TILE_MAX_SPLITS they join the group before, whose compute then waits for

@@ -128,8 +128,7 @@ static int64_t load_time(const tile_ctx *c, const tile_box *b)
     return tile_timing(c, TGT_SEM_DMA_LOAD, set, 6);
 }
 
-/* ... of a contiguous load of `bytes` (as tile_flat_boxes cuts it). */
-static int64_t flat_time(const tile_ctx *c, int region, int64_t bytes)
+int64_t tile_flat_time(const tile_ctx *c, int region, int64_t bytes)
 {
     tile_box b[2];
     int64_t t = 0;
@@ -147,7 +146,7 @@ static int64_t fitting_bytes(const tile_ctx *c, int region, int64_t max, int64_t
         mid = mid > hi ? hi : mid;
         if (mid <= lo)
             break;
-        if (flat_time(c, region, mid) <= avail)
+        if (tile_flat_time(c, region, mid) <= avail)
             lo = mid;
         else
             hi = mid - 1 < lo ? lo : ((mid - 1) & ~(int64_t)15);
@@ -191,7 +190,7 @@ static int64_t place(const tile_ctx *c, plan *pl, const tile_box *b, int64_t off
         if (k < rest && k < (pl->multi ? MIN_TAIL : MIN_PIECE))
             continue;
         int gap = pl->gi - (pl->multi && k == rest ? 0 : 1);
-        pl->cur = start + flat_time(c, b->region, k);
+        pl->cur = start + tile_flat_time(c, b->region, k);
         pl->p[pl->n++] = (piece){gap, b->region, b->dram + done, b->sram + done, k, pl->cur};
         done += k;
     }

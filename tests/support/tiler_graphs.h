@@ -374,7 +374,9 @@ static inline void check_program(const tgt_target *t, const built *b, const char
                 int64_t r = d.v[TGT_F_REGION];
                 int64_t ext = d.v[TGT_F_DRAM] + (d.v[TGT_F_C] - 1) * d.v[TGT_F_DRAM_CS] +
                               (d.v[TGT_F_H] - 1) * d.v[TGT_F_DRAM_HS] + d.v[TGT_F_W];
-                int64_t size = r == TGT_REGION_CONSTANTS ? (int64_t)b->consts.size : b->plan.region_bytes[r];
+                int64_t size = r == TGT_REGION_CONSTANTS || r == TGT_REGION_FLASH ? (int64_t)b->consts.size
+                               : r < MP_REGION_COUNT                            ? b->plan.region_bytes[r]
+                                                                               : -1;
                 cr_assert_leq(ext, size, "%s on %s: DMA past its region %lld", what, t->name, (long long)r);
                 if (sem == TGT_SEM_DMA_STORE)
                     cr_assert(r == TGT_REGION_ARENA || r == TGT_REGION_OUTPUTS, "%s: store into region %lld", what,
