@@ -31,7 +31,7 @@ $PY -c "
 import numpy as np
 np.save('$W/fm.npy', np.load('examples/fmnist/calib/000.npy'))"
 one fmnist_cnn examples/fmnist/fmnist_cnn.onnx examples/fmnist/calib $W/fm.npy
-sed 's/placement: {constants: dram}/placement: {constants: flash}/; s/^target: edge-v1$/target: edge-v1-xip/' \
+sed 's/placement: {constants: dram, flash_stream: on}/placement: {constants: flash}/; s/^target: edge-v1$/target: edge-v1-xip/' \
     targets/edge-v1.yaml >$W/edge-v1-xip.yaml
 # constants in flash: npucc's schedule does not prefetch the flash weights across layers and tiles the
 # first pooling 8-fold (docs/npu-model.md), so this variant is shown, not held to the models' 10%

@@ -52,7 +52,9 @@ void tgt_print_summary(const tgt_target *t, FILE *out)
             (double)p[TGT_P_FLASH_KB_PER_S] * 1e-6, (long long)p[TGT_P_FLASH_LATENCY]);
     fprintf(out, "  constants   in %s\n", p[TGT_P_PLACEMENT_CONSTANTS] == TGT_PLACE_FLASH
                                            ? "flash, read in place over the flash bus"
-                                           : "DRAM, copied from flash at load");
+                                           : p[TGT_P_PLACEMENT_FLASH_STREAM]
+                                               ? "DRAM, copied from flash at load; DMA-bound layers also stream from flash"
+                                               : "DRAM, copied from flash at load");
     fprintf(out, "  ops/byte    %.1f MACs per DRAM byte at peak\n", (double)macs / dram);
     npu_area a;
     tgt_area(t, &a);

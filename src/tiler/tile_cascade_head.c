@@ -26,8 +26,7 @@
 #include "numerics/numerics.h"
 #include "tiler/tile_internal.h"
 
-/* A flash tail below 1 KB is not worth its transfer's latency (400 ns on edge-v1's flash). */
-enum { MAX_SLOTS = 3, MIN_FLASH = 1024 };
+enum { MAX_SLOTS = 3 };
 
 typedef struct head {
     const ir_node *n, *lut, *gp, *fc;
@@ -147,24 +146,6 @@ static int64_t dram_time(const tile_ctx *c, const head *h, int64_t flash)
            tile_flat_time(c, TGT_REGION_CONSTANTS, al16(h->N * h->ct) - flash);
 }
 
-/* The flash tail that ends both buses' parts of a chunk together: edge-v1's
- * flash carries a fifth of the bytes at a quarter of the DRAM's rate. */
-static int64_t balance_flash(const tile_ctx *c, const head *h)
-{
-    int64_t lo = 0, hi = (al16(h->N * h->ct) / 2) & ~(int64_t)15; /* the flash time grows, the DRAM's falls */
-    if (!tile_flash_streams(c) || hi < 16)
-        return 0;
-    while (lo < hi) {
-        int64_t mid = ((lo + hi) / 2 + 15) & ~(int64_t)15;
-        mid = mid > hi ? hi : mid;
-        if (tile_flat_time(c, TGT_REGION_FLASH, mid) <= dram_time(c, h, mid))
-            lo = mid;
-        else
-            hi = mid - 16;
-    }
-    return lo >= MIN_FLASH ? lo : 0;
-}
-
 /* Chunk k's flash tail: its share of a full chunk's, whole 16-byte lines,
  * at least one. The first chunks (one per slot) take none: their DRAM loads
  * go out before the barrier (emit_prefetch, tile_retro), their flash loads
@@ -188,7 +169,8 @@ static npu_status sizes(tile_ctx *c, head *h, int64_t ct, bool *fit)
     if (st == NPU_OK)
         st = tile_fc_chunks(c, h->fc, ct, false, &off, &h->fchunk, &h->fbytes);
     h->wblk = b.blk_bytes, h->qtab = al16(12 * h->N);
-    h->flash = st == NPU_OK ? balance_flash(c, h) : 0;
+    /* edge-v1's flash carries about a fifth of the bytes at a quarter of the DRAM's rate */
+    h->flash = st == NPU_OK ? tile_flash_tail(c, tile_flat_time(c, TGT_REGION_CONSTANTS, h->wblk), al16(h->N * ct)) : 0;
     *fit = false;
     for (h->slots = MAX_SLOTS; st == NPU_OK && h->slots >= 2; h->slots--)
         if ((*fit = fields_ok(c, h) && n_buffers(h) <= TILE_MAX_BUFFERS &&

@@ -68,10 +68,12 @@ typedef struct tile_work {
     int store_split[TILE_MAX_STORES], store_comp[TILE_MAX_STORES];
     /* Loads over the flash bus beside channel 0's DRAM loads (tile_load_flash):
      * on channel 1, they signal FLASHED, which the work's compute
-     * flash_comp waits for; from work D on they wait for DONE from work j - D's
-     * last compute (its slots are free). Works from D on have them all or
-     * none (the first D may load from DRAM alone). Only in pipelines whose
-     * works store nothing but the last (DONE has no other consumer there). */
+     * flash_comp waits for. Their slots are free: from work D on, in a
+     * pipeline whose works store nothing but the last, they wait for DONE
+     * from work j - D's last compute (DONE has no other consumer there); where
+     * every work stores, channel 1's order puts them after store j - 2,
+     * which waited for work j - 2's computes (D >= 2). Works from D on have
+     * them all or none (the first D may load from DRAM alone). */
     int n_flash;
     tile_box flash[TILE_MAX_FLASH_LOADS];
     int flash_comp;
@@ -232,9 +234,16 @@ int64_t tile_flat_time(const tile_ctx *c, int region, int64_t bytes);
 /* Bytes of the constants at `dram` loaded over the flash bus (region flash: the
  * constants' image in flash) on channel 1, for the work's compute comp. */
 void tile_load_flash(const tile_ctx *c, tile_work *w, int64_t dram, int64_t sram, int64_t bytes, int comp);
-/* Can pipelines stream constants over the flash bus beside DRAM (a flash bus of
- * its own for the constants' image, two DMA channels, eight tokens)? */
+/* Can pipelines stream constants over the flash bus beside DRAM (the target
+ * asks for it, placement.flash_stream; a flash bus of its own for the
+ * constants' image, two DMA channels, eight tokens)? */
 bool tile_flash_streams(const tile_ctx *c);
+/* The tail of `bytes` of constants to load over flash so that it ends with the
+ * rest over DRAM (after `other` cycles of DRAM loads of the same work):
+ * 16-byte lines, 0 where flash cannot stream or the tail would be under
+ * TILE_MIN_FLASH, not worth a transfer's latency (400 ns on edge-v1's flash). */
+enum { TILE_MIN_FLASH = 1024 };
+int64_t tile_flash_tail(const tile_ctx *c, int64_t other, int64_t bytes);
 /* The loads added from now on form a group that the work's compute number
  * comp (0-based, in the work's order) is the first to need. Past
  * TILE_MAX_SPLITS they join the group before, whose compute then waits for

@@ -23,7 +23,7 @@ variant() { # NAME SED-EXPRESSION: targets/edge-v1.yaml edited into $W/NAME.yaml
     sed "s/^target: edge-v1\$/target: $1/; $2" targets/edge-v1.yaml >$W/$1.yaml
     grep -q "^target: $1\$" $W/$1.yaml || { echo "FAIL timing: variant $1 not made"; fail=1; }
 }
-variant xip 's/placement: {constants: dram}/placement: {constants: flash}/'
+variant xip 's/placement: {constants: dram, flash_stream: on}/placement: {constants: flash}/'
 variant small 's/sram: {bytes: 512Ki, banks: 8}/sram: {bytes: 64Ki, banks: 8}/'
 variant small1 's/sram: {bytes: 512Ki, banks: 8}/sram: {bytes: 64Ki, banks: 1}/'
 variant fast 's/clock_mhz: 500$/clock_mhz: 1000/'

@@ -485,6 +485,22 @@ static inline int64_t loads_before_wait(const tgt_target *t, const tile_layer *L
     return a.n;
 }
 
+static inline bool add_flash_off_channel_1(const tgt_target *t, const tgt_decoded *d, void *ud)
+{
+    int64_t *n = ud;
+    *n += t->isa->insns[d->insn].sem == TGT_SEM_DMA_LOAD && d->v[TGT_F_REGION] == TGT_REGION_FLASH &&
+          d->v[TGT_F_CH] != 1;
+    return true;
+}
+
+/* The layer's loads over the flash bus that are not on DMA channel 1 (tile_load_flash's). */
+static inline int64_t flash_loads_off_channel_1(const tgt_target *t, const tile_layer *L, const tile_program *p)
+{
+    int64_t n = 0;
+    for_each_insn(t, L, p, add_flash_off_channel_1, &n);
+    return n;
+}
+
 /* SRAM ranges the computes of a layer read or write (up to 64 distinct). */
 typedef struct sram_spans {
     int n;
