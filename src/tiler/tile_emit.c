@@ -496,49 +496,6 @@ void tile_load(tile_work *w, tile_box b)
         w->overflow = true;
 }
 
-void tile_load_flash(const tile_ctx *c, tile_work *w, int64_t dram, int64_t sram, int64_t bytes, int comp)
-{
-    tile_box b[2];
-    for (int i = 0, n = tile_flat_boxes(c, TGT_SEM_DMA_LOAD, TGT_REGION_FLASH, dram, sram, bytes, b); i < n; i++) {
-        if (w->n_flash < TILE_MAX_FLASH_LOADS)
-            w->flash[w->n_flash++] = b[i];
-        else
-            w->overflow = true;
-    }
-    w->flash_comp = comp;
-}
-
-int64_t tile_flash_tail(const tile_ctx *c, int64_t other, int64_t bytes)
-{
-    int64_t lo = 0, hi = (bytes / 2) & ~(int64_t)15; /* the flash time grows, the DRAM's falls */
-    if (!tile_flash_streams(c) || hi < 16)
-        return 0;
-    while (lo < hi) {
-        int64_t mid = ((lo + hi) / 2 + 15) & ~(int64_t)15;
-        mid = mid > hi ? hi : mid;
-        if (tile_flat_time(c, TGT_REGION_FLASH, mid) <= other + tile_flat_time(c, TGT_REGION_CONSTANTS, bytes - mid))
-            lo = mid;
-        else
-            hi = mid - 16;
-    }
-    return lo >= TILE_MIN_FLASH ? lo : 0;
-}
-
-/* tile_cascades and the memory planner's trials weigh their choices on DRAM
- * alone, as their margins were measured: with the flash tails in their static
- * schedules edge-v1-wide took plans that ran slower (EfficientNet-B0's head,
- * 5.0% ahead statically, 2.8K cycles behind the classifier apart on npusim;
- * MobileNetV2's classifier apart, split into column tiles that stream, beat
- * its head statically and ran 17.9K cycles slower). The build streams. */
-bool tile_flash_streams(const tile_ctx *c)
-{
-    const tgt_target *t = c->t;
-    return !c->deciding && !c->serial && t->p[TGT_P_PLACEMENT_CONSTANTS] == TGT_PLACE_DRAM &&
-           t->p[TGT_P_PLACEMENT_FLASH_STREAM] &&
-           t->p[TGT_P_DMA_CHANNELS] >= 2 &&
-           tile_tokens(t) >= 8 && tgt_bus_bytes_per_cycle(t, TGT_BUS_FLASH) > 0;
-}
-
 void tile_load_split(tile_work *w, int comp)
 {
     if (w->n_split < TILE_MAX_SPLITS) {
@@ -896,7 +853,7 @@ npu_status tile_pipeline(tile_ctx *c)
     pipe_shape ps;
     bool skew = c->skew;
     c->skew = false;
-    if ((st = shape_of(c, D, stores, skew, &ps)) != NPU_OK)
+    if ((st = tile_flash_split(c, D, gate)) != NPU_OK || (st = shape_of(c, D, stores, skew, &ps)) != NPU_OK)
         return st;
     int kind = w[0].n_comp ? queue_of(&c->t->isa->insns[tile_insn(c, c->comp[w[0].first_comp].sem)], NULL)
                            : TILE_Q_DMA1;

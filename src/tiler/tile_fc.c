@@ -129,21 +129,6 @@ npu_status tile_fc_chunks(tile_ctx *c, const ir_node *n, int64_t kc, bool build,
     return build ? build_block(c, n, &f, 0, f.N, off) : NPU_OK;
 }
 
-/* A batch-1 classifier streams a weight block per column tile for few MACs:
- * where loading a block takes longer than its matmuls, the block's tail
- * loads over the flash bus beside the rest over DRAM (tile_flash_tail; the
- * first blocks, one per slot, from DRAM alone, as the head's first chunks). */
-static int64_t flash_tail(const tile_ctx *c, const fc *f, int64_t wb)
-{
-    int64_t mm = 0;
-    for (int64_t k = 0; k < f->n_k; k++) {
-        int64_t v[] = {TGT_F_M, f->mt, TGT_F_K, tile_min(f->kc, f->K - k * f->kc), TGT_F_N, f->nt};
-        mm += tile_timing(c, TGT_SEM_MATMUL, v, 3);
-    }
-    return tile_cdiv(f->N, f->nt) > 2 && tile_flat_time(c, TGT_REGION_CONSTANTS, wb) > mm ? tile_flash_tail(c, 0, wb)
-                                                                                           : 0;
-}
-
 npu_status tile_matmul(tile_ctx *c, const ir_node *n)
 {
     ref_qfc_setup s;
@@ -183,7 +168,7 @@ npu_status tile_matmul(tile_ctx *c, const ir_node *n)
         rq[nr++] = (tile_sram_req){4 * f.mt * f.nt, &psum};
     if (st == NPU_OK)
         st = tile_sram_place_early(c, rq, nr, early, "tiler bug: planned buffers exceed the SRAM");
-    int64_t prev_m = -1, in_loads = 0, cur_in = in_s[0], fl = n_m == 1 ? flash_tail(c, &f, wb) : 0;
+    int64_t prev_m = -1, in_loads = 0, cur_in = in_s[0];
     for (int64_t t = 0; t < tiles && st == NPU_OK; t++) {
         int64_t nj = t / n_m, mi = t % n_m; /* column tiles outer: each weight block loads once */
         int64_t m0 = mi * f.mt, mt = tile_min(f.mt, f.M - m0), n0 = nj * f.nt, nt = tile_min(f.nt, f.N - n0);
@@ -204,11 +189,8 @@ npu_status tile_matmul(tile_ctx *c, const ir_node *n)
             prev_m = mi;
         }
         int64_t cur_w = w_s[nj % w_slots];
-        int64_t bb = block_bytes(&f, nt), tail = nj >= w_slots ? tile_min(fl, (bb / 2) & ~(int64_t)15) : 0;
         if (mi == 0 && (nj == 0 || n_n > 1))
-            tile_load_flat(c, wk, TGT_REGION_CONSTANTS, blk[nj], cur_w, bb - tail);
-        if (tail) /* its qtab too: the first matmul waits */
-            tile_load_flash(c, wk, blk[nj] + bb - tail, cur_w + bb - tail, tail, 0);
+            tile_load_flat(c, wk, TGT_REGION_CONSTANTS, blk[nj], cur_w, block_bytes(&f, nt));
         int64_t dst = out_s[t % out_slots], wpos = 0;
         for (int64_t k = 0; k < f.n_k; k++) {
             int64_t kc = tile_min(f.kc, f.K - k * f.kc);

@@ -244,6 +244,16 @@ bool tile_flash_streams(const tile_ctx *c);
  * TILE_MIN_FLASH, not worth a transfer's latency (400 ns on edge-v1's flash). */
 enum { TILE_MIN_FLASH = 1024 };
 int64_t tile_flash_tail(const tile_ctx *c, int64_t other, int64_t bytes);
+/* A DMA-bound pipeline whose works all store, or none but the last (one
+ * load group each): works D and later load the flash tail of their largest
+ * contiguous load of constants (tile_flash.c), where every one of them can. */
+npu_status tile_flash_split(tile_ctx *c, int D, bool gate);
+/* The box's bytes when it is one contiguous range on both sides (else -1). */
+int64_t tile_contiguous_bytes(const tile_box *b);
+/* The static schedule's cycles for one load of box b. */
+int64_t tile_load_time(const tile_ctx *c, const tile_box *b);
+/* Do the pipeline's loads take longer than its busiest compute unit? */
+bool tile_dma_bound(const tile_ctx *c);
 /* The loads added from now on form a group that the work's compute number
  * comp (0-based, in the work's order) is the first to need. Past
  * TILE_MAX_SPLITS they join the group before, whose compute then waits for

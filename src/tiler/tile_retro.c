@@ -110,8 +110,7 @@ void tile_gaps_close(tile_ctx *c, int D)
     c->gaps_new = -1;
 }
 
-/* The box's bytes when it is one contiguous range on both sides (else -1). */
-static int64_t contiguous_bytes(const tile_box *b)
+int64_t tile_contiguous_bytes(const tile_box *b)
 {
     if (b->region & TILE_REGION_A4)
         return -1;
@@ -120,8 +119,7 @@ static int64_t contiguous_bytes(const tile_box *b)
     return rows && planes ? b->c * b->h * b->w : -1;
 }
 
-/* The static schedule's cycles for one load of box b. */
-static int64_t load_time(const tile_ctx *c, const tile_box *b)
+int64_t tile_load_time(const tile_ctx *c, const tile_box *b)
 {
     int64_t set[] = {TGT_F_REGION, b->region & ~TILE_REGION_A4, TGT_F_C, b->c, TGT_F_H, b->h, TGT_F_W, b->w,
                      TGT_F_DRAM_HS, b->dram_hs, TGT_F_SRAM_HS, b->sram_hs};
@@ -133,7 +131,7 @@ int64_t tile_flat_time(const tile_ctx *c, int region, int64_t bytes)
     tile_box b[2];
     int64_t t = 0;
     for (int i = 0, n = tile_flat_boxes(c, TGT_SEM_DMA_LOAD, region, 0, 0, bytes, b); i < n; i++)
-        t += load_time(c, &b[i]);
+        t += tile_load_time(c, &b[i]);
     return t;
 }
 
@@ -209,7 +207,7 @@ static void rebuild(const tile_ctx *c, tile_work *w, const int64_t *moved)
         if (g < w->n_split)
             split[g] = b;
         for (int i = a; i < b; i++) {
-            int64_t total = contiguous_bytes(&old[i]);
+            int64_t total = tile_contiguous_bytes(&old[i]);
             if (!moved[i]) {
                 w->load[w->n_load++] = old[i];
             } else if (moved[i] < total) {
@@ -297,15 +295,14 @@ static bool clear_since(const tile_ctx *c, const tile_box *b, int64_t bytes, int
 
 enum { MAX_WORKS = 4 };
 
-/* Do the pipeline's loads take longer than its busiest compute unit? */
-static bool dma_bound(const tile_ctx *c)
+bool tile_dma_bound(const tile_ctx *c)
 {
     int64_t dma = 0, mac = 0, vec = 0;
     const tgt_target *tf = c->t_full ? c->t_full : c->t;
     for (int j = 0; j < c->n_work; j++) {
         const tile_work *w = &c->work[j];
         for (int i = 0; i < w->n_load; i++)
-            dma += load_time(c, &w->load[i]);
+            dma += tile_load_time(c, &w->load[i]);
         for (int k = 0; k < w->n_comp; k++) {
             const tile_comp *cp = &c->comp[w->first_comp + k];
             int insn = tile_insn(c, cp->sem);
@@ -329,7 +326,7 @@ static npu_status move_loads(tile_ctx *c, int D, plan *pl, int h0, int n_gaps)
     int room[MAX_WORKS];
     for (int j = 0; j < nw; j++)
         room[j] = TILE_MAX_LOADS - c->work[j].n_load;
-    pl->dma_bound = h0 >= 0 && dma_bound(c);
+    pl->dma_bound = h0 >= 0 && tile_dma_bound(c);
     for (int h = h0, g0 = 0; h < (h0 < 0 ? 0 : c->n_hist); h++) {
         pl->gi = g0, pl->g_end = h < 0 ? 1 : g0 + c->hist[h].n_gaps;
         pl->until = h < 0 ? pl->until : c->hist[h].last;
@@ -341,7 +338,7 @@ static npu_status move_loads(tile_ctx *c, int D, plan *pl, int h0, int n_gaps)
                 for (int i = a; i < b; i++) /* the group's LOADED rides on the last bytes of its smallest load */
                     keep = box_bytes(&w->load[i]) < box_bytes(&w->load[keep]) ? i : keep;
                 for (int i = a; i < b && pl->gi < pl->g_end; i++) {
-                    int64_t total = contiguous_bytes(&w->load[i]);
+                    int64_t total = tile_contiguous_bytes(&w->load[i]);
                     int64_t most = i == keep ? (total - KEPT) & ~(int64_t)15 : total;
                     if (most <= moved[j][i] || !clear_since(c, &w->load[i], total, h))
                         continue;

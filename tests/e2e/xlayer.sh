@@ -118,7 +118,8 @@ PYEOF
 # weight loads start before the pool has ended (one before: only the first
 # work's), and at least 40% of fc1's transfer cycles run before it ends
 # (34% with whole chunks only: the next chunk's first part goes too,
-# tile_tail_prefetch).
+# tile_tail_prefetch). Channel 0's loads, the DRAM stream: the flash tails
+# beside it on channel 1 ("Both buses") come later by design.
 cat > $W/se6_check.py <<'PYEOF'
 import sys
 sys.path.insert(0, sys.argv[1] + "/..")
@@ -126,7 +127,7 @@ from xlayer_util import end, layers
 ev, order = layers(sys.argv[1])
 pool = next(k for k in order if "globalaveragepool" in k.lower())
 fc1 = order[order.index(pool) + 1]
-loads = [e for e in ev if e["args"]["layer"] == fc1 and e["name"] == "dma_load"]
+loads = [e for e in ev if e["args"]["layer"] == fc1 and e["name"] == "dma_load" and e["tid"] == 10]  # dma0
 chunk = sorted(e["dur"] for e in loads)[len(loads) // 2]  # a weight chunk's transfer, not the qtab's
 pool_end = end(ev, pool)
 early = [e for e in loads if e["ts"] < pool_end and e["dur"] >= chunk / 2]

@@ -737,4 +737,37 @@ static inline void finish_built(const tgt_target *t, built *b, const char *what,
     built_free(b);
 }
 
+/* One build of make() on t with placement.flash_stream on (r[0], also run
+ * bit-exact on the model) and one with it off (r[1]): the first layer's static
+ * cycles, the bytes it loads from region flash and from the constants, the
+ * instruction counts, whether the last layer ran inside the first. Every
+ * flash load goes on DMA channel 1 (tile_load_flash). */
+typedef struct flash_run {
+    int64_t cycles, flash, consts;
+    int counts[TG_COUNTS];
+    bool last_fused;
+} flash_run;
+
+static inline void build_flash_on_off(tgt_target *t, ir_graph *(*make)(void), const char *what, uint32_t seed,
+                                      flash_run r[2])
+{
+    int64_t was = t->p[TGT_P_PLACEMENT_FLASH_STREAM];
+    for (int off = 0; off < 2; off++) {
+        built b;
+        t->p[TGT_P_PLACEMENT_FLASH_STREAM] = off ? 0 : 1;
+        build_checked(t, make(), what, &b, r[off].counts);
+        const tile_layer *L = &b.prog.layers[0];
+        r[off].flash = loads_before_wait(t, L, &b.prog, TGT_REGION_FLASH, 0);
+        r[off].consts = loads_before_wait(t, L, &b.prog, TGT_REGION_CONSTANTS, 0);
+        r[off].cycles = L->cycles;
+        r[off].last_fused = b.prog.layers[b.prog.n_layers - 1].fused;
+        cr_assert_eq(flash_loads_off_channel_1(t, L, &b.prog), 0, "%s: flash loads go on channel 1", what);
+        if (!off)
+            finish_built(t, &b, what, seed);
+        else
+            built_free(&b);
+    }
+    t->p[TGT_P_PLACEMENT_FLASH_STREAM] = was;
+}
+
 #endif

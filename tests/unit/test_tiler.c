@@ -555,30 +555,21 @@ Test(tiler, fc_column_tiles_shrink_below_16_on_an_8_column_array, .timeout = 60)
  * on edge-v1 the blocks after the first two load their tails over the flash
  * bus on channel 1, behind the stores there, and the layer ends sooner than
  * from DRAM alone (placement.flash_stream off). Bit-exact on the model. */
+static ir_graph *wide_classifier(void)
+{
+    return gemm_graph(1, 1024, 1000, IR_I8);
+}
+
 Test(tiler, classifier_blocks_stream_over_both_buses)
 {
     tgt_target *t = load_target("edge-v1");
-    int64_t cycles[2], flash[2];
-    for (int one = 0; one < 2; one++) {
-        built b;
-        int counts[TG_COUNTS];
-        if (one) /* the target's choice (placement.flash_stream) */
-            t->p[TGT_P_PLACEMENT_FLASH_STREAM] = 0;
-        build_checked(t, gemm_graph(1, 1024, 1000, IR_I8), "fc over both buses", &b, counts);
-        const tile_layer *L = &b.prog.layers[0];
-        cr_assert_gt(counts[TGT_SEM_MATMUL], 2, "column tiles: %d matmuls", counts[TGT_SEM_MATMUL]);
-        flash[one] = loads_before_wait(t, L, &b.prog, TGT_REGION_FLASH, 0);
-        cr_assert_eq(flash_loads_off_channel_1(t, L, &b.prog), 0, "flash loads go on channel 1");
-        cycles[one] = L->cycles;
-        if (!one)
-            finish_built(t, &b, "fc over both buses", 12);
-        else
-            built_free(&b);
-    }
-    cr_assert_gt(flash[0], 0, "some weights over the flash bus");
-    cr_assert_eq(flash[1], 0, "flash_stream off: no flash loads");
-    cr_assert_lt(cycles[0], cycles[1], "both buses: %lld cycles, DRAM alone %lld", (long long)cycles[0],
-                 (long long)cycles[1]);
+    flash_run r[2];
+    build_flash_on_off(t, wide_classifier, "fc over both buses", 12, r);
+    cr_assert_gt(r[0].counts[TGT_SEM_MATMUL], 2, "column tiles: %d matmuls", r[0].counts[TGT_SEM_MATMUL]);
+    cr_assert_gt(r[0].flash, 0, "some weights over the flash bus");
+    cr_assert_eq(r[1].flash, 0, "flash_stream off: no flash loads");
+    cr_assert_lt(r[0].cycles, r[1].cycles, "both buses: %lld cycles, DRAM alone %lld", (long long)r[0].cycles,
+                 (long long)r[1].cycles);
     tgt_free(t);
 }
 

@@ -125,33 +125,23 @@ Test(tiler_head, weights_load_beside_the_conv_two_before)
  * chunk from flash on channel 1 beside the DRAM loads (placement.flash_stream
  * on), and ends sooner than from DRAM alone (off). Bit-exact on the model,
  * which reads region flash over the flash bus. */
+static ir_graph *mobilenet_v2_head(void)
+{
+    return head_graph(320, 7, 1280, 1000);
+}
+
 Test(tiler_head, classifier_streams_over_both_buses)
 {
     tgt_target *t = load_target("edge-v1");
-    int64_t cycles[2], flash[2];
-    for (int one = 0; one < 2; one++) {
-        built b;
-        int counts[TG_COUNTS];
-        if (one) /* the target's choice (placement.flash_stream) */
-            t->p[TGT_P_PLACEMENT_FLASH_STREAM] = 0;
-        build_checked(t, head_graph(320, 7, 1280, 1000), "head over both buses", &b, counts);
-        cr_assert(b.prog.layers[3].fused, "the head as one pipeline");
-        const tile_layer *L = &b.prog.layers[0];
-        flash[one] = loads_before_wait(t, L, &b.prog, TGT_REGION_FLASH, 0);
-        int64_t all = flash[one] + loads_before_wait(t, L, &b.prog, TGT_REGION_CONSTANTS, 0);
-        cr_assert_eq(flash_loads_off_channel_1(t, L, &b.prog), 0, "flash loads go on channel 1");
-        if (!one)
-            cr_assert(flash[0] * 10 >= all && flash[0] * 10 <= all * 3,
-                      "%lld of %lld bytes of weights over the flash bus, want 10%% to 30%%", (long long)flash[0],
-                      (long long)all);
-        cycles[one] = L->cycles;
-        if (!one)
-            finish_built(t, &b, "head over both buses", 67);
-        else
-            built_free(&b);
-    }
-    cr_assert_eq(flash[1], 0, "flash_stream off: no flash loads");
-    cr_assert(cycles[0] * 100 <= cycles[1] * 88, "both buses: %lld cycles, DRAM alone %lld", (long long)cycles[0],
-              (long long)cycles[1]);
+    flash_run r[2];
+    build_flash_on_off(t, mobilenet_v2_head, "head over both buses", 67, r);
+    cr_assert(r[0].last_fused && r[1].last_fused, "the head as one pipeline");
+    int64_t all = r[0].flash + r[0].consts;
+    cr_assert(r[0].flash * 10 >= all && r[0].flash * 10 <= all * 3,
+              "%lld of %lld bytes of weights over the flash bus, want 10%% to 30%%", (long long)r[0].flash,
+              (long long)all);
+    cr_assert_eq(r[1].flash, 0, "flash_stream off: no flash loads");
+    cr_assert(r[0].cycles * 100 <= r[1].cycles * 88, "both buses: %lld cycles, DRAM alone %lld",
+              (long long)r[0].cycles, (long long)r[1].cycles);
     tgt_free(t);
 }
