@@ -63,7 +63,7 @@ typedef struct npub_section {
 /* DRAM regions: the NPU addresses memory as region + offset, the runtime
  * sets the base registers, so a binary is relocatable. */
 typedef enum npub_region {
-    NPUB_REGION_CONST = 0,  /* the CONSTANTS section, in flash */
+    NPUB_REGION_CONST = 0,  /* the CONSTANTS section of the opened blob (flash, or the loader's DRAM copy) */
     NPUB_REGION_ARENA = 1,  /* activations */
     NPUB_REGION_INPUT = 2,  /* model inputs */
     NPUB_REGION_OUTPUT = 3, /* model outputs */
