@@ -80,8 +80,9 @@ enum fw_cmd {
 };
 
 /* FW_CMD_RUN_NPUB (docs/runtime.md). The blob lies in flash, or in DRAM as
- * a copy of its flash image (fw_request.flash_blob), 8-byte aligned; inputs are in place before the run, outputs are there after.
- * The input and output regions hold npub_memory.region_bytes of theirs. */
+ * a copy of its flash image (fw_request.flash_blob), 8-byte aligned; inputs
+ * are in place before the run, outputs are there after. The input and output
+ * regions hold npub_memory.region_bytes of theirs. */
 enum fw_npub_arg {
     FW_NPUB_ARG_BLOB = 0,         /* guest address of the .npub */
     FW_NPUB_ARG_BLOB_SIZE = 1,    /* its size in bytes */

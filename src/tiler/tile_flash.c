@@ -15,6 +15,9 @@
 
 #include "tiler/tile_internal.h"
 
+/* A flash tail under 1 KB is not worth its transfer's latency (400 ns on edge-v1's flash). */
+enum { MIN_TAIL = 1024 };
+
 void tile_load_flash(const tile_ctx *c, tile_work *w, int64_t dram, int64_t sram, int64_t bytes, int comp)
 {
     tile_box b[2];
@@ -40,7 +43,7 @@ int64_t tile_flash_tail(const tile_ctx *c, int64_t other, int64_t bytes)
         else
             hi = mid - 16;
     }
-    return lo >= TILE_MIN_FLASH ? lo : 0;
+    return lo >= MIN_TAIL ? lo : 0;
 }
 
 /* tile_cascades and the memory planner's trials weigh their choices on DRAM
@@ -84,10 +87,10 @@ static void plan_work(const tile_ctx *c, int j, int D, int *i, int64_t *tail, in
         if (b > best)
             best = b, *i = k;
     }
-    for (int k = 0; k < w->n_load; k++)
-        other += k == *i ? 0 : tile_load_time(c, &w->load[k]);
     if (*i < 0)
         return;
+    for (int k = 0; k < w->n_load; k++)
+        other += k == *i ? 0 : tile_load_time(c, &w->load[k]);
     int64_t f = tile_flash_tail(c, other, best), lo = w->load[*i].sram + best - f, hi = w->load[*i].sram + best;
     /* the D - 1 works before may still run when the tail loads: they must not touch its SRAM */
     bool clear = f && comps_touch(c, w, lo, hi, comp);

@@ -229,31 +229,6 @@ void tile_layer_begin(tile_ctx *c);
 tile_work *tile_work_new(tile_ctx *c);
 tile_comp *tile_comp_new(tile_ctx *c, tile_work *w, tgt_sem sem);
 void tile_load(tile_work *w, tile_box b);
-/* The static schedule's cycles for a contiguous load of `bytes` from the region (as tile_flat_boxes cuts it). */
-int64_t tile_flat_time(const tile_ctx *c, int region, int64_t bytes);
-/* Bytes of the constants at `dram` loaded over the flash bus (region flash: the
- * constants' image in flash) on channel 1, for the work's compute comp. */
-void tile_load_flash(const tile_ctx *c, tile_work *w, int64_t dram, int64_t sram, int64_t bytes, int comp);
-/* Can pipelines stream constants over the flash bus beside DRAM (the target
- * asks for it, placement.flash_stream; a flash bus of its own for the
- * constants' image, two DMA channels, eight tokens)? */
-bool tile_flash_streams(const tile_ctx *c);
-/* The tail of `bytes` of constants to load over flash so that it ends with the
- * rest over DRAM (after `other` cycles of DRAM loads of the same work):
- * 16-byte lines, 0 where flash cannot stream or the tail would be under
- * TILE_MIN_FLASH, not worth a transfer's latency (400 ns on edge-v1's flash). */
-enum { TILE_MIN_FLASH = 1024 };
-int64_t tile_flash_tail(const tile_ctx *c, int64_t other, int64_t bytes);
-/* A DMA-bound pipeline whose works all store, or none but the last (one
- * load group each): works D and later load the flash tail of their largest
- * contiguous load of constants (tile_flash.c), where every one of them can. */
-npu_status tile_flash_split(tile_ctx *c, int D, bool gate);
-/* The box's bytes when it is one contiguous range on both sides (else -1). */
-int64_t tile_contiguous_bytes(const tile_box *b);
-/* The static schedule's cycles for one load of box b. */
-int64_t tile_load_time(const tile_ctx *c, const tile_box *b);
-/* Do the pipeline's loads take longer than its busiest compute unit? */
-bool tile_dma_bound(const tile_ctx *c);
 /* The loads added from now on form a group that the work's compute number
  * comp (0-based, in the work's order) is the first to need. Past
  * TILE_MAX_SPLITS they join the group before, whose compute then waits for
@@ -281,6 +256,14 @@ static inline int tile_group_end(const tile_work *w, int g)
 }
 
 /* ---- tile_retro.c ---- */
+/* The box's bytes when it is one contiguous range on both sides (else -1). */
+int64_t tile_contiguous_bytes(const tile_box *b);
+/* The static schedule's cycles for one load of box b. */
+int64_t tile_load_time(const tile_ctx *c, const tile_box *b);
+/* ... and for a contiguous load of `bytes` from the region (as tile_flat_boxes cuts it). */
+int64_t tile_flat_time(const tile_ctx *c, int region, int64_t bytes);
+/* Do the pipeline's loads take longer than its busiest compute unit? */
+bool tile_dma_bound(const tile_ctx *c);
 /* Forget every gap (a new stream). */
 void tile_gaps_reset(tile_ctx *c);
 /* A pipeline begins: its gaps are noted (notes), or it forgets every gap (its SRAM unknown to them). */
@@ -348,6 +331,24 @@ bool tile_w4_ok(const tgt_target *t, int64_t elems_per_filter);
  * the tiler has a bug (never taken as "the NPU cannot run it"). */
 npu_status tile_try_node(const tgt_target *t, const ir_graph *g, const ir_node *n, int64_t *cycles,
                          const char **reason, npu_err *err);
+
+/* ---- tile_flash.c ---- */
+/* Can pipelines stream constants over the flash bus beside DRAM (the target
+ * asks for it, placement.flash_stream; a flash bus of its own for the
+ * constants' image, two DMA channels, eight tokens)? */
+bool tile_flash_streams(const tile_ctx *c);
+/* Bytes of the constants at `dram` loaded over the flash bus (region flash: the
+ * constants' image in flash) on channel 1, for the work's compute comp. */
+void tile_load_flash(const tile_ctx *c, tile_work *w, int64_t dram, int64_t sram, int64_t bytes, int comp);
+/* The tail of `bytes` of constants to load over flash so that it ends with the
+ * rest over DRAM (after `other` cycles of DRAM loads of the same work):
+ * 16-byte lines, 0 where flash cannot stream or the tail is too short to be
+ * worth a transfer's latency. */
+int64_t tile_flash_tail(const tile_ctx *c, int64_t other, int64_t bytes);
+/* A DMA-bound pipeline whose works all store, or none but the last (one
+ * load group each): works D and later load the flash tail of their largest
+ * contiguous load of constants, where every one of them can. */
+npu_status tile_flash_split(tile_ctx *c, int D, bool gate);
 
 /* ---- per op: tile_conv.c, tile_cascade.c, tile_fc.c, tile_vec.c ---- */
 /* A conv as one weight block (all output channels, one reduction chunk):
