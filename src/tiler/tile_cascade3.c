@@ -45,12 +45,16 @@
  * model input's QuantizeLinear (a prologue, as in tile_conv_pool): each band
  * loads its float32 rows, the vector unit quantizes them into the int8 rows
  * the stem reads (CHAIN). MobileNetV2's stem output (401 KB on 224x224)
- * then never goes to DRAM. */
+ * then never goes to DRAM. The block input rows a band shares with the band
+ * before (the halos' overlap) are copied from that band's int8 rows rather
+ * than loaded again as float32 (shared_rows). */
 #include <string.h>
 
 #include "numerics/numerics.h"
 #include "tiler/tile_chain.h"
 
+/* Planes of a prologue whose bands copy their shared rows (an RGB input's three, a few more). */
+enum { MAX_SHARED_PLANES = 4 };
 
 static bool is_pointwise(const tile_convinfo *ci)
 {
@@ -184,7 +188,13 @@ static npu_status match(tile_ctx *c, const ir_node *const *nd, int len, chain *q
     if (st != NPU_OK)
         return st;
     /* with a prologue the vector unit quantizes: an eltwise there too would need CHAIN_VEC and skew */
-    return q->pre && q->a ? NPU_OK : shape(q, ok);
+    if ((q->pre && q->a) || (st = shape(q, ok)) != NPU_OK || !*ok)
+        return st;
+    /* a band's shared rows cost a copy and a quantize per plane, not one quantize: few planes; skewed
+     * (a pool on the tiles) a work has one prologue compute */
+    q->reuse = q->pre && !q->gp && q->CI <= MAX_SHARED_PLANES && q->pre->outputs[0]->dtype == IR_I8 &&
+               tile_fmax(c, TGT_SEM_REQUANT, TGT_F_COPY) >= 1;
+    return NPU_OK;
 }
 
 /* Expanded rows and block input rows of a band of oht rows (the tallest). */
@@ -309,10 +319,11 @@ static bool sizes(const tile_ctx *c, chain *q, int64_t oht)
     q->res_slot = q->a ? q->out_slot : 0;
     q->psum = q->p && q->n_chunks > 1 ? 4 * q->out_slot : 0;
     q->pool_slot = q->pkh ? q->CE * (oht / q->pkh) * (q->OW / q->pkw) : 0;
-    /* with the squeeze's pool a band's output slot stays busy through its pools and store: a third slot, where
-     * it fits, lets band j + 3's loads wait for store j, not band j + 2's */
+    /* with the squeeze's pool a band's output slot stays busy through its pools and store, and with a
+     * prologue band j + 2's float32 load, behind store j, would hold up its quantize and the MAC array:
+     * a third slot, where it fits, lets band j + 3's loads wait for store j, not band j + 2's */
     q->slots = 3;
-    if (q->gp && q->n_tiles > 2 && total_bytes(q) <= c->t->p[TGT_P_SRAM_BYTES])
+    if ((q->gp || q->pre) && q->n_tiles > 2 && total_bytes(q) <= c->t->p[TGT_P_SRAM_BYTES])
         return true;
     q->slots = q->n_tiles > 1 ? 2 : 1;
     return total_bytes(q) <= c->t->p[TGT_P_SRAM_BYTES];
@@ -348,6 +359,17 @@ static int64_t pool_band(const tile_ctx *c, const chain *q)
     return (q->n_chunks - 1) * tile_timing(c, TGT_SEM_POOL, full, 7) + tile_timing(c, TGT_SEM_POOL, last, 7);
 }
 
+/* Vector cycles of a band's prologue: one quantize of its eh rows, or per
+ * plane a copy of the ov rows it shares and a quantize of the others. */
+static int64_t prologue_time(const tile_ctx *c, const chain *q, int64_t eh, int64_t ov)
+{
+    int64_t eiw = q->ex.i1 - q->ex.i0, all[] = {TGT_F_LEN, q->CI * eh * eiw};
+    int64_t copy[] = {TGT_F_LEN, ov * eiw, TGT_F_COPY, 1}, rest[] = {TGT_F_LEN, (eh - ov) * eiw};
+    if (!ov)
+        return tile_timing(c, TGT_SEM_QUANTIZE, all, 1);
+    return q->CI * (tile_timing(c, TGT_SEM_REQUANT, copy, 2) + tile_timing(c, TGT_SEM_QUANTIZE, rest, 1));
+}
+
 /* Cycles of a plan with the quantize prologue: the bands through the load,
  * vector, MAC and store queues (band j+2 loads after store j), the float32
  * loads and the stores sharing the DRAM bus; every weight block loads with
@@ -359,20 +381,20 @@ static int64_t cost_pre(const tile_ctx *c, const chain *q)
 {
     int64_t mac = (q->n_chunks - 1) * chunk_mac(c, q, q->ec, NULL) + chunk_mac(c, q, chunk_ch(q, q->n_chunks - 1), NULL);
     int64_t lat = c->t->p[TGT_P_DRAM_LATENCY], eiw = q->ex.i1 - q->ex.i0, wt = tile_dma_time(c, 1, 1, q->wbytes, 0);
-    int64_t le = 0, ve = 0, me = 0, se = 0, bus = wt - lat, free_at[2] = {0, 0}, pb = pool_band(c, q);
+    int64_t le = 0, ve = 0, me = 0, se = 0, bus = wt - lat, free_at[3] = {0, 0, 0}, pb = pool_band(c, q);
     for (int64_t j = 0; j < q->n_tiles; j++) {
         band b = band_of(q, j);
-        int64_t eh = b.ey.i1 - b.ey.i0, qset[] = {TGT_F_LEN, q->CI * eh * eiw}, rows = b.y1 - b.y0;
-        int64_t ld = tile_dma_time(c, q->CI, eh, 4 * eiw, 4 * q->XW);
+        int64_t eh = b.ey.i1 - b.ey.i0, ov = shared_rows(q, j), rows = b.y1 - b.y0;
+        int64_t ld = tile_dma_time(c, q->CI, eh - ov, 4 * eiw, 4 * q->XW);
         int64_t st = tile_dma_time(c, q->CO, rows, q->OW, q->OW) + pool_store_time(c, q, rows);
-        le = (le > free_at[j % 2] ? le : free_at[j % 2]) + ld + (j ? 0 : wt);
-        ve = (ve > le ? ve : le) + tile_timing(c, TGT_SEM_QUANTIZE, qset, 1);
+        le = (le > free_at[j % q->slots] ? le : free_at[j % q->slots]) + ld + (j ? 0 : wt);
+        ve = (ve > le ? ve : le) + prologue_time(c, q, eh, ov);
         me = (me > ve ? me : ve) + mac * rows / q->oht; /* a last band of fewer rows, fewer MACs */
         if (pb)
             ve = (ve > me ? ve : me) + pb;
         int64_t done = pb ? ve : me; /* the band's last compute, which its store waits for */
         se = (se > done ? se : done) + st;
-        free_at[j % 2] = se;
+        free_at[j % q->slots] = se;
         bus += ld + st - 2 * lat;
     }
     return se > bus + lat ? se : bus + lat;

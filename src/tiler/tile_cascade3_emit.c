@@ -40,6 +40,39 @@ static npu_status load_tables(tile_ctx *c, const chain *q, const bufs *b, tile_w
     return NPU_OK;
 }
 
+/* Band j's prologue when it shares its first ov rows with band j - 1: per
+ * plane, a copy of them from band j - 1's int8 rows (the vector unit's queue
+ * orders it after band j - 1's quantize and before the next writer of those
+ * rows, band j - 1 + slots' prologue), then the quantize of the eh - ov rows
+ * loaded as float32 (packed plane after plane) into the rows after them. The
+ * first copy waits for the load, as the quantize would: band j's slot is then
+ * free. */
+static npu_status shared_prologue(tile_ctx *c, const chain *q, const bufs *b, int j, int64_t eh, int64_t ov,
+                                  tile_work *wk)
+{
+    band pb = band_of(q, j - 1);
+    int64_t eiw = q->ex.i1 - q->ex.i0, ph = pb.ey.i1 - pb.ey.i0, src = b->in[j % q->slots];
+    int64_t prev = b->in[(j - 1) % q->slots];
+    int insn = tile_insn(c, TGT_SEM_REQUANT);
+    for (int64_t p = 0; p < q->CI; p++) {
+        tile_comp *cc = tile_comp_new(c, wk, TGT_SEM_REQUANT);
+        if (!cc)
+            return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+        tgt_defaults(c->t->isa, insn, cc->v);
+        cc->v[TGT_F_COPY] = 1, cc->v[TGT_F_MULT] = 0, cc->v[TGT_F_LEN] = ov * eiw;
+        cc->v[TGT_F_SRC] = prev + (p * ph + ph - ov) * eiw, cc->v[TGT_F_DST] = src + p * eh * eiw;
+    }
+    for (int64_t p = 0; p < q->CI; p++) {
+        tile_comp *cq = tile_comp_new(c, wk, TGT_SEM_QUANTIZE);
+        if (!cq)
+            return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+        memcpy(cq->v, b->qv, sizeof b->qv);
+        cq->v[TGT_F_SRC] = src + q->in_f + 4 * p * (eh - ov) * eiw;
+        cq->v[TGT_F_DST] = src + (p * eh + ov) * eiw, cq->v[TGT_F_LEN] = (eh - ov) * eiw;
+    }
+    return NPU_OK;
+}
+
 /* Band j's loads (its block input rows, the weights with the first band, the
  * eltwise's other operand) and, with a prologue, the quantize of its float32
  * rows into the int8 rows the expand reads. */
@@ -47,8 +80,8 @@ static npu_status band_loads(tile_ctx *c, const chain *q, const bufs *b, int j, 
 {
     int slots = q->slots;
     int64_t src = b->in[j % slots], eh = bd->ey.i1 - bd->ey.i0, eiw = q->ex.i1 - q->ex.i0, es = q->pre ? 4 : 1;
-    int64_t x0 = (bd->ey.i0 * q->XW + q->ex.i0) * es;
-    tile_load(wk, tile_box_chw(b->xr, b->xo + x0, q->XH, q->XW * es, src + q->in_f, q->CI, eh, eiw * es));
+    int64_t ov = shared_rows(q, j), x0 = ((bd->ey.i0 + ov) * q->XW + q->ex.i0) * es;
+    tile_load(wk, tile_box_chw(b->xr, b->xo + x0, q->XH, q->XW * es, src + q->in_f, q->CI, eh - ov, eiw * es));
     npu_status st = j == 0 ? load_tables(c, q, b, wk) : NPU_OK; /* resident, with the first group */
     if (st != NPU_OK)
         return st;
@@ -77,6 +110,8 @@ static npu_status band_loads(tile_ctx *c, const chain *q, const bufs *b, int j, 
         tile_load(wk, tile_box_chw(b->fr, b->fo + bd->y0 * q->OW, q->OH, q->OW, b->res[j % slots], q->CO, oh, q->OW));
     if (!q->pre)
         return NPU_OK;
+    if (ov)
+        return shared_prologue(c, q, b, j, eh, ov, wk);
     tile_comp *cq = tile_comp_new(c, wk, TGT_SEM_QUANTIZE); /* dense rows: the float32 box's order is C x H x W */
     if (!cq)
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");

@@ -27,6 +27,7 @@ typedef struct chain {
     int64_t in_slot, in_f, mid1, mid2, out_slot, res_slot, psum; /* in_f: the prologue's float32 rows in in_slot */
     int64_t pool_slot;            /* the block pool's output of a band, every channel (0 for the global pool) */
     bool epi; /* the eltwise runs in the last projection's output stage (epi_elt), not on the vector unit */
+    bool reuse; /* the prologue copies the rows a band shares with the one before from that band's int8 rows */
 } chain;
 
 /* Rows of band j: depthwise outputs [y0, y1) read the expanded rows ay
@@ -45,6 +46,17 @@ static inline band band_of(const chain *q, int64_t j)
     b.ay = tile_axis_range(b.y0, b.y1, q->H, k->k_h, k->stride_h, k->dil_h, k->pad_top);
     b.ey = q->e ? tile_axis_range(b.ay.i0, b.ay.i1, q->XH, ke->k_h, ke->stride_h, ke->dil_h, ke->pad_top) : b.ay;
     return b;
+}
+
+/* Block input rows band j shares with band j - 1 (its first ones, band j - 1's last), which the prologue
+ * copies from band j - 1's int8 rows instead of loading their float32 again; 0 without. */
+static inline int64_t shared_rows(const chain *q, int64_t j)
+{
+    if (!q->reuse || j == 0)
+        return 0;
+    band a = band_of(q, j - 1), b = band_of(q, j);
+    int64_t ov = a.ey.i1 - b.ey.i0;
+    return ov > 0 && b.ey.i0 >= a.ey.i0 && ov < b.ey.i1 - b.ey.i0 ? ov : 0;
 }
 
 /* The eltwise's operand other than the projection's output. */
