@@ -116,10 +116,10 @@ static int32_t cdiv(int32_t a, int32_t b)
  * tap by tap over one output channel's plane of int64 accumulators (acc). */
 static void conv_accumulate(npu_model *m, const npum_insn *x, const qtab *q, int64_t *acc)
 {
-    const int8_t *in = (const int8_t *)m->sram + V(SRC);
+    const int8_t *in = m->src_view;
     const uint8_t *w = m->sram + V(WGT);
     uint8_t *psum = m->sram + V(PSUM);
-    int8_t *out = (int8_t *)m->sram + V(DST);
+    int8_t *out = m->dst_view;
     const int32_t ic = V(IC), ih = V(IH), iw = V(IW), kh = V(KH), kw = V(KW), zp = V(IN_ZP);
     const int32_t oh = V(OH), ow = V(OW), sh = V(SH), sw = V(SW);
     const size_t plane = (size_t)oh * (size_t)ow;
@@ -170,7 +170,7 @@ __attribute__((optimize("O3")))
 NK_HOT_CLONES static void conv_partial(npu_model *m, const npum_insn *x, const qtab *q, int32_t *raw)
 {
     uint8_t *psum = m->sram + V(PSUM);
-    int8_t *out = (int8_t *)m->sram + V(DST);
+    int8_t *out = m->dst_view;
     const size_t plane = (size_t)V(OH) * (size_t)V(OW);
     const bool acc_in = V(ACC_IN), acc_out = V(ACC_OUT);
     for (int32_t o = 0; o < V(OC); o++) {
@@ -207,7 +207,7 @@ static void *packed_for(npu_model *m, const npum_insn *x, const nk_qconv2d_param
 {
     *reuse = 0;
     size_t need = nk_qconv2d_fast_packed_size(p), len = (size_t)p->c_in * (size_t)p->h_in * (size_t)p->w_in;
-    const int8_t *src = (const int8_t *)m->sram + V(SRC);
+    const int8_t *src = m->src_view;
     if (need == 0)
         return NULL;
     if (m->pk_valid && m->pk_src == V(SRC) && same_window(&m->pk_p, p) && m->pk_in_len == len &&
@@ -253,7 +253,7 @@ static npu_status conv(npu_model *m, const npum_insn *x, bool depthwise, npu_err
     void *pk = depthwise ? NULL : packed_for(m, x, &p, &reuse);
     if (acc) {
         int32_t *raw = (int32_t *)(void *)((uint8_t *)q.kscratch + align16(fast));
-        if (fast && nk_qconv2d_fast_packed(&p, (const int8_t *)m->sram + V(SRC), m->sram + V(WGT), NULL, NULL, raw,
+        if (fast && nk_qconv2d_fast_packed(&p, m->src_view, m->sram + V(WGT), NULL, NULL, raw,
                                            q.kscratch, pk, reuse, m->pool ? &m->par : NULL) == NK_OK)
             conv_partial(m, x, &q, raw);
         else
@@ -261,8 +261,8 @@ static npu_status conv(npu_model *m, const npum_insn *x, bool depthwise, npu_err
         return NPU_OK;
     }
     p.q = (nk_qmults){cout, q.mult, q.shift};
-    nk_status s = nk_qconv2d_fast_packed(&p, (const int8_t *)m->sram + V(SRC), m->sram + V(WGT), q.bias,
-                                         (int8_t *)m->sram + V(DST), NULL, q.kscratch, pk, reuse,
+    nk_status s = nk_qconv2d_fast_packed(&p, m->src_view, m->sram + V(WGT), q.bias, m->dst_view, NULL, q.kscratch,
+                                         pk, reuse,
                                          m->pool ? &m->par : NULL);
     return kernel_status(m, x, s, "nk_qconv2d", err);
 }
@@ -395,22 +395,65 @@ static npu_status quantize(npu_model *m, const npum_insn *x, npu_err *err)
     return kernel_status(m, x, s, "nk_quantize_f32_i8", err);
 }
 
+/* Copies c planes of `plane` bytes between a dense buffer and SRAM planes cs apart. */
+static void planes_copy(int8_t *dense, uint8_t *sram, int64_t c, int64_t plane, int64_t cs, bool to_sram)
+{
+    for (int64_t i = 0; i < c; i++) {
+        int8_t *d = dense + i * plane;
+        uint8_t *s = sram + i * cs;
+        if (to_sram)
+            memcpy(s, d, (size_t)plane);
+        else
+            memcpy(d, s, (size_t)plane);
+    }
+}
+
+/* Where the conv reads its input and writes its int8 output: in SRAM, or
+ * with a plane stride a dense copy (the input gathered here, the output
+ * scattered by conv_epilogue once the epilogue has run on it). */
+static npu_status set_views(npu_model *m, const npum_insn *x, bool dw, bool out8, npu_err *err)
+{
+    int64_t c_in = dw ? V(C) : V(IC), c_out = dw ? V(C) : V(OC);
+    int64_t in_plane = V(IH) * V(IW), out_plane = V(OH) * V(OW);
+    m->src_view = (const int8_t *)m->sram + V(SRC), m->dst_view = (int8_t *)m->sram + V(DST);
+    if (V(SRC_CS) && V(SRC_CS) != in_plane) {
+        int8_t *g = npum_grow(m, m->cs_src, &m->cs_src_cap, 1, (size_t)(c_in * in_plane), 4096);
+        if (!g)
+            return npu_fail(err, NPU_EINTERNAL, "npu: out of memory for a strided input");
+        m->cs_src = g;
+        planes_copy(g, m->sram + V(SRC), c_in, in_plane, V(SRC_CS), false);
+        m->src_view = g;
+    }
+    if (out8 && V(DST_CS) && V(DST_CS) != out_plane) {
+        int8_t *g = npum_grow(m, m->cs_dst, &m->cs_dst_cap, 1, (size_t)(c_out * out_plane), 4096);
+        if (!g)
+            return npu_fail(err, NPU_EINTERNAL, "npu: out of memory for a strided output");
+        m->cs_dst = g;
+        m->dst_view = g;
+    }
+    return NPU_OK;
+}
+
 /* conv/dwconv, then the epilogue on the int8 result (none with acc_out): with epi_elt combined with the
- * operand at b (read before the conv writes), then with epi_lut every output through the table, in place */
+ * operand at b (read before the conv writes), then with epi_lut every output through the table, in place;
+ * a strided output goes to its planes last */
 static npu_status conv_epilogue(npu_model *m, const npum_insn *x, npu_err *err)
 {
     bool dw = m->isa->insns[x->d.insn].sem == TGT_SEM_DWCONV, out8 = dw || !V(ACC_OUT);
     const int8_t *b = NULL;
+    int64_t c_out = dw ? V(C) : V(OC), plane = V(OH) * V(OW);
     npu_status st = V(EPI_ELT) && out8 ? npum_epi_elt_read(m, x, &b, err) : NPU_OK;
+    if (st == NPU_OK)
+        st = set_views(m, x, dw, out8, err);
     if (st == NPU_OK)
         st = conv(m, x, dw, err);
     if (st == NPU_OK && b)
         st = npum_epi_elt_apply(m, x, b, err);
-    if (st != NPU_OK || !V(EPI_LUT) || !out8)
-        return st;
-    int8_t *out = (int8_t *)m->sram + V(DST);
-    nk_lut_apply_i8((const int8_t *)m->sram + V(TABLE), out, out, (size_t)(dw ? V(C) : V(OC)) * V(OH) * V(OW));
-    return NPU_OK;
+    if (st == NPU_OK && V(EPI_LUT) && out8)
+        nk_lut_apply_i8((const int8_t *)m->sram + V(TABLE), m->dst_view, m->dst_view, (size_t)(c_out * plane));
+    if (st == NPU_OK && m->dst_view == m->cs_dst && m->cs_dst)
+        planes_copy(m->cs_dst, m->sram + V(DST), c_out, plane, V(DST_CS), true);
+    return st;
 }
 
 npu_status npum_execute(npu_model *m, const npum_insn *x, npu_err *err)

@@ -70,7 +70,9 @@ npu_status npum_epi_elt_read(npu_model *m, const npum_insn *x, const int8_t **b,
     if (!copy)
         return npu_fail(err, NPU_EINTERNAL, "npu: out of memory for the epilogue's operand");
     m->epi_b = copy;
-    memcpy(copy, m->sram + V(B), n);
+    size_t plane = (size_t)(s.dims[1] * s.dims[2]), cs = V(B_CS) ? (size_t)V(B_CS) : plane;
+    for (size_t i = 0; i < (size_t)s.dims[0]; i++) /* planes b_cs apart (0: dense) */
+        memcpy(copy + i * plane, m->sram + V(B) + i * cs, plane);
     *b = copy;
     return NPU_OK;
 }
@@ -79,6 +81,6 @@ npu_status npum_epi_elt_apply(npu_model *m, const npum_insn *x, const int8_t *b,
 {
     bool swap = word(m, x, TGT_ETAB_FLAGS) & TGT_ETAB_SWAP;
     nk_qbinary_params p = block(m, x, false);
-    int8_t *out = (int8_t *)m->sram + V(DST);
+    int8_t *out = m->dst_view; /* the conv's output, dense (npu_exec.c set_views) */
     return nk_qbinary(&p, swap ? b : out, swap ? out : b, out) == NK_OK ? NPU_OK : refused(m, x, err);
 }

@@ -109,6 +109,13 @@ struct npu_model {
     nk_parallel par;     /* its hook for the kernels */
     int8_t *epi_b;       /* the eltwise epilogue's operand as it was before its conv wrote dst */
     size_t epi_b_cap;
+    /* conv and dwconv with plane strides (src_cs, dst_cs) run on dense
+     * copies: the input gathered, the output scattered after the epilogue;
+     * src_view / dst_view are where the running conv reads and writes */
+    int8_t *cs_src, *cs_dst;
+    size_t cs_src_cap, cs_dst_cap;
+    const int8_t *src_view;
+    int8_t *dst_view;
     uint32_t *words_buf; /* the sim seam's copy of a command stream */
     size_t words_cap;
     npu_run_stats totals;

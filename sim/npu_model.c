@@ -169,6 +169,8 @@ void npu_model_free(npu_model *m)
     npu_free(a, m->sram, m->sram_size);
     npu_free(a, m->scratch, m->scratch_size);
     npu_free(a, m->epi_b, m->epi_b_cap);
+    npu_free(a, m->cs_src, m->cs_src_cap);
+    npu_free(a, m->cs_dst, m->cs_dst_cap);
     npu_free(a, m->pk, m->pk_cap);
     npu_free(a, m->pk_in, m->pk_in_cap);
     npu_free(a, m->words_buf, m->words_cap * sizeof(uint32_t));

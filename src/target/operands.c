@@ -22,10 +22,17 @@ static int64_t bc_elems(int64_t bc, int64_t c, int64_t h, int64_t w)
     return (bc & TGT_BC_C ? 1 : c) * (bc & TGT_BC_H ? 1 : h) * (bc & TGT_BC_W ? 1 : w);
 }
 
+/* Bytes of c planes of `plane` bytes each, cs apart (0: dense). */
+static int64_t planes(int64_t c, int64_t plane, int64_t cs)
+{
+    return cs && c > 0 ? (c - 1) * cs + plane : c * plane;
+}
+
 /* The eltwise epilogue of a conv or dwconv with ch output channels: its operand and parameter block. */
 static void epi_elt(tgt_operand *o, int *n, const int64_t v[TGT_F_COUNT], int64_t ch)
 {
-    add(o, n, TGT_F_B, false, false, bc_elems(v[TGT_F_B_BC], ch, v[TGT_F_OH], v[TGT_F_OW]));
+    int64_t bc = v[TGT_F_B_BC], c = bc & TGT_BC_C ? 1 : ch;
+    add(o, n, TGT_F_B, false, false, planes(c, bc_elems(bc, 1, v[TGT_F_OH], v[TGT_F_OW]), v[TGT_F_B_CS]));
     add(o, n, TGT_F_ETAB, false, false, TGT_ETAB_BYTES);
 }
 
@@ -50,7 +57,7 @@ int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt
     case TGT_SEM_MATMUL: {
         bool conv = s == TGT_SEM_CONV;
         int64_t rows = conv ? V(OC) : V(N);
-        add(out, &n, TGT_F_SRC, false, false, es * (conv ? V(IC) * V(IH) * V(IW) : V(M) * V(K)));
+        add(out, &n, TGT_F_SRC, false, false, conv ? planes(V(IC), es * V(IH) * V(IW), V(SRC_CS)) : es * V(M) * V(K));
         add(out, &n, TGT_F_WGT, false, false, wbytes(conv ? V(OC) * V(IC) * V(KH) * V(KW) : V(N) * V(K), V(W4)));
         if (!(V(ACC_IN) && V(ACC_OUT))) /* bias or requantization */
             add(out, &n, TGT_F_QTAB, false, false, 12 * rows);
@@ -60,7 +67,7 @@ int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt
         if (V(ACC_OUT))
             add(out, &n, TGT_F_PSUM, false, true, 4 * outs);
         else
-            add(out, &n, TGT_F_DST, false, true, es * outs);
+            add(out, &n, TGT_F_DST, false, true, conv ? planes(V(OC), es * V(OH) * V(OW), V(DST_CS)) : es * outs);
         if (conv && V(EPI_LUT) && !V(ACC_OUT))
             add(out, &n, TGT_F_TABLE, false, false, 256);
         if (conv && V(EPI_ELT) && !V(ACC_OUT))
@@ -68,10 +75,10 @@ int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt
         break;
     }
     case TGT_SEM_DWCONV:
-        add(out, &n, TGT_F_SRC, false, false, es * V(C) * V(IH) * V(IW));
+        add(out, &n, TGT_F_SRC, false, false, planes(V(C), es * V(IH) * V(IW), V(SRC_CS)));
         add(out, &n, TGT_F_WGT, false, false, wbytes(V(C) * V(KH) * V(KW), V(W4)));
         add(out, &n, TGT_F_QTAB, false, false, 12 * V(C));
-        add(out, &n, TGT_F_DST, false, true, es * V(C) * V(OH) * V(OW));
+        add(out, &n, TGT_F_DST, false, true, planes(V(C), es * V(OH) * V(OW), V(DST_CS)));
         if (V(EPI_LUT))
             add(out, &n, TGT_F_TABLE, false, false, 256);
         if (V(EPI_ELT))
@@ -158,9 +165,28 @@ static npu_status pool_acc_check(const tgt_insn *in, const int64_t v[TGT_F_COUNT
     return NPU_OK;
 }
 
+/* Plane strides of conv and dwconv: 0 (dense) or at least a plane, so that planes never overlap; int8 only. */
+static npu_status planes_check(const tgt_insn *in, const int64_t v[TGT_F_COUNT], npu_err *err)
+{
+    bool dw = in->sem == TGT_SEM_DWCONV;
+    int64_t cs[] = {V(SRC_CS), V(DST_CS), V(B_CS)};
+    int64_t plane[] = {V(IH) * V(IW), V(OH) * V(OW), bc_elems(V(B_BC), 1, V(OH), V(OW))};
+    static const char *const name[] = {"src_cs", "dst_cs", "b_cs"};
+    for (int i = 0; i < 3; i++) {
+        if (!cs[i])
+            continue;
+        if (cs[i] < plane[i] || V(A16) || (i == 1 && !dw && V(ACC_OUT)) || (i == 2 && (V(B_BC) & TGT_BC_C)))
+            return npu_fail(err, NPU_EUSER, "%s: %s %lld: a plane stride is 0 or at least a plane (%lld bytes), "
+                            "on int8 operands, not on partial sums or a b broadcast over channels", in->name, name[i],
+                            (long long)cs[i], (long long)plane[i]);
+    }
+    return NPU_OK;
+}
+
 npu_status tgt_sem_check(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], npu_err *err)
 {
     const tgt_insn *in = &isa->insns[insn];
+    npu_status st;
     switch (in->sem) {
     case TGT_SEM_CONV:
     case TGT_SEM_DWCONV:
@@ -176,6 +202,8 @@ npu_status tgt_sem_check(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COU
                             (long long)oh, (long long)ow);
         if (V(PT) >= V(KH) * dh || V(PB) >= V(KH) * dh || V(PL) >= V(KW) * dw || V(PR) >= V(KW) * dw)
             return npu_fail(err, NPU_EUSER, "%s: padding must be smaller than the kernel's extent", in->name);
+        if (in->sem != TGT_SEM_POOL && (st = planes_check(in, v, err)) != NPU_OK)
+            return st;
         if (V(EPI_ELT))
             return epi_elt_check(in, v, err);
         if (in->sem == TGT_SEM_POOL && (V(ACC_IN) || V(ACC_OUT)))

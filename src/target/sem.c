@@ -79,6 +79,8 @@ int tgt_enum_count(tgt_fid f)
 #define ACCUM O(ACC_IN, 0), O(ACC_OUT, 0), O(PSUM, 0)
 /* the output stage's table lookup and its eltwise with an SRAM operand */
 #define EPILOGUE O(EPI_LUT, 0), O(TABLE, 0), O(EPI_ELT, 0), O(B, 0), O(B_BC, 0), O(ETAB, 0)
+/* plane strides of the SRAM operands (optional: without them every operand is dense) */
+#define PLANES O(SRC_CS, 0), O(DST_CS, 0), O(B_CS, 0)
 /* A16W8 (optional: an ISA without them has no int16 activations) */
 #define A16 O(A16, 0), O(CLAMP16_LO, 0), O(CLAMP16_HI, 0)
 
@@ -88,11 +90,11 @@ static const tgt_sem_field f_dma[] = {
 };
 static const tgt_sem_field f_conv[] = {
     COMMON, R(SRC), R(DST), R(WGT), R(QTAB), R(IC), R(OC), R(IH), R(IW), R(OH), R(OW), R(KH), R(KW),
-    WINDOW, O(DH, 1), O(DW, 1), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(W4, 0), ACCUM, EPILOGUE, A16,
+    WINDOW, O(DH, 1), O(DW, 1), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(W4, 0), ACCUM, EPILOGUE, A16, PLANES,
 };
 static const tgt_sem_field f_dwconv[] = {
     COMMON, R(SRC), R(DST), R(WGT), R(QTAB), R(C), R(IH), R(IW), R(OH), R(OW), R(KH), R(KW),
-    WINDOW, O(DH, 1), O(DW, 1), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(W4, 0), EPILOGUE, A16,
+    WINDOW, O(DH, 1), O(DW, 1), O(IN_ZP, 0), O(OUT_ZP, 0), CLAMP, O(W4, 0), EPILOGUE, A16, PLANES,
 };
 static const tgt_sem_field f_matmul[] = {
     COMMON, R(SRC), R(DST), R(WGT), R(QTAB), R(M), R(K), R(N),

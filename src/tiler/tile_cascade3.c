@@ -455,8 +455,8 @@ static npu_status choose_once(tile_ctx *c, chain *q, bool whole, bool *found)
          * leaves less MAC work after the last load */
         for (int64_t r = hi, k = 0; r >= 1 && k < (q->pre ? 10 : 6);
              r = q->pre && r > hi - 4 && r > 1 ? r - 1 : tile_cdiv(r, 2), k++) {
-            if (whole && r != q->OH)
-                break; /* SRAM-resident operands are read in place as whole planes */
+            if (whole && r != q->OH && !tile_plane_strides(c))
+                break; /* SRAM-resident operands are read in place as whole planes (or bands, planes apart) */
             if (fields_ok(c, q, ec, r) && sizes(c, q, r)) {
                 int64_t cst = q->pre ? cost_pre(c, q) : cost(c, q, whole);
                 if (cst < best_cost)
@@ -502,8 +502,8 @@ static npu_status choose(tile_ctx *c, chain *q, bool *found)
                  (q->gp && tile_resident_io(c, q->gp));
     *found = false;
     npu_status st = whole ? choose_once(c, q, true, found) : NPU_OK;
-    if (st != NPU_OK || (*found && q->pre))
-        return st;
+    if (st != NPU_OK || (*found && (q->pre || tile_plane_strides(c))))
+        return st; /* with plane strides the bands in place were among its plans */
     chain in_place = *q;
     bool banded = false;
     st = choose_once(c, q, false, &banded);

@@ -291,6 +291,9 @@ npu_status tile_resident(tile_ctx *c);
 bool tile_resident_io(const tile_ctx *c, const ir_node *n);
 /* Is tensor x SRAM-resident in the plan? */
 bool tile_tensor_resident(const tile_ctx *c, const ir_tensor *x);
+/* Do conv and dwconv address their operands as planes apart (src_cs, dst_cs, b_cs)? Then a row band of a
+ * resident tensor is an operand in place. */
+bool tile_plane_strides(const tile_ctx *c);
 /* tile_build with c->miss and c->serial set (tile_memplan's trial builds). */
 npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_schedule *sched, const mp_plan *plan,
                          emit_blob *consts, npu_alloc alloc, char *miss, bool serial, tile_program *out,

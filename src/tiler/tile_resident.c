@@ -4,17 +4,24 @@
  * slot after the load, or write it before the store, take the tensor's own
  * SRAM address instead. That needs the box to be one dense byte range on
  * both sides (a whole tensor, whole planes, a flat chunk), so that the
- * slot's byte i is the tensor's byte dram + i. */
+ * slot's byte i is the tensor's byte dram + i; or, where the ISA has plane
+ * strides (src_cs, dst_cs, b_cs), dense rows in each plane (a row band of
+ * every channel): the slot's plane k is then the tensor's plane at
+ * dram + k * dram_cs, and a conv or dwconv operand of whole such planes
+ * takes the tensor's address and that plane stride. */
 #include <string.h>
 
 #include "tiler/tile_internal.h"
 
 enum { MAX_SEGS = 32 };
 
-/* Slot bytes [s0, s1) are the resident bytes [s0 + delta, s1 + delta) of tensor t. */
+/* Slot bytes [s0, s1) are the resident bytes [s0 + delta, s1 + delta) of
+ * tensor t; with plane > 0, slot plane k ([o + k plane, + plane), o the
+ * box's slot origin) is the resident plane at o + delta + k cs. */
 typedef struct seg {
     int64_t s0, s1, delta;
     int t;
+    int64_t plane, cs, o;
 } seg;
 
 typedef struct segs {
@@ -27,6 +34,16 @@ static bool box_dense(const tile_box *b)
     bool src = (b->h == 1 || b->dram_hs == b->w) && (b->c == 1 || b->dram_cs == b->h * b->w);
     bool dst = (b->h == 1 || b->sram_hs == b->w) && (b->c == 1 || b->sram_cs == b->h * b->w);
     return src && dst;
+}
+
+/* Dense in SRAM, each plane's rows one dense run in the tensor (full rows): a plane-strided segment. */
+static bool box_planes(const tile_ctx *c, const tile_box *b)
+{
+    bool dst = (b->h == 1 || b->sram_hs == b->w) && (b->c == 1 || b->sram_cs == b->h * b->w);
+    bool rows = b->h == 1 || b->dram_hs == b->w;
+    int64_t most = tile_fmax(c, TGT_SEM_CONV, TGT_F_SRC_CS);
+    return dst && rows && b->c > 1 && b->dram_cs >= b->h * b->w && b->dram_cs <= most &&
+           b->dram_cs <= tile_fmax(c, TGT_SEM_DWCONV, TGT_F_SRC_CS);
 }
 
 static int64_t box_extent(const tile_box *b)
@@ -99,24 +116,31 @@ static int drop_empty_groups(int *bound, int *comp, int n, int total)
     return ns;
 }
 
-static npu_status add_seg(tile_ctx *c, segs *a, const tile_box *b)
+static npu_status add_seg(tile_ctx *c, segs *a, const tile_box *b, bool planes)
 {
     int t = tensor_at(c, b->dram);
     if (a->n == MAX_SEGS)
         return miss(c, t, "is read or written in too many pieces at once");
     int64_t bytes = b->c * b->h * b->w, delta = b->dram - b->sram;
     drop_overlaps(a, b->sram, b->sram + bytes);
-    for (int i = 0; i < a->n; i++)
-        if (a->s[i].delta == delta && a->s[i].t == t && a->s[i].s1 == b->sram) { /* the rest of a flat copy */
-            a->s[i].s1 += bytes;
+    for (int i = 0; !planes && i < a->n; i++)
+        if (!a->s[i].plane && a->s[i].delta == delta && a->s[i].t == t && a->s[i].s1 == b->sram) {
+            a->s[i].s1 += bytes; /* the rest of a flat copy */
             return NPU_OK;
         }
-    a->s[a->n++] = (seg){b->sram, b->sram + bytes, delta, t};
+    a->s[a->n++] = (seg){b->sram, b->sram + bytes, delta, t, planes ? b->h * b->w : 0, planes ? b->dram_cs : 0,
+                         b->sram};
     return NPU_OK;
 }
 
-/* The segment holding [a0, a1): 1 inside one, 0 clear of all, -1 partly (its tensor in *t). */
-static int find_seg(const segs *a, int64_t a0, int64_t a1, int64_t *delta, int *t)
+/* Do two segments map slot bytes alike? */
+static bool same_map(const seg *a, const seg *b)
+{
+    return a->delta == b->delta && a->plane == b->plane && a->cs == b->cs && (!a->plane || a->o == b->o);
+}
+
+/* The segment holding [a0, a1): 1 inside one (*map), 0 clear of all, -1 partly (its tensor in *t). */
+static int find_seg(const segs *a, int64_t a0, int64_t a1, seg *map, int *t)
 {
     for (int i = a->n - 1; i >= 0; i--) {
         const seg *s = &a->s[i];
@@ -124,7 +148,7 @@ static int find_seg(const segs *a, int64_t a0, int64_t a1, int64_t *delta, int *
             continue;
         *t = s->t;
         if (a0 >= s->s0 && a1 <= s->s1) {
-            *delta = s->delta;
+            *map = *s;
             return 1;
         }
         return -1;
@@ -145,12 +169,13 @@ static npu_status rewrite_loads(tile_ctx *c, tile_work *w, segs *in)
             w->load[k++] = *b;
             continue;
         }
-        if (!box_dense(b) || c->gate_next) {
+        bool planes = !box_dense(b) && box_planes(c, b);
+        if ((!box_dense(b) && !planes) || c->gate_next) {
             st = miss(c, tensor_at(c, b->dram), "is read as a strided box");
             w->load[k++] = *b;
             continue;
         }
-        st = add_seg(c, in, b);
+        st = add_seg(c, in, b, planes);
         drop_box(w->split_load, w->n_split, k);
     }
     w->n_load = k;
@@ -167,11 +192,11 @@ static npu_status rewrite_stores(tile_ctx *c, tile_work *w, segs *out)
         tile_box *b = &w->store[i];
         if (b->region != TILE_REGION_SRAM) {
             w->store[k++] = *b;
-        } else if (!box_dense(b) || w->n_comp == 0 || c->gate_next) {
+        } else if ((!box_dense(b) && !box_planes(c, b)) || w->n_comp == 0 || c->gate_next) {
             st = miss(c, tensor_at(c, b->dram), "is written as a strided box or by a copy");
             w->store[k++] = *b;
         } else {
-            st = add_seg(c, out, b);
+            st = add_seg(c, out, b, !box_dense(b));
             drop_box(w->store_split, w->n_store_split, k);
         }
     }
@@ -184,45 +209,49 @@ static npu_status rewrite_stores(tile_ctx *c, tile_work *w, segs *out)
 static bool covered(const seg *s, const segs *written);
 
 /* A read of [a0, a1) against this work's writes: 0 clear of them; 1 all
- * of them one delta (a resident one covering it); -1 otherwise. */
-static int written_delta(const segs *w, int64_t a0, int64_t a1, int64_t *delta, int *t)
+ * of them one mapping (a resident one covering it); -1 otherwise. */
+static int written_map(const segs *w, int64_t a0, int64_t a1, seg *map, int *t)
 {
     bool any = false, mixed = false;
-    int64_t d = 0;
+    seg m = {0};
     for (int i = 0; i < w->n; i++) {
         if (a1 <= w->s[i].s0 || a0 >= w->s[i].s1)
             continue;
         if (!any)
-            d = w->s[i].delta, *t = w->s[i].t, any = true;
-        mixed |= w->s[i].delta != d;
+            m = w->s[i], *t = w->s[i].t, any = true;
+        mixed |= !same_map(&w->s[i], &m);
     }
     if (!any)
         return 0;
-    seg want = {a0, a1, d, *t};
-    if (mixed || (d != 0 && !covered(&want, w)))
+    seg want = m;
+    want.s0 = a0, want.s1 = a1;
+    if (mixed || ((m.delta != 0 || m.plane) && !covered(&want, w)))
         return -1;
-    *delta = d;
+    *map = m;
     return 1;
 }
 
-/* The new address of one operand [a0, a1): writes go to a store segment;
+/* The mapping of one operand [a0, a1): writes go to a store segment;
  * reads see this work's earlier writes, else a load segment. */
-static npu_status operand_delta(tile_ctx *c, const tgt_operand *op, int64_t a0, segs *in, const segs *out,
-                                segs *written, int64_t *delta)
+static npu_status operand_map(tile_ctx *c, const tgt_operand *op, int64_t a0, segs *in, const segs *out,
+                              segs *written, seg *map)
 {
     int64_t a1 = a0 + op->bytes;
     int t = -1, r;
-    *delta = 0;
+    *map = (seg){0};
     if (op->write) {
-        if ((r = find_seg(out, a0, a1, delta, &t)) < 0)
+        if ((r = find_seg(out, a0, a1, map, &t)) < 0)
             return miss(c, t, "is written in part by one instruction");
-        if (written->n < MAX_SEGS)
-            written->s[written->n++] = (seg){a0, a1, *delta, t};
+        if (written->n < MAX_SEGS) { /* the written bytes, mapped as their segment */
+            seg w = r > 0 ? *map : (seg){0}; /* a plane segment's origin stays its box's */
+            w.s0 = a0, w.s1 = a1, w.t = t;
+            written->s[written->n++] = w;
+        }
         return NPU_OK;
     }
-    if ((r = written_delta(written, a0, a1, delta, &t)) != 0)
+    if ((r = written_map(written, a0, a1, map, &t)) != 0)
         return r < 0 ? miss(c, t, "is read in part by one instruction") : NPU_OK;
-    if ((r = find_seg(in, a0, a1, delta, &t)) < 0)
+    if ((r = find_seg(in, a0, a1, map, &t)) < 0)
         return miss(c, t, "is read in part by one instruction");
     return NPU_OK;
 }
@@ -233,10 +262,30 @@ static bool covered(const seg *s, const segs *written)
     for (bool grew = true; grew && at < s->s1;) {
         grew = false;
         for (int i = 0; i < written->n; i++)
-            if (written->s[i].delta == s->delta && written->s[i].s0 <= at && written->s[i].s1 > at)
+            if (same_map(&written->s[i], s) && written->s[i].s0 <= at && written->s[i].s1 > at)
                 at = written->s[i].s1, grew = true;
     }
     return at >= s->s1;
+}
+
+/* The plane stride field of a conv or dwconv operand (-1: it has none). */
+static int cs_field(const tile_ctx *c, const tile_comp *cp, int addr)
+{
+    if (cp->sem != TGT_SEM_CONV && cp->sem != TGT_SEM_DWCONV)
+        return -1;
+    int f = addr == TGT_F_SRC ? TGT_F_SRC_CS : addr == TGT_F_DST ? TGT_F_DST_CS : addr == TGT_F_B ? TGT_F_B_CS : -1;
+    return f >= 0 && tgt_insn_field(c->t->isa, tile_insn(c, cp->sem), (tgt_fid)f) ? f : -1;
+}
+
+/* The operand's bytes per plane as the instruction reads or writes them. */
+static int64_t operand_plane(const tile_comp *cp, int addr)
+{
+    const int64_t *v = cp->v;
+    if (addr == TGT_F_SRC)
+        return v[TGT_F_IH] * v[TGT_F_IW];
+    if (addr == TGT_F_B)
+        return (v[TGT_F_B_BC] & TGT_BC_H ? 1 : v[TGT_F_OH]) * (v[TGT_F_B_BC] & TGT_BC_W ? 1 : v[TGT_F_OW]);
+    return v[TGT_F_OH] * v[TGT_F_OW];
 }
 
 /* Is [a0, a1) written again by a compute of w after its k-th? Only the
@@ -301,16 +350,28 @@ static npu_status rewrite_comps(tile_ctx *c, tile_work *w, segs *in, const segs 
         int64_t nv[TGT_F_COUNT];
         memcpy(nv, cp->v, sizeof nv);
         for (int i = 0; i < nop && st == NPU_OK; i++) {
-            int64_t d = 0, a0 = cp->v[ops[i].addr];
+            int64_t a0 = cp->v[ops[i].addr];
+            seg m;
             if (ops[i].dram || ops[i].bytes <= 0)
                 continue;
             bool final = ops[i].write && !written_later(c, w, k, a0, a0 + ops[i].bytes);
             static const segs none = {0};
-            st = operand_delta(c, &ops[i], a0, in, final || !ops[i].write ? out : &none, &written, &d);
-            if (st == NPU_OK && d && nv[ops[i].addr] != a0 && nv[ops[i].addr] != a0 + d)
-                st = miss(c, tensor_at(c, a0 + d), "is read and written through one field");
-            if (d)
-                nv[ops[i].addr] = a0 + d;
+            st = operand_map(c, &ops[i], a0, in, final || !ops[i].write ? out : &none, &written, &m);
+            int64_t to = a0 + m.delta;
+            if (st == NPU_OK && m.plane) { /* whole planes of the segment, with a plane stride field */
+                int f = cs_field(c, cp, ops[i].addr);
+                if (f < 0 || (a0 - m.o) % m.plane || ops[i].bytes % m.plane || operand_plane(cp, ops[i].addr) != m.plane)
+                    st = miss(c, m.t, "is a band of planes that the instruction cannot address");
+                to = m.o + m.delta + (a0 - m.o) / m.plane * m.cs;
+                if (st == NPU_OK && nv[f] && nv[f] != m.cs)
+                    st = miss(c, m.t, "is read and written through one field");
+                if (st == NPU_OK)
+                    nv[f] = m.cs;
+            }
+            if (st == NPU_OK && to != a0 && nv[ops[i].addr] != a0 && nv[ops[i].addr] != to)
+                st = miss(c, tensor_at(c, to), "is read and written through one field");
+            if (to != a0)
+                nv[ops[i].addr] = to;
         }
         memcpy(cp->v, nv, sizeof nv);
     }
@@ -318,13 +379,13 @@ static npu_status rewrite_comps(tile_ctx *c, tile_work *w, segs *in, const segs 
      * are no longer the resident tensor's: a later work reading the slot reads them there (a squeeze-excite
      * projection whose channel tiles share the one scaled input) */
     for (int i = 0; i < written.n && st == NPU_OK; i++)
-        for (int k = 0; written.s[i].delta == 0 && k < in->n && st == NPU_OK; k++) {
-            const seg *g = &in->s[k], *x = &written.s[i], whole = {g->s0, g->s1, 0, g->t};
+        for (int k = 0; written.s[i].delta == 0 && !written.s[i].plane && k < in->n && st == NPU_OK; k++) {
+            const seg *g = &in->s[k], *x = &written.s[i], whole = {g->s0, g->s1, 0, g->t, 0, 0, 0};
             if (g->s1 > x->s0 && g->s0 < x->s1 && !covered(&whole, &written))
                 st = miss(c, g->t, "is rewritten in part in its slot"); /* the rest was never loaded there */
         }
     for (int i = 0; i < written.n && st == NPU_OK; i++)
-        if (written.s[i].delta == 0)
+        if (written.s[i].delta == 0 && !written.s[i].plane)
             drop_overlaps(in, written.s[i].s0, written.s[i].s1);
     for (int i = 0; i < out->n && st == NPU_OK; i++)
         if (!covered(&out->s[i], &written))
@@ -337,6 +398,17 @@ bool tile_tensor_resident(const tile_ctx *c, const ir_tensor *x)
     const mp_plan *p = c->plan;
     return p->sram_bytes > 0 && x && !x->data && x->id >= 0 && x->id < p->n_tensors &&
            p->t[x->id].level == MP_LEVEL_SRAM;
+}
+
+bool tile_plane_strides(const tile_ctx *c)
+{
+    static const tgt_sem sems[] = {TGT_SEM_CONV, TGT_SEM_DWCONV};
+    static const tgt_fid fields[] = {TGT_F_SRC_CS, TGT_F_DST_CS, TGT_F_B_CS};
+    for (int i = 0; i < 2; i++)
+        for (int f = 0; f < 3; f++)
+            if (tile_insn(c, sems[i]) < 0 || !tgt_insn_field(c->t->isa, tile_insn(c, sems[i]), fields[f]))
+                return false;
+    return true;
 }
 
 bool tile_resident_io(const tile_ctx *c, const ir_node *n)

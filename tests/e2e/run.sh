@@ -164,7 +164,9 @@ sys.exit(not (n > 0 and k > 0 and m4 < m8 and d4 < d8 and (not half or 2 * m4 <=
         echo "ok   packed $tag: bit-exact, $msg"; pass=$((pass + 1))
     else echo "FAIL packed $tag: $msg"; fail=$((fail + 1)); fi
 }
-packed_case example examples/fmnist/fmnist_cnn.onnx examples/fmnist/calib examples/fmnist/calib/000.npy 32Ki 1
+# (24 KiB: with 32 KiB the --abits 8 plan keeps the example's bands in SRAM, read in place through plane
+# strides, and moves less DRAM than the packed one)
+packed_case example examples/fmnist/fmnist_cnn.onnx examples/fmnist/calib examples/fmnist/calib/000.npy 24Ki 1
 packed_case example_w4 examples/fmnist/fmnist_cnn.onnx examples/fmnist/calib examples/fmnist/calib/000.npy 24Ki 1 --wbits 4
 packed_case bigconv $W/models/bigconv.onnx $W/models/bigconv_calib $W/models/bigconv_input.npy 16Ki 0
 

@@ -2,17 +2,21 @@
  * with it must write exactly what the conv followed by the eltwise
  * instruction writes (both run on the NPU model) and what nk_qconv2d then
  * nk_qbinary compute, for every op, with and without broadcast, the
- * operands swapped, in place over its operand, with epi_lut after it; take
- * the conv's cycles; and fault clearly on a bad block or placement. */
+ * operands swapped, in place over its operand, with epi_lut after it, with
+ * its input, output and operand as planes apart (src_cs, dst_cs, b_cs); take
+ * the conv's cycles; and fault clearly on a bad block, placement or stride. */
 #include "tests/support/npu_rig.h"
 
 enum { OPER = 0x50000, ETAB = 0x60000, TABLE = 0x60400 };
+/* with plane strides: the input, the output and the operand as planes with gaps (XS, YS, BS) */
+enum { XS = 0x44000, YS = 0x48000, BS = 0x58000, GAP_X = 40, GAP_Y = 8, GAP_B = 24 };
 
 typedef struct epi {
     int op, bc;    /* eltwise op, broadcast dims of the operand at b */
     bool dw, swap; /* dwconv; the operand is the eltwise's a */
     bool in_place; /* the operand lies on dst */
     bool lut;      /* epi_lut after the eltwise */
+    bool planes;   /* input, output and operand planes apart (src_cs, dst_cs, b_cs) */
 } epi;
 
 static const convt CV = {.ic = 5, .oc = 6, .ih = 7, .iw = 6, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .pt = 1, .pl = 1,
@@ -50,10 +54,10 @@ static void put_block(rig *r, const nk_qbinary_params *p, int op, bool swap)
         put32(r->sram + ETAB + 4 * k, w[k]);
 }
 
-/* conv or dwconv c into DST, with the epilogue fields kv[0..n) appended. */
-static uint32_t emit_win(rig *r, const convt *c, bool dw, const tgt_kv *more, size_t n)
+/* conv or dwconv c from src into dst, with the epilogue fields kv[0..n) appended. */
+static uint32_t emit_at(rig *r, const convt *c, bool dw, int64_t src, int64_t dst, const tgt_kv *more, size_t n)
 {
-    tgt_kv kv[40] = {{"src", SRC}, {"dst", DST}, {"wgt", WGT}, {"qtab", QT}, {"ih", c->ih}, {"iw", c->iw},
+    tgt_kv kv[40] = {{"src", src}, {"dst", dst}, {"wgt", WGT}, {"qtab", QT}, {"ih", c->ih}, {"iw", c->iw},
                      {"oh", conv_oh(c)}, {"ow", conv_ow(c)}, {"kh", c->kh}, {"kw", c->kw}, {"sh", c->sh},
                      {"sw", c->sw}, {"pt", c->pt}, {"pl", c->pl}, {"pb", c->pb}, {"pr", c->pr},
                      {"in_zp", c->in_zp}, {"out_zp", c->out_zp}, {"clamp_lo", c->lo}, {"clamp_hi", c->hi}};
@@ -65,6 +69,19 @@ static uint32_t emit_win(rig *r, const convt *c, bool dw, const tgt_kv *more, si
     for (size_t i = 0; i < n; i++)
         kv[k++] = more[i];
     return emit(r, dw ? "dwconv" : "conv", kv, k);
+}
+
+/* conv or dwconv c into DST, with the epilogue fields kv[0..n) appended. */
+static uint32_t emit_win(rig *r, const convt *c, bool dw, const tgt_kv *more, size_t n)
+{
+    return emit_at(r, c, dw, SRC, DST, more, n);
+}
+
+/* Copies c dense planes of `plane` bytes at from to planes plane + gap apart at to. */
+static void spread(uint8_t *sram, int64_t from, int64_t to, int64_t c, int64_t plane, int64_t gap)
+{
+    for (int64_t i = 0; i < c; i++)
+        memmove(sram + to + i * (plane + gap), sram + from + i * plane, (size_t)plane);
 }
 
 static nk_shape shape_bc(nk_shape s, int bc)
@@ -94,10 +111,35 @@ static void check_epi(const epi *e)
     int64_t at = setup(r, e, c, &p, nb);
     setup(two, e, c, &p, nb);
     uint8_t *s0 = snapshot(r);
-    uint32_t cv = emit_win(r, c, e->dw, KV({"epi_elt", 1}, {"b", at}, {"b_bc", e->bc}, {"etab", ETAB},
-                                           {"epi_lut", e->lut}, {"table", e->lut ? TABLE : 0}));
+    int64_t pin = c->ih * c->iw, pout = (int64_t)out.dims[1] * out.dims[2], pb = (int64_t)opnd.dims[1] * opnd.dims[2];
+    bool bcs = e->planes && !e->in_place && !(e->bc & TGT_BC_C);
+    if (e->planes) { /* the same bytes, planes apart, the gaps holding other data */
+        fill(r->sram + XS, (size_t)(c->ic * (pin + GAP_X)), 90);
+        fill(r->sram + YS, (size_t)(c->oc * (pout + GAP_Y)), 91);
+        fill(r->sram + BS, (size_t)(opnd.dims[0] * (pb + GAP_B)), 92);
+        spread(r->sram, SRC, XS, c->ic, pin, GAP_X);
+        if (bcs)
+            spread(r->sram, at, BS, opnd.dims[0], pb, GAP_B);
+        if (e->in_place)
+            spread(r->sram, DST, YS, c->oc, pout, GAP_Y);
+    }
+    uint8_t *s1 = snapshot(r);
+    int64_t b_at = e->planes ? (e->in_place ? YS : bcs ? BS : at) : at;
+    uint32_t cv = emit_at(r, c, e->dw, e->planes ? XS : SRC, e->planes ? YS : DST,
+                          KV({"epi_elt", 1}, {"b", b_at}, {"b_bc", e->bc}, {"etab", ETAB}, {"epi_lut", e->lut},
+                             {"table", e->lut ? TABLE : 0}, {"src_cs", e->planes ? pin + GAP_X : 0},
+                             {"dst_cs", e->planes ? pout + GAP_Y : 0},
+                             {"b_cs", bcs || (e->planes && e->in_place) ? pb + (e->in_place ? GAP_Y : GAP_B) : 0}));
     END(r, 0);
     run_ok(r);
+    if (e->planes) /* the output's planes back together, the gaps as they were */
+        for (int64_t i = 0; i < c->oc; i++) {
+            int64_t y = YS + i * (pout + GAP_Y);
+            cr_assert(memcmp(r->sram + y + pout, s1 + y + pout, GAP_Y) == 0, "gap after output plane %lld written",
+                      (long long)i);
+            memmove(r->sram + DST + i * pout, r->sram + y, (size_t)pout);
+        }
+    free(s1);
     /* the reference: nk_qconv2d, nk_qbinary with the operand as it was, the table */
     int8_t *want = malloc(n), *conv_out = malloc(n);
     qt q;
@@ -115,7 +157,7 @@ static void check_epi(const epi *e)
                                                                    : (c->ic * 9 + 15) / 16 * out.dims[1] * out.dims[2]);
     int64_t stage = e->dw ? ((int64_t)n + cols - 1) / cols : 0;
     cr_assert_eq(dur(r, cv), (mac > stage ? mac : stage) + fill_c);
-    if (!e->in_place && !e->lut) { /* conv, then the eltwise instruction: the same bytes */
+    if (!e->in_place && !e->lut && !e->planes) { /* conv, then the eltwise instruction: the same bytes */
         emit_win(two, c, e->dw, KV({"signal", 1}));
         emit(two, "eltwise", KV({"a", e->swap ? OPER : DST}, {"b", e->swap ? DST : OPER}, {"dst", DST},
                                 {"c", out.dims[0]}, {"h", out.dims[1]}, {"w", out.dims[2]}, {"op", e->op},
@@ -160,6 +202,43 @@ Test(npu_epi, in_place_over_the_operand_and_with_the_table)
     check_epi(&(epi){.op = TGT_ELT_SUB, .in_place = true, .swap = true, .dw = true});
     check_epi(&(epi){.op = TGT_ELT_ADD, .lut = true});
     check_epi(&(epi){.op = TGT_ELT_MAX, .lut = true, .dw = true, .in_place = true});
+}
+
+/* src_cs, dst_cs, b_cs: a conv on planes with gaps between them (a row band of a tensor kept whole)
+ * writes what it writes on dense planes, into its planes only; the same cycles. */
+Test(npu_epi, planes_apart)
+{
+    check_epi(&(epi){.op = TGT_ELT_ADD, .planes = true});
+    check_epi(&(epi){.op = TGT_ELT_MUL, .planes = true, .dw = true, .swap = true});
+    check_epi(&(epi){.op = TGT_ELT_ADD, .planes = true, .lut = true, .bc = TGT_BC_W});
+    check_epi(&(epi){.op = TGT_ELT_SUB, .planes = true, .in_place = true, .dw = true});
+    check_epi(&(epi){.op = TGT_ELT_MAX, .planes = true, .bc = TGT_BC_C});
+}
+
+/* A plane stride under a plane would overlap planes; on int16 activations, partial sums or a b broadcast
+ * over channels it means nothing: refused. */
+Test(npu_epi, bad_plane_strides_fault)
+{
+    const struct {
+        const char *what;
+        tgt_kv kv[3];
+    } bad[] = {
+        {"src_cs under a plane", {{"src_cs", 41}, {"dst_cs", 0}, {"acc_out", 0}}},
+        {"dst_cs under a plane", {{"src_cs", 0}, {"dst_cs", 1}, {"acc_out", 0}}},
+        {"dst_cs with acc_out", {{"src_cs", 0}, {"dst_cs", 4096}, {"acc_out", 1}}},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rig *r = rig_open("edge-v1");
+        qt q;
+        conv_data(r, &CV, 1, &q, 5);
+        uint8_t *s0 = snapshot(r);
+        emit_win(r, &CV, false, KV(bad[i].kv[0], bad[i].kv[1], bad[i].kv[2], {"psum", PSUM}));
+        END(r, 0);
+        expect_fault(r, "a plane stride is 0 or at least a plane", 0);
+        cr_assert(memcmp(s0 + DST, r->sram + DST, 4096) == 0, "%s: dst written", bad[i].what);
+        free(s0);
+        rig_close(r);
+    }
 }
 
 /* With acc_out the conv writes partial sums: the epilogue reads nothing and writes nothing. */
