@@ -304,6 +304,8 @@ static npu_status resolve_operands(npu_model *m, npum_insn *x, npu_err *err)
         int64_t at = v[ops[i].addr];
         if (in->sem == TGT_SEM_DMA_LOAD || in->sem == TGT_SEM_DMA_STORE)
             a->box = npum_box_make(sram + at, v[TGT_F_C], v[TGT_F_SRAM_CS], v[TGT_F_H], v[TGT_F_SRAM_HS], v[TGT_F_W]);
+        else if (ops[i].planes) /* planes apart: the bytes between them are not touched */
+            a->box = npum_box_make(sram + at, ops[i].planes, ops[i].cs, 1, 0, ops[i].plane);
         else
             a->box = npum_box_make(sram + at, 1, 0, 1, 0, ops[i].bytes);
         a->write = ops[i].write;

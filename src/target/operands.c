@@ -7,7 +7,16 @@
 
 static void add(tgt_operand *o, int *n, tgt_fid addr, bool dram, bool write, int64_t bytes)
 {
-    o[*n] = (tgt_operand){addr, dram, write, bytes};
+    o[*n] = (tgt_operand){addr, dram, write, bytes, 0, 0, 0};
+    (*n)++;
+}
+
+/* An SRAM operand of c planes of `plane` bytes, cs apart (0: dense). */
+static void add_planes(tgt_operand *o, int *n, tgt_fid addr, bool write, int64_t c, int64_t plane, int64_t cs)
+{
+    bool apart = cs && c > 1 && cs != plane;
+    o[*n] = (tgt_operand){addr, false, write, apart ? (c - 1) * cs + plane : c * plane, apart ? c : 0,
+                          apart ? plane : 0, apart ? cs : 0};
     (*n)++;
 }
 
@@ -22,17 +31,11 @@ static int64_t bc_elems(int64_t bc, int64_t c, int64_t h, int64_t w)
     return (bc & TGT_BC_C ? 1 : c) * (bc & TGT_BC_H ? 1 : h) * (bc & TGT_BC_W ? 1 : w);
 }
 
-/* Bytes of c planes of `plane` bytes each, cs apart (0: dense). */
-static int64_t planes(int64_t c, int64_t plane, int64_t cs)
-{
-    return cs && c > 0 ? (c - 1) * cs + plane : c * plane;
-}
-
 /* The eltwise epilogue of a conv or dwconv with ch output channels: its operand and parameter block. */
 static void epi_elt(tgt_operand *o, int *n, const int64_t v[TGT_F_COUNT], int64_t ch)
 {
     int64_t bc = v[TGT_F_B_BC], c = bc & TGT_BC_C ? 1 : ch;
-    add(o, n, TGT_F_B, false, false, planes(c, bc_elems(bc, 1, v[TGT_F_OH], v[TGT_F_OW]), v[TGT_F_B_CS]));
+    add_planes(o, n, TGT_F_B, false, c, bc_elems(bc, 1, v[TGT_F_OH], v[TGT_F_OW]), v[TGT_F_B_CS]);
     add(o, n, TGT_F_ETAB, false, false, TGT_ETAB_BYTES);
 }
 
@@ -57,7 +60,10 @@ int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt
     case TGT_SEM_MATMUL: {
         bool conv = s == TGT_SEM_CONV;
         int64_t rows = conv ? V(OC) : V(N);
-        add(out, &n, TGT_F_SRC, false, false, conv ? planes(V(IC), es * V(IH) * V(IW), V(SRC_CS)) : es * V(M) * V(K));
+        if (conv)
+            add_planes(out, &n, TGT_F_SRC, false, V(IC), es * V(IH) * V(IW), V(SRC_CS));
+        else
+            add(out, &n, TGT_F_SRC, false, false, es * V(M) * V(K));
         add(out, &n, TGT_F_WGT, false, false, wbytes(conv ? V(OC) * V(IC) * V(KH) * V(KW) : V(N) * V(K), V(W4)));
         if (!(V(ACC_IN) && V(ACC_OUT))) /* bias or requantization */
             add(out, &n, TGT_F_QTAB, false, false, 12 * rows);
@@ -66,8 +72,10 @@ int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt
             add(out, &n, TGT_F_PSUM, false, false, 4 * outs);
         if (V(ACC_OUT))
             add(out, &n, TGT_F_PSUM, false, true, 4 * outs);
+        else if (conv)
+            add_planes(out, &n, TGT_F_DST, true, V(OC), es * V(OH) * V(OW), V(DST_CS));
         else
-            add(out, &n, TGT_F_DST, false, true, conv ? planes(V(OC), es * V(OH) * V(OW), V(DST_CS)) : es * outs);
+            add(out, &n, TGT_F_DST, false, true, es * outs);
         if (conv && V(EPI_LUT) && !V(ACC_OUT))
             add(out, &n, TGT_F_TABLE, false, false, 256);
         if (conv && V(EPI_ELT) && !V(ACC_OUT))
@@ -75,10 +83,10 @@ int tgt_operands(const tgt_isa *isa, int insn, const int64_t v[TGT_F_COUNT], tgt
         break;
     }
     case TGT_SEM_DWCONV:
-        add(out, &n, TGT_F_SRC, false, false, planes(V(C), es * V(IH) * V(IW), V(SRC_CS)));
+        add_planes(out, &n, TGT_F_SRC, false, V(C), es * V(IH) * V(IW), V(SRC_CS));
         add(out, &n, TGT_F_WGT, false, false, wbytes(V(C) * V(KH) * V(KW), V(W4)));
         add(out, &n, TGT_F_QTAB, false, false, 12 * V(C));
-        add(out, &n, TGT_F_DST, false, true, planes(V(C), es * V(OH) * V(OW), V(DST_CS)));
+        add_planes(out, &n, TGT_F_DST, true, V(C), es * V(OH) * V(OW), V(DST_CS));
         if (V(EPI_LUT))
             add(out, &n, TGT_F_TABLE, false, false, 256);
         if (V(EPI_ELT))

@@ -157,6 +157,9 @@ static void check_epi(const epi *e)
                                                                    : (c->ic * 9 + 15) / 16 * out.dims[1] * out.dims[2]);
     int64_t stage = e->dw ? ((int64_t)n + cols - 1) / cols : 0;
     cr_assert_eq(dur(r, cv), (mac > stage ? mac : stage) + fill_c);
+    /* the bytes it writes are its output's, not the span of planes apart (bank conflicts, energy) */
+    cr_assert_eq(ev_of(r, cv)->sram_write, (uint64_t)n, "planes %d: %llu bytes written", e->planes,
+                 (unsigned long long)ev_of(r, cv)->sram_write);
     if (!e->in_place && !e->lut && !e->planes) { /* conv, then the eltwise instruction: the same bytes */
         emit_win(two, c, e->dw, KV({"signal", 1}));
         emit(two, "eltwise", KV({"a", e->swap ? OPER : DST}, {"b", e->swap ? DST : OPER}, {"dst", DST},
