@@ -7,11 +7,13 @@ YAML's numbers only:
 - compute: a SCALE-Sim-style fold model of the weight-stationary MAC array
   (rows = reduction lanes, cols = output channels): the layer's filters fold
   into ceil(K / rows) x ceil(M / cols) array loads, each streaming the
-  output pixels through the array with a fill and drain of rows + cols
-  cycles; depthwise convolutions fold channels over cols (a fill each) and
-  stream pixel groups of `rows` through the window;
-  vector layers (pooling, elementwise, LUTs) stream their elements over the
-  lanes;
+  output pixels through the array, the next fold's weights loading while
+  one streams (double-buffered weight registers), so the array's fill
+  (`mac.fill`, else rows + cols) is paid once per layer; depthwise
+  convolutions fold channels over cols and stream pixel groups of `rows`
+  through the window; vector layers (pooling, elementwise, LUTs) stream
+  their elements over the lanes; in a fused group (a cascade) the MAC array
+  and the vector unit work on different tiles at once (the busier counts);
 - memory: compulsory bytes (inputs, outputs, weights) over the bus each one
   uses, weights over flash when the target leaves them there, activation
   rows rounded up to whole bus beats; what a layer fused into its
@@ -20,8 +22,12 @@ YAML's numbers only:
   hold for its lifetime (a greedy first-fit in production order, against
   the SRAM less the largest layer's weights; graph outputs and what the
   host reads go to DRAM);
-- the layer: a roofline max(compute, memory), plus the part that cannot
-  overlap: the first load's latency and the last store's.
+- the layer: a roofline max(compute, its activations' traffic), plus the
+  part that cannot overlap: the first load's latency and the last store's;
+- across layers (`schedule`): the layers compute one after the other, and a
+  layer's weights load on their bus from the start of the layer before it
+  (the boundary prefetch), so a weight-bound layer after a compute-bound one
+  hides part of its load.
 
 Usage: estimator.py MODEL.onnx NPUSIM_STATS.json TARGET.yaml [--json]
 prints the model's estimate, npusim's NPU cycles and their ratio.
@@ -51,6 +57,9 @@ class Target:
         n = y["npu"]
         self.mhz = float(n["clock_mhz"])
         self.rows, self.cols = n["mac"]["rows"], n["mac"]["cols"]
+        # the array's pipeline fill, once per stream of folds (double-buffered weight registers: a fold's
+        # weights load while the one before streams); rows + cols where the target does not say
+        self.fill = n["mac"].get("fill", self.rows + self.cols)
         self.lanes = n["vector"]["lanes"]
         self.dram = self.bw(n["dram"])
         self.flash = self.bw(n["flash"])
@@ -101,11 +110,11 @@ def compute_cycles(t, node, sh):
             g = attr(node, "group", 1)
             k = w[1] * numel(w[2:])
             pix = n * oh * ow
-            if g > 1 and g == m:  # depthwise: channels over columns, pixels over rows, one fill per channel fold
-                return math.ceil(m / t.cols) * (math.ceil(pix / t.rows) * numel(w[2:]) + t.rows + t.cols)
-            return math.ceil(m / g / t.cols) * math.ceil(k / t.rows) * g * (pix + t.rows + t.cols)
+            if g > 1 and g == m:  # depthwise: channels over columns, pixels over rows
+                return math.ceil(m / t.cols) * math.ceil(pix / t.rows) * numel(w[2:]) + t.fill
+            return math.ceil(m / g / t.cols) * math.ceil(k / t.rows) * g * pix + t.fill
         m, k, pix = out[-1], ins[0][-1], numel(out[:-1])
-        return math.ceil(m / t.cols) * math.ceil(k / t.rows) * (pix + t.rows + t.cols)
+        return math.ceil(m / t.cols) * math.ceil(k / t.rows) * pix + t.fill
     if op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Transpose", "Concat"):
         return None
     # vector unit: every element read and written, over the lanes
@@ -171,6 +180,9 @@ def resident(t, model, sh, consts, stats):
     return keep
 
 
+MAC_OPS = ("Conv", "Gemm", "MatMul")
+
+
 def group_cycles(t, g, nodes, sh, consts, stats):
     """Roofline of a group: its compute against the compulsory bytes of what
     enters it (activations over DRAM, weights over their bus) and leaves it,
@@ -178,11 +190,14 @@ def group_cycles(t, g, nodes, sh, consts, stats):
     members = [nodes[n] for n in g["names"] if n in nodes]
     if not members:  # npucc's own layers (quantize:X): the float input in, int8 out (to SRAM if kept there)
         n = sum(numel(i["shape"]) for i in stats["io"] if i["kind"] == "input")
-        return n * (4 + (0 if g["in_sram"] else 1)) / t.dram + t.dram_lat
+        return {"comp": 0, "act": n * (4 + (0 if g["in_sram"] else 1)) / t.dram, "wts": 0, "lat": t.dram_lat}
     alias = g["alias"]
     root = lambda x: root(alias[x]) if x in alias else x
     produced = {root(o) for m in members for o in m.output}
-    comp = sum(c for c in (compute_cycles(t, m, sh) for m in members) if c)
+    # a cascade's MAC array and vector unit work on different tiles at once
+    mac = sum(c or 0 for c in (compute_cycles(t, m, sh) for m in members if m.op_type in MAC_OPS))
+    vec = sum(c or 0 for c in (compute_cycles(t, m, sh) for m in members if m.op_type not in MAC_OPS))
+    comp = max(mac, vec)
     kept = g["kept"]
     act = sum(burst_bytes(t, sh.get(i, [])) for m in members for i in m.input
               if i and i not in consts and root(i) not in produced and root(i) not in kept)
@@ -192,7 +207,28 @@ def group_cycles(t, g, nodes, sh, consts, stats):
     mem = (act + out) / t.dram + wts / t.wbus
     # the latencies double buffering cannot hide: the first load's (its bus) and the last store's
     lat = (t.flash_lat if wts and t.wbus == t.flash else t.dram_lat if wts or act else 0) + (t.dram_lat if out else 0)
-    return max(comp, mem) + lat
+    return {"comp": comp, "act": (act + out) / t.dram, "wts": wts / t.wbus, "lat": lat}
+
+
+def schedule(parts):
+    """The groups in order on two resources, as npucc's cross-layer
+    schedule runs them: the compute units, one group after the other, and
+    the weight bus, on which a group's weights load as soon as the group
+    before it has started (its boundary prefetch and the pieces in earlier
+    layers' idle bus time), not before; activations move with their own
+    group. A group ends when its compute and its own traffic are done."""
+    end = start = bus = 0.0
+    ends = []
+    for p in parts:
+        w0 = max(bus, start)            # this group's weights from the previous group's start
+        wdone = w0 + p["wts"]
+        s = end                          # its compute after the previous group's
+        run = max(p["comp"], p["act"])   # its tiles: compute beside its activations' traffic
+        e = max(s + run + p["lat"], wdone)  # a weight-bound group waits for its last weights
+        bus = wdone
+        start, end = s, e
+        ends.append(e)
+    return end, ends
 
 
 def estimate(model_path, stats, t):
@@ -209,8 +245,10 @@ def estimate(model_path, stats, t):
     for g in gs:
         g["alias"], g["kept"] = alias, kept
         g["in_sram"] = all(i.name in kept for i in model.graph.input if i.name not in consts)
-    rows = [(g["names"][0], group_cycles(t, g, nodes, sh, consts, stats), g["sim"]) for g in gs]
-    return sum(c for _, c, _ in rows), rows
+    parts = [group_cycles(t, g, nodes, sh, consts, stats) for g in gs]
+    total, ends = schedule(parts)
+    rows = [(g["names"][0], e - (ends[i - 1] if i else 0), g["sim"]) for i, (g, e) in enumerate(zip(gs, ends))]
+    return total, rows
 
 
 def main():
