@@ -69,7 +69,7 @@ static int64_t greedy_on_plan(const mp_plan *p)
     int n = 0;
     for (int t = 0; t < p->n_tensors; t++) {
         const mp_tensor *m = &p->t[t];
-        if (m->region == NPUB_REGION_ARENA && m->alias_of < 0 && m->first_pos >= 0)
+        if (m->region == MP_REGION_ARENA && m->alias_of < 0 && m->first_pos >= 0)
             b[n++] = (tflm_buf){m->size, 0, m->first_pos, m->last_pos};
     }
     int64_t total = tflm_greedy(b, n);
@@ -84,7 +84,7 @@ typedef struct result {
     bool checked;
 } result;
 
-/* Plans g in its own order, then in the order mp_choose_order picks; the
+/* Plans g in its own order, then in the order part_choose_order picks; the
  * figures are those of the final plan. */
 static npu_status plan_one(ir_graph *g, result *r, npu_err *err)
 {
@@ -95,10 +95,10 @@ static npu_status plan_one(ir_graph *g, result *r, npu_err *err)
     npu_status st = part_schedule_build(g, &s, err);
     if (st == NPU_OK)
         st = mp_plan_graph(g, &s, &o, &p, err);
-    r->given_order = p.region_bytes[NPUB_REGION_ARENA];
+    r->given_order = p.region_bytes[MP_REGION_ARENA];
     double t0 = now_ms();
     if (st == NPU_OK)
-        st = mp_choose_order(g, &o, &changed, err);
+        st = part_choose_order(g, &(part_caps){.arena = mp_order_arena, .arena_ud = &o}, &changed, err);
     r->order_ms = now_ms() - t0;
     if (st == NPU_OK && changed)
         st = part_schedule_build(g, &s, err);
@@ -111,10 +111,10 @@ static npu_status plan_one(ir_graph *g, result *r, npu_err *err)
     if (st != NPU_OK)
         return st;
     r->checked = mp_check(g, &p, err) == NPU_OK && mp_check(g, &q, err) == NPU_OK;
-    r->arena = p.region_bytes[NPUB_REGION_ARENA];
+    r->arena = p.region_bytes[MP_REGION_ARENA];
     r->bound = p.arena_lower_bound;
     r->greedy = greedy_on_plan(&p);
-    r->plain_arena = q.region_bytes[NPUB_REGION_ARENA];
+    r->plain_arena = q.region_bytes[MP_REGION_ARENA];
     r->copied = p.concat_bytes_copied;
     r->without = p.concat_bytes_without_elision;
     r->tensors = p.n_tensors;

@@ -94,7 +94,7 @@ static double float_calib_time(const ir_graph *g, const char *dir)
 {
     npu_err e;
     const ir_tensor *in = g->inputs[0];
-    cal_input_spec spec = {in->name, in->rank, in->dims, NULL};
+    cal_input_spec spec = {.name = in->name, .rank = in->rank, .dims = in->dims};
     cal_dataset *ds;
     if (cal_dataset_open(dir, &spec, npu_alloc_default(), &ds, &e) != NPU_OK)
         die(&e);
