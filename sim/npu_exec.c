@@ -395,8 +395,7 @@ static npu_status quantize(npu_model *m, const npum_insn *x, npu_err *err)
     return kernel_status(m, x, s, "nk_quantize_f32_i8", err);
 }
 
-/* Copies c planes of `plane` bytes between a dense buffer and SRAM planes cs apart. */
-static void planes_copy(int8_t *dense, uint8_t *sram, int64_t c, int64_t plane, int64_t cs, bool to_sram)
+void npum_planes_copy(int8_t *dense, uint8_t *sram, int64_t c, int64_t plane, int64_t cs, bool to_sram)
 {
     for (int64_t i = 0; i < c; i++) {
         int8_t *d = dense + i * plane;
@@ -421,7 +420,7 @@ static npu_status set_views(npu_model *m, const npum_insn *x, bool dw, bool out8
         if (!g)
             return npu_fail(err, NPU_EINTERNAL, "npu: out of memory for a strided input");
         m->cs_src = g;
-        planes_copy(g, m->sram + V(SRC), c_in, in_plane, V(SRC_CS), false);
+        npum_planes_copy(g, m->sram + V(SRC), c_in, in_plane, V(SRC_CS), false);
         m->src_view = g;
     }
     if (out8 && V(DST_CS) && V(DST_CS) != out_plane) {
@@ -451,8 +450,8 @@ static npu_status conv_epilogue(npu_model *m, const npum_insn *x, npu_err *err)
         st = npum_epi_elt_apply(m, x, b, err);
     if (st == NPU_OK && V(EPI_LUT) && out8)
         nk_lut_apply_i8((const int8_t *)m->sram + V(TABLE), m->dst_view, m->dst_view, (size_t)(c_out * plane));
-    if (st == NPU_OK && m->dst_view == m->cs_dst && m->cs_dst)
-        planes_copy(m->cs_dst, m->sram + V(DST), c_out, plane, V(DST_CS), true);
+    if (st == NPU_OK && m->dst_view == m->cs_dst)
+        npum_planes_copy(m->cs_dst, m->sram + V(DST), c_out, plane, V(DST_CS), true);
     return st;
 }
 

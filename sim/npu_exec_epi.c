@@ -70,9 +70,8 @@ npu_status npum_epi_elt_read(npu_model *m, const npum_insn *x, const int8_t **b,
     if (!copy)
         return npu_fail(err, NPU_EINTERNAL, "npu: out of memory for the epilogue's operand");
     m->epi_b = copy;
-    size_t plane = (size_t)(s.dims[1] * s.dims[2]), cs = V(B_CS) ? (size_t)V(B_CS) : plane;
-    for (size_t i = 0; i < (size_t)s.dims[0]; i++) /* planes b_cs apart (0: dense) */
-        memcpy(copy + i * plane, m->sram + V(B) + i * cs, plane);
+    int64_t plane = s.dims[1] * s.dims[2]; /* planes b_cs apart (0: dense) */
+    npum_planes_copy(copy, m->sram + V(B), s.dims[0], plane, V(B_CS) ? V(B_CS) : plane, false);
     *b = copy;
     return NPU_OK;
 }

@@ -161,6 +161,8 @@ npu_status npum_prepare(npu_model *m, npum_insn *x, npu_err *err);
 void *npum_grow(npu_model *m, void *p, size_t *cap, size_t elem, size_t need, size_t first);
 /* Scratch of at least n bytes (16-byte aligned), NULL when allocation fails. */
 void *npum_scratch(npu_model *m, size_t n);
+/* Copies c planes of `plane` bytes between a dense buffer and SRAM planes cs apart (conv's plane strides). */
+void npum_planes_copy(int8_t *dense, uint8_t *sram, int64_t c, int64_t plane, int64_t cs, bool to_sram);
 /* "SRAM 0x40" or "arena+0x1000" for a host address the job maps. */
 void npum_where(const npu_model *m, int64_t addr, char *buf, size_t cap);
 

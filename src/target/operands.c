@@ -15,8 +15,8 @@ static void add(tgt_operand *o, int *n, tgt_fid addr, bool dram, bool write, int
 static void add_planes(tgt_operand *o, int *n, tgt_fid addr, bool write, int64_t c, int64_t plane, int64_t cs)
 {
     bool apart = cs && c > 1 && cs != plane;
-    o[*n] = (tgt_operand){addr, false, write, apart ? (c - 1) * cs + plane : c * plane, apart ? c : 0,
-                          apart ? plane : 0, apart ? cs : 0};
+    o[*n] = (tgt_operand){addr, false, write, apart ? (c - 1) * cs + plane : c * plane, apart ? c : 0, plane,
+                          apart ? cs : 0};
     (*n)++;
 }
 

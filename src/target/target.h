@@ -327,8 +327,8 @@ typedef struct tgt_operand {
     bool dram;     /* a byte offset in DRAM region v[TGT_F_REGION], else an SRAM address */
     bool write;
     int64_t bytes; /* extent from the address: one past the last byte touched */
-    /* a conv or dwconv operand with a plane stride (src_cs, dst_cs, b_cs): planes of `plane` bytes, cs apart,
-     * the bytes between them untouched; planes 0: one dense range */
+    /* a conv or dwconv operand: `plane` bytes per plane; with a plane stride (src_cs, dst_cs, b_cs) `planes`
+     * of them cs apart, the bytes between them untouched (planes 0: one dense range) */
     int64_t planes, plane, cs;
 } tgt_operand;
 

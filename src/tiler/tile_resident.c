@@ -29,20 +29,23 @@ typedef struct segs {
     seg s[MAX_SEGS];
 } segs;
 
+/* The box's SRAM side: its rows and planes one after another. */
+static bool sram_dense(const tile_box *b)
+{
+    return (b->h == 1 || b->sram_hs == b->w) && (b->c == 1 || b->sram_cs == b->h * b->w);
+}
+
 static bool box_dense(const tile_box *b)
 {
-    bool src = (b->h == 1 || b->dram_hs == b->w) && (b->c == 1 || b->dram_cs == b->h * b->w);
-    bool dst = (b->h == 1 || b->sram_hs == b->w) && (b->c == 1 || b->sram_cs == b->h * b->w);
-    return src && dst;
+    return sram_dense(b) && (b->h == 1 || b->dram_hs == b->w) && (b->c == 1 || b->dram_cs == b->h * b->w);
 }
 
 /* Dense in SRAM, each plane's rows one dense run in the tensor (full rows): a plane-strided segment. */
 static bool box_planes(const tile_ctx *c, const tile_box *b)
 {
-    bool dst = (b->h == 1 || b->sram_hs == b->w) && (b->c == 1 || b->sram_cs == b->h * b->w);
     bool rows = b->h == 1 || b->dram_hs == b->w;
     int64_t most = tile_fmax(c, TGT_SEM_CONV, TGT_F_SRC_CS);
-    return dst && rows && b->c > 1 && b->dram_cs >= b->h * b->w && b->dram_cs <= most &&
+    return sram_dense(b) && rows && b->c > 1 && b->dram_cs >= b->h * b->w && b->dram_cs <= most &&
            b->dram_cs <= tile_fmax(c, TGT_SEM_DWCONV, TGT_F_SRC_CS);
 }
 
@@ -277,17 +280,6 @@ static int cs_field(const tile_ctx *c, const tile_comp *cp, int addr)
     return f >= 0 && tgt_insn_field(c->t->isa, tile_insn(c, cp->sem), (tgt_fid)f) ? f : -1;
 }
 
-/* The operand's bytes per plane as the instruction reads or writes them. */
-static int64_t operand_plane(const tile_comp *cp, int addr)
-{
-    const int64_t *v = cp->v;
-    if (addr == TGT_F_SRC)
-        return v[TGT_F_IH] * v[TGT_F_IW];
-    if (addr == TGT_F_B)
-        return (v[TGT_F_B_BC] & TGT_BC_H ? 1 : v[TGT_F_OH]) * (v[TGT_F_B_BC] & TGT_BC_W ? 1 : v[TGT_F_OW]);
-    return v[TGT_F_OH] * v[TGT_F_OW];
-}
-
 /* Is [a0, a1) written again by a compute of w after its k-th? Only the
  * last write of a byte goes to a resident tensor: an earlier one (a conv's
  * tile that an eltwise then rewrites in place) stays in the slot, so that
@@ -360,7 +352,7 @@ static npu_status rewrite_comps(tile_ctx *c, tile_work *w, segs *in, const segs 
             int64_t to = a0 + m.delta;
             if (st == NPU_OK && m.plane) { /* whole planes of the segment, with a plane stride field */
                 int f = cs_field(c, cp, ops[i].addr);
-                if (f < 0 || (a0 - m.o) % m.plane || ops[i].bytes % m.plane || operand_plane(cp, ops[i].addr) != m.plane)
+                if (f < 0 || (a0 - m.o) % m.plane || ops[i].bytes % m.plane || ops[i].plane != m.plane)
                     st = miss(c, m.t, "is a band of planes that the instruction cannot address");
                 to = m.o + m.delta + (a0 - m.o) / m.plane * m.cs;
                 if (st == NPU_OK && nv[f] && nv[f] != m.cs)
