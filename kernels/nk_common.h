@@ -53,8 +53,12 @@ static inline int64_t nk_shape_numel(const nk_shape *s)
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__) && \
     !defined(NK_NO_CLONES)
 #define NK_HOT_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+/* and at -O3 where -O2's cheap vectorizer leaves a loop scalar (stride-2
+ * reads, selects); the firmware keeps its -Os code and simulated cycles */
+#define NK_HOT_VEC NK_HOT_CLONES __attribute__((optimize("O3")))
 #else
 #define NK_HOT_CLONES
+#define NK_HOT_VEC
 #endif
 
 #endif

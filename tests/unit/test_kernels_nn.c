@@ -96,6 +96,11 @@ static const conv_case conv_cases[] = {
      * pads (runs of 16 and a shifted last block), a run shorter than 8 */
     {"depthwise narrow dilated", 1, 3, 7, 7, 3, 3, 3, 3, 1, 1, 2, 2, 2, 1, 2, 3, 1, NK_ACT_CLIP},
     {"depthwise short run", 1, 2, 2, 3, 2, 3, 3, 2, 1, 1, 1, 1, 1, 1, 0, 0, 0, NK_ACT_NONE},
+    /* the padded path's blocks apply the activation, a short run after the
+     * blocks too (2 x 3 outputs); planes after the first keep the border the
+     * first zeroed (5 channels, 2 images, pads on every side) */
+    {"depthwise padded leaky", 2, 5, 6, 37, 5, 3, 3, 5, 1, 1, 1, 1, 2, 1, 1, 2, 1, NK_ACT_LEAKY_RELU},
+    {"depthwise short run relu", 1, 3, 2, 3, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1, NK_ACT_RELU},
     {"7x7 stride 2 pad 3", 1, 3, 23, 23, 8, 7, 7, 1, 2, 2, 1, 1, 3, 3, 3, 3, 1, NK_ACT_RELU},
     {"kernel larger than input", 1, 2, 3, 3, 2, 5, 5, 1, 1, 1, 1, 1, 2, 2, 2, 2, 1, NK_ACT_NONE},
     {"1-D as h=1", 2, 4, 1, 17, 5, 1, 3, 1, 1, 2, 1, 2, 0, 2, 0, 1, 1, NK_ACT_NONE},
