@@ -101,6 +101,12 @@ static const conv_case conv_cases[] = {
      * first zeroed (5 channels, 2 images, pads on every side) */
     {"depthwise padded leaky", 2, 5, 6, 37, 5, 3, 3, 5, 1, 1, 1, 1, 2, 1, 1, 2, 1, NK_ACT_LEAKY_RELU},
     {"depthwise short run relu", 1, 3, 2, 3, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1, NK_ACT_RELU},
+    /* strided on the padded phases: odd sizes and pads, one stride only,
+     * dilated taps that land in either phase, 5x5 */
+    {"depthwise stride 2 phases", 2, 4, 9, 13, 4, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1, 0, 1, NK_ACT_CLIP},
+    {"depthwise stride 2x1 dilated", 1, 3, 11, 20, 3, 3, 5, 3, 2, 1, 2, 1, 2, 3, 1, 2, 1, NK_ACT_RELU},
+    {"depthwise stride 1x2 5x5", 1, 2, 10, 31, 2, 5, 5, 2, 1, 2, 1, 3, 2, 1, 2, 2, 0, NK_ACT_NONE},
+    {"depthwise stride 2 7x7 plane", 1, 6, 14, 14, 6, 3, 3, 6, 2, 2, 1, 1, 1, 1, 1, 1, 1, NK_ACT_CLIP},
     {"7x7 stride 2 pad 3", 1, 3, 23, 23, 8, 7, 7, 1, 2, 2, 1, 1, 3, 3, 3, 3, 1, NK_ACT_RELU},
     {"kernel larger than input", 1, 2, 3, 3, 2, 5, 5, 1, 1, 1, 1, 1, 2, 2, 2, 2, 1, NK_ACT_NONE},
     {"1-D as h=1", 2, 4, 1, 17, 5, 1, 3, 1, 1, 2, 1, 2, 0, 2, 0, 1, 1, NK_ACT_NONE},
@@ -208,6 +214,31 @@ static void naive_convt(const nk_conv_params *p, const float *x, const float *w,
                                     (double)x[(((size_t)n * p->c + ic) * p->h + iy) * p->w + ix] *
                                     w[(((size_t)ic * mg + mo) * p->kh + ky) * p->kw + kx];
                             }
+}
+
+/* A filter that is not finite must not meet the zero border (inf * 0 is
+ * NaN): its slice takes the path that skips the taps outside the input. */
+Test(kernels_nn, depthwise_infinite_weight_skips_the_border)
+{
+    for (int stride = 1; stride <= 2; stride++) {
+        nk_conv_params p = {.n = 1, .c = 3, .h = 8, .w = 9, .m = 3, .kh = 3, .kw = 3, .group = 3,
+                            .stride_h = stride, .stride_w = stride, .dil_h = 1, .dil_w = 1, .pad_top = 1,
+                            .pad_left = 1, .pad_bottom = 1, .pad_right = 1};
+        conv_fill_out(&p);
+        size_t nx = (size_t)p.c * p.h * p.w, ny = (size_t)p.m * p.oh * p.ow;
+        float *x = rand_buf(nx, 7), *w = rand_buf(27, 8), *y = malloc(ny * sizeof(float));
+        for (size_t i = 0; i < nx; i++)
+            x[i] = 1.0f + (x[i] < 0 ? -x[i] : x[i]); /* positive: inf * x is +inf, never NaN */
+        w[9] = INFINITY; /* channel 1, tap (0, 0): outside the input for the top row and left column */
+        double *want = malloc(ny * sizeof(double));
+        void *s = scratch_for(nk_conv_scratch_size(&p));
+        cr_assert_eq(nk_conv(&p, x, w, NULL, y, s), NK_OK);
+        naive_conv(&p, x, w, NULL, want);
+        for (size_t i = 0; i < ny; i++)
+            cr_expect(!isnan(y[i]) && (isinf(want[i]) ? y[i] == (float)want[i] : fabs(y[i] - want[i]) < 1e-4),
+                      "stride %d output %zu: %g, expected %g", stride, i, y[i], want[i]);
+        free(x), free(w), free(y), free(want), free(s);
+    }
 }
 
 Test(kernels_nn, conv_transpose_matches_naive)
