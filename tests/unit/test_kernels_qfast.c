@@ -266,3 +266,32 @@ Test(qfast, packed_parts_match_portable)
     if (nk_qfast_vnni())
         cr_assert_gt(split, 10, "only %d layers with more than one block or panel", split);
 }
+
+/* nk_qfast_requant_row against nk_requant_out lane by lane: every shift,
+ * multipliers from 0 to 2^31 - 1, sums and biases at the int32 ends (the
+ * saturating add), rounding ties, lengths that end mid-vector. */
+Test(qfast, requant_row_matches_scalar)
+{
+    uint32_t seed = 99;
+    enum { N = 67 };
+    int32_t acc[N];
+    int8_t out[N + 1], ref[N];
+    for (int t = 0; t < 4000; t++) {
+        int32_t shift = NK_SHIFT_MIN + t % (NK_SHIFT_MAX - NK_SHIFT_MIN + 1);
+        int32_t mult = t % 7 == 0 ? 0 : (t % 5 == 0 ? INT32_MAX : (int32_t)(rnd(&seed) << 7 | rnd(&seed) % 128));
+        int32_t bias = t % 3 == 0 ? 0 : (t % 4 == 0 ? (t % 8 ? INT32_MAX : INT32_MIN) : range(&seed, -9999, 9999));
+        int32_t zp = range(&seed, -128, 127), lo = range(&seed, -128, 0), hi = range(&seed, lo, 127);
+        size_t n = (size_t)range(&seed, 1, N);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t k = rnd(&seed) % 6;
+            acc[i] = k == 0 ? INT32_MAX - range(&seed, 0, 3) : k == 1 ? INT32_MIN + range(&seed, 0, 3)
+                   : k == 2 ? (int32_t)(rnd(&seed) << 8) : k == 3 ? range(&seed, -64, 64) * (1 << (30 - shift > 24 ? 24 : 30 - shift))
+                   : range(&seed, -300000, 300000);
+            ref[i] = (int8_t)nk_requant_out(nk_sat_add_i32(acc[i], bias), mult, shift, zp, lo, hi);
+        }
+        out[n] = 0x5a;
+        nk_qfast_requant_row(acc, n, bias, mult, shift, zp, lo, hi, out);
+        cr_assert_eq(memcmp(out, ref, n), 0, "case %d: shift %d mult %d bias %d", t, shift, mult, bias);
+        cr_assert_eq(out[n], 0x5a, "case %d wrote past the row", t);
+    }
+}
