@@ -14,6 +14,13 @@
 #pragma GCC optimize("O3", "no-loop-unroll-and-jam", "no-loop-interchange")
 #endif
 
+/* Outputs per block: the sums of a block stay in registers over all taps
+ * (two 512-bit or four 256-bit vectors), so each tap costs a load of its
+ * int16 run and a multiply-add, not a load and store of the sums. The sums
+ * are computed in whole blocks; those past h_out x wq read the zero slack
+ * and are discarded. */
+enum { DW_BLOCK = 32, DW_MAX_TAPS = 64 };
+
 /* The padded plane split by row phase (row mod stride_h) and column phase:
  * plane (rph, cph) holds padded rows ri * sh + rph, columns ci * sw + cph,
  * hq x wq of them. A tap then reads one plane from (ky*dh / sh, kx*dw / sw)
@@ -23,15 +30,17 @@
 typedef struct dw_geom {
     size_t sh, sw, hq, wq, planes_len; /* planes_len: all planes plus one row and a block of slack */
     size_t len;                        /* sums computed: h_out rows of wq, rounded up to whole blocks */
+    size_t n_taps, toff[DW_MAX_TAPS];  /* where each tap's run starts in the planes (the first DW_MAX_TAPS) */
 } dw_geom;
 
-/* Outputs per block: the sums of a block stay in registers over all taps
- * (two 512-bit or four 256-bit vectors), so each tap costs a load of its
- * int16 run and a multiply-add, not a load and store of the sums. The sums
- * are computed in whole blocks; those past h_out x wq read the zero slack
- * and are discarded. */
-enum { DW_BLOCK = 32, DW_MAX_TAPS = 64 };
+/* The start of tap t's run in the planes. */
+static size_t tap_off(const nk_qconv2d_params *p, const dw_geom *g, size_t t)
+{
+    size_t ry = t / (size_t)p->k_w * (size_t)p->dil_h, cx = t % (size_t)p->k_w * (size_t)p->dil_w;
+    return (((ry % g->sh) * g->sw + cx % g->sw) * g->hq + ry / g->sh) * g->wq + cx / g->sw;
+}
 
+/* Once per layer: per channel, its divisions cost as much as the taps of a 7x7 plane. */
 static dw_geom dw_geometry(const nk_qconv2d_params *p)
 {
     dw_geom g;
@@ -41,6 +50,9 @@ static dw_geom dw_geometry(const nk_qconv2d_params *p)
     g.hq = (hp + g.sh - 1) / g.sh, g.wq = (wp + g.sw - 1) / g.sw;
     g.planes_len = g.sh * g.sw * g.hq * g.wq + g.wq + DW_BLOCK;
     g.len = ((size_t)p->h_out * g.wq + DW_BLOCK - 1) / DW_BLOCK * DW_BLOCK;
+    g.n_taps = (size_t)p->k_h * (size_t)p->k_w;
+    for (size_t t = 0; t < g.n_taps && t < DW_MAX_TAPS; t++)
+        g.toff[t] = tap_off(p, &g, t);
     return g;
 }
 
@@ -116,6 +128,17 @@ NK_VNNI static void taps_avx512(size_t n_taps, const int16_t *const *src, const 
         _mm512_storeu_si512(acc + at + 16, _mm512_permutex2var_epi32(e, hi, o));
     }
 }
+
+/* taps' row packing (rows of 7-56 sums: a call of memmove each cost more than the move); forward, each
+ * piece loaded before it is stored, as memmove's: the destination never passes the source */
+NK_VNNI static void pack_rows_avx512(int32_t *acc, size_t rows, size_t w, size_t wq)
+{
+    for (size_t oy = 1; oy < rows; oy++)
+        for (size_t j = 0; j < w; j += 16) {
+            __mmask16 m = w - j >= 16 ? 0xFFFF : (__mmask16)((1u << (w - j)) - 1);
+            _mm512_mask_storeu_epi32(acc + oy * w + j, m, _mm512_maskz_loadu_epi32(m, acc + oy * wq + j));
+        }
+}
 #define DW_AVX512 1
 #else
 #define DW_AVX512 0
@@ -128,6 +151,11 @@ static void taps_avx512(size_t n_taps, const int16_t *const *src, const int32_t 
 {
     (void)n_taps, (void)src, (void)wv, (void)len, (void)acc;
 }
+
+static void pack_rows_avx512(int32_t *acc, size_t rows, size_t w, size_t wq)
+{
+    (void)acc, (void)rows, (void)w, (void)wq;
+}
 #endif
 
 NK_HOT_CLONES static void widen_plane(const nk_qconv2d_params *p, const dw_geom *g, const int8_t *plane,
@@ -139,14 +167,14 @@ NK_HOT_CLONES static void widen_plane(const nk_qconv2d_params *p, const dw_geom 
     const size_t nph = g->sw < DW_MAX_STRIDE ? g->sw : DW_MAX_STRIDE;
     for (size_t c = 0; c < nph; c++) /* the same for every row: computed once */
         ph[c] = phase_of(p, g, c);
-    for (int32_t y = 0; y < p->h_in; y++) {
+    size_t rph = (size_t)p->pad_top % g->sh, rq = (size_t)p->pad_top / g->sh; /* padded row y + pad_top */
+    for (int32_t y = 0; y < p->h_in; y++, rph = rph + 1 == g->sh ? (rq++, 0) : rph + 1) {
         const int8_t *row = plane + (size_t)y * (size_t)p->w_in;
-        size_t r = (size_t)(y + p->pad_top);
         for (size_t c = 0; c < g->sw; c++) {
             dw_phase f = c < nph ? ph[c] : phase_of(p, g, c);
             if (f.i0 >= f.i1)
                 continue;
-            int16_t *d = buf + (((r % g->sh) * g->sw + c) * g->hq + r / g->sh) * g->wq + f.i0;
+            int16_t *d = buf + ((rph * g->sw + c) * g->hq + rq) * g->wq + f.i0;
             const int8_t *src = row + ((int64_t)(f.i0 * g->sw) + f.first); /* column i0 + j reads src[j * sw] */
             size_t n = f.i1 - f.i0;
             if (avx512 && g->sw <= 2)
@@ -177,22 +205,15 @@ static inline void taps_block(size_t n_taps, const int16_t *const *src, const in
     memcpy(acc + at, a, sizeof a);
 }
 
-/* The start of tap t's run in the planes. */
-static const int16_t *tap_src(const nk_qconv2d_params *p, const dw_geom *g, const int16_t *buf, size_t t)
-{
-    size_t ry = t / (size_t)p->k_w * (size_t)p->dil_h, cx = t % (size_t)p->k_w * (size_t)p->dil_w;
-    return buf + (((ry % g->sh) * g->sw + cx % g->sw) * g->hq + ry / g->sh) * g->wq + cx / g->sw;
-}
-
 NK_HOT_CLONES static void taps(const nk_qconv2d_params *p, const dw_geom *g, const int16_t *buf, const int8_t *wk,
                                int32_t *restrict acc, int avx512)
 {
-    const size_t n_taps = (size_t)p->k_h * (size_t)p->k_w;
+    const size_t n_taps = g->n_taps;
     if (n_taps <= DW_MAX_TAPS) {
         const int16_t *src[DW_MAX_TAPS];
         int32_t wv[DW_MAX_TAPS];
         for (size_t t = 0; t < n_taps; t++)
-            src[t] = tap_src(p, g, buf, t), wv[t] = wk[t];
+            src[t] = buf + g->toff[t], wv[t] = wk[t];
         if (avx512)
             taps_avx512(n_taps, src, wv, g->len, acc);
         else
@@ -201,13 +222,17 @@ NK_HOT_CLONES static void taps(const nk_qconv2d_params *p, const dw_geom *g, con
     } else { /* a window this wide: one pass over the sums per tap */
         memset(acc, 0, g->len * sizeof *acc);
         for (size_t t = 0; t < n_taps; t++) {
-            const int16_t *restrict s = tap_src(p, g, buf, t);
+            const int16_t *restrict s = buf + tap_off(p, g, t);
             int32_t w = wk[t];
             for (size_t i = 0; i < g->len; i++)
                 acc[i] += w * s[i];
         }
     }
     /* the rows packed to w_out for one requantization pass (forward moves: memmove) */
+    if (avx512) {
+        pack_rows_avx512(acc, (size_t)p->h_out, (size_t)p->w_out, g->wq);
+        return;
+    }
     for (int32_t oy = 1; oy < p->h_out; oy++)
         memmove(acc + (size_t)oy * (size_t)p->w_out, acc + (size_t)oy * g->wq, (size_t)p->w_out * sizeof *acc);
 }
