@@ -67,6 +67,23 @@ NK_HOT_CLONES static int32_t dot_i8(const int8_t *a, const int8_t *b, size_t k)
         acc += (int32_t)a[i] * (int32_t)b[i];
     return acc;
 }
+/* sum (a[i] - zp) * w[i], wrapping as dot_i8 - zp * wsum_i8 does: one pass over
+ * the weights instead of two (the 1.8 M CNN's FC reads 400 K of them per
+ * inference); each product fits int16, so it vectorizes as vpmaddwd. */
+NK_HOT_CLONES static int32_t dot_zp_i8(const int8_t *a, int32_t zp, const int8_t *w, size_t k)
+{
+    int32_t lane[32] = {0}, acc = 0;
+    size_t i = 0;
+    for (; i + 32 <= k; i += 32)
+        for (int j = 0; j < 32; j++)
+            lane[j] += (int32_t)(int16_t)(a[i + j] - zp) * (int32_t)(int16_t)w[i + j];
+    for (int j = 0; j < 32; j++)
+        acc = (int32_t)((uint32_t)acc + (uint32_t)lane[j]);
+    for (; i < k; i++)
+        acc = (int32_t)((uint32_t)acc + (uint32_t)((a[i] - zp) * w[i]));
+    return acc;
+}
+#define NK_QFC_FUSED 1
 NK_HOT_CLONES static int32_t wsum_i8(const int8_t *w, size_t k)
 {
     int32_t lane[32] = {0}, sum = 0;
@@ -81,6 +98,7 @@ NK_HOT_CLONES static int32_t wsum_i8(const int8_t *w, size_t k)
     return sum;
 }
 #else
+#define NK_QFC_FUSED 0
 static int32_t wsum_i8(const int8_t *w, size_t k)
 {
     int32_t sum = 0;
@@ -114,6 +132,14 @@ nk_status nk_qfc(const nk_qfc_params *p, const int8_t *in, const void *w, const 
     }
     for (size_t o = 0; o < N; o++) {
         const int8_t *wr = w8 + o * K;
+#if NK_QFC_FUSED /* host builds; the firmware keeps its loop and its simulated cycles */
+        if (p->batch == 1) {
+            size_t q1 = p->q.n == 1 ? 0 : o;
+            int32_t a1 = nk_sat_add_i32(dot_zp_i8(in, p->in_zp, wr, K), bias ? bias[o] : 0);
+            out[o] = (int8_t)nk_requant_out(a1, p->q.mult[q1], p->q.shift[q1], p->out_zp, p->act_min, p->act_max);
+            continue;
+        }
+#endif
         int32_t zpw = p->in_zp ? p->in_zp * wsum_i8(wr, K) : 0, bv = bias ? bias[o] : 0;
         size_t qi = p->q.n == 1 ? 0 : o;
         int32_t m = p->q.mult[qi], s = p->q.shift[qi];
