@@ -97,6 +97,43 @@ NK_HOT_CLONES static int32_t wsum_i8(const int8_t *w, size_t k)
         sum += w[i];
     return sum;
 }
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && !defined(NK_NO_CLONES)
+#include "kernels/nk_qfast.h"
+#include "kernels/nk_qx86.h"
+
+/* dot_zp_i8 on AVX-512 VNNI, 64 a pass: vpdpbusd of (a + 128) as unsigned
+ * with w, and of ones with w (the weight sum), then minus (zp + 128) times
+ * that sum, wrapping to the same exact int32. Masked at the end (a lane
+ * past k multiplies a zero weight). */
+NK_VNNI static int32_t dot_zp_vnni(const int8_t *a, int32_t zp, const int8_t *w, size_t k)
+{
+    const __m512i flip = _mm512_set1_epi8((char)0x80), ones = _mm512_set1_epi8(1);
+    __m512i s = _mm512_setzero_si512(), ws = _mm512_setzero_si512();
+    for (size_t i = 0; i < k; i += 64) {
+        __mmask64 m = k - i >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << (k - i)) - 1);
+        __m512i wv = _mm512_maskz_loadu_epi8(m, w + i);
+        s = _mm512_dpbusd_epi32(s, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, a + i), flip), wv);
+        ws = _mm512_dpbusd_epi32(ws, ones, wv);
+    }
+    uint32_t s1 = (uint32_t)_mm512_reduce_add_epi32(s), s2 = (uint32_t)_mm512_reduce_add_epi32(ws);
+    return (int32_t)(s1 - (uint32_t)(zp + 128) * s2);
+}
+
+static int fc_vnni(void)
+{
+    return nk_qfast_vnni();
+}
+#else
+static int32_t dot_zp_vnni(const int8_t *a, int32_t zp, const int8_t *w, size_t k)
+{
+    return dot_zp_i8(a, zp, w, k);
+}
+
+static int fc_vnni(void)
+{
+    return 0;
+}
+#endif
 #else
 #define NK_QFC_FUSED 0
 static int32_t wsum_i8(const int8_t *w, size_t k)
@@ -130,12 +167,16 @@ nk_status nk_qfc(const nk_qfc_params *p, const int8_t *in, const void *w, const 
         nk_int4_unpack(w, scratch, K * N);
         w8 = scratch;
     }
+#if NK_QFC_FUSED
+    const int vnni = fc_vnni();
+#endif
     for (size_t o = 0; o < N; o++) {
         const int8_t *wr = w8 + o * K;
 #if NK_QFC_FUSED /* host builds; the firmware keeps its loop and its simulated cycles */
         if (p->batch == 1) {
             size_t q1 = p->q.n == 1 ? 0 : o;
-            int32_t a1 = nk_sat_add_i32(dot_zp_i8(in, p->in_zp, wr, K), bias ? bias[o] : 0);
+            int32_t d = vnni ? dot_zp_vnni(in, p->in_zp, wr, K) : dot_zp_i8(in, p->in_zp, wr, K);
+            int32_t a1 = nk_sat_add_i32(d, bias ? bias[o] : 0);
             out[o] = (int8_t)nk_requant_out(a1, p->q.mult[q1], p->q.shift[q1], p->out_zp, p->act_min, p->act_max);
             continue;
         }
