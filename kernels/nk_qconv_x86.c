@@ -8,18 +8,17 @@
  * sum w * (x - zp) = sum w * u - (zp + 128) * sum w. The int32 sums wrap
  * exactly as the portable kernel's (the checked bound on K keeps the true
  * sum inside int32), so the result is the same whatever the order.
- * Requantization is nk_requant_out's arithmetic lane by lane in int64:
- * saturating bias add, product, floor shift, half-to-even, zero point, clamp
- * (clamping the unsaturated value to the int8 range equals clamping the
- * saturated one). tests/unit/test_kernels_qfast.c compares both paths. */
+ * Requantization is nk_requant_out's arithmetic, 16 lanes at a time
+ * (kernels/nk_qx86.h). tests/unit/test_kernels_qfast.c compares both paths. */
 #include "kernels/nk_qfast.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && !defined(NK_NO_CLONES)
 
-#include <immintrin.h>
 #include <string.h>
 
-#define VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+#include "kernels/nk_qx86.h"
+
+#define VNNI NK_VNNI
 
 enum { MR = 12, NR = 32, NB_MAX = 256, B_BYTES = 131072 };
 
@@ -261,26 +260,6 @@ VNNI static void kernel(size_t K4, const int8_t *a, const uint8_t *b, size_t bst
     }
 }
 
-typedef struct rq {
-    __m512i bias, mult, lo, hi, zp, mask, half, one;
-    __m128i e;
-} rq;
-
-VNNI static __m128i requant8(const rq *q, __m256i s32)
-{
-    __m512i v = _mm512_add_epi64(_mm512_cvtepi32_epi64(s32), q->bias);
-    v = _mm512_min_epi64(_mm512_max_epi64(v, _mm512_set1_epi64(INT32_MIN)), _mm512_set1_epi64(INT32_MAX));
-    __m512i prod = _mm512_mul_epi32(v, q->mult);
-    __m512i fl = _mm512_sra_epi64(prod, q->e);
-    __m512i rem = _mm512_and_si512(prod, q->mask);
-    __mmask8 up = _mm512_cmpgt_epi64_mask(rem, q->half) |
-                  (_mm512_cmpeq_epi64_mask(rem, q->half) & _mm512_test_epi64_mask(fl, q->one));
-    fl = _mm512_mask_add_epi64(fl, up, fl, q->one);
-    fl = _mm512_add_epi64(fl, q->zp);
-    fl = _mm512_min_epi64(_mm512_max_epi64(fl, q->lo), q->hi);
-    return _mm512_cvtepi64_epi8(fl);
-}
-
 /* Rows [o0, o0 + rows) x pixels [px, px + n) of one tile: raw sums or requantized int8. */
 typedef struct outp {
     const nk_qconv2d_params *p;
@@ -307,16 +286,9 @@ VNNI static void epilogue(const outp *d, const int32_t *c, size_t o0, size_t row
             continue;
         }
         size_t qi = p->q.n == 1 ? 0 : oc;
-        int e = 31 - p->q.shift[qi];
-        rq q = {.bias = _mm512_set1_epi64(d->bias ? d->bias[oc] : 0), .mult = _mm512_set1_epi64(p->q.mult[qi]),
-                .lo = _mm512_set1_epi64(p->act_min), .hi = _mm512_set1_epi64(p->act_max),
-                .zp = _mm512_set1_epi64(p->out_zp), .mask = _mm512_set1_epi64(((int64_t)1 << e) - 1),
-                .half = _mm512_set1_epi64((int64_t)1 << (e - 1)), .one = _mm512_set1_epi64(1),
-                .e = _mm_cvtsi32_si128(e)};
-        __m128i r0 = _mm_unpacklo_epi64(requant8(&q, _mm512_castsi512_si256(s0)),
-                                        requant8(&q, _mm512_extracti64x4_epi64(s0, 1)));
-        __m128i r1 = _mm_unpacklo_epi64(requant8(&q, _mm512_castsi512_si256(s1)),
-                                        requant8(&q, _mm512_extracti64x4_epi64(s1, 1)));
+        nk_rq16 q = nk_rq16_make(d->bias ? d->bias[oc] : 0, p->q.mult[qi], p->q.shift[qi], p->out_zp, p->act_min,
+                                 p->act_max);
+        __m128i r0 = nk_rq16_apply(&q, s0), r1 = nk_rq16_apply(&q, s1);
         _mm_mask_storeu_epi8(d->out + o * d->P + px, m0, r0);
         _mm_mask_storeu_epi8(d->out + o * d->P + px + 16, m1, r1);
     }
@@ -326,16 +298,10 @@ VNNI static void epilogue(const outp *d, const int32_t *c, size_t o0, size_t row
 VNNI static void requant_row_avx512(const int32_t *acc, size_t n, int32_t bias, int32_t mult, int32_t shift,
                                     int32_t zp, int32_t lo, int32_t hi, int8_t *out)
 {
-    int e = 31 - shift;
-    rq q = {.bias = _mm512_set1_epi64(bias), .mult = _mm512_set1_epi64(mult), .lo = _mm512_set1_epi64(lo),
-            .hi = _mm512_set1_epi64(hi), .zp = _mm512_set1_epi64(zp), .mask = _mm512_set1_epi64(((int64_t)1 << e) - 1),
-            .half = _mm512_set1_epi64((int64_t)1 << (e - 1)), .one = _mm512_set1_epi64(1), .e = _mm_cvtsi32_si128(e)};
+    nk_rq16 q = nk_rq16_make(bias, mult, shift, zp, lo, hi);
     for (size_t i = 0; i < n; i += 16) {
         __mmask16 m = n - i >= 16 ? 0xFFFF : (__mmask16)((1u << (n - i)) - 1);
-        __m512i s = _mm512_maskz_loadu_epi32(m, acc + i);
-        __m128i r = _mm_unpacklo_epi64(requant8(&q, _mm512_castsi512_si256(s)),
-                                       requant8(&q, _mm512_extracti64x4_epi64(s, 1)));
-        _mm_mask_storeu_epi8(out + i, m, r);
+        _mm_mask_storeu_epi8(out + i, m, nk_rq16_apply(&q, _mm512_maskz_loadu_epi32(m, acc + i)));
     }
 }
 

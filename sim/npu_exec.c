@@ -267,6 +267,31 @@ static npu_status conv(npu_model *m, const npum_insn *x, bool depthwise, npu_err
     return kernel_status(m, x, s, "nk_qconv2d", err);
 }
 
+/* sum (a[t] - za) * (b[t] - zb) over t < k for zero points in [-128, 127]:
+ * each term is below 2^16 in magnitude, so int32 sums of 2^15 terms are
+ * exact and vectorize (the matmul of a classifier split over K, where the
+ * scalar int64 loop was 6% of MobileNetV2-224). */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("O3")))
+#endif
+NK_HOT_CLONES static int64_t dot_zp(const int8_t *a, int32_t za, const int8_t *b, int32_t zb, size_t k)
+{
+    int64_t s = 0;
+    for (size_t t0 = 0; t0 < k; t0 += 32768) {
+        size_t n = k - t0 < 32768 ? k - t0 : 32768;
+        int32_t c = 0;
+        for (size_t t = 0; t < n; t++)
+            c += ((int32_t)a[t0 + t] - za) * ((int32_t)b[t0 + t] - zb);
+        s += c;
+    }
+    return s;
+}
+
+static bool zp8(int32_t zp)
+{
+    return zp >= -128 && zp <= 127;
+}
+
 /* matmul without a kernel: partial sums, a weight zero point or B stored
  * k x n (bt: a second activation, as it lies in DRAM). */
 static void matmul_direct(npu_model *m, const npum_insn *x, const qtab *q)
@@ -277,11 +302,15 @@ static void matmul_direct(npu_model *m, const npum_insn *x, const qtab *q)
     int8_t *out = (int8_t *)m->sram + V(DST);
     const int32_t k = V(K), n = V(N);
     const bool w4 = V(W4), acc_in = V(ACC_IN), acc_out = V(ACC_OUT), bt = V(BT);
+    const bool dense = !w4 && !bt && zp8(V(IN_ZP)) && zp8(V(W_ZP));
     for (int32_t r = 0; r < V(M); r++)
         for (int32_t j = 0; j < n; j++) {
             size_t o = (size_t)r * (size_t)n + (size_t)j;
             int64_t acc = acc_in ? rd32(psum + 4 * o) : q->bias[j];
-            for (int32_t t = 0; t < k; t++)
+            if (dense) /* B row j is contiguous int8: the same sum, vectorized */
+                acc += dot_zp(a + (size_t)r * (size_t)k, V(IN_ZP), (const int8_t *)b + (size_t)j * (size_t)k, V(W_ZP),
+                              (size_t)k);
+            for (int32_t t = 0; t < k && !dense; t++)
                 acc += (int64_t)(a[(size_t)r * (size_t)k + (size_t)t] - V(IN_ZP)) *
                        (weight(b, bt ? (size_t)t * (size_t)n + (size_t)j : (size_t)j * (size_t)k + (size_t)t, w4) -
                         V(W_ZP));

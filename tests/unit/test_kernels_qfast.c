@@ -266,3 +266,66 @@ Test(qfast, packed_parts_match_portable)
     if (nk_qfast_vnni())
         cr_assert_gt(split, 10, "only %d layers with more than one block or panel", split);
 }
+
+/* nk_qfast_requant_row against nk_requant_out lane by lane: every shift,
+ * multipliers from 0 to 2^31 - 1, sums and biases at the int32 ends (the
+ * saturating add), rounding ties, lengths that end mid-vector. */
+Test(qfast, requant_row_matches_scalar)
+{
+    uint32_t seed = 99;
+    enum { N = 67 };
+    int32_t acc[N];
+    int8_t out[N + 1], ref[N];
+    for (int t = 0; t < 4000; t++) {
+        int32_t shift = NK_SHIFT_MIN + t % (NK_SHIFT_MAX - NK_SHIFT_MIN + 1);
+        int32_t mult = t % 7 == 0 ? 0 : (t % 5 == 0 ? INT32_MAX : (int32_t)(rnd(&seed) << 7 | rnd(&seed) % 128));
+        int32_t bias = t % 3 == 0 ? 0 : (t % 4 == 0 ? (t % 8 ? INT32_MAX : INT32_MIN) : range(&seed, -9999, 9999));
+        int32_t zp = range(&seed, -128, 127), lo = range(&seed, -128, 0), hi = range(&seed, lo, 127);
+        size_t n = (size_t)range(&seed, 1, N);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t k = rnd(&seed) % 6;
+            int32_t step = 1 << (30 - shift > 24 ? 24 : 30 - shift); /* multiples: products near ties */
+            acc[i] = k == 0   ? INT32_MAX - range(&seed, 0, 3)
+                     : k == 1 ? INT32_MIN + range(&seed, 0, 3)
+                     : k == 2 ? (int32_t)(rnd(&seed) << 8)
+                     : k == 3 ? range(&seed, -64, 64) * step
+                              : range(&seed, -300000, 300000);
+            ref[i] = (int8_t)nk_requant_out(nk_sat_add_i32(acc[i], bias), mult, shift, zp, lo, hi);
+        }
+        out[n] = 0x5a;
+        nk_qfast_requant_row(acc, n, bias, mult, shift, zp, lo, hi, out);
+        cr_assert_eq(memcmp(out, ref, n), 0, "case %d: shift %d mult %d bias %d", t, shift, mult, bias);
+        cr_assert_eq(out[n], 0x5a, "case %d wrote past the row", t);
+    }
+}
+
+/* nk_qfc's one-pass host sum for one sample against its two-pass sum (a
+ * batch of two runs it): input zero points, long rows whose int32 sums
+ * wrap in the two-pass form, weights at the int8 ends. */
+Test(qfast, fc_one_sample_matches_batch)
+{
+    uint32_t seed = 5;
+    for (int t = 0; t < 60; t++) {
+        int32_t K = t % 10 == 0 ? range(&seed, 60000, 65536) : range(&seed, 1, 700), N = range(&seed, 1, 9);
+        int32_t mult[9], shift[9], bias[9];
+        int8_t *in = malloc(2 * (size_t)K), *w = malloc((size_t)K * (size_t)N), o1[9], o2[18];
+        for (int32_t i = 0; i < K; i++)
+            in[i] = in[K + i] = (int8_t)(t % 3 == 0 ? (i % 2 ? 127 : -128) : range(&seed, -128, 127));
+        for (int32_t i = 0; i < K * N; i++)
+            w[i] = (int8_t)(t % 3 == 0 ? -128 : range(&seed, -128, 127));
+        for (int32_t o = 0; o < N; o++) {
+            mult[o] = range(&seed, 1 << 30, INT32_MAX), shift[o] = range(&seed, -20, 0);
+            bias[o] = range(&seed, -9999, 9999);
+        }
+        nk_qfc_params p = {.batch = 1, .in_features = K, .out_features = N, .in_zp = range(&seed, -128, 127),
+                           .out_zp = range(&seed, -128, 127), .act_min = -128, .act_max = 127, .w_format = NK_W_I8,
+                           .q = {N, mult, shift}};
+        cr_assert_eq(nk_qfc(&p, in, w, bias, o1, NULL), NK_OK);
+        p.batch = 2;
+        cr_assert_eq(nk_qfc(&p, in, w, bias, o2, NULL), NK_OK);
+        cr_assert_eq(memcmp(o1, o2, (size_t)N), 0, "case %d (K %d)", t, K);
+        cr_assert_eq(memcmp(o1, o2 + N, (size_t)N), 0, "case %d (K %d)", t, K);
+        free(in);
+        free(w);
+    }
+}
