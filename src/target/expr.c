@@ -42,6 +42,7 @@ struct tgt_expr {
     const xnode *root;
     int ncode;
     xins *code;
+    bool integral; /* every value an integer: ieval gives xeval's results without rationals */
 };
 
 /* ---- rationals ----------------------------------------------------------------- */
@@ -599,6 +600,18 @@ static void comp(xcomp *c, const xnode *n)
     }
 }
 
+/* Is every value of the code an integer? Constants are, and a quotient is
+ * when ceil or floor takes it at once (the next instruction: the parent's,
+ * as a jump that lands there brings an integer, which they leave alone). */
+static bool integral(const xins *code, int n)
+{
+    for (int pc = 0; pc < n; pc++)
+        if ((code[pc].op == X_NUM && code[pc].d != 1) ||
+            (code[pc].op == X_DIV && (pc + 1 == n || (code[pc + 1].op != X_CEIL && code[pc + 1].op != X_FLOOR))))
+            return false;
+    return true;
+}
+
 tgt_expr *xcompile(npu_arena *a, const xnode *root, const int64_t *params)
 {
     xcomp c = {.params = params, .a = a};
@@ -611,6 +624,7 @@ tgt_expr *xcompile(npu_arena *a, const xnode *root, const int64_t *params)
     e->root = root;
     e->code = c.code;
     e->ncode = c.n;
+    e->integral = integral(c.code, c.n);
     return e;
 }
 
@@ -619,8 +633,97 @@ const xnode *xexpr_root(const tgt_expr *e)
     return e->root;
 }
 
+/* The pc before the next instruction after X_JZ or X_JNZ on a value that is nonzero or not. */
+static int branch(const xins *in, int pc, bool nonzero)
+{
+    return nonzero == (in->op == X_JNZ) ? (int)in->n - 1 : pc;
+}
+
+/* ---- integer evaluation ------------------------------------------------------------ */
+
+/* ceil (up) or floor of a / b, failing where rbin's X_DIV does (a zero or
+ * unrepresentable divisor, a sign fix-up that overflows). */
+static bool idiv(int64_t a, int64_t b, bool up, int64_t *o)
+{
+    if (b == 0)
+        return false;
+    if (b < 0) {
+        if (a == INT64_MIN || b == INT64_MIN)
+            return false;
+        a = -a;
+        b = -b;
+    }
+    int64_t q = a / b;
+    if (a % b != 0 && (up ? a > 0 : a < 0))
+        q += up ? 1 : -1;
+    *o = q;
+    return true;
+}
+
+/* rbin on integers: the same results and the same failures. */
+static bool ibin(int op, int64_t a, int64_t b, int64_t *o)
+{
+    int64_t q;
+    switch (op) {
+    case X_SUB:
+        return b != INT64_MIN && !__builtin_add_overflow(a, -b, o);
+    case X_ADD: return !__builtin_add_overflow(a, b, o);
+    case X_MUL: return !__builtin_mul_overflow(a, b, o);
+    case X_MOD: /* a - b * floor(a / b) */
+        return idiv(a, b, false, &q) && !__builtin_mul_overflow(b, q, &q) && ibin(X_SUB, a, q, o);
+    case X_MIN: *o = a <= b ? a : b; return true;
+    case X_MAX: *o = a <= b ? b : a; return true;
+    case X_LT: *o = a < b; return true;
+    case X_LE: *o = a <= b; return true;
+    case X_GT: *o = a > b; return true;
+    case X_GE: *o = a >= b; return true;
+    case X_EQ: *o = a == b; return true;
+    default: *o = a != b; return true; /* X_NE */
+    }
+}
+
+/* xeval of integral code: a quotient is taken with the ceil or floor after
+ * it (integral()), which is skipped; a ceil or floor alone has an integer. */
+static bool ieval(const tgt_expr *e, const int64_t *fields, const int64_t *params, xrat *out)
+{
+    int64_t st[XMAX_STACK];
+    int sp = 0;
+    for (int pc = 0; pc < e->ncode; pc++) {
+        const xins *in = &e->code[pc];
+        switch (in->op) {
+        case X_NUM: st[sp++] = in->n; break;
+        case X_FIELD: st[sp++] = fields[in->n]; break;
+        case X_PARAM: st[sp++] = params[in->n]; break;
+        case X_NEG:
+            if (st[sp - 1] == INT64_MIN)
+                return false;
+            st[sp - 1] = -st[sp - 1];
+            break;
+        case X_NOT: st[sp - 1] = st[sp - 1] == 0; break;
+        case X_BOOL: st[sp - 1] = st[sp - 1] != 0; break;
+        case X_CEIL: case X_FLOOR: break;
+        case X_JZ: case X_JNZ: pc = branch(in, pc, st[--sp] != 0); break;
+        case X_JMP: pc = (int)in->n - 1; break;
+        case X_DIV:
+            sp--;
+            if (!idiv(st[sp - 1], st[sp], e->code[++pc].op == X_CEIL, &st[sp - 1]))
+                return false;
+            break;
+        default:
+            sp--;
+            if (!ibin(in->op, st[sp - 1], st[sp], &st[sp - 1]))
+                return false;
+            break;
+        }
+    }
+    *out = (xrat){st[0], 1};
+    return true;
+}
+
 bool xeval(const tgt_expr *e, const int64_t *fields, const int64_t *params, xrat *out)
 {
+    if (e->integral)
+        return ieval(e, fields, params, out);
     xrat st[XMAX_STACK];
     int sp = 0;
     for (int pc = 0; pc < e->ncode; pc++) {
@@ -633,14 +736,7 @@ bool xeval(const tgt_expr *e, const int64_t *fields, const int64_t *params, xrat
             if (!run(in->op, st[sp - 1], &st[sp - 1]))
                 return false;
             break;
-        case X_JZ:
-            if (st[--sp].n == 0)
-                pc = (int)in->n - 1;
-            break;
-        case X_JNZ:
-            if (st[--sp].n != 0)
-                pc = (int)in->n - 1;
-            break;
+        case X_JZ: case X_JNZ: pc = branch(in, pc, st[--sp].n != 0); break;
         case X_JMP: pc = (int)in->n - 1; break;
         default:
             sp--;

@@ -7,6 +7,8 @@
 
 npu_status tile_qtab(tile_ctx *c, const ir_node *n, int64_t c0, int64_t cnt, uint8_t *out)
 {
+    if (!out && c->qtab_ok == n)
+        return NPU_OK;
     const ir_tensor *x = n->inputs[0], *w = n->inputs[1], *y = n->outputs[0];
     const ir_tensor *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
     int nq = w->quant->count;
@@ -15,7 +17,7 @@ npu_status tile_qtab(tile_ctx *c, const ir_node *n, int64_t c0, int64_t cnt, uin
         return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
     int32_t *shift = mult + nq;
     npu_status st = ref_qmults(x, w, y, mult, shift, c->err);
-    for (int64_t i = 0; i < cnt && st == NPU_OK; i++) {
+    for (int64_t i = 0; i < cnt && st == NPU_OK && out; i++) {
         int64_t o = c0 + i;
         int32_t e[3];
         e[0] = b && b->data ? ((const int32_t *)b->data)[o] : 0;
@@ -28,7 +30,15 @@ npu_status tile_qtab(tile_ctx *c, const ir_node *n, int64_t c0, int64_t cnt, uin
     npu_free(c->alloc, mult, sizeof(int32_t) * 2 * (size_t)nq);
     if (st != NPU_OK)
         return npu_err_prefix(c->err, "node '%s'", n->name);
+    if (!out)
+        c->qtab_ok = n;
     return NPU_OK;
+}
+
+npu_status tile_block_reserve(tile_ctx *c, const ir_node *n, int64_t c0, int64_t cnt, int64_t size, int64_t *off)
+{
+    npu_status st = tile_qtab(c, n, c0, cnt, NULL);
+    return st != NPU_OK ? st : tile_const_add(c, NULL, (size_t)size, off);
 }
 
 npu_status tile_lower_node(tile_ctx *c, const ir_node *n)
@@ -408,7 +418,7 @@ npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_sche
         return npu_fail(err, NPU_EINTERNAL, "tiler: the SRAM level (%lld bytes) leaves no SRAM for tiles",
                         (long long)level);
     tile_ctx c = {.t = &below, .t_full = t, .g = g, .plan = plan, .consts = consts, .alloc = alloc, .err = err,
-                  .sram_base = below.p[TGT_P_SRAM_BYTES], .miss = miss, .serial = serial};
+                  .sram_base = below.p[TGT_P_SRAM_BYTES], .miss = miss, .serial = serial, .no_bytes = !consts};
     c.const_off = npu_malloc(alloc, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
     int *group = npu_malloc(alloc, sizeof(int) * (size_t)(g->n_nodes + 1));
     int n_npu = 0;

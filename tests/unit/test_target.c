@@ -998,6 +998,47 @@ Test(expr, values)
     }
 }
 
+/* E on fields a, b: whether it evaluates and its exact value (compiled unbound). */
+static bool eval_ab(npu_arena *ar, const char *src, int64_t a, int64_t b, xrat *r)
+{
+    xnode *root;
+    size_t pos;
+    char msg[256];
+    cr_assert_eq(xparse(ar, src, test_names, NULL, &root, &pos, msg, sizeof msg), NPU_OK, "'%s': %s", src, msg);
+    const int64_t fields[] = {a, b}, params[] = {16};
+    tgt_expr *e = xcompile(ar, root, NULL);
+    cr_assert_not_null(e);
+    return xeval(e, fields, params, r);
+}
+
+/* Integer code (every quotient under ceil or floor) runs without rationals:
+ * the same values and the same failures as E / 1, which a quotient left
+ * alone keeps on rationals. */
+Test(expr, integers_as_rationals)
+{
+    static const char *const cases[] = {
+        "ceil(a / b)", "floor(a / b)", "a % b", "a - b", "a + b", "a * b", "-a", "min(a, b) - max(a, b)",
+        "ceil(a / b) * floor(b / a)", "if(a < b, ceil(a / b), floor(b / a))", "ceil(if(a < b, a, a / b))",
+        "!a + (a && b) + (a || b)", "a % b == 0", "ceil(a * b / (b - 3)) + floor(-a / 2)",
+    };
+    static const int64_t v[] = {0, 1, -1, 2, -2, 3, 7, -7, INT64_C(1) << 32, INT64_MAX, INT64_MIN, INT64_MIN + 1};
+    npu_arena *ar = npu_arena_new(npu_alloc_default());
+    char twin[128];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (size_t x = 0; x < sizeof v / sizeof v[0]; x++)
+            for (size_t y = 0; y < sizeof v / sizeof v[0]; y++) {
+                xrat r1 = {0, 1}, r2 = {0, 1};
+                snprintf(twin, sizeof twin, "(%s) / 1", cases[i]);
+                bool ok1 = eval_ab(ar, cases[i], v[x], v[y], &r1), ok2 = eval_ab(ar, twin, v[x], v[y], &r2);
+                cr_assert_eq(ok1, ok2, "'%s' at a = %lld, b = %lld: %d, rationals %d", cases[i], (long long)v[x],
+                             (long long)v[y], ok1, ok2);
+                cr_assert(!ok1 || (r1.n == r2.n && r1.d == r2.d), "'%s' at a = %lld, b = %lld: %lld/%lld, rationals %lld/%lld",
+                          cases[i], (long long)v[x], (long long)v[y], (long long)r1.n, (long long)r1.d,
+                          (long long)r2.n, (long long)r2.d);
+            }
+    npu_arena_free(ar);
+}
+
 Test(expr, evaluation_errors)
 {
     static const char *const cases[] = {"a / (b - 3)", "a % 0", "9223372036854775807 + a",
