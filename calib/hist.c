@@ -110,8 +110,13 @@ NK_HOT_CLONES static size_t finite_range(const float *x, size_t n, float *plo, f
                 uint32_t b;
                 memcpy(&b, &v, sizeof b);
                 uint32_t fin = (b & 0x7f800000u) != 0x7f800000u;
-                lo[j] = fin && v < lo[j] ? v : lo[j];
-                hi[j] = fin && v > hi[j] ? v : hi[j];
+                /* a value that is not finite compares as the lane's identity: selects of
+                 * the value, then plain minima and maxima, which GCC keeps in registers
+                 * (with the test inside the compare it wrote the lanes to the stack at
+                 * every step: 1.5x slower with AVX-512, 3.8x without AVX) */
+                float vl = fin ? v : INFINITY, vh = fin ? v : -INFINITY;
+                lo[j] = vl < lo[j] ? vl : lo[j];
+                hi[j] = vh > hi[j] ? vh : hi[j];
                 cnt[j] += fin;
             }
         for (int j = 0; j < L; j++) {
