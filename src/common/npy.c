@@ -55,11 +55,40 @@ static double half_to_double(uint16_t h)
     return h & 0x8000 ? -v : v;
 }
 
+/* float32 elements whose exponent is all ones (Inf, NaN), in 16 lanes of
+ * constant length (vector compares at -O2) and blocks whose counts fit 32
+ * bits (the general loop below, a double and a dtype test per element, was
+ * 1% of an npuref inference) */
+static int64_t count_nonfinite_f32(const float *x, int64_t n)
+{
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n;) {
+        int64_t stop = n - i > ((int64_t)1 << 30) ? i + ((int64_t)1 << 30) : n;
+        uint32_t c[16] = {0};
+        for (; i + 16 <= stop; i += 16)
+            for (int j = 0; j < 16; j++) {
+                uint32_t b;
+                memcpy(&b, x + i + j, sizeof b);
+                c[j] += (b & 0x7f800000u) == 0x7f800000u;
+            }
+        for (; i < stop; i++) {
+            uint32_t b;
+            memcpy(&b, x + i, sizeof b);
+            c[0] += (b & 0x7f800000u) == 0x7f800000u;
+        }
+        for (int j = 0; j < 16; j++)
+            bad += c[j];
+    }
+    return bad;
+}
+
 int64_t npy_count_nonfinite(const npy_array *a, int64_t *first, double *first_value)
 {
     int64_t n = npy_numel(a), bad = 0;
     *first = -1;
     *first_value = 0.0;
+    if (a->dtype == NPY_F32 && !count_nonfinite_f32(a->data, n))
+        return 0;
     for (int64_t i = 0; i < n; i++) {
         double v;
         if (a->dtype == NPY_F32)
