@@ -77,12 +77,22 @@ static void observe(void *ud, const ir_node *n, const ir_tensor *t, const void *
         c->tap(c->tap_ud, n, t, data);
 }
 
-npu_status q_calib_run(q_calib *c, ref_ctx *ctx, const void *const *inputs, npu_err *err)
+npu_status q_calib_run_into(q_calib *c, ref_ctx *ctx, const void *const *inputs, void *const *outputs,
+                            npu_err *err)
 {
     /* graph inputs are not node outputs: observe them directly */
     for (int i = 0; i < c->g->n_inputs; i++)
         observe(c, NULL, c->g->inputs[i], inputs[i]);
     ref_ctx_set_observer(ctx, observe, c);
+    npu_status st = ref_ctx_run(ctx, inputs, outputs, err);
+    ref_ctx_set_observer(ctx, NULL, NULL);
+    if (st == NPU_OK)
+        c->samples++;
+    return st;
+}
+
+npu_status q_calib_run(q_calib *c, ref_ctx *ctx, const void *const *inputs, npu_err *err)
+{
     enum { MAX_OUT = 16 };
     /* outputs are discarded: point them at scratch sized for each output */
     const ir_graph *g = c->g;
@@ -100,13 +110,30 @@ npu_status q_calib_run(q_calib *c, ref_ctx *ctx, const void *const *inputs, npu_
         }
     }
     if (st == NPU_OK)
-        st = ref_ctx_run(ctx, inputs, outs, err);
+        st = q_calib_run_into(c, ctx, inputs, outs, err);
     for (int i = 0; i < k; i++)
         npu_free(c->alloc, outs[i], sizes[i]);
-    ref_ctx_set_observer(ctx, NULL, NULL);
-    if (st == NPU_OK)
-        c->samples++;
     return st;
+}
+
+bool q_calib_mergeable(const q_calib *c)
+{
+    return c->range_only && !c->tap;
+}
+
+void q_calib_merge(q_calib *dst, const q_calib *src)
+{
+    for (int i = 0; i < dst->n && i < src->n; i++) {
+        cal_hist *a = dst->hist[i];
+        const cal_hist *b = src->hist[i];
+        if (!a || !b || !b->count)
+            continue;
+        /* as if b's samples came after a's: the same compares as cal_hist_add_range */
+        a->min = b->min < a->min ? b->min : a->min;
+        a->max = b->max > a->max ? b->max : a->max;
+        a->count += b->count;
+    }
+    dst->samples += src->samples;
 }
 
 uint64_t q_calib_samples(const q_calib *c)

@@ -50,12 +50,31 @@ static const void *typed_input(const ir_tensor *t, const float *x, void *buf)
     return buf;
 }
 
+typedef struct progress_to {
+    FILE *f;
+    const char *what;
+} progress_to;
+
+static void progress_cb(void *ud, int64_t done, int64_t total)
+{
+    const progress_to *p = ud;
+    progress(p->f, p->what, done, total);
+}
+
 static npu_status float_pass(ir_graph *g, cal_dataset *ds, ref_observer_fn fn, void *ud, q_calib *qc,
                              const q_ptq_options *o, const char *what, npu_err *err)
 {
     enum { MAX_OUT = 16 };
     if (g->n_outputs > MAX_OUT)
         return npu_fail(err, NPU_EUSER, "calibration: more than %d graph outputs", MAX_OUT);
+    int threads = ref_default_threads();
+    if (qc && q_calib_par_fits(g, qc, threads, cal_dataset_count(ds))) {
+        progress_to to = {o->progress, what};
+        npu_status st = q_calib_par_pass(g, ds, qc, threads, progress_cb, &to, err);
+        if (st != NPU_OK && o->progress)
+            fputc('\n', o->progress); /* the error message starts on its own line */
+        return st;
+    }
     ref_ctx *rc = ref_ctx_new(g, g->alloc, err);
     if (!rc)
         return err->code;

@@ -25,6 +25,14 @@ q_calib *q_calib_new(const ir_graph *g, npu_alloc alloc, npu_err *err);
 void q_calib_free(q_calib *c);
 /* Runs one calibration sample (inputs as for ref_ctx_run) and records it. */
 npu_status q_calib_run(q_calib *c, ref_ctx *ctx, const void *const *inputs, npu_err *err);
+/* q_calib_run with the outputs' buffers given (no allocation: it may run
+ * on a worker thread). */
+npu_status q_calib_run_into(q_calib *c, ref_ctx *ctx, const void *const *inputs, void *const *outputs,
+                            npu_err *err);
+/* Whether statistics gathered apart merge exactly (minmax ranges, no tap). */
+bool q_calib_mergeable(const q_calib *c);
+/* Adds src's statistics to dst's, src's samples taken as after dst's. */
+void q_calib_merge(q_calib *dst, const q_calib *src);
 uint64_t q_calib_samples(const q_calib *c);
 /* Also calls fn for every observed float activation (graph inputs included). */
 void q_calib_set_tap(q_calib *c, ref_observer_fn fn, void *ud);

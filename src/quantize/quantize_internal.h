@@ -201,4 +201,11 @@ npu_status q_ptq_precision(const q_mixed_in *mi, const q_ptq_options *o, q_prec_
 /* Each chosen layer's row gets its choice, the report the totals. */
 npu_status q_prec_annotate(ir_graph *g, const q_prec_out *p, q_report *r, npu_err *err);
 
+/* calib_par.c: calibration's float pass on contexts side by side, where the
+ * statistics merge exactly; the same statistics as one context in order. */
+typedef void (*q_calib_progress_fn)(void *ud, int64_t done, int64_t total);
+bool q_calib_par_fits(const ir_graph *g, const q_calib *qc, int threads, int64_t samples);
+npu_status q_calib_par_pass(const ir_graph *g, cal_dataset *ds, q_calib *qc, int threads, q_calib_progress_fn fn,
+                            void *ud, npu_err *err);
+
 #endif

@@ -2,8 +2,9 @@
 # npuref -j and npucc's threaded calibration: a float model with layers large
 # enough to be split across threads (src/ref/ref.c) gives bit-identical
 # outputs for -j 1, 2 and 3, one inference (layers split) and a batch
-# (parallel contexts); and npucc with NPUCC_THREADS=1 and 2 writes the same
-# .npub byte for byte (calibration statistics independent of the threads).
+# (parallel contexts); and npucc with NPUCC_THREADS=1, 2 and 3 writes the
+# same .npub byte for byte (calibration on contexts side by side,
+# src/quantize/calib_par.c: statistics independent of the threads).
 # Usage: tests/e2e/ref_threads.sh [BUILD]
 set -u
 B=${1:-build}
@@ -38,8 +39,8 @@ onnx.save(m, f"{w}/m.onnx")
 x = rng.random((4, 8, 64, 64), dtype=np.float32)
 np.save(f"{w}/x4.npy", x)
 np.save(f"{w}/x1.npy", x[:1])
-for i in range(4):
-    np.save(f"{w}/calib/{i}.npy", x[i:i + 1])
+for i in range(5): # scaled apart: each sample widens some range, so a lost or repeated one shows
+    np.save(f"{w}/calib/{i}.npy", x[i % 4:i % 4 + 1] * np.float32((1.0, 2.5, 0.5, 1.5, 3.0)[i]))
 PY
 fail=0
 for j in 1 2 3; do
@@ -51,16 +52,23 @@ for j in 2 3; do
     cmp -s $W/one1.npy $W/one$j.npy || { echo "FAIL ref_threads: one inference, -j 1 and -j $j differ"; fail=1; }
     cmp -s $W/four1.npy $W/four$j.npy || { echo "FAIL ref_threads: a batch of 4, -j 1 and -j $j differ"; fail=1; }
 done
-for t in 1 2; do
+# calibration on 1, 2 and 3 contexts side by side (5 samples: a last round
+# of 1 sample with 2 workers and of 2 with 3), and with the first four only
+for t in 1 2 3; do
     NPUCC_THREADS=$t $B/npucc --target edge-v1 --calib $W/calib -o $W/m$t.npub $W/m.onnx >/dev/null ||
         { echo "FAIL ref_threads: npucc with NPUCC_THREADS=$t"; fail=1; }
 done
-cmp -s $W/m1.npub $W/m2.npub || { echo "FAIL ref_threads: .npub of NPUCC_THREADS=1 and 2 differ"; fail=1; }
+for t in 2 3; do
+    cmp -s $W/m1.npub $W/m$t.npub || { echo "FAIL ref_threads: .npub of NPUCC_THREADS=1 and $t differ"; fail=1; }
+done
+mkdir -p $W/calib4 && cp $W/calib/[0-3].npy $W/calib4/
+NPUCC_THREADS=2 $B/npucc --target edge-v1 --calib $W/calib4 -o $W/m4.npub $W/m.onnx >/dev/null &&
+    ! cmp -s $W/m1.npub $W/m4.npub || { echo "FAIL ref_threads: the fifth sample changes nothing"; fail=1; }
 # the check bites: the batch's first inference is the single one, the others differ
 $PY -c "
 import numpy as np, sys
 a, b = np.load('$W/one1.npy'), np.load('$W/four1.npy')
 sys.exit(0 if b.shape == (4, 10) and np.array_equal(a[0], b[0]) and not np.array_equal(b[0], b[1]) else 1)" ||
     { echo "FAIL ref_threads: degenerate outputs"; fail=1; }
-[ $fail = 0 ] && echo "ok   ref_threads: npuref -j 1/2/3 identical (1 and 4 inferences); npucc NPUCC_THREADS=1/2 identical .npub"
+[ $fail = 0 ] && echo "ok   ref_threads: npuref -j 1/2/3 identical (1 and 4 inferences); npucc NPUCC_THREADS=1/2/3 identical .npub"
 exit $fail
