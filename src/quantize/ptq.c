@@ -3,7 +3,8 @@
  * quantization"):
  *   1. --cle: per-channel maxima of clipped conv outputs, then equalization;
  *   2. one float pass over the set: histograms per tensor (and, for the
- *      weight repairs, input patch statistics per Conv/Gemm);
+ *      weight repairs, input patch statistics per Conv/Gemm); minmax
+ *      ranges alone on contexts side by side (calib_par.c);
  *   3. ranges; --accuracy-budget: the mixed-precision search;
  *   4. the rewrite; --report: float vs quantized on the set. */
 #define _POSIX_C_SOURCE 200809L
