@@ -320,6 +320,9 @@ static const gemm_case gemm_cases[] = {
     /* bottom-edge tiles of exactly 8 and 4 rows, and partial ones */
     {20, 33, 17, 0, 0, 1.0f, 1.0f, 20, 1, NK_ACT_RELU},   {16, 48, 40, 1, 0, 1.0f, 1.0f, 1, 48, NK_ACT_NONE},
     {131, 17, 9, 0, 1, 1.0f, 1.0f, 0, 0, NK_ACT_LEAKY_RELU},
+    /* shallow (k <= 32) in rows of tiles: two column blocks, a partial last
+     * panel, an edge tile, C added */
+    {14, 1100, 20, 0, 0, 1.0f, 0.5f, 14, 1100, NK_ACT_CLIP},
 };
 
 Test(kernels_nn, gemm_matches_naive)
