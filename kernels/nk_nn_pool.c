@@ -68,7 +68,7 @@ static void border_max(const pool3 *g, const float *row, int32_t o0, int32_t o1,
     }
 }
 
-NK_HOT_CLONES static void maxpool_rows(const pool3 *g, const float *xp, float *yp)
+NK_HOT_VEC static void maxpool_rows(const pool3 *g, const float *xp, float *yp)
 {
     const int32_t sw = g->s[2], kw = g->k[2], pl = g->pb[2], iw = g->in[2], ow = g->out[2];
     /* interior: ow * sw - pl >= 0 and ow * sw - pl + kw - 1 < iw */
