@@ -178,10 +178,7 @@ static const float *b_panel(const nk_gemm_core *g, const float *bp, int32_t full
  *   1x1 conv 551 -> 474 us). */
 enum { SHALLOW_K = 32, FEW_PANELS = 2 };
 
-
-
-
-static void shallow_block(const nk_gemm_core *g, int32_t kc, const float *apan, const float *bp, int32_t full,
+static void block_by_rows(const nk_gemm_core *g, int32_t kc, const float *apan, const float *bp, int32_t full,
                           int32_t pc, int32_t jc, int32_t nc, int32_t ic, int32_t mc, int add, int last)
 {
     for (int32_t ir = 0; ir < mc; ir += NK_MR)
@@ -229,7 +226,7 @@ void nk_nn_gemm_run(const nk_gemm_core *g, void *scratch)
                 else
                     g->pack_a(g->a_ctx, ic, mc, pc, kc, ap);
                 if ((kc <= SHALLOW_K || nc <= FEW_PANELS * NK_NR) && mc > 1) {
-                    shallow_block(g, kc, apan, bp, full, pc, jc, nc, ic, mc, add, last);
+                    block_by_rows(g, kc, apan, bp, full, pc, jc, nc, ic, mc, add, last);
                     continue;
                 }
                 for (int32_t jr = 0; jr < nc; jr += NK_NR) {
