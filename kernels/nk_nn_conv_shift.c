@@ -24,10 +24,31 @@ static int32_t padded_w(const nk_conv_params *p)
     return p->w + p->pad_left + p->pad_right;
 }
 
-/* Padded-grid columns of output rows [oy0, oy1): the last row stops at ow. */
+/* Stride 2 splits the padded plane into its phases (rows and columns by
+ * their remainders, docs/kernels-nn.md): padded (r, c) lies in phase
+ * (r % sh, c % sw) at (r / sh, c / sw), every phase phase_w wide, and a
+ * tap's run for output (oy, ox) then starts at oy * phase_w + ox there, as
+ * on the plain padded plane for stride 1 (one phase). */
+static int32_t phase_w(const nk_conv_params *p)
+{
+    return (padded_w(p) + p->stride_w - 1) / p->stride_w;
+}
+
+/* Padded rows that output rows [oy0, oy1) read, and each phase's rows of them. */
+static int32_t in_rows(const nk_conv_params *p, int32_t oy0, int32_t oy1)
+{
+    return (oy1 - oy0 - 1) * p->stride_h + (p->kh - 1) * p->dil_h + 1;
+}
+
+static int32_t phase_h(const nk_conv_params *p, int32_t rows)
+{
+    return (rows + p->stride_h - 1) / p->stride_h;
+}
+
+/* Grid columns of output rows [oy0, oy1): the last row stops at ow. */
 static int64_t grid_cols(const nk_conv_params *p, int32_t oy0, int32_t oy1)
 {
-    return (int64_t)(oy1 - oy0 - 1) * padded_w(p) + p->ow;
+    return (int64_t)(oy1 - oy0 - 1) * phase_w(p) + p->ow;
 }
 
 static float *align_up(void *q)
@@ -38,42 +59,66 @@ static float *align_up(void *q)
 
 size_t nk_nn_conv_shift_scratch(const nk_conv_params *p)
 {
-    if (!nk_nn_conv_valid(p) || p->stride_h != 1 || p->stride_w != 1 || p->kh * p->kw < 2 || p->c == p->group)
+    if (!nk_nn_conv_valid(p) || p->stride_h > 2 || p->stride_w > 2 || p->kh * p->kw < 2 || p->c == p->group)
         return 0;
-    int64_t wp = padded_w(p), hp = (int64_t)p->h + p->pad_top + p->pad_bottom;
+    int64_t wq = phase_w(p), hp = (int64_t)p->h + p->pad_top + p->pad_bottom;
     /* the discarded columns are computed too: not worth it on narrow planes */
-    if (2 * (wp - p->ow) > p->ow)
+    if (2 * (wq - p->ow) > p->ow)
         return 0;
+    int64_t plane = (int64_t)p->stride_h * p->stride_w * ((hp + p->stride_h - 1) / p->stride_h) * wq;
     int64_t cg = p->c / p->group, mg = p->m / p->group, kg = cg * p->kh * p->kw, cols = grid_cols(p, 0, p->oh);
-    if (cols > INT32_MAX || cg * hp * wp > INT32_MAX || mg * cols > INT32_MAX)
+    if (cols > INT32_MAX || cg * plane > INT32_MAX || mg * cols > INT32_MAX)
         return 0;
-    size_t floats = (size_t)(cg * hp * wp) + (size_t)(mg * cols);
+    size_t floats = (size_t)(cg * plane) + (size_t)(mg * cols);
     return floats * sizeof(float) + 2 * SHIFT_ALIGN + nk_nn_gemm_scratch((int32_t)mg, (int32_t)cols, (int32_t)kg);
 }
 
-/* The padded plane of one group: padded rows [r0, r0 + rows) of each channel. */
-static void pad_rows(const nk_conv_params *p, const float *xg, int32_t r0, int32_t rows, float *dst)
+/* Where padded (r, c) lies among the phases of one channel (hq rows each). */
+static ptrdiff_t phase_at(const nk_conv_params *p, int32_t hq, int32_t r, int32_t c)
 {
-    const int32_t cg = p->c / p->group, wp = padded_w(p);
-    for (int32_t c = 0; c < cg; c++) {
-        const float *plane = xg + (ptrdiff_t)c * p->h * p->w;
-        for (int32_t r = 0; r < rows; r++, dst += wp) {
+    const int32_t sh = p->stride_h, sw = p->stride_w, wq = phase_w(p);
+    return ((ptrdiff_t)(r % sh) * sw + c % sw) * hq * wq + (ptrdiff_t)(r / sh) * wq + c / sw;
+}
+
+/* Padded rows [r0, r0 + rows) of each channel of one group (r0 a multiple
+ * of stride_h), into the phases: hq rows each, every channel a block of
+ * stride_h * stride_w phases. */
+static void pad_rows(const nk_conv_params *p, const float *xg, int32_t r0, int32_t rows, int32_t hq, float *dst)
+{
+    const int32_t cg = p->c / p->group, wp = padded_w(p), ne = (p->w + 1) / 2;
+    const ptrdiff_t plane = (ptrdiff_t)p->stride_h * p->stride_w * hq * phase_w(p);
+    for (int32_t c = 0; c < cg; c++, dst += plane) {
+        const float *src = xg + (ptrdiff_t)c * p->h * p->w;
+        if (p->stride_h * p->stride_w > 1) /* the borders, and a last phase row past the rows */
+            memset(dst, 0, sizeof(float) * (size_t)plane);
+        for (int32_t r = 0; r < rows; r++) {
             int32_t iy = r0 + r - p->pad_top;
-            if (iy < 0 || iy >= p->h) {
-                memset(dst, 0, sizeof(float) * (size_t)wp);
-                continue;
+            float *d = dst + phase_at(p, hq, r, 0);
+            if (p->stride_h * p->stride_w == 1) { /* the padded plane itself, row by row */
+                if (iy < 0 || iy >= p->h) {
+                    memset(d, 0, sizeof(float) * (size_t)wp);
+                    continue;
+                }
+                memset(d, 0, sizeof(float) * (size_t)p->pad_left);
+                memcpy(d + p->pad_left, src + (ptrdiff_t)iy * p->w, sizeof(float) * (size_t)p->w);
+                memset(d + p->pad_left + p->w, 0, sizeof(float) * (size_t)p->pad_right);
+            } else if (iy >= 0 && iy < p->h) {
+                const float *row = src + (ptrdiff_t)iy * p->w;
+                float *first = dst + phase_at(p, hq, r, p->pad_left);
+                if (p->stride_w == 1)
+                    memcpy(first, row, sizeof(float) * (size_t)p->w);
+                else /* input columns 0, 2, ... to the phase of the first, 1, 3, ... to the other */
+                    nk_nn_split_row(row, first, dst + phase_at(p, hq, r, p->pad_left + 1), ne, p->w - ne);
             }
-            memset(dst, 0, sizeof(float) * (size_t)p->pad_left);
-            memcpy(dst + p->pad_left, plane + (ptrdiff_t)iy * p->w, sizeof(float) * (size_t)p->w);
-            memset(dst + p->pad_left + p->w, 0, sizeof(float) * (size_t)p->pad_right);
         }
     }
 }
 
 typedef struct shift_src {
     const nk_conv_params *p;
-    const float *xp;  /* the padded plane of channel 0 */
-    ptrdiff_t plane;  /* floats a padded channel */
+    const float *xp;  /* the padded phases of channel 0 */
+    ptrdiff_t plane;  /* floats a padded channel (all its phases) */
+    int32_t hq;       /* rows a phase */
 } shift_src;
 
 /* nk_pack_b_fn over the padded plane: depth row k = (c, ky, kx) is the run
@@ -83,11 +128,11 @@ static void pack_shift(const void *ctx, int32_t p0, int32_t kc, int32_t j0, int3
 {
     const shift_src *s = ctx;
     const nk_conv_params *p = s->p;
-    const int32_t khw = p->kh * p->kw, wp = padded_w(p);
+    const int32_t khw = p->kh * p->kw;
     ptrdiff_t off[NK_KC];
     for (int32_t q = 0; q < kc; q++) {
         int32_t k = p0 + q, ch = k / khw, r = k % khw, ky = r / p->kw, kx = r % p->kw;
-        off[q] = ch * s->plane + (ptrdiff_t)ky * p->dil_h * wp + (ptrdiff_t)kx * p->dil_w + j0;
+        off[q] = ch * s->plane + phase_at(p, s->hq, ky * p->dil_h, kx * p->dil_w) + j0;
     }
     int32_t b = 0;
     for (; b + NK_NR <= nc; b += NK_NR)
@@ -106,14 +151,15 @@ void nk_nn_conv_shift_gemm(const nk_conv_params *p, const float *x, const float 
 {
     if (r1 <= r0 || j1 <= j0)
         return;
-    const int32_t cg = p->c / p->group, mg = p->m / p->group, ow = p->ow, wp = padded_w(p);
+    const int32_t cg = p->c / p->group, mg = p->m / p->group, ow = p->ow, wq = phase_w(p);
     const int32_t cols = p->oh * ow, oy0 = j0 / ow, oy1 = (j1 - 1) / ow + 1;
-    const int32_t rows = oy1 - oy0 + (p->kh - 1) * p->dil_h, ncols = (int32_t)grid_cols(p, oy0, oy1);
+    const int32_t rows = in_rows(p, oy0, oy1), hq = phase_h(p, rows), ncols = (int32_t)grid_cols(p, oy0, oy1);
+    const ptrdiff_t plane = (ptrdiff_t)p->stride_h * p->stride_w * hq * wq;
     const float *xg = x + ((ptrdiff_t)n * p->c + (ptrdiff_t)g * cg) * p->h * p->w;
     float *xp = align_up(scratch);
-    pad_rows(p, xg, oy0, rows, xp);
-    float *cb = align_up(xp + (ptrdiff_t)cg * rows * wp);
-    shift_src src = {p, xp, (ptrdiff_t)rows * wp};
+    pad_rows(p, xg, oy0 * p->stride_h, rows, hq, xp);
+    float *cb = align_up(xp + (ptrdiff_t)cg * plane);
+    shift_src src = {p, xp, plane, hq};
     nk_mat_src as;
     nk_gemm_core core;
     nk_nn_conv_core_a(p, w, wpack, bias, g, r0, r1, &as, &core);
@@ -130,7 +176,7 @@ void nk_nn_conv_shift_gemm(const nk_conv_params *p, const float *x, const float 
             int32_t a = j0 - oy * ow, b = j1 - oy * ow;
             a = a < 0 ? 0 : a;
             b = min32(b, ow);
-            memcpy(yrow + (ptrdiff_t)oy * ow + a, cb + (ptrdiff_t)i * ncols + (ptrdiff_t)(oy - oy0) * wp + a,
+            memcpy(yrow + (ptrdiff_t)oy * ow + a, cb + (ptrdiff_t)i * ncols + (ptrdiff_t)(oy - oy0) * wq + a,
                    sizeof(float) * (size_t)(b - a));
         }
     }

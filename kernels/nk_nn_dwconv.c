@@ -249,8 +249,6 @@ size_t nk_nn_dw_scratch(const nk_conv_params *p)
     return use_split(p) ? (size_t)p->h * (size_t)p->w * sizeof(float) : 0;
 }
 
-NK_HOT_VEC static void split_row(const float *restrict s, float *restrict even, float *restrict odd, int32_t ne,
-                                 int32_t no);
 
 /* The input plane into the phases; the border stays zero from the first. */
 static void pad_copy(const nk_conv_params *p, const float *xin, float *dst, int first)
@@ -268,7 +266,7 @@ static void pad_copy(const nk_conv_params *p, const float *xin, float *dst, int 
         if (p->stride_w == 1)
             memcpy(dst + even, src, sizeof(float) * (size_t)p->w);
         else /* input columns 0, 2, ... go to the phase of the first, 1, 3, ... to the other */
-            split_row(src, dst + even, dst + odd, ne, p->w - ne);
+            nk_nn_split_row(src, dst + even, dst + odd, ne, p->w - ne);
         /* the next padded row: the next phase, or the first one a row down */
         ptrdiff_t step = ++phase < sh ? first_row : wq - (ptrdiff_t)(sh - 1) * first_row;
         if (phase == sh)
@@ -322,10 +320,10 @@ static void dw_plane_pad(const nk_conv_params *p, dw_taps *t, const float *wk, f
         memcpy(yo + (ptrdiff_t)oy * p->ow, run + (ptrdiff_t)oy * wq, sizeof(float) * (size_t)p->ow);
 }
 
-/* Columns 0, 2, ... of a row to even, 1, 3, ... to odd. restrict and
- * NK_HOT_VEC: the vector ISAs turn the stride-2 reads into permutes. */
-NK_HOT_VEC static void split_row(const float *restrict s, float *restrict even, float *restrict odd, int32_t ne,
-                                 int32_t no)
+/* restrict and NK_HOT_VEC: the vector ISAs turn the stride-2 reads into
+ * permutes. */
+NK_HOT_VEC void nk_nn_split_row(const float *restrict s, float *restrict even, float *restrict odd, int32_t ne,
+                                int32_t no)
 {
     for (int32_t i = 0; i < no; i++) {
         even[i] = s[2 * i];
@@ -340,7 +338,7 @@ static void split_plane(const nk_conv_params *p, const float *xin, float *dst)
     const int32_t ne = (p->w + 1) / 2;
     for (int32_t iy = 0; iy < p->h; iy++) {
         float *d = dst + (ptrdiff_t)iy * p->w;
-        split_row(xin + (ptrdiff_t)iy * p->w, d, d + ne, ne, p->w - ne);
+        nk_nn_split_row(xin + (ptrdiff_t)iy * p->w, d, d + ne, ne, p->w - ne);
     }
 }
 

@@ -87,6 +87,9 @@ void nk_nn_act_inplace(float *v, ptrdiff_t n, nk_act act);
 /* Depthwise Conv (c == group), parameters already checked (nk_nn_dwconv.c):
  * the (image, group) pairs u = n * group + g in [u0, u1). */
 size_t nk_nn_dw_scratch(const nk_conv_params *p);
+/* Columns 0, 2, ... of a row of ne + no floats to even, 1, 3, ... to odd
+ * (ne = no or no + 1): a plane's stride-2 phases (depthwise and shift convs). */
+void nk_nn_split_row(const float *restrict s, float *restrict even, float *restrict odd, int32_t ne, int32_t no);
 void nk_nn_conv_depthwise(const nk_conv_params *p, const float *x, const float *w, const float *bias, float *y,
                           void *scratch, int64_t u0, int64_t u1);
 

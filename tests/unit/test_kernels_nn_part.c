@@ -102,30 +102,39 @@ Test(nn_part, conv_splits_bit_exact)
     check_conv(conv(1, 8, 6, 13, 3, 1, 1, 0), 7);     /* tiny: most parts empty */
 }
 
-/* The im2col-free route of nk_conv_part_fast takes stride-1 convs with more
- * than one tap (grouped too) on planes not much narrower than their padding;
- * dilations, uneven pads and 1-D ones give the same bits as im2col. */
+/* The im2col-free route of nk_conv_part_fast takes convs of stride 1 or 2
+ * with more than one tap (grouped too) on planes not much narrower than
+ * their padding (stride 2 on the padded plane's phases); dilations, uneven
+ * pads, one-axis strides and 1-D ones give the same bits as im2col. */
 Test(nn_part, conv_without_im2col_bit_exact)
 {
     nk_conv_params taken[] = {conv(1, 64, 5, 100, 3, 1, 1, 1), conv(2, 32, 11, 48, 3, 4, 1, 1),
-                              conv(1, 8, 6, 13, 3, 1, 1, 0), conv(1, 7, 40, 19, 3, 1, 1, 1),
-                              conv(1, 5, 23, 9, 5, 1, 1, 2), conv(1, 3, 29, 40, 7, 1, 1, 3)};
+                              conv(1, 8, 6, 13, 3, 1, 1, 0),   conv(1, 7, 40, 19, 3, 1, 1, 1),
+                              conv(1, 5, 23, 9, 5, 1, 1, 2),   conv(1, 3, 29, 40, 7, 1, 1, 3),
+                              conv(1, 3, 37, 16, 3, 1, 2, 1),  conv(1, 3, 45, 20, 7, 1, 2, 3),
+                              conv(2, 16, 15, 24, 3, 2, 2, 1), conv(1, 6, 16, 9, 3, 1, 2, 0)};
     nk_conv_params odd = conv(1, 6, 26, 10, 3, 1, 1, 0);
     odd.kw = 2, odd.dil_h = 2, odd.dil_w = 3, odd.pad_top = 3, odd.pad_left = 0, odd.pad_bottom = 1,
     odd.pad_right = 2, odd.h = 19;
+    nk_conv_params odd2 = odd; /* strided one way, dilated, uneven pads */
+    odd2.stride_h = 2;
     nk_conv_params one_d = conv(1, 12, 1, 14, 1, 1, 1, 0);
     one_d.w = 70, one_d.kw = 5, one_d.pad_left = 2, one_d.pad_right = 2, one_d.act.kind = NK_ACT_NONE;
+    nk_conv_params one_d2 = one_d;
+    one_d2.stride_w = 2, one_d2.w = 71;
     for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++) {
         nk_conv_params p = taken[i];
-        p.oh = p.h + 2 * p.pad_top - p.kh + 1;
-        p.ow = p.w + 2 * p.pad_left - p.kw + 1;
+        p.oh = (p.h + 2 * p.pad_top - p.kh) / p.stride_h + 1;
+        p.ow = (p.w + 2 * p.pad_left - p.kw) / p.stride_w + 1;
         cr_assert_gt(nk_conv_fast_scratch_size(&p), nk_conv_scratch_size(&p), "case %zu not taken", i);
         check_conv(taken[i], 20 + (uint32_t)i);
     }
     check_conv(odd, 30);
     check_conv(one_d, 31);
-    /* not taken: stride 2, pointwise, depthwise, a plane narrower than twice its padding */
-    nk_conv_params not_taken[] = {conv(1, 3, 37, 16, 3, 1, 2, 1), conv(1, 40, 9, 72, 1, 1, 1, 0),
+    check_conv(odd2, 32);
+    check_conv(one_d2, 33);
+    /* not taken: stride 3, pointwise, depthwise, a plane narrower than twice its padding */
+    nk_conv_params not_taken[] = {conv(1, 3, 37, 16, 3, 1, 3, 1), conv(1, 40, 9, 72, 1, 1, 1, 0),
                                   conv(1, 24, 17, 24, 3, 24, 1, 1), conv(1, 16, 3, 16, 3, 1, 1, 1)};
     for (size_t i = 0; i < sizeof not_taken / sizeof not_taken[0]; i++) {
         nk_conv_params p = not_taken[i];
