@@ -19,36 +19,20 @@
 
 #define SHIFT_ALIGN 64
 
-static int32_t padded_w(const nk_conv_params *p)
-{
-    return p->w + p->pad_left + p->pad_right;
-}
+/* Stride 2 reads the padded plane's phases (nk_nn_phase.c): a tap's run
+ * for output (oy, ox) starts at oy * phase_w + ox in its phase, as on the
+ * plain padded plane for stride 1 (one phase). */
 
-/* Stride 2 splits the padded plane into its phases (rows and columns by
- * their remainders, docs/kernels-nn.md): padded (r, c) lies in phase
- * (r % sh, c % sw) at (r / sh, c / sw), every phase phase_w wide, and a
- * tap's run for output (oy, ox) then starts at oy * phase_w + ox there, as
- * on the plain padded plane for stride 1 (one phase). */
-static int32_t phase_w(const nk_conv_params *p)
-{
-    return (padded_w(p) + p->stride_w - 1) / p->stride_w;
-}
-
-/* Padded rows that output rows [oy0, oy1) read, and each phase's rows of them. */
+/* Padded rows that output rows [oy0, oy1) read. */
 static int32_t in_rows(const nk_conv_params *p, int32_t oy0, int32_t oy1)
 {
     return (oy1 - oy0 - 1) * p->stride_h + (p->kh - 1) * p->dil_h + 1;
 }
 
-static int32_t phase_h(const nk_conv_params *p, int32_t rows)
-{
-    return (rows + p->stride_h - 1) / p->stride_h;
-}
-
 /* Grid columns of output rows [oy0, oy1): the last row stops at ow. */
 static int64_t grid_cols(const nk_conv_params *p, int32_t oy0, int32_t oy1)
 {
-    return (int64_t)(oy1 - oy0 - 1) * phase_w(p) + p->ow;
+    return (int64_t)(oy1 - oy0 - 1) * nk_nn_phase_w(p) + p->ow;
 }
 
 static float *align_up(void *q)
@@ -61,7 +45,7 @@ size_t nk_nn_conv_shift_scratch(const nk_conv_params *p)
 {
     if (!nk_nn_conv_valid(p) || p->stride_h > 2 || p->stride_w > 2 || p->kh * p->kw < 2 || p->c == p->group)
         return 0;
-    int64_t wq = phase_w(p), hp = (int64_t)p->h + p->pad_top + p->pad_bottom;
+    int64_t wq = nk_nn_phase_w(p), hp = (int64_t)p->h + p->pad_top + p->pad_bottom;
     /* the discarded columns are computed too: not worth it on narrow planes */
     if (2 * (wq - p->ow) > p->ow)
         return 0;
@@ -73,44 +57,15 @@ size_t nk_nn_conv_shift_scratch(const nk_conv_params *p)
     return floats * sizeof(float) + 2 * SHIFT_ALIGN + nk_nn_gemm_scratch((int32_t)mg, (int32_t)cols, (int32_t)kg);
 }
 
-/* Where padded (r, c) lies among the phases of one channel (hq rows each). */
-static ptrdiff_t phase_at(const nk_conv_params *p, int32_t hq, int32_t r, int32_t c)
-{
-    const int32_t sh = p->stride_h, sw = p->stride_w, wq = phase_w(p);
-    return ((ptrdiff_t)(r % sh) * sw + c % sw) * hq * wq + (ptrdiff_t)(r / sh) * wq + c / sw;
-}
-
 /* Padded rows [r0, r0 + rows) of each channel of one group (r0 a multiple
  * of stride_h), into the phases: hq rows each, every channel a block of
  * stride_h * stride_w phases. */
 static void pad_rows(const nk_conv_params *p, const float *xg, int32_t r0, int32_t rows, int32_t hq, float *dst)
 {
-    const int32_t cg = p->c / p->group, wp = padded_w(p), ne = (p->w + 1) / 2;
-    const ptrdiff_t plane = (ptrdiff_t)p->stride_h * p->stride_w * hq * phase_w(p);
-    for (int32_t c = 0; c < cg; c++, dst += plane) {
-        const float *src = xg + (ptrdiff_t)c * p->h * p->w;
-        if (p->stride_h * p->stride_w > 1) /* the borders, and a last phase row past the rows */
-            memset(dst, 0, sizeof(float) * (size_t)plane);
-        for (int32_t r = 0; r < rows; r++) {
-            int32_t iy = r0 + r - p->pad_top;
-            float *d = dst + phase_at(p, hq, r, 0);
-            if (p->stride_h * p->stride_w == 1) { /* the padded plane itself, row by row */
-                if (iy < 0 || iy >= p->h) {
-                    memset(d, 0, sizeof(float) * (size_t)wp);
-                    continue;
-                }
-                memset(d, 0, sizeof(float) * (size_t)p->pad_left);
-                memcpy(d + p->pad_left, src + (ptrdiff_t)iy * p->w, sizeof(float) * (size_t)p->w);
-                memset(d + p->pad_left + p->w, 0, sizeof(float) * (size_t)p->pad_right);
-            } else if (iy >= 0 && iy < p->h) {
-                const float *row = src + (ptrdiff_t)iy * p->w;
-                float *first = dst + phase_at(p, hq, r, p->pad_left);
-                if (p->stride_w == 1)
-                    memcpy(first, row, sizeof(float) * (size_t)p->w);
-                else /* input columns 0, 2, ... to the phase of the first, 1, 3, ... to the other */
-                    nk_nn_split_row(row, first, dst + phase_at(p, hq, r, p->pad_left + 1), ne, p->w - ne);
-            }
-        }
+    const ptrdiff_t plane = (ptrdiff_t)p->stride_h * p->stride_w * hq * nk_nn_phase_w(p);
+    for (int32_t c = 0; c < p->c / p->group; c++, dst += plane) {
+        memset(dst, 0, sizeof(float) * (size_t)plane);
+        nk_nn_phase_rows(p, xg + (ptrdiff_t)c * p->h * p->w, r0, rows, hq, dst);
     }
 }
 
@@ -132,7 +87,7 @@ static void pack_shift(const void *ctx, int32_t p0, int32_t kc, int32_t j0, int3
     ptrdiff_t off[NK_KC];
     for (int32_t q = 0; q < kc; q++) {
         int32_t k = p0 + q, ch = k / khw, r = k % khw, ky = r / p->kw, kx = r % p->kw;
-        off[q] = ch * s->plane + phase_at(p, s->hq, ky * p->dil_h, kx * p->dil_w) + j0;
+        off[q] = ch * s->plane + nk_nn_phase_at(p, s->hq, ky * p->dil_h, kx * p->dil_w) + j0;
     }
     int32_t b = 0;
     for (; b + NK_NR <= nc; b += NK_NR)
@@ -151,9 +106,9 @@ void nk_nn_conv_shift_gemm(const nk_conv_params *p, const float *x, const float 
 {
     if (r1 <= r0 || j1 <= j0)
         return;
-    const int32_t cg = p->c / p->group, mg = p->m / p->group, ow = p->ow, wq = phase_w(p);
+    const int32_t cg = p->c / p->group, mg = p->m / p->group, ow = p->ow, wq = nk_nn_phase_w(p);
     const int32_t cols = p->oh * ow, oy0 = j0 / ow, oy1 = (j1 - 1) / ow + 1;
-    const int32_t rows = in_rows(p, oy0, oy1), hq = phase_h(p, rows), ncols = (int32_t)grid_cols(p, oy0, oy1);
+    const int32_t rows = in_rows(p, oy0, oy1), hq = nk_nn_phase_h(p, rows), ncols = (int32_t)grid_cols(p, oy0, oy1);
     const ptrdiff_t plane = (ptrdiff_t)p->stride_h * p->stride_w * hq * wq;
     const float *xg = x + ((ptrdiff_t)n * p->c + (ptrdiff_t)g * cg) * p->h * p->w;
     float *xp = align_up(scratch);

@@ -201,45 +201,24 @@ static int use_pad(const nk_conv_params *p)
 #endif
 }
 
-/* The padded plane (the input with its zero border, hp x wp) split into
- * stride_h x stride_w phases by the remainders of row and column, each
- * phase hq x wq: padded (r, c) lies in phase (r % sh, c % sw) at
- * (r / sh, c / sw). Then every tap reads one contiguous run, output
- * (oy, ox) at oy * wq + ox, for stride 2 as for stride 1 (one phase: the
- * padded plane), where stride 2 took rows of 7 to 56 outputs, too short
- * for the blocks (a 14x14 plane at stride 2 ran at 0.9 GMAC/s). */
-static int32_t pad_w(const nk_conv_params *p)
+/* The padded plane split into its stride phases (nk_nn_phase.c), each
+ * phase hq x wq: every tap reads one contiguous run, output (oy, ox) at
+ * oy * wq + ox, for stride 2 as for stride 1, where stride 2 took rows of
+ * 7 to 56 outputs, too short for the blocks (a 14x14 plane at stride 2 ran
+ * at 0.9 GMAC/s). */
+static int32_t pad_h(const nk_conv_params *p)
 {
-    return p->w + p->pad_left + p->pad_right;
-}
-
-static int32_t phase_w(const nk_conv_params *p)
-{
-    return (pad_w(p) + p->stride_w - 1) / p->stride_w;
-}
-
-static size_t phase_plane(const nk_conv_params *p)
-{
-    int32_t hp = p->h + p->pad_top + p->pad_bottom;
-    return (size_t)((hp + p->stride_h - 1) / p->stride_h) * (size_t)phase_w(p);
+    return p->h + p->pad_top + p->pad_bottom;
 }
 
 static size_t pad_plane(const nk_conv_params *p)
 {
-    return (size_t)p->stride_h * (size_t)p->stride_w * phase_plane(p);
+    return (size_t)p->stride_h * (size_t)p->stride_w * (size_t)nk_nn_phase_h(p, pad_h(p)) * (size_t)nk_nn_phase_w(p);
 }
 
 static size_t pad_run(const nk_conv_params *p)
 {
-    return (size_t)(p->oh - 1) * (size_t)phase_w(p) + (size_t)p->ow;
-}
-
-/* Where padded (r, c) lies in the phases. */
-static ptrdiff_t phase_at(const nk_conv_params *p, int32_t r, int32_t c)
-{
-    const int32_t sh = p->stride_h, sw = p->stride_w;
-    return (ptrdiff_t)((r % sh) * sw + c % sw) * (ptrdiff_t)phase_plane(p) + (ptrdiff_t)(r / sh) * phase_w(p) +
-           c / sw;
+    return (size_t)(p->oh - 1) * (size_t)nk_nn_phase_w(p) + (size_t)p->ow;
 }
 
 size_t nk_nn_dw_scratch(const nk_conv_params *p)
@@ -249,30 +228,12 @@ size_t nk_nn_dw_scratch(const nk_conv_params *p)
     return use_split(p) ? (size_t)p->h * (size_t)p->w * sizeof(float) : 0;
 }
 
-
 /* The input plane into the phases; the border stays zero from the first. */
 static void pad_copy(const nk_conv_params *p, const float *xin, float *dst, int first)
 {
     if (first)
         memset(dst, 0, pad_plane(p) * sizeof(float));
-    /* row r's phase and place, stepped rather than divided (a division
-     * per row cost 20% on 7x7 planes) */
-    const int32_t sh = p->stride_h, wq = phase_w(p), ne = (p->w + 1) / 2;
-    const ptrdiff_t first_row = (ptrdiff_t)phase_plane(p) * p->stride_w;
-    ptrdiff_t even = phase_at(p, p->pad_top, p->pad_left), odd = phase_at(p, p->pad_top, p->pad_left + 1);
-    int32_t phase = p->pad_top % sh;
-    for (int32_t iy = 0; iy < p->h; iy++) {
-        const float *src = xin + (ptrdiff_t)iy * p->w;
-        if (p->stride_w == 1)
-            memcpy(dst + even, src, sizeof(float) * (size_t)p->w);
-        else /* input columns 0, 2, ... go to the phase of the first, 1, 3, ... to the other */
-            nk_nn_split_row(src, dst + even, dst + odd, ne, p->w - ne);
-        /* the next padded row: the next phase, or the first one a row down */
-        ptrdiff_t step = ++phase < sh ? first_row : wq - (ptrdiff_t)(sh - 1) * first_row;
-        if (phase == sh)
-            phase = 0;
-        even += step, odd += step;
-    }
+    nk_nn_phase_rows(p, xin, 0, pad_h(p), nk_nn_phase_h(p, pad_h(p)), dst);
 }
 
 static int finite_taps(const nk_conv_params *p, const float *wk)
@@ -304,7 +265,7 @@ static void pad_taps(const nk_conv_params *p, const float *padded, dw_taps *t)
     for (int32_t ky = 0; ky < p->kh; ky++)
         for (int32_t kx = 0; kx < p->kw; kx++, t->n++) {
             t->row[t->n] = padded;
-            t->off[t->n] = (int32_t)phase_at(p, ky * p->dil_h, kx * p->dil_w);
+            t->off[t->n] = (int32_t)nk_nn_phase_at(p, nk_nn_phase_h(p, pad_h(p)), ky * p->dil_h, kx * p->dil_w);
         }
     t->act = p->act;
 }
@@ -312,25 +273,12 @@ static void pad_taps(const nk_conv_params *p, const float *padded, dw_taps *t)
 /* On the padded phases (t from pad_taps): every output is interior. */
 static void dw_plane_pad(const nk_conv_params *p, dw_taps *t, const float *wk, float b, float *yo, float *run)
 {
-    const int32_t wq = phase_w(p);
+    const int32_t wq = nk_nn_phase_w(p);
     for (int q = 0; q < t->n; q++)
         t->w[q] = wk[q];
     dw_run(t, (int32_t)pad_run(p), b, run);
     for (int32_t oy = 0; oy < p->oh; oy++)
         memcpy(yo + (ptrdiff_t)oy * p->ow, run + (ptrdiff_t)oy * wq, sizeof(float) * (size_t)p->ow);
-}
-
-/* restrict and NK_HOT_VEC: the vector ISAs turn the stride-2 reads into
- * permutes. */
-NK_HOT_VEC void nk_nn_split_row(const float *restrict s, float *restrict even, float *restrict odd, int32_t ne,
-                                int32_t no)
-{
-    for (int32_t i = 0; i < no; i++) {
-        even[i] = s[2 * i];
-        odd[i] = s[2 * i + 1];
-    }
-    if (ne > no)
-        even[no] = s[2 * no];
 }
 
 static void split_plane(const nk_conv_params *p, const float *xin, float *dst)

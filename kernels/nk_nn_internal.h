@@ -87,9 +87,6 @@ void nk_nn_act_inplace(float *v, ptrdiff_t n, nk_act act);
 /* Depthwise Conv (c == group), parameters already checked (nk_nn_dwconv.c):
  * the (image, group) pairs u = n * group + g in [u0, u1). */
 size_t nk_nn_dw_scratch(const nk_conv_params *p);
-/* Columns 0, 2, ... of a row of ne + no floats to even, 1, 3, ... to odd
- * (ne = no or no + 1): a plane's stride-2 phases (depthwise and shift convs). */
-void nk_nn_split_row(const float *restrict s, float *restrict even, float *restrict odd, int32_t ne, int32_t no);
 void nk_nn_conv_depthwise(const nk_conv_params *p, const float *x, const float *w, const float *bias, float *y,
                           void *scratch, int64_t u0, int64_t u1);
 
@@ -112,6 +109,40 @@ typedef struct nk_range {
  * NR-column panels) when there are enough of them, else of rows (whole
  * MR-row tiles); parts beyond the panels or tiles get an empty range. */
 void nk_nn_split(int32_t m, int32_t n, int part, int parts, nk_range *rows, nk_range *cols);
+
+/* ---- a padded plane's stride phases (nk_nn_phase.c) ----
+ * Strides 1 and 2 only (the callers' limit): a remainder and a quotient by
+ * the stride are then a mask and a shift, not divisions (a division per
+ * plane row cost 20% of a 7x7 depthwise plane). */
+
+/* Columns of a phase: the padded width over stride_w, rounded up. */
+static inline int32_t nk_nn_phase_w(const nk_conv_params *p)
+{
+    return (p->w + p->pad_left + p->pad_right + p->stride_w - 1) >> (p->stride_w - 1);
+}
+
+/* Rows of a phase holding `rows` padded rows. */
+static inline int32_t nk_nn_phase_h(const nk_conv_params *p, int32_t rows)
+{
+    return (rows + p->stride_h - 1) >> (p->stride_h - 1);
+}
+
+/* Where padded (r, c) lies among one channel's phases of hq rows each. */
+static inline ptrdiff_t nk_nn_phase_at(const nk_conv_params *p, int32_t hq, int32_t r, int32_t c)
+{
+    const int32_t sh = p->stride_h, sw = p->stride_w, wq = nk_nn_phase_w(p);
+    return ((ptrdiff_t)(r & (sh - 1)) * sw + (c & (sw - 1))) * hq * wq + (ptrdiff_t)(r >> (sh - 1)) * wq +
+           (c >> (sw - 1));
+}
+
+/* Columns 0, 2, ... of a row of ne + no floats to even, 1, 3, ... to odd
+ * (ne = no or no + 1). */
+void nk_nn_split_row(const float *restrict s, float *restrict even, float *restrict odd, int32_t ne, int32_t no);
+
+/* The input rows of one channel's plane that fall in padded rows
+ * [r0, r0 + rows) (r0 a multiple of stride_h) into its phases at dst; the
+ * border is the caller's to zero. */
+void nk_nn_phase_rows(const nk_conv_params *p, const float *plane, int32_t r0, int32_t rows, int32_t hq, float *dst);
 
 static inline int32_t nk_nn_min32(int32_t a, int32_t b)
 {
