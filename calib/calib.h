@@ -29,6 +29,10 @@ void cal_hist_add(cal_hist *h, const float *x, size_t n);
 /* Only the count, min and max (no bins): all that minmax calibration reads
  * (cal_choose_range gives the same range as after cal_hist_add). */
 void cal_hist_add_range(cal_hist *h, const float *x, size_t n);
+/* Adds b's count, min and max to a's as if b's values came after a's
+ * (cal_hist_add_range's compares): merged range-only statistics are those
+ * of one pass in order. */
+void cal_hist_merge_range(cal_hist *a, const cal_hist *b);
 /* Adds b's counts into a (both keep their own widths: a re-bins to cover b). */
 void cal_hist_merge(cal_hist *a, const cal_hist *b);
 

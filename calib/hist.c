@@ -153,6 +153,15 @@ void cal_hist_add_range(cal_hist *h, const float *x, size_t n)
     h->count += finite;
 }
 
+void cal_hist_merge_range(cal_hist *a, const cal_hist *b)
+{
+    if (!b->count)
+        return;
+    a->min = b->min < a->min ? b->min : a->min;
+    a->max = b->max > a->max ? b->max : a->max;
+    a->count += b->count;
+}
+
 void cal_hist_add(cal_hist *h, const float *x, size_t n)
 {
     float lo, hi;

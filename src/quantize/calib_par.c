@@ -29,7 +29,6 @@ typedef struct par_worker {
 
 typedef struct par_pass {
     const ir_graph *g;
-    npu_alloc alloc;
     par_worker w[PAR_MAX_WORKERS];
     int n;
 } par_pass;
@@ -49,24 +48,24 @@ static void free_pass(par_pass *p)
         ref_ctx_free(w->ctx);
         q_calib_free(w->qc);
         for (int k = 0; k < p->g->n_inputs; k++)
-            npu_free(p->alloc, w->in[k], ir_tensor_bytes(p->g->inputs[k]));
+            npu_free(p->g->alloc, w->in[k], ir_tensor_bytes(p->g->inputs[k]));
         for (int k = 0; k < p->g->n_outputs; k++)
-            npu_free(p->alloc, w->out[k], ir_tensor_bytes(p->g->outputs[k]) + 1);
+            npu_free(p->g->alloc, w->out[k], ir_tensor_bytes(p->g->outputs[k]) + 1);
     }
 }
 
 static npu_status new_worker(par_pass *p, par_worker *w, npu_err *err)
 {
     memset(w, 0, sizeof *w);
-    if (!(w->ctx = ref_ctx_new(p->g, p->alloc, err)) || ref_ctx_set_threads(w->ctx, 1, err) != NPU_OK ||
-        !(w->qc = q_calib_new(p->g, p->alloc, err)))
+    if (!(w->ctx = ref_ctx_new(p->g, p->g->alloc, err)) || ref_ctx_set_threads(w->ctx, 1, err) != NPU_OK ||
+        !(w->qc = q_calib_new(p->g, p->g->alloc, err)))
         return err->code;
     q_calib_set_range_only(w->qc, true);
     for (int k = 0; k < p->g->n_inputs; k++)
-        if (!(w->in[k] = npu_malloc(p->alloc, ir_tensor_bytes(p->g->inputs[k]))))
+        if (!(w->in[k] = npu_malloc(p->g->alloc, ir_tensor_bytes(p->g->inputs[k]))))
             return npu_fail(err, NPU_EINTERNAL, "out of memory");
     for (int k = 0; k < p->g->n_outputs; k++)
-        if (!(w->out[k] = npu_malloc(p->alloc, ir_tensor_bytes(p->g->outputs[k]) + 1)))
+        if (!(w->out[k] = npu_malloc(p->g->alloc, ir_tensor_bytes(p->g->outputs[k]) + 1)))
             return npu_fail(err, NPU_EINTERNAL, "out of memory");
     return NPU_OK;
 }
@@ -107,7 +106,7 @@ npu_status q_calib_par_pass(const ir_graph *g, cal_dataset *ds, q_calib *qc, int
                             void *ud, npu_err *err)
 {
     int64_t total = cal_dataset_count(ds), done = 0;
-    par_pass p = {.g = g, .alloc = g->alloc, .n = 0};
+    par_pass p = {.g = g, .n = 0};
     int n = threads < PAR_MAX_WORKERS ? threads : PAR_MAX_WORKERS;
     if (total > 0 && n > total)
         n = (int)total;

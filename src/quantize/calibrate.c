@@ -123,16 +123,9 @@ bool q_calib_mergeable(const q_calib *c)
 
 void q_calib_merge(q_calib *dst, const q_calib *src)
 {
-    for (int i = 0; i < dst->n && i < src->n; i++) {
-        cal_hist *a = dst->hist[i];
-        const cal_hist *b = src->hist[i];
-        if (!a || !b || !b->count)
-            continue;
-        /* as if b's samples came after a's: the same compares as cal_hist_add_range */
-        a->min = b->min < a->min ? b->min : a->min;
-        a->max = b->max > a->max ? b->max : a->max;
-        a->count += b->count;
-    }
+    for (int i = 0; i < dst->n && i < src->n; i++)
+        if (dst->hist[i] && src->hist[i])
+            cal_hist_merge_range(dst->hist[i], src->hist[i]);
     dst->samples += src->samples;
 }
 
