@@ -8,6 +8,12 @@ void emit_blob_init(emit_blob *b, npu_alloc alloc)
     b->alloc = alloc;
 }
 
+void emit_blob_init_measure(emit_blob *b, npu_alloc alloc)
+{
+    emit_blob_init(b, alloc);
+    b->measure = true;
+}
+
 void emit_blob_free(emit_blob *b)
 {
     npu_free(b->alloc, b->data, b->cap);
@@ -22,7 +28,7 @@ npu_status emit_blob_add(emit_blob *b, const void *data, size_t size, size_t ali
     size_t at = (b->size + align - 1) / align * align;
     if (at + size < at)
         return npu_fail(err, NPU_EINTERNAL, "constant blob overflow");
-    if (at + size > b->cap) {
+    if (!b->measure && at + size > b->cap) {
         size_t ncap = b->cap ? b->cap : 4096;
         while (ncap < at + size)
             ncap *= 2;
@@ -33,7 +39,7 @@ npu_status emit_blob_add(emit_blob *b, const void *data, size_t size, size_t ali
         b->data = nd;
         b->cap = ncap;
     }
-    if (data && size)
+    if (data && size && !b->measure)
         memcpy(b->data + at, data, size);
     b->size = at + size;
     *offset = at;

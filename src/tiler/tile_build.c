@@ -418,7 +418,7 @@ npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_sche
         return npu_fail(err, NPU_EINTERNAL, "tiler: the SRAM level (%lld bytes) leaves no SRAM for tiles",
                         (long long)level);
     tile_ctx c = {.t = &below, .t_full = t, .g = g, .plan = plan, .consts = consts, .alloc = alloc, .err = err,
-                  .sram_base = below.p[TGT_P_SRAM_BYTES], .miss = miss, .serial = serial, .no_bytes = !consts};
+                  .sram_base = below.p[TGT_P_SRAM_BYTES], .miss = miss, .serial = serial};
     c.const_off = npu_malloc(alloc, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
     int *group = npu_malloc(alloc, sizeof(int) * (size_t)(g->n_nodes + 1));
     int n_npu = 0;

@@ -387,7 +387,7 @@ static npu_status build_block(tile_ctx *c, const ir_node *n, const win *w, const
                               int64_t *off)
 {
     int64_t size = block_bytes(w, ct, p->icc);
-    if (c->no_bytes)
+    if (c->consts->measure)
         return tile_block_reserve(c, n, o0, ct, size, off);
     int64_t cin = w->sem == TGT_SEM_CONV ? w->icg : 1;
     uint8_t *blk = npu_malloc(c->alloc, (size_t)size);

@@ -33,9 +33,9 @@ static npu_status scratch_init(scratch *s, const tgt_target *t, const ir_graph *
     s->plan.n_tensors = g->n_tensors;
     s->plan.t = npu_malloc(a, sizeof *s->plan.t * (size_t)(g->n_tensors + 1));
     s->coff = npu_malloc(a, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
-    emit_blob_init(&s->consts, a);
+    emit_blob_init_measure(&s->consts, a);
     s->c = (tile_ctx){.t = t, .g = g, .plan = &s->plan, .consts = &s->consts, .alloc = a, .err = &s->err,
-                      .const_off = s->coff, .last_kind = -1, .no_bytes = true};
+                      .const_off = s->coff, .last_kind = -1};
     if (!s->plan.t || !s->coff)
         return npu_fail(&s->err, NPU_EINTERNAL, "out of memory");
     if (only) {

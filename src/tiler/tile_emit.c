@@ -926,14 +926,6 @@ npu_status tile_pipeline(tile_ctx *c)
 
 npu_status tile_const_add(tile_ctx *c, const void *data, size_t size, int64_t *off)
 {
-    if (c->no_bytes) { /* the offset emit_blob_add would give: the layout is the same */
-        size_t at = (c->const_end + 15) / 16 * 16;
-        if (at + size < at)
-            return npu_fail(c->err, NPU_EINTERNAL, "constant blob overflow");
-        c->const_end = at + size;
-        *off = (int64_t)at;
-        return NPU_OK;
-    }
     size_t o;
     npu_status st = emit_blob_add(c->consts, data, size, 16, &o, c->err);
     *off = (int64_t)o;

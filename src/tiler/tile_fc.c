@@ -86,7 +86,7 @@ static int8_t bval(const fc *f, int64_t j, int64_t t)
 static npu_status build_block(tile_ctx *c, const ir_node *n, const fc *f, int64_t n0, int64_t nt, int64_t *off)
 {
     int64_t size = block_bytes(f, nt);
-    if (c->no_bytes)
+    if (c->consts->measure)
         return tile_block_reserve(c, n, n0, nt, size, off);
     uint8_t *blk = npu_malloc(c->alloc, (size_t)size);
     int8_t *tmp = npu_malloc(c->alloc, (size_t)(nt * f->kc + 1));

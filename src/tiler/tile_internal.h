@@ -139,12 +139,10 @@ typedef struct tile_ctx {
     const ir_graph *g;
     const mp_plan *plan;
     emit_blob *consts;
-    /* A throw-away build (tile_cascades' scratch, tile_memplan's trials):
-     * constants get their offsets, which reach the instructions' fields, but
-     * no bytes; const_end is then where the next one goes. qtab_ok: the last
-     * node whose multipliers tile_qtab found valid (checked once, not per block). */
-    bool no_bytes;
-    size_t const_end;
+    /* consts->measure: a throw-away build (tile_cascades' scratch,
+     * tile_memplan's trials), whose constants get their offsets, which reach
+     * the instructions' fields, but no bytes. qtab_ok: the last node whose
+     * multipliers tile_qtab found valid (checked once, not per block). */
     const ir_node *qtab_ok;
     npu_alloc alloc;
     npu_err *err;
@@ -302,7 +300,7 @@ bool tile_tensor_resident(const tile_ctx *c, const ir_tensor *x);
  * resident tensor is an operand in place. */
 bool tile_plane_strides(const tile_ctx *c);
 /* tile_build with c->miss and c->serial set (tile_memplan's trial builds);
- * consts NULL: a throw-away build (c->no_bytes). */
+ * consts measuring only: a throw-away build (emit_blob_init_measure). */
 npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_schedule *sched, const mp_plan *plan,
                          emit_blob *consts, npu_alloc alloc, char *miss, bool serial, tile_program *out,
                          npu_err *err);
@@ -311,7 +309,7 @@ npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_sche
 npu_status tile_tensor_addr(tile_ctx *c, const ir_tensor *t, int *region, int64_t *off);
 /* Does the plan store t packed (int4 codes two per byte in DRAM, TILE_REGION_A4)? */
 bool tile_packed(const tile_ctx *c, const ir_tensor *t);
-/* Adds size bytes of data to the constants at a 16-byte offset (with c->no_bytes, the offset only). */
+/* Adds size bytes of data to the constants at a 16-byte offset (a measuring blob: the offset only). */
 npu_status tile_const_add(tile_ctx *c, const void *data, size_t size, int64_t *off);
 /* A dense box of a CHW tensor region (all sizes in bytes). */
 tile_box tile_box_chw(int region, int64_t dram, int64_t H, int64_t W, int64_t sram, int64_t c, int64_t h,
@@ -509,9 +507,9 @@ typedef struct tile_axis {
 tile_axis tile_axis_range(int64_t o0, int64_t o1, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad0);
 
 /* Per-channel {bias, mult, shift} table of a weighted node for channels [c0, c0+n); out NULL: only
- * whether it can be made (c->no_bytes). */
+ * whether it can be made (a throw-away build). */
 npu_status tile_qtab(tile_ctx *c, const ir_node *n, int64_t c0, int64_t cnt, uint8_t *out);
-/* A weight block of size bytes with the qtab of channels [c0, c0+cnt) in a throw-away build (c->no_bytes):
+/* A weight block of size bytes with the qtab of channels [c0, c0+cnt) in a throw-away build (consts->measure):
  * its offset and the one check its bytes can fail (the multipliers; w4 blocks pack an int4 tensor's codes,
  * always in range). Laying out the weights was most of tile_memplan's trial builds. */
 npu_status tile_block_reserve(tile_ctx *c, const ir_node *n, int64_t c0, int64_t cnt, int64_t size, int64_t *off);
