@@ -154,11 +154,8 @@ static int make_bcast(const nk_qbinary_params *p, bcast *bc)
  * lanes, exact). Host builds only: the firmware keeps the one loop (its
  * size, and the simulated cycles of its host steps). */
 #ifndef __riscv
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("O3")))
-#endif
-NK_HOT_CLONES static void add_dense(const nk_qbinary_params *p, int64_t ma, int64_t mb, int e, const int8_t *a,
-                                    const int8_t *b, int8_t *o, int64_t len)
+NK_HOT_VEC static void add_dense(const nk_qbinary_params *p, int64_t ma, int64_t mb, int e, const int8_t *a,
+                                 const int8_t *b, int8_t *o, int64_t len)
 {
     const int64_t az = p->a_zp, bz = p->b_zp, oz = p->out_zp, lo = p->act_min, hi = p->act_max;
     for (int64_t i = 0; i < len; i++) {

@@ -164,10 +164,7 @@ static const int32_t unit_mult = 1 << 30, unit_shift = 1;
 
 /* conv with partial sums from the fast kernel's exact int32 window sums:
  * acc = (acc_in ? psum : bias) + sum in int64, as conv_accumulate. */
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("O3")))
-#endif
-NK_HOT_CLONES static void conv_partial(npu_model *m, const npum_insn *x, const qtab *q, int32_t *raw)
+NK_HOT_VEC static void conv_partial(npu_model *m, const npum_insn *x, const qtab *q, int32_t *raw)
 {
     uint8_t *psum = m->sram + V(PSUM);
     int8_t *out = m->dst_view;
@@ -271,10 +268,7 @@ static npu_status conv(npu_model *m, const npum_insn *x, bool depthwise, npu_err
  * each term is below 2^16 in magnitude, so int32 sums of 2^15 terms are
  * exact and vectorize (the matmul of a classifier split over K, where the
  * scalar int64 loop was 6% of MobileNetV2-224). */
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("O3")))
-#endif
-NK_HOT_CLONES static int64_t dot_zp(const int8_t *a, int32_t za, const int8_t *b, int32_t zb, size_t k)
+NK_HOT_VEC static int64_t dot_zp(const int8_t *a, int32_t za, const int8_t *b, int32_t zb, size_t k)
 {
     int64_t s = 0;
     for (size_t t0 = 0; t0 < k; t0 += 32768) {
