@@ -79,7 +79,7 @@ static nk_status bc2(nk_bc *bc, const nk_shape *as, const nk_shape *bs, const nk
         for (; i_ + 16 <= n; i_ += 16)                                                                        \
             for (int j_ = 0; j_ < 16; j_++) {                                                                 \
                 float v_ = EXPR(a[i_ + j_], b[i_ + j_]);                                                    \
-                v_ = relu ? (v_ > 0.0f ? v_ : 0.0f) : clip ? (v_ < lo ? lo : (v_ > hi ? hi : v_)) : v_;       \
+                v_ = relu ? nk_relu(v_) : clip ? nk_clip(v_, lo, hi) : v_;                                      \
                 y[i_ + j_] = v_;                                                                              \
             }                                                                                                 \
         for (; i_ < n; i_++)                                                                                  \

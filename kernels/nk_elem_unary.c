@@ -38,9 +38,9 @@ nk_status nk_unary_f32(const nk_unary_params *p, const float *xs, float *y, int6
         return NK_EARG;
     float a = p->alpha, b = p->beta, lo = p->lo, hi = p->hi;
     switch (p->op) {
-    case NK_UN_RELU: NK_MAP(x > 0.0f ? x : 0.0f);
-    case NK_UN_LEAKY_RELU: NK_MAP(x < 0.0f ? a * x : x);
-    case NK_UN_CLIP: NK_MAP(x < lo ? lo : (x > hi ? hi : x));
+    case NK_UN_RELU: NK_MAP(nk_relu(x));
+    case NK_UN_LEAKY_RELU: NK_MAP(nk_leaky_relu(x, a));
+    case NK_UN_CLIP: NK_MAP(nk_clip(x, lo, hi));
     case NK_UN_SIGMOID: NK_MAP(sigmoid(x));
     case NK_UN_TANH: NK_MAP(nk_tanhf(x));
     case NK_UN_HARD_SIGMOID: NK_MAP(hard_sigmoid(x, a, b));

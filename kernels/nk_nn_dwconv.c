@@ -38,18 +38,16 @@ typedef struct dw_taps {
         const float lo = t->act.lo, hi = t->act.hi, slope = t->act.alpha;                               \
         switch (t->act.kind) {                                                                           \
         case NK_ACT_CLIP:                                                                                \
-            for (int j = 0; j < NB; j++) {                                                               \
-                float v = acc[j] < lo ? lo : acc[j];                                                     \
-                acc[j] = v > hi ? hi : v;                                                                \
-            }                                                                                            \
+            for (int j = 0; j < NB; j++)                                                                 \
+                acc[j] = nk_clip(acc[j], lo, hi);                                                        \
             break;                                                                                       \
         case NK_ACT_RELU:                                                                                \
             for (int j = 0; j < NB; j++)                                                                 \
-                acc[j] = acc[j] > 0.0f ? acc[j] : 0.0f;                                                  \
+                acc[j] = nk_relu(acc[j]);                                                                \
             break;                                                                                       \
         case NK_ACT_LEAKY_RELU:                                                                          \
             for (int j = 0; j < NB; j++)                                                                 \
-                acc[j] = acc[j] < 0.0f ? slope * acc[j] : acc[j];                                        \
+                acc[j] = nk_leaky_relu(acc[j], slope);                                                   \
             break;                                                                                       \
         default: break;                                                                                  \
         }                                                                                                \

@@ -77,9 +77,9 @@ NK_HOT_CLONES void nk_nn_act_inplace(float *v, ptrdiff_t n, nk_act act)
 {
     const float lo = act.lo, hi = act.hi, slope = act.alpha;
     switch (act.kind) {
-    case NK_ACT_RELU: NK_ACT_LOOP(x > 0.0f ? x : 0.0f); break;
-    case NK_ACT_CLIP: NK_ACT_LOOP(x < lo ? lo : (x > hi ? hi : x)); break;
-    case NK_ACT_LEAKY_RELU: NK_ACT_LOOP(x < 0.0f ? slope * x : x); break;
+    case NK_ACT_RELU: NK_ACT_LOOP(nk_relu(x)); break;
+    case NK_ACT_CLIP: NK_ACT_LOOP(nk_clip(x, lo, hi)); break;
+    case NK_ACT_LEAKY_RELU: NK_ACT_LOOP(nk_leaky_relu(x, slope)); break;
     default: break;
     }
 }

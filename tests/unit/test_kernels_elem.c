@@ -354,6 +354,31 @@ Test(kernels_elem, unary_f32_hand_values)
     }
 }
 
+/* ONNX's Clip is min(max(x, lo), hi), as numpy's clip and onnxruntime:
+ * with lo > hi every output is hi (it gave lo below lo); a NaN stays NaN.
+ * The Clip op, nk_act_apply and the dense binary loop (16 at a time, then
+ * one by one) share the formula (nk_clip). */
+Test(kernels_elem, clip_with_min_above_max_gives_max_everywhere)
+{
+    float x[19], y[19], z[19];
+    for (int i = 0; i < 19; i++)
+        x[i] = (float)(i - 9) * 0.5f, z[i] = 0.0f;
+    x[4] = NAN;
+    nk_unary_params p = {NK_UN_CLIP, 0, 0, 1.0f, -1.0f};
+    cr_assert_eq(nk_unary_f32(&p, x, y, 19), NK_OK);
+    nk_act a = {NK_ACT_CLIP, 1.0f, -1.0f, 0};
+    for (int i = 0; i < 19; i++) {
+        cr_assert(i == 4 ? isnan(y[i]) : y[i] == -1.0f, "Clip(%g) = %g", x[i], y[i]);
+        float v = nk_act_apply(a, x[i]);
+        cr_assert(i == 4 ? isnan(v) : v == -1.0f, "act(%g) = %g", x[i], v);
+    }
+    nk_shape s = S(1, 19);
+    nk_binary_params bp = {NK_BIN_ADD, a};
+    cr_assert_eq(nk_binary_f32(&bp, &s, x, &s, z, &s, y), NK_OK);
+    for (int i = 0; i < 19; i++)
+        cr_assert(i == 4 ? isnan(y[i]) : y[i] == -1.0f, "Add + Clip(%g) = %g", x[i], y[i]);
+}
+
 Test(kernels_elem, unary_integer_neg_abs_and_not)
 {
     int32_t x[3] = {5, -7, INT32_MIN}, y[3];

@@ -241,6 +241,26 @@ Test(kernels_nn, depthwise_infinite_weight_skips_the_border)
     }
 }
 
+/* The GEMM tile's epilogue and the depthwise blocks clip with nk_clip too:
+ * lo > hi gives hi everywhere, as the Clip op (test_kernels_elem). Rows of
+ * 20 so that the depthwise conv runs its blocks, not one output at a time. */
+Test(kernels_nn, fused_clip_with_min_above_max_gives_max)
+{
+    for (int dw = 0; dw <= 1; dw++) {
+        nk_conv_params p = {.n = 1, .c = 4, .h = 6, .w = 20, .m = 4, .kh = 3, .kw = 3, .group = dw ? 4 : 1,
+                            .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1,
+                            .pad_bottom = 1, .pad_right = 1, .act = {NK_ACT_CLIP, 2.0f, -3.0f, 0}};
+        conv_fill_out(&p);
+        size_t nx = (size_t)p.c * p.h * p.w, ny = (size_t)p.m * p.oh * p.ow, nw = (size_t)p.m * (p.c / p.group) * 9;
+        float *x = rand_buf(nx, 11), *w = rand_buf(nw, 12), *y = malloc(ny * sizeof(float));
+        void *s = scratch_for(nk_conv_fast_scratch_size(&p));
+        cr_assert_eq(nk_conv_part_fast(&p, x, w, NULL, NULL, y, s, 0, 1), NK_OK);
+        for (size_t i = 0; i < ny; i++)
+            cr_assert_eq(y[i], -3.0f, "%s output %zu: %g", dw ? "depthwise" : "conv", i, y[i]);
+        free(x), free(w), free(y), free(s);
+    }
+}
+
 Test(kernels_nn, conv_transpose_matches_naive)
 {
     for (size_t t = 0; t < sizeof convt_cases / sizeof *convt_cases; t++) {
