@@ -330,6 +330,39 @@ static npu_status process(imp_ctx *c)
     return g->n_nodes > n0 ? ir_graph_toposort(g, c->err) : NPU_OK;
 }
 
+/* A pool's ceil_mode output that the model declares one larger in spatial
+ * dims where shape inference dropped a last window starting past the input
+ * and its begin padding (src/ir/shape.c, as onnxruntime and PyTorch; ONNX's
+ * own shape inference before 1.16 kept it): the declared size, which the
+ * reference pools also take (src/numerics/nn.c), when nothing reads the
+ * output. */
+static bool pool_keeps_last_window(const imp_ctx *c, const ir_tensor *t, const Onnx__TensorShapeProto *sp)
+{
+    const ir_node *n = t->producer;
+    if (!n || (n->op != IR_OP_MAX_POOL && n->op != IR_OP_AVERAGE_POOL) || n->outputs[0] != t ||
+        !ir_attr_int(n, "ceil_mode", 0) || (int)sp->n_dim != t->rank || t->rank < 3)
+        return false;
+    for (int i = 0; i < c->g->n_nodes; i++)
+        for (int j = 0; j < c->g->nodes[i]->n_inputs; j++)
+            if (c->g->nodes[i]->inputs[j] == t)
+                return false;
+    int64_t s[IR_MAX_RANK], pads[2 * IR_MAX_RANK];
+    int nsp = t->rank - 2;
+    if (ir_attr_ints(n, "strides", s, nsp) != nsp || ir_attr_ints(n, "pads", pads, 2 * nsp) != 2 * nsp)
+        return false;
+    bool any = false;
+    for (int i = 0; i < t->rank; i++) {
+        const Onnx__TensorShapeProto__Dimension *d = sp->dim[i];
+        if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE || d->dim_value == t->dims[i])
+            continue;
+        int k = i - 2;
+        if (k < 0 || d->dim_value != t->dims[i] + 1 || t->dims[i] * s[k] < n->inputs[0]->dims[i] + pads[k])
+            return false;
+        any = true;
+    }
+    return any;
+}
+
 /* Graph outputs must exist; declared dtypes and static dims must match. */
 static npu_status check_output(imp_ctx *c, const Onnx__ValueInfoProto *vi, ir_tensor *t)
 {
@@ -353,6 +386,12 @@ static npu_status check_output(imp_ctx *c, const Onnx__ValueInfoProto *vi, ir_te
     for (int i = 0; ok && i < t->rank; i++) {
         const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
         ok = d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE || d->dim_value == t->dims[i];
+    }
+    if (!ok && pool_keeps_last_window(c, t, tt->shape)) {
+        for (int i = 0; i < t->rank; i++)
+            if (tt->shape->dim[i]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+                t->dims[i] = tt->shape->dim[i]->dim_value;
+        return NPU_OK;
     }
     if (!ok) {
         char inferred[160], declared[200];

@@ -282,11 +282,13 @@ static npu_status check_values(imp_ctx *c, const Onnx__NodeProto *np, const char
         st = check_choice(c, np, name, ot, "mode", "constant reflect edge", "constant, reflect, edge");
         break;
     case IR_OP_RESIZE:
-        if ((st = check_choice(c, np, name, ot, "mode", "nearest linear", "nearest, linear")))
+        if ((st = check_choice(c, np, name, ot, "mode", "nearest linear cubic", "nearest, linear, cubic")))
             break;
         if ((st = check_choice(c, np, name, ot, "coordinate_transformation_mode",
-                               "half_pixel pytorch_half_pixel align_corners asymmetric tf_half_pixel_for_nearest",
-                               "half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nearest")))
+                               "half_pixel pytorch_half_pixel align_corners asymmetric tf_half_pixel_for_nn "
+                               "tf_crop_and_resize",
+                               "half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn, "
+                               "tf_crop_and_resize")))
             break;
         st = check_choice(c, np, name, ot, "nearest_mode", "round_prefer_floor round_prefer_ceil floor ceil",
                           "round_prefer_floor, round_prefer_ceil, floor, ceil");

@@ -316,6 +316,12 @@ static npu_status conv_geometry(sctx *c, const ir_tensor *x, const int64_t *kern
         (st = ints_attr(c, "pads", 2 * nsp, 0, pads, NULL)))
         return st;
     const char *ap = ir_attr_string(c->n, "auto_pad", "NOTSET");
+    /* SAME_* gives ceil(in / stride) outputs whatever ceil_mode says (the
+     * ONNX operator docs, onnxruntime): with the pads it takes (at least 0)
+     * the floor already gives that many, the ceil one more where the input
+     * needs no padding (in 8, stride 3, kernel 1: 4 instead of 3). */
+    bool same = !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER");
+    ceil_mode = ceil_mode && !same;
     for (int i = 0; i < nsp; i++) {
         if (strides[i] < 1 || dil[i] < 1 || kernel[i] < 1)
             return sh_fail(c, "kernel_shape, strides and dilations must be positive");
@@ -346,6 +352,11 @@ static npu_status conv_geometry(sctx *c, const ir_tensor *x, const int64_t *kern
             return sh_fail(c, "spatial dimension %d: input %lld (padded %lld) is smaller than the kernel extent %lld",
                            i, (long long)in, (long long)(in + pads[i] + pads[i + nsp]), (long long)ek);
         out_sp[i] = 1 + (ceil_mode ? (span + strides[i] - 1) / strides[i] : span / strides[i]);
+        /* ceil_mode drops a last window that starts past the input and its
+         * begin padding, as onnxruntime, PyTorch and ONNX's reference since
+         * 1.16 (kernel 1, stride 2 over 4 rows: 2 windows, not 3) */
+        if (ceil_mode && out_sp[i] > 1 && (out_sp[i] - 1) * strides[i] >= in + pads[i])
+            out_sp[i]--;
     }
     if (!ir_set_ints(c->g, c->n, "kernel_shape", nsp, kernel) || !ir_set_ints(c->g, c->n, "strides", nsp, strides) ||
         !ir_set_ints(c->g, c->n, "dilations", nsp, dil) || !ir_set_ints(c->g, c->n, "pads", 2 * nsp, pads))

@@ -177,15 +177,30 @@ def op_cases(out):
     err(out, "conv_auto_pad.onnx", m, "node 'conv1' (Conv, opset 13)", "auto_pad = 'WEIRD' is not supported",
         "NOTSET, SAME_UPPER, SAME_LOWER, VALID")
     scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+    # every mode and coordinate transformation of Resize-13 but Resize-18's; a name outside them is refused
+    # with the list (the importer once spelt tf_half_pixel_for_nn as tf_half_pixel_for_nearest and refused
+    # cubic and tf_crop_and_resize, which the kernel had)
     m = model([helper.make_node("Resize", ["x", "", "scales"], ["y"], name="up", mode="cubic")], x,
               [vi("y", [1, 2, 8, 8])], [scales])
-    err(out, "resize_cubic.onnx", m, "node 'up' (Resize, opset 13)", "mode = 'cubic' is not supported",
-        "nearest, linear")
+    ok(out, "resize_cubic.onnx", m)
     m = model([helper.make_node("Resize", ["x", "roi", "scales"], ["y"], name="crop", mode="linear",
                                 coordinate_transformation_mode="tf_crop_and_resize")], x, [vi("y", [1, 2, 8, 8])],
               [scales, numpy_helper.from_array(np.array([0, 0, 0, 0, 1, 1, 1, 1], np.float32), "roi")])
-    err(out, "resize_tf_crop.onnx", m, "node 'crop' (Resize, opset 13)",
-        "coordinate_transformation_mode = 'tf_crop_and_resize' is not supported", "half_pixel, pytorch_half_pixel")
+    ok(out, "resize_tf_crop.onnx", m)
+    m = model([helper.make_node("Resize", ["x", "", "scales"], ["y"], name="nn", mode="nearest",
+                                coordinate_transformation_mode="tf_half_pixel_for_nn")], x,
+              [vi("y", [1, 2, 8, 8])], [scales])
+    ok(out, "resize_tf_half_pixel_for_nn.onnx", m)
+    m = model([helper.make_node("Resize", ["x", "", "scales"], ["y"], name="up", mode="lanczos")], x,
+              [vi("y", [1, 2, 8, 8])], [scales])
+    err(out, "resize_mode.onnx", m, "node 'up' (Resize, opset 13)", "mode = 'lanczos' is not supported",
+        "nearest, linear, cubic")
+    m = model([helper.make_node("Resize", ["x", "", "scales"], ["y"], name="nn", mode="nearest",
+                                coordinate_transformation_mode="tf_half_pixel_for_nearest")], x,
+              [vi("y", [1, 2, 8, 8])], [scales])
+    err(out, "resize_coord.onnx", m, "node 'nn' (Resize, opset 13)",
+        "coordinate_transformation_mode = 'tf_half_pixel_for_nearest' is not supported",
+        "asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize")
     m = model([helper.make_node("Pad", ["x", "pads"], ["y"], name="pad", mode="wrap")], x, [vi("y", [1, 2, 6, 6])],
               [numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads")])
     err(out, "pad_wrap.onnx", m, "node 'pad' (Pad, opset 13)", "mode = 'wrap' is not supported")
@@ -346,6 +361,17 @@ def accepted_cases(out):
     # IR < 4 style: every initializer is also listed as a graph input
     m.graph.input.extend([vi("w", [3, 2, 3, 3]), vi("b", [3])])
     ok(out, "initializer_as_input.onnx", m)
+
+    # ceil_mode: a last window starting past the input is dropped (onnxruntime, PyTorch, ONNX 1.16's
+    # reference): 1x1 windows at stride 2 over 5 columns give 3, over 4 rows 2; an output declared with the
+    # window kept (ONNX's shape inference before 1.16) keeps it; SAME_UPPER gives ceil(8 / 3) = 3 either way
+    x = [vi("x", [1, 1, 4, 5])]
+    for file, dims in (("pool_ceil_drop.onnx", None), ("pool_ceil_declared_kept.onnx", [1, 1, 3, 3])):
+        ok(out, file, model([helper.make_node("MaxPool", ["x"], ["y"], name="mp", kernel_shape=[1, 1],
+                                              strides=[2, 2], ceil_mode=1)], x, [vi("y", dims)]))
+    ok(out, "pool_same_ceil.onnx",
+       model([helper.make_node("AveragePool", ["x"], ["y"], name="ap", kernel_shape=[1, 1], strides=[3, 3],
+                               auto_pad="SAME_UPPER", ceil_mode=1)], [vi("x", [1, 1, 8, 8])], [vi("y", None)]))
 
     x = [vi("x", [2, 3])]
     nodes = [

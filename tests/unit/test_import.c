@@ -199,6 +199,26 @@ Test(import, constant_value_float_and_value_ints)
     ir_graph_free(g);
 }
 
+static void expect_dims(const char *file, int64_t h, int64_t w)
+{
+    ir_graph *g = load_ok(file, NULL);
+    const ir_tensor *y = g->outputs[0];
+    cr_expect(y->rank == 4 && y->dims[2] == h && y->dims[3] == w, "%s: y is %lldx%lld, expected %lldx%lld", file,
+              (long long)y->dims[2], (long long)y->dims[3], (long long)h, (long long)w);
+    ir_graph_free(g);
+}
+
+/* ceil_mode drops a last window that starts past the input (onnxruntime,
+ * PyTorch), unless the model declares the output with it (ONNX's shape
+ * inference before 1.16); SAME_UPPER gives ceil(in / stride) whatever
+ * ceil_mode says. */
+Test(import, pool_ceil_mode_output_sizes)
+{
+    expect_dims("pool_ceil_drop.onnx", 2, 3);
+    expect_dims("pool_ceil_declared_kept.onnx", 3, 3);
+    expect_dims("pool_same_ceil.onnx", 3, 3);
+}
+
 Test(import, input_shape_fixes_a_dynamic_dimension)
 {
     ir_graph *g = load_ok("dynamic_dim.onnx", "x=1x2x4x4");
