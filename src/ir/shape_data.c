@@ -151,6 +151,10 @@ static npu_status infer_slice(sctx *c)
          * multiplies by a step like INT64_MIN */
         if (d[ax] == 1)
             step = step > 0 ? 1 : -1, e = s + step;
+        /* backward through index 0: an end of -1 would read as dim - 1 when the attributes are
+         * read again (the reference's Slice, this inference after a rewrite); -dim - 1 reads as -1 */
+        if (e < 0)
+            e = -dim - 1;
         rs[ax] = s, re[ax] = e, rstep[ax] = step;
     }
     int r = x->rank;

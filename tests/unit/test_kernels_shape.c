@@ -398,6 +398,35 @@ Test(ref_shape, slice_from_inputs_and_from_attributes)
     ir_graph_free(g);
 }
 
+/* Backward through index 0 after shape inference, which writes the clamped
+ * starts/ends/steps back as attributes: the end before index 0 must not read
+ * as the last index when the reference reads them (x[2::-2] gave "the
+ * slice has 0 elements"; found against onnxruntime on random models). */
+Test(ref_shape, slice_backward_through_index_0_after_inference)
+{
+    ir_graph *g = G();
+    ir_tensor *xt = tg_const(g, "x", IR_F32, 2, I64(2, 3), F32(0, 1, 2, 3, 4, 5));
+    /* rows [::-1] (end -3 -> -1), columns [2:-4:-2] -> 2, 0; then one element: columns [0:-5:-1] */
+    const int64_t ends[2][2] = {{-3, -4}, {-3, -5}}, starts[2][2] = {{-1, 2}, {-1, 0}}, steps[2][2] = {{-1, -2},
+                                                                                                     {-1, -1}};
+    const float want[2][4] = {{5, 3, 2, 0}, {3, 0, 0, 0}};
+    for (int k = 0; k < 2; k++) {
+        ir_tensor *y = tg_tensor(g, NULL, IR_F32, 2, I64(2, 2 - k));
+        ir_tensor *in[5] = {xt, ints(g, 2, starts[k]), ints(g, 2, ends[k]), ints(g, 2, I64(0, 1)),
+                            ints(g, 2, steps[k])};
+        ir_node *n = tg_node(g, IR_OP_SLICE, 5, in, 1, &y);
+        npu_err e;
+        npu_err_clear(&e);
+        cr_assert_eq(ir_infer_node(g, n, &e), NPU_OK, "%s", e.msg);
+        cr_assert(y->dims[0] == 2 && y->dims[1] == 2 - k, "case %d: inferred %lldx%lld", k, (long long)y->dims[0],
+                  (long long)y->dims[1]);
+        cr_assert_eq(eval(g, n, &e), NPU_OK, "case %d: %s", k, e.msg);
+        for (int i = 0; i < 4 - 2 * k; i++)
+            cr_assert_eq(((float *)y->data)[i], want[k][i], "case %d element %d", k, i);
+    }
+    ir_graph_free(g);
+}
+
 Test(ref_shape, pad_opset11_inputs_and_opset2_attributes)
 {
     ir_graph *g = G();
