@@ -22,6 +22,7 @@ npu_status opt_fuse_norm(ir_graph *g, const opt_options *o, bool *changed, npu_e
 npu_status opt_fuse_act(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
 npu_status opt_fuse_hswish(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
 npu_status opt_pool_concat(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
+npu_status opt_gemm_bias(ir_graph *g, const opt_options *o, bool *changed, npu_err *err);
 
 /* An inference BatchNormalization as y = x * s + t per channel (bnfold.c):
  * false when it is not one (training_mode, non-constant or non-f32

@@ -22,6 +22,7 @@ enum { MAX_ROUNDS = 16 }; /* a guard only: real graphs settle in two or three */
  *   padfold         a zero Pad on H/W into the Conv/AveragePool reading it
  *   bnfold          BatchNormalization into the Conv/ConvTranspose/Gemm before it
  *   bnconv          a BatchNormalization left over becomes a depthwise 1x1 Conv
+ *   gemm_bias       a Gemm's C that is not one value per column: a row of beta * C, or an Add after it
  *   fuse_act        Relu/Clip/LeakyRelu into their producer's ir_act
  *   pool_concat     a max pool of a channel concat becomes the concat of each input's max pool */
 #define OPT_PASSES(X)                                                                                      \
@@ -36,6 +37,7 @@ enum { MAX_ROUNDS = 16 }; /* a guard only: real graphs settle in two or three */
     X(padfold, GROUP_FUSE)                                                                                 \
     X(bnfold, GROUP_FUSE)                                                                                  \
     X(bnconv, GROUP_FUSE)                                                                                  \
+    X(gemm_bias, GROUP_FUSE)                                                                               \
     X(fuse_act, GROUP_FUSE)                                                                            \
     X(pool_concat, GROUP_FUSE)
 

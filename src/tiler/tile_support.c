@@ -224,6 +224,11 @@ static bool matmul_ok(const tgt_target *t, const ir_graph *g, const ir_node *n, 
     const ir_tensor *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
     if (b && !b->data)
         return no(g, reason, "Gemm with a non-constant bias");
+    /* as q_classify: only one C value per output column folds into the int32 bias (opt's gemm_bias
+     * rewrites the others; one left is float) */
+    int64_t cols = n->op == IR_OP_GEMM && ir_attr_int(n, "transB", 0) ? w->dims[0] : w->dims[1];
+    if (b && ir_tensor_numel(b) != cols)
+        return no(g, reason, "Gemm whose C is not one value per output column");
     return true;
 }
 

@@ -381,6 +381,40 @@ Test(fuse_act, dump_before_and_after)
     ir_graph_free(g);
 }
 
+/* ---- gemm_bias ---- */
+
+/* A Gemm's C of one value becomes a row of beta * C, one that varies by
+ * row an Add after the Gemm (the Relu then fused into the Add): the same
+ * values, and a C the quantizer folds (one value per output column). */
+Test(gemm_bias, c_that_is_not_a_row_becomes_a_row_or_an_add)
+{
+    const int64_t cdims[3][2] = {{1, 1}, {3, 1}, {3, 4}};
+    const char *want[3] = {"Gemm", "Gemm,Add", "Gemm,Add"};
+    for (int k = 0; k < 3; k++) {
+        ir_graph *g = graph(13);
+        ir_tensor *a = input(g, "x", SHP(3, 5)), *t = val(g, "t", SHP(3, 4)), *y = val(g, "y", SHP(3, 4));
+        ir_node *p = node(g, IR_OP_GEMM, "gemm", t, 3, a, cf(g, "w", SHP(5, 4), NULL), cf(g, "c", 2, cdims[k], NULL));
+        ir_set_float(g, p, "alpha", 0.75f);
+        ir_set_float(g, p, "beta", -1.5f);
+        node(g, IR_OP_RELU, "relu", y, 1, t);
+        output(g, y);
+        snapshot s = before(g);
+        run_all(g);
+        cr_assert_str_eq(ops(g), want[k], "case %d: %s", k, ops(g));
+        ir_node *gm = find_op(g, IR_OP_GEMM);
+        if (k == 0) {
+            cr_assert(gm->n_inputs == 3 && ir_tensor_numel(gm->inputs[2]) == 4, "case 0: C is a row of 4");
+            cr_assert_float_eq(ir_attr_float(gm, "beta", 0), 1.0f, 0);
+            cr_assert_eq(gm->act.kind, IR_ACT_RELU);
+        } else {
+            cr_assert(gm->n_inputs == 2 || !gm->inputs[2], "case %d: the Gemm keeps no C", k);
+            cr_assert_eq(find_op(g, IR_OP_ADD)->act.kind, IR_ACT_RELU, "case %d: the Relu follows the sum", k);
+        }
+        after(g, &s);
+        ir_graph_free(g);
+    }
+}
+
 /* ---- bnconv ---- */
 
 /* BN after a pool (rank 4), on a graph input (rank 3): each ends as a

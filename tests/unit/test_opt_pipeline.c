@@ -9,7 +9,7 @@
 Test(pipeline, pass_names_in_order)
 {
     static const char *const want[] = {"elide_identity", "constfold", "views", "cse", "dce", "fuse_norm", "fuse_hswish", "reduce_gap",
-                                       "padfold", "bnfold", "bnconv", "fuse_act", "pool_concat"};
+                                       "padfold", "bnfold", "bnconv", "gemm_bias", "fuse_act", "pool_concat"};
     const char *const *names = opt_pass_names();
     size_t i = 0;
     for (; names[i]; i++) {
@@ -102,7 +102,7 @@ Test(pipeline, unknown_pass_names_are_usage_errors)
     npu_err e = {0};
     opt_options o = {.disable = "cse,fold"};
     cr_assert_eq(opt_run(g, &o, &e), NPU_EUSAGE);
-    cr_assert(strstr(e.msg, "unknown pass 'fold'") && strstr(e.msg, "bnfold, bnconv, fuse_act"), "%s", e.msg);
+    cr_assert(strstr(e.msg, "unknown pass 'fold'") && strstr(e.msg, "bnfold, bnconv, gemm_bias, fuse_act"), "%s", e.msg);
     cr_assert_str_eq(ops(g), "Conv,BatchNormalization,Relu,Identity,Flatten,Gemm,Dropout", "nothing ran");
     cr_assert_eq(opt_run_pass(g, "nope", NULL, NULL, &e), NPU_EUSAGE);
     cr_assert(strstr(e.msg, "unknown pass 'nope'"), "%s", e.msg);

@@ -291,6 +291,16 @@ Test(tiler, supports_reasons)
     ir_node *mm = ir_node_new(g, IR_OP_MATMUL, "mm", 2, ab, 1, &z);
     cr_assert(!tile_supports(v1, g, mm, &why));
     cr_assert(strstr(why, "two activations"), "%s", why);
+    /* a Gemm whose C is not one value per output column stays float (q_classify), so off the NPU */
+    int64_t wd[2] = {8, 8}, cd[2] = {2, 1};
+    float wv[64] = {0}, cv[2] = {1, 2};
+    ir_tensor *wt = ir_tensor_new(g, "w", IR_F32, 2, wd), *ct = ir_tensor_new(g, "c", IR_F32, 2, cd);
+    wt->data = wv, ct->data = cv;
+    ir_tensor *gin[3] = {x, wt, ct}, *gy = act(g, "gy", 2, d, 0.1f, 0);
+    ir_node *gm = ir_node_new(g, IR_OP_GEMM, "gm", 3, gin, 1, &gy);
+    cr_assert(!tile_supports(v1, g, gm, &why));
+    cr_assert(strstr(why, "one value per output column"), "%s", why);
+    wt->data = ct->data = NULL; /* the graph does not own them */
     ir_graph_free(g);
 
     /* a quantized node is also lowered for real: a rescale beyond the pool's shift field is refused */

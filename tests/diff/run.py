@@ -1,0 +1,140 @@
+#!/usr/bin/python3
+"""The differential run (docs/testing.md "Differential run"): each model of
+gen.py through npuref and onnxruntime, then compiled for a target (its input
+as the calibration set) and run on npusim against `npuref MODEL.npub`.
+A case passes, or differs in one of the ways written down as decided
+(each class below, with why); anything else fails the run.
+usage: run.py BUILD CASEDIR [TARGET]"""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper as NH
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+TOL = 1e-4
+# npuref's clear refusals of models onnxruntime runs (docs/kernels-nn.md)
+LIMITS = ("is smaller than the kernel extent", "the input can reach", "pads leave an empty output")
+
+
+def run(cmd):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+def close(a, b):
+    if a.shape != b.shape:
+        return False
+    na, nb = np.isnan(a), np.isnan(b)
+    if (na != nb).any():
+        return False
+    a, b = np.where(na, 0, a), np.where(nb, 0, b)
+    return not (np.abs(a - b) > TOL * np.maximum(1, np.abs(b))).any()
+
+
+def resize_reference(model, x):
+    """Resize in double precision as the ONNX reference (its scales read as
+    float32 values widened exactly), or None where it has no such mode."""
+    from onnx.backend.test.case.node import resize as R
+    n = model.graph.node[0]
+    at = {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute}
+    init = {i.name: NH.to_array(i) for i in model.graph.initializer}
+    mode = at.get("mode", b"nearest").decode()
+    ctm = at.get("coordinate_transformation_mode", b"half_pixel").decode()
+    sc = init.get(n.input[2]) if len(n.input) > 2 else None
+    sz = init.get(n.input[3]) if len(n.input) > 3 else None
+    sc = [float(v) for v in sc] if sc is not None and sc.size else None
+    sz = [int(v) for v in sz] if sz is not None and sz.size else None
+    if mode == "nearest":
+        nm = at.get("nearest_mode", b"round_prefer_floor").decode()
+        coeffs = lambda r: R.nearest_coeffs(r, mode=nm)  # noqa: E731
+    elif mode == "linear":
+        coeffs = R.linear_coeffs
+    else:
+        a = at.get("cubic_coeff_a", -0.75)
+        coeffs = lambda r: R.cubic_coeffs(r, A=a)  # noqa: E731
+    if ctm == "tf_half_pixel_for_nn":  # (x + 0.5) / scale: asymmetric on a shifted grid
+        if mode != "nearest" or sc is None:
+            return None
+        out = [int(np.floor(d * s)) for d, s in zip(x.shape, sc)]
+        idx = np.ix_(*[[int(coeffs((o + 0.5) / s - np.floor((o + 0.5) / s)).argmax() + np.floor((o + 0.5) / s) - 1)
+                        for o in range(n_)] for n_, s in zip(out, sc)])
+        return x[tuple(np.clip(i, 0, d - 1) for i, d in zip(idx, x.shape))]
+    try:
+        return R.interpolate_nd(x, coeffs, output_size=sz, scale_factors=sc, coordinate_transformation_mode=ctm,
+                                exclude_outside=at.get("exclude_outside", 0)).astype(np.float32)
+    except Exception:
+        return None
+
+
+def float_case(build, d, info, ins):
+    """(class, detail) of npuref MODEL.onnx against onnxruntime."""
+    n = info["outputs"]
+    ro, oo = [f"{d}/r{k}.npy" for k in range(n)], [f"{d}/o{k}.npy" for k in range(n)]
+    ort = run(["node", f"{ROOT}/tools/ort/run.js", f"{d}/m.onnx"] + ins + oo)
+    ref = run([f"{build}/npuref", f"{d}/m.onnx"] + sum([["--input", i] for i in ins], [])
+              + sum([["--output", o] for o in ro], []))
+    if ort.returncode:
+        return "ort-refuses", ort.stderr.strip()[-160:]
+    if ref.returncode:
+        msg = ref.stderr.strip()
+        return ("limit" if ref.returncode == 1 and any(s in msg for s in LIMITS) else "FAIL"), msg[-200:]
+    model = onnx.load(f"{d}/m.onnx")
+    for k in range(n):
+        a, b = np.load(ro[k]), np.load(oo[k])
+        if close(a, b):
+            continue
+        declared = [dm.dim_value for dm in model.graph.output[k].type.tensor_type.shape.dim]
+        if a.shape != b.shape and list(a.shape) == declared:
+            return "declared", f"{a.shape} as the model declares; onnxruntime {b.shape}"
+        noopt = run(["node", f"{ROOT}/tools/ort/run.js", "--no-opt", f"{d}/m.onnx"] + ins + [f"{d}/n{k}.npy"])
+        if not noopt.returncode and close(a, np.load(f"{d}/n{k}.npy")):
+            return "ort-opt", "onnxruntime's graph optimizations change the result; without them it agrees"
+        if info["ops"] == ["Resize"]:
+            want = resize_reference(model, np.load(ins[0]))
+            if want is not None and close(a, want):
+                return "onnx-ref", "the ONNX reference's double-precision coordinates; onnxruntime computes in float"
+        return "FAIL", f"output {k}: {a.shape} vs onnxruntime {b.shape}, max error " + (
+            f"{np.nanmax(np.abs(a - b)):.3g}" if a.shape == b.shape else "-")
+    return "ok", ""
+
+
+def npu_case(build, d, ins, target):
+    """(class, detail) of the compiled model: npusim bit-exact with npuref MODEL.npub."""
+    x = np.load(ins[0])
+    if len(ins) != 1 or x.dtype != np.float32:
+        return "npu-skip", "one float input only (it is the calibration set)"
+    os.makedirs(f"{d}/cal", exist_ok=True)
+    np.save(f"{d}/cal/a.npy", x)
+    cc = run([f"{build}/npucc", "--target", target, "--calib", f"{d}/cal", "-o", f"{d}/m.npub", f"{d}/m.onnx"])
+    if cc.returncode:
+        return ("npu-refuses" if cc.returncode == 1 else "FAIL"), cc.stderr.strip()[-200:]
+    sim = run([f"{build}/npusim", f"{d}/m.npub", "--input", ins[0], "--output", f"{d}/s.npy"])
+    ref = run([f"{build}/npuref", f"{d}/m.npub", "--input", ins[0], "--output", f"{d}/q.npy"])
+    if sim.returncode or ref.returncode:
+        return "FAIL", (sim.stderr or ref.stderr).strip()[-200:]
+    if not np.array_equal(np.load(f"{d}/s.npy"), np.load(f"{d}/q.npy"), equal_nan=True):
+        return "FAIL", "npusim and npuref MODEL.npub differ"
+    return "npu-ok", ""
+
+
+def main(build, cases, target="edge-v1"):
+    counts, fails = {}, []
+    for d in sorted(glob.glob(f"{cases}/c*")):
+        info = json.load(open(f"{d}/case.json"))
+        ins = sorted(glob.glob(f"{d}/in*.npy"))
+        for what, (cls, detail) in (("float", float_case(build, d, info, ins)), ("npu", npu_case(build, d, ins, target))):
+            counts[cls] = counts.get(cls, 0) + 1
+            if cls == "FAIL":
+                fails.append(f"{d} ({'+'.join(info['ops'])}, {what}): {detail}")
+    print("diff: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    for f in fails:
+        print("FAIL " + f)
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))
