@@ -74,9 +74,12 @@ enum { DW_MAX_STRIDE = 16 };
 
 static dw_phase phase_of(const nk_qconv2d_params *p, const dw_geom *g, size_t c)
 {
-    int64_t first = (int64_t)c - p->pad_left, last = ((int64_t)p->w_in - 1 - first) / (int64_t)g->sw;
+    /* a phase whose first column lies past the input has none: C's division truncates toward 0, so
+     * (w_in - 1 - first) / sw is 0, not negative, for first up to w_in - 1 + sw - 1 (a column past the
+     * row was read: a 1-column input, pads 1 and 1, stride 3) */
+    int64_t first = (int64_t)c - p->pad_left, span = (int64_t)p->w_in - 1 - first;
     size_t i0 = first >= 0 ? 0 : (size_t)((-first + (int64_t)g->sw - 1) / (int64_t)g->sw);
-    size_t i1 = last < 0 ? 0 : (size_t)last + 1;
+    size_t i1 = span < 0 ? 0 : (size_t)(span / (int64_t)g->sw) + 1;
     return (dw_phase){first, i0, i1 < g->wq ? i1 : g->wq};
 }
 

@@ -145,6 +145,53 @@ Test(qfast, conv_matches_portable_and_plain_sums)
     cr_assert_gt(wide, 5);
 }
 
+/* Depthwise planes of 1 to 3 columns at strides up to 3, padded: a column
+ * phase can start past the input (1 column, pads 1 and 1, stride 3), which
+ * the fast path once filled from past the row (C's division truncating
+ * toward 0; found by the differential run, docs/testing.md). */
+Test(qfast, narrow_planes_at_large_strides_match_portable)
+{
+    uint32_t seed = 777;
+    int phases_past = 0;
+    for (int t = 0; t < 400; t++) {
+        layer L;
+        memset(&L, 0, sizeof L);
+        nk_qconv2d_params *p = &L.p;
+        p->n = range(&seed, 1, 2), p->groups = p->c_in = range(&seed, 1, 3), p->c_out = p->c_in;
+        p->h_in = range(&seed, 1, 4), p->w_in = range(&seed, 1, 3);
+        p->k_h = range(&seed, 1, 3), p->k_w = range(&seed, 1, 3);
+        p->stride_h = range(&seed, 1, 3), p->stride_w = range(&seed, 1, 3);
+        p->dil_h = range(&seed, 1, 2), p->dil_w = range(&seed, 1, 2);
+        p->pad_top = range(&seed, 0, 2), p->pad_bottom = range(&seed, 0, 2);
+        p->pad_left = range(&seed, 0, 2), p->pad_right = range(&seed, 0, 2);
+        int32_t eh = p->dil_h * (p->k_h - 1) + 1, ew = p->dil_w * (p->k_w - 1) + 1;
+        if (p->h_in + p->pad_top + p->pad_bottom < eh || p->w_in + p->pad_left + p->pad_right < ew)
+            continue;
+        p->h_out = (p->h_in + p->pad_top + p->pad_bottom - eh) / p->stride_h + 1;
+        p->w_out = (p->w_in + p->pad_left + p->pad_right - ew) / p->stride_w + 1;
+        p->in_zp = range(&seed, -128, 127), p->act_min = -128, p->act_max = 127, p->w_format = NK_W_I8;
+        for (int c = 0; c < p->stride_w; c++)
+            phases_past += c - p->pad_left > p->w_in - 1;
+        size_t nin = (size_t)p->n * p->c_in * p->h_in * p->w_in, nw = (size_t)p->c_out * p->k_h * p->k_w;
+        size_t nout = (size_t)p->n * p->c_out * p->h_out * p->w_out;
+        int8_t *in = malloc(nin), *w = malloc(nw), *ref = malloc(nout), *fast = malloc(nout);
+        int32_t mult = 1 << 30, shift = -6;
+        p->q = (nk_qmults){1, &mult, &shift};
+        for (size_t i = 0; i < nin; i++)
+            in[i] = (int8_t)range(&seed, -128, 127);
+        for (size_t i = 0; i < nw; i++)
+            w[i] = (int8_t)range(&seed, -128, 127);
+        void *scr = malloc(nk_qconv2d_fast_scratch_size(p));
+        cr_assert_eq(nk_qconv2d(p, in, w, NULL, ref, scr), NK_OK);
+        cr_assert_eq(nk_qconv2d_fast(p, in, w, NULL, fast, NULL, scr), NK_OK);
+        for (size_t i = 0; i < nout; i++)
+            cr_assert_eq(fast[i], ref[i], "layer %d (in %dx%d, k %dx%d, stride %dx%d, pads l%d r%d): output %zu", t,
+                         p->h_in, p->w_in, p->k_h, p->k_w, p->stride_h, p->stride_w, p->pad_left, p->pad_right, i);
+        free(in), free(w), free(ref), free(fast), free(scr);
+    }
+    cr_assert_gt(phases_past, 20);
+}
+
 Test(qfast, refuses_what_the_portable_kernel_refuses)
 {
     nk_qconv2d_params p = {.n = 1, .c_in = 3, .h_in = 4, .w_in = 4, .c_out = 2, .h_out = 5, .w_out = 4, .k_h = 1,
