@@ -57,7 +57,7 @@ FW_SRCS   = $(wildcard rt/*.c) $(wildcard kernels/*.c)
 FW_ELF    = $(BUILD)/fw/npurt.elf
 
 .SECONDARY:
-.PHONY: man all deps test test-stages test-layering test-funcs test-unit test-conf test-e2e test-asan demo bench clean fw fixtures \
+.PHONY: man all deps test test-stages test-layering test-funcs test-unit test-conf test-diff difftest test-e2e test-asan demo bench clean fw fixtures \
         fuzz fuzz-build fuzz-bins test-fuzz
 all: $(TOOLS) $(UNIT_BINS) $(if $(wildcard rt/fw.ld),$(FW_ELF)) man
 
@@ -155,7 +155,7 @@ include mk/install.mk
 # while build/ is tested); --output-sync keeps each stage's output together.
 test: deps
 	$(MAKE) --output-sync=target test-stages
-test-stages: test-layering test-funcs test-unit test-conf test-e2e test-asan test-fuzz
+test-stages: test-layering test-funcs test-unit test-conf test-diff test-e2e test-asan test-fuzz
 
 # the include graph against docs/architecture.md's layering
 test-layering:
@@ -176,6 +176,16 @@ fixtures: all
 test-conf: all fixtures
 	@if [ -x tests/conformance/run.sh ]; then tests/conformance/run.sh $(BUILD); fi
 	@if [ -x tests/conformance/run_sim.sh ]; then tests/conformance/run_sim.sh $(BUILD); fi
+
+# random small models against onnxruntime, and compiled against npuref MODEL.npub
+# (tests/diff, docs/testing.md "Differential run"): a fixed seed here, new
+# ones with `make difftest` (DIFF_COUNT models, DIFF_SEED)
+test-diff: all
+	tests/diff/run.sh $(BUILD) 240 24
+DIFF_COUNT ?= 2000
+difftest: deps
+	$(MAKE) all
+	tests/diff/run.sh $(BUILD) $(DIFF_COUNT) $${DIFF_SEED:-$$(date +%s)}
 
 test-e2e: all fixtures
 	@if [ -x tests/e2e/run.sh ]; then tests/e2e/run.sh $(BUILD); fi
