@@ -58,6 +58,11 @@ static double source_coord(const nk_resize_params *p, int d, int32_t o)
     /* align_corners divides by the resized length minus one, which the ONNX
      * reference takes as scale * in (equal to out unless out was rounded) */
     double len = p->scale[d] > 0.0f ? scale * in : out;
+    /* an axis the resize leaves alone (same size, scale 1) is copied, as onnxruntime does: ONNX's formula
+     * would move tf_half_pixel_for_nn's nearest by half a pixel on it (N and C too), to x + 1 with ceil
+     * rounding; every other transformation but the crop maps it to itself anyway */
+    if (out == in && scale == 1.0 && p->coord != NK_COORD_TF_CROP_AND_RESIZE)
+        return x;
     switch (p->coord) {
     case NK_COORD_HALF_PIXEL: return (x + 0.5) / scale - 0.5;
     case NK_COORD_PYTORCH_HALF_PIXEL: return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;

@@ -61,6 +61,57 @@ def conv():
     return single("Conv", [("x", [ri(1, 2), C, ri(1, 10), ri(1, 10)])], inits, at)
 
 
+def conv_transpose():
+    g = ch(1, 1, 2)
+    C, M = g * ri(1, 2), g * ri(1, 2)
+    kh, kw, sh, sw = ri(1, 4), ri(1, 4), ri(1, 3), ri(1, 3)
+    at = dict(kernel_shape=[kh, kw], strides=[sh, sw], dilations=[ri(1, 2), ri(1, 2)], group=g)
+    if ri(0, 1):
+        at["pads"] = [ri(0, 1) for _ in range(4)]
+        at["output_padding"] = [ri(0, sh - 1), ri(0, sw - 1)]
+    inits = [F(arr([C, M // g, kh, kw]), "w")] + ([F(arr([M]), "b")] if ri(0, 1) else [])
+    return single("ConvTranspose", [("x", [1, C, ri(1, 6), ri(1, 6)])], inits, at)
+
+
+def depthwise():
+    C, k = ri(1, 6), ri(1, 5)
+    at = dict(kernel_shape=[k, k], strides=[ri(1, 2), ri(1, 2)], group=C, pads=[ri(0, 2) for _ in range(4)],
+              dilations=[ri(1, 2), ri(1, 2)])
+    return single("Conv", [("x", [1, C, ri(1, 12), ri(1, 12)])], [F(arr([C * ch(1, 1, 2), 1, k, k]), "w")], at)
+
+
+def batchnorm():
+    C, r = ri(1, 4), ri(2, 4)
+    shp = [ri(1, 2), C] + [ri(1, 4) for _ in range(r - 2)]
+    return single("BatchNormalization", [("x", shp)], [F(arr([C]), "s"), F(arr([C]), "b"), F(arr([C]), "m"),
+                                                        F(arr([C], 0.1, 2), "v")], dict(epsilon=float(ch(1e-5, 1e-2))))
+
+
+def global_pool():
+    return single(ch("GlobalAveragePool", "GlobalMaxPool"), [("x", [ri(1, 2), ri(1, 4), ri(1, 9), ri(1, 9)])], [], {})
+
+
+def compare_where():
+    shp = [ri(1, 3), ri(1, 4)]
+    nodes = [H.make_node(ch("Equal", "Less", "Greater"), ["x", "z"], ["c"], name="cmp"),
+             H.make_node("Where", ["c", "x", "z"], ["y"], name="w")]
+    return nodes, [("x", shp), ("z", shp[ri(0, 1):])], [], 13, ["y"]
+
+
+def cast_round():
+    to = ch(TP.INT32, TP.INT64, TP.INT8, TP.UINT8)
+    nodes = [H.make_node("Mul", ["x", "k"], ["m"], name="m"), H.make_node("Cast", ["m"], ["i"], name="c1", to=to),
+             H.make_node("Cast", ["i"], ["y"], name="c2", to=TP.FLOAT)]
+    return nodes, [("x", [ri(1, 3), ri(1, 4)])], [F(ch(10.0, 3.7, 40.0), "k")], 13, ["y"]
+
+
+def squeeze_flatten():
+    shp = [1, ri(1, 3), 1, ri(1, 4)]
+    if ri(0, 1):
+        return single("Squeeze", [("x", shp)], [I64(ch([0], [2], [0, 2], [-2]), "ax")], {})
+    return single("Flatten", [("x", shp)], [], dict(axis=ri(-4, 4)))
+
+
 def pool():
     op = ch("MaxPool", "AveragePool")
     kh, kw = ri(1, 4), ri(1, 4)
@@ -312,8 +363,9 @@ def layernorm():
 
 
 SINGLES = [conv, conv, pool, pool, gemm, gemm, matmul, softmax, reduce, transpose, slice_, pad, resize, gather, binary,
-           unary, concat_split, expand_tile]
-CHAINS = [pad_then, conv_bn_act, hswish, residual, views, matmul_add, layernorm]
+           unary, concat_split, expand_tile, conv_transpose, depthwise, depthwise, batchnorm, global_pool,
+           squeeze_flatten]
+CHAINS = [pad_then, conv_bn_act, hswish, residual, views, matmul_add, layernorm, compare_where, cast_round]
 
 
 def main(out, seed, count):

@@ -655,6 +655,33 @@ Test(kernels_nn, resize_nearest_simple_by_hand)
     expect_close_f(y, up, 10, 0, "upsample");
 }
 
+/* tf_half_pixel_for_nn with ceil rounding: the upsampled axis takes
+ * ceil((o + 0.5) / 2), the axes left alone (N, C and W here, scale 1) are
+ * copied, as onnxruntime (ONNX's formula would take channel c + 1; found by
+ * the differential run, docs/testing.md). */
+Test(kernels_nn, resize_leaves_unscaled_axes_alone)
+{
+    float x[2 * 3 * 2], y[2 * 6 * 2];
+    for (int i = 0; i < 12; i++)
+        x[i] = (float)i;
+    char scratch[1024];
+    for (int given = 0; given <= 1; given++) { /* scales given, or sizes (scale out / in) */
+        nk_resize_params p = {.rank = 3, .in = {2, 3, 2}, .out = {2, 6, 2}, .mode = NK_RESIZE_NEAREST,
+                              .coord = NK_COORD_TF_HALF_PIXEL_FOR_NN, .nearest = NK_NEAREST_CEIL};
+        if (given)
+            p.scale[0] = 1.0f, p.scale[1] = 2.0f, p.scale[2] = 1.0f;
+        cr_assert_eq(nk_resize(&p, x, y, scratch), NK_OK);
+        for (int c = 0; c < 2; c++)
+            for (int o = 0; o < 6; o++)
+                for (int w = 0; w < 2; w++) {
+                    int src = (int)ceil((o + 0.5) / 2.0);
+                    src = src > 2 ? 2 : src;
+                    cr_assert_eq(y[(c * 6 + o) * 2 + w], x[(c * 3 + src) * 2 + w], "given %d: c %d row %d col %d",
+                                 given, c, o, w);
+                }
+    }
+}
+
 /* ---- bad parameters: NK_EARG, never a crash ---------------------------------------------------------- */
 
 Test(kernels_nn, bad_parameters_are_rejected)
