@@ -5,7 +5,7 @@ graph rewrites take apart (Pad into Conv/pools, BN and activations into
 Conv, HardSwish, residual adds, views, Gemm biases). Each case is a
 directory: m.onnx (shapes inferred by onnx, as exporters declare them),
 in0.npy... and case.json. Deterministic for a seed.
-usage: gen.py OUTDIR SEED COUNT"""
+usage: gen.py OUTDIR SEED COUNT [nets]   (nets: the small CNNs alone)"""
 import json
 import os
 import sys
@@ -362,19 +362,75 @@ def layernorm():
                               epsilon=float(ch(1e-5, 1e-3)))], [("x", shp)], [F(arr(ns), "sc"), F(arr(ns), "bi")], 17)
 
 
+def net():
+    """A small CNN of 2 to 7 layers at sizes the tiler splits into tiles, bands
+    and cascades (8 to 48 channels, 8 to 40 pixels a side)."""
+    C, Hh, W = ri(1, 8), ri(8, 40), ri(8, 40)
+    ins, nodes, inits, cur, k = [("x", [1, C, Hh, W])], [], [], "x", 0
+
+    def add(op, inputs, shape_c, **at):
+        nonlocal cur, k
+        k += 1
+        name = "l%d" % k
+        nodes.append(H.make_node(op, inputs, [name], name=name, **at))
+        cur = name
+        return name
+    for _ in range(ri(2, 7)):
+        kind = ch("conv", "conv", "dw", "pw", "pool", "res", "concat")
+        if kind in ("conv", "pw"):
+            M, kk = ri(8, 48), 1 if kind == "pw" else ch(1, 3, 3, 5)
+            s = ch(1, 1, 2)
+            inits += [F(arr([M, C, kk, kk], -0.5, 0.5), "w%d" % k), F(arr([M], -0.5, 0.5), "b%d" % k)]
+            add("Conv", [cur, "w%d" % k, "b%d" % k], M, kernel_shape=[kk, kk], strides=[s, s], pads=[kk // 2] * 4)
+            C = M
+            if ri(0, 1):
+                add(ch("Relu", "Relu", "Sigmoid"), [cur], C)
+        elif kind == "dw":
+            kk, s = ch(3, 3, 5), ch(1, 2)
+            inits.append(F(arr([C, 1, kk, kk], -0.5, 0.5), "w%d" % k))
+            add("Conv", [cur, "w%d" % k], C, kernel_shape=[kk, kk], strides=[s, s], pads=[kk // 2] * 4, group=C)
+            nodes.append(H.make_node("Clip", [cur, "lo", "hi"], [cur + "c"], name=cur + "c"))
+            cur += "c"
+            if not any(i.name == "lo" for i in inits):
+                inits += [F(0.0, "lo"), F(6.0, "hi")]
+        elif kind == "pool":
+            add(ch("MaxPool", "AveragePool"), [cur], C, kernel_shape=[2, 2], strides=[2, 2])
+        elif kind == "res":
+            inits += [F(arr([C, C, 3, 3], -0.3, 0.3), "w%d" % k), F(arr([C], -0.3, 0.3), "b%d" % k)]
+            src = cur
+            add("Conv", [cur, "w%d" % k, "b%d" % k], C, kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+            add("Add", [cur, src], C)
+        else:
+            M = ri(4, 24)
+            inits += [F(arr([M, C, 1, 1], -0.5, 0.5), "w%d" % k)]
+            src = cur
+            a = add("Conv", [cur, "w%d" % k], M, kernel_shape=[1, 1])
+            add("Concat", [src, a], C + M, axis=1)
+            C += M
+    if ri(0, 1):
+        N = ri(2, 20)
+        add("GlobalAveragePool", [cur], C)
+        add("Flatten", [cur], C)
+        inits.append(F(arr([N, C], -0.5, 0.5), "fc"))
+        add("Gemm", [cur, "fc"], N, transB=1)
+    nodes[-1].output[0] = "y"
+    return nodes, ins, inits, 13, ["y"]
+
+
 SINGLES = [conv, conv, pool, pool, gemm, gemm, matmul, softmax, reduce, transpose, slice_, pad, resize, gather, binary,
            unary, concat_split, expand_tile, conv_transpose, depthwise, depthwise, batchnorm, global_pool,
            squeeze_flatten]
-CHAINS = [pad_then, conv_bn_act, hswish, residual, views, matmul_add, layernorm, compare_where, cast_round]
+CHAINS = [pad_then, conv_bn_act, hswish, residual, views, matmul_add, layernorm, compare_where, cast_round, net, net,
+          net, net]
 
 
-def main(out, seed, count):
+def main(out, seed, count, only=None):
     global rng
     rng = np.random.default_rng(seed)
     os.makedirs(out, exist_ok=True)
     made = 0
     for i in range(count):
-        g = ch(*(SINGLES + CHAINS))
+        g = net if only == "nets" else ch(*(SINGLES + CHAINS))
         nodes, ins, inits, opset, outs = g()
         vin = [H.make_tensor_value_info(n, TP.FLOAT, s) for n, s in ins]
         vout = [H.make_tensor_value_info(o, TP.FLOAT, None) for o in outs]
@@ -398,4 +454,4 @@ def main(out, seed, count):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
+    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else None)
