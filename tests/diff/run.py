@@ -136,17 +136,21 @@ def float_case(build, d, info, ins):
 
 
 def npu_case(build, d, ins, target):
-    """(class, detail) of the compiled model: npusim bit-exact with npuref MODEL.npub."""
-    x = np.load(ins[0])
-    if len(ins) != 1 or x.dtype != np.float32:
-        return "npu-skip", "one float input only (it is the calibration set)"
+    """(class, detail) of the compiled model, its inputs as the calibration set: npusim bit-exact with
+    npuref MODEL.npub (its first output)."""
     os.makedirs(f"{d}/cal", exist_ok=True)
-    np.save(f"{d}/cal/a.npy", x)
-    cc = run([f"{build}/npucc", "--target", target, "--calib", f"{d}/cal", "-o", f"{d}/m.npub", f"{d}/m.onnx"])
+    names = [i.name for i in onnx.load(f"{d}/m.onnx").graph.input]
+    if len(names) != len(ins):
+        return "npu-skip", "inputs that are initializers too"
+    for name, path in zip(names, ins):  # one sample, one file per input (docs/cli.md: several inputs)
+        np.save(f"{d}/cal/s0.{name}.npy" if len(ins) > 1 else f"{d}/cal/a.npy", np.load(path))
+    flags = os.environ.get("DIFF_NPUCC_FLAGS", "").split()  # e.g. "--wbits 4", "--abits 16"
+    cc = run([f"{build}/npucc", "--target", target, "--calib", f"{d}/cal", "-o", f"{d}/m.npub"] + flags + [f"{d}/m.onnx"])
     if cc.returncode:
         return ("npu-refuses" if cc.returncode == 1 else "FAIL"), cc.stderr.strip()[-200:]
-    sim = run([f"{build}/npusim", f"{d}/m.npub", "--input", ins[0], "--output", f"{d}/s.npy"])
-    ref = run([f"{build}/npuref", f"{d}/m.npub", "--input", ins[0], "--output", f"{d}/q.npy"])
+    feed = sum([["--input", i] for i in ins], [])
+    sim = run([f"{build}/npusim", f"{d}/m.npub"] + feed + ["--output", f"{d}/s.npy"])
+    ref = run([f"{build}/npuref", f"{d}/m.npub"] + feed + ["--output", f"{d}/q.npy"])
     if sim.returncode or ref.returncode:
         return "FAIL", (sim.stderr or ref.stderr).strip()[-200:]
     if not np.array_equal(np.load(f"{d}/s.npy"), np.load(f"{d}/q.npy"), equal_nan=True):
