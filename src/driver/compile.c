@@ -93,6 +93,15 @@ static npu_status npu_node_cycles(void *target, const ir_graph *g, const ir_node
     return tile_estimate(target, g, n, cycles, NULL, err);
 }
 
+/* A later stage's error about a node names the model file too, as the
+ * importer's and the partition's do ("m.onnx: node 'fc' (Gemm): ..."). */
+static npu_status in_model(const drv_options *o, npu_status st, npu_err *err)
+{
+    if (st != NPU_OK && o->model && !strncmp(err->msg, "node '", 6))
+        npu_err_prefix(err, "%s", o->model);
+    return st;
+}
+
 /* Runs the float graph over the calibration set, then rewrites it into the
  * quantized graph (src/quantize/ptq.c). */
 static npu_status stage_quantize(drv_ctx *c, npu_err *err)
@@ -292,17 +301,17 @@ npu_status drv_compile_alloc(const drv_options *o, FILE *out, npu_alloc alloc, n
     if (st == NPU_OK)
         st = stage_opt(&c, err);
     if (st == NPU_OK)
-        st = stage_quantize(&c, err);
+        st = in_model(o, stage_quantize(&c, err), err);
     if (st == NPU_OK && o->dump_after) /* inspection only: nothing is written */
         goto done;
     if (st == NPU_OK)
         st = stage_partition(&c, err);
     if (st == NPU_OK)
-        st = stage_memplan(&c, err);
+        st = in_model(o, stage_memplan(&c, err), err);
     if (st == NPU_OK)
-        st = stage_tile(&c, err);
+        st = in_model(o, stage_tile(&c, err), err);
     if (st == NPU_OK)
-        st = stage_emit(&c, err);
+        st = in_model(o, stage_emit(&c, err), err);
     if (st == NPU_OK && (o->stats_json || o->report))
         st = drv_report(c.o, c.target, c.g, &c.part, &c.sched, &c.plan, &c.prog, &c.info, out, err);
 done:
