@@ -329,8 +329,12 @@ bool emit_host_supports(const ir_graph *g, const ir_node *n, const char **why)
     uint32_t scratch;
     npu_status st = build_checked(&b, &scratch);
     npu_free(g->alloc, b.rb.w, b.rb.cap * 4);
-    if (why)
+    if (why) /* the parameter reader's own words after the kind of failure (in the graph's arena) */
         *why = st == NPU_OK ? NULL : b.why ? b.why : "out of memory";
+    if (why && st != NPU_OK && b.why == emit_hop_why_params && err.msg[0]) {
+        const char *detail = npu_arena_printf(g->arena, "%s: %s", b.why, err.msg);
+        *why = detail ? detail : b.why;
+    }
     return st == NPU_OK;
 }
 

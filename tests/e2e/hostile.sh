@@ -129,4 +129,12 @@ expect "--input-shape bad" 2 "^npucc: --input-shape 'bad': expected NAME=DIMS" 1
     $B/npucc $T --input-shape bad $W/chain.onnx
 expect "npuref --input-shape bad" 2 "^npuref: --input-shape 'bad': expected NAME=DIMS" 1000 \
     $B/npuref $W/chain.onnx --input-shape bad
+# a pool whose declared ceil_mode size no integer pool takes: refused at compile time, not in the
+# firmware, with each unit's reason (the host's in its parameter reader's words)
+mkdir -p $W/poolcal
+$PY -c 'import numpy as np, sys; np.save(sys.argv[1], np.linspace(-1, 1, 20, dtype=np.float32).reshape(1, 1, 4, 5))' \
+    $W/poolcal/a.npy
+expect "ceil_mode size the integer pools do not take" 1 \
+    "pool_ceil_declared_kept.onnx: node 'mp' \(MaxPool\): the NPU cannot run it .* neither can the host runtime \(.*the integer pools take 2" \
+    5000 $B/npucc $T --calib $W/poolcal -o $W/pool.npub tests/import/pool_ceil_declared_kept.onnx
 summary hostile
