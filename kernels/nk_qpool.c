@@ -18,7 +18,7 @@ static int i8_range(int32_t v)
 }
 
 /* out may be the floor (ONNX default) or the ceil (ceil_mode) size. */
-static int size_ok(int32_t in, int32_t out, int32_t pad0, int32_t pad1, int32_t k, int32_t dil, int32_t stride)
+int nk_qpool_size_ok(int32_t in, int32_t out, int32_t pad0, int32_t pad1, int32_t k, int32_t dil, int32_t stride)
 {
     int64_t span = (int64_t)dil * (k - 1) + 1, room = (int64_t)in + pad0 + pad1 - span;
     if (room < 0 || out <= 0)
@@ -42,8 +42,8 @@ static nk_status check(const nk_qpool_params *p)
         p->stride_h <= 0 || p->stride_w <= 0 || p->dil_h <= 0 || p->dil_w <= 0 || p->pad_top < 0 ||
         p->pad_left < 0 || p->pad_bottom < 0 || p->pad_right < 0 || !quant_ok(p))
         return NK_EARG;
-    if (!size_ok(p->h_in, p->h_out, p->pad_top, p->pad_bottom, p->k_h, p->dil_h, p->stride_h) ||
-        !size_ok(p->w_in, p->w_out, p->pad_left, p->pad_right, p->k_w, p->dil_w, p->stride_w))
+    if (!nk_qpool_size_ok(p->h_in, p->h_out, p->pad_top, p->pad_bottom, p->k_h, p->dil_h, p->stride_h) ||
+        !nk_qpool_size_ok(p->w_in, p->w_out, p->pad_left, p->pad_right, p->k_w, p->dil_w, p->stride_w))
         return NK_EARG;
     if ((int64_t)p->k_h * p->k_w > QPOOL_MAX_WINDOW)
         return NK_EUNSUPPORTED;

@@ -269,6 +269,12 @@ nk_status nk_qavgpool(const nk_qpool_params *p, const int8_t *in, int8_t *out);
 /* Average over h_in * w_in per (n, c), as nk_qavgpool; the window and
  * stride fields are ignored (h_out = w_out = 1). */
 nk_status nk_qglobal_avgpool(const nk_qpool_params *p, const int8_t *in, int8_t *out);
+/* Does an output size of out fit one pooled axis: the floor size, or the
+ * ceil_mode size unless its last window would start in the trailing
+ * padding (onnxruntime and PyTorch drop that window)? The pools' own check,
+ * for callers that want to say why before calling them. */
+int nk_qpool_size_ok(int32_t in, int32_t out, int32_t pad0, int32_t pad1, int32_t k, int32_t dil, int32_t stride);
+
 /* The output code of an average whose sum of (x - in_zp) over count
  * elements is sum, as nk_qavgpool rounds and clamps it (count 0: out_zp):
  * for a sum accumulated elsewhere (the NPU's banded global pool). */

@@ -323,14 +323,15 @@ static uint32_t dummy_index(void *ud, const ir_tensor *t)
 
 bool emit_host_supports(const ir_graph *g, const ir_node *n, const char **why)
 {
-    npu_err err;
+    npu_err err = {0};
     emit_tensor_map map = {dummy_index, NULL};
     emit_hop b = {g, n, &map, {g->alloc, NULL, 0, 0}, NULL, &err};
     uint32_t scratch;
     npu_status st = build_checked(&b, &scratch);
     npu_free(g->alloc, b.rb.w, b.rb.cap * 4);
-    if (why) /* the parameter reader's own words after the kind of failure (in the graph's arena) */
+    if (why)
         *why = st == NPU_OK ? NULL : b.why ? b.why : "out of memory";
+    /* the parameter reader's own words after the kind of failure (in the graph's arena) */
     if (why && st != NPU_OK && b.why == emit_hop_why_params && err.msg[0]) {
         const char *detail = npu_arena_printf(g->arena, "%s: %s", b.why, err.msg);
         *why = detail ? detail : b.why;

@@ -335,7 +335,7 @@ static npu_status conv_geometry(sctx *c, const ir_tensor *x, const int64_t *kern
         int64_t in = x->dims[2 + i], ek = (kernel[i] - 1) * dil[i] + 1;
         if (!strcmp(ap, "VALID")) {
             pads[i] = pads[i + nsp] = 0;
-        } else if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
+        } else if (same) {
             int64_t out = (in + strides[i] - 1) / strides[i];
             int64_t total = (out - 1) * strides[i] + ek - in;
             if (total < 0)

@@ -141,10 +141,10 @@ static npu_status window(const ir_node *n, const ir_tensor *x, const ir_tensor *
         if (real)
             axis_pads(n, i, sp, in, k, s, d, &w->p0, &w->p1);
         /* a ceil_mode size that keeps a last window starting past the input and its begin padding
-         * (declared so by ONNX's shape inference before 1.16; the float pools take it): the integer
-         * pools never start a window in the trailing padding, as onnxruntime */
-        int64_t room = in + w->p0 + w->p1 - (d * (k - 1) + 1);
-        if (real && room >= 0 && out == (room + s - 1) / s + 1 && out != room / s + 1 && (out - 1) * s >= in + w->p0)
+         * (declared so by ONNX's shape inference before 1.16; the float pools take it), the one size
+         * the pools' check refuses that shape inference lets through: said here, at compile time */
+        bool pool = n->op == IR_OP_MAX_POOL || n->op == IR_OP_AVERAGE_POOL;
+        if (real && pool && !nk_qpool_size_ok(w->in, w->out, w->p0, w->p1, w->k, w->d, w->s))
             return npu_fail(err, NPU_EUSER,
                             "output dimension %d is %lld: ceil_mode's last window would start past the input "
                             "(ONNX's shape inference before 1.16 keeps it); the integer pools take %lld, as "

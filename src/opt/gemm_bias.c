@@ -9,8 +9,6 @@
  * beta * C (one rounding of beta * C, one of the sum, either way). */
 #include "opt/opt_internal.h"
 
-#include <string.h>
-
 /* The Gemm's output columns, or 0 when it is not one this pass rewrites. */
 static int64_t gemm_columns(const ir_node *n)
 {
@@ -52,9 +50,8 @@ static npu_status rewrite(ir_graph *g, ir_node *n, int64_t cols, npu_err *err)
     add->act = n->act; /* a fused activation follows the sum */
     n->act = (ir_act){IR_ACT_NONE, 0, 0, 0};
     n->n_inputs = 2;
-    n->outputs[0] = prod;
+    n->outputs[0] = prod; /* ir_node_new made the Add y's producer */
     prod->producer = n;
-    y->producer = add;
     return NPU_OK;
 }
 

@@ -99,7 +99,7 @@ def pool_reference(model, x, shape):
     return y
 
 
-def float_case(build, d, info, ins):
+def float_case(build, d, info, ins, model):
     """(class, detail) of npuref MODEL.onnx against onnxruntime."""
     n = info["outputs"]
     ro, oo = [f"{d}/r{k}.npy" for k in range(n)], [f"{d}/o{k}.npy" for k in range(n)]
@@ -111,7 +111,6 @@ def float_case(build, d, info, ins):
     if ref.returncode:
         msg = ref.stderr.strip()
         return ("limit" if ref.returncode == 1 and any(s in msg for s in LIMITS) else "FAIL"), msg[-200:]
-    model = onnx.load(f"{d}/m.onnx")
     for k in range(n):
         a, b = np.load(ro[k]), np.load(oo[k])
         if close(a, b):
@@ -135,11 +134,11 @@ def float_case(build, d, info, ins):
     return "ok", ""
 
 
-def npu_case(build, d, ins, target):
+def npu_case(build, d, ins, model, target):
     """(class, detail) of the compiled model, its inputs as the calibration set: npusim bit-exact with
     npuref MODEL.npub (its first output)."""
     os.makedirs(f"{d}/cal", exist_ok=True)
-    names = [i.name for i in onnx.load(f"{d}/m.onnx").graph.input]
+    names = [i.name for i in model.graph.input]
     if len(names) != len(ins):
         return "npu-skip", "inputs that are initializers too"
     for name, path in zip(names, ins):  # one sample, one file per input (docs/cli.md: several inputs)
@@ -163,7 +162,9 @@ def main(build, cases, target="edge-v1"):
     for d in sorted(glob.glob(f"{cases}/c*")):
         info = json.load(open(f"{d}/case.json"))
         ins = sorted(glob.glob(f"{d}/in*.npy"))
-        for what, (cls, detail) in (("float", float_case(build, d, info, ins)), ("npu", npu_case(build, d, ins, target))):
+        model = onnx.load(f"{d}/m.onnx")
+        for what, (cls, detail) in (("float", float_case(build, d, info, ins, model)),
+                                    ("npu", npu_case(build, d, ins, model, target))):
             counts[cls] = counts.get(cls, 0) + 1
             if cls == "FAIL":
                 fails.append(f"{d} ({'+'.join(info['ops'])}, {what}): {detail}")
