@@ -21,7 +21,7 @@ for i in range(x.shape[0]): np.save(f'$W/zcal/{i}.npy', x[i:i+1])
 np.save('$W/in1.npy', x[:1])"
 # an ISA without quantize: the host fallback of the same model
 sed '/^  quantize:/,$d' isa/npu-v1.yaml >$W/npu-v1-nofq.yaml
-sed -e "s|^isa: npu-v1|isa: $PWD/$W/npu-v1-nofq.yaml|" -e 's/^target: edge-v1/target: edge-v1-nofq/' \
+sed -e "s|^isa: npu-v1|isa: $(cd $W && pwd)/npu-v1-nofq.yaml|" -e 's/^target: edge-v1/target: edge-v1-nofq/' \
     targets/edge-v1.yaml >$W/edge-v1-nofq.yaml
 status=0
 echo "== model I/O types: zoo mobilenet_v2 on npusim (host share targets: float32 <= 15%, int8 <= 5%)"
