@@ -11,10 +11,11 @@
 set -u
 B=$1
 W=$B/bench/firmware_size
-P=$PWD/$W/prefix
+mkdir -p $W
+W=$(cd $W && pwd) # absolute, whether BUILD is or not: make -C and the install take it
+P=$W/prefix
 CROSS=riscv64-unknown-elf-
 TARGET=24576
-mkdir -p $W
 make -s BUILD=$B PREFIX=$P DESTDIR= install >$W/install.log 2>&1 || { echo "firmware_size: make install failed: $(tail -n 3 $W/install.log)"; exit 1; }
 status=0
 echo "== examples/firmware flash text (bytes; model = the C array; target <= $TARGET without it, rv32imac)"
@@ -22,7 +23,7 @@ printf '%-28s %8s %8s %8s %8s %8s %8s\n' build text model no-model libnpurt app 
 hex2dec='function h(x,  i, n) { n = 0; x = tolower(x); for (i = 1; i <= length(x); i++) n = n * 16 + index("0123456789abcdef", substr(x, i, 1)) - 1; return n }'
 row() { # VARIANT LABEL [NPUCC_FLAGS]
     v=$1 label=$2 out=$W/$2
-    if ! make -s -C examples/firmware PREFIX=$P VARIANT=$v OUT=$PWD/$out NPUCC_FLAGS="${3:-}" >$out.log 2>&1; then
+    if ! make -s -C examples/firmware PREFIX=$P VARIANT=$v OUT=$out NPUCC_FLAGS="${3:-}" >$out.log 2>&1; then
         echo "firmware_size: $label: $(tail -n 3 $out.log)"; status=1; return
     fi
     ${CROSS}nm --defined-only $P/lib/riscv32/$v/libnpurt.a 2>/dev/null | awk 'NF == 3 {print $3}' | sort -u >$out.lib

@@ -15,13 +15,14 @@
 set -u
 B=$1
 W=$B/bench/rt_size
+mkdir -p $W
+W=$(cd $W && pwd) # absolute, whether BUILD is or not: the install takes it
 P=$W/prefix
 PY=/usr/bin/python3
 CROSS=riscv64-unknown-elf-
 V=rv32imac-ilp32
-mkdir -p $W
-make -s BUILD=$B PREFIX=$PWD/$P DESTDIR= install >$W/install.log 2>&1 || { echo "rt_size: make install failed: $(tail -n 3 $W/install.log)"; exit 1; }
-export PKG_CONFIG_PATH=$PWD/$P/lib/pkgconfig
+make -s BUILD=$B PREFIX=$P DESTDIR= install >$W/install.log 2>&1 || { echo "rt_size: make install failed: $(tail -n 3 $W/install.log)"; exit 1; }
+export PKG_CONFIG_PATH=$P/lib/pkgconfig
 
 # the model blob is not counted: a separate object whose size is subtracted
 cat >$W/blob.c <<'EOF'
