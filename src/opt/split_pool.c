@@ -8,7 +8,11 @@
  * pool on the NPU instead of a float pass on the host (6.0M host cycles on
  * EfficientNet-B0, more than its NPU layers' 3.4M). Which windows the NPU
  * takes is the target's, so this is not in opt_run's target-independent
- * pipeline: the driver runs it before calibration with the tiler's test. */
+ * pipeline: the driver runs it before calibration with the tiler's test.
+ * Not a pool that reads a DequantizeLinear: in a pre-quantized model the
+ * pool between DQ and Q becomes the integer pool with the model's own
+ * parameters (src/quantize/qdq_import.c), and the block means would be a
+ * rounding the model does not have (the host runs it when the NPU cannot). */
 #include "opt/opt_internal.h"
 
 /* Block sides tried: a pool window field is far narrower (npu-v1: 256), and
@@ -52,7 +56,8 @@ npu_status opt_split_pool(ir_graph *g, opt_pool_ok_fn ok, void *ud, bool *change
         ir_node *n = g->nodes[i];
         const ir_tensor *x = n->n_inputs == 1 ? n->inputs[0] : NULL;
         if (n->dead || n->op != IR_OP_GLOBAL_AVERAGE_POOL || !x || !x->shape_known || x->rank != 4 ||
-            x->dtype != IR_F32 || ok(ud, x->dims[2], x->dims[3], 1, 1))
+            x->dtype != IR_F32 || ok(ud, x->dims[2], x->dims[3], 1, 1) ||
+            (x->producer && x->producer->op == IR_OP_DEQUANTIZE_LINEAR))
             continue;
         int64_t kh = 0, kw = 0;
         if (!choose_block(x->dims[2], x->dims[3], ok, ud, &kh, &kw))

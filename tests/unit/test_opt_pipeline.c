@@ -386,6 +386,28 @@ Test(split_pool, what_stays)
     ir_graph_free(g);
 }
 
+/* A pre-quantized model's pool between DequantizeLinear and QuantizeLinear
+ * becomes the integer pool with the model's own parameters; block means
+ * would add a rounding the model does not have (a random QDQ model on
+ * edge-v1-narrow then failed to compile: the blocks read the float DQ). */
+Test(split_pool, a_pool_reading_a_dequantize_is_left_whole)
+{
+    ir_graph *g = graph(13);
+    ir_tensor *q = input(g, "q", SHP(1, 3, 96, 72));
+    q->dtype = IR_I8;
+    ir_tensor *x = val(g, "x", SHP(1, 3, 96, 72)), *y = val(g, "y", SHP(1, 3, 1, 1));
+    node(g, IR_OP_DEQUANTIZE_LINEAR, "dq", x, 3, q, cf(g, "sc", SCALAR, (float[]){0.5f}),
+         ir_const_new(g, "zp", IR_I8, SCALAR, (int8_t[]){0}));
+    node(g, IR_OP_GLOBAL_AVERAGE_POOL, "gap", y, 1, x);
+    output(g, y);
+    npu_err e = {0};
+    bool changed = true;
+    cr_assert_eq(opt_split_pool(g, divider_4096, NULL, &changed, &e), NPU_OK, "%s", e.msg);
+    cr_assert_not(changed);
+    cr_assert_str_eq(ops(g), "DequantizeLinear,GlobalAveragePool");
+    ir_graph_free(g);
+}
+
 Test(split_pool, edge_v1_takes_the_halves_not_the_whole)
 {
     tgt_target *t = NULL;
