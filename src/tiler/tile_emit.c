@@ -691,6 +691,28 @@ static npu_status prefetch_more(tile_ctx *c, int D, int64_t bar)
     return NPU_OK;
 }
 
+/* The queue of the pipeline's LOADED consumers: each loading work's first
+ * compute (a work without computes: its store). TILE_KIND_MIXED when they
+ * differ (a squeeze-excite prologue on an input loaded once: the first
+ * work's eltwise on the vector unit, the later works' convs on the MAC
+ * array): a later LOADED wait on the MAC queue is then still pending when
+ * the next pipeline is fetched, and a consumer of that pipeline on the
+ * vector queue could take its token, so the next pipeline syncs. */
+static int loaded_kind(const tile_ctx *c, const tile_work *w, int n)
+{
+    int kind = -1;
+    for (int j = 0; j < n; j++) {
+        if (j > 0 && !w[j].n_load)
+            continue;
+        int k = w[j].n_comp ? queue_of(&c->t->isa->insns[tile_insn(c, c->comp[w[j].first_comp].sem)], NULL)
+                            : TILE_Q_DMA1;
+        if (kind >= 0 && k != kind)
+            return TILE_KIND_MIXED;
+        kind = k;
+    }
+    return kind;
+}
+
 /* The boundary with the previous pipeline (when a barrier is pending): the
  * prefetch, then either a sync on BAR or, returned in *first_wait, BAR for
  * the first load. Fetch runs ahead: when this pipeline's LOADED consumer is
@@ -855,8 +877,7 @@ npu_status tile_pipeline(tile_ctx *c)
     c->skew = false;
     if ((st = tile_flash_split(c, D, gate)) != NPU_OK || (st = shape_of(c, D, stores, skew, &ps)) != NPU_OK)
         return st;
-    int kind = w[0].n_comp ? queue_of(&c->t->isa->insns[tile_insn(c, c->comp[w[0].first_comp].sem)], NULL)
-                           : TILE_Q_DMA1;
+    int kind = loaded_kind(c, w, n);
     bool barrier = c->pending_barrier;
     c->gate_next = false;
     if (gate && tile_tokens(c->t) < 6)

@@ -118,6 +118,7 @@ enum { TILE_GAP_HISTORY = 8 };
 
 /* Static schedule: when each queue is free and when each token was signalled. */
 enum { TILE_Q_DMA0, TILE_Q_DMA1, TILE_Q_MAC, TILE_Q_VEC, TILE_Q_CTRL, TILE_Q_COUNT };
+enum { TILE_KIND_MIXED = -2 }; /* a pipeline whose LOADED consumers are on several queues (last_kind) */
 enum { TILE_TOKENS = 8, TILE_TOK_RING = 64 };
 
 typedef struct tile_sched {
@@ -160,7 +161,7 @@ typedef struct tile_ctx {
     int64_t sram_need; /* the same from 0: what the layer needs wherever it lies */
     int64_t sram_peak, need_peak; /* the maxima of both */
     bool pending_barrier; /* the last store of the previous pipeline signalled INFREE */
-    int last_kind;        /* queue the previous pipeline's loads fed (TILE_Q_*), -1 none */
+    int last_kind;        /* queue the previous pipeline's loads fed (TILE_Q_*), -1 none, TILE_KIND_MIXED several */
 
     int64_t *const_off; /* per tensor id: offset of its copy in consts, -1 none */
 
