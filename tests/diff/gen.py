@@ -5,13 +5,14 @@ graph rewrites take apart (Pad into Conv/pools, BN and activations into
 Conv, HardSwish, residual adds, views, Gemm biases). Each case is a
 directory: m.onnx (shapes inferred by onnx, as exporters declare them),
 in0.npy... and case.json. Deterministic for a seed.
-usage: gen.py OUTDIR SEED COUNT [nets]   (nets: the small CNNs alone)"""
+usage: gen.py OUTDIR SEED COUNT [nets|qdq]   (nets: the small CNNs alone; qdq: the pre-quantized ones)"""
 import json
 import os
 import sys
 
 import numpy as np
 import onnx
+import qdq_net
 from onnx import TensorProto as TP
 from onnx import helper as H
 from onnx import numpy_helper as NH
@@ -362,6 +363,11 @@ def layernorm():
                               epsilon=float(ch(1e-5, 1e-3)))], [("x", shp)], [F(arr(ns), "sc"), F(arr(ns), "bi")], 17)
 
 
+def qdq():
+    """A pre-quantized CNN (tests/diff/qdq_net.py)."""
+    return qdq_net.make(rng)
+
+
 def net():
     """A small CNN of 2 to 7 layers at sizes the tiler splits into tiles, bands
     and cascades (8 to 48 channels, 8 to 40 pixels a side)."""
@@ -421,7 +427,7 @@ SINGLES = [conv, conv, pool, pool, gemm, gemm, matmul, softmax, reduce, transpos
            unary, concat_split, expand_tile, conv_transpose, depthwise, depthwise, batchnorm, global_pool,
            squeeze_flatten]
 CHAINS = [pad_then, conv_bn_act, hswish, residual, views, matmul_add, layernorm, compare_where, cast_round, net, net,
-          net, net]
+          net, net, qdq, qdq, qdq]
 
 
 def main(out, seed, count, only=None):
@@ -430,8 +436,9 @@ def main(out, seed, count, only=None):
     os.makedirs(out, exist_ok=True)
     made = 0
     for i in range(count):
-        g = net if only == "nets" else ch(*(SINGLES + CHAINS))
-        nodes, ins, inits, opset, outs = g()
+        g = {"nets": net, "qdq": qdq}.get(only) or ch(*(SINGLES + CHAINS))
+        nodes, ins, inits, opset, outs, *extra = g()
+        extra = extra[0] if extra else {}
         vin = [H.make_tensor_value_info(n, TP.FLOAT, s) for n, s in ins]
         vout = [H.make_tensor_value_info(o, TP.FLOAT, None) for o in outs]
         m = H.make_model(H.make_graph(nodes, "g", vin, vout, inits), opset_imports=[H.make_opsetid("", opset)])
@@ -446,9 +453,11 @@ def main(out, seed, count, only=None):
         onnx.save(m, os.path.join(d, "m.onnx"))
         positive = nodes[0].op_type in ("Log", "Sqrt", "Pow")
         for k, (_, s) in enumerate(ins):
-            np.save(os.path.join(d, "in%d.npy" % k), arr(s, 0.1, 3.0) if positive and k == 0 else arr(s))
+            x = extra["inputs"][k] if "inputs" in extra else arr(s, 0.1, 3.0) if positive and k == 0 else arr(s)
+            np.save(os.path.join(d, "in%d.npy" % k), x)
         with open(os.path.join(d, "case.json"), "w") as f:
-            json.dump({"what": g.__name__, "ops": [n.op_type for n in nodes], "outputs": len(outs)}, f)
+            json.dump({"what": g.__name__, "ops": [n.op_type for n in nodes], "outputs": len(outs),
+                       **{k: v for k, v in extra.items() if k != "inputs"}}, f)
         made += 1
     print(f"diff: {made} models in {out} (seed {seed})")
 

@@ -1,0 +1,217 @@
+"""Random pre-quantized (QDQ) CNNs for the differential run, written as
+onnxruntime's and PyTorch's exporters write them: each Conv, Gemm, pool,
+Add and Concat between DequantizeLinear of its int8/uint8 inputs (and of
+its int8 weights, int32 bias) and QuantizeLinear of its output, a Relu or
+Clip inside the Q. Activation scales come from the float network's ranges
+on the case's own input (a small numpy evaluation below), widened or
+narrowed at random so that some tensors saturate. npucc compiles such a
+model with its own parameters and no calibration (docs/numerics.md
+"Pre-quantized (QDQ) models"); tests/diff/run.py checks it against
+onnxruntime within a few output steps."""
+import numpy as np
+from onnx import helper as H
+from onnx import numpy_helper as NH
+
+
+def conv_f(x, w, b, stride, pad, group):
+    """Float Conv (NCHW, square kernel, symmetric pads) in float64."""
+    n, c, h, wd = x.shape
+    m, cg, k, _ = w.shape
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = (h + 2 * pad - k) // stride + 1, (wd + 2 * pad - k) // stride + 1
+    y = np.zeros((n, m, oh, ow))
+    mg = m // group
+    for g in range(group):
+        xs = xp[:, g * cg:(g + 1) * cg]
+        for i in range(k):
+            for j in range(k):
+                win = xs[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
+                y[:, g * mg:(g + 1) * mg] += np.einsum("nchw,oc->nohw", win, w[g * mg:(g + 1) * mg, :, i, j])
+    return y + b[None, :, None, None]
+
+
+def pool_f(x, kind):
+    n, c, h, w = x.shape
+    v = x[:, :, :h // 2 * 2, :w // 2 * 2].reshape(n, c, h // 2, 2, w // 2, 2)
+    return v.max(axis=(3, 5)) if kind == "MaxPool" else v.mean(axis=(3, 5))
+
+
+class Net:
+    def __init__(self, rng, x):
+        self.rng, self.nodes, self.inits, self.k = rng, [], [], 0
+        self.unsigned = bool(rng.integers(0, 2))
+        self.x = x
+
+    def ri(self, a, b):
+        return int(self.rng.integers(a, b + 1))
+
+    def const(self, name, a):
+        self.inits.append(NH.from_array(a, name))
+        return name
+
+    def params(self, t):
+        """Scale and zero point for a tensor with float values t: its range,
+        times 0.6 to 1.5 (below 1 some values saturate)."""
+        lo, hi = min(float(t.min()), 0.0), max(float(t.max()), 0.0)
+        s = np.float32(max(hi - lo, 1e-3) / 255.0 * self.rng.uniform(0.6, 1.5))
+        zp = int(np.clip(round(-128 - lo / float(s)), -128, 127))
+        return s, zp
+
+    def qdq(self, src, s, zp):
+        """Q then DQ of src with (s, zp): the int8 tensor between them is the
+        one the integer graph keeps."""
+        self.k += 1
+        n = "q%d" % self.k
+        dt = np.uint8 if self.unsigned else np.int8
+        args = [self.const(n + "_s", np.array(s, np.float32)),
+                self.const(n + "_z", np.array(zp + 128 if self.unsigned else zp, dt))]
+        self.nodes.append(H.make_node("QuantizeLinear", [src] + args, [n + "_q"], name=n + "_Q"))
+        self.nodes.append(H.make_node("DequantizeLinear", [n + "_q"] + args, [n + "_dq"], name=n + "_DQ"))
+        return n + "_dq"
+
+    def fake(self, t, s, zp):
+        """The float values after Q/DQ (numpy's round is half to even, as ONNX's)."""
+        return (np.clip(np.round(t / s) + zp, -128, 127) - zp) * s
+
+    def weight(self, name, w, b, in_s):
+        """DQ of int8 symmetric weights (per output channel or per tensor) and
+        of the int32 bias at in_scale * w_scale."""
+        per_ch = self.ri(0, 3) > 0
+        flat = np.abs(w.reshape(w.shape[0], -1))
+        amax = flat.max(axis=1) if per_ch else np.full(w.shape[0], flat.max())
+        ws = (np.maximum(amax, 1e-6) / 127).astype(np.float32)
+        wq = np.clip(np.round(w / ws.reshape(-1, *([1] * (w.ndim - 1)))), -127, 127).astype(np.int8)
+        if per_ch:
+            wa, ax = [self.const(name + "_ws", ws), self.const(name + "_wz", np.zeros(w.shape[0], np.int8))], 0
+        else:
+            wa, ax = [self.const(name + "_ws", np.array(ws[0], np.float32))], None
+        at = {"axis": ax} if ax is not None else {}
+        self.nodes.append(H.make_node("DequantizeLinear", [self.const(name + "_wq", wq)] + wa, [name + "_w"],
+                                      name=name + "_wDQ", **at))
+        wf = wq.astype(np.float64) * ws.reshape(-1, *([1] * (w.ndim - 1)))
+        bs = (np.float64(in_s) * ws.astype(np.float64)).astype(np.float32)
+        bq = np.round(b / bs).astype(np.int32)
+        self.nodes.append(H.make_node("DequantizeLinear", [self.const(name + "_bq", bq), self.const(name + "_bs", bs),
+                                                           self.const(name + "_bz", np.zeros(len(bq), np.int32))],
+                                      [name + "_b"], name=name + "_bDQ", axis=0))
+        return name + "_w", name + "_b", wf, bq * bs.astype(np.float64)
+
+
+def make(rng):
+    """(nodes, inputs, initializers, opset, outputs, extra): extra holds the
+    input array the scales were chosen on and the output's scale."""
+    big = rng.integers(0, 4) == 0  # sizes the tiler splits into tiles and bands
+    side = (24, 56) if big else (6, 24)
+    C, Hh, W = int(rng.integers(1, 9)), int(rng.integers(*side)), int(rng.integers(*side))
+    x = rng.uniform(-3, 3, (1, C, Hh, W)).astype(np.float32)
+    net = Net(rng, x)
+    s, zp = net.params(x)
+    cur, t = net.qdq("x", s, zp), net.fake(x.astype(np.float64), s, zp)
+    cur_s, cur_zp = s, zp
+    for _ in range(net.ri(1, 5)):
+        kind = ["conv", "conv", "dw", "pool", "res", "concat", "sigmoid", "act", "mul", "resize"][net.ri(0, 9)]
+        net.k += 1
+        name = "l%d" % net.k
+        if kind in ("conv", "dw", "res"):
+            dw = kind == "dw"
+            M = C if kind != "conv" else net.ri(2, 48 if big else 24)
+            k = [1, 3, 3, 5][net.ri(0, 3)] if kind == "conv" else 3
+            st = net.ri(1, 2) if kind != "res" else 1
+            if (Hh + 2 * (k // 2) - k) // st + 1 < 1 or (W + 2 * (k // 2) - k) // st + 1 < 1:
+                continue
+            w = rng.uniform(-0.5, 0.5, (M, 1 if dw else C, k, k)).astype(np.float32)
+            b = rng.uniform(-0.5, 0.5, M).astype(np.float32)
+            wn, bn, wf, bf = net.weight(name, w, b, cur_s)
+            at = dict(kernel_shape=[k, k], strides=[st, st], pads=[k // 2] * 4)
+            if dw:
+                at["group"] = C
+            net.nodes.append(H.make_node("Conv", [cur, wn, bn], [name], name=name, **at))
+            y = conv_f(t, wf, bf, st, k // 2, C if dw else 1)
+            act = ["", "Relu", "Clip"][net.ri(0, 2)] if kind != "res" else ""
+            if act == "Relu":
+                net.nodes.append(H.make_node("Relu", [name], [name + "r"], name=name + "r"))
+                name, y = name + "r", np.maximum(y, 0)
+            elif act == "Clip":
+                lo, hi = net.const(name + "lo", np.array(0, np.float32)), net.const(name + "hi", np.array(6, np.float32))
+                net.nodes.append(H.make_node("Clip", [name, lo, hi], [name + "c"], name=name + "c"))
+                name, y = name + "c", np.clip(y, 0, 6)
+            s, zp = net.params(y)
+            out, yq = net.qdq(name, s, zp), net.fake(y, s, zp)
+            if kind == "res":  # the block's input plus the conv's output, each at its own scale
+                a = yq + t
+                s, zp = net.params(a)
+                net.nodes.append(H.make_node("Add", [cur, out], [name + "a"], name=name + "a"))
+                out, yq = net.qdq(name + "a", s, zp), net.fake(a, s, zp)
+            cur, t, cur_s, cur_zp, C = out, yq, s, zp, M
+            Hh, W = t.shape[2], t.shape[3]
+        elif kind == "pool":
+            if Hh < 2 or W < 2:
+                continue
+            op = ["MaxPool", "AveragePool"][net.ri(0, 1)]
+            net.nodes.append(H.make_node(op, [cur], [name], name=name, kernel_shape=[2, 2], strides=[2, 2]))
+            y = pool_f(t, op)
+            s, zp = (cur_s, cur_zp) if op == "MaxPool" else net.params(y)  # MaxPool keeps its parameters
+            cur, t, cur_s, cur_zp = net.qdq(name, s, zp), net.fake(y, s, zp), s, zp
+            Hh, W = t.shape[2], t.shape[3]
+        elif kind == "concat":  # the input beside a 1x1 conv of it, each requantized to the concat's scale
+            M = net.ri(2, 12)
+            w = rng.uniform(-0.5, 0.5, (M, C, 1, 1)).astype(np.float32)
+            b = rng.uniform(-0.5, 0.5, M).astype(np.float32)
+            wn, bn, wf, bf = net.weight(name, w, b, cur_s)
+            net.nodes.append(H.make_node("Conv", [cur, wn, bn], [name], name=name, kernel_shape=[1, 1]))
+            y = conv_f(t, wf, bf, 1, 0, 1)
+            s, zp = net.params(y)
+            br, bq = net.qdq(name, s, zp), net.fake(y, s, zp)
+            cat = np.concatenate([t, bq], axis=1)
+            s, zp = net.params(cat)
+            net.nodes.append(H.make_node("Concat", [cur, br], [name + "k"], name=name + "k", axis=1))
+            cur, t, cur_s, cur_zp, C = net.qdq(name + "k", s, zp), net.fake(cat, s, zp), s, zp, C + M
+        elif kind == "mul":  # the tensor times a per-channel constant of its own int8 parameters
+            c = rng.uniform(-2, 2, (1, C, 1, 1)).astype(np.float32)
+            cs = np.float32(np.abs(c).max() / 127)
+            cq = np.clip(np.round(c / cs), -127, 127).astype(np.int8)
+            net.nodes.append(H.make_node("DequantizeLinear", [net.const(name + "_cq", cq),
+                                                              net.const(name + "_cs", np.array(cs, np.float32))],
+                                         [name + "_c"], name=name + "_cDQ"))
+            net.nodes.append(H.make_node("Mul", [cur, name + "_c"], [name], name=name))
+            y = t * (cq.astype(np.float64) * cs)
+            s, zp = net.params(y)
+            cur, t, cur_s, cur_zp = net.qdq(name, s, zp), net.fake(y, s, zp), s, zp
+        elif kind == "resize":  # nearest 2x, the same parameters on both sides
+            if Hh * W > 900:
+                continue
+            sc = net.const(name + "_sc", np.array([1, 1, 2, 2], np.float32))
+            net.nodes.append(H.make_node("Resize", [cur, "", sc], [name], name=name, mode="nearest"))
+            y = t.repeat(2, axis=2).repeat(2, axis=3)
+            cur, t = net.qdq(name, cur_s, cur_zp), y
+            Hh, W = t.shape[2], t.shape[3]
+        else:  # Sigmoid, or an activation as its own QDQ op: Relu, LeakyRelu
+            op = "Sigmoid" if kind == "sigmoid" else ["Relu", "LeakyRelu"][net.ri(0, 1)]
+            at = {"alpha": float(rng.uniform(0.05, 0.3))} if op == "LeakyRelu" else {}
+            net.nodes.append(H.make_node(op, [cur], [name], name=name, **at))
+            y = (1 / (1 + np.exp(-t)) if op == "Sigmoid" else np.maximum(t, 0) if op == "Relu"
+                 else np.where(t >= 0, t, t * at["alpha"]))
+            s, zp = net.params(y)
+            cur, t, cur_s, cur_zp = net.qdq(name, s, zp), net.fake(y, s, zp), s, zp
+    if net.ri(0, 1):  # the classifier head
+        net.k += 1
+        name, N = "l%d" % net.k, net.ri(2, 12)
+        net.nodes.append(H.make_node("GlobalAveragePool", [cur], [name + "g"], name=name + "g"))
+        y = t.mean(axis=(2, 3), keepdims=True)
+        s, zp = net.params(y)
+        g, t = net.qdq(name + "g", s, zp), net.fake(y, s, zp)
+        net.nodes.append(H.make_node("Flatten", [g], [name + "f"], name=name + "f"))
+        f = net.qdq(name + "f", s, zp)  # Flatten keeps its parameters
+        w = rng.uniform(-0.5, 0.5, (N, C)).astype(np.float32)
+        b = rng.uniform(-0.5, 0.5, N).astype(np.float32)
+        wn, bn, wf, bf = net.weight(name, w, b, s)
+        net.nodes.append(H.make_node("Gemm", [f, wn, bn], [name], name=name, transB=1))
+        y = t.reshape(1, C) @ wf.T + bf
+        s, zp = net.params(y)
+        cur = net.qdq(name, s, zp)
+        if net.ri(0, 2) == 0:  # a float Softmax after the last DequantizeLinear
+            net.nodes.append(H.make_node("Softmax", [cur], ["y"], name=name + "s", axis=1))
+            return net.nodes, [("x", list(x.shape))], net.inits, 13, ["y"], {"inputs": [x], "out_scale": 1 / 256}
+    net.nodes[-1].output[0] = "y"
+    return net.nodes, [("x", list(x.shape))], net.inits, 13, ["y"], {"inputs": [x], "out_scale": float(s)}
+
