@@ -382,7 +382,7 @@ def net():
         cur = name
         return name
     for _ in range(ri(2, 7)):
-        kind = ch("conv", "conv", "dw", "pw", "pool", "res", "concat")
+        kind = ch("conv", "conv", "dw", "pw", "pool", "res", "concat", "se")
         if kind in ("conv", "pw"):
             M, kk = ri(8, 48), 1 if kind == "pw" else ch(1, 3, 3, 5)
             s = ch(1, 1, 2)
@@ -406,6 +406,20 @@ def net():
             src = cur
             add("Conv", [cur, "w%d" % k, "b%d" % k], C, kernel_shape=[3, 3], pads=[1, 1, 1, 1])
             add("Add", [cur, src], C)
+        elif kind == "se":  # squeeze-excite, as EfficientNet's: x * sigmoid(fc(relu(fc(gap(x))))), then a 1x1 conv
+            R, M, j = max(C // 4, 1), ri(8, 48), k
+            inits += [F(arr([R, C, 1, 1], -0.5, 0.5), "w%da" % j), F(arr([R], -0.5, 0.5), "b%da" % j),
+                      F(arr([C, R, 1, 1], -0.5, 0.5), "w%db" % j), F(arr([C], -0.5, 0.5), "b%db" % j),
+                      F(arr([M, C, 1, 1], -0.5, 0.5), "w%dc" % j)]
+            src = cur
+            add("GlobalAveragePool", [cur], C)
+            add("Conv", [cur, "w%da" % j, "b%da" % j], R, kernel_shape=[1, 1])
+            add("Relu", [cur], R)
+            add("Conv", [cur, "w%db" % j, "b%db" % j], C, kernel_shape=[1, 1])
+            add("Sigmoid", [cur], C)
+            add("Mul", [src, cur], C)
+            add("Conv", [cur, "w%dc" % j], M, kernel_shape=[1, 1])
+            C = M
         else:
             M = ri(4, 24)
             inits += [F(arr([M, C, 1, 1], -0.5, 0.5), "w%d" % k)]

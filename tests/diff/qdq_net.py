@@ -90,7 +90,7 @@ class Net:
                                       name=name + "_wDQ", **at))
         wf = wq.astype(np.float64) * ws.reshape(-1, *([1] * (w.ndim - 1)))
         bs = (np.float64(in_s) * ws.astype(np.float64)).astype(np.float32)
-        bq = np.round(b / bs).astype(np.int32)
+        bq = np.clip(np.round(b / bs), -2**31 + 1, 2**31 - 1).astype(np.int32)  # a tiny scale: int32 saturates
         self.nodes.append(H.make_node("DequantizeLinear", [self.const(name + "_bq", bq), self.const(name + "_bs", bs),
                                                            self.const(name + "_bz", np.zeros(len(bq), np.int32))],
                                       [name + "_b"], name=name + "_bDQ", axis=0))
