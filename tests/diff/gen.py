@@ -453,8 +453,9 @@ def main(out, seed, count, only=None):
         g = {"nets": net, "qdq": qdq}.get(only) or ch(*(SINGLES + CHAINS))
         nodes, ins, inits, opset, outs, *extra = g()
         extra = extra[0] if extra else {}
-        vin = [H.make_tensor_value_info(n, TP.FLOAT, s) for n, s in ins]
-        vout = [H.make_tensor_value_info(o, TP.FLOAT, None) for o in outs]
+        it, ot = extra.pop("in_types", [TP.FLOAT] * len(ins)), extra.pop("out_types", [TP.FLOAT] * len(outs))
+        vin = [H.make_tensor_value_info(n, t, s) for (n, s), t in zip(ins, it)]
+        vout = [H.make_tensor_value_info(o, t, None) for o, t in zip(outs, ot)]
         m = H.make_model(H.make_graph(nodes, "g", vin, vout, inits), opset_imports=[H.make_opsetid("", opset)])
         m.ir_version = 8
         try:

@@ -9,6 +9,7 @@ model with its own parameters and no calibration (docs/numerics.md
 "Pre-quantized (QDQ) models"); tests/diff/run.py checks it against
 onnxruntime within a few output steps."""
 import numpy as np
+from onnx import TensorProto as TP
 from onnx import helper as H
 from onnx import numpy_helper as NH
 
@@ -108,6 +109,14 @@ def make(rng):
     s, zp = net.params(x)
     cur, t = net.qdq("x", s, zp), net.fake(x.astype(np.float64), s, zp)
     cur_s, cur_zp = s, zp
+    int_in = net.ri(0, 3) == 0  # the application's integer codes in: the model starts at the DequantizeLinear
+    if int_in:
+        q = net.nodes.pop(0)
+        net.nodes[0].input[0] = "x"
+        z = zp + 128 if net.unsigned else zp
+        x = np.clip(np.round(x.astype(np.float64) / s) + z, *((0, 255) if net.unsigned else (-128, 127)))
+        x = x.astype(np.uint8 if net.unsigned else np.int8)
+        assert q.op_type == "QuantizeLinear"
     for _ in range(net.ri(1, 5)):
         kind = ["conv", "conv", "dw", "pool", "res", "concat", "sigmoid", "act", "mul", "resize"][net.ri(0, 9)]
         net.k += 1
@@ -211,7 +220,18 @@ def make(rng):
         cur = net.qdq(name, s, zp)
         if net.ri(0, 2) == 0:  # a float Softmax after the last DequantizeLinear
             net.nodes.append(H.make_node("Softmax", [cur], ["y"], name=name + "s", axis=1))
-            return net.nodes, [("x", list(x.shape))], net.inits, 13, ["y"], {"inputs": [x], "out_scale": 1 / 256}
+            return net.nodes, [("x", list(x.shape))], net.inits, 13, ["y"], extra(net, x, int_in, 1 / 256, False)
+    int_out = net.ri(0, 3) == 0  # the integer codes out: the model ends at the QuantizeLinear
+    if int_out:
+        net.nodes.pop()
     net.nodes[-1].output[0] = "y"
-    return net.nodes, [("x", list(x.shape))], net.inits, 13, ["y"], {"inputs": [x], "out_scale": float(s)}
+    return net.nodes, [("x", list(x.shape))], net.inits, 13, ["y"], extra(net, x, int_in, float(s), int_out)
+
+
+def extra(net, x, int_in, out_scale, int_out):
+    """The case's extra facts for gen.py: the input array, the graph's
+    input and output element types, the output's step (1 for integer codes)."""
+    code = TP.UINT8 if net.unsigned else TP.INT8
+    return {"inputs": [x], "out_scale": 1.0 if int_out else out_scale,
+            "in_types": [code if int_in else TP.FLOAT], "out_types": [code if int_out else TP.FLOAT]}
 

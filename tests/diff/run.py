@@ -28,6 +28,7 @@ def run(cmd):
 def close(a, b):
     if a.shape != b.shape:
         return False
+    a, b = a.astype(np.float64), b.astype(np.float64)  # integer outputs too, without wrapping
     na, nb = np.isnan(a), np.isnan(b)
     if (na != nb).any():
         return False
@@ -150,7 +151,7 @@ def tie_class(a, refs, scale):
     against the nearer of the two; more than a step off is allowed on at most 1% of them, up to 8."""
     if not refs or any(r.shape != a.shape for r in refs):
         return "FAIL", "no onnxruntime output of this shape"
-    off = np.min([np.abs(a - r) for r in refs], axis=0) / scale
+    off = np.min([np.abs(a.astype(np.float64) - r) for r in refs], axis=0) / scale
     far = off > 1.001
     if not far.any():
         return "ok", ""
