@@ -145,14 +145,22 @@ static float *align_ptr(void *p)
     return (float *)((u + NK_ALIGN - 1) & ~(uintptr_t)(NK_ALIGN - 1));
 }
 
+/* The packed panels of A and B for blocks mc x kc and kc x nc of the tile mr x nr. */
+static size_t panels(int32_t m, int32_t n, int32_t k, int32_t mr, int32_t nr, int32_t kcb, int32_t mcb, int32_t ncb)
+{
+    size_t kc = (size_t)min32(k, kcb);
+    size_t a = (size_t)round_up(min32(m, mcb), mr) * kc;
+    size_t b = kc * (size_t)round_up(min32(n, ncb), nr);
+    return (a + b) * sizeof(float) + 2 * NK_ALIGN;
+}
+
 size_t nk_nn_gemm_scratch(int32_t m, int32_t n, int32_t k)
 {
     if (m <= 0 || n <= 0 || k <= 0)
         return 0;
-    size_t kc = (size_t)min32(k, NK_KC);
-    size_t a = (size_t)round_up(min32(m, NK_MC), NK_MR) * kc;
-    size_t b = kc * (size_t)round_up(min32(n, NK_NC), NK_NR);
-    return (a + b) * sizeof(float) + 2 * NK_ALIGN;
+    size_t own = panels(m, n, k, NK_MR, NK_NR, NK_KC, NK_MC, NK_NC);
+    size_t fw = panels(m, n, k, NK_FW_MR, NK_FW_NR, NK_FW_KC, NK_FW_MC, NK_FW_NC); /* what the firmware checks */
+    return own > fw ? own : fw;
 }
 
 /* Panel jr of B: read in place, or packed (the partial last one). */

@@ -12,6 +12,16 @@
  * vectorizes; on x86-64 it is 6 x 32 (6 rows of two AVX-512 or four AVX2
  * registers), on aarch64 12 x 16, elsewhere smaller so that it fits the
  * FPU's register file. KC x NR floats of B stay in L1, MC x KC of A in L2. */
+/* The rv32 firmware's tile. A host build sizes scratch for it too
+ * (nk_nn_gemm_scratch): the compiler states a host step's scratch in the
+ * .npub from its own build, and the firmware checks it against its own
+ * need (x86's 6-row panels round 18 rows to 18, the firmware's 4-row ones
+ * to 20: a ConvTranspose's .npub gave 8 bytes too few). */
+#define NK_FW_MR 4
+#define NK_FW_NR 4
+#define NK_FW_KC 128
+#define NK_FW_MC 32
+#define NK_FW_NC 128
 #if defined(__x86_64__)
 /* 6 x 32 (two AVX-512 registers per row): 12 accumulators that take 2 B
  * loads and 6 broadcasts per step, where 12 x 16 took 1 and 12; on Zen 5
@@ -28,11 +38,11 @@
 #define NK_MC 120
 #define NK_NC 1024
 #else
-#define NK_MR 4
-#define NK_NR 4
-#define NK_KC 128
-#define NK_MC 32
-#define NK_NC 128
+#define NK_MR NK_FW_MR
+#define NK_NR NK_FW_NR
+#define NK_KC NK_FW_KC
+#define NK_MC NK_FW_MC
+#define NK_NC NK_FW_NC
 #endif
 
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kernels/nk_nn.h"
+#include "kernels/nk_nn_internal.h"
 #include "ref/ref.h"
 #include "tests/data/nn_cases.h"
 
@@ -289,6 +290,33 @@ Test(kernels_nn, conv_transpose_matches_naive)
 static double at(const float *m, int r, int c, int ld, int trans)
 {
     return trans ? m[(size_t)c * ld + r] : m[(size_t)r * ld + c];
+}
+
+/* The compiler states a host step's scratch in the .npub from its own
+ * build; the rv32 firmware checks it against its own tile's need. Packed
+ * panels of A are MR rows each: 18 rows need 18 on x86 (MR 6) and 20 on
+ * the firmware (MR 4), so a ConvTranspose with 18 GEMM rows was refused on
+ * the device, 8 bytes short. Every build's size covers the firmware's. */
+static size_t round_to(size_t v, size_t q)
+{
+    return (v + q - 1) / q * q;
+}
+
+Test(kernels_nn, gemm_scratch_covers_the_firmware_tile)
+{
+    for (int32_t m = 1; m <= 80; m += 1 + m / 8)
+        for (int32_t n = 1; n <= 300; n += 1 + n / 4)
+            for (int32_t k = 1; k <= 400; k += 1 + k / 3) {
+                size_t kc = (size_t)(k < NK_FW_KC ? k : NK_FW_KC);
+                size_t a = round_to((size_t)(m < NK_FW_MC ? m : NK_FW_MC), NK_FW_MR) * kc;
+                size_t b = kc * round_to((size_t)(n < NK_FW_NC ? n : NK_FW_NC), NK_FW_NR);
+                size_t fw = (a + b) * sizeof(float) + 2 * 64; /* two 64-byte alignments */
+                cr_assert_geq(nk_nn_gemm_scratch(m, n, k), fw, "m %d n %d k %d", m, n, k);
+            }
+    nk_conv_params p = {.n = 1, .c = 2, .h = 6, .w = 5, .m = 4, .oh = 20, .ow = 15, .kh = 3, .kw = 3, .group = 2,
+                        .stride_h = 3, .stride_w = 3, .dil_h = 2, .dil_w = 1};
+    cr_assert_geq(nk_conv_transpose_scratch_size(&p), 18 * 30 * sizeof(float) + (20 + 32) * sizeof(float) + 128 + 64,
+                  "the firmware's need: 18 x 30 columns, 20 + 32 panel floats, the alignments");
 }
 
 Test(kernels_nn, sgemm_strides_transposes_accumulate)
