@@ -179,7 +179,7 @@ def qdq_steps(d, ins, info):
 
 def npu_case(build, d, ins, model, target, info):
     """(class, detail) of the compiled model, its inputs as the calibration set (a pre-quantized model
-    takes none): npusim bit-exact with npuref MODEL.npub (its first output), and a pre-quantized
+    takes none): npusim bit-exact with npuref MODEL.npub (every output), and a pre-quantized
     model's within a step of onnxruntime's (qdq_steps)."""
     os.makedirs(f"{d}/cal", exist_ok=True)
     names = [i.name for i in model.graph.input]
@@ -194,12 +194,15 @@ def npu_case(build, d, ins, model, target, info):
     if cc.returncode:
         return ("npu-refuses" if cc.returncode == 1 else "FAIL"), cc.stderr.strip()[-200:]
     feed = sum([["--input", i] for i in ins], [])
-    sim = run([f"{build}/npusim", f"{d}/m.npub"] + feed + ["--output", f"{d}/s.npy"])
-    ref = run([f"{build}/npuref", f"{d}/m.npub"] + feed + ["--output", f"{d}/q.npy"])
+    so = [f"{d}/s.npy"] + [f"{d}/s{k}.npy" for k in range(1, info["outputs"])]
+    qo = [f"{d}/q.npy"] + [f"{d}/q{k}.npy" for k in range(1, info["outputs"])]
+    sim = run([f"{build}/npusim", f"{d}/m.npub"] + feed + sum([["--output", o] for o in so], []))
+    ref = run([f"{build}/npuref", f"{d}/m.npub"] + feed + sum([["--output", o] for o in qo], []))
     if sim.returncode or ref.returncode:
         return "FAIL", (sim.stderr or ref.stderr).strip()[-200:]
-    if not np.array_equal(np.load(f"{d}/s.npy"), np.load(f"{d}/q.npy"), equal_nan=True):
-        return "FAIL", "npusim and npuref MODEL.npub differ"
+    for k, (a, b) in enumerate(zip(so, qo)):
+        if not np.array_equal(np.load(a), np.load(b), equal_nan=True):
+            return "FAIL", f"npusim and npuref MODEL.npub differ on output {k}"
     return qdq_steps(d, ins, info) if qdq else ("npu-ok", "")
 
 
