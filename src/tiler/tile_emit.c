@@ -421,7 +421,7 @@ npu_status tile_sram_place_banked(tile_ctx *c, const tile_sram_req *r, int n, co
      * (or serial: tile_memplan's trials); else packed. */
     int64_t sram = c->t->p[TGT_P_SRAM_BYTES], base = -1;
     bool prev = !c->serial && c->pending_barrier && c->pipe_lo < c->pipe_hi;
-    if (ok && c->sram_used == 0) {
+    if (ok && c->sram_used == 0 && padded <= sram) { /* else (sram - padded) / bank truncates to a top of 0 */
         int64_t top = (sram - padded) / bank * bank;
         if (top >= 0 && !c->serial && (!prev || top >= c->pipe_hi))
             base = top;
