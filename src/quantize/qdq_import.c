@@ -126,6 +126,15 @@ static npu_status annotate(ir_graph *g, const bool *u8, npu_err *err)
         ir_quant *q;
         bool was_u8 = u8[qt->id];
         npu_status st = node_quant(g, n, qt, was_u8, &q, err);
+        if (st == NPU_OK && qt->data && qt->quant && !q_same_quant(qt->quant, q)) {
+            /* a constant that DQs of other parameters read (the opt passes' cse merged equal codes, two
+             * Muls' scalars): this DQ gets its own copy, as the model had */
+            ir_tensor *own = ir_const_new(g, NULL, qt->dtype, qt->rank, qt->dims, qt->data);
+            if (!own)
+                return oom(err);
+            n->inputs[0] = own;
+            qt = own;
+        }
         if (st == NPU_OK)
             st = to_int8(n, qt, err);
         if (st != NPU_OK)

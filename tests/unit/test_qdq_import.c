@@ -163,6 +163,24 @@ Test(qdq_import, asymmetric_weights_are_rejected_naming_the_node)
     ir_graph_free(g);
 }
 
+/* Two Muls by one-element int8 constants of the same code and different
+ * scales: cse merges the constants, and each Mul must still read its own
+ * DequantizeLinear's scale (tests/qdq/qdq_shared_const.onnx, from tests/diff). */
+Test(qdq_import, a_constant_two_scales_read_is_split)
+{
+    ir_graph *g = load("qdq_shared_const.onnx");
+    const ir_tensor *c2 = node_named(g, "l2")->inputs[1], *c9 = node_named(g, "l9")->inputs[1];
+    cr_assert(c2->producer && c9->producer && c2->producer->inputs[0] == c9->producer->inputs[0],
+              "cse shares the int8 constant, so the case tests the split");
+    npu_err err = {0};
+    cr_assert_eq(q_from_qdq(g, &err), NPU_OK, "%s", err.msg);
+    const ir_tensor *q2 = node_named(g, "l2")->inputs[1], *q9 = node_named(g, "l9")->inputs[1];
+    cr_assert(q2->data && q9->data && q2->quant && q9->quant);
+    cr_assert_float_eq(q2->quant->scale[0], 0.0113367f, 1e-7, "l2 reads %g", q2->quant->scale[0]);
+    cr_assert_float_eq(q9->quant->scale[0], 0.00282519f, 1e-8, "l9 reads %g", q9->quant->scale[0]);
+    ir_graph_free(g);
+}
+
 Test(qdq_import, pools_tables_concat_matmul_and_a_float_softmax)
 {
     ir_graph *f = load("qdq_ops.onnx"), *g = load_converted("qdq_ops.onnx");
