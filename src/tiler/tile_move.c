@@ -1,4 +1,4 @@
-/* Slice and Split of int8 data on the NPU, as DMA box copies (a ShuffleNet
+/* Slice and Split of int8 (or float) data on the NPU, as DMA box copies (a ShuffleNet
  * block's channel split, a crop). A part the memory planner left in place
  * in its input (an N=1 channel split, mp_split_layout) moves nothing; any
  * other is copied through SRAM: the innermost cut axis and the full axes
@@ -124,9 +124,12 @@ bool tile_move_shape(const ir_node *n)
 npu_status tile_move(tile_ctx *c, const ir_node *n)
 {
     const ir_tensor *x = n->inputs[0];
-    int64_t prefix[64];
-    if (ir_tensor_bytes(x) != (size_t)ir_tensor_numel(x) || !tile_move_shape(n))
-        return tile_fail(c, "a slice or split of other than bytes in boxes of step 1");
+    int64_t prefix[64], numel = ir_tensor_numel(x);
+    /* an element of es bytes: the innermost axis counted in bytes (a float Split a QDQ model leaves
+     * between its DequantizeLinear and the Qs of its parts) */
+    int64_t es = numel > 0 ? (int64_t)ir_tensor_bytes(x) / numel : 1;
+    if (es < 1 || (int64_t)ir_tensor_bytes(x) != es * numel || !tile_move_shape(n))
+        return tile_fail(c, "a slice or split of other than whole elements in boxes of step 1");
     bool ranges = mp_split_layout(n, prefix);
     int xr;
     int64_t xo;
@@ -144,6 +147,7 @@ npu_status tile_move(tile_ctx *c, const ir_node *n)
             slice_box(n, &m);
         else
             split_box(n, j, &m);
+        m.xd[m.rank - 1] *= es, m.yd[m.rank - 1] *= es, m.st[m.rank - 1] *= es;
         st = copy_box(c, &m, xr, xo, yr, yo);
     }
     return st;

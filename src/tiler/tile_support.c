@@ -470,7 +470,7 @@ static bool supports_shape(const tgt_target *t, const ir_graph *g, const ir_node
         NO("float op: no integer form (%s)", ir_op_name(n->op));
     case IR_OP_QUANTIZE_LINEAR: return quantize_ok(t, g, n, reason);
     case IR_OP_SPLIT: /* tile_move: DMA box copies (Slice: tile_transpose.c's strided view) */
-        return tile_move_shape(n) ? true : no(g, reason, "Split of other than int8 data");
+        return tile_move_shape(n) ? true : no(g, reason, "Split of other than int8 or float32 data in boxes of step 1");
     case IR_OP_CONCAT:
     case IR_OP_RESHAPE:
     case IR_OP_FLATTEN:

@@ -117,8 +117,11 @@ def make(rng):
         x = np.clip(np.round(x.astype(np.float64) / s) + z, *((0, 255) if net.unsigned else (-128, 127)))
         x = x.astype(np.uint8 if net.unsigned else np.int8)
         assert q.op_type == "QuantizeLinear"
-    for _ in range(net.ri(1, 5)):
-        kind = ["conv", "conv", "dw", "pool", "res", "concat", "sigmoid", "act", "mul", "resize"][net.ri(0, 9)]
+    want, tries = net.ri(1, 5), 0
+    while len([n for n in net.nodes if n.op_type not in ("QuantizeLinear", "DequantizeLinear")]) < want and tries < 20:
+        tries += 1  # a layer the shapes refuse (a pool of a 1-pixel plane) is drawn again
+        kind = ["conv", "conv", "dw", "pool", "res", "concat", "sigmoid", "act", "mul", "resize", "addc", "clip",
+                "transpose", "split"][net.ri(0, 13)]
         net.k += 1
         name = "l%d" % net.k
         if kind in ("conv", "dw", "res"):
@@ -186,6 +189,47 @@ def make(rng):
             y = t * (cq.astype(np.float64) * cs)
             s, zp = net.params(y)
             cur, t, cur_s, cur_zp = net.qdq(name, s, zp), net.fake(y, s, zp), s, zp
+        elif kind == "addc":  # plus a per-channel int8 constant of its own scale
+            c = rng.uniform(-1, 1, (1, C, 1, 1)).astype(np.float32)
+            cs = np.float32(max(np.abs(c).max(), 1e-3) / 127)
+            cq = np.clip(np.round(c / cs), -127, 127).astype(np.int8)
+            net.nodes.append(H.make_node("DequantizeLinear", [net.const(name + "_cq", cq),
+                                                              net.const(name + "_cs", np.array(cs, np.float32))],
+                                         [name + "_c"], name=name + "_cDQ"))
+            net.nodes.append(H.make_node("Add", [cur, name + "_c"], [name], name=name))
+            y = t + cq.astype(np.float64) * cs
+            s, zp = net.params(y)
+            cur, t, cur_s, cur_zp = net.qdq(name, s, zp), net.fake(y, s, zp), s, zp
+        elif kind == "clip":  # a Clip of its own bounds as its own QDQ op
+            lo = float(rng.uniform(-2, 0))
+            hi = lo + float(rng.uniform(0.5, 3))
+            net.nodes.append(H.make_node("Clip", [cur, net.const(name + "lo", np.array(lo, np.float32)),
+                                                  net.const(name + "hi", np.array(hi, np.float32))], [name], name=name))
+            y = np.clip(t, np.float32(lo), np.float32(hi))
+            s, zp = net.params(y)
+            cur, t, cur_s, cur_zp = net.qdq(name, s, zp), net.fake(y, s, zp), s, zp
+        elif kind == "transpose":  # rows and columns swapped, the parameters kept
+            net.nodes.append(H.make_node("Transpose", [cur], [name], name=name, perm=[0, 1, 3, 2]))
+            cur, t = net.qdq(name, cur_s, cur_zp), t.transpose(0, 1, 3, 2)
+            Hh, W = t.shape[2], t.shape[3]
+        elif kind == "split":  # split in two along an axis, one half through a Relu, concatenated again
+            ax = net.ri(1, 3)
+            if t.shape[ax] < 2:
+                continue
+            a = net.ri(1, t.shape[ax] - 1)
+            net.nodes.append(H.make_node("Split", [cur, net.const(name + "_sp", np.array([a, t.shape[ax] - a], np.int64))],
+                                         [name + "a", name + "b"], name=name, axis=ax))
+            qa = net.qdq(name + "a", cur_s, cur_zp)  # Split keeps its parameters
+            qb = net.qdq(name + "b", cur_s, cur_zp)
+            net.nodes.append(H.make_node("Relu", [qa], [name + "r"], name=name + "r"))
+            ta, tb = np.split(t, [a], axis=ax)
+            ya = np.maximum(ta, 0)
+            sa, za = net.params(ya)
+            ra = net.qdq(name + "r", sa, za)
+            cat = np.concatenate([net.fake(ya, sa, za), tb], axis=ax)
+            s, zp = net.params(cat)
+            net.nodes.append(H.make_node("Concat", [ra, qb], [name + "k"], name=name + "k", axis=ax))
+            cur, t, cur_s, cur_zp = net.qdq(name + "k", s, zp), net.fake(cat, s, zp), s, zp
         elif kind == "resize":  # nearest 2x, the same parameters on both sides
             if Hh * W > 900:
                 continue
