@@ -121,7 +121,7 @@ def make(rng):
     while len([n for n in net.nodes if n.op_type not in ("QuantizeLinear", "DequantizeLinear")]) < want and tries < 20:
         tries += 1  # a layer the shapes refuse (a pool of a 1-pixel plane) is drawn again
         kind = ["conv", "conv", "dw", "pool", "res", "concat", "sigmoid", "act", "mul", "resize", "addc", "clip",
-                "transpose", "split"][net.ri(0, 13)]
+                "transpose", "split", "pad", "reduce"][net.ri(0, 15)]
         net.k += 1
         name = "l%d" % net.k
         if kind in ("conv", "dw", "res"):
@@ -230,6 +230,19 @@ def make(rng):
             s, zp = net.params(cat)
             net.nodes.append(H.make_node("Concat", [ra, qb], [name + "k"], name=name + "k", axis=ax))
             cur, t, cur_s, cur_zp = net.qdq(name + "k", s, zp), net.fake(cat, s, zp), s, zp
+        elif kind == "pad":  # zeros around, the same parameters on both sides (0.0 is a code when zp is one)
+            p = [0, 0, net.ri(0, 2), net.ri(0, 2), 0, 0, net.ri(0, 2), net.ri(0, 2)]
+            net.nodes.append(H.make_node("Pad", [cur, net.const(name + "_p", np.array(p, np.int64))], [name], name=name,
+                                         mode="constant"))
+            t = np.pad(t, ((0, 0), (0, 0), (p[2], p[6]), (p[3], p[7])))
+            cur = net.qdq(name, cur_s, cur_zp)
+            Hh, W = t.shape[2], t.shape[3]
+        elif kind == "reduce":  # a mean over the rows, kept: a float op between its DQ and Q
+            net.nodes.append(H.make_node("ReduceMean", [cur], [name], name=name, axes=[2], keepdims=1))
+            y = t.mean(axis=2, keepdims=True)
+            s, zp = net.params(y)
+            cur, t, cur_s, cur_zp = net.qdq(name, s, zp), net.fake(y, s, zp), s, zp
+            Hh = 1
         elif kind == "resize":  # nearest 2x, the same parameters on both sides
             if Hh * W > 900:
                 continue
@@ -257,9 +270,18 @@ def make(rng):
         f = net.qdq(name + "f", s, zp)  # Flatten keeps its parameters
         w = rng.uniform(-0.5, 0.5, (N, C)).astype(np.float32)
         b = rng.uniform(-0.5, 0.5, N).astype(np.float32)
-        wn, bn, wf, bf = net.weight(name, w, b, s)
-        net.nodes.append(H.make_node("Gemm", [f, wn, bn], [name], name=name, transB=1))
-        y = t.reshape(1, C) @ wf.T + bf
+        if net.ri(0, 1):
+            wn, bn, wf, bf = net.weight(name, w, b, s)
+            net.nodes.append(H.make_node("Gemm", [f, wn, bn], [name], name=name, transB=1))
+            y = t.reshape(1, C) @ wf.T + bf
+        else:  # MatMul by [K, N] weights, their scales along axis 1 (one per output column), no bias
+            ws = (np.maximum(np.abs(w).max(axis=1), 1e-6) / 127).astype(np.float32)
+            wq = np.clip(np.round(w.T / ws[None, :]), -127, 127).astype(np.int8)
+            net.nodes.append(H.make_node("DequantizeLinear", [net.const(name + "_wq", wq), net.const(name + "_ws", ws),
+                                                              net.const(name + "_wz", np.zeros(N, np.int8))],
+                                         [name + "_w"], name=name + "_wDQ", axis=1))
+            net.nodes.append(H.make_node("MatMul", [f, name + "_w"], [name], name=name))
+            y = t.reshape(1, C) @ (wq.astype(np.float64) * ws[None, :])
         s, zp = net.params(y)
         cur = net.qdq(name, s, zp)
         if net.ri(0, 2) == 0:  # a float Softmax after the last DequantizeLinear
