@@ -313,6 +313,29 @@ static npu_status qlinear(ir_graph *g, ir_node *n, const bool *u8, npu_err *err)
 /* DQ -> n -> Q: n becomes its integer form. An op without one stays float
  * between its DQs and Q (a float island); an op with one that the model's
  * parameters do not fit is an error naming it. */
+/* A Split whose input a DQ gives and whose every part a Q of that input's
+ * parameters alone reads (a channel split as exporters write it): the
+ * integer Split, where it would move float32 between the DQ and the Qs. */
+static void convert_split(const ir_graph *g, ir_node *n)
+{
+    enum { MAX_PARTS = 64 };
+    ir_node *dq = dq_of(n->inputs[0]), *qs[MAX_PARTS];
+    const ir_quant *xq = dq ? dq->inputs[0]->quant : NULL;
+    if (!xq || dq->inputs[0]->dtype != IR_I8 || n->n_outputs > MAX_PARTS)
+        return;
+    for (int k = 0; k < n->n_outputs; k++) {
+        qs[k] = n->outputs[k] ? sole_q_reader(g, n->outputs[k]) : NULL;
+        if (!qs[k] || !qs[k]->outputs[0]->quant || !q_same_quant(qs[k]->outputs[0]->quant, xq))
+            return;
+    }
+    n->inputs[0] = dq->inputs[0];
+    for (int k = 0; k < n->n_outputs; k++) {
+        n->outputs[k] = qs[k]->outputs[0];
+        n->outputs[k]->producer = n;
+        qs[k]->dead = true;
+    }
+}
+
 static npu_status convert(q_ctx *c, ir_node *n, ir_node *q)
 {
     enum { MAX_IN = 8 };
@@ -399,6 +422,10 @@ npu_status q_from_qdq(ir_graph *g, npu_err *err)
     int n_orig = g->n_nodes;
     for (int i = 0; st == NPU_OK && i < n_orig; i++) {
         ir_node *n = g->nodes[i];
+        if (!n->dead && n->op == IR_OP_SPLIT && n->n_inputs && dq_of(n->inputs[0])) {
+            convert_split(g, n);
+            continue;
+        }
         if (n->dead || is_qdq(n->op) || n->n_outputs != 1 || !n->n_inputs || !dq_of(n->inputs[0]))
             continue; /* float ops stay float; their DQ inputs are float boundaries */
         ir_node *q = sole_q_reader(g, n->outputs[0]);

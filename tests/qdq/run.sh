@@ -12,13 +12,14 @@ PY=/usr/bin/python3
 . tests/summary.sh
 mkdir -p $W
 fail=0 pass=0
-for name in qdq_s8 qdq_u8 qdq_ops qlinear_u8 qdq_se_once qdq_banked_top qdq_shared_const qdq_float_split; do
+for name in qdq_s8 qdq_u8 qdq_ops qlinear_u8 qdq_se_once qdq_banked_top qdq_shared_const qdq_float_split qdq_int_split; do
     m=tests/qdq/$name.onnx in=tests/qdq/qdq_input.npy fm=$m
     [ $name = qdq_ops ] && in=tests/qdq/qdq_ops_input.npy
     [ $name = qdq_se_once ] && in=tests/qdq/qdq_se_once_input.npy # from tests/diff: a prologue's token race
     [ $name = qdq_banked_top ] && in=tests/qdq/qdq_banked_top_input.npy # from tests/diff: banks past the tiles' SRAM
     [ $name = qdq_shared_const ] && in=tests/qdq/qdq_shared_const_input.npy # from tests/diff: one constant, two scales
     [ $name = qdq_float_split ] && in=tests/qdq/qdq_float_split_input.npy # from tests/diff: float32 parts moved
+    [ $name = qdq_int_split ] && in=tests/qdq/qdq_float_split_input.npy # the same, every part at the input's scale
     [ $name = qlinear_u8 ] && fm=tests/qdq/qlinear_twin.onnx # npuref has no QLinear float kernels
     $B/npuref $fm --input $in --output $W/$name.float.npy >/dev/null || { echo "FAIL $name: npuref float"; exit 1; }
     for tf in targets/*.yaml; do

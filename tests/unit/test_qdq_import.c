@@ -181,6 +181,24 @@ Test(qdq_import, a_constant_two_scales_read_is_split)
     ir_graph_free(g);
 }
 
+/* A Split whose parts all keep its input's parameters is the integer Split;
+ * with one part at another scale it stays float between the DQ and the Qs. */
+Test(qdq_import, a_split_whose_parts_keep_the_scale_is_integer)
+{
+    ir_graph *g = load_converted("qdq_int_split.onnx");
+    const ir_node *sp = node_named(g, "l2");
+    cr_assert_eq(sp->op, IR_OP_SPLIT);
+    cr_assert(sp->inputs[0]->dtype == IR_I8 && sp->outputs[0]->dtype == IR_I8 && sp->outputs[1]->dtype == IR_I8);
+    cr_assert(sp->inputs[0]->quant && sp->outputs[1]->quant &&
+              sp->inputs[0]->quant->scale[0] == sp->outputs[1]->quant->scale[0] &&
+              sp->inputs[0]->quant->zero_point[0] == sp->outputs[1]->quant->zero_point[0]);
+    ir_graph_free(g);
+    g = load_converted("qdq_float_split.onnx");
+    sp = node_named(g, "l2");
+    cr_assert(sp->inputs[0]->dtype == IR_F32 && sp->outputs[0]->dtype == IR_F32);
+    ir_graph_free(g);
+}
+
 Test(qdq_import, pools_tables_concat_matmul_and_a_float_softmax)
 {
     ir_graph *f = load("qdq_ops.onnx"), *g = load_converted("qdq_ops.onnx");
