@@ -121,7 +121,7 @@ def make(rng):
     while len([n for n in net.nodes if n.op_type not in ("QuantizeLinear", "DequantizeLinear")]) < want and tries < 20:
         tries += 1  # a layer the shapes refuse (a pool of a 1-pixel plane) is drawn again
         kind = ["conv", "conv", "dw", "pool", "res", "concat", "sigmoid", "act", "mul", "resize", "addc", "clip",
-                "transpose", "split", "pad", "reduce"][net.ri(0, 15)]
+                "transpose", "split", "pad", "reduce", "qlinear"][net.ri(0, 16)]
         net.k += 1
         name = "l%d" % net.k
         if kind in ("conv", "dw", "res"):
@@ -230,6 +230,26 @@ def make(rng):
             s, zp = net.params(cat)
             net.nodes.append(H.make_node("Concat", [ra, qb], [name + "k"], name=name + "k", axis=ax))
             cur, t, cur_s, cur_zp = net.qdq(name + "k", s, zp), net.fake(cat, s, zp), s, zp
+        elif kind == "qlinear":  # the QOperator form: QLinearConv on the codes, then a DQ for what follows
+            dq = next(n for n in net.nodes if cur in n.output)
+            M, k = net.ri(2, 24), [1, 3][net.ri(0, 1)]
+            w = rng.uniform(-0.5, 0.5, (M, C, k, k)).astype(np.float32)
+            b = rng.uniform(-0.5, 0.5, M).astype(np.float32)
+            ws = (np.maximum(np.abs(w.reshape(M, -1)).max(axis=1), 1e-6) / 127).astype(np.float32)
+            wq = np.clip(np.round(w / ws[:, None, None, None]), -127, 127).astype(np.int8)
+            bs = np.float64(cur_s) * ws.astype(np.float64)
+            bq = np.clip(np.round(b / bs), -2**31 + 1, 2**31 - 1).astype(np.int32)
+            y = conv_f(t, wq.astype(np.float64) * ws[:, None, None, None], bq * bs, 1, k // 2, 1)
+            s, zp = net.params(y)
+            dt = np.uint8 if net.unsigned else np.int8
+            ys, yz = net.const(name + "_ys", np.array(s, np.float32)), net.const(name + "_yz", np.array(
+                zp + 128 if net.unsigned else zp, dt))
+            ins = [dq.input[0], dq.input[1], dq.input[2], net.const(name + "_wq", wq), net.const(name + "_ws", ws),
+                   net.const(name + "_wz", np.zeros(M, np.int8)), ys, yz, net.const(name + "_bq", bq)]
+            net.nodes.append(H.make_node("QLinearConv", ins, [name + "_q"], name=name, kernel_shape=[k, k],
+                                         pads=[k // 2] * 4))
+            net.nodes.append(H.make_node("DequantizeLinear", [name + "_q", ys, yz], [name + "_dq"], name=name + "_DQ"))
+            cur, t, cur_s, cur_zp, C = name + "_dq", net.fake(y, s, zp), s, zp, M
         elif kind == "pad":  # zeros around, the same parameters on both sides (0.0 is a code when zp is one)
             p = [0, 0, net.ri(0, 2), net.ri(0, 2), 0, 0, net.ri(0, 2), net.ri(0, 2)]
             net.nodes.append(H.make_node("Pad", [cur, net.const(name + "_p", np.array(p, np.int64))], [name], name=name,
