@@ -124,11 +124,11 @@ bool tile_move_shape(const ir_node *n)
 npu_status tile_move(tile_ctx *c, const ir_node *n)
 {
     const ir_tensor *x = n->inputs[0];
-    int64_t prefix[64], numel = ir_tensor_numel(x);
+    int64_t prefix[64];
     /* an element of es bytes: the innermost axis counted in bytes (a float Split a QDQ model leaves
      * between its DequantizeLinear and the Qs of its parts) */
-    int64_t es = numel > 0 ? (int64_t)ir_tensor_bytes(x) / numel : 1;
-    if (es < 1 || (int64_t)ir_tensor_bytes(x) != es * numel || !tile_move_shape(n))
+    int bits = ir_dtype_bits(x->dtype), es = bits / 8;
+    if (bits % 8 || es < 1 || !tile_move_shape(n))
         return tile_fail(c, "a slice or split of other than whole elements in boxes of step 1");
     bool ranges = mp_split_layout(n, prefix);
     int xr;
