@@ -306,7 +306,7 @@ static int64_t total_bytes(const chain *q)
 /* Sizes of a plan of oht rows per band; false when they do not fit the SRAM. */
 static bool sizes(const tile_ctx *c, chain *q, int64_t oht)
 {
-    q->oht = oht;
+    q->oht = q->first = oht;
     band_rows(q, oht, &q->ih, &q->eih);
     q->n_tiles = (int)tile_cdiv(q->OH, oht);
     q->in_slot = q->CI * q->eih * (q->ex.i1 - q->ex.i0);
@@ -413,22 +413,34 @@ static int64_t cost(const tile_ctx *c, const chain *q, bool in_place)
     bool in_res = in_place && tile_tensor_resident(c, chain_input(q)), out_res = in_place && tile_tensor_resident(c, z);
     bool res_res = in_place && q->a && tile_tensor_resident(c, other_operand(q));
     int64_t ld = in_res ? 0 : tile_dma_time(c, q->CI, q->eih, q->ex.i1 - q->ex.i0, q->XW);
+    /* a short first band: its input loads sooner, its MACs scale with its expanded rows */
+    band b0 = band_of(q, 0);
+    int64_t e0 = b0.ey.i1 - b0.ey.i0, ld0 = in_res ? 0 : tile_dma_time(c, q->CI, e0, q->ex.i1 - q->ex.i0, q->XW);
+    int64_t mac0 = mac * (b0.ay.i1 - b0.ay.i0) / q->ih, c00 = c0 * (b0.ay.i1 - b0.ay.i0) / q->ih;
+    int64_t pw0 = pw * (b0.y1 - b0.y0) / q->oht;
     int64_t out = tile_dma_time(c, q->CO, q->oht, q->OW, q->OW);
     int64_t st = (out_res ? 0 : out) + pool_store_time(c, q, q->oht);
     int64_t res = q->a && !res_res ? out : 0, wp = q->p ? q->cp.blk_bytes : 0; /* the projection's block */
-    int64_t t_proj = ld + tile_dma_time(c, 1, 1, q->wfirst + wp, 0);
-    int64_t t_first = q->e ? ld + tile_dma_time(c, 1, 1, q->wfirst, 0) : t_proj; /* one group without expand */
-    int64_t t_all = ld + tile_dma_time(c, 1, 1, q->wbytes, 0);
+    int64_t t_proj = ld0 + tile_dma_time(c, 1, 1, q->wfirst + wp, 0);
+    int64_t t_first = q->e ? ld0 + tile_dma_time(c, 1, 1, q->wfirst, 0) : t_proj; /* one group without expand */
+    int64_t t_all = ld0 + tile_dma_time(c, 1, 1, q->wbytes, 0);
     /* the first chunk: expand and depthwise, then the projection once its block is in */
-    int64_t t = t_first + (q->n_chunks > 1 ? c0 : mac) - pw;
-    t = (t > t_proj ? t : t_proj) + pw;
+    int64_t t = t_first + (q->n_chunks > 1 ? c00 : mac0) - pw0;
+    t = (t > t_proj ? t : t_proj) + pw0;
     if (q->n_chunks > 1) /* the other chunks once every block is in, then the other bands */
-        t = (t > t_all ? t : t_all) + mac - c0;
-    t += (q->n_tiles - 1) * mac;
+        t = (t > t_all ? t : t_all) + mac0 - c00;
+    /* the second band's input loads after every weight block: a short first band leaves it exposed */
+    int64_t t_second = t_all + ld;
+    if (q->n_tiles > 1)
+        t = t > t_second ? t : t_second;
+    for (int64_t j = 1; j < q->n_tiles; j++) { /* each later band's MACs by its expanded rows (the last: fewer) */
+        band bj = band_of(q, j);
+        t += mac * (bj.ay.i1 - bj.ay.i0) / q->ih;
+    }
     /* the squeeze's pools: band j's beside the MAC work of band j + 1, the last one's after it */
     int64_t pb = pool_band(c, q);
     t = (t > q->n_tiles * pb ? t : q->n_tiles * pb) + pb;
-    int64_t dma = q->n_tiles * (ld + res) + (t_all - ld);
+    int64_t dma = q->n_tiles * (ld + res) + (t_all - ld0);
     t = t > dma ? t : dma;
     t = t > q->n_tiles * st ? t : q->n_tiles * st;
     return t + st;
@@ -471,6 +483,20 @@ static npu_status choose_once(tile_ctx *c, chain *q, bool whole, bool *found)
     }
     if (best == 0)
         return NPU_OK;
+    int64_t best_first = best;
+    if (!q->pre && best < q->OH) { /* a short first band: the rest of the plan as chosen */
+        npu_status st = weights_for(c, q, best_ec);
+        if (st != NPU_OK || !sizes(c, q, best))
+            return st;
+        for (int64_t f = best / 2; f >= 1; f /= 2) {
+            if (q->pkh && f % q->pkh)
+                continue;
+            q->first = f, q->n_tiles = (int)(1 + tile_cdiv(q->OH - f, best));
+            int64_t cst = cost(c, q, whole);
+            if (cst < best_cost)
+                best_first = f, best_cost = cst;
+        }
+    }
     /* deciding, the convs apart (their best plans, each through DRAM) must not be cheaper; without the
      * expand tile_cascades weighs the chain against the depthwise + 1x1 pair and the eltwise apart. A chain
      * the plan was made for lowers whatever its cost on the plan's resident operands (the planner's trials
@@ -483,6 +509,8 @@ static npu_status choose_once(tile_ctx *c, chain *q, bool whole, bool *found)
     }
     npu_status st = weights_for(c, q, best_ec);
     *found = st == NPU_OK && sizes(c, q, best);
+    if (*found && best_first < best)
+        q->first = best_first, q->n_tiles = (int)(1 + tile_cdiv(q->OH - best_first, best));
     return st;
 }
 

@@ -9,6 +9,7 @@
 
 typedef struct bufs {
     int64_t in[3], out[3], res[3], mid1, mid2, psum, wt;
+    int64_t wt2;          /* the weights from wfirst on: a buffer of their own where the first group goes early */
     int64_t tab_e, tab_d; /* the epilogue tables (1024-aligned), when there are Luts */
     int64_t gsum, gout;   /* the squeeze pool's int32 channel sums and its int8 output */
     int64_t pout[3];      /* a block pool's output rows of a band, per slot */
@@ -22,6 +23,12 @@ typedef struct bufs {
     int64_t qv[TGT_F_COUNT];  /* the prologue's quantize fields */
     int64_t pv[TGT_F_COUNT];  /* the squeeze pool's fields */
 } bufs;
+
+/* SRAM of the weights' byte off (relative to the first block). */
+static int64_t w_at(const chain *q, const bufs *b, int64_t off)
+{
+    return off < q->wfirst ? b->wt + off : b->wt2 + off - q->wfirst;
+}
 
 /* The Luts' 256-byte tables into their slots, from the constants. */
 static npu_status load_tables(tile_ctx *c, const chain *q, const bufs *b, tile_work *wk)
@@ -98,11 +105,11 @@ static npu_status band_loads(tile_ctx *c, const chain *q, const bufs *b, int j, 
         tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0, b->wt, q->wfirst + (q->e ? 0 : wp));
         if (wp && q->e) {
             tile_load_split(wk, 2); /* the first projection */
-            tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0 + q->wfirst, b->wt + q->wfirst, wp);
+            tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0 + q->wfirst, w_at(q, b, q->wfirst), wp);
         }
         if (rest) {
             tile_load_split(wk, (q->e ? 2 : 1) + (q->p || q->gp ? 1 : 0)); /* the second chunk's first compute */
-            tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0 + q->wfirst + wp, b->wt + q->wfirst + wp, rest);
+            tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0 + q->wfirst + wp, w_at(q, b, q->wfirst + wp), rest);
         }
     }
     int64_t oh = bd->y1 - bd->y0;
@@ -138,7 +145,7 @@ static npu_status band_chunk(tile_ctx *c, const chain *q, const bufs *b, int j, 
     int64_t *v;
     if (q->e) { /* the expand: the band's rows with their halo, the columns the depthwise reads */
         v = cd[-1].v;
-        tile_conv_fields(v, &b->ce[ch], src, b->mid1, b->wt + b->ce[ch].blk_off);
+        tile_conv_fields(v, &b->ce[ch], src, b->mid1, w_at(q, b, b->ce[ch].blk_off));
         v[TGT_F_IC] = q->CI, v[TGT_F_OC] = ec, v[TGT_F_IH] = bd->ey.i1 - bd->ey.i0, v[TGT_F_OH] = ih;
         v[TGT_F_IW] = q->ex.i1 - q->ex.i0, v[TGT_F_OW] = q->iwe;
         v[TGT_F_PT] = bd->ey.p0, v[TGT_F_PB] = bd->ey.p1, v[TGT_F_PL] = q->ex.p0, v[TGT_F_PR] = q->ex.p1;
@@ -147,7 +154,7 @@ static npu_status band_chunk(tile_ctx *c, const chain *q, const bufs *b, int j, 
     }
     v = cd->v;
     int64_t dsrc = q->e ? b->mid1 : src + e0 * ih * q->iwe; /* without expand: the chunk's input planes */
-    tile_conv_fields(v, &b->cd[ch], dsrc, q->p ? b->mid2 : dst + e0 * oh * q->OW, b->wt + b->cd[ch].blk_off);
+    tile_conv_fields(v, &b->cd[ch], dsrc, q->p ? b->mid2 : dst + e0 * oh * q->OW, w_at(q, b, b->cd[ch].blk_off));
     v[TGT_F_C] = ec, v[TGT_F_IH] = ih, v[TGT_F_IW] = q->iwe, v[TGT_F_OH] = oh, v[TGT_F_OW] = q->OW;
     v[TGT_F_PT] = bd->ay.p0, v[TGT_F_PB] = bd->ay.p1, v[TGT_F_PL] = ax.p0, v[TGT_F_PR] = ax.p1;
     if (q->ld)
@@ -155,8 +162,8 @@ static npu_status band_chunk(tile_ctx *c, const chain *q, const bufs *b, int j, 
     if (!q->p)
         return NPU_OK;
     v = cd[1].v; /* the projection of this chunk, accumulated over the chunks */
-    tile_conv_fields(v, &q->cp, b->mid2, dst, b->wt + q->cp.blk_off + ch * q->cp.chunk_bytes);
-    v[TGT_F_QTAB] = b->wt + q->cp.blk_off + q->cp.qtab_rel;
+    tile_conv_fields(v, &q->cp, b->mid2, dst, w_at(q, b, q->cp.blk_off + ch * q->cp.chunk_bytes));
+    v[TGT_F_QTAB] = w_at(q, b, q->cp.blk_off + q->cp.qtab_rel);
     v[TGT_F_IC] = ec, v[TGT_F_OC] = q->CO, v[TGT_F_IH] = v[TGT_F_OH] = oh, v[TGT_F_IW] = v[TGT_F_OW] = q->OW;
     if (q->n_chunks > 1) {
         v[TGT_F_PSUM] = b->psum;
@@ -225,7 +232,7 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j)
         }
     }
     if (st == NPU_OK && q->epi) /* in the last projection's output stage, with the other operand's tile */
-        tile_epi_set(c->comp[c->n_comp - 1].v, b->res[j % slots], 0, b->wt + q->wbytes - TGT_ETAB_BYTES);
+        tile_epi_set(c->comp[c->n_comp - 1].v, b->res[j % slots], 0, w_at(q, b, q->wbytes - TGT_ETAB_BYTES));
     else if (st == NPU_OK && q->a) { /* in place on the projection's tile */
         tile_comp *ca = tile_comp_new(c, wk, TGT_SEM_ELTWISE);
         if (!ca)
@@ -315,13 +322,20 @@ static npu_status homes(tile_ctx *c, const chain *q, bufs *b)
 static npu_status place(tile_ctx *c, const chain *q, bufs *b)
 {
     int slots = q->slots, nr = 4, grp[16] = {slots, slots, slots, slots};
-    tile_sram_req rq[16] = {{q->mid1, &b->mid1}, {q->wbytes, &b->wt}, {q->mid2, &b->mid2}, {q->psum, &b->psum}};
-    /* early: the constants (weights, tables), clear of the layer before where only they fit so */
-    bool early[16] = {false, true};
+    /* With the expand the weights load by group: the first group (the first chunk's expand and depthwise
+     * blocks) in a buffer of its own, which can go early where all of them cannot (MobileNetV2's block 13) */
+    bool split = !q->pre && q->e && q->wfirst < q->wbytes;
+    tile_sram_req rq[16] = {{q->mid1, &b->mid1}, {split ? q->wfirst : q->wbytes, &b->wt}, {q->mid2, &b->mid2},
+                            {q->psum, &b->psum}};
+    /* early: the constants (weights, tables), clear of the layer before where only they fit so; where they
+     * do not, the first group alone (the rest loads after the barrier anyway) */
+    bool early[16] = {false, true}, fewer[16] = {false, true};
+    if (split)
+        early[nr] = true, grp[nr] = slots, rq[nr++] = (tile_sram_req){q->wbytes - q->wfirst, &b->wt2};
     if (q->le)
-        early[nr] = true, grp[nr] = slots, rq[nr++] = (tile_sram_req){TILE_EPI_TABLE_BYTES, &b->tab_e};
+        early[nr] = fewer[nr] = true, grp[nr] = slots, rq[nr++] = (tile_sram_req){TILE_EPI_TABLE_BYTES, &b->tab_e};
     if (q->ld)
-        early[nr] = true, grp[nr] = slots, rq[nr++] = (tile_sram_req){TILE_EPI_TABLE_BYTES, &b->tab_d};
+        early[nr] = fewer[nr] = true, grp[nr] = slots, rq[nr++] = (tile_sram_req){TILE_EPI_TABLE_BYTES, &b->tab_d};
     if (q->gp && !q->pkh) {
         grp[nr] = slots, rq[nr++] = (tile_sram_req){4 * q->CE, &b->gsum};
         grp[nr] = slots, rq[nr++] = (tile_sram_req){q->CE, &b->gout};
@@ -336,9 +350,11 @@ static npu_status place(tile_ctx *c, const chain *q, bufs *b)
     }
     const char *misfit = "tiler bug: the cascade's buffers exceed the SRAM";
     npu_status st = q->pre ? tile_sram_place_banked(c, rq, nr, grp, slots + 1, misfit)
-                           : tile_sram_place_early(c, rq, nr, early, misfit);
+                           : tile_sram_place_early2(c, rq, nr, early, split ? fewer : NULL, misfit);
     b->tab_e = tile_epi_table_at(b->tab_e);
     b->tab_d = tile_epi_table_at(b->tab_d);
+    if (!split)
+        b->wt2 = b->wt + q->wfirst;
     return st;
 }
 

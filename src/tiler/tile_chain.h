@@ -22,6 +22,7 @@ typedef struct chain {
     int64_t wbytes;               /* every weight block, resident (build_weights has their order) */
     int64_t wfirst;               /* of them, the first chunk's expand and depthwise blocks */
     int64_t oht, ih, eih;         /* rows per band; expanded rows, block input rows of the tallest band */
+    int64_t first;                /* rows of the first band, at most oht: a short one loads its input sooner */
     int n_tiles;
     int slots;                    /* of the input and output (and eltwise operand) buffers: 1 to 3 */
     int64_t in_slot, in_f, mid1, mid2, out_slot, res_slot, psum; /* in_f: the prologue's float32 rows in in_slot */
@@ -42,7 +43,7 @@ static inline band band_of(const chain *q, int64_t j)
 {
     const nk_qconv2d_params *k = &q->cd.k, *ke = &q->ce.k;
     band b;
-    b.y0 = j * q->oht, b.y1 = tile_min(q->OH, b.y0 + q->oht);
+    b.y0 = j ? q->first + (j - 1) * q->oht : 0, b.y1 = tile_min(q->OH, j ? b.y0 + q->oht : q->first);
     b.ay = tile_axis_range(b.y0, b.y1, q->H, k->k_h, k->stride_h, k->dil_h, k->pad_top);
     b.ey = q->e ? tile_axis_range(b.ay.i0, b.ay.i1, q->XH, ke->k_h, ke->stride_h, ke->dil_h, ke->pad_top) : b.ay;
     return b;

@@ -360,34 +360,60 @@ npu_status tile_sram_place(tile_ctx *c, const tile_sram_req *r, int n, const cha
  * runs (emit_prefetch). The later works' slots may lie on it: their loads
  * wait for the barrier unless clear (prefetch_more checks). Otherwise the
  * buffers are placed as tile_sram_place does, in the caller's order. */
-npu_status tile_sram_place_early(tile_ctx *c, const tile_sram_req *r, int n, const bool *early, const char *misfit)
+static npu_status place_early_try(tile_ctx *c, const tile_sram_req *r, int n, const bool *early, bool *done)
 {
+    *done = false;
     mp_item all[TILE_MAX_BUFFERS], part[2][TILE_MAX_BUFFERS];
     int64_t total = 0, size[2] = {0, 0}, sram = c->t->p[TGT_P_SRAM_BYTES];
     int np[2] = {0, 0}, idx[2][TILE_MAX_BUFFERS];
     bool prev = !c->serial && c->pending_barrier && c->pipe_lo < c->pipe_hi;
     if (!prev || c->sram_used != 0 || n > TILE_MAX_BUFFERS)
-        return tile_sram_place(c, r, n, misfit);
+        return NPU_OK;
     for (int i = 0; i < n; i++) {
         if (r[i].bytes < 0)
-            return tile_sram_place(c, r, n, misfit);
+            return NPU_OK;
         all[i] = (mp_item){r[i].bytes, 0, 0, 0};
         int k = early[i] ? 0 : 1;
         idx[k][np[k]] = i, part[k][np[k]++] = all[i];
     }
     npu_status st = mp_place(all, n, 16, c->alloc, &total, c->err);
     if (st != NPU_OK || !np[0] || !np[1] || total <= c->pipe_lo || clear_base(c, total) > 0)
-        return st != NPU_OK ? st : tile_sram_place(c, r, n, misfit); /* whole and clear, or not at all */
+        return st; /* whole and clear, or not at all */
     for (int k = 0; k < 2 && st == NPU_OK; k++)
         st = mp_place(part[k], np[k], 16, c->alloc, &size[k], c->err);
-    int64_t above = (c->pipe_hi + 15) & ~(int64_t)15;
-    if (st != NPU_OK || size[1] > above || above + size[0] > sram)
-        return st != NPU_OK ? st : tile_sram_place(c, r, n, misfit);
+    if (st != NPU_OK)
+        return st;
+    /* the early ones above the previous pipeline and the rest below them; else the early ones below it (from
+     * 0) and the rest above them: the previous pipeline left the bottom free (block 14 of MobileNetV2) */
+    int64_t above = (c->pipe_hi + 15) & ~(int64_t)15, at[2];
+    if (size[1] <= above && above + size[0] <= sram)
+        at[0] = above, at[1] = (above - size[1]) & ~(int64_t)15;
+    else if (size[0] <= c->pipe_lo && ((size[0] + 15) & ~(int64_t)15) + size[1] <= sram)
+        at[0] = 0, at[1] = (size[0] + 15) & ~(int64_t)15;
+    else
+        return NPU_OK;
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < np[k]; i++)
-            *r[idx[k][i]].off = (k == 0 ? above : 0) + part[k][i].offset;
-    placed(c, above + size[0], ((c->sram_need + 15) & ~(int64_t)15) + size[0] + size[1]);
+            *r[idx[k][i]].off = at[k] + part[k][i].offset;
+    int64_t end = at[0] + size[0] > at[1] + size[1] ? at[0] + size[0] : at[1] + size[1];
+    placed(c, end, ((c->sram_need + 15) & ~(int64_t)15) + size[0] + size[1]);
+    *done = true;
     return NPU_OK;
+}
+
+npu_status tile_sram_place_early(tile_ctx *c, const tile_sram_req *r, int n, const bool *early, const char *misfit)
+{
+    return tile_sram_place_early2(c, r, n, early, NULL, misfit);
+}
+
+npu_status tile_sram_place_early2(tile_ctx *c, const tile_sram_req *r, int n, const bool *early, const bool *fewer,
+                                  const char *misfit)
+{
+    bool done = false;
+    npu_status st = place_early_try(c, r, n, early, &done);
+    if (st == NPU_OK && !done && fewer)
+        st = place_early_try(c, r, n, fewer, &done);
+    return st != NPU_OK || done ? st : tile_sram_place(c, r, n, misfit);
 }
 
 /* As tile_sram_place, but each group of buffers (group[i] of r[i], 0 to

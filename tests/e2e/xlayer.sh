@@ -90,9 +90,9 @@ loading = [k for k in order[1:] if any(e["name"] == "dma_load" for e in ev if e[
 early = [k for k in loading if first[k] < end(ev, order[order.index(k) - 1])]
 apart = [k for k in order if "pool2" in k or k.endswith("/Add") or "/gap/" in k]
 print(f"NPU {npu} cycles = {npu / b:.2f}x the bound {b:.0f} (want <= 1.3x); {len(early)} of the "
-      f"{len(loading)} loading layers start before the previous one ends (want >= 4); apart: {apart or 'none'} "
-      f"(want none of pool2, the Add, the global pool)")
-sys.exit(0 if npu <= 1.3 * b and len(early) >= 4 and len(loading) == 5 and not apart else 1)
+      f"{len(loading)} loading layers start before the previous one ends (want all but one, at least 4); apart: "
+      f"{apart or 'none'} (want none of pool2, the Add, the global pool)")
+sys.exit(0 if npu <= 1.3 * b and len(early) >= max(4, len(loading) - 1) and len(loading) >= 5 and not apart else 1)
 PYEOF
 run example examples/fmnist/fmnist_cnn.onnx examples/fmnist/calib examples/fmnist/calib/000.npy
 [ -f $W/se6.onnx ] && [ -f $W/ir15.onnx ] && [ -f $W/mb3.onnx ] && [ -f $W/b3.onnx ] || $PY - $W <<'PYEOF' || exit 1

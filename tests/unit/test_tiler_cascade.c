@@ -8,6 +8,7 @@
  * model also faults on unordered overlapping accesses. */
 #include "memplan/memplan.h"
 #include "tests/support/tiler_graphs.h"
+#include "tiler/tile_internal.h"
 
 typedef struct block_spec {
     int64_t c, h, w, expand, k, stride, out; /* out: projection channels, 0 = no projection */
@@ -252,4 +253,76 @@ Test(tiler_cascade, intermediates_have_no_dram_home)
         built_free(&b);
         tgt_free(t);
     }
+}
+
+static bool note_dw_rows(const tgt_target *t, const tgt_decoded *d, void *ud)
+{
+    int64_t *rows = ud; /* the first depthwise conv's output rows, the most of any */
+    if (t->isa->insns[d->insn].sem == TGT_SEM_DWCONV) {
+        rows[0] = rows[0] ? rows[0] : d->v[TGT_F_OH];
+        rows[1] = d->v[TGT_F_OH] > rows[1] ? d->v[TGT_F_OH] : rows[1];
+    }
+    return true;
+}
+
+/* MobileNetV2's block 2 (16 -> 96 -> 24 channels, stride 2, 112x112): its
+ * input comes from DRAM, so nothing hides the first band's load, and the
+ * bands are MAC-bound: a short first band starts the MAC array sooner and
+ * the next band's load runs beside it (docs/tiler.md "A short first band";
+ * edge-v1: 6.4K cycles exposed before, 1.4K after). */
+Test(tiler_cascade, short_first_band_where_its_load_is_exposed)
+{
+    tgt_target *t = load_target("edge-v1");
+    block_spec s = {16, 112, 112, 6, 3, 2, 24, false};
+    ir_tensor *mid[3];
+    built b;
+    int counts[TG_COUNTS];
+    build_checked(t, block_graph(&s, mid), "block 2", &b, counts);
+    cr_assert(b.prog.layers[1].fused && b.prog.layers[2].fused, "cascaded");
+    int64_t rows[2] = {0, 0};
+    for_each_insn(t, &b.prog.layers[0], &b.prog, note_dw_rows, rows);
+    cr_assert(rows[0] > 0 && rows[0] < rows[1], "a first band of %lld rows, the tallest %lld", (long long)rows[0],
+              (long long)rows[1]);
+    finish_built(t, &b, "block 2", 41);
+    tgt_free(t);
+}
+
+/* Two of MobileNetV2's 14x14 blocks (96 -> 576 -> 96 with the residual
+ * add), the tensor between them in SRAM, 448 KiB of tile SRAM: the second
+ * chain's weights (about 120 KB) do not fit clear of the first chain's
+ * SRAM, its first chunk's expand and depthwise blocks (18.6 KB) do, in a
+ * buffer of their own, and load before the barrier (docs/tiler.md "The
+ * first weight group clear of the layer before"; nothing did when all the
+ * weights were one buffer). */
+Test(tiler_cascade, first_weight_group_loads_beside_the_chain_before)
+{
+    tgt_target *t = load_target("edge-v1");
+    t->p[TGT_P_SRAM_BYTES] = 448 * 1024; /* as below an SRAM level: all the weights do not fit above */
+    ir_graph *g = ir_graph_new(npu_alloc_default());
+    int64_t xd[4] = {1, 96, 14, 14};
+    ir_tensor *x = act(g, "x", 4, xd, 0.04f, -6), *y = x, *between = NULL;
+    for (int k = 0; k < 2; k++) {
+        conv_spec e = {1, 96, 14, 14, 576, 1, 1, 0, 1, IR_I8, true, 1};
+        conv_spec d = {1, 576, 14, 14, 576, 3, 1, 1, 576, IR_I8, true, 1};
+        conv_spec p = {1, 576, 14, 14, 96, 1, 1, 0, 1, IR_I8, false, 1};
+        ir_tensor *z = add_conv(g, add_conv(g, add_conv(g, y, &e, k ? "expand1" : "expand0", 91 + k), &d,
+                                            k ? "dw1" : "dw0", 93 + k),
+                                &p, k ? "project1" : "project0", 95 + k);
+        ir_tensor *sum = act(g, k ? "sum1" : "sum0", 4, xd, 0.06f, -2), *ins[2] = {z, y};
+        ir_node_new(g, IR_OP_ADD, k ? "add1" : "add0", 2, ins, 1, &sum);
+        between = k ? between : sum;
+        y = sum;
+    }
+    tg_set_io(g, 1, &x, y);
+    built b;
+    int counts[TG_COUNTS];
+    const ir_tensor *res[1] = {between};
+    build_resident(t, g, res, 1, "two blocks", &b, counts);
+    cr_assert_eq(b.prog.n_layers, 8);
+    const tile_layer *second = &b.prog.layers[4];
+    cr_assert(second->n_words > 0 && b.prog.layers[5].fused, "the second block cascades");
+    int64_t early = loads_before_wait(t, second, &b.prog, TGT_REGION_CONSTANTS, TILE_T_BAR);
+    cr_assert_gt(early, 0, "the second chain's first weight group before the barrier");
+    finish_built(t, &b, "two blocks", 43);
+    tgt_free(t);
 }

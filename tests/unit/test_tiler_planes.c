@@ -58,9 +58,11 @@ Test(tiler_planes, bands_of_resident_tensors_in_place)
         cr_assert_gt(L->tiles, 1, "%s: in bands", t->name);
         cr_assert_eq(store_bytes(t, L, &b.prog), 0, "%s: the output written in place", t->name);
         int64_t plane = 56 * 56;
-        /* each band's expand reads 24 planes of the input, the projection writes 24 of the output and adds
-         * 24 of the input, all with the tensor's plane stride */
-        cr_assert_eq(field_sum(t, L, &b.prog, TGT_SEM_CONV, TGT_F_SRC_CS), L->tiles * plane, "%s", t->name);
+        /* each band's expand (one per channel chunk, as many as depthwise convs) reads 24 planes of the
+         * input, the projection writes 24 of the output and adds 24 of the input, all with the tensor's plane
+         * stride */
+        cr_assert_eq(field_sum(t, L, &b.prog, TGT_SEM_CONV, TGT_F_SRC_CS), counts[TGT_SEM_DWCONV] * plane, "%s",
+                     t->name);
         cr_assert_eq(field_sum(t, L, &b.prog, TGT_SEM_CONV, TGT_F_DST_CS), L->tiles * plane, "%s", t->name);
         cr_assert_eq(field_sum(t, L, &b.prog, TGT_SEM_CONV, TGT_F_B_CS), L->tiles * plane, "%s", t->name);
         cr_assert_eq(field_sum(t, L, &b.prog, TGT_SEM_DWCONV, TGT_F_SRC_CS) +
