@@ -273,7 +273,7 @@ static npu_status weights_for(tile_ctx *c, chain *q, int64_t ec)
             return st;
         q->wbytes += e + b.blk_bytes;
         if (k == 0)
-            q->wfirst = q->wbytes;
+            q->wfirst = q->wbytes, q->wexp = e;
     }
     if (q->p) {
         npu_status st = tile_conv_block(c, q->p, 0, 0, ec, false, &q->cp);

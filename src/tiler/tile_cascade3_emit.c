@@ -9,7 +9,8 @@
 
 typedef struct bufs {
     int64_t in[3], out[3], res[3], mid1, mid2, psum, wt;
-    int64_t wt2;          /* the weights from wfirst on: a buffer of their own where the first group goes early */
+    int64_t wt2;          /* the weights from wsplit on: a buffer of their own where the first group goes early */
+    int64_t wsplit;       /* the first load group's weights: the first expand's block (or both first blocks) */
     int64_t tab_e, tab_d; /* the epilogue tables (1024-aligned), when there are Luts */
     int64_t gsum, gout;   /* the squeeze pool's int32 channel sums and its int8 output */
     int64_t pout[3];      /* a block pool's output rows of a band, per slot */
@@ -25,9 +26,24 @@ typedef struct bufs {
 } bufs;
 
 /* SRAM of the weights' byte off (relative to the first block). */
-static int64_t w_at(const chain *q, const bufs *b, int64_t off)
+static int64_t w_at(const bufs *b, int64_t off)
 {
-    return off < q->wfirst ? b->wt + off : b->wt2 + off - q->wfirst;
+    return off < b->wsplit ? b->wt + off : b->wt2 + off - b->wsplit;
+}
+
+/* The first load group's weight bytes: the first expand's block alone where
+ * the first work has loads to spare for a group more, else with the first
+ * depthwise block (without an expand: with the projection, below). */
+static int64_t first_group(const tile_ctx *c, const chain *q)
+{
+    if (!q->e || q->pre)
+        return q->wfirst;
+    tile_box bx[2];
+    int64_t wp = q->p ? q->cp.blk_bytes : 0, part[] = {q->wexp, q->wfirst - q->wexp, wp, q->wbytes - q->wfirst - wp};
+    int boxes = 1 + (q->le ? 1 : 0) + (q->ld ? 1 : 0) + (q->a ? 1 : 0); /* the input, the tables, the residual */
+    for (int i = 0; i < 4; i++)
+        boxes += part[i] > 0 ? tile_flat_boxes(c, TGT_SEM_DMA_LOAD, TGT_REGION_CONSTANTS, 0, 0, part[i], bx) : 0;
+    return boxes <= TILE_MAX_LOADS ? q->wexp : q->wfirst;
 }
 
 /* The Luts' 256-byte tables into their slots, from the constants. */
@@ -102,14 +118,21 @@ static npu_status band_loads(tile_ctx *c, const chain *q, const bufs *b, int j, 
             rest = 0, wp += eb;
         /* without the expand the first group takes the projection too: both blocks are small, and a first
          * group alone goes out while the previous layer computes (emit_prefetch) */
-        tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0, b->wt, q->wfirst + (q->e ? 0 : wp));
+        /* the first expand needs its own block alone: a smaller first group goes early where more would not
+         * (MobileNetV2's block 14: 31 KB above block 13's 36 KB of room) */
+        bool own = q->e && b->wsplit < q->wfirst;
+        tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0, b->wt, own ? q->wexp : q->wfirst + (q->e ? 0 : wp));
+        if (own) {
+            tile_load_split(wk, 1); /* the first depthwise conv */
+            tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0 + q->wexp, w_at(b, q->wexp), q->wfirst - q->wexp);
+        }
         if (wp && q->e) {
             tile_load_split(wk, 2); /* the first projection */
-            tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0 + q->wfirst, w_at(q, b, q->wfirst), wp);
+            tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0 + q->wfirst, w_at(b, q->wfirst), wp);
         }
         if (rest) {
             tile_load_split(wk, (q->e ? 2 : 1) + (q->p || q->gp ? 1 : 0)); /* the second chunk's first compute */
-            tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0 + q->wfirst + wp, w_at(q, b, q->wfirst + wp), rest);
+            tile_load_flat(c, wk, TGT_REGION_CONSTANTS, b->w0 + q->wfirst + wp, w_at(b, q->wfirst + wp), rest);
         }
     }
     int64_t oh = bd->y1 - bd->y0;
@@ -145,7 +168,7 @@ static npu_status band_chunk(tile_ctx *c, const chain *q, const bufs *b, int j, 
     int64_t *v;
     if (q->e) { /* the expand: the band's rows with their halo, the columns the depthwise reads */
         v = cd[-1].v;
-        tile_conv_fields(v, &b->ce[ch], src, b->mid1, w_at(q, b, b->ce[ch].blk_off));
+        tile_conv_fields(v, &b->ce[ch], src, b->mid1, w_at(b, b->ce[ch].blk_off));
         v[TGT_F_IC] = q->CI, v[TGT_F_OC] = ec, v[TGT_F_IH] = bd->ey.i1 - bd->ey.i0, v[TGT_F_OH] = ih;
         v[TGT_F_IW] = q->ex.i1 - q->ex.i0, v[TGT_F_OW] = q->iwe;
         v[TGT_F_PT] = bd->ey.p0, v[TGT_F_PB] = bd->ey.p1, v[TGT_F_PL] = q->ex.p0, v[TGT_F_PR] = q->ex.p1;
@@ -154,7 +177,7 @@ static npu_status band_chunk(tile_ctx *c, const chain *q, const bufs *b, int j, 
     }
     v = cd->v;
     int64_t dsrc = q->e ? b->mid1 : src + e0 * ih * q->iwe; /* without expand: the chunk's input planes */
-    tile_conv_fields(v, &b->cd[ch], dsrc, q->p ? b->mid2 : dst + e0 * oh * q->OW, w_at(q, b, b->cd[ch].blk_off));
+    tile_conv_fields(v, &b->cd[ch], dsrc, q->p ? b->mid2 : dst + e0 * oh * q->OW, w_at(b, b->cd[ch].blk_off));
     v[TGT_F_C] = ec, v[TGT_F_IH] = ih, v[TGT_F_IW] = q->iwe, v[TGT_F_OH] = oh, v[TGT_F_OW] = q->OW;
     v[TGT_F_PT] = bd->ay.p0, v[TGT_F_PB] = bd->ay.p1, v[TGT_F_PL] = ax.p0, v[TGT_F_PR] = ax.p1;
     if (q->ld)
@@ -162,8 +185,8 @@ static npu_status band_chunk(tile_ctx *c, const chain *q, const bufs *b, int j, 
     if (!q->p)
         return NPU_OK;
     v = cd[1].v; /* the projection of this chunk, accumulated over the chunks */
-    tile_conv_fields(v, &q->cp, b->mid2, dst, w_at(q, b, q->cp.blk_off + ch * q->cp.chunk_bytes));
-    v[TGT_F_QTAB] = w_at(q, b, q->cp.blk_off + q->cp.qtab_rel);
+    tile_conv_fields(v, &q->cp, b->mid2, dst, w_at(b, q->cp.blk_off + ch * q->cp.chunk_bytes));
+    v[TGT_F_QTAB] = w_at(b, q->cp.blk_off + q->cp.qtab_rel);
     v[TGT_F_IC] = ec, v[TGT_F_OC] = q->CO, v[TGT_F_IH] = v[TGT_F_OH] = oh, v[TGT_F_IW] = v[TGT_F_OW] = q->OW;
     if (q->n_chunks > 1) {
         v[TGT_F_PSUM] = b->psum;
@@ -232,7 +255,7 @@ static npu_status emit_band(tile_ctx *c, const chain *q, const bufs *b, int j)
         }
     }
     if (st == NPU_OK && q->epi) /* in the last projection's output stage, with the other operand's tile */
-        tile_epi_set(c->comp[c->n_comp - 1].v, b->res[j % slots], 0, w_at(q, b, q->wbytes - TGT_ETAB_BYTES));
+        tile_epi_set(c->comp[c->n_comp - 1].v, b->res[j % slots], 0, w_at(b, q->wbytes - TGT_ETAB_BYTES));
     else if (st == NPU_OK && q->a) { /* in place on the projection's tile */
         tile_comp *ca = tile_comp_new(c, wk, TGT_SEM_ELTWISE);
         if (!ca)
@@ -319,19 +342,21 @@ static npu_status homes(tile_ctx *c, const chain *q, bufs *b)
  * banks of their own, the intermediates and weights on others: the MAC
  * array on band j, the vector unit quantizing band j+1 and the DMA then
  * touch no common bank (the NPU model's bank stalls; see tile_conv_pool). */
-static npu_status place(tile_ctx *c, const chain *q, bufs *b)
+static int requests(const chain *q, bufs *b, tile_sram_req *rq, int *grp, bool *early, bool *fewer)
 {
-    int slots = q->slots, nr = 4, grp[16] = {slots, slots, slots, slots};
-    /* With the expand the weights load by group: the first group (the first chunk's expand and depthwise
-     * blocks) in a buffer of its own, which can go early where all of them cannot (MobileNetV2's block 13) */
-    bool split = !q->pre && q->e && q->wfirst < q->wbytes;
-    tile_sram_req rq[16] = {{q->mid1, &b->mid1}, {split ? q->wfirst : q->wbytes, &b->wt}, {q->mid2, &b->mid2},
-                            {q->psum, &b->psum}};
+    int slots = q->slots, nr = 4;
+    bool split = !q->pre && q->e;
+    memset(early, 0, 16 * sizeof *early);
+    memset(fewer, 0, 16 * sizeof *fewer);
+    for (int i = 0; i < 4; i++)
+        grp[i] = slots;
+    rq[0] = (tile_sram_req){q->mid1, &b->mid1}, rq[1] = (tile_sram_req){split ? b->wsplit : q->wbytes, &b->wt};
+    rq[2] = (tile_sram_req){q->mid2, &b->mid2}, rq[3] = (tile_sram_req){q->psum, &b->psum};
     /* early: the constants (weights, tables), clear of the layer before where only they fit so; where they
      * do not, the first group alone (the rest loads after the barrier anyway) */
-    bool early[16] = {false, true}, fewer[16] = {false, true};
+    early[1] = fewer[1] = true;
     if (split)
-        early[nr] = true, grp[nr] = slots, rq[nr++] = (tile_sram_req){q->wbytes - q->wfirst, &b->wt2};
+        early[nr] = true, grp[nr] = slots, rq[nr++] = (tile_sram_req){q->wbytes - b->wsplit, &b->wt2};
     if (q->le)
         early[nr] = fewer[nr] = true, grp[nr] = slots, rq[nr++] = (tile_sram_req){TILE_EPI_TABLE_BYTES, &b->tab_e};
     if (q->ld)
@@ -348,13 +373,36 @@ static npu_status place(tile_ctx *c, const chain *q, bufs *b)
         if (q->pkh)
             grp[nr] = i, rq[nr++] = (tile_sram_req){q->pool_slot, &b->pout[i]};
     }
+    return nr;
+}
+
+static npu_status place(tile_ctx *c, const chain *q, bufs *b)
+{
+    int slots = q->slots, grp[16];
+    tile_sram_req rq[16];
+    bool early[16], fewer[16];
+    /* With the expand the weights load by group, the first group a buffer of its own, which can go early
+     * where all of them cannot (MobileNetV2's block 13): the first chunk's expand and depthwise blocks, or
+     * the expand's alone where only that fits (block 14) */
+    bool split = !q->pre && q->e;
+    b->wsplit = q->wfirst;
+    int nr = requests(q, b, rq, grp, early, fewer);
+    if (split && first_group(c, q) < q->wfirst && !tile_sram_early_fits(c, rq, nr, early) &&
+        !tile_sram_early_fits(c, rq, nr, fewer)) {
+        b->wsplit = q->wexp;
+        nr = requests(q, b, rq, grp, early, fewer);
+        if (!tile_sram_early_fits(c, rq, nr, fewer)) {
+            b->wsplit = q->wfirst;
+            nr = requests(q, b, rq, grp, early, fewer);
+        }
+    }
     const char *misfit = "tiler bug: the cascade's buffers exceed the SRAM";
     npu_status st = q->pre ? tile_sram_place_banked(c, rq, nr, grp, slots + 1, misfit)
                            : tile_sram_place_early2(c, rq, nr, early, split ? fewer : NULL, misfit);
     b->tab_e = tile_epi_table_at(b->tab_e);
     b->tab_d = tile_epi_table_at(b->tab_d);
     if (!split)
-        b->wt2 = b->wt + q->wfirst;
+        b->wt2 = b->wt + b->wsplit;
     return st;
 }
 

@@ -21,6 +21,7 @@ typedef struct chain {
     int64_t ec, n_chunks;         /* expanded channels per chunk (the last may be fewer), chunks */
     int64_t wbytes;               /* every weight block, resident (build_weights has their order) */
     int64_t wfirst;               /* of them, the first chunk's expand and depthwise blocks */
+    int64_t wexp;                 /* of those, the expand's (0 without one): the first load group */
     int64_t oht, ih, eih;         /* rows per band; expanded rows, block input rows of the tallest band */
     int64_t first;                /* rows of the first band, at most oht: a short one loads its input sooner */
     int n_tiles;

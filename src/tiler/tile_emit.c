@@ -360,7 +360,8 @@ npu_status tile_sram_place(tile_ctx *c, const tile_sram_req *r, int n, const cha
  * runs (emit_prefetch). The later works' slots may lie on it: their loads
  * wait for the barrier unless clear (prefetch_more checks). Otherwise the
  * buffers are placed as tile_sram_place does, in the caller's order. */
-static npu_status place_early_try(tile_ctx *c, const tile_sram_req *r, int n, const bool *early, bool *done)
+static npu_status place_early_try(tile_ctx *c, const tile_sram_req *r, int n, const bool *early, bool commit,
+                                  bool *done)
 {
     *done = false;
     mp_item all[TILE_MAX_BUFFERS], part[2][TILE_MAX_BUFFERS];
@@ -392,12 +393,14 @@ static npu_status place_early_try(tile_ctx *c, const tile_sram_req *r, int n, co
         at[0] = 0, at[1] = (size[0] + 15) & ~(int64_t)15;
     else
         return NPU_OK;
+    *done = true;
+    if (!commit)
+        return NPU_OK;
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < np[k]; i++)
             *r[idx[k][i]].off = at[k] + part[k][i].offset;
     int64_t end = at[0] + size[0] > at[1] + size[1] ? at[0] + size[0] : at[1] + size[1];
     placed(c, end, ((c->sram_need + 15) & ~(int64_t)15) + size[0] + size[1]);
-    *done = true;
     return NPU_OK;
 }
 
@@ -410,10 +413,16 @@ npu_status tile_sram_place_early2(tile_ctx *c, const tile_sram_req *r, int n, co
                                   const char *misfit)
 {
     bool done = false;
-    npu_status st = place_early_try(c, r, n, early, &done);
+    npu_status st = place_early_try(c, r, n, early, true, &done);
     if (st == NPU_OK && !done && fewer)
-        st = place_early_try(c, r, n, fewer, &done);
+        st = place_early_try(c, r, n, fewer, true, &done);
     return st != NPU_OK || done ? st : tile_sram_place(c, r, n, misfit);
+}
+
+bool tile_sram_early_fits(tile_ctx *c, const tile_sram_req *r, int n, const bool *early)
+{
+    bool done = false;
+    return place_early_try(c, r, n, early, false, &done) == NPU_OK && done;
 }
 
 /* As tile_sram_place, but each group of buffers (group[i] of r[i], 0 to

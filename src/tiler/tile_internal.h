@@ -227,6 +227,8 @@ typedef struct tile_sram_req {
 npu_status tile_sram_place(tile_ctx *c, const tile_sram_req *r, int n, const char *misfit);
 /* The same, the buffers marked early (the first work's) clear of the previous pipeline where only they fit so. */
 npu_status tile_sram_place_early(tile_ctx *c, const tile_sram_req *r, int n, const bool *early, const char *misfit);
+/* Would tile_sram_place_early place those marked early clear of the previous pipeline? (Places nothing.) */
+bool tile_sram_early_fits(tile_ctx *c, const tile_sram_req *r, int n, const bool *early);
 /* As tile_sram_place_early, trying the early set `fewer` (NULL: none) where `early` does not fit. */
 npu_status tile_sram_place_early2(tile_ctx *c, const tile_sram_req *r, int n, const bool *early, const bool *fewer,
                                   const char *misfit);

@@ -288,16 +288,17 @@ Test(tiler_cascade, short_first_band_where_its_load_is_exposed)
 }
 
 /* Two of MobileNetV2's 14x14 blocks (96 -> 576 -> 96 with the residual
- * add), the tensor between them in SRAM, 448 KiB of tile SRAM: the second
+ * add), the tensor between them in SRAM, 347 KiB of tile SRAM: the second
  * chain's weights (about 120 KB) do not fit clear of the first chain's
- * SRAM, its first chunk's expand and depthwise blocks (18.6 KB) do, in a
- * buffer of their own, and load before the barrier (docs/tiler.md "The
- * first weight group clear of the layer before"; nothing did when all the
- * weights were one buffer). */
+ * SRAM, nor do its first chunk's expand and depthwise blocks (18.6 KB);
+ * the expand's block alone (15.5 KB), its first load group then, does, in
+ * a buffer of its own, and loads before the barrier (docs/tiler.md
+ * "Session 26"; nothing did when all the weights were one buffer, nor with
+ * both first blocks as the first group). */
 Test(tiler_cascade, first_weight_group_loads_beside_the_chain_before)
 {
     tgt_target *t = load_target("edge-v1");
-    t->p[TGT_P_SRAM_BYTES] = 448 * 1024; /* as below an SRAM level: all the weights do not fit above */
+    t->p[TGT_P_SRAM_BYTES] = 347 * 1024; /* as below an SRAM level: all the weights do not fit above */
     ir_graph *g = ir_graph_new(npu_alloc_default());
     int64_t xd[4] = {1, 96, 14, 14};
     ir_tensor *x = act(g, "x", 4, xd, 0.04f, -6), *y = x, *between = NULL;
@@ -323,6 +324,8 @@ Test(tiler_cascade, first_weight_group_loads_beside_the_chain_before)
     cr_assert(second->n_words > 0 && b.prog.layers[5].fused, "the second block cascades");
     int64_t early = loads_before_wait(t, second, &b.prog, TGT_REGION_CONSTANTS, TILE_T_BAR);
     cr_assert_gt(early, 0, "the second chain's first weight group before the barrier");
+    /* that group is the first expand's block alone: the first depthwise conv waits for its own */
+    cr_assert_geq(waits_on(t, second, &b.prog, TGT_SEM_DWCONV, TILE_T_LOADED), 1, "the depthwise block apart");
     finish_built(t, &b, "two blocks", 43);
     tgt_free(t);
 }
