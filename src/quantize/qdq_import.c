@@ -226,7 +226,7 @@ static npu_status weighted(ir_graph *g, ir_node *n, const ir_quant *bq0, npu_err
         wq->zero_point[c] = 0;
         for (int64_t j = 0; j < per; j++) {
             int8_t v = trans ? src[j * oc + c] : src[c * per + j];
-            dst[c * per + j] = v == -128 ? -127 : v; /* the kernels' range is symmetric */
+            dst[c * per + j] = v;
         }
     }
     wt->quant = wq;

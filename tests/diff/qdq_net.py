@@ -41,7 +41,13 @@ class Net:
     def __init__(self, rng, x):
         self.rng, self.nodes, self.inits, self.k = rng, [], [], 0
         self.unsigned = bool(rng.integers(0, 2))
+        # a third of the nets quantize weights as PyTorch's symmetric qint8 does: scale amax / 127.5 over
+        # [-128, 127], so that the most negative weight takes the code -128
+        self.wlo = -128 if rng.integers(0, 3) == 0 else -127
         self.x = x
+
+    def wscale(self, amax):
+        return (np.maximum(amax, 1e-6) / (127.5 if self.wlo == -128 else 127)).astype(np.float32)
 
     def ri(self, a, b):
         return int(self.rng.integers(a, b + 1))
@@ -80,8 +86,8 @@ class Net:
         per_ch = self.ri(0, 3) > 0
         flat = np.abs(w.reshape(w.shape[0], -1))
         amax = flat.max(axis=1) if per_ch else np.full(w.shape[0], flat.max())
-        ws = (np.maximum(amax, 1e-6) / 127).astype(np.float32)
-        wq = np.clip(np.round(w / ws.reshape(-1, *([1] * (w.ndim - 1)))), -127, 127).astype(np.int8)
+        ws = self.wscale(amax)
+        wq = np.clip(np.round(w / ws.reshape(-1, *([1] * (w.ndim - 1)))), self.wlo, 127).astype(np.int8)
         if per_ch:
             wa, ax = [self.const(name + "_ws", ws), self.const(name + "_wz", np.zeros(w.shape[0], np.int8))], 0
         else:
@@ -235,8 +241,8 @@ def make(rng):
             M, k = net.ri(2, 24), [1, 3][net.ri(0, 1)]
             w = rng.uniform(-0.5, 0.5, (M, C, k, k)).astype(np.float32)
             b = rng.uniform(-0.5, 0.5, M).astype(np.float32)
-            ws = (np.maximum(np.abs(w.reshape(M, -1)).max(axis=1), 1e-6) / 127).astype(np.float32)
-            wq = np.clip(np.round(w / ws[:, None, None, None]), -127, 127).astype(np.int8)
+            ws = net.wscale(np.abs(w.reshape(M, -1)).max(axis=1))
+            wq = np.clip(np.round(w / ws[:, None, None, None]), net.wlo, 127).astype(np.int8)
             bs = np.float64(cur_s) * ws.astype(np.float64)
             bq = np.clip(np.round(b / bs), -2**31 + 1, 2**31 - 1).astype(np.int32)
             y = conv_f(t, wq.astype(np.float64) * ws[:, None, None, None], bq * bs, 1, k // 2, 1)
@@ -295,8 +301,8 @@ def make(rng):
             net.nodes.append(H.make_node("Gemm", [f, wn, bn], [name], name=name, transB=1))
             y = t.reshape(1, C) @ wf.T + bf
         else:  # MatMul by [K, N] weights, their scales along axis 1 (one per output column), no bias
-            ws = (np.maximum(np.abs(w).max(axis=1), 1e-6) / 127).astype(np.float32)
-            wq = np.clip(np.round(w.T / ws[None, :]), -127, 127).astype(np.int8)
+            ws = net.wscale(np.abs(w).max(axis=1))
+            wq = np.clip(np.round(w.T / ws[None, :]), net.wlo, 127).astype(np.int8)
             net.nodes.append(H.make_node("DequantizeLinear", [net.const(name + "_wq", wq), net.const(name + "_ws", ws),
                                                               net.const(name + "_wz", np.zeros(N, np.int8))],
                                          [name + "_w"], name=name + "_wDQ", axis=1))

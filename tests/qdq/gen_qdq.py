@@ -8,7 +8,7 @@ activations' ranges on the shipped input (computed here in numpy).
 
 Usage: gen_qdq.py [OUTDIR (tests/qdq)] -> OUTDIR/qdq_s8.onnx (int8 activations),
 OUTDIR/qdq_u8.onnx (uint8 activations, onnxruntime's default) and
-OUTDIR/qdq_input.npy; OUTDIR/qdq_ops.onnx and qdq_ops_input.npy, qlinear_u8.onnx and its QDQ twin
+OUTDIR/qdq_input.npy, OUTDIR/qdq_w128.onnx (weights as PyTorch quantizes them, codes -128); OUTDIR/qdq_ops.onnx and qdq_ops_input.npy, qlinear_u8.onnx and its QDQ twin
 qlinear_twin.onnx (below). Fixed seed: reruns write identical files."""
 import os
 import sys
@@ -55,7 +55,9 @@ fl = gp.reshape(1, C1)
 y = fl @ wf.T + bf
 
 
-def build(unsigned):
+def build(unsigned, torch=False):
+    """torch: weights as PyTorch's symmetric qint8 quantizes them (scale amax / 127.5 over [-128, 127]: the most
+    negative weight of a channel takes the code -128)."""
     adt = TensorProto.UINT8 if unsigned else TensorProto.INT8
     npdt = np.uint8 if unsigned else np.int8
     inits, nodes = [], []
@@ -76,8 +78,9 @@ def build(unsigned):
 
     def weight(name, w, in_scale, b):
         amax = np.abs(w.reshape(w.shape[0], -1)).max(axis=1)
-        ws = (amax / 127).astype(np.float32)
-        wq = np.clip(np.round(w / ws.reshape(-1, *([1] * (w.ndim - 1)))), -127, 127).astype(np.int8)
+        ws = (amax / (127.5 if torch else 127)).astype(np.float32)
+        wq = np.clip(np.round(w / ws.reshape(-1, *([1] * (w.ndim - 1)))), -128 if torch else -127, 127)
+        wq = wq.astype(np.int8)
         const(name + "_wq", wq)
         const(name + "_ws", ws)
         const(name + "_wzp", np.zeros(w.shape[0], np.int8))
@@ -115,7 +118,7 @@ def build(unsigned):
     const("y_zp", np.array(zp, npdt))
     nodes.append(helper.make_node("QuantizeLinear", ["logits", "y_scale", "y_zp"], ["y_q"], name="y_Q"))
     nodes.append(helper.make_node("DequantizeLinear", ["y_q", "y_scale", "y_zp"], ["y"], name="y_DQ"))
-    graph = helper.make_graph(nodes, "qdq_" + ("u8" if unsigned else "s8"),
+    graph = helper.make_graph(nodes, "qdq_" + ("u8" if unsigned else "s8") + ("_w128" if torch else ""),
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C0, H, W])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, NCLS])], inits)
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="gen_qdq.py")
@@ -275,6 +278,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     onnx.save(build(False), os.path.join(out, "qdq_s8.onnx"))
     onnx.save(build(True), os.path.join(out, "qdq_u8.onnx"))
+    onnx.save(build(False, torch=True), os.path.join(out, "qdq_w128.onnx"))
     np.save(os.path.join(out, "qdq_input.npy"), x)
     onnx.save(build_ops(), os.path.join(out, "qdq_ops.onnx"))
     np.save(os.path.join(out, "qdq_ops_input.npy"), x2)

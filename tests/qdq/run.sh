@@ -12,7 +12,7 @@ PY=/usr/bin/python3
 . tests/summary.sh
 mkdir -p $W
 fail=0 pass=0
-for name in qdq_s8 qdq_u8 qdq_ops qlinear_u8 qdq_se_once qdq_banked_top qdq_shared_const qdq_float_split qdq_int_split; do
+for name in qdq_s8 qdq_u8 qdq_w128 qdq_ops qlinear_u8 qdq_se_once qdq_banked_top qdq_shared_const qdq_float_split qdq_int_split; do
     m=tests/qdq/$name.onnx in=tests/qdq/qdq_input.npy fm=$m
     [ $name = qdq_ops ] && in=tests/qdq/qdq_ops_input.npy
     [ $name = qdq_se_once ] && in=tests/qdq/qdq_se_once_input.npy # from tests/diff: a prologue's token race
