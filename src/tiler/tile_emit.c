@@ -138,6 +138,8 @@ npu_status tile_emit(tile_ctx *c, tgt_sem sem, const int64_t v[TGT_F_COUNT])
         return tile_fail(c, "encoding: %s", e.msg);
     c->n_words += nw;
     note_sram(c, insn, v);
+    if ((sem == TGT_SEM_DMA_LOAD || sem == TGT_SEM_DMA_STORE) && v[TGT_F_CH] == 1)
+        c->pipe_ch1 = true;
     if (sem == TGT_SEM_DMA_LOAD || sem == TGT_SEM_DMA_STORE)
         c->lay_dram_bytes += tgt_dma_bus_bytes(v);
     return sched_issue(c, insn, v, cycles);
@@ -306,11 +308,17 @@ void tile_store_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram,
  * previous pipeline touches and they fit above it. Buffers clear of it let
  * this layer's weights load while that pipeline still runs (emit_prefetch);
  * consecutive layers that fit then alternate between the two ends. */
+/* Where placements end: the SRAM below the level, or below buffers placed by hand (sram_cap). */
+static int64_t sram_top(const tile_ctx *c)
+{
+    return c->sram_cap > 0 ? c->sram_cap : c->t->p[TGT_P_SRAM_BYTES];
+}
+
 static int64_t clear_base(const tile_ctx *c, int64_t total)
 {
     int64_t above = (c->pipe_hi + 15) & ~(int64_t)15;
     if (c->serial || !c->pending_barrier || c->pipe_lo >= c->pipe_hi || total <= c->pipe_lo ||
-        above + total > c->t->p[TGT_P_SRAM_BYTES])
+        above + total > sram_top(c))
         return 0;
     return above;
 }
@@ -341,9 +349,9 @@ npu_status tile_sram_place(tile_ctx *c, const tile_sram_req *r, int n, const cha
     npu_status st = mp_place(items, n, 16, c->alloc, &total, c->err);
     if (st != NPU_OK)
         return st;
-    if (base + total > c->t->p[TGT_P_SRAM_BYTES] && c->sram_used != c->sram_need)
+    if (base + total > sram_top(c) && c->sram_used != c->sram_need)
         return tile_fail(c, "tiler bug: a second SRAM placement after one placed clear of the previous pipeline");
-    if (base + total > c->t->p[TGT_P_SRAM_BYTES])
+    if (base + total > sram_top(c))
         return tile_fail(c, "%s", misfit);
     if (c->sram_used == 0)
         base = clear_base(c, total);
@@ -365,7 +373,7 @@ static npu_status place_early_try(tile_ctx *c, const tile_sram_req *r, int n, co
 {
     *done = false;
     mp_item all[TILE_MAX_BUFFERS], part[2][TILE_MAX_BUFFERS];
-    int64_t total = 0, size[2] = {0, 0}, sram = c->t->p[TGT_P_SRAM_BYTES];
+    int64_t total = 0, size[2] = {0, 0}, sram = sram_top(c);
     int np[2] = {0, 0}, idx[2][TILE_MAX_BUFFERS];
     bool prev = !c->serial && c->pending_barrier && c->pipe_lo < c->pipe_hi;
     if (!prev || c->sram_used != 0 || n > TILE_MAX_BUFFERS)
@@ -454,7 +462,7 @@ npu_status tile_sram_place_banked(tile_ctx *c, const tile_sram_req *r, int n, co
      * has the bottom to place clear of it (its prefetch, tile_emit's
      * boundary), if that is clear of the previous one; else from 0 if clear
      * (or serial: tile_memplan's trials); else packed. */
-    int64_t sram = c->t->p[TGT_P_SRAM_BYTES], base = -1;
+    int64_t sram = sram_top(c), base = -1;
     bool prev = !c->serial && c->pending_barrier && c->pipe_lo < c->pipe_hi;
     if (ok && c->sram_used == 0 && padded <= sram) { /* else (sram - padded) / bank truncates to a top of 0 */
         int64_t top = (sram - padded) / bank * bank;
@@ -475,6 +483,11 @@ npu_status tile_sram_place_banked(tile_ctx *c, const tile_sram_req *r, int n, co
     }
     placed(c, end, ((c->sram_need + 15) & ~(int64_t)15) + padded);
     return NPU_OK;
+}
+
+void tile_sram_claim(tile_ctx *c, int64_t end, int64_t more)
+{
+    placed(c, end > c->sram_used ? end : c->sram_used, ((c->sram_need + 15) & ~(int64_t)15) + more);
 }
 
 void tile_layer_begin(tile_ctx *c)
@@ -761,6 +774,8 @@ static npu_status emit_boundary(tile_ctx *c, int D, bool gate, bool same, int64_
     *first_wait = 0;
     int64_t bar = bar_time(c); /* loads signal no BAR: the same after them */
     npu_status st = gate ? NPU_OK : tile_retro_prefetch(c, D);
+    if (st == NPU_OK && !gate)
+        st = tile_retro_flash(c);
     if (st == NPU_OK)
         st = emit_prefetch(c, w0, true);
     if (st == NPU_OK && w0->n_pre && !gate && bar >= 0)
@@ -837,6 +852,20 @@ static npu_status emit_comp(tile_ctx *c, const pipe_shape *ps, int j, int k, int
     return tile_emit(c, cp->sem, cp->v);
 }
 
+/* Load groups in a skewed pipeline: only in the last work, each waited for
+ * by a compute on its first compute's queue. The LOADED waits on that queue
+ * then come in the order the groups signal (the work's first compute went
+ * out after the work before's second, its later ones after it); earlier,
+ * work j+1's first compute would take work j's later group's token. */
+static bool last_split_ok(const tile_ctx *c, const tile_work *w, int n, int j)
+{
+    int q0 = comp_queue(c, &c->comp[w[j].first_comp]);
+    for (int s = 0; s < w[j].n_split; s++)
+        if (comp_queue(c, &c->comp[w[j].first_comp + w[j].split_comp[s]]) != q0)
+            return false;
+    return j == n - 1;
+}
+
 /* The pipeline's shape, after checking that its works are alike. */
 static npu_status shape_of(tile_ctx *c, int D, bool stores, bool skew, pipe_shape *ps)
 {
@@ -859,7 +888,7 @@ static npu_status shape_of(tile_ctx *c, int D, bool stores, bool skew, pipe_shap
     bool cross = into_mac || into_vec;
     *ps = (pipe_shape){D, stores, (stores || cross) && n > D && !w[D].n_load, into_mac && into_vec};
     for (int j = 0; skew && j < n; j++)
-        if (w[j].n_comp < 3 || !w[j].n_load || w[j].n_split ||
+        if (w[j].n_comp < 3 || !w[j].n_load || (w[j].n_split && !last_split_ok(c, w, n, j)) ||
             comp_queue(c, &c->comp[w[j].first_comp]) == comp_queue(c, &c->comp[w[j].first_comp + 1]))
             return tile_fail(c, "tiler bug: a skewed tile %d needs loads and a prologue before two more computes", j);
     for (int j = 0; j < n; j++)
@@ -922,7 +951,7 @@ npu_status tile_pipeline(tile_ctx *c)
             return tile_fail(c, "tiler bug: an in-place tile %d loads nothing", j);
     int64_t first_wait = 0;
     c->prev_lo = c->pipe_lo, c->prev_hi = c->pipe_hi;
-    c->pipe_lo = INT64_MAX, c->pipe_hi = 0;
+    c->pipe_lo = INT64_MAX, c->pipe_hi = 0, c->pipe_ch1 = false;
     st = barrier ? emit_boundary(c, D, gate, kind == c->last_kind, &first_wait) : NPU_OK;
     c->pending_barrier = false;
     c->last_kind = kind;

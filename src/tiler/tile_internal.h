@@ -77,6 +77,9 @@ typedef struct tile_work {
     int n_flash;
     tile_box flash[TILE_MAX_FLASH_LOADS];
     int flash_comp;
+    /* its flash loads land in SRAM no other work of the pipeline touches: all but their last bytes may load
+     * on channel 1 of the pipelines before (tile_retro_flash) */
+    bool flash_pre;
     bool overflow; /* a load or store past TILE_MAX_LOADS / TILE_MAX_STORES: a tiler bug, not a dropped box */
 } tile_work;
 
@@ -106,6 +109,8 @@ typedef struct tile_gap {
 /* A pipeline whose gaps are kept: the SRAM its instructions touch, when its last load ends, its gaps. */
 typedef struct tile_gap_pipe {
     int64_t lo, hi, last;
+    int64_t end; /* when its last instruction ends (its barrier) */
+    bool ch1;    /* it uses DMA channel 1 (stores, flash loads) */
     int n_gaps;
 } tile_gap_pipe;
 
@@ -175,6 +180,8 @@ typedef struct tile_ctx {
      * [pipe_lo, pipe_hi), and the previous pipeline's: its buffers are busy
      * until its barrier, the rest is free for the next one's prefetch. */
     int64_t pipe_lo, pipe_hi, prev_lo, prev_hi;
+    bool pipe_ch1;           /* the current pipeline uses DMA channel 1 */
+    int64_t sram_cap;        /* > 0: placements end below it (buffers placed above it by hand) */
     size_t n_words_at_layer; /* words when the current layer began */
     /* The gaps of the last pipelines (tile_retro.c), oldest first, each
      * pipeline's in hist; gaps_new: where the current pipeline's begin (-1:
@@ -230,6 +237,8 @@ npu_status tile_sram_place_early(tile_ctx *c, const tile_sram_req *r, int n, con
 /* Would tile_sram_place_early place those marked early clear of the previous pipeline? (Places nothing.) */
 bool tile_sram_early_fits(tile_ctx *c, const tile_sram_req *r, int n, const bool *early);
 /* As tile_sram_place_early, trying the early set `fewer` (NULL: none) where `early` does not fit. */
+/* Buffers placed by hand below `end` (more bytes than the bump allocator's): the layer's SRAM use. */
+void tile_sram_claim(tile_ctx *c, int64_t end, int64_t more);
 npu_status tile_sram_place_early2(tile_ctx *c, const tile_sram_req *r, int n, const bool *early, const bool *fewer,
                                   const char *misfit);
 /* The same with each group (group[i] of r[i]) on banks of its own where the SRAM has room. */
@@ -290,6 +299,12 @@ npu_status tile_retro_prefetch(tile_ctx *c, int D);
 npu_status tile_tail_prefetch(tile_ctx *c, int D, int64_t until);
 /* The boundary's prefetch is out: what is left until the barrier is a gap of the previous pipeline. */
 npu_status tile_gap_boundary(tile_ctx *c, int64_t bar);
+/* Flash bytes that loads into SRAM [lo, hi) can move into the pipelines before (tile_retro_flash). */
+int64_t tile_flash_room(const tile_ctx *c, int64_t lo, int64_t hi);
+/* Moves the new pipeline's flash loads of works marked flash_pre, but for
+ * the last bytes that signal FLASHED, onto channel 1 of the pipelines before
+ * it, where that channel is idle and the SRAM clear. */
+npu_status tile_retro_flash(tile_ctx *c);
 
 /* tile_resident.c: the works' boxes on SRAM-resident tensors become the
  * computes' own addresses (no DMA). A box that is not a dense byte range, or

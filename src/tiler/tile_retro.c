@@ -106,7 +106,7 @@ void tile_gaps_close(tile_ctx *c, int D)
         memmove(c->hist, c->hist + 1, sizeof *c->hist * (TILE_GAP_HISTORY - 1));
         c->n_hist--;
     }
-    c->hist[c->n_hist++] = (tile_gap_pipe){c->pipe_lo, c->pipe_hi, c->s.q_free[TILE_Q_DMA0], n};
+    c->hist[c->n_hist++] = (tile_gap_pipe){c->pipe_lo, c->pipe_hi, c->s.q_free[TILE_Q_DMA0], c->s.end, c->pipe_ch1, n};
     c->gaps_new = -1;
 }
 
@@ -161,6 +161,7 @@ typedef struct piece {
 
 typedef struct plan {
     tile_gap *gaps; /* where pieces may go, in word order */
+    int ch;         /* the DMA channel the pieces go on: 0, or 1 for flash loads (tile_retro_flash) */
     bool multi;     /* a gap takes pieces until it is full (the stream's end), not one */
     piece p[MAX_PIECES];
     int n;
@@ -262,7 +263,7 @@ static npu_status emit_pieces(tile_ctx *c, const plan *pl, int n_gaps)
         size_t n0 = c->n_words, at = pl->gaps[p->gap].word;
         for (int k = 0, n = tile_flat_boxes(c, TGT_SEM_DMA_LOAD, p->region, p->dram, p->sram, p->bytes, b);
              k < n && st == NPU_OK; k++)
-            st = tile_dma(c, false, 0, &b[k], 0, 0);
+            st = tile_dma(c, false, pl->ch, &b[k], 0, 0);
         if (st != NPU_OK)
             break;
         size_t added = c->n_words - n0;
@@ -272,12 +273,15 @@ static npu_status emit_pieces(tile_ctx *c, const plan *pl, int n_gaps)
         for (int g = 0; g < n_gaps; g++)
             pl->gaps[g].word += pl->gaps[g].word >= at ? added : 0;
         tile_gap *taken = &pl->gaps[p->gap]; /* a later pipeline's pieces there start after this one */
-        taken->q = taken->q > p->end ? taken->q : p->end;
+        if (pl->ch == 0)
+            taken->q = taken->q > p->end ? taken->q : p->end;
         if (at < c->n_words_at_layer)
             st = log_move(c, at, added);
     }
-    /* channel 0 and the buses busy until the last piece ends (for prefetch_more) */
     c->s = keep;
+    if (pl->ch)
+        return st; /* flash pieces end with the pipelines that carry them */
+    /* channel 0 and the buses busy until the last piece ends (for prefetch_more) */
     c->s.q_free[TILE_Q_DMA0] = pl->cur > c->s.q_free[TILE_Q_DMA0] ? pl->cur : c->s.q_free[TILE_Q_DMA0];
     for (int b = 0; b < 2; b++)
         c->s.bus_free[b] = pl->cur > c->s.bus_free[b] ? pl->cur : c->s.bus_free[b];
@@ -384,4 +388,96 @@ npu_status tile_tail_prefetch(tile_ctx *c, int D, int64_t until)
     tile_gap end = {c->n_words, s->q_free[TILE_Q_DMA0], {s->bus_free[0], s->bus_free[1]}, until, 0, 0};
     plan pl = {.gaps = &end, .multi = true, .until = until};
     return move_loads(c, D, &pl, -1, 1);
+}
+
+/* Flash loads onto channel 1 of earlier pipelines (tile_retro_flash). One
+ * piece per pipeline, at its first gap, of what the flash bus loads in 3/4
+ * of the time until that pipeline's end (a boundary's sync drains every
+ * queue). The last KEPT bytes of each work's last flash load stay in the
+ * work and signal FLASHED; channel 1's order puts the pieces before them. */
+
+static int idle_ch1_from(const tile_ctx *c)
+{
+    int h = c->n_hist;
+    while (h > 0 && !c->hist[h - 1].ch1)
+        h--;
+    return h;
+}
+
+static int64_t flash_room_in(const tile_ctx *c, int h, int *gap)
+{
+    int g0 = 0;
+    for (int k = 0; k < h; k++)
+        g0 += c->hist[k].n_gaps;
+    *gap = g0;
+    if (c->hist[h].n_gaps < 1 || c->gaps[g0].work < 0)
+        return 0;
+    const tile_gap *g = &c->gaps[g0];
+    int64_t start = g->comp_end > g->bus[1] ? g->comp_end : g->bus[1];
+    int64_t avail = (c->hist[h].end - start) * 3 / 4;
+    return avail > 0 ? fitting_bytes(c, TGT_REGION_FLASH, (int64_t)1 << 30, avail) : 0;
+}
+
+static int clear_flash_from(const tile_ctx *c, int64_t lo, int64_t hi)
+{
+    int h = c->n_hist;
+    while (h > idle_ch1_from(c) && !(lo < c->hist[h - 1].hi && c->hist[h - 1].lo < hi))
+        h--;
+    bool prev = lo < c->prev_hi && c->prev_lo < hi;
+    return prev ? c->n_hist : h;
+}
+
+int64_t tile_flash_room(const tile_ctx *c, int64_t lo, int64_t hi)
+{
+    if (!c->n_hist || c->serial || c->deciding)
+        return 0;
+    int64_t room = 0;
+    int gap;
+    for (int h = clear_flash_from(c, lo, hi); h < c->n_hist; h++)
+        room += flash_room_in(c, h, &gap);
+    return room;
+}
+
+npu_status tile_retro_flash(tile_ctx *c)
+{
+    if (!c->n_hist || c->serial || c->deciding)
+        return NPU_OK;
+    plan pl = {.gaps = c->gaps, .ch = 1};
+    int64_t room[TILE_GAP_HISTORY];
+    int gap[TILE_GAP_HISTORY];
+    for (int h = 0; h < c->n_hist; h++)
+        room[h] = flash_room_in(c, h, &gap[h]);
+    for (int j = 0; j < c->n_work; j++) {
+        tile_work *w = &c->work[j];
+        if (!w->flash_pre)
+            continue;
+        int64_t moved[TILE_MAX_FLASH_LOADS] = {0};
+        for (int i = 0; i < w->n_flash; i++) {
+            const tile_box *b = &w->flash[i];
+            int64_t total = tile_contiguous_bytes(b);
+            int64_t most = i == w->n_flash - 1 ? (total - KEPT) & ~(int64_t)15 : total;
+            if (total < 0 || most <= 0)
+                continue;
+            for (int h = clear_flash_from(c, b->sram, b->sram + total); h < c->n_hist && moved[i] < most; h++) {
+                int64_t k = tile_min(room[h], most - moved[i]) & ~(int64_t)15;
+                if (k < MIN_PIECE || pl.n == MAX_PIECES)
+                    continue;
+                pl.p[pl.n++] = (piece){gap[h], TGT_REGION_FLASH, b->dram + moved[i], b->sram + moved[i], k, 0};
+                room[h] -= k, moved[i] += k;
+            }
+        }
+        int n = 0;
+        tile_box rest[TILE_MAX_FLASH_LOADS];
+        for (int i = 0; i < w->n_flash; i++) {
+            int64_t total = tile_contiguous_bytes(&w->flash[i]);
+            if (!moved[i])
+                rest[n++] = w->flash[i];
+            else if (moved[i] < total)
+                tile_flat_boxes(c, TGT_SEM_DMA_LOAD, TGT_REGION_FLASH, w->flash[i].dram + moved[i],
+                                w->flash[i].sram + moved[i], total - moved[i], &rest[n++]);
+        }
+        memcpy(w->flash, rest, sizeof *rest * (size_t)n);
+        w->n_flash = n;
+    }
+    return pl.n ? emit_pieces(c, &pl, c->n_gaps) : NPU_OK;
 }

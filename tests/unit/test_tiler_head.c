@@ -102,16 +102,22 @@ Test(tiler_head, first_chunk_loads_beside_the_layer_before)
  * 1x1 conv's own prefetch while the 3x3 conv still runs (tile_gap_boundary:
  * the 3x3 conv's last loads end long before it does). None before it with
  * only the gaps between a pipeline's loads. */
+/* The head after a 3x3 and a 1x1 conv of c channels at hw x hw (their outputs in SRAM), built. */
+static void build_after_two_convs(const tgt_target *t, int64_t c, int64_t hw, int64_t oc, built *b)
+{
+    int counts[TG_COUNTS];
+    ir_graph *g = head_graph_ex(c, hw, oc, 1000, 2);
+    const ir_tensor *res[2] = {g->nodes[0]->outputs[0], g->nodes[1]->outputs[0]};
+    build_resident(t, g, res, 2, "head after two convs", b, counts);
+    cr_assert_eq(b->prog.n_layers, 6);
+    cr_assert(b->prog.layers[5].fused, "the head as one pipeline");
+}
+
 Test(tiler_head, weights_load_beside_the_conv_two_before)
 {
     tgt_target *t = load_target("edge-v1");
     built b;
-    int counts[TG_COUNTS];
-    ir_graph *g = head_graph_ex(128, 14, 256, 1000, 2);
-    const ir_tensor *res[2] = {g->nodes[0]->outputs[0], g->nodes[1]->outputs[0]};
-    build_resident(t, g, res, 2, "head after two convs", &b, counts);
-    cr_assert_eq(b.prog.n_layers, 6);
-    cr_assert(b.prog.layers[5].fused, "the head as one pipeline");
+    build_after_two_convs(t, 128, 14, 256, &b);
     const tile_layer *B = &b.prog.layers[1], *H = &b.prog.layers[2];
     int64_t early = loads_carried_before(t, &b.prog, B, H, TILE_T_BAR);
     cr_assert_gt(early, 0, "the head's weights before the 1x1 conv's barrier wait");
@@ -143,5 +149,34 @@ Test(tiler_head, classifier_streams_over_both_buses)
     cr_assert_eq(r[1].flash, 0, "flash_stream off: no flash loads");
     cr_assert(r[0].cycles * 100 <= r[1].cycles * 88, "both buses: %lld cycles, DRAM alone %lld",
               (long long)r[0].cycles, (long long)r[1].cycles);
+    tgt_free(t);
+}
+
+static bool add_flash_bytes(const tgt_target *t, const tgt_decoded *d, void *ud)
+{
+    int64_t *n = ud;
+    if (t->isa->insns[d->insn].sem == TGT_SEM_DMA_LOAD && d->v[TGT_F_REGION] == TGT_REGION_FLASH)
+        *n += d->v[TGT_F_C] * d->v[TGT_F_H] * d->v[TGT_F_W];
+    return true;
+}
+
+/* MobileNetV2's head after two convs whose outputs stay in SRAM: they use
+ * neither DMA channel 1 nor the flash bus, so the classifier weights of the
+ * head's second-to-last chunk (64,000 bytes, in a buffer of their own at the
+ * top of the SRAM, clear of both convs) load over flash in the convs' words
+ * (tile_retro_flash), but for the last bytes that signal FLASHED to its
+ * matmul. None did before: the convs stream nothing from flash. */
+Test(tiler_head, a_chunk_loads_over_flash_in_the_layers_before)
+{
+    tgt_target *t = load_target("edge-v1");
+    built b;
+    build_after_two_convs(t, 320, 7, 1280, &b);
+    int64_t before = 0;
+    for (int i = 0; i < 2; i++)
+        for_each_insn(t, &b.prog.layers[i], &b.prog, add_flash_bytes, &before);
+    cr_assert_geq(before, 63000, "a classifier chunk over flash before the head: %lld bytes", (long long)before);
+    cr_assert_eq(flash_loads_off_channel_1(t, &b.prog.layers[0], &b.prog) +
+                     flash_loads_off_channel_1(t, &b.prog.layers[1], &b.prog), 0, "all on channel 1");
+    finish_built(t, &b, "head after two convs", 68);
     tgt_free(t);
 }
