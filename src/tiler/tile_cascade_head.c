@@ -40,7 +40,7 @@ typedef struct head {
     int64_t qtab;             /* the classifier's qtab bytes (16-aligned) */
     int64_t flash;            /* of a full chunk's classifier weights, the tail loaded over the flash bus */
     int slots;
-    int pre;                  /* the last chunks whose classifier weights load during the layers before */
+    int pre;                  /* chunks before the last whose classifier weights load during the layers before */
 } head;
 
 typedef struct hbufs {
@@ -224,21 +224,22 @@ static npu_status choose(tile_ctx *c, head *h, bool *found)
     return sizes(c, h, best, found);
 }
 
-/* Is chunk k's classifier one of the last, preloaded? */
+/* Is chunk k's classifier one of the preloaded ones, just before the last chunk? */
 static bool preloaded(const head *h, int64_t k)
 {
     return k >= h->n_ct - 1 - h->pre && k < h->n_ct - 1;
 }
 
-/* How many of the last chunks' classifier weights load over the flash bus
- * during the layers before (tile_retro_flash), in buffers of their own at
- * the top of the SRAM clear of those layers, the slots below: those chunks
- * then load only their conv blocks, and the head, bound by both buses,
- * ends sooner by a tenth of a cycle a byte. MobileNetV2 on edge-v1: blocks
- * 15 to 17 leave the flash bus idle and touch no SRAM above 208 KB, and
- * beside the three slots (288 KB) one chunk (64 KB) fits. Not the first
- * chunks': preloaded into the rotating slots, the fourth chunk waits for
- * the first one's classifier with both buses idle (5.3K cycles). */
+/* How many classifier chunks, those just before the last, load over the
+ * flash bus during the layers before (tile_retro_flash), in buffers of
+ * their own at the top of the SRAM clear of those layers, the slots below:
+ * those chunks then load only their conv blocks, and the head, bound by
+ * both buses, ends sooner by a tenth of a cycle a byte. MobileNetV2 on
+ * edge-v1: blocks 15 to 17 leave the flash bus idle and touch no SRAM
+ * above 208 KB, and beside the three slots (288 KB) one chunk (64 KB)
+ * fits. Not the first chunks: preloaded into the rotating slots, the
+ * fourth chunk waits for the first one's classifier with both buses idle
+ * (5.3K cycles); nor the last: its conv would then trail the buses. */
 static int preloads(const tile_ctx *c, const head *h)
 {
     if (!h->flash || tile_tokens(c->t) < 8 || c->serial || c->deciding || h->n_ct <= h->slots + 1)

@@ -304,16 +304,16 @@ void tile_store_flat(const tile_ctx *c, tile_work *wk, int region, int64_t dram,
 
 /* ---- layer state ---- */
 
-/* Where a layer's first buffers go: from 0, unless that meets the SRAM the
- * previous pipeline touches and they fit above it. Buffers clear of it let
- * this layer's weights load while that pipeline still runs (emit_prefetch);
- * consecutive layers that fit then alternate between the two ends. */
 /* Where placements end: the SRAM below the level, or below buffers placed by hand (sram_cap). */
 static int64_t sram_top(const tile_ctx *c)
 {
     return c->sram_cap > 0 ? c->sram_cap : c->t->p[TGT_P_SRAM_BYTES];
 }
 
+/* Where a layer's first buffers go: from 0, unless that meets the SRAM the
+ * previous pipeline touches and they fit above it. Buffers clear of it let
+ * this layer's weights load while that pipeline still runs (emit_prefetch);
+ * consecutive layers that fit then alternate between the two ends. */
 static int64_t clear_base(const tile_ctx *c, int64_t total)
 {
     int64_t above = (c->pipe_hi + 15) & ~(int64_t)15;
