@@ -45,7 +45,7 @@ typedef struct head {
 
 typedef struct hbufs {
     int64_t in, tab, qtab, psum, out;
-    int64_t pre;              /* the preloaded classifier chunks, at the top of the SRAM */
+    int64_t pre_at;           /* the preloaded classifier chunks, at the top of the SRAM */
     int64_t w[MAX_SLOTS], f[MAX_SLOTS], mid[MAX_SLOTS], g[MAX_SLOTS];
     int xr, yr, tr;
     int64_t xo, yo, to, f0; /* the conv input, the classifier output, the Lut's table, the classifier's weights */
@@ -230,6 +230,12 @@ static bool preloaded(const head *h, int64_t k)
     return k >= h->n_ct - 1 - h->pre && k < h->n_ct - 1;
 }
 
+/* Where p preloaded classifier chunks begin: at the top of the SRAM below the level. */
+static int64_t preload_base(const tile_ctx *c, const head *h, int p)
+{
+    return (c->t->p[TGT_P_SRAM_BYTES] - p * al16(h->fchunk)) & ~(int64_t)15;
+}
+
 /* How many classifier chunks, those just before the last, load over the
  * flash bus during the layers before (tile_retro_flash), in buffers of
  * their own at the top of the SRAM clear of those layers, the slots below:
@@ -246,7 +252,7 @@ static int preloads(const tile_ctx *c, const head *h)
         return 0;
     int64_t top = c->t->p[TGT_P_SRAM_BYTES];
     for (int p = (int)(h->n_ct - h->slots - 1); p > 0; p--) {
-        int64_t lo = (top - p * al16(h->fchunk)) & ~(int64_t)15;
+        int64_t lo = preload_base(c, h, p);
         if (total_bytes(h) <= lo && tile_flash_room(c, lo, top) >= p * al16(h->fchunk))
             return p;
     }
@@ -283,12 +289,12 @@ static npu_status prepare(tile_ctx *c, const head *h, hbufs *b)
     for (int i = 0; i < (h->lut ? 5 : 4) + 3; i++)
         early[i] = true;
     int64_t top = c->t->p[TGT_P_SRAM_BYTES];
-    b->pre = (top - h->pre * al16(h->fchunk)) & ~(int64_t)15;
-    c->sram_cap = h->pre ? b->pre : 0; /* the slots below the preloaded chunks */
+    b->pre_at = preload_base(c, h, h->pre);
+    c->sram_cap = h->pre ? b->pre_at : 0; /* the slots below the preloaded chunks */
     st = tile_sram_place_early(c, rq, nr, early, "tiler bug: the head cascade's buffers exceed the SRAM");
     c->sram_cap = 0;
     if (h->pre)
-        tile_sram_claim(c, top, top - b->pre);
+        tile_sram_claim(c, top, top - b->pre_at);
     for (int i = 0; i < h->slots; i++)
         b->g[i] = b->mid[i] + al16(h->ct * h->CH * h->CW);
     b->tab = tile_epi_table_at(b->tab);
@@ -316,7 +322,7 @@ static npu_status emit_chunk(tile_ctx *c, const head *h, const hbufs *b, int64_t
     tile_load_flat(c, wk, TGT_REGION_CONSTANTS, cb.blk_off, b->w[s], cb.blk_bytes);
     int64_t fbytes = al16(h->N * ct), fl = chunk_flash(h, k), fw = b->f[s];
     if (preloaded(h, k)) { /* all over flash, all but its last bytes during the layers before */
-        fw = b->pre + (k - (h->n_ct - 1 - h->pre)) * al16(h->fchunk);
+        fw = b->pre_at + (k - (h->n_ct - 1 - h->pre)) * al16(h->fchunk);
         tile_load_flash(c, wk, b->f0 + k * h->fchunk, fw, fbytes, 2);
         wk->flash_pre = true;
     } else {

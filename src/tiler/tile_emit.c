@@ -138,10 +138,10 @@ npu_status tile_emit(tile_ctx *c, tgt_sem sem, const int64_t v[TGT_F_COUNT])
         return tile_fail(c, "encoding: %s", e.msg);
     c->n_words += nw;
     note_sram(c, insn, v);
-    if ((sem == TGT_SEM_DMA_LOAD || sem == TGT_SEM_DMA_STORE) && v[TGT_F_CH] == 1)
-        c->pipe_ch1 = true;
-    if (sem == TGT_SEM_DMA_LOAD || sem == TGT_SEM_DMA_STORE)
+    if (sem == TGT_SEM_DMA_LOAD || sem == TGT_SEM_DMA_STORE) {
         c->lay_dram_bytes += tgt_dma_bus_bytes(v);
+        c->pipe_ch1 |= v[TGT_F_CH] == 1;
+    }
     return sched_issue(c, insn, v, cycles);
 }
 
@@ -859,11 +859,13 @@ static npu_status emit_comp(tile_ctx *c, const pipe_shape *ps, int j, int k, int
  * work j+1's first compute would take work j's later group's token. */
 static bool last_split_ok(const tile_ctx *c, const tile_work *w, int n, int j)
 {
+    if (j != n - 1)
+        return false;
     int q0 = comp_queue(c, &c->comp[w[j].first_comp]);
     for (int s = 0; s < w[j].n_split; s++)
         if (comp_queue(c, &c->comp[w[j].first_comp + w[j].split_comp[s]]) != q0)
             return false;
-    return j == n - 1;
+    return true;
 }
 
 /* The pipeline's shape, after checking that its works are alike. */
@@ -890,7 +892,8 @@ static npu_status shape_of(tile_ctx *c, int D, bool stores, bool skew, pipe_shap
     for (int j = 0; skew && j < n; j++)
         if (w[j].n_comp < 3 || !w[j].n_load || (w[j].n_split && !last_split_ok(c, w, n, j)) ||
             comp_queue(c, &c->comp[w[j].first_comp]) == comp_queue(c, &c->comp[w[j].first_comp + 1]))
-            return tile_fail(c, "tiler bug: a skewed tile %d needs loads and a prologue before two more computes", j);
+            return tile_fail(c, "tiler bug: a skewed tile %d needs loads and a prologue before two more computes, "
+                             "and load groups only as the last tile", j);
     for (int j = 0; j < n; j++)
         if ((j >= D && (w[j].n_flash > 0) != (w[D].n_flash > 0)) ||
             (w[j].n_flash && (stores ? !w[j].n_store : j < n - 1 && w[j].n_store)) ||

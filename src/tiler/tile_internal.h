@@ -237,10 +237,10 @@ npu_status tile_sram_place_early(tile_ctx *c, const tile_sram_req *r, int n, con
 /* Would tile_sram_place_early place those marked early clear of the previous pipeline? (Places nothing.) */
 bool tile_sram_early_fits(tile_ctx *c, const tile_sram_req *r, int n, const bool *early);
 /* As tile_sram_place_early, trying the early set `fewer` (NULL: none) where `early` does not fit. */
-/* Buffers placed by hand below `end` (more bytes than the bump allocator's): the layer's SRAM use. */
-void tile_sram_claim(tile_ctx *c, int64_t end, int64_t more);
 npu_status tile_sram_place_early2(tile_ctx *c, const tile_sram_req *r, int n, const bool *early, const bool *fewer,
                                   const char *misfit);
+/* Buffers placed by hand below `end` (more bytes than the bump allocator's): the layer's SRAM use. */
+void tile_sram_claim(tile_ctx *c, int64_t end, int64_t more);
 /* The same with each group (group[i] of r[i]) on banks of its own where the SRAM has room. */
 npu_status tile_sram_place_banked(tile_ctx *c, const tile_sram_req *r, int n, const int *group, int n_groups,
                                   const char *misfit);

@@ -418,22 +418,25 @@ static int64_t flash_room_in(const tile_ctx *c, int h, int *gap)
     return avail > 0 ? fitting_bytes(c, TGT_REGION_FLASH, (int64_t)1 << 30, avail) : 0;
 }
 
-static int clear_flash_from(const tile_ctx *c, int64_t lo, int64_t hi)
+/* The oldest kept pipeline from which on channel 1 is idle and the load's SRAM clear (n_hist: none). */
+static int clear_flash_from(const tile_ctx *c, const tile_box *b, int64_t bytes)
 {
-    int h = c->n_hist;
-    while (h > idle_ch1_from(c) && !(lo < c->hist[h - 1].hi && c->hist[h - 1].lo < hi))
+    int h = c->n_hist, from = idle_ch1_from(c);
+    if (!clear_since(c, b, bytes, h))
+        return h;
+    while (h > from && clear_since(c, b, bytes, h - 1))
         h--;
-    bool prev = lo < c->prev_hi && c->prev_lo < hi;
-    return prev ? c->n_hist : h;
+    return h;
 }
 
 int64_t tile_flash_room(const tile_ctx *c, int64_t lo, int64_t hi)
 {
     if (!c->n_hist || c->serial || c->deciding)
         return 0;
+    tile_box b = {TGT_REGION_FLASH, 0, lo, 1, 1, hi - lo, hi - lo, hi - lo, hi - lo, hi - lo};
     int64_t room = 0;
     int gap;
-    for (int h = clear_flash_from(c, lo, hi); h < c->n_hist; h++)
+    for (int h = clear_flash_from(c, &b, hi - lo); h < c->n_hist; h++)
         room += flash_room_in(c, h, &gap);
     return room;
 }
@@ -458,7 +461,7 @@ npu_status tile_retro_flash(tile_ctx *c)
             int64_t most = i == w->n_flash - 1 ? (total - KEPT) & ~(int64_t)15 : total;
             if (total < 0 || most <= 0)
                 continue;
-            for (int h = clear_flash_from(c, b->sram, b->sram + total); h < c->n_hist && moved[i] < most; h++) {
+            for (int h = clear_flash_from(c, b, total); h < c->n_hist && moved[i] < most; h++) {
                 int64_t k = tile_min(room[h], most - moved[i]) & ~(int64_t)15;
                 if (k < MIN_PIECE || pl.n == MAX_PIECES)
                     continue;
@@ -468,13 +471,18 @@ npu_status tile_retro_flash(tile_ctx *c)
         }
         int n = 0;
         tile_box rest[TILE_MAX_FLASH_LOADS];
-        for (int i = 0; i < w->n_flash; i++) {
+        for (int i = 0; i < w->n_flash; i++) { /* what is left of each (one or two boxes) */
+            tile_box r[2] = {w->flash[i]};
             int64_t total = tile_contiguous_bytes(&w->flash[i]);
-            if (!moved[i])
-                rest[n++] = w->flash[i];
-            else if (moved[i] < total)
-                tile_flat_boxes(c, TGT_SEM_DMA_LOAD, TGT_REGION_FLASH, w->flash[i].dram + moved[i],
-                                w->flash[i].sram + moved[i], total - moved[i], &rest[n++]);
+            int nr = moved[i] == total ? 0 : 1;
+            if (moved[i] && moved[i] < total)
+                nr = tile_flat_boxes(c, TGT_SEM_DMA_LOAD, TGT_REGION_FLASH, r[0].dram + moved[i], r[0].sram + moved[i],
+                                     total - moved[i], r);
+            for (int k = 0; k < nr; k++) {
+                if (n == TILE_MAX_FLASH_LOADS)
+                    return tile_fail(c, "tiler bug: tile %d keeps more than %d flash loads", j, TILE_MAX_FLASH_LOADS);
+                rest[n++] = r[k];
+            }
         }
         memcpy(w->flash, rest, sizeof *rest * (size_t)n);
         w->n_flash = n;
