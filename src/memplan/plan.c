@@ -506,8 +506,12 @@ static npu_status place_level(planner *pl, const mp_options *o, int level, int64
     if (st != NPU_OK)
         return st;
     *lower = mp_lower_bound(pl->items, n);
+    /* The SRAM level is placed downwards from the top of the SRAM: the
+     * bytes it leaves free while a node runs then lie in one range, below
+     * what is live then, for that node's tiles (tile_build's cap by layer). */
     for (int k = 0; k < n; k++)
-        pl->root_off[pl->item_tensor[k]] = pl->items[k].offset;
+        pl->root_off[pl->item_tensor[k]] =
+            level == MP_LEVEL_SRAM ? *total - pl->items[k].offset - pl->items[k].size : pl->items[k].offset;
     return NPU_OK;
 }
 

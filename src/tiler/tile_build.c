@@ -278,6 +278,43 @@ static void moved_words(tile_program *out, size_t at, size_t added)
     }
 }
 
+/* lay_cap: the SRAM below the resident tensors live at any of the layer's nodes (pos_cap). */
+static void layer_cap(tile_ctx *c, const ir_node *const *nd, int n)
+{
+    const mp_plan *p = c->plan;
+    if (!c->pos_cap)
+        return;
+    int64_t cap = INT64_MAX;
+    for (int i = 0; i < n; i++) {
+        int q = nd[i]->id >= 0 && nd[i]->id < c->g->n_nodes ? p->node_pos[nd[i]->id] : -1;
+        cap = tile_min(cap, q >= 0 && q < p->n_positions ? c->pos_cap[q] : c->sram_base);
+    }
+    c->lay_cap = cap;
+}
+
+/* pos_cap (tile_ctx) from the plan: the lowest resident root live at each
+ * position, the whole SRAM where none is. NULL where the plan has no level
+ * or is planned by step. */
+static npu_status pos_caps(tile_ctx *c, int64_t sram)
+{
+    const mp_plan *p = c->plan;
+    if (p->sram_bytes <= 0 || p->by_step || !p->node_pos || p->n_positions <= 0)
+        return NPU_OK;
+    c->pos_cap = npu_malloc(c->alloc, sizeof *c->pos_cap * (size_t)p->n_positions);
+    if (!c->pos_cap)
+        return npu_fail(c->err, NPU_EINTERNAL, "out of memory");
+    for (int q = 0; q < p->n_positions; q++)
+        c->pos_cap[q] = sram & ~(int64_t)15;
+    for (int t = 0; t < p->n_tensors; t++) {
+        const mp_tensor *m = &p->t[t];
+        if (m->level != MP_LEVEL_SRAM || m->alias_of >= 0 || m->offset < 0 || m->first_pos < 0)
+            continue;
+        for (int q = m->first_pos; q <= m->last_pos && q < p->n_positions; q++)
+            c->pos_cap[q] = tile_min(c->pos_cap[q], c->sram_base + m->offset);
+    }
+    return NPU_OK;
+}
+
 /* Lowers the node at ps->first + *k into one layer, with the cascade or the
  * fused partner that runs inside its tiles; each node it takes in gets a
  * fused layer of no words, and *k moves past them. */
@@ -306,16 +343,19 @@ static npu_status lower_layer(tile_ctx *c, const part_step *ps, const int *group
         len++;
     bool fuse = false;
     const ir_node *after = pre_epi_after(c, ps, group, *k, nd, len);
+    bool cascade = !after && len > 1 && plan_allows(c, nd, len);
+    int how = !after && !cascade && m ? fusable(c, n, m) : 0;
+    const ir_node *span[] = {n, after ? nd[1] : m, after};
+    layer_cap(c, cascade ? nd : span, cascade ? len : after ? 3 : how > 0 ? 2 : 1);
     if (after) { /* the prologue pair and the residual add in the conv's output stage */
         st = tile_conv_pre_epi(c, nd[0], nd[1], after);
         fuse = true, extra = 2;
-    } else if (len > 1 && plan_allows(c, nd, len)) {
+    } else if (cascade) {
         st = tile_lower_cascade(c, nd, len, &fuse);
         if (st == NPU_OK && !fuse)
             st = tile_fail(c, "tiler bug: the cascade of %d nodes planned for it does not lower", len);
         extra = len - 1;
     } else if (m) {
-        int how = fusable(c, n, m);
         fuse = how > 0;
         extra = 1;
         if (fuse)
@@ -418,7 +458,9 @@ npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_sche
         return npu_fail(err, NPU_EINTERNAL, "tiler: the SRAM level (%lld bytes) leaves no SRAM for tiles",
                         (long long)level);
     tile_ctx c = {.t = &below, .t_full = t, .g = g, .plan = plan, .consts = consts, .alloc = alloc, .err = err,
-                  .sram_base = below.p[TGT_P_SRAM_BYTES], .miss = miss, .serial = serial};
+                  .sram_base = below.p[TGT_P_SRAM_BYTES], .below = &below, .miss = miss, .serial = serial,
+                  .pipe_cap = INT64_MAX, .prev_cap = INT64_MAX,
+                  .sram_above = level > 0 ? t->p[TGT_P_SRAM_BYTES] - below.p[TGT_P_SRAM_BYTES] : 0};
     c.const_off = npu_malloc(alloc, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
     int *group = npu_malloc(alloc, sizeof(int) * (size_t)(g->n_nodes + 1));
     int n_npu = 0;
@@ -427,7 +469,11 @@ npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_sche
     out->segments = npu_malloc(alloc, sizeof *out->segments * (size_t)(n_npu + 1));
     npu_status st = !c.const_off || !out->segments || !group ? npu_fail(err, NPU_EINTERNAL, "out of memory")
                                                              : plan_cascades(&c, sched, group);
+    if (st == NPU_OK)
+        st = pos_caps(&c, t->p[TGT_P_SRAM_BYTES]);
+    int n_pos = c.pos_cap ? plan->n_positions : 0;
     if (st != NPU_OK) {
+        npu_free(alloc, c.pos_cap, sizeof *c.pos_cap * (size_t)n_pos);
         npu_free(alloc, c.const_off, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
         npu_free(alloc, out->segments, sizeof *out->segments * (size_t)(n_npu + 1));
         npu_free(alloc, group, sizeof(int) * (size_t)(g->n_nodes + 1));
@@ -440,6 +486,7 @@ npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_sche
     for (int s = 0; s < sched->n_steps && st == NPU_OK; s++)
         if (sched->steps[s].unit == IR_UNIT_NPU)
             st = lower_segment(&c, sched, s, group, out, &cap_layers);
+    npu_free(alloc, c.pos_cap, sizeof *c.pos_cap * (size_t)n_pos);
     npu_free(alloc, c.const_off, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
     npu_free(alloc, group, sizeof(int) * (size_t)(g->n_nodes + 1));
     npu_free(alloc, c.work, sizeof *c.work * (size_t)c.cap_work);
@@ -457,8 +504,8 @@ npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_sche
     }
     out->words = c.words;
     out->n_words = c.n_words;
-    out->sram_peak = c.sram_peak + (level > 0 ? t->p[TGT_P_SRAM_BYTES] - c.sram_base : 0);
-    out->sram_need = c.need_peak + (level > 0 ? t->p[TGT_P_SRAM_BYTES] - c.sram_base : 0);
+    out->sram_peak = c.sram_peak;
+    out->sram_need = c.need_peak;
     return NPU_OK;
 }
 

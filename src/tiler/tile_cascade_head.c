@@ -134,6 +134,13 @@ static int64_t mid_bytes(const head *h)
     return al16(h->ct * h->CH * h->CW) + h->ct;
 }
 
+/* The buffers only computes write (the partial sums, the output, the conv's output slots): no load waits
+ * on their place, so they may lie above the preloaded chunks, where resident tensors lived before the head. */
+static int64_t written_bytes(const head *h)
+{
+    return 16 * (2 + h->slots) + al16(4 * h->N) + al16(h->N) + h->slots * al16(mid_bytes(h));
+}
+
 static int64_t total_bytes(const head *h)
 {
     return 16 * n_buffers(h) + h->C * h->H * h->W + (h->lut ? TILE_EPI_TABLE_BYTES : 0) + h->qtab + 4 * h->N + h->N +
@@ -230,10 +237,26 @@ static bool preloaded(const head *h, int64_t k)
     return k >= h->n_ct - 1 - h->pre && k < h->n_ct - 1;
 }
 
-/* Where p preloaded classifier chunks begin: at the top of the SRAM below the level. */
+/* Where the preloaded chunks end: below the resident tensors of the head
+ * and of the pipelines before it (tile_retro_flash loads them then). */
+static int64_t preload_top(const tile_ctx *c)
+{
+    int64_t top = c->t->p[TGT_P_SRAM_BYTES];
+    for (int k = 0; k < c->n_hist; k++)
+        top = tile_min(top, c->hist[k].cap);
+    return top & ~(int64_t)15;
+}
+
+/* Do the buffers only computes write fit between preload_top and the head's own resident tensors? */
+static bool written_above(const tile_ctx *c, const head *h)
+{
+    return preload_top(c) + written_bytes(h) <= c->t->p[TGT_P_SRAM_BYTES];
+}
+
+/* Where p preloaded classifier chunks begin: below preload_top. */
 static int64_t preload_base(const tile_ctx *c, const head *h, int p)
 {
-    return (c->t->p[TGT_P_SRAM_BYTES] - p * al16(h->fchunk)) & ~(int64_t)15;
+    return (preload_top(c) - p * al16(h->fchunk)) & ~(int64_t)15;
 }
 
 /* How many classifier chunks, those just before the last, load over the
@@ -250,10 +273,10 @@ static int preloads(const tile_ctx *c, const head *h)
 {
     if (!h->flash || tile_tokens(c->t) < 8 || c->serial || c->deciding || h->n_ct <= h->slots + 1)
         return 0;
-    int64_t top = c->t->p[TGT_P_SRAM_BYTES];
+    int64_t top = preload_top(c), below = total_bytes(h) - (written_above(c, h) ? written_bytes(h) : 0);
     for (int p = (int)(h->n_ct - h->slots - 1); p > 0; p--) {
         int64_t lo = preload_base(c, h, p);
-        if (total_bytes(h) <= lo && tile_flash_room(c, lo, top) >= p * al16(h->fchunk))
+        if (below <= lo && tile_flash_room(c, lo, top) >= p * al16(h->fchunk))
             return p;
     }
     return 0;
@@ -274,27 +297,38 @@ static npu_status prepare(tile_ctx *c, const head *h, hbufs *b)
         st = tile_tensor_addr(c, h->lut->inputs[1], &b->tr, &b->to);
     if (st != NPU_OK)
         return st;
+    int64_t top = preload_top(c);
+    bool above = h->pre && written_above(c, h); /* those only computes write above the preloaded chunks */
     tile_sram_req rq[TILE_MAX_BUFFERS] = {{h->C * h->H * h->W, &b->in}, {h->qtab, &b->qtab}, {4 * h->N, &b->psum},
                                           {h->N, &b->out}};
-    int nr = 4;
+    tile_sram_req up[2 + MAX_SLOTS];
+    int nr = above ? 2 : 4, nu = 0;
+    if (above)
+        up[nu++] = rq[2], up[nu++] = rq[3];
     if (h->lut)
         rq[nr++] = (tile_sram_req){TILE_EPI_TABLE_BYTES, &b->tab};
+    int shared = nr;
     for (int i = 0; i < h->slots; i++) {
         rq[nr++] = (tile_sram_req){h->wblk, &b->w[i]};
         rq[nr++] = (tile_sram_req){h->fchunk, &b->f[i]};
-        rq[nr++] = (tile_sram_req){mid_bytes(h), &b->mid[i]};
+        if (above)
+            up[nu++] = (tile_sram_req){mid_bytes(h), &b->mid[i]};
+        else
+            rq[nr++] = (tile_sram_req){mid_bytes(h), &b->mid[i]};
     }
     /* early: the shared buffers and the first chunk's slots, clear of the layer before where only they fit so */
     bool early[TILE_MAX_BUFFERS] = {0};
-    for (int i = 0; i < (h->lut ? 5 : 4) + 3; i++)
+    for (int i = 0; i < shared + (above ? 2 : 3); i++)
         early[i] = true;
-    int64_t top = c->t->p[TGT_P_SRAM_BYTES];
     b->pre_at = preload_base(c, h, h->pre);
     c->sram_cap = h->pre ? b->pre_at : 0; /* the slots below the preloaded chunks */
     st = tile_sram_place_early(c, rq, nr, early, "tiler bug: the head cascade's buffers exceed the SRAM");
     c->sram_cap = 0;
+    int64_t end = top;
+    for (int i = 0; i < nu; i++)
+        *up[i].off = end, end += al16(up[i].bytes) + 16;
     if (h->pre)
-        tile_sram_claim(c, top, top - b->pre_at);
+        tile_sram_claim(c, end, end - b->pre_at);
     for (int i = 0; i < h->slots; i++)
         b->g[i] = b->mid[i] + al16(h->ct * h->CH * h->CW);
     b->tab = tile_epi_table_at(b->tab);
@@ -362,23 +396,41 @@ static npu_status emit_chunk(tile_ctx *c, const head *h, const hbufs *b, int64_t
     return NPU_OK;
 }
 
+/* The head's own buffers may use the SRAM up to its resident tensors
+ * (tile_lay_cap) rather than the SRAM level's base: its tiles then end
+ * below it (c->t's SRAM, which tile_build sets back for the next layer). */
+static npu_status lower_head(tile_ctx *c, head *h, bool *done)
+{
+    bool ok = false;
+    npu_status st = choose(c, h, &ok);
+    if (st != NPU_OK || !ok)
+        return st;
+    *done = true;
+    h->pre = preloads(c, h);
+    hbufs b;
+    memset(&b, 0, sizeof b);
+    st = prepare(c, h, &b);
+    for (int64_t k = 0; k < h->n_ct && st == NPU_OK; k++)
+        st = emit_chunk(c, h, &b, k);
+    c->depth = h->slots, c->skew = h->n_ct > 1; /* the conv of chunk k + 1 before the classifier's chunk k */
+    return st == NPU_OK ? tile_pipeline(c) : st;
+}
+
 npu_status tile_head(tile_ctx *c, const ir_node *const *nd, int len, bool *done)
 {
     *done = false;
     head h;
     bool ok = false;
     npu_status st = match(c, nd, len, &h, &ok);
-    if (st == NPU_OK && ok)
-        st = choose(c, &h, &ok);
     if (st != NPU_OK || !ok)
         return st;
-    *done = true;
-    h.pre = preloads(c, &h);
-    hbufs b;
-    memset(&b, 0, sizeof b);
-    st = prepare(c, &h, &b);
-    for (int64_t k = 0; k < h.n_ct && st == NPU_OK; k++)
-        st = emit_chunk(c, &h, &b, k);
-    c->depth = h.slots, c->skew = h.n_ct > 1; /* the conv of chunk k + 1 before the classifier's chunk k */
-    return st == NPU_OK ? tile_pipeline(c) : st;
+    int64_t level = c->t->p[TGT_P_SRAM_BYTES], above = c->sram_above;
+    bool raise = c->below && tile_lay_cap(c) > level;
+    if (raise)
+        c->below->p[TGT_P_SRAM_BYTES] = tile_lay_cap(c) & ~(int64_t)15,
+        c->sram_above = above - (c->t->p[TGT_P_SRAM_BYTES] - level);
+    st = lower_head(c, &h, done);
+    if (raise)
+        c->below->p[TGT_P_SRAM_BYTES] = level, c->sram_above = above;
+    return st;
 }

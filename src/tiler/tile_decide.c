@@ -35,7 +35,7 @@ static npu_status scratch_init(scratch *s, const tgt_target *t, const ir_graph *
     s->coff = npu_malloc(a, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
     emit_blob_init_measure(&s->consts, a);
     s->c = (tile_ctx){.t = t, .g = g, .plan = &s->plan, .consts = &s->consts, .alloc = a, .err = &s->err,
-                      .const_off = s->coff, .last_kind = -1};
+                      .const_off = s->coff, .last_kind = -1, .pipe_cap = INT64_MAX, .prev_cap = INT64_MAX};
     if (!s->plan.t || !s->coff)
         return npu_fail(&s->err, NPU_EINTERNAL, "out of memory");
     if (only) {

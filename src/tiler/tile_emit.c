@@ -318,7 +318,7 @@ static int64_t clear_base(const tile_ctx *c, int64_t total)
 {
     int64_t above = (c->pipe_hi + 15) & ~(int64_t)15;
     if (c->serial || !c->pending_barrier || c->pipe_lo >= c->pipe_hi || total <= c->pipe_lo ||
-        above + total > sram_top(c))
+        above + total > tile_min(sram_top(c), c->pipe_cap))
         return 0;
     return above;
 }
@@ -328,8 +328,8 @@ static void placed(tile_ctx *c, int64_t used, int64_t need)
 {
     c->sram_used = used;
     c->sram_need = need;
-    c->sram_peak = c->sram_used > c->sram_peak ? c->sram_used : c->sram_peak;
-    c->need_peak = c->sram_need > c->need_peak ? c->sram_need : c->need_peak;
+    c->sram_peak = tile_max(c->sram_peak, c->sram_used + c->sram_above);
+    c->need_peak = tile_max(c->need_peak, c->sram_need + c->sram_above);
     c->lay_sram = c->sram_used > c->lay_sram ? c->sram_used : c->lay_sram;
 }
 
@@ -395,7 +395,7 @@ static npu_status place_early_try(tile_ctx *c, const tile_sram_req *r, int n, co
     /* the early ones above the previous pipeline and the rest below them; else the early ones below it (from
      * 0) and the rest above them: the previous pipeline left the bottom free (block 14 of MobileNetV2) */
     int64_t above = (c->pipe_hi + 15) & ~(int64_t)15, at[2];
-    if (size[1] <= above && above + size[0] <= sram)
+    if (size[1] <= above && above + size[0] <= tile_min(sram, c->pipe_cap))
         at[0] = above, at[1] = (above - size[1]) & ~(int64_t)15;
     else if (size[0] <= c->pipe_lo && ((size[0] + 15) & ~(int64_t)15) + size[1] <= sram)
         at[0] = 0, at[1] = (size[0] + 15) & ~(int64_t)15;
@@ -466,7 +466,7 @@ npu_status tile_sram_place_banked(tile_ctx *c, const tile_sram_req *r, int n, co
     bool prev = !c->serial && c->pending_barrier && c->pipe_lo < c->pipe_hi;
     if (ok && c->sram_used == 0 && padded <= sram) { /* else (sram - padded) / bank truncates to a top of 0 */
         int64_t top = (sram - padded) / bank * bank;
-        if (top >= 0 && !c->serial && (!prev || top >= c->pipe_hi))
+        if (top >= 0 && !c->serial && (!prev || (top >= c->pipe_hi && top + padded <= c->pipe_cap)))
             base = top;
         else if (padded <= sram && (!prev || padded <= c->pipe_lo))
             base = 0;
@@ -649,7 +649,7 @@ bool tile_prefetchable(const tile_ctx *c, const tile_box *b)
 {
     int64_t end = b->sram + (b->c - 1) * b->sram_cs + (b->h - 1) * b->sram_hs + b->w;
     return (b->region == TGT_REGION_CONSTANTS || b->region == TGT_REGION_FLASH) &&
-           (b->sram >= c->prev_hi || end <= c->prev_lo);
+           (b->sram >= c->prev_hi || end <= c->prev_lo) && end <= c->prev_cap;
 }
 
 /* Overlap at the layer boundary: the first work's prefetchable loads need
@@ -953,8 +953,8 @@ npu_status tile_pipeline(tile_ctx *c)
         if (!w[j].n_load)
             return tile_fail(c, "tiler bug: an in-place tile %d loads nothing", j);
     int64_t first_wait = 0;
-    c->prev_lo = c->pipe_lo, c->prev_hi = c->pipe_hi;
-    c->pipe_lo = INT64_MAX, c->pipe_hi = 0, c->pipe_ch1 = false;
+    c->prev_lo = c->pipe_lo, c->prev_hi = c->pipe_hi, c->prev_cap = c->pipe_cap;
+    c->pipe_lo = INT64_MAX, c->pipe_hi = 0, c->pipe_ch1 = false, c->pipe_cap = tile_lay_cap(c);
     st = barrier ? emit_boundary(c, D, gate, kind == c->last_kind, &first_wait) : NPU_OK;
     c->pending_barrier = false;
     c->last_kind = kind;

@@ -109,6 +109,7 @@ typedef struct tile_gap {
 /* A pipeline whose gaps are kept: the SRAM its instructions touch, when its last load ends, its gaps. */
 typedef struct tile_gap_pipe {
     int64_t lo, hi, last;
+    int64_t cap; /* resident tensors live above it while it runs */
     int64_t end; /* when its last instruction ends (its barrier) */
     bool ch1;    /* it uses DMA channel 1 (stores, flash loads) */
     int n_gaps;
@@ -138,6 +139,16 @@ typedef struct tile_ctx {
     const tgt_target *t;      /* the target, its SRAM cut to what lies below the SRAM level */
     const tgt_target *t_full; /* the target as it is (encoding, checks, timing); NULL: t */
     int64_t sram_base;        /* SRAM address of the SRAM level (the resident tensors) */
+    /* The SRAM level is placed from the top down, so at each position of the
+     * plan everything below the lowest resident tensor live then is free:
+     * pos_cap[pos] (NULL: the level's base throughout); lay_cap, the least
+     * of the current layer's positions (0: c->t's SRAM). Tiles are placed
+     * below the level's base (c->t) but for those of a layer that raises
+     * below's SRAM to lay_cap (tile_head). */
+    int64_t *pos_cap;
+    int64_t lay_cap;
+    tgt_target *below;
+    int64_t sram_above;       /* SRAM above the current layer's tiles: its peaks count it */
     char *miss;               /* per tensor id, or NULL: resident tensors that could not be used in place */
     bool serial;              /* every layer's buffers from 0 (clear_base off): tile_memplan's trials */
     bool deciding;            /* tile_cascades' scratch: a cascade weighs itself against its nodes apart */
@@ -180,6 +191,7 @@ typedef struct tile_ctx {
      * [pipe_lo, pipe_hi), and the previous pipeline's: its buffers are busy
      * until its barrier, the rest is free for the next one's prefetch. */
     int64_t pipe_lo, pipe_hi, prev_lo, prev_hi;
+    int64_t pipe_cap, prev_cap; /* their SRAM tops: resident tensors live above them while they run */
     bool pipe_ch1;           /* the current pipeline uses DMA channel 1 */
     int64_t sram_cap;        /* > 0: placements end below it (buffers placed above it by hand) */
     size_t n_words_at_layer; /* words when the current layer began */
@@ -198,6 +210,17 @@ typedef struct tile_ctx {
 static inline int64_t tile_min(int64_t a, int64_t b)
 {
     return a < b ? a : b;
+}
+
+static inline int64_t tile_max(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* Resident tensors may be live from here up while the current layer runs. */
+static inline int64_t tile_lay_cap(const tile_ctx *c)
+{
+    return c->lay_cap > 0 ? c->lay_cap : c->t->p[TGT_P_SRAM_BYTES];
 }
 
 static inline int64_t tile_cdiv(int64_t a, int64_t b)

@@ -311,7 +311,7 @@ static npu_status check_hazards(tile_ctx *c, const tile_work *w)
         bool elementwise = cp->sem == TGT_SEM_ELTWISE || cp->sem == TGT_SEM_LUT || cp->sem == TGT_SEM_REQUANT;
         for (int i = 0; i < nop; i++) {
             int64_t a0 = cp->v[ops[i].addr], a1 = a0 + ops[i].bytes;
-            if (!ops[i].write || ops[i].dram || a0 < c->sram_base)
+            if (!ops[i].write || ops[i].dram || a0 < c->t->p[TGT_P_SRAM_BYTES])
                 continue;
             for (int k2 = k; k2 < w->n_comp; k2++) {
                 const tile_comp *cq = &c->comp[w->first_comp + k2];

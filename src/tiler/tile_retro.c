@@ -106,7 +106,8 @@ void tile_gaps_close(tile_ctx *c, int D)
         memmove(c->hist, c->hist + 1, sizeof *c->hist * (TILE_GAP_HISTORY - 1));
         c->n_hist--;
     }
-    c->hist[c->n_hist++] = (tile_gap_pipe){c->pipe_lo, c->pipe_hi, c->s.q_free[TILE_Q_DMA0], c->s.end, c->pipe_ch1, n};
+    c->hist[c->n_hist++] = (tile_gap_pipe){c->pipe_lo, c->pipe_hi, c->s.q_free[TILE_Q_DMA0], c->pipe_cap, c->s.end,
+                                                   c->pipe_ch1, n};
     c->gaps_new = -1;
 }
 
@@ -292,7 +293,7 @@ static npu_status emit_pieces(tile_ctx *c, const plan *pl, int n_gaps)
 static bool clear_since(const tile_ctx *c, const tile_box *b, int64_t bytes, int h)
 {
     for (int k = h; k >= 0 && k < c->n_hist; k++)
-        if (b->sram < c->hist[k].hi && c->hist[k].lo < b->sram + bytes)
+        if ((b->sram < c->hist[k].hi && c->hist[k].lo < b->sram + bytes) || b->sram + bytes > c->hist[k].cap)
             return false;
     return tile_prefetchable(c, b);
 }

@@ -180,3 +180,46 @@ Test(tiler_head, a_chunk_loads_over_flash_in_the_layers_before)
     finish_built(t, &b, "head after two convs", 68);
     tgt_free(t);
 }
+
+/* The SRAM level holds more than is live at the head (sized here at 160 KB
+ * for tensors of earlier layers; the convs' outputs at its top, the 1x1
+ * conv's live into the head, the 3x3 conv's read by the 1x1 conv alone).
+ * Below the level's base the head's three slots leave no room for a
+ * preloaded classifier chunk (0 bytes over flash before it, before
+ * per-layer caps); with the level placed from the top down, the head's
+ * buffers that only computes write go above its preloaded chunks, in SRAM
+ * no resident tensor holds at the head, and the chunks end below the
+ * lowest resident tensor of the convs: two chunks load over flash during
+ * the convs. */
+Test(tiler_head, chunks_load_into_the_level_the_head_frees)
+{
+    tgt_target *t = load_target("edge-v1");
+    built b;
+    int counts[TG_COUNTS];
+    ir_graph *g = head_graph_ex(320, 7, 1280, 1000, 2);
+    memset(&b, 0, sizeof b);
+    b.g = g;
+    make_plan(g, &b.plan, false);
+    b.plan.n_positions = g->n_nodes;
+    b.plan.node_pos = npu_arena_alloc(g->arena, sizeof(int) * (size_t)g->n_nodes);
+    for (int i = 0; i < g->n_nodes; i++)
+        b.plan.node_pos[i] = i;
+    mp_tensor *x0 = &b.plan.t[g->nodes[0]->outputs[0]->id], *x1 = &b.plan.t[g->nodes[1]->outputs[0]->id];
+    b.plan.sram_bytes = 160 * 1024;
+    *x1 = (mp_tensor){MP_REGION_ARENA, b.plan.sram_bytes - x1->size, x1->size, -1, -1, -1, 1, g->n_nodes, false,
+                      MP_LEVEL_SRAM, false};
+    *x0 = (mp_tensor){MP_REGION_ARENA, x1->offset - x0->size, x0->size, -1, -1, -1, 0, 1, false, MP_LEVEL_SRAM,
+                      false};
+    npu_err e;
+    cr_assert_eq(build_planned(t, g, &b, &e), NPU_OK, "%s", e.msg);
+    check_program(t, &b, "head below a level placed from the top", counts);
+    cr_assert_eq(b.prog.n_layers, 6);
+    cr_assert(b.prog.layers[5].fused, "the head as one pipeline");
+    int64_t before = 0;
+    for (int i = 0; i < 2; i++)
+        for_each_insn(t, &b.prog.layers[i], &b.prog, add_flash_bytes, &before);
+    cr_assert_geq(before, 2 * 64000 - 32, "two classifier chunks over flash before the head: %lld bytes",
+                  (long long)before);
+    finish_built(t, &b, "head below a level placed from the top", 69);
+    tgt_free(t);
+}
