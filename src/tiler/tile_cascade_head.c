@@ -45,7 +45,7 @@ typedef struct head {
 
 typedef struct hbufs {
     int64_t in, tab, qtab, psum, out;
-    int64_t pre_at;           /* the preloaded classifier chunks, at the top of the SRAM */
+    int64_t pre_at;           /* the preloaded classifier chunks, below preload_top */
     int64_t w[MAX_SLOTS], f[MAX_SLOTS], mid[MAX_SLOTS], g[MAX_SLOTS];
     int xr, yr, tr;
     int64_t xo, yo, to, f0; /* the conv input, the classifier output, the Lut's table, the classifier's weights */
@@ -132,13 +132,6 @@ static int n_buffers(const head *h)
 static int64_t mid_bytes(const head *h)
 {
     return al16(h->ct * h->CH * h->CW) + h->ct;
-}
-
-/* The buffers only computes write (the partial sums, the output, the conv's output slots): no load waits
- * on their place, so they may lie above the preloaded chunks, where resident tensors lived before the head. */
-static int64_t written_bytes(const head *h)
-{
-    return 16 * (2 + h->slots) + al16(4 * h->N) + al16(h->N) + h->slots * al16(mid_bytes(h));
 }
 
 static int64_t total_bytes(const head *h)
@@ -247,16 +240,33 @@ static int64_t preload_top(const tile_ctx *c)
     return top & ~(int64_t)15;
 }
 
-/* Do the buffers only computes write fit between preload_top and the head's own resident tensors? */
-static bool written_above(const tile_ctx *c, const head *h)
-{
-    return preload_top(c) + written_bytes(h) <= c->t->p[TGT_P_SRAM_BYTES];
-}
-
 /* Where p preloaded classifier chunks begin: below preload_top. */
 static int64_t preload_base(const tile_ctx *c, const head *h, int p)
 {
     return (preload_top(c) - p * al16(h->fchunk)) & ~(int64_t)15;
+}
+
+/* The head's buffers into rq, ranked for tile_sram_pack: 1 those loads
+ * fill, 0 the rest (the input is the layer before's output: its load waits
+ * for the barrier). The loads are ranked alike, so that the most bytes load
+ * before the barrier (the head is bound by its buses): with the first
+ * chunk's first, MobileNetV2's first conv waited 1.5K cycles less for the
+ * qtab, but a second chunk's block waited for the barrier, +2.6K cycles. */
+static int requests(const head *h, hbufs *b, tile_sram_req *rq, int *rank)
+{
+    int n = 0;
+    rq[n] = (tile_sram_req){h->C * h->H * h->W, &b->in}, rank[n++] = 0;
+    rq[n] = (tile_sram_req){h->qtab, &b->qtab}, rank[n++] = 1;
+    rq[n] = (tile_sram_req){4 * h->N, &b->psum}, rank[n++] = 0;
+    rq[n] = (tile_sram_req){h->N, &b->out}, rank[n++] = 0;
+    if (h->lut)
+        rq[n] = (tile_sram_req){TILE_EPI_TABLE_BYTES, &b->tab}, rank[n++] = 1;
+    for (int i = 0; i < h->slots; i++) {
+        rq[n] = (tile_sram_req){h->wblk, &b->w[i]}, rank[n++] = 1;
+        rq[n] = (tile_sram_req){h->fchunk, &b->f[i]}, rank[n++] = 1;
+        rq[n] = (tile_sram_req){mid_bytes(h), &b->mid[i]}, rank[n++] = 0;
+    }
+    return n;
 }
 
 /* How many classifier chunks, those just before the last, load over the
@@ -269,14 +279,19 @@ static int64_t preload_base(const tile_ctx *c, const head *h, int p)
  * fits. Not the first chunks: preloaded into the rotating slots, the
  * fourth chunk waits for the first one's classifier with both buses idle
  * (5.3K cycles); nor the last: its conv would then trail the buses. */
-static int preloads(const tile_ctx *c, const head *h)
+static int preloads(tile_ctx *c, const head *h)
 {
     if (!h->flash || tile_tokens(c->t) < 8 || c->serial || c->deciding || h->n_ct <= h->slots + 1)
         return 0;
-    int64_t top = preload_top(c), below = total_bytes(h) - (written_above(c, h) ? written_bytes(h) : 0);
+    int64_t top = preload_top(c);
+    hbufs b;
+    tile_sram_req rq[TILE_MAX_BUFFERS];
+    int rank[TILE_MAX_BUFFERS];
+    int n = requests(h, &b, rq, rank);
     for (int p = (int)(h->n_ct - h->slots - 1); p > 0; p--) {
         int64_t lo = preload_base(c, h, p);
-        if (below <= lo && tile_flash_room(c, lo, top) >= p * al16(h->fchunk))
+        if (tile_sram_pack(c, rq, rank, n, c->t->p[TGT_P_SRAM_BYTES], lo, top, false) &&
+            tile_flash_room(c, lo, top) >= p * al16(h->fchunk))
             return p;
     }
     return 0;
@@ -297,38 +312,22 @@ static npu_status prepare(tile_ctx *c, const head *h, hbufs *b)
         st = tile_tensor_addr(c, h->lut->inputs[1], &b->tr, &b->to);
     if (st != NPU_OK)
         return st;
+    tile_sram_req rq[TILE_MAX_BUFFERS];
+    int rank[TILE_MAX_BUFFERS];
+    int n = requests(h, b, rq, rank);
     int64_t top = preload_top(c);
-    bool above = h->pre && written_above(c, h); /* those only computes write above the preloaded chunks */
-    tile_sram_req rq[TILE_MAX_BUFFERS] = {{h->C * h->H * h->W, &b->in}, {h->qtab, &b->qtab}, {4 * h->N, &b->psum},
-                                          {h->N, &b->out}};
-    tile_sram_req up[2 + MAX_SLOTS];
-    int nr = above ? 2 : 4, nu = 0;
-    if (above)
-        up[nu++] = rq[2], up[nu++] = rq[3];
-    if (h->lut)
-        rq[nr++] = (tile_sram_req){TILE_EPI_TABLE_BYTES, &b->tab};
-    int shared = nr;
-    for (int i = 0; i < h->slots; i++) {
-        rq[nr++] = (tile_sram_req){h->wblk, &b->w[i]};
-        rq[nr++] = (tile_sram_req){h->fchunk, &b->f[i]};
-        if (above)
-            up[nu++] = (tile_sram_req){mid_bytes(h), &b->mid[i]};
-        else
-            rq[nr++] = (tile_sram_req){mid_bytes(h), &b->mid[i]};
-    }
-    /* early: the shared buffers and the first chunk's slots, clear of the layer before where only they fit so */
-    bool early[TILE_MAX_BUFFERS] = {0};
-    for (int i = 0; i < shared + (above ? 2 : 3); i++)
-        early[i] = true;
     b->pre_at = preload_base(c, h, h->pre);
-    c->sram_cap = h->pre ? b->pre_at : 0; /* the slots below the preloaded chunks */
-    st = tile_sram_place_early(c, rq, nr, early, "tiler bug: the head cascade's buffers exceed the SRAM");
-    c->sram_cap = 0;
-    int64_t end = top;
-    for (int i = 0; i < nu; i++)
-        *up[i].off = end, end += al16(up[i].bytes) + 16;
-    if (h->pre)
-        tile_sram_claim(c, end, end - b->pre_at);
+    /* with preloaded chunks by hand around them (tile_sram_pack, as preloads found they fit), else in one
+     * placement, the first chunk's slots and the shared buffers early: clear of the layer before where only
+     * they fit so */
+    if (h->pre && !tile_sram_pack(c, rq, rank, n, c->t->p[TGT_P_SRAM_BYTES], b->pre_at, top, true)) {
+        st = tile_fail(c, "tiler bug: the head's buffers do not fit around its preloaded chunks");
+    } else if (!h->pre) {
+        bool early[TILE_MAX_BUFFERS] = {0};
+        for (int i = 0; i < (h->lut ? 5 : 4) + 3; i++)
+            early[i] = true;
+        st = tile_sram_place_early(c, rq, n, early, "tiler bug: the head cascade's buffers exceed the SRAM");
+    }
     for (int i = 0; i < h->slots; i++)
         b->g[i] = b->mid[i] + al16(h->ct * h->CH * h->CW);
     b->tab = tile_epi_table_at(b->tab);

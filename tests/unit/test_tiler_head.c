@@ -187,10 +187,10 @@ Test(tiler_head, a_chunk_loads_over_flash_in_the_layers_before)
  * Below the level's base the head's three slots leave no room for a
  * preloaded classifier chunk (0 bytes over flash before it, before
  * per-layer caps); with the level placed from the top down, the head's
- * buffers that only computes write go above its preloaded chunks, in SRAM
- * no resident tensor holds at the head, and the chunks end below the
- * lowest resident tensor of the convs: two chunks load over flash during
- * the convs. */
+ * tiles may use the SRAM below its own resident tensor, its buffers packed
+ * around its preloaded chunks (tile_sram_pack), and the chunks end below
+ * the lowest resident tensor of the convs: three chunks load over flash
+ * during the convs. */
 Test(tiler_head, chunks_load_into_the_level_the_head_frees)
 {
     tgt_target *t = load_target("edge-v1");
@@ -218,8 +218,35 @@ Test(tiler_head, chunks_load_into_the_level_the_head_frees)
     int64_t before = 0;
     for (int i = 0; i < 2; i++)
         for_each_insn(t, &b.prog.layers[i], &b.prog, add_flash_bytes, &before);
-    cr_assert_geq(before, 2 * 64000 - 32, "two classifier chunks over flash before the head: %lld bytes",
+    cr_assert_geq(before, 3 * 64000 - 48, "three classifier chunks over flash before the head: %lld bytes",
                   (long long)before);
     finish_built(t, &b, "head below a level placed from the top", 69);
     tgt_free(t);
+}
+
+/* tile_sram_pack's rule on a small SRAM: the previous pipeline touches
+ * [1024, 5120) and resident tensors lie from 9216 up while it runs; the
+ * caller keeps [6144, 7168). Loaded buffers go, largest first, into the
+ * tightest range clear of that pipeline ([0, 1024), [5120, 6144), [7168,
+ * 9216)), else the tightest other; the others into the tightest other
+ * range first; each takes its bytes rounded to 16 and a 16-byte line. */
+Test(tiler_head, buffers_pack_around_a_kept_range)
+{
+    tile_ctx c = {.pending_barrier = true, .pipe_lo = 1024, .pipe_hi = 5120, .pipe_cap = 9216};
+    int64_t off[4] = {-1, -1, -1, -1};
+    tile_sram_req r[4] = {{900, &off[0]}, {1900, &off[1]}, {3000, &off[2]}, {2500, &off[3]}};
+    int rank[4] = {1, 1, 1, 0};
+    cr_assert(tile_sram_pack(&c, r, rank, 4, 12288, 6144, 7168, false), "they fit");
+    cr_assert_eq(off[0], -1, "a dry run places nothing");
+    cr_assert(tile_sram_pack(&c, r, rank, 4, 12288, 6144, 7168, true));
+    cr_assert_eq(off[2], 9216, "3000 loaded bytes fit no clear range: the tightest other, [9216, 12288)");
+    cr_assert_eq(off[1], 7168, "1900 loaded bytes: the tightest clear range, [7168, 9216)");
+    cr_assert_eq(off[0], 0, "900 loaded bytes: the first of the two clear ranges of 1024");
+    cr_assert_eq(off[3], 1024, "the unloaded buffer: the other range with room, [1024, 5120)");
+    cr_assert_eq(c.sram_used, 9216 + 3000, "the layer's SRAM ends with the last buffer: %lld",
+                 (long long)c.sram_used);
+    tile_ctx d = {.pending_barrier = true, .pipe_lo = 1024, .pipe_hi = 5120, .pipe_cap = 9216};
+    tile_sram_req big[2] = {{5000, &off[0]}, {5000, &off[1]}};
+    cr_assert_not(tile_sram_pack(&d, big, rank, 2, 12288, 6144, 7168, true), "no range holds 5000 bytes twice");
+    cr_assert_eq(off[0], 0, "nothing placed when they do not fit");
 }
