@@ -19,7 +19,12 @@
  * the time from a pipeline's last load to its barrier is one more gap
  * (tile_gap_boundary), for pipelines that are DMA-bound: a piece still
  * running at the barrier holds the sync's drain, worth it only where every
- * byte loaded early counts. They carry no tokens. Each load group keeps the last
+ * byte loaded early counts; and for the first work's loads where the
+ * pipeline just before is shorter, from its last load on, than they take
+ * and the gap is an older pipeline's: the first compute would wait for them
+ * after that short pipeline's own loads (MobileNetV2's projections after
+ * their 2.4K-cycle depthwise layers waited 900 cycles each). They carry
+ * no tokens. Each load group keeps the last
  * bytes of one load (KEPT), whose LOADED its compute takes; the pieces sit
  * before it on the same channel, so that queue's order puts them all
  * before that compute. */
@@ -170,6 +175,7 @@ typedef struct plan {
     int64_t cur;    /* channel 0's time after the pieces placed so far */
     int64_t until;  /* no piece in the current pipeline's gaps ends later */
     bool dma_bound; /* the pipeline moving its loads: its loads take longer than its busiest unit */
+    bool first;     /* the load placed is the first work's: its first compute waits for it */
 } plan;
 
 /* Places bytes [off, most) of a contiguous load, piece by piece, in the
@@ -183,7 +189,8 @@ static int64_t place(const tile_ctx *c, plan *pl, const tile_box *b, int64_t off
         int64_t start = pl->cur > g->q ? pl->cur : g->q;
         start = start > g->bus[bus] ? start : g->bus[bus];
         /* a boundary's gap runs until the barrier, for pipelines whose every byte loaded early counts */
-        int64_t end = g->work < 0 ? (pl->dma_bound ? g->to : 0) : g->to < pl->until ? g->to : pl->until;
+        int64_t end = g->work < 0 ? (pl->dma_bound || pl->first ? g->to : 0)
+                                  : g->to < pl->until ? g->to : pl->until;
         int64_t rest = most - done, k = fitting_bytes(c, b->region, rest, (end - start) * 3 / 4);
         if (!pl->multi || k < rest)
             pl->gi++;
@@ -332,12 +339,18 @@ static npu_status move_loads(tile_ctx *c, int D, plan *pl, int h0, int n_gaps)
     for (int j = 0; j < nw; j++)
         room[j] = TILE_MAX_LOADS - c->work[j].n_load;
     pl->dma_bound = h0 >= 0 && tile_dma_bound(c);
+    int64_t need = 0; /* the first work's first group */
+    for (int i = 0; c->n_work && i < tile_group_end(&c->work[0], 0); i++)
+        need += tile_load_time(c, &c->work[0].load[i]);
+    const tile_gap_pipe *last = c->n_hist ? &c->hist[c->n_hist - 1] : NULL;
+    bool short_prev = last && last->end - last->last < need;
     for (int h = h0, g0 = 0; h < (h0 < 0 ? 0 : c->n_hist); h++) {
         pl->gi = g0, pl->g_end = h < 0 ? 1 : g0 + c->hist[h].n_gaps;
         pl->until = h < 0 ? pl->until : c->hist[h].last;
         g0 = pl->g_end;
         for (int j = 0; j < nw && pl->gi < pl->g_end; j++) {
             tile_work *w = &c->work[j];
+            pl->first = j == 0 && h < c->n_hist - 1 && short_prev;
             for (int g = w->n_pre; g <= w->n_split && pl->gi < pl->g_end; g++) {
                 int a = tile_group_end(w, g - 1), b = tile_group_end(w, g), keep = a;
                 for (int i = a; i < b; i++) /* the group's LOADED rides on the last bytes of its smallest load */
