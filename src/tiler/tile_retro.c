@@ -32,10 +32,13 @@
 
 #include "tiler/tile_internal.h"
 
-/* A piece takes 3/4 of its gap: the static schedule sees neither SRAM bank
+/* A piece takes 7/8 of its gap: the static schedule sees neither SRAM bank
  * stalls nor the queues' depth, and with the whole gap some previous
- * pipelines ran longer (SqueezeNet 1.1 on edge-v1-wide +783 cycles, none at
- * 3/4). A piece at the stream's end is at least 4 KB: with 2 KB, fmnist
+ * pipelines ran longer (SqueezeNet 1.1 on edge-v1-wide +783 cycles). 7/8
+ * against 3/4 on the 28 bench runs (session 27): -12.8K cycles in all
+ * (MobileNetV2's head on edge-v1 -2.2K, MobileNetV2 on -narrow -5.0K),
+ * SqueezeNet 1.1 +592 on -wide and +302 on -narrow, nothing else slower by
+ * more than 90. A piece at the stream's end is at least 4 KB: with 2 KB, fmnist
  * mbv2's block 5 ran 200 cycles longer (bank stalls beside its first
  * computes); with 8 KB, EfficientNet-B0 gained 2.4K cycles less. */
 enum { MAX_PIECES = 256, MIN_PIECE = 2048, MIN_TAIL = 4096, KEPT = 16 };
@@ -191,7 +194,7 @@ static int64_t place(const tile_ctx *c, plan *pl, const tile_box *b, int64_t off
         /* a boundary's gap runs until the barrier, for pipelines whose every byte loaded early counts */
         int64_t end = g->work < 0 ? (pl->dma_bound || pl->first ? g->to : 0)
                                   : g->to < pl->until ? g->to : pl->until;
-        int64_t rest = most - done, k = fitting_bytes(c, b->region, rest, (end - start) * 3 / 4);
+        int64_t rest = most - done, k = fitting_bytes(c, b->region, rest, (end - start) * 7 / 8);
         if (!pl->multi || k < rest)
             pl->gi++;
         if (k < rest && k < (pl->multi ? MIN_TAIL : MIN_PIECE))
