@@ -271,14 +271,15 @@ static int requests(const head *h, hbufs *b, tile_sram_req *rq, int *rank)
 
 /* How many classifier chunks, those just before the last, load over the
  * flash bus during the layers before (tile_retro_flash), in buffers of
- * their own at the top of the SRAM clear of those layers, the slots below:
- * those chunks then load only their conv blocks, and the head, bound by
- * both buses, ends sooner by a tenth of a cycle a byte. MobileNetV2 on
- * edge-v1: blocks 15 to 17 leave the flash bus idle and touch no SRAM
- * above 208 KB, and beside the three slots (288 KB) one chunk (64 KB)
- * fits. Not the first chunks: preloaded into the rotating slots, the
- * fourth chunk waits for the first one's classifier with both buses idle
- * (5.3K cycles); nor the last: its conv would then trail the buses. */
+ * their own below the resident tensors of those layers (preload_top), the
+ * head's other buffers packed around them (tile_sram_pack): those chunks
+ * then load only their conv blocks, and the head, bound by both buses, ends
+ * sooner by a tenth of a cycle a byte. MobileNetV2 on edge-v1: blocks 15 to
+ * 17 leave the flash bus idle, and three chunks (192 KB) fit between their
+ * tiles (below 208 KB) and their resident tensors (from 422 KB). Not the
+ * first chunks: preloaded into the rotating slots, the fourth chunk waits
+ * for the first one's classifier with both buses idle (5.3K cycles); nor
+ * the last: its conv would then trail the buses. */
 static int preloads(tile_ctx *c, const head *h)
 {
     if (!h->flash || tile_tokens(c->t) < 8 || c->serial || c->deciding || h->n_ct <= h->slots + 1)
@@ -395,9 +396,7 @@ static npu_status emit_chunk(tile_ctx *c, const head *h, const hbufs *b, int64_t
     return NPU_OK;
 }
 
-/* The head's own buffers may use the SRAM up to its resident tensors
- * (tile_lay_cap) rather than the SRAM level's base: its tiles then end
- * below it (c->t's SRAM, which tile_build sets back for the next layer). */
+/* The head, its c->t's SRAM raised (tile_head). */
 static npu_status lower_head(tile_ctx *c, head *h, bool *done)
 {
     bool ok = false;
@@ -415,6 +414,9 @@ static npu_status lower_head(tile_ctx *c, head *h, bool *done)
     return st == NPU_OK ? tile_pipeline(c) : st;
 }
 
+/* The head's own buffers may use the SRAM up to its resident tensors
+ * (tile_lay_cap) rather than the SRAM level's base: c->t's SRAM is raised
+ * to it while the head lowers, and set back after. */
 npu_status tile_head(tile_ctx *c, const ir_node *const *nd, int len, bool *done)
 {
     *done = false;

@@ -264,14 +264,14 @@ npu_status tile_sram_place_early2(tile_ctx *c, const tile_sram_req *r, int n, co
                                   const char *misfit);
 /* Buffers placed by hand below `end` (more bytes than the bump allocator's): the layer's SRAM use. */
 void tile_sram_claim(tile_ctx *c, int64_t end, int64_t more);
+/* The same with each group (group[i] of r[i]) on banks of its own where the SRAM has room. */
+npu_status tile_sram_place_banked(tile_ctx *c, const tile_sram_req *r, int n, const int *group, int n_groups,
+                                  const char *misfit);
 /* The first placement of a layer, by hand (tile_pack.c): the n buffers r in [0, top) outside [skip_lo, skip_hi)
  * (a range the caller fills), higher rank[i] first; those of rank > 0 (loaded) where the previous pipeline leaves
  * the SRAM free first. False, nothing placed, when they do not all fit; commit false: only whether they fit. */
 bool tile_sram_pack(tile_ctx *c, const tile_sram_req *r, const int *rank, int n, int64_t top, int64_t skip_lo,
                     int64_t skip_hi, bool commit);
-/* The same with each group (group[i] of r[i]) on banks of its own where the SRAM has room. */
-npu_status tile_sram_place_banked(tile_ctx *c, const tile_sram_req *r, int n, const int *group, int n_groups,
-                                  const char *misfit);
 void tile_layer_begin(tile_ctx *c);
 /* New work item and compute slots (pointers valid until the next call). */
 tile_work *tile_work_new(tile_ctx *c);
