@@ -838,6 +838,37 @@ Test(memplan, two_level_keeps_npu_activations_in_sram)
     ir_graph_free(g);
 }
 
+/* The SRAM level is placed from the top down (the tiler gives a node's
+ * tiles the SRAM below the residents live then, docs/tiler.md "A cap by
+ * layer"): each root lies where the peak-minimizing placement puts it,
+ * mirrored in the level, offset sram_bytes - offset - size. */
+Test(memplan, two_level_is_placed_from_the_top)
+{
+    ir_tensor *t[4];
+    ir_graph *g = two_level_graph(t);
+    mp_plan p;
+    mp_options o = {.align = 1, .no_inplace = true, .sram_bytes = 1 << 20};
+    plan_graph(g, &o, &p);
+    mp_item items[8];
+    int ids[8], n = 0;
+    for (int i = 0; i < p.n_tensors && n < 8; i++)
+        if (p.t[i].level == MP_LEVEL_SRAM && p.t[i].alias_of < 0 && p.t[i].region == MP_REGION_ARENA)
+            items[n] = (mp_item){p.t[i].size, p.t[i].first_pos, p.t[i].last_pos, 0}, ids[n++] = i;
+    cr_assert_eq(n, 3, "a, b and c in SRAM");
+    int64_t total = 0;
+    npu_err e;
+    mp_place_options po = {.align = 1};
+    cr_assert_eq(mp_place_ex(items, n, &po, npu_alloc_default(), &total, &e), NPU_OK, "%s", e.msg);
+    cr_assert_eq(total, p.sram_bytes);
+    int moved = 0;
+    for (int k = 0; k < n; k++) {
+        cr_assert_eq(p.t[ids[k]].offset, total - items[k].offset - items[k].size, "tensor %d", ids[k]);
+        moved += p.t[ids[k]].offset != items[k].offset;
+    }
+    cr_assert_gt(moved, 0, "the mirror moved some root");
+    ir_graph_free(g);
+}
+
 Test(memplan, two_level_fills_the_capacity_by_traffic_per_byte)
 {
     ir_tensor *t[4];
