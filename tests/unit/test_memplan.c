@@ -838,6 +838,15 @@ Test(memplan, two_level_keeps_npu_activations_in_sram)
     ir_graph_free(g);
 }
 
+/* two_level_graph planned with room for every buffer in SRAM */
+static ir_graph *two_level_planned(ir_tensor **t, mp_plan *p)
+{
+    ir_graph *g = two_level_graph(t);
+    mp_options o = {.align = 1, .no_inplace = true, .sram_bytes = 1 << 20};
+    plan_graph(g, &o, p);
+    return g;
+}
+
 /* The SRAM level is placed from the top down (the tiler gives a node's
  * tiles the SRAM below the residents live then, docs/tiler.md "A cap by
  * layer"): each root lies where the peak-minimizing placement puts it,
@@ -845,10 +854,8 @@ Test(memplan, two_level_keeps_npu_activations_in_sram)
 Test(memplan, two_level_is_placed_from_the_top)
 {
     ir_tensor *t[4];
-    ir_graph *g = two_level_graph(t);
     mp_plan p;
-    mp_options o = {.align = 1, .no_inplace = true, .sram_bytes = 1 << 20};
-    plan_graph(g, &o, &p);
+    ir_graph *g = two_level_planned(t, &p);
     mp_item items[8];
     int ids[8], n = 0;
     for (int i = 0; i < p.n_tensors && n < 8; i++)
@@ -896,10 +903,8 @@ Test(memplan, two_level_fills_the_capacity_by_traffic_per_byte)
 Test(memplan, check_rejects_overlapping_sram_buffers)
 {
     ir_tensor *t[4];
-    ir_graph *g = two_level_graph(t);
     mp_plan p;
-    mp_options o = {.align = 1, .no_inplace = true, .sram_bytes = 1 << 20};
-    plan_graph(g, &o, &p);
+    ir_graph *g = two_level_planned(t, &p);
     npu_err e;
     /* b and c are live together (c is written from b): on the same SRAM bytes they must fail */
     p.t[t[2]->id].offset = p.t[t[1]->id].offset;
