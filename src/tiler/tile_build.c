@@ -459,8 +459,7 @@ npu_status tile_build_ex(const tgt_target *t, const ir_graph *g, const part_sche
                         (long long)level);
     tile_ctx c = {.t = &below, .t_full = t, .g = g, .plan = plan, .consts = consts, .alloc = alloc, .err = err,
                   .sram_base = below.p[TGT_P_SRAM_BYTES], .below = &below, .miss = miss, .serial = serial,
-                  .pipe_cap = INT64_MAX, .prev_cap = INT64_MAX,
-                  .sram_above = level > 0 ? t->p[TGT_P_SRAM_BYTES] - below.p[TGT_P_SRAM_BYTES] : 0};
+                  .pipe_cap = INT64_MAX, .prev_cap = INT64_MAX};
     c.const_off = npu_malloc(alloc, sizeof(int64_t) * (size_t)(g->n_tensors + 1));
     int *group = npu_malloc(alloc, sizeof(int) * (size_t)(g->n_nodes + 1));
     int n_npu = 0;

@@ -425,13 +425,12 @@ npu_status tile_head(tile_ctx *c, const ir_node *const *nd, int len, bool *done)
     npu_status st = match(c, nd, len, &h, &ok);
     if (st != NPU_OK || !ok)
         return st;
-    int64_t level = c->t->p[TGT_P_SRAM_BYTES], above = c->sram_above;
+    int64_t level = c->t->p[TGT_P_SRAM_BYTES];
     bool raise = c->below && tile_lay_cap(c) > level;
     if (raise)
-        c->below->p[TGT_P_SRAM_BYTES] = tile_lay_cap(c) & ~(int64_t)15,
-        c->sram_above = above - (c->t->p[TGT_P_SRAM_BYTES] - level);
+        c->below->p[TGT_P_SRAM_BYTES] = tile_lay_cap(c) & ~(int64_t)15;
     st = lower_head(c, &h, done);
     if (raise)
-        c->below->p[TGT_P_SRAM_BYTES] = level, c->sram_above = above;
+        c->below->p[TGT_P_SRAM_BYTES] = level;
     return st;
 }

@@ -328,8 +328,11 @@ static void placed(tile_ctx *c, int64_t used, int64_t need)
 {
     c->sram_used = used;
     c->sram_need = need;
-    c->sram_peak = tile_max(c->sram_peak, c->sram_used + c->sram_above);
-    c->need_peak = tile_max(c->need_peak, c->sram_need + c->sram_above);
+    /* the SRAM above the tiles (the level, or what the layer's cap leaves of it) counts too */
+    int64_t above =
+        c->t_full && c->plan->sram_bytes > 0 ? c->t_full->p[TGT_P_SRAM_BYTES] - c->t->p[TGT_P_SRAM_BYTES] : 0;
+    c->sram_peak = tile_max(c->sram_peak, c->sram_used + above);
+    c->need_peak = tile_max(c->need_peak, c->sram_need + above);
     c->lay_sram = c->sram_used > c->lay_sram ? c->sram_used : c->lay_sram;
 }
 

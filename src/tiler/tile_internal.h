@@ -148,7 +148,6 @@ typedef struct tile_ctx {
     int64_t *pos_cap;
     int64_t lay_cap;
     tgt_target *below;
-    int64_t sram_above;       /* SRAM above the current layer's tiles: its peaks count it */
     char *miss;               /* per tensor id, or NULL: resident tensors that could not be used in place */
     bool serial;              /* every layer's buffers from 0 (clear_base off): tile_memplan's trials */
     bool deciding;            /* tile_cascades' scratch: a cascade weighs itself against its nodes apart */
