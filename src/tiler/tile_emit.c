@@ -317,7 +317,7 @@ static int64_t sram_top(const tile_ctx *c)
 static int64_t clear_base(const tile_ctx *c, int64_t total)
 {
     int64_t above = (c->pipe_hi + 15) & ~(int64_t)15;
-    if (c->serial || !c->pending_barrier || c->pipe_lo >= c->pipe_hi || total <= c->pipe_lo ||
+    if (!tile_prev_running(c) || total <= c->pipe_lo ||
         above + total > tile_min(sram_top(c), c->pipe_cap))
         return 0;
     return above;
@@ -378,7 +378,7 @@ static npu_status place_early_try(tile_ctx *c, const tile_sram_req *r, int n, co
     mp_item all[TILE_MAX_BUFFERS], part[2][TILE_MAX_BUFFERS];
     int64_t total = 0, size[2] = {0, 0}, sram = sram_top(c);
     int np[2] = {0, 0}, idx[2][TILE_MAX_BUFFERS];
-    bool prev = !c->serial && c->pending_barrier && c->pipe_lo < c->pipe_hi;
+    bool prev = tile_prev_running(c);
     if (!prev || c->sram_used != 0 || n > TILE_MAX_BUFFERS)
         return NPU_OK;
     for (int i = 0; i < n; i++) {
@@ -466,7 +466,7 @@ npu_status tile_sram_place_banked(tile_ctx *c, const tile_sram_req *r, int n, co
      * boundary), if that is clear of the previous one; else from 0 if clear
      * (or serial: tile_memplan's trials); else packed. */
     int64_t sram = sram_top(c), base = -1;
-    bool prev = !c->serial && c->pending_barrier && c->pipe_lo < c->pipe_hi;
+    bool prev = tile_prev_running(c);
     if (ok && c->sram_used == 0 && padded <= sram) { /* else (sram - padded) / bank truncates to a top of 0 */
         int64_t top = (sram - padded) / bank * bank;
         if (top >= 0 && !c->serial && (!prev || (top >= c->pipe_hi && top + padded <= c->pipe_cap)))

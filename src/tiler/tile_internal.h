@@ -216,6 +216,14 @@ static inline int64_t tile_max(int64_t a, int64_t b)
     return a > b ? a : b;
 }
 
+/* Is the previous pipeline still running while this layer places its first
+ * buffers (its barrier pending, some SRAM touched)? Not in tile_memplan's
+ * serial trials, which place every layer from 0. */
+static inline bool tile_prev_running(const tile_ctx *c)
+{
+    return !c->serial && c->pending_barrier && c->pipe_lo < c->pipe_hi;
+}
+
 /* Resident tensors may be live from here up while the current layer runs. */
 static inline int64_t tile_lay_cap(const tile_ctx *c)
 {

@@ -22,7 +22,7 @@ static int64_t up16(int64_t v)
 /* [0, top) outside [skip_lo, skip_hi), cut where the previous pipeline's SRAM and cap begin and end. */
 static int make_bins(const tile_ctx *c, int64_t top, int64_t skip_lo, int64_t skip_hi, bin *b)
 {
-    bool prev = !c->serial && c->pending_barrier && c->pipe_lo < c->pipe_hi;
+    bool prev = tile_prev_running(c);
     int64_t cut[7] = {0, top, skip_lo, skip_hi, prev ? c->pipe_lo : 0, prev ? c->pipe_hi : 0,
                       prev ? c->pipe_cap : 0};
     for (int i = 1; i < 7; i++) /* sorted */
